@@ -1,0 +1,34 @@
+# The README's two commands: `make demo` and `make test`. Each does all set-up on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test test-fast venv clean
+
+# A venv with the package (editable) and, for tests, the test extras. The stamp file
+# is rebuilt when pyproject.toml changes.
+$(BIN)/.installed-run: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(BIN)/.installed-test: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(BIN)/.installed-run $@
+
+venv: $(BIN)/.installed-run
+
+demo: $(BIN)/.installed-run
+	$(BIN)/llm-power demo
+
+test: $(BIN)/.installed-test
+	$(BIN)/python -m pytest
+
+test-fast: $(BIN)/.installed-test
+	$(BIN)/python -m pytest -m "not slow"
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache

@@ -1,0 +1,88 @@
+"""Result base class: one-line ``repr``, ``summary()`` and ``to_dict()`` with plain JSON types.
+
+Results are frozen, slotted dataclasses that inherit from :class:`Result`. Subclasses list the
+fields shown in the one-line ``repr`` in ``_repr_fields`` (default: all fields) and may override
+``summary()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+__all__ = ["ConfidenceInterval", "Result", "to_plain"]
+
+
+class ConfidenceInterval(NamedTuple):
+    """A confidence interval ``(low, high)``; floats for scalar input, arrays for array input."""
+
+    low: Any
+    high: Any
+
+
+def to_plain(value: Any) -> Any:
+    """Convert numpy scalars/arrays, tuples and nested containers to plain JSON types.
+
+    NaN and infinities become ``None`` (JSON has no NaN).
+    """
+    if isinstance(value, Result):
+        return value.to_dict()
+    if isinstance(value, ConfidenceInterval):
+        return {"low": to_plain(value.low), "high": to_plain(value.high)}
+    if isinstance(value, np.ndarray):
+        return [to_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (bool, int, str)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    return str(value)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    if isinstance(value, np.ndarray):
+        return f"array(shape={value.shape})"
+    if isinstance(value, ConfidenceInterval):
+        return f"({_short(value.low)}, {_short(value.high)})"
+    return repr(value)
+
+
+class Result:
+    """Mixin for frozen result dataclasses."""
+
+    __slots__ = ()
+    _repr_fields: ClassVar[tuple[str, ...] | None] = None
+    _title: ClassVar[str | None] = None
+
+    def _fields(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self))  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        names = self._repr_fields or self._fields()
+        inner = ", ".join(f"{name}={_short(getattr(self, name))}" for name in names)
+        return f"{type(self).__name__}({inner})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as plain Python/JSON types (NaN becomes ``None``)."""
+        return {name: to_plain(getattr(self, name)) for name in self._fields()}
+
+    def summary(self) -> str:
+        """A small human-readable table of the fields."""
+        rows = [(name, getattr(self, name)) for name in self._fields()]
+        width = max(len(name) for name, _ in rows)
+        title = self._title or type(self).__name__
+        lines = [title, "-" * max(len(title), width + 12)]
+        for name, value in rows:
+            lines.append(f"{name:<{width}}  {_short(value)}")
+        return "\n".join(lines)

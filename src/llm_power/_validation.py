@@ -1,0 +1,171 @@
+"""Shared input checks with one message template.
+
+Every check raises ``ValueError`` (bad value) or ``TypeError`` (bad type) with the message
+"`name` must be <requirement>; got <value>." where ``name`` is the caller's parameter name.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+def _show(value: Any) -> str:
+    """Short representation of an offending value for a message."""
+    if isinstance(value, np.ndarray):
+        if value.size == 1:
+            return repr(value.reshape(-1)[0].item())
+        return f"an array of shape {value.shape}"
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def fail(name: str, requirement: str, got: Any, *, exc: type[Exception] = ValueError) -> Exception:
+    """Build (not raise) the standard exception for parameter ``name``."""
+    return exc(f"`{name}` must be {requirement}; got {_show(got)}.")
+
+
+def _where(mask: np.ndarray, values: np.ndarray) -> str:
+    """Describe the first offending element of an array check."""
+    idx = np.argwhere(mask)[0]
+    value = values[tuple(idx)] if values.ndim else values
+    if values.ndim == 0:
+        return _show(value)
+    position = int(idx[0]) if len(idx) == 1 else tuple(int(i) for i in idx)
+    return f"{_show(value)} at index {position}"
+
+
+def check_option(value: Any, name: str, valid: Iterable[str]) -> str:
+    """Check that ``value`` is one of the strings ``valid`` (case-sensitive)."""
+    options = sorted(valid)
+    listed = ", ".join(repr(o) for o in options)
+    if not isinstance(value, str):
+        raise fail(name, f"one of {listed}", value, exc=TypeError)
+    if value not in options:
+        raise fail(name, f"one of {listed}", value)
+    return value
+
+
+def check_alternative(value: Any, name: str = "alternative") -> str:
+    """Check a scipy-style ``alternative``."""
+    return check_option(value, name, ALTERNATIVES)
+
+
+def check_open_unit(value: Any, name: str) -> float:
+    """Check a scalar strictly inside (0, 1), e.g. a confidence level or alpha."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise fail(name, "a number in (0, 1)", value, exc=TypeError)
+    value = float(value)
+    if not 0.0 < value < 1.0:
+        raise fail(name, "in (0, 1)", value)
+    return value
+
+
+def check_confidence_level(value: Any, name: str = "confidence_level") -> float:
+    """Check a confidence level in (0, 1)."""
+    return check_open_unit(value, name)
+
+
+def as_float_array(value: Any, name: str) -> np.ndarray:
+    """Convert to a float array, with a clear error for non-numeric input."""
+    if isinstance(value, (str, bytes)):
+        raise fail(name, "numeric", value, exc=TypeError)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise fail(name, "numeric", value, exc=TypeError) from None
+    return arr
+
+
+def check_probabilities(value: Any, name: str, *, closed: bool = True) -> np.ndarray:
+    """Check probabilities in [0, 1] (``closed=True``) or (0, 1); returns a float array."""
+    arr = as_float_array(value, name)
+    if closed:
+        bad = ~((arr >= 0.0) & (arr <= 1.0))
+        requirement = "in [0, 1]"
+    else:
+        bad = ~((arr > 0.0) & (arr < 1.0))
+        requirement = "in (0, 1)"
+    if np.any(bad):
+        raise ValueError(f"`{name}` must be {requirement}; got {_where(bad, arr)}.")
+    return arr
+
+
+def check_integers(value: Any, name: str, *, minimum: int = 0) -> np.ndarray:
+    """Check whole numbers >= ``minimum``; returns an int64 array (any shape)."""
+    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+        raise fail(name, "an integer or an array of integers", value, exc=TypeError)
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        raise fail(name, "an integer or an array of integers", value, exc=TypeError) from None
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        raise fail(name, "an integer or an array of integers", value, exc=TypeError)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if np.any(bad):
+            raise ValueError(f"`{name}` must be whole numbers; got {_where(bad, arr)}.")
+    bad = arr < minimum
+    if np.any(bad):
+        requirement = "non-negative" if minimum == 0 else f">= {minimum}"
+        raise ValueError(f"`{name}` must be {requirement}; got {_where(bad, arr)}.")
+    return arr.astype(np.int64)
+
+
+def check_counts(k: Any, n: Any, *, k_name: str = "k", n_name: str = "n") -> tuple[np.ndarray, np.ndarray]:
+    """Check event counts ``k`` out of ``n`` trials: integers, 0 <= k <= n, n >= 1.
+
+    Returns the two int64 arrays broadcast to a common shape.
+    """
+    k_arr = check_integers(k, k_name, minimum=0)
+    n_arr = check_integers(n, n_name, minimum=1)
+    try:
+        k_arr, n_arr = np.broadcast_arrays(k_arr, n_arr)
+    except ValueError:
+        raise ValueError(
+            f"`{k_name}` and `{n_name}` must have broadcastable shapes; got {np.shape(k)} and {np.shape(n)}."
+        ) from None
+    bad = k_arr > n_arr
+    if np.any(bad):
+        idx = np.argwhere(bad)[0]
+        at = "" if k_arr.ndim == 0 else f" at index {int(idx[0]) if len(idx) == 1 else tuple(int(i) for i in idx)}"
+        raise ValueError(
+            f"`{k_name}` must not exceed `{n_name}`; got {k_name}={int(k_arr[tuple(idx)])} > "
+            f"{n_name}={int(n_arr[tuple(idx)])}{at}."
+        )
+    return k_arr, n_arr
+
+
+def check_positive(value: Any, name: str) -> np.ndarray:
+    """Check strictly positive finite numbers; returns a float array."""
+    arr = as_float_array(value, name)
+    bad = ~(np.isfinite(arr) & (arr > 0))
+    if np.any(bad):
+        raise ValueError(f"`{name}` must be positive and finite; got {_where(bad, arr)}.")
+    return arr
+
+
+def as_rng(rng: Any) -> np.random.Generator:
+    """Turn ``rng`` (None, int seed, SeedSequence or Generator) into a Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(rng, bool):
+            raise fail("rng", "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
+        return np.random.default_rng(rng)
+    raise fail("rng", "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
+
+
+def scalar_or_array(arr: np.ndarray) -> Any:
+    """Return a Python float for 0-d input, the array otherwise ("scalars in, scalars out")."""
+    arr = np.asarray(arr)
+    if arr.ndim == 0:
+        return float(arr)
+    return arr

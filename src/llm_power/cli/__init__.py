@@ -1,0 +1,1 @@
+"""Command-line interface: one module per subcommand; no statistics in here."""

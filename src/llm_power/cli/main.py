@@ -1,0 +1,64 @@
+"""Entry point of the ``llm-power`` command.
+
+Exit codes: 0 success; 1 bad data or values (one line on stderr, no traceback unless
+``--traceback``); 2 bad usage (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import LLMPowerError
+from . import ci, coverage, demo
+
+COMMANDS = (ci, coverage, demo)
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Options every subcommand takes."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--format", choices=("table", "json"), default="table",
+        help="table (default) for people, json for machines (written to stdout)",
+    )
+    parent.add_argument(
+        "--traceback", action="store_true", help="show the full Python traceback on errors"
+    )
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="llm-power",
+        description="Statistically honest numbers for LLM evaluations.",
+    )
+    parser.add_argument("--version", action="version", version=f"llm-power {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parent = common_options()
+    for module in COMMANDS:
+        module.register(sub, parent)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (LLMPowerError, ValueError, TypeError, OSError) as exc:
+        if args.traceback:
+            raise
+        message = str(exc).replace("\n", " ")
+        print(f"llm-power {args.command}: error: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print("llm-power: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""Public exception and warning classes of llm-power.
+
+Every exception subclasses the built-in it refines, so ``except ValueError`` keeps working::
+
+    Exception
+    └── LLMPowerError                      base of every llm-power exception
+        └── DataError (also ValueError)    bad data in a file or array: names file, record, field
+
+    UserWarning
+    └── LLMPowerWarning                    base of every llm-power warning
+        ├── DegenerateDataWarning          the data cannot support the request (e.g. k = 0 with Wald)
+        └── ApproximationWarning           an approximation is used outside its comfort zone
+
+Bad *options* (a misspelled method, a confidence level of 1.5) raise plain :class:`ValueError`
+or :class:`TypeError` from the shared validation helper, with the parameter's name in backticks.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ApproximationWarning",
+    "DataError",
+    "DegenerateDataWarning",
+    "LLMPowerError",
+    "LLMPowerWarning",
+]
+
+
+class LLMPowerError(Exception):
+    """Base class of every exception raised by llm-power."""
+
+
+class DataError(LLMPowerError, ValueError):
+    """Bad data: a file, record or field that cannot be used.
+
+    Parameters
+    ----------
+    message
+        What is wrong, in one line.
+    file, record, field
+        Where it is wrong, when known; they are prefixed to the message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        record: int | str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = file
+        self.record = record
+        self.field = field
+        where = []
+        if file is not None:
+            where.append(str(file))
+        if record is not None:
+            where.append(f"record {record}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        self.message = message
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class LLMPowerWarning(UserWarning):
+    """Base class of every warning issued by llm-power."""
+
+
+class DegenerateDataWarning(LLMPowerWarning):
+    """The data are degenerate for the request; the result is NaN or a documented limit."""
+
+
+class ApproximationWarning(LLMPowerWarning):
+    """An approximation is used where it is known to be poor."""

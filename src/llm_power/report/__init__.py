@@ -1,0 +1,1 @@
+"""Renderers: terminal tables (rich) and JSON. No statistics in here."""

@@ -1,0 +1,35 @@
+"""Shared test fixtures: the location of ../shared and hypothesis settings."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = Path(__file__).resolve().parent / "reference"
+SHARED = Path(os.environ.get("LLM_POWER_SHARED", ROOT.parent / "shared"))
+
+settings.register_profile("default", max_examples=200, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=400, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+def load_reference(name: str) -> dict:
+    """Load an oracle file from tests/reference/."""
+    with open(REFERENCE / name, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """Path to ../shared/data; skips the test cleanly when ../shared is absent."""
+    path = SHARED / "data"
+    if not path.is_dir():
+        pytest.skip(f"../shared/data not found at {path} (set LLM_POWER_SHARED)")
+    return path

@@ -1,0 +1,86 @@
+"""The public API is pinned, and the statistics core stays free of I/O, pandas and the CLI."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import llm_power
+
+SRC = Path(llm_power.__file__).resolve().parent
+CORE = ["intervals.py", "_validation.py", "_results.py", "errors.py"]
+
+EXPECTED_ALL = [
+    "ApproximationWarning",
+    "ConfidenceInterval",
+    "DataError",
+    "DegenerateDataWarning",
+    "INTERVAL_METHODS",
+    "LLMPowerError",
+    "LLMPowerWarning",
+    "__version__",
+    "coverage",
+    "half_width",
+    "n_for_half_width",
+    "proportion_ci",
+    "rule_of_three",
+]
+
+
+def test_all_is_pinned_and_sorted():
+    assert llm_power.__all__ == EXPECTED_ALL
+    assert llm_power.__all__ == sorted(llm_power.__all__)
+    for name in llm_power.__all__:
+        assert hasattr(llm_power, name), name
+
+
+def test_spec_signatures():
+    import inspect
+
+    sig = inspect.signature(llm_power.proportion_ci)
+    assert list(sig.parameters)[:2] == ["k", "n"]
+    assert sig.parameters["method"].default == "wilson"
+    assert sig.parameters["confidence_level"].default == 0.95
+    assert sig.parameters["alternative"].default == "two-sided"
+    assert all(sig.parameters[p].kind is inspect.Parameter.KEYWORD_ONLY
+               for p in ("method", "confidence_level", "alternative"))
+    cov = inspect.signature(llm_power.coverage)
+    assert cov.parameters["method"].default is inspect.Parameter.empty
+    assert inspect.signature(llm_power.rule_of_three).parameters["confidence_level"].default == 0.95
+
+
+def test_confidence_interval_is_a_namedtuple():
+    ci = llm_power.proportion_ci(17, 20)
+    assert ci._fields == ("low", "high")
+    lo, hi = ci
+    assert (lo, hi) == (ci.low, ci.high)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add(("." * node.level) + (node.module or ""))
+    return names
+
+
+def test_core_imports_no_io_report_cli_or_pandas():
+    forbidden = ("pandas", "pyarrow", "rich", "matplotlib", "jinja2", ".io", ".report", ".cli", "..io")
+    for name in CORE:
+        for imported in _imports(SRC / name):
+            assert not any(imported == f or imported.startswith(f + ".") for f in forbidden), (name, imported)
+
+
+def test_importing_the_package_loads_no_heavy_optional_modules():
+    code = "import sys, llm_power; print(sorted(m for m in ('pandas','rich','matplotlib','jinja2','statsmodels') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_py_typed_marker_is_shipped():
+    assert (SRC / "py.typed").exists()

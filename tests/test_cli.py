@@ -1,0 +1,131 @@
+"""The command line: output, JSON, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llm_power import coverage, half_width, proportion_ci
+from llm_power.cli.main import main
+
+BIN = Path(sys.executable).parent
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ci_table(capsys):
+    code, out, err = run_cli(capsys, "ci", "17", "20", "--method", "all")
+    assert code == 0 and err == ""
+    for method, lo, hi in [("wilson", "0.6396", "0.9476"), ("clopper_pearson", "0.6211", "0.9679"),
+                           ("jeffreys", "0.6514", "0.9559"), ("agresti_coull", "0.6312", "0.9561")]:
+        line = next(line for line in out.splitlines() if method in line)
+        assert lo in line and hi in line
+    assert "1.0065" in out  # the raw Wald bound that leaves [0, 1]
+
+
+def test_ci_json_equals_api(capsys):
+    code, out, _ = run_cli(capsys, "ci", "3", "40", "--method", "all", "--format", "json",
+                           "--confidence-level", "0.9", "--alternative", "less")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["k"] == 3 and payload["n"] == 40 and payload["alternative"] == "less"
+    for row in payload["intervals"]:
+        ci = proportion_ci(3, 40, method=row["method"], confidence_level=0.9, alternative="less")
+        assert row["low"] == ci.low == 0.0
+        assert row["high"] == ci.high
+    assert list(payload) == sorted(payload)  # deterministic key order
+
+
+def test_coverage_json_equals_api(capsys):
+    code, out, _ = run_cli(capsys, "coverage", "--n", "10", "30", "--p", "0.02", "0.5", "--format", "json")
+    assert code == 0
+    payload = json.loads(out)
+    assert len(payload["results"]) == 4
+    for rec in payload["results"]:
+        for method, value in rec["coverage"].items():
+            assert value == coverage(rec["n"], rec["p"], method=method)
+
+
+def test_coverage_table_flags_wald(capsys):
+    code, out, _ = run_cli(capsys, "coverage", "--n", "10", "--p", "0.02")
+    assert code == 0
+    assert "0.1829 ✗" in out
+
+
+def test_demo_table_and_json(capsys):
+    code, out, _ = run_cli(capsys, "demo")
+    assert code == 0
+    for n, pts in [("30", "±13.9"), ("164", "±6.1"), ("198", "±5.6"), ("1,319", "±2.2"), ("14,042", "±0.7")]:
+        line = next(line for line in out.splitlines() if f" {n} " in line)
+        assert pts in line
+    code, out, _ = run_cli(capsys, "demo", "--format", "json")
+    rows = json.loads(out)["benchmarks"]
+    assert [r["n"] for r in rows] == [30, 80, 164, 198, 1319, 14042]
+    for r in rows:
+        assert r["half_width_at_0_8"] == half_width(r["n"], 0.8)
+        assert r["half_width_at_0_5"] == half_width(r["n"], 0.5)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["ci", "21", "20"], "llm-power ci: error: `k` must not exceed `n`; got k=21 > n=20.\n"),
+        (["ci", "-1", "20"], "llm-power ci: error: `k` must be non-negative; got -1.\n"),
+        (["ci", "3", "0"], "llm-power ci: error: `n` must be >= 1; got 0.\n"),
+        (["ci", "3", "20", "--confidence-level", "1.5"],
+         "llm-power ci: error: `confidence_level` must be in (0, 1); got 1.5.\n"),
+        (["coverage", "--n", "10", "--p", "1.5"], "llm-power coverage: error: `p` must be in [0, 1]; got 1.5.\n"),
+    ],
+)
+def test_bad_values_exit_1_with_one_line(capsys, argv, message):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 1 and out == "" and err == message
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["ci", "x", "20"], ["ci", "17"], ["ci", "17", "20", "--method", "wilsn"], ["nosuch"], [],
+     ["coverage", "--p", "0.5"], ["ci", "17", "20", "--format", "xml"]],
+)
+def test_usage_errors_exit_2(capsys, argv):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_traceback_flag_reraises():
+    with pytest.raises(ValueError, match="must not exceed"):
+        main(["ci", "21", "20", "--traceback"])
+
+
+def _console(*args):
+    exe = BIN / "llm-power"
+    if not exe.exists():
+        pytest.skip("console script not installed in this environment")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+
+
+def test_console_script_and_module_entry_points():
+    res = _console("ci", "17", "20", "--format", "json")
+    assert res.returncode == 0
+    assert json.loads(res.stdout)["intervals"][0]["low"] == proportion_ci(17, 20).low
+    mod = subprocess.run([sys.executable, "-m", "llm_power", "--version"], capture_output=True, text=True)
+    assert mod.returncode == 0 and mod.stdout.startswith("llm-power ")
+
+
+def test_console_script_bad_value_has_no_traceback():
+    res = _console("ci", "21", "20")
+    assert res.returncode == 1
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    res = _console("ci", "abc", "20")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
