@@ -20,6 +20,15 @@ settings.register_profile("ci", max_examples=400, deadline=None,
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+def table_arrays(n11: int, n10: int, n01: int, n00: int):
+    """Two aligned 0/1 arrays with the given 2x2 table (both right, A only, B only, neither)."""
+    import numpy as np
+
+    a = np.r_[np.ones(n11), np.ones(n10), np.zeros(n01), np.zeros(n00)]
+    b = np.r_[np.ones(n11), np.zeros(n10), np.ones(n01), np.zeros(n00)]
+    return a, b
+
+
 def load_reference(name: str) -> dict:
     """Load an oracle file from tests/reference/."""
     with open(REFERENCE / name, encoding="utf-8") as fh:

@@ -10,22 +10,47 @@ from pathlib import Path
 import llm_power
 
 SRC = Path(llm_power.__file__).resolve().parent
-CORE = ["intervals.py", "_validation.py", "_results.py", "errors.py"]
+CORE = [
+    "intervals.py", "_validation.py", "_results.py", "errors.py", "paired.py", "resampling.py",
+    "effects.py", "planning.py", "comparison.py",
+]
 
 EXPECTED_ALL = [
     "ApproximationWarning",
+    "BootstrapResult",
+    "COMPARE_METHODS",
+    "Comparison",
     "ConfidenceInterval",
     "DataError",
     "DegenerateDataWarning",
+    "EffectSizes",
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
+    "McNemarResult",
+    "PAIRED_CI_METHODS",
+    "PermutationResult",
+    "TestResult",
     "__version__",
+    "cochran_q",
+    "compare",
     "coverage",
+    "effect_sizes",
+    "five_by_two_cv",
     "half_width",
+    "mcnemar",
+    "mcnemar_from_counts",
     "n_for_half_width",
+    "paired_bootstrap",
+    "paired_difference_ci",
+    "paired_difference_ci_from_counts",
+    "paired_t",
+    "permutation_test",
     "proportion_ci",
     "rule_of_three",
+    "sign_test",
+    "unpaired_z",
+    "wilcoxon",
 ]
 
 

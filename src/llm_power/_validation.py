@@ -169,3 +169,44 @@ def scalar_or_array(arr: np.ndarray) -> Any:
     if arr.ndim == 0:
         return float(arr)
     return arr
+
+
+def check_paired(a: Any, b: Any, *, a_name: str = "a", b_name: str = "b", min_items: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Check two aligned 1-D score arrays: same length, finite, at least ``min_items`` items.
+
+    Returns float arrays. Booleans are accepted (as 0/1).
+    """
+    arrays = []
+    for value, name in ((a, a_name), (b, b_name)):
+        arr = as_float_array(value, name)
+        if arr.ndim != 1:
+            raise ValueError(f"`{name}` must be a 1-D array of per-item scores; got shape {arr.shape}.")
+        bad = ~np.isfinite(arr)
+        if np.any(bad):
+            raise ValueError(
+                f"`{name}` must contain finite scores (no NaN or inf); got {_where(bad, arr)} "
+                "(drop or score the missing items first)."
+            )
+        arrays.append(arr)
+    a_arr, b_arr = arrays
+    if a_arr.shape[0] != b_arr.shape[0]:
+        raise ValueError(
+            f"`{a_name}` and `{b_name}` must be aligned per-item scores of the same length; "
+            f"got {a_arr.shape[0]} and {b_arr.shape[0]} items."
+        )
+    if a_arr.shape[0] < min_items:
+        raise ValueError(f"need at least {min_items} items; got {a_arr.shape[0]}.")
+    return a_arr, b_arr
+
+
+def is_binary(*arrays: np.ndarray) -> bool:
+    """True when every value of every array is 0 or 1."""
+    return all(bool(np.all((arr == 0) | (arr == 1))) for arr in arrays)
+
+
+def check_binary(arr: np.ndarray, name: str, *, why: str = "") -> None:
+    """Raise when ``arr`` has a value other than 0/1."""
+    bad = ~((arr == 0) | (arr == 1))
+    if np.any(bad):
+        reason = f" ({why})" if why else ""
+        raise ValueError(f"`{name}` must be 0/1 per-item correctness{reason}; got {_where(bad, arr)}.")

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import LLMPowerError
-from . import ci, coverage, demo
+from . import ci, compare, coverage, demo
 
-COMMANDS = (ci, coverage, demo)
+COMMANDS = (ci, coverage, compare, demo)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -49,6 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        sys.stderr.close()
+        return 0
     except (LLMPowerError, ValueError, TypeError, OSError) as exc:
         if args.traceback:
             raise

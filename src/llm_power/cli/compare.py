@@ -1,0 +1,90 @@
+"""``llm-power compare A B``: paired comparison of two models' per-item results."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from ..comparison import COMPARE_METHODS, compare
+from ..errors import DataError
+from ..io import align_pair, read_item_scores, read_wide_scores
+from ..report.terminal import dump_json, print_table
+
+HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "compare", parents=[parent], help=HELP, description=HELP.capitalize(),
+        epilog="examples: llm-power compare a.csv b.csv --metric correct\n"
+               "          llm-power compare scores.csv --models gpt-x claude-y --cluster subject",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="two per-item files (CSV/TSV/JSONL: item id + score), or one wide file with --models")
+    p.add_argument("--models", nargs=2, metavar=("A", "B"), help="the two model columns of one wide file")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
+                   help="score column (default: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL", help="item id column (default: item, item_id, id, doc_id, ...)")
+    p.add_argument("--cluster", metavar="COL", help="cluster label column (subject, source); uses the cluster bootstrap")
+    p.add_argument("--method", default="auto", choices=COMPARE_METHODS, help="test (default auto: Dror et al. 2018 tree)")
+    p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"))
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--n-resamples", type=int, default=10_000, metavar="B")
+    p.add_argument("--seed", type=int, default=0, help="random seed for resampling tests (default 0)")
+    p.set_defaults(run=run)
+
+
+def load(args: argparse.Namespace):
+    if args.models:
+        if len(args.files) != 1:
+            raise DataError(f"--models reads one wide file; got {len(args.files)} files")
+        first, second = read_wide_scores(args.files[0], args.models, item_column=args.id_column,
+                                         cluster_column=args.cluster)
+        names = list(args.models)
+    else:
+        if len(args.files) != 2:
+            raise DataError(f"give two per-item files (A and B), or one wide file with --models; got {len(args.files)}")
+        first, second = (read_item_scores(f, item_column=args.id_column, score_column=args.metric,
+                                          cluster_column=args.cluster, cluster_required=False)
+                         for f in args.files)
+        if args.cluster and first.clusters is None and second.clusters is None:
+            raise DataError(f"no cluster column {args.cluster!r} in either file")
+        names = list(args.files)
+    items, a, b, clusters = align_pair(first, second)
+    return names, items, a, b, clusters
+
+
+def run(args: argparse.Namespace) -> int:
+    names, items, a, b, clusters = load(args)
+    res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
+                  confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,
+                  n_resamples=args.n_resamples, rng=args.seed)
+    if args.format == "json":
+        dump_json({"model_a": names[0], "model_b": names[1], **res.to_dict()})
+        return 0
+    ci = res.confidence_interval()
+    n_star = "∞" if math.isinf(res.n_star) else f"{int(res.n_star):,}"
+    rows = [
+        ["A", names[0], f"{100 * res.mean_a:.2f}%"],
+        ["B", names[1], f"{100 * res.mean_b:.2f}%"],
+        ["gap A − B", f"{100 * res.delta:+.2f} points",
+         f"{100 * res.confidence_level:g}% CI [{100 * ci.low:+.2f}, {100 * ci.high:+.2f}] ({res.ci_method})"],
+        ["test", res.method, res.reason],
+        ["p-value", f"{res.pvalue:.4g}", f"{res.alternative}; statistic {res.statistic:.4g}"],
+    ]
+    if res.b is not None:
+        rows.append(["discordant items", f"b = {res.b}, c = {res.c}", "A only right / B only right"])
+    rows += [
+        ["SE paired / unpaired", f"{100 * res.se_paired:.2f} / {100 * res.se_unpaired:.2f} pts",
+         f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
+         if res.se_unpaired > 0 else ""],
+        ["N* for this gap", n_star, f"items to detect it at α = {res.alpha:g}, power {res.power:g}"],
+        ["q = N / N*", f"{res.q:.3g}", "resolved" if res.resolved else "NOT resolved: the benchmark is too small to tell"],
+        ["MDE", f"{100 * res.mde:.2f} points", f"smallest gap these {res.n:,} items detect with power {res.power:g}"],
+    ]
+    print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
+    return 0

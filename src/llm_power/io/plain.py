@@ -1,0 +1,220 @@
+"""Plain per-item result files: CSV / TSV / JSONL (one record per item).
+
+Long form, one file per model::
+
+    item,score[,cluster]
+    q1,1
+    q2,0
+
+Wide form, one file, one column per model::
+
+    item,model_a,model_b[,cluster]
+
+Column names are chosen with ``item_column`` / ``score_column`` / ``cluster_column``; by default
+the item column is the first of ``item, item_id, id, doc_id, question_id, sample_id`` present and
+the score column the first of ``score, correct, acc, accuracy, exact_match, pass, value``.
+Booleans (true/false, yes/no) are read as 1/0.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+
+__all__ = ["ItemScores", "align_pair", "read_item_scores", "read_wide_scores"]
+
+ITEM_COLUMNS = ("item", "item_id", "id", "doc_id", "question_id", "sample_id")
+SCORE_COLUMNS = ("score", "correct", "acc", "accuracy", "exact_match", "pass", "value")
+_TRUE = {"true", "yes", "t", "y", "correct", "c"}
+_FALSE = {"false", "no", "f", "n", "incorrect", "i"}
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """Per-item scores read from one source."""
+
+    source: str
+    items: list[str]
+    scores: np.ndarray
+    clusters: list[str] | None = None
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (record number, record) from CSV/TSV (header row) or JSONL; numbers are 1-based lines."""
+    suffix = path.suffix.lower()
+    if not path.exists():
+        raise DataError("file not found", file=str(path))
+    if path.is_dir():
+        raise DataError("is a folder; give a per-item results file (CSV, TSV or JSONL)", file=str(path))
+    if suffix in (".jsonl", ".ndjson"):
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"not valid JSON ({exc.msg}); truncated line?", file=str(path),
+                                    record=f"line {lineno}") from None
+                if not isinstance(rec, dict):
+                    raise DataError("each line must be a JSON object", file=str(path), record=f"line {lineno}")
+                yield lineno, rec
+    elif suffix in (".csv", ".tsv", ".txt"):
+        with open(path, encoding="utf-8", newline="") as fh:
+            sample = fh.read(4096)
+            fh.seek(0)
+            delimiter = "\t" if suffix == ".tsv" or ("\t" in sample and "," not in sample.split("\n", 1)[0]) else ","
+            reader = csv.DictReader(fh, delimiter=delimiter)
+            if reader.fieldnames is None:
+                raise DataError("the file is empty (no header row)", file=str(path))
+            for rec in reader:
+                if None in rec:
+                    raise DataError(f"has more fields than the header ({len(reader.fieldnames)})",
+                                    file=str(path), record=f"line {reader.line_num}")
+                yield reader.line_num, rec
+    else:
+        raise DataError(f"unknown file type {suffix or '(none)'!r}; expected .csv, .tsv or .jsonl", file=str(path))
+
+
+def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], what: str, path: Path) -> str:
+    if wanted is not None:
+        if wanted not in columns:
+            raise DataError(f"no {what} column {wanted!r}; columns are {', '.join(map(repr, columns))}", file=str(path))
+        return wanted
+    for name in defaults:
+        if name in columns:
+            return name
+    raise DataError(
+        f"cannot tell which column is the {what}; columns are {', '.join(map(repr, columns))} "
+        f"(choose one with --{'id' if what == 'item id' else 'metric'}-column)",
+        file=str(path),
+    )
+
+
+def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
+    """A finite float from a number, boolean or numeric string; DataError otherwise."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        out = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        low = text.lower()
+        if low in _TRUE:
+            return 1.0
+        if low in _FALSE:
+            return 0.0
+        if text == "":
+            raise DataError("empty score (missing result?)", file=file, record=record, field=field)
+        try:
+            out = float(text)
+        except ValueError:
+            raise DataError(f"score {text!r} is not a number", file=file, record=record, field=field) from None
+    elif value is None:
+        raise DataError("missing score (null)", file=file, record=record, field=field)
+    else:
+        raise DataError(f"score {value!r} is not a number", file=file, record=record, field=field)
+    if not math.isfinite(out):
+        raise DataError(f"score {value!r} is not finite", file=file, record=record, field=field)
+    return out
+
+
+def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str] | None,
+                score_column: str | None, cluster_column: str | None, cluster_required: bool = True):
+    items: list[str] = []
+    seen: dict[str, Any] = {}
+    values: list[list[float]] = []
+    clusters: list[str] = []
+    item_col = None
+    cols: list[str] = []
+    for recno, rec in _records(path):
+        if item_col is None:
+            columns = list(rec.keys())
+            item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
+            if value_columns is None:
+                cols = [_pick(columns, score_column, SCORE_COLUMNS, "score", path)]
+            else:
+                missing = [c for c in value_columns if c not in columns]
+                if missing:
+                    raise DataError(f"no column {missing[0]!r} for a model; columns are "
+                                    f"{', '.join(map(repr, columns))}", file=str(path))
+                cols = list(value_columns)
+            if cluster_column is not None and cluster_column not in columns and not cluster_required:
+                cluster_column = None
+            if cluster_column is not None and cluster_column not in columns:
+                raise DataError(f"no cluster column {cluster_column!r}; columns are "
+                                f"{', '.join(map(repr, columns))}", file=str(path))
+        record = f"line {recno}"
+        if item_col not in rec or rec[item_col] in (None, ""):
+            raise DataError("missing item id", file=str(path), record=record, field=item_col)
+        item = str(rec[item_col])
+        if item in seen:
+            raise DataError(f"duplicate item {item!r} (first at {seen[item]})", file=str(path),
+                            record=record, field=item_col)
+        seen[item] = record
+        items.append(item)
+        values.append([parse_score(rec.get(c), file=str(path), record=record, field=c) for c in cols])
+        if cluster_column is not None:
+            label = rec.get(cluster_column)
+            if label in (None, ""):
+                raise DataError("missing cluster label", file=str(path), record=record, field=cluster_column)
+            clusters.append(str(label))
+    if not items:
+        raise DataError("no records (empty file)", file=str(path))
+    return items, np.asarray(values, dtype=float), (clusters if cluster_column is not None else None)
+
+
+def read_item_scores(path: str | Path, *, item_column: str | None = None, score_column: str | None = None,
+                     cluster_column: str | None = None, cluster_required: bool = True) -> ItemScores:
+    """Read one model's per-item scores from a long CSV/TSV/JSONL file.
+
+    With ``cluster_required=False`` a missing cluster column is allowed (clusters are then None).
+    """
+    path = Path(path)
+    items, values, clusters = _read_table(path, item_column, None, score_column, cluster_column,
+                                          cluster_required)
+    return ItemScores(str(path), items, values[:, 0], clusters)
+
+
+def read_wide_scores(path: str | Path, models: Sequence[str], *, item_column: str | None = None,
+                     cluster_column: str | None = None) -> list[ItemScores]:
+    """Read several models' scores from one wide file (one column per model)."""
+    path = Path(path)
+    items, values, clusters = _read_table(path, item_column, list(models), None, cluster_column)
+    return [ItemScores(f"{path}:{m}", items, values[:, j], clusters) for j, m in enumerate(models)]
+
+
+def align_pair(first: ItemScores, second: ItemScores) -> tuple[list[str], np.ndarray, np.ndarray, list[str] | None]:
+    """Align two models' scores by item id; mismatched item sets are an error naming file and item."""
+    index_b = {item: i for i, item in enumerate(second.items)}
+    missing_in_b = [item for item in first.items if item not in index_b]
+    set_a = set(first.items)
+    missing_in_a = [item for item in second.items if item not in set_a]
+    if missing_in_b or missing_in_a:
+        parts = []
+        if missing_in_b:
+            parts.append(f"{len(missing_in_b)} item(s) of {first.source} are missing from {second.source} "
+                         f"(first: {missing_in_b[0]!r})")
+        if missing_in_a:
+            parts.append(f"{len(missing_in_a)} item(s) of {second.source} are missing from {first.source} "
+                         f"(first: {missing_in_a[0]!r})")
+        raise DataError("; ".join(parts) + "; paired tests need the same items for both models")
+    order = np.array([index_b[item] for item in first.items], dtype=np.int64)
+    clusters = first.clusters
+    if first.clusters is not None and second.clusters is not None:
+        for i, item in enumerate(first.items):
+            if first.clusters[i] != second.clusters[order[i]]:
+                raise DataError(f"item {item!r} has cluster {first.clusters[i]!r} in {first.source} but "
+                                f"{second.clusters[order[i]]!r} in {second.source}")
+    elif clusters is None and second.clusters is not None:
+        clusters = [second.clusters[j] for j in order]
+    return first.items, first.scores, second.scores[order], clusters
