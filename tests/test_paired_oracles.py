@@ -293,6 +293,7 @@ def test_callable_statistic_vectorised_equals_loop():
     assert r1.standard_error == pytest.approx(r2.standard_error, rel=0.15)
 
 
+@pytest.mark.filterwarnings("ignore:only 12 clusters")
 def test_cluster_bootstrap_equals_slow_cluster_resampling():
     rng = np.random.default_rng(18)
     n_groups = 12

@@ -5,7 +5,12 @@
 - two models on the same items: :func:`compare` (one line), the paired tests :func:`mcnemar`,
   :func:`paired_bootstrap`, :func:`permutation_test`, :func:`sign_test`, :func:`wilcoxon`,
   :func:`paired_t`, :func:`cochran_q`, :func:`five_by_two_cv` (and :func:`unpaired_z` for
-  contrast), :func:`paired_difference_ci` and :func:`effect_sizes`.
+  contrast), :func:`paired_difference_ci` and :func:`effect_sizes`;
+- planning: :func:`sample_size`, :func:`mde`, :func:`power`, :func:`power_curve`,
+  :func:`sample_size_shortcut` (the wrong recipe), :func:`bonferroni_factor`, :func:`type_s_m`,
+  :func:`simulated_power`; clustering (:func:`icc_anova`, :func:`design_effect`,
+  :func:`cluster_robust_se`); several samples per item (:func:`variance_components`,
+  :func:`repeated_sampling_plan`).
 
 >>> import llm_power as lp
 >>> lo, hi = lp.proportion_ci(17, 20)
@@ -22,6 +27,7 @@ from .errors import (
     LLMPowerError,
     LLMPowerWarning,
 )
+from .clustering import ClusterSummary, cluster_robust_se, design_effect, icc_anova
 from .comparison import COMPARE_METHODS, Comparison, compare
 from .effects import (
     PAIRED_CI_METHODS,
@@ -50,12 +56,38 @@ from .paired import (
     unpaired_z,
     wilcoxon,
 )
+from .planning import (
+    TypeSMResult,
+    bonferroni_factor,
+    cells_from_margins,
+    discordance_from_baseline,
+    margins_from_cells,
+    mde,
+    power,
+    power_curve,
+    rho_bounds,
+    sample_size,
+    sample_size_shortcut,
+    shortcut_constant,
+    shortcut_prescreen,
+    type_s_m,
+)
+from .repeats import (
+    RepeatedSamplingPlan,
+    VarianceComponents,
+    paired_variance_components,
+    repeated_sampling_plan,
+    sample_size_repeated,
+    variance_components,
+)
 from .resampling import BootstrapResult, PermutationResult, paired_bootstrap, permutation_test
+from .simulation import PowerSimulation, simulate_pairs, simulated_power
 
 __all__ = [
     "ApproximationWarning",
     "BootstrapResult",
     "COMPARE_METHODS",
+    "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",
     "DataError",
@@ -67,25 +99,51 @@ __all__ = [
     "McNemarResult",
     "PAIRED_CI_METHODS",
     "PermutationResult",
+    "PowerSimulation",
+    "RepeatedSamplingPlan",
     "TestResult",
+    "TypeSMResult",
+    "VarianceComponents",
     "__version__",
+    "bonferroni_factor",
+    "cells_from_margins",
+    "cluster_robust_se",
     "cochran_q",
     "compare",
     "coverage",
+    "design_effect",
+    "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",
     "half_width",
+    "icc_anova",
+    "margins_from_cells",
     "mcnemar",
     "mcnemar_from_counts",
+    "mde",
     "n_for_half_width",
     "paired_bootstrap",
     "paired_difference_ci",
     "paired_difference_ci_from_counts",
     "paired_t",
+    "paired_variance_components",
     "permutation_test",
+    "power",
+    "power_curve",
     "proportion_ci",
+    "repeated_sampling_plan",
+    "rho_bounds",
     "rule_of_three",
+    "sample_size",
+    "sample_size_repeated",
+    "sample_size_shortcut",
+    "shortcut_constant",
+    "shortcut_prescreen",
     "sign_test",
+    "simulate_pairs",
+    "simulated_power",
+    "type_s_m",
     "unpaired_z",
+    "variance_components",
     "wilcoxon",
 ]

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import LLMPowerError
-from . import ci, compare, coverage, demo
+from . import ci, compare, coverage, demo, plan
 
-COMMANDS = (ci, coverage, compare, demo)
+COMMANDS = (ci, coverage, compare, plan, demo)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -56,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.traceback:
             raise
         message = str(exc).replace("\n", " ")
-        print(f"llm-power {args.command}: error: {message}", file=sys.stderr)
+        command = " ".join(filter(None, (args.command, getattr(args, "plan_command", None))))
+        print(f"llm-power {command}: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("llm-power: interrupted", file=sys.stderr)

@@ -33,7 +33,8 @@ def print_table(
     from rich.table import Table
 
     console = Console(file=sys.stdout if stream is None else stream, highlight=False)
-    table = Table(title=title, caption=caption, caption_justify="left", title_justify="left")
+    console.print(title, style="bold", soft_wrap=True)
+    table = Table(caption=caption, caption_justify="left")
     for i, name in enumerate(columns):
         table.add_column(name, justify="right" if i in right_align else "left", no_wrap=i == 0)
     for row in rows:

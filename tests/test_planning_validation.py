@@ -1,0 +1,99 @@
+"""Bad input to the planning functions: clear errors, infeasible requests explained."""
+
+from __future__ import annotations
+
+import pytest
+
+from llm_power import (
+    bonferroni_factor,
+    cells_from_margins,
+    design_effect,
+    mde,
+    power,
+    repeated_sampling_plan,
+    sample_size,
+    sample_size_repeated,
+    sample_size_shortcut,
+    simulated_power,
+    type_s_m,
+)
+
+
+def test_rho_outside_admissible_range_states_the_range():
+    with pytest.raises(ValueError, match=r"rho=0\.95 is outside the admissible range \[-0\.60, 0\.90\] for p_a=0\.65, p_b=0\.6"):
+        sample_size(0.65, 0.60, rho=0.95)
+    with pytest.raises(ValueError, match=r"admissible range"):
+        cells_from_margins(0.9, 0.2, rho=0.5)
+    with pytest.raises(ValueError, match=r"admissible range"):
+        sample_size_shortcut(0.65, 0.60, rho=-0.9)
+
+
+def test_zero_gap():
+    with pytest.raises(ValueError, match=r"`p_a` and `p_b` are equal \(delta = 0\)"):
+        sample_size(0.7, 0.7, rho=0.3)
+    with pytest.raises(ValueError, match=r"delta = 0"):
+        sample_size(0.7, 0.7, design="unpaired")
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, 1.2, -0.1])
+def test_p_outside_open_unit_interval(bad):
+    with pytest.raises(ValueError, match=r"`p_a` must be in \(0, 1\)"):
+        sample_size(bad, 0.5)
+    with pytest.raises(ValueError, match=r"`p` must be in \(0, 1\)"):
+        mde(100, p=bad)
+
+
+def test_power_not_above_alpha():
+    with pytest.raises(ValueError, match=r"`power` must be greater than `alpha` \(0\.05\); got 0\.05"):
+        sample_size(0.7, 0.6, power=0.05)
+    with pytest.raises(ValueError, match=r"`power` must be greater than `alpha`"):
+        mde(100, p=0.7, power=0.01)
+
+
+def test_n_below_one():
+    with pytest.raises(ValueError, match=r"`n` must be >= 1; got 0"):
+        power(0, 0.7, 0.6)
+    with pytest.raises(ValueError, match=r"`n` must be >= 1; got 0"):
+        mde(0, p=0.7)
+
+
+def test_infeasible_discordance_explains_why():
+    with pytest.raises(ValueError, match=r"infeasible design: \|delta\| = 0\.1 needs discordance > \|delta\|"):
+        sample_size(0.7, 0.6, discordance=0.05)
+
+
+def test_wrong_direction_for_one_sided_alternative():
+    with pytest.raises(ValueError, match=r"infeasible: alternative='greater' tests the other direction"):
+        sample_size(0.6, 0.7, alternative="greater")
+
+
+def test_unknown_design_and_method():
+    with pytest.raises(ValueError, match=r"`design` must be one of 'paired', 'unpaired'; got 'independent'"):
+        sample_size(0.7, 0.6, design="independent")
+    with pytest.raises(ValueError, match=r"`method` must be one of 'connor', 'exact', 'wald'; got 'fleiss'"):
+        sample_size(0.7, 0.6, method="fleiss")
+    with pytest.raises(ValueError, match=r"`method` must be one of 'fleiss', 'per_arm', 'wald'; got 'connor'"):
+        sample_size(0.7, 0.6, design="unpaired", method="connor")
+
+
+def test_other_validation():
+    with pytest.raises(ValueError, match=r"`design_effect` must be a number >= 1; got 0\.5"):
+        sample_size(0.7, 0.6, design_effect=0.5)
+    with pytest.raises(ValueError, match=r"`m` must be a positive integer"):
+        bonferroni_factor(0)
+    with pytest.raises(ValueError, match=r"`effect` must be a finite non-zero true effect"):
+        type_s_m(0.0, 1.0)
+    with pytest.raises(ValueError, match=r"`standard_error` must be positive"):
+        type_s_m(1.0, 0.0)
+    with pytest.raises(ValueError, match=r"`icc` must be in \[-1, 1\]"):
+        design_effect(10, 2.0)
+    with pytest.raises(ValueError, match=r"`samples_per_item` must be a positive integer"):
+        sample_size_repeated(0.02, between=0.1, within=0.1, samples_per_item=0)
+    with pytest.raises(ValueError, match=r"`between` must be a non-negative variance"):
+        repeated_sampling_plan(0.02, between=-1, within=0.1)
+    with pytest.raises(ValueError, match=r"`test` must be one of .*'wilcoxon'; got 'z'"):
+        simulated_power(100, 0.7, 0.6, test="z")
+    with pytest.raises(TypeError, match=r"give `p_a` and `p_b`"):
+        simulated_power(100)
+    with pytest.raises(ValueError, match=r"no detectable effect"):
+        mde(3, p=0.5, rho=0.9, method="connor")
