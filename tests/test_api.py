@@ -13,37 +13,52 @@ SRC = Path(llm_power.__file__).resolve().parent
 CORE = [
     "intervals.py", "_validation.py", "_results.py", "errors.py", "paired.py", "resampling.py",
     "effects.py", "planning.py", "comparison.py", "clustering.py", "repeats.py", "simulation.py",
+    "multiplicity.py", "sequential.py",
 ]
+# the protocol layer (diagnose) may use pandas lazily for to_frame(), but never io/report/cli
+PROTOCOL = ["resolution.py"]
 
 EXPECTED_ALL = [
+    "ADJUST_METHODS",
     "ApproximationWarning",
     "BootstrapResult",
     "COMPARE_METHODS",
     "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",
+    "CountEffectsResult",
     "DataError",
     "DegenerateDataWarning",
+    "Diagnosis",
     "EffectSizes",
+    "ErrorRates",
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
     "McNemarResult",
+    "MonitorState",
     "PAIRED_CI_METHODS",
+    "PairResolution",
     "PermutationResult",
     "PowerSimulation",
     "RepeatedSamplingPlan",
+    "SequentialMonitor",
     "TestResult",
     "TypeSMResult",
     "VarianceComponents",
     "__version__",
+    "adjust_pvalues",
+    "anytime_critical_value",
     "bonferroni_factor",
+    "calibrate",
     "cells_from_margins",
     "cluster_robust_se",
     "cochran_q",
     "compare",
+    "count_effects",
     "coverage",
     "design_effect",
+    "diagnose",
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",
@@ -59,6 +74,8 @@ EXPECTED_ALL = [
     "paired_difference_ci_from_counts",
     "paired_t",
     "paired_variance_components",
+    "pairwise_statistics",
+    "partial_conjunction",
     "permutation_test",
     "power",
     "power_curve",
@@ -72,6 +89,7 @@ EXPECTED_ALL = [
     "shortcut_constant",
     "shortcut_prescreen",
     "sign_test",
+    "simulate_error_rates",
     "simulate_pairs",
     "simulated_power",
     "type_s_m",
@@ -126,6 +144,12 @@ def test_core_imports_no_io_report_cli_or_pandas():
     for name in CORE:
         for imported in _imports(SRC / name):
             assert not any(imported == f or imported.startswith(f + ".") for f in forbidden), (name, imported)
+
+
+def test_protocol_imports_no_io_report_or_cli():
+    for name in PROTOCOL:
+        for imported in _imports(SRC / name):
+            assert not any(imported.startswith(f) for f in (".io", ".report", ".cli")), (name, imported)
 
 
 def test_importing_the_package_loads_no_heavy_optional_modules():

@@ -10,7 +10,12 @@
   :func:`sample_size_shortcut` (the wrong recipe), :func:`bonferroni_factor`, :func:`type_s_m`,
   :func:`simulated_power`; clustering (:func:`icc_anova`, :func:`design_effect`,
   :func:`cluster_robust_se`); several samples per item (:func:`variance_components`,
-  :func:`repeated_sampling_plan`).
+  :func:`repeated_sampling_plan`);
+- many comparisons: :func:`adjust_pvalues`, :func:`partial_conjunction`, :func:`count_effects`,
+  :func:`simulate_error_rates`;
+- leaderboard resolution: :func:`diagnose` (q = N/N* per pair under IID, multiplicity,
+  clustering and anytime-valid regimes), :func:`calibrate`, and the streaming
+  :class:`SequentialMonitor`.
 
 >>> import llm_power as lp
 >>> lo, hi = lp.proportion_ci(17, 20)
@@ -56,6 +61,15 @@ from .paired import (
     unpaired_z,
     wilcoxon,
 )
+from .multiplicity import (
+    ADJUST_METHODS,
+    CountEffectsResult,
+    ErrorRates,
+    adjust_pvalues,
+    count_effects,
+    partial_conjunction,
+    simulate_error_rates,
+)
 from .planning import (
     TypeSMResult,
     bonferroni_factor,
@@ -81,37 +95,51 @@ from .repeats import (
     variance_components,
 )
 from .resampling import BootstrapResult, PermutationResult, paired_bootstrap, permutation_test
+from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
+from .sequential import MonitorState, SequentialMonitor, anytime_critical_value
 from .simulation import PowerSimulation, simulate_pairs, simulated_power
 
 __all__ = [
+    "ADJUST_METHODS",
     "ApproximationWarning",
     "BootstrapResult",
     "COMPARE_METHODS",
     "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",
+    "CountEffectsResult",
     "DataError",
     "DegenerateDataWarning",
+    "Diagnosis",
     "EffectSizes",
+    "ErrorRates",
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
     "McNemarResult",
+    "MonitorState",
     "PAIRED_CI_METHODS",
+    "PairResolution",
     "PermutationResult",
     "PowerSimulation",
     "RepeatedSamplingPlan",
+    "SequentialMonitor",
     "TestResult",
     "TypeSMResult",
     "VarianceComponents",
     "__version__",
+    "adjust_pvalues",
+    "anytime_critical_value",
     "bonferroni_factor",
+    "calibrate",
     "cells_from_margins",
     "cluster_robust_se",
     "cochran_q",
     "compare",
+    "count_effects",
     "coverage",
     "design_effect",
+    "diagnose",
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",
@@ -127,6 +155,8 @@ __all__ = [
     "paired_difference_ci_from_counts",
     "paired_t",
     "paired_variance_components",
+    "pairwise_statistics",
+    "partial_conjunction",
     "permutation_test",
     "power",
     "power_curve",
@@ -140,6 +170,7 @@ __all__ = [
     "shortcut_constant",
     "shortcut_prescreen",
     "sign_test",
+    "simulate_error_rates",
     "simulate_pairs",
     "simulated_power",
     "type_s_m",

@@ -218,3 +218,73 @@ def align_pair(first: ItemScores, second: ItemScores) -> tuple[list[str], np.nda
     elif clusters is None and second.clusters is not None:
         clusters = [second.clusters[j] for j in order]
     return first.items, first.scores, second.scores[order], clusters
+
+
+def read_wide_matrix(
+    path: str | Path,
+    *,
+    item_column: str | None = None,
+    cluster_column: str | None = None,
+    models: Sequence[str] | None = None,
+) -> tuple[list[str], list[str], np.ndarray, list[str] | None]:
+    """Read a wide per-item file (CSV/TSV/JSONL/Parquet): one row per item, one column per model.
+
+    Every column other than the item id and the cluster column is a model, unless ``models``
+    names them. Returns (items, model names, (n_items, n_models) matrix, cluster labels).
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        return _read_wide_parquet(path, item_column, cluster_column, models)
+    columns = _header(path)
+    item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
+    if cluster_column is not None and cluster_column not in columns:
+        raise DataError(f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}",
+                        file=str(path))
+    names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
+    if not names:
+        raise DataError("no model columns besides the item id and cluster columns", file=str(path))
+    items, values, clusters = _read_table(path, item_col, names, None, cluster_column)
+    return items, names, values, clusters
+
+
+def _header(path: Path) -> list[str]:
+    for _, rec in _records(path):
+        return list(rec.keys())
+    raise DataError("no records (empty file)", file=str(path))
+
+
+def _read_wide_parquet(path: Path, item_column, cluster_column, models):
+    import pandas as pd
+
+    if not path.exists():
+        raise DataError("file not found", file=str(path))
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read as Parquet ({type(exc).__name__}: {str(exc)[:120]})", file=str(path)) from None
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
+    if cluster_column is not None and cluster_column not in columns:
+        raise DataError(f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}",
+                        file=str(path))
+    names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
+    missing = [c for c in names if c not in columns]
+    if missing:
+        raise DataError(f"no column {missing[0]!r} for a model", file=str(path))
+    items = frame[item_col].astype(str).tolist()
+    dup = frame[item_col].duplicated()
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise DataError(f"duplicate item {items[row]!r}", file=str(path), record=f"row {row}", field=item_col)
+    values = np.empty((len(items), len(names)))
+    for j, name in enumerate(names):
+        col = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(col)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(f"score {frame[name].iloc[row]!r} is not a finite number", file=str(path),
+                            record=f"row {row}", field=name)
+        values[:, j] = col
+    clusters = frame[cluster_column].astype(str).tolist() if cluster_column is not None else None
+    return items, names, values, clusters

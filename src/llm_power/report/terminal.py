@@ -32,7 +32,10 @@ def print_table(
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout if stream is None else stream, highlight=False)
+    out = sys.stdout if stream is None else stream
+    is_tty = hasattr(out, "isatty") and out.isatty()
+    # A terminal gets its own width; files and pipes a wide, fixed one (no ellipsised names).
+    console = Console(file=out, highlight=False, width=None if is_tty else 200)
     console.print(title, style="bold", soft_wrap=True)
     table = Table(caption=caption, caption_justify="left")
     for i, name in enumerate(columns):

@@ -1,0 +1,327 @@
+"""Anytime-valid testing for continuously updated leaderboards.
+
+A leaderboard that re-tests "is A better than B?" every time new items arrive, and stops when
+the answer looks significant, inflates the type-I error far beyond alpha. Time-uniform tests
+fix that: an e-process E_t (a nonnegative supermartingale under H0 with E_0 = 1) satisfies
+P(exists t: E_t >= 1/alpha) <= alpha by Ville's inequality, so one may look after every item and
+stop whenever E_t >= 1/alpha.
+
+Two constructions, both mixtures of likelihood ratios (Robbins 1970):
+
+- **0/1 correctness** (:func:`beta_mixture_log_evalue`): under H0 (equal accuracy) each
+  discordant item favours A with probability 1/2 whatever happened before. Mixing the
+  likelihood ratio of theta (the share of discordant items A wins) over a Beta(a, a) prior gives
+
+      E = 2^m B(a + b, a + c) / B(a, a)        (m = b + c discordant items so far),
+
+  an exact martingale under H0.
+- **bounded scores** (:func:`normal_mixture_boundary`): the per-item differences D_i lie in an
+  interval of length 2w, so under H0 (mean 0) they are sub-Gaussian with variance proxy
+  sigma^2 = w^2 (Hoeffding's lemma). Mixing exp(lambda S_t - lambda^2 v_t / 2) over
+  lambda ~ N(0, 1/rho), with S_t = sum D_i and v_t = t sigma^2, gives
+  E_t = sqrt(rho / (v_t + rho)) exp(S_t^2 / (2 (v_t + rho))) and the two-sided boundary
+
+      |S_t| >= u(v_t) = sqrt((v_t + rho) log((v_t + rho) / (rho alpha^2)))
+
+  (Howard, Ramdas, McAuliffe & Sekhon 2021, the normal-mixture boundary), which also gives a
+  confidence sequence for the mean difference: delta_hat_t +- u(v_t) / t.
+
+For the resolution ratio, the fixed-n critical value z_{1-alpha/2} is replaced by the boundary in
+z units, u(v)/sqrt(v), with rho chosen so that the boundary is tightest at the benchmark's own
+size (rho = r* v, :func:`anytime_critical_value`): 3.04 instead of 1.96 at alpha = 0.05.
+
+References
+----------
+.. [1] Robbins, H. (1970). Statistical methods related to the law of the iterated logarithm.
+   Annals of Mathematical Statistics 41, 1397-1409.
+.. [2] Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Time-uniform,
+   nonparametric, nonasymptotic confidence sequences. Annals of Statistics 49, 1055-1080.
+.. [3] Ramdas, A., Grunwald, P., Vovk, V. & Shafer, G. (2023). Game-theoretic statistics and
+   safe anytime-valid inference. Statistical Science 38, 576-601.
+.. [4] Waudby-Smith, I. & Ramdas, A. (2024). Estimating means of bounded random variables by
+   betting. JRSS B 86, 1-27.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+from ._results import ConfidenceInterval, Result
+from ._validation import as_float_array, check_open_unit, fail
+
+__all__ = [
+    "MonitorState",
+    "SequentialMonitor",
+    "anytime_critical_value",
+    "beta_mixture_log_evalue",
+    "normal_mixture_boundary",
+    "normal_mixture_log_evalue",
+]
+
+
+def normal_mixture_boundary(v: Any, *, alpha: float = 0.05, rho: float) -> Any:
+    r"""Two-sided normal-mixture boundary :math:`u(v) = \sqrt{(v+\rho)\log((v+\rho)/(\rho\alpha^2))}`.
+
+    ``v`` is the intrinsic time (variance proxy accumulated so far), ``rho`` > 0 the precision of
+    the mixing distribution. P(exists t: |S_t| >= u(v_t)) <= alpha under H0.
+
+    Examples
+    --------
+    >>> from llm_power.sequential import normal_mixture_boundary
+    >>> round(float(normal_mixture_boundary(100.0, rho=100.0)), 2)
+    36.57
+    """
+    alpha = check_open_unit(alpha, "alpha")
+    if not rho > 0:
+        raise fail("rho", "positive", rho)
+    v = np.asarray(v, dtype=float)
+    out = np.sqrt((v + rho) * np.log((v + rho) / (rho * alpha * alpha)))
+    return float(out) if out.ndim == 0 else out
+
+
+def normal_mixture_log_evalue(s: Any, v: Any, *, rho: float) -> Any:
+    """log E_t of the normal-mixture e-process for sum S_t and intrinsic time v_t."""
+    s = np.asarray(s, dtype=float)
+    v = np.asarray(v, dtype=float)
+    out = 0.5 * np.log(rho / (v + rho)) + s * s / (2.0 * (v + rho))
+    return float(out) if out.ndim == 0 else out
+
+
+def beta_mixture_log_evalue(b: Any, c: Any, *, a: float = 0.5) -> Any:
+    r"""log E of the Beta(a, a)-mixture likelihood ratio on the discordant items.
+
+    :math:`\log E = m\log 2 + \log B(a + b, a + c) - \log B(a, a)`, m = b + c. An exact
+    martingale under H0 (equal accuracy), so P(sup E >= 1/alpha) <= alpha.
+
+    Examples
+    --------
+    30 discordant items, 22 won by A:
+
+    >>> import math
+    >>> from llm_power.sequential import beta_mixture_log_evalue
+    >>> round(math.exp(beta_mixture_log_evalue(22, 8, a=5.0)), 2)
+    6.41
+    """
+    if not np.all(np.asarray(a) > 0):
+        raise fail("a", "positive", a)
+    b = np.asarray(b, dtype=float)
+    c = np.asarray(c, dtype=float)
+    out = (b + c) * math.log(2.0) + special.betaln(a + b, a + c) - special.betaln(a, a)
+    return float(out) if out.ndim == 0 else out
+
+
+@lru_cache(maxsize=64)
+def anytime_critical_value(alpha: float = 0.05) -> tuple[float, float]:
+    r"""The normal-mixture boundary in z units at the time it is tuned for, and the tuning.
+
+    With :math:`\rho = r v`, :math:`u(v)/\sqrt v = \sqrt{(1+r)\log((1+r)/(r\alpha^2))}`, which
+    depends on r only; it is minimised over r. Returns ``(z, r)``: the anytime-valid critical
+    value that replaces :math:`z_{1-\alpha/2}` in N*, and the ratio r = rho / v.
+
+    Examples
+    --------
+    >>> from llm_power.sequential import anytime_critical_value
+    >>> z, r = anytime_critical_value(0.05)
+    >>> round(z, 3), round(r, 3)
+    (3.035, 0.122)
+    """
+    alpha = check_open_unit(alpha, "alpha")
+
+    def z2(log_r: float) -> float:
+        r = math.exp(log_r)
+        return (1 + r) * math.log((1 + r) / (r * alpha * alpha))
+
+    res = optimize.minimize_scalar(z2, bounds=(-12.0, 5.0), method="bounded", options={"xatol": 1e-10})
+    return math.sqrt(res.fun), math.exp(res.x)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class MonitorState(Result):
+    """The current anytime-valid verdict of a :class:`SequentialMonitor`.
+
+    Attributes
+    ----------
+    n : int
+        Items seen.
+    delta : float
+        Mean difference A - B so far.
+    e_value : float
+        Current value of the e-process (evidence against "A and B are equally good").
+    threshold : float
+        1 / alpha.
+    verdict : str
+        ``"A better"``, ``"B better"`` (once E has reached 1/alpha; sticky) or ``"undecided"``.
+    decided_at : int or None
+        The number of items at which E first reached 1/alpha.
+    confidence_sequence : tuple
+        Time-uniform (1 - alpha) confidence interval for the mean difference at this n.
+    b, c : int or None
+        Discordant counts (0/1 data).
+    """
+
+    n: int
+    delta: float
+    e_value: float
+    threshold: float
+    verdict: str
+    decided_at: int | None
+    confidence_sequence: ConfidenceInterval
+    b: int | None
+    c: int | None
+
+    _repr_fields = ("n", "delta", "e_value", "verdict", "decided_at")
+
+    def confidence_interval(self) -> ConfidenceInterval:
+        """The confidence-sequence interval at the current n (valid at any stopping time)."""
+        return self.confidence_sequence
+
+
+class SequentialMonitor:
+    r"""Streaming, anytime-valid comparison of two models as per-item results arrive.
+
+    Parameters
+    ----------
+    alpha : float, default 0.05
+        Time-uniform type-I error: the chance that the monitor ever declares a winner when the
+        models are equally good, however often it is looked at.
+    binary : bool, optional
+        0/1 correctness (the Beta-mixture e-process on discordant items) or bounded scores (the
+        normal mixture). By default decided from the first batch and then enforced.
+    score_range : (float, float), default (0, 1)
+        Bounds of graded scores (checked on every update); sets the variance proxy.
+    tuned_for : int, default 1000
+        Number of items at which the test is tuned to be most sensitive (the mixing prior's
+        spread); validity does not depend on it.
+    expected_discordance : float, default 0.25
+        0/1 data: the anticipated share of items the two models disagree on, used with
+        ``tuned_for`` to fix the Beta(a, a) prior in advance (a = (r* m0 - 1)/2 with
+        m0 = tuned_for x expected_discordance). Fixed before any data is seen, as validity
+        requires.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import SequentialMonitor
+    >>> rng = np.random.default_rng(0)
+    >>> mon = SequentialMonitor(tuned_for=2000)
+    >>> for _ in range(10):   # 10 batches of 200 items; A is truly 6 points better
+    ...     a = (rng.random(200) < 0.76).astype(int)
+    ...     b = np.where(rng.random(200) < 0.7, a, (rng.random(200) < 0.70).astype(int))
+    ...     state = mon.update(a, b)
+    >>> state.verdict, state.decided_at is not None
+    ('A better', True)
+    """
+
+    def __init__(self, *, alpha: float = 0.05, binary: bool | None = None,
+                 score_range: tuple[float, float] = (0.0, 1.0), tuned_for: int = 1000,
+                 expected_discordance: float = 0.25) -> None:
+        self.alpha = check_open_unit(alpha, "alpha")
+        lo, hi = (float(x) for x in score_range)
+        if not hi > lo:
+            raise ValueError(f"`score_range` must be (low, high) with high > low; got {score_range!r}.")
+        self.score_range = (lo, hi)
+        if isinstance(tuned_for, bool) or not isinstance(tuned_for, (int, np.integer)) or tuned_for < 1:
+            raise fail("tuned_for", "a positive integer (items)", tuned_for)
+        self.tuned_for = int(tuned_for)
+        self.expected_discordance = check_open_unit(expected_discordance, "expected_discordance")
+        _, r = anytime_critical_value(self.alpha)
+        # Beta(a, a) prior on the share of discordant items A wins: for +-1 increments the
+        # normal-mixture precision is rho = 2a + 1; tuned at m0 expected discordant items.
+        self.beta_a = max(0.5, (r * self.tuned_for * self.expected_discordance - 1.0) / 2.0)
+        self.binary = binary
+        self.n = 0
+        self.sum_d = 0.0
+        self.b = 0
+        self.c = 0
+        self.decided_at: int | None = None
+        self._decision: str | None = None
+
+    # -- internals ------------------------------------------------------------------------------
+    def _variance_proxy(self) -> float:
+        if self.binary:
+            return 1.0  # D in {-1, 0, 1}: an interval of length 2
+        lo, hi = self.score_range
+        return (hi - lo) ** 2
+
+    def _rho(self) -> float:
+        _, r = anytime_critical_value(self.alpha)
+        return r * self.tuned_for * self._variance_proxy()
+
+    def _log_e(self) -> float:
+        if self.binary:
+            return beta_mixture_log_evalue(self.b, self.c, a=self.beta_a) if self.b + self.c else 0.0
+        return normal_mixture_log_evalue(self.sum_d, self.n * self._variance_proxy(), rho=self._rho())
+
+    # -- public ---------------------------------------------------------------------------------
+    def update(self, a: Any, b: Any) -> MonitorState:
+        """Add the per-item results of new items (aligned arrays) and return the current state."""
+        x = as_float_array(a, "a").reshape(-1)
+        y = as_float_array(b, "b").reshape(-1)
+        if x.size != y.size:
+            raise ValueError(f"`a` and `b` must have the same number of new items; got {x.size} and {y.size}.")
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+            raise ValueError("new scores must be finite (no NaN or inf).")
+        batch_binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
+        if self.binary is None:
+            self.binary = batch_binary
+        elif self.binary and not batch_binary:
+            raise ValueError("this monitor is for 0/1 correctness; got a graded score. Create it with binary=False.")
+        lo, hi = self.score_range
+        if not self.binary and (np.any(x < lo) or np.any(x > hi) or np.any(y < lo) or np.any(y > hi)):
+            raise ValueError(f"scores must lie in `score_range` {self.score_range}; the time-uniform "
+                             "guarantee depends on the bounds.")
+        # Evaluate the e-process item by item within the batch so a crossing is seen when it
+        # happens (the guarantee is for looks after every item).
+        d = x - y
+        if self._decision is None and d.size:
+            self._scan(d)
+        else:
+            self._add(d)
+        return self.state()
+
+    def _add(self, d: np.ndarray) -> None:
+        self.n += d.size
+        self.sum_d += float(d.sum())
+        self.b += int(np.count_nonzero(d > 0)) if self.binary else 0
+        self.c += int(np.count_nonzero(d < 0)) if self.binary else 0
+
+    def _scan(self, d: np.ndarray) -> None:
+        threshold = math.log(1.0 / self.alpha)
+        n0, s0, b0, c0 = self.n, self.sum_d, self.b, self.c
+        ns = n0 + np.arange(1, d.size + 1)
+        sums = s0 + np.cumsum(d)
+        if self.binary:
+            bs = b0 + np.cumsum(d > 0)
+            cs = c0 + np.cumsum(d < 0)
+            log_e = np.where(bs + cs > 0, beta_mixture_log_evalue(bs, cs, a=self.beta_a), 0.0)
+        else:
+            log_e = normal_mixture_log_evalue(sums, ns * self._variance_proxy(), rho=self._rho())
+        hit = np.flatnonzero(np.asarray(log_e) >= threshold)
+        if hit.size:
+            i = int(hit[0])
+            self.decided_at = int(ns[i])
+            self._decision = "A better" if sums[i] > 0 else "B better"
+        self._add(d)
+
+    def state(self) -> MonitorState:
+        """The current verdict, e-value and confidence sequence."""
+        n = self.n
+        if n == 0:
+            inf = ConfidenceInterval(-math.inf, math.inf)
+            return MonitorState(0, math.nan, 1.0, 1 / self.alpha, "undecided", None, inf, None, None)
+        v = n * self._variance_proxy()
+        half = normal_mixture_boundary(v, alpha=self.alpha, rho=self._rho()) / n
+        delta = self.sum_d / n
+        width = self.score_range[1] - self.score_range[0] if not self.binary else 1.0
+        cs = ConfidenceInterval(max(-width, delta - half), min(width, delta + half))
+        return MonitorState(
+            n=n, delta=delta, e_value=float(math.exp(min(self._log_e(), 700.0))), threshold=1 / self.alpha,
+            verdict=self._decision or "undecided", decided_at=self.decided_at, confidence_sequence=cs,
+            b=self.b if self.binary else None, c=self.c if self.binary else None,
+        )

@@ -1,0 +1,74 @@
+"""llm-power diagnose on wide CSV and Parquet files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from llm_power import diagnose
+from llm_power.cli.main import main
+
+
+@pytest.fixture
+def wide(tmp_path):
+    rng = np.random.default_rng(90)
+    n = 1500
+    cluster = rng.integers(0, 6, size=n)
+    x = (rng.random((n, 4)) < np.array([0.7, 0.69, 0.6, 0.5])).astype(int)
+    path = tmp_path / "scores.csv"
+    lines = ["item,subject,alpha,beta,gamma,delta"]
+    lines += [f"q{i},s{cluster[i]}," + ",".join(str(v) for v in x[i]) for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return path, x, cluster
+
+
+def test_json_equals_api(wide, capsys):
+    path, x, cluster = wide
+    assert main(["diagnose", str(path), "--cluster", "subject", "--correction", "holm", "--anytime",
+                 "--format", "json", "--cluster-resamples", "100"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    ref = diagnose(x, models=["alpha", "beta", "gamma", "delta"], cluster=[f"s{c}" for c in cluster],
+                   correction="holm", anytime=True, cluster_resamples=100, rng=0).to_dict()
+    assert payload["models"] == ref["models"] and payload["n_unresolved"] == ref["n_unresolved"]
+    assert [p["q"] for p in payload["pairs"]] == [p["q"] for p in ref["pairs"]]
+
+
+def test_table_and_parquet(wide, tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    path, x, cluster = wide
+    assert main(["diagnose", str(path), "--cluster", "subject", "--anytime"]) == 0
+    out = capsys.readouterr().out
+    assert "q cluster" in out and "q anytime" in out and "unresolved" in out
+    frame = pd.read_csv(path)
+    pq = tmp_path / "scores.parquet"
+    frame.to_parquet(pq)
+    assert main(["diagnose", str(pq), "--cluster", "subject", "--format", "json", "--cluster-resamples", "0"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["models"][0] == "alpha" and len(payload["pairs"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("content", "argv", "message"),
+    [
+        ("item,a\nq1,1\nq2,0\n", [], "need at least 2 models to compare; got 1"),
+        ("item,a,b\nq1,1,0\nq2,0,x\n", [], "record line 3, field 'b': score 'x' is not a number"),
+        ("item,a,b\nq1,1,0\nq2,0,1\n", ["--cluster", "topic"], "no cluster column 'topic'"),
+        ("item,s,a,b\nq1,k,1,0\nq2,k,0,1\n", ["--cluster", "s"], "every item in one cluster"),
+        ("item,a,b\nq1,1,0\nq1,0,1\n", [], "duplicate item 'q1'"),
+    ],
+)
+def test_bad_files_exit_1(tmp_path, capsys, content, argv, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    assert main(["diagnose", str(path), *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_not_a_parquet_file(tmp_path, capsys):
+    path = tmp_path / "fake.parquet"
+    path.write_text("not parquet")
+    assert main(["diagnose", str(path)]) == 1
+    assert "fake.parquet: cannot read as Parquet" in capsys.readouterr().err

@@ -1,0 +1,308 @@
+"""diagnose(): sufficient statistics, per-pair quantities, stress tests, real MMLU-Pro data."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from llm_power import (
+    DataError,
+    calibrate,
+    compare,
+    diagnose,
+    icc_anova,
+    mcnemar,
+    paired_t,
+    pairwise_statistics,
+)
+from llm_power._validation import as_rng
+from llm_power.planning import k_factor
+
+K = k_factor()
+
+
+def binary_matrix(rng, n=3000, skills=(0.72, 0.70, 0.66, 0.65, 0.55), clusters=8):
+    cluster = rng.integers(0, clusters, size=n)
+    difficulty = rng.normal(0, 1.0, size=clusters)[cluster] + rng.normal(0, 1, size=n)
+    logits = np.log(np.array(skills) / (1 - np.array(skills)))
+    p = 1 / (1 + np.exp(-(logits[None, :] - 0.8 * difficulty[:, None])))
+    return (rng.random(p.shape) < p).astype(float), cluster
+
+
+def test_pairwise_statistics_equal_item_loops():
+    rng = np.random.default_rng(70)
+    x, _ = binary_matrix(rng, n=500)
+    st = pairwise_statistics(x)
+    for i in range(5):
+        for j in range(5):
+            b = sum(1 for r in range(500) if x[r, i] == 1 and x[r, j] == 0)
+            assert st.b[i, j] == b
+            d = x[:, i] - x[:, j]
+            assert st.var_diff[i, j] == pytest.approx(d.var(), abs=1e-12)
+            assert st.mean_diff[i, j] == pytest.approx(d.mean(), abs=1e-15)
+    g = rng.random((300, 4))
+    sg = pairwise_statistics(g)
+    assert not sg.binary and sg.b is None
+    assert sg.var_diff[0, 3] == pytest.approx(np.var(g[:, 0] - g[:, 3]), rel=1e-10)
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_each_pair_equals_compare_and_q_is_t_squared_over_k(graded):
+    rng = np.random.default_rng(71)
+    x, _ = binary_matrix(rng, n=2500)
+    if graded:
+        x = np.clip(x * 0.8 + rng.random(x.shape) * 0.2, 0, 1)
+    res = diagnose(x, pairs="all")
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    for p in res.pairs:
+        a, b = x[:, order[p.rank_a - 1]], x[:, order[p.rank_b - 1]]
+        ref = compare(a, b, method="mcnemar_exact" if not graded else "paired_t")
+        assert p.delta == pytest.approx(ref.delta, abs=1e-15)
+        assert p.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+        assert p.n_star == ref.n_star and p.q == pytest.approx(ref.q, rel=1e-10)
+        assert p.mde == pytest.approx(ref.mde, rel=1e-12)
+        d = a - b
+        t = paired_t(a, b).statistic if graded else np.sqrt(d.size) * d.mean() / d.std()
+        assert p.q == pytest.approx(t**2 / K, rel=1e-9)
+        if not graded:
+            assert p.pvalue == pytest.approx(mcnemar(a, b).pvalue, rel=1e-12)
+
+
+def test_adjacent_pairs_are_a_subset_of_all_pairs():
+    rng = np.random.default_rng(72)
+    x, _ = binary_matrix(rng)
+    adj = diagnose(x)
+    allp = {(p.model_a, p.model_b): p for p in diagnose(x, pairs="all").pairs}
+    assert len(adj.pairs) == 4 and len(allp) == 10
+    for p in adj.pairs:
+        assert allp[(p.model_a, p.model_b)].q == p.q
+
+
+@pytest.mark.parametrize("correction", ["bonferroni", "holm", "bh"])
+def test_multiplicity_alpha_prime_and_n_star(correction):
+    rng = np.random.default_rng(73)
+    x, _ = binary_matrix(rng)
+    res = diagnose(x, pairs="all", correction=correction)
+    p = np.array([q.pvalue for q in res.pairs])
+    m = p.size
+    rank = stats.rankdata(p, method="ordinal")
+    expected = {"bonferroni": np.full(m, 0.05 / m), "holm": 0.05 / (m - rank + 1), "bh": rank * 0.05 / m}[correction]
+    for pair, a_prime in zip(res.pairs, expected):
+        assert pair.alpha_corrected == pytest.approx(a_prime)
+        factor = ((stats.norm.ppf(1 - a_prime / 2) + stats.norm.ppf(0.8)) / (stats.norm.ppf(0.975) + stats.norm.ppf(0.8))) ** 2
+        assert pair.q_corrected == pytest.approx(pair.q / factor, rel=1e-9)
+        assert pair.resolved_corrected == (pair.q_corrected >= 1)
+    assert res.n_unresolved["corrected"] >= res.n_unresolved["iid"] - (m if correction == "bh" else 0)
+
+
+def test_cluster_design_effect_equals_icc_anova_per_pair():
+    rng = np.random.default_rng(74)
+    x, cluster = binary_matrix(rng)
+    res = diagnose(x, cluster=cluster, cluster_resamples=0)
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    for p in res.pairs:
+        d = x[:, order[p.rank_a - 1]] - x[:, order[p.rank_b - 1]]
+        ref = icc_anova(d, cluster)
+        assert p.icc == pytest.approx(ref.icc, abs=1e-12)
+        assert p.design_effect == pytest.approx(ref.design_effect, rel=1e-12)
+        assert p.q_cluster == pytest.approx(p.q / ref.design_effect, rel=1e-12)
+
+
+def _slow_cluster_count(x, cluster, picks, pair_idx):
+    """Resample clusters explicitly (copies are distinct clusters) and recount unresolved pairs."""
+    groups = [np.flatnonzero(cluster == g) for g in range(cluster.max() + 1)]
+    counts = []
+    for row in picks:
+        idx = np.concatenate([groups[g] for g in row])
+        lab = np.concatenate([np.full(groups[g].size, k) for k, g in enumerate(row)])
+        unresolved = 0
+        for i, j in pair_idx:
+            d = x[idx, i] - x[idx, j]
+            var = d.var()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                de = icc_anova(d, lab).design_effect
+            q = (d.size * d.mean() ** 2 / var / K) / de if var > 0 else 0.0
+            unresolved += q < 1
+        counts.append(unresolved)
+    return np.array(counts)
+
+
+def test_cluster_robustness_equals_explicit_cluster_resampling():
+    rng = np.random.default_rng(75)
+    x, cluster = binary_matrix(rng, n=1500)
+    res = diagnose(x, cluster=cluster, cluster_resamples=40, rng=5)
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    xs = x[:, order]
+    picks = as_rng(5).integers(0, cluster.max() + 1, size=(40, cluster.max() + 1))
+    slow = _slow_cluster_count(xs, cluster, picks, [(k, k + 1) for k in range(4)])
+    dist = np.bincount(slow, minlength=5)
+    assert res.cluster_robustness["distribution"] == dist.tolist()
+    assert res.cluster_robustness["median"] == np.median(slow)
+
+
+def test_cluster_bootstrap_ci_close_to_paired_bootstrap():
+    from llm_power import paired_bootstrap
+
+    rng = np.random.default_rng(76)
+    x, cluster = binary_matrix(rng, clusters=30)
+    res = diagnose(x, cluster=cluster, cluster_resamples=4000, rng=1)
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    p = res.pairs[0]
+    boot = paired_bootstrap(x[:, order[0]], x[:, order[1]], cluster=cluster, n_resamples=4000, rng=2)
+    lo, hi = boot.confidence_interval()
+    assert p.cluster_ci_low == pytest.approx(lo, abs=0.15 * boot.standard_error)
+    assert p.cluster_ci_high == pytest.approx(hi, abs=0.15 * boot.standard_error)
+
+
+def test_anytime_q_uses_the_mixture_critical_value():
+    from llm_power import anytime_critical_value
+
+    rng = np.random.default_rng(77)
+    x, _ = binary_matrix(rng)
+    res = diagnose(x, anytime=True)
+    z_any, _ = anytime_critical_value(0.05)
+    k_any = (z_any + stats.norm.ppf(0.8)) ** 2
+    for p in res.pairs:
+        assert p.q_anytime == pytest.approx(p.q * K / k_any, rel=1e-12)
+        assert p.e_value is not None and p.e_value > 0
+    assert res.n_unresolved["anytime"] >= res.n_unresolved["iid"]
+
+
+def test_tie_groups_and_rank_intervals():
+    # deterministic: 5 models, gaps chosen so that adjacent pairs 1-2 and 3-4 are unresolved
+    rng = np.random.default_rng(78)
+    x, _ = binary_matrix(rng, n=4000, skills=(0.80, 0.795, 0.70, 0.698, 0.55))
+    res = diagnose(x, models=list("abcde"), pairs="adjacent")
+    resolved = [p.resolved for p in res.pairs]
+    groups, current = [], [res.models[0]]
+    for k, ok in enumerate(resolved):
+        if ok:
+            groups.append(current)
+            current = [res.models[k + 1]]
+        else:
+            current.append(res.models[k + 1])
+    groups.append(current)
+    assert res.tie_groups["iid"] == groups
+    allp = diagnose(x, models=list("abcde"), pairs="all")
+    for name, (lo, hi) in allp.rank_intervals["iid"].items():
+        r = allp.models.index(name) + 1
+        above = sum(1 for p in allp.pairs if p.model_b == name and p.resolved)
+        below = sum(1 for p in allp.pairs if p.model_a == name and p.resolved)
+        assert (lo, hi) == (above + 1, 5 - below) and lo <= r <= hi
+
+
+def test_dataframe_input_and_outputs():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(79)
+    x, cluster = binary_matrix(rng, n=800)
+    df = pd.DataFrame(x, columns=list("vwxyz"))
+    res = diagnose(df, cluster=cluster, correction="holm", anytime=True, cluster_resamples=50, rng=0)
+    frame = res.to_frame()
+    assert len(frame) == 4 and {"q", "q_corrected", "q_cluster", "q_anytime"} <= set(frame.columns)
+    import json
+
+    payload = json.loads(json.dumps(res.to_dict()))
+    assert payload["models"] == res.models and len(payload["pairs"]) == 4
+    assert "unresolved" in res.summary()
+
+
+def test_bad_input():
+    rng = np.random.default_rng(80)
+    x, cluster = binary_matrix(rng, n=200)
+    with pytest.raises(ValueError, match=r"need at least 2 models to compare; got 1"):
+        diagnose(x[:, :1])
+    bad = x.copy()
+    bad[17, 2] = np.nan
+    with pytest.raises(DataError, match=r"model 'model_2' has 1 missing or non-finite score\(s\) \(first at item row 17\)"):
+        diagnose(bad)
+    with pytest.raises(ValueError, match=r"`cluster` must have one label per item \(200\); got shape \(199,\)"):
+        diagnose(x, cluster=cluster[:-1])
+    with pytest.raises(ValueError, match=r"every item in one cluster"):
+        diagnose(x, cluster=np.zeros(200))
+    with pytest.raises(ValueError, match=r"`correction` must be one of 'bh', 'bonferroni', 'holm'; got 'fdr'"):
+        diagnose(x, correction="fdr")
+    with pytest.raises(ValueError, match=r"`models` has 3 names for 5 model columns"):
+        diagnose(x, models=["a", "b", "c"])
+
+
+# --- calibration and the real MMLU-Pro data ------------------------------------------------------
+
+def load_mmlu_pro(shared_data):
+    path = shared_data / "mmlu_pro_tiger" / "mmlu_pro_correct.csv.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header, body = rows[0], rows[1:]
+    x = np.array([[np.nan if v == "" else float(v) for v in r[2:]] for r in body])
+    category = np.array([r[1] for r in body])
+    names = header[2:]
+    complete = [k for k in range(x.shape[1]) if not np.isnan(x[:, k]).any()]
+    return x[:, complete], [names[k] for k in complete], category
+
+
+def test_calibration_of_n_star_by_resampling():
+    rng = np.random.default_rng(81)
+    for skills in [(0.70, 0.68), (0.50, 0.47), (0.85, 0.84)]:
+        x, _ = binary_matrix(rng, n=6000, skills=skills)
+        res = calibrate(x[:, 0], x[:, 1], n_sims=4000, rng=1)
+        assert abs(res["empirical_power"] - 0.8) <= 0.03
+
+
+def test_mmlu_pro_top10_report(shared_data):
+    """Issue 5 acceptance: 26 complete models, strict correctness, 14 categories as clusters;
+    top-10 by accuracy, adjacent pairs, IID / Holm / cluster / anytime verdicts; q = T^2/K."""
+    x, names, category = load_mmlu_pro(shared_data)
+    assert x.shape == (12032, 26)
+    assert np.unique(category).size == 14
+    # accuracies equal the published acc_strict of models.csv
+    with open(shared_data / "mmlu_pro_tiger" / "models.csv", encoding="utf-8") as fh:
+        published = {r["model"]: float(r["acc_strict"]) for r in csv.DictReader(fh)}
+    for k, name in enumerate(names):
+        assert round(x[:, k].mean(), 6) == pytest.approx(published[name], abs=1e-6)
+    top = np.argsort(-x.mean(axis=0), kind="stable")[:10]
+    res = diagnose(x[:, top], models=[names[k] for k in top], cluster=category, correction="holm",
+                   anytime=True, rng=0)
+    assert len(res.pairs) == 9
+    assert res.models[0] == "Meta-Llama-3_1-70B-Instruct"
+    for p in res.pairs:
+        a = x[:, top[p.rank_a - 1]]
+        b = x[:, top[p.rank_b - 1]]
+        d = a - b
+        t = np.sqrt(d.size) * d.mean() / d.std()
+        assert p.q == pytest.approx(t**2 / K, rel=1e-10)
+        for key in ("resolved", "resolved_corrected", "resolved_cluster", "resolved_anytime"):
+            assert isinstance(getattr(p, key), bool)
+    n = res.n_unresolved
+    assert set(n) == {"iid", "corrected", "cluster", "anytime"}
+    # a sizeable share of adjacent gaps is unresolved, more under clustering
+    assert n["iid"] >= 3
+    assert n["cluster"] > n["iid"] and n["corrected"] >= n["iid"] and n["anytime"] >= n["iid"]
+    cr = res.cluster_robustness
+    assert cr["q05"] <= cr["observed"] + 1 and sum(cr["distribution"]) == cr["n_resamples"]
+
+
+def test_mmlu_pro_calibration_on_real_pairs(shared_data):
+    """Issue 5 acceptance: empirical power at N* within +-0.03 of 0.8 on real pairs."""
+    x, names, _ = load_mmlu_pro(shared_data)
+    top = np.argsort(-x.mean(axis=0), kind="stable")[:10]
+    for k in range(9):
+        res = calibrate(x[:, top[k]], x[:, top[k + 1]], n_sims=4000, rng=k)
+        assert abs(res["empirical_power"] - 0.8) <= 0.03, (names[top[k]], res)
+
+
+@pytest.mark.slow
+def test_all_pairs_100_models():
+    # the time is measured in benchmarks/diagnose.py, not here
+    rng = np.random.default_rng(82)
+    x = (rng.random((12_032, 100)) < rng.uniform(0.3, 0.8, size=100)).astype(np.float64)
+    cluster = rng.integers(0, 14, size=12_032)
+    res = diagnose(x, pairs="all", cluster=cluster, correction="holm", anytime=True, cluster_resamples=200, rng=0)
+    assert len(res.pairs) == 4950
+    sub = diagnose(x[:, :3], pairs="all")
+    assert sum(sum(g) for g in res.cluster_robustness["distribution"][:1]) >= 0
+    assert {(p.model_a, p.model_b) for p in sub.pairs} <= {(p.model_a, p.model_b) for p in res.pairs}
