@@ -61,18 +61,42 @@ def test_coverage_table_flags_wald(capsys):
     assert "0.1829 ✗" in out
 
 
-def test_demo_table_and_json(capsys):
-    code, out, _ = run_cli(capsys, "demo")
+def test_demo_error_bars_table_and_json(capsys):
+    code, out, _ = run_cli(capsys, "demo", "--error-bars")
     assert code == 0
     for n, pts in [("30", "±13.9"), ("164", "±6.1"), ("198", "±5.6"), ("1,319", "±2.2"), ("14,042", "±0.7")]:
         line = next(line for line in out.splitlines() if f" {n} " in line)
         assert pts in line
-    code, out, _ = run_cli(capsys, "demo", "--format", "json")
+    code, out, _ = run_cli(capsys, "demo", "--error-bars", "--format", "json")
     rows = json.loads(out)["benchmarks"]
     assert [r["n"] for r in rows] == [30, 80, 164, 198, 1319, 14042]
     for r in rows:
         assert r["half_width_at_0_8"] == half_width(r["n"], 0.8)
         assert r["half_width_at_0_5"] == half_width(r["n"], 0.5)
+
+
+def test_demo_resolution_report_on_bundled_data(tmp_path, capsys):
+    report = tmp_path / "report.html"
+    code, out, _ = run_cli(capsys, "demo", "--html", str(report))
+    assert code == 0 and report.exists()
+    assert "Meta-Llama-3_1-70B-Instruct" in out and "unresolved" in out and f"wrote {report}" in out
+    code, out, _ = run_cli(capsys, "demo", "--html", str(report), "--format", "json")
+    payload = json.loads(out)
+    assert len(payload["pairs"]) == 9 and set(payload["n_unresolved"]) == {"iid", "corrected", "cluster", "anytime"}
+
+
+def test_demo_data_reproduces_published_accuracies(shared_data):
+    # bundled copy == ../shared/data/mmlu_pro_tiger/models.csv acc_strict
+    import csv
+
+    from llm_power.io.demo import load_mmlu_pro
+
+    _, models, x, _ = load_mmlu_pro()
+    with open(shared_data / "mmlu_pro_tiger" / "models.csv", encoding="utf-8") as fh:
+        published = {r["model"]: float(r["acc_strict"]) for r in csv.DictReader(fh)}
+    assert len(models) == 26
+    for k, name in enumerate(models):
+        assert round(x[:, k].mean(), 6) == pytest.approx(published[name], abs=1e-6)
 
 
 @pytest.mark.parametrize(

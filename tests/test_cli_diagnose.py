@@ -52,7 +52,7 @@ def test_table_and_parquet(wide, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "argv", "message"),
     [
-        ("item,a\nq1,1\nq2,0\n", [], "need at least 2 models to compare; got 1"),
+        ("item,a\nq1,1\nq2,0\n", [], "found results of 1 model ('a')"),
         ("item,a,b\nq1,1,0\nq2,0,x\n", [], "record line 3, field 'b': score 'x' is not a number"),
         ("item,a,b\nq1,1,0\nq2,0,1\n", ["--cluster", "topic"], "no cluster column 'topic'"),
         ("item,s,a,b\nq1,k,1,0\nq2,k,0,1\n", ["--cluster", "s"], "every item in one cluster"),
@@ -72,3 +72,48 @@ def test_not_a_parquet_file(tmp_path, capsys):
     path.write_text("not parquet")
     assert main(["diagnose", str(path)]) == 1
     assert "fake.parquet: cannot read as Parquet" in capsys.readouterr().err
+
+
+def test_multiple_harness_inputs_and_outputs(tmp_path, capsys):
+    fix = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+    out_json, out_md, out_html = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.html"
+    out_html.write_text("old report")  # an existing output is replaced only when the new one is complete
+    assert main(["diagnose", str(fix / "lm_eval"), "--cluster", "subject", "--correction", "holm",
+                 "--json", str(out_json), "--markdown", str(out_md), "--html", str(out_html),
+                 "--cluster-resamples", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote" in out and "org/model-a" in out
+    payload = json.loads(out_json.read_text())
+    assert payload["models"] == ["org/model-a", "org/model-b"] and len(payload["pairs"]) == 1
+    assert "| 1 | org/model-a | org/model-b |" in out_md.read_text()
+    html = out_html.read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 4
+    assert "<script" not in html and 'href="http' not in html and 'src="http' not in html
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary files left behind
+
+
+def test_mixed_formats_in_one_call(capsys):
+    fix = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+    # inspect .eval (model-a) + inspect .json (model-b): item ids agree (task:id)
+    assert main(["diagnose", str(fix / "inspect" / "model-a.eval"), str(fix / "inspect" / "model-b.json"),
+                 "--format", "json", "--cluster-resamples", "0"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["n"] == 40 and payload["models"] == ["openai/model-a", "openai/model-b"]
+
+
+def test_on_missing_intersect_reports_drops(tmp_path, capsys):
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,score\nA,q1,1\nA,q2,0\nA,q3,1\nB,q1,0\nB,q2,0\n")
+    assert main(["diagnose", str(path)]) == 1
+    assert "B lacks 1 of 3 items" in capsys.readouterr().err
+    assert main(["diagnose", str(path), "--on-missing", "intersect", "--format", "json"]) == 0
+    assert "2 of 3 kept" in json.loads(capsys.readouterr().out)["note"]
+
+
+def test_refuses_to_overwrite_an_input(tmp_path, capsys):
+    path = tmp_path / "long.csv"
+    content = "model,item,score\nA,q1,1\nA,q2,0\nB,q1,0\nB,q2,0\n"
+    path.write_text(content)
+    assert main(["diagnose", str(path), "--html", str(path)]) == 1
+    assert "refusing to overwrite the input file" in capsys.readouterr().err
+    assert path.read_text() == content

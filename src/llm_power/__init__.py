@@ -61,6 +61,7 @@ from .paired import (
     unpaired_z,
     wilcoxon,
 )
+from .io import align_results, read_results
 from .multiplicity import (
     ADJUST_METHODS,
     CountEffectsResult,
@@ -129,6 +130,7 @@ __all__ = [
     "VarianceComponents",
     "__version__",
     "adjust_pvalues",
+    "align_results",
     "anytime_critical_value",
     "bonferroni_factor",
     "calibrate",
@@ -161,6 +163,7 @@ __all__ = [
     "power",
     "power_curve",
     "proportion_ci",
+    "read_results",
     "repeated_sampling_plan",
     "rho_bounds",
     "rule_of_three",

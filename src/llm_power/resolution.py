@@ -191,6 +191,8 @@ class PairResolution(Result):
     resolved: bool
     b: int | None = None
     c: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
     pvalue_adjusted: float | None = None
     alpha_corrected: float | None = None
     n_star_corrected: float | None = None
@@ -494,6 +496,19 @@ def diagnose(
             columns["e_value"] = np.exp(np.minimum(log_e, 700.0))
             settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
                                         "discordant items: a post-hoc evidence summary, not a stopping rule")
+
+    # paired 95% CI of each gap: Newcombe (0/1) or t (graded)
+    if st.binary:
+        from .effects import paired_difference_ci_from_counts
+
+        n11 = np.rint(st.means[i] * n - b)
+        cis = [paired_difference_ci_from_counts(int(n11[p]), int(b[p]), int(c[p]), int(n - n11[p] - b[p] - c[p]),
+                                                confidence_level=1 - alpha) for p in range(pair_idx.shape[0])]
+        columns["ci_low"] = np.array([ci.low for ci in cis])
+        columns["ci_high"] = np.array([ci.high for ci in cis])
+    else:
+        half = stats.t.ppf(1 - alpha / 2, n - 1) * np.sqrt(var / n)
+        columns["ci_low"], columns["ci_high"] = delta - half, delta + half
 
     results = []
     for p in range(pair_idx.shape[0]):

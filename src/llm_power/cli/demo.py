@@ -1,14 +1,16 @@
-"""``llm-power demo``: what llm-power says about real benchmark sizes, computed live."""
+"""``llm-power demo``: the resolution report on real MMLU-Pro per-question results (bundled)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from ..intervals import half_width, n_for_half_width
+from ..intervals import half_width
+from ..io.demo import load_mmlu_pro
 from ..report.terminal import dump_json, print_table
+from .diagnose import run_diagnosis
 
-HELP = "show the error bars of common LLM benchmarks (computed live)"
+HELP = "resolution report on real MMLU-Pro results (26 models, 12,032 questions), writes report.html"
 
 #: (items, an example benchmark of that size)
 BENCHMARKS = (
@@ -23,46 +25,37 @@ BENCHMARKS = (
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("demo", parents=[parent], help=HELP, description=HELP.capitalize() + ".")
-    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
-                   help="confidence level in (0, 1) (default 0.95)")
+    p.add_argument("--html", dest="html_out", default="report.html", metavar="FILE",
+                   help="where to write the HTML report (default report.html)")
+    p.add_argument("--top", type=int, default=10, metavar="K", help="the K best models (default 10)")
+    p.add_argument("--error-bars", action="store_true", help="instead: the error bars of common benchmark sizes")
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
 
-def compute(confidence_level: float) -> dict:
-    rows = []
-    for n, name in BENCHMARKS:
-        rows.append({
-            "benchmark": name,
-            "n": n,
-            "half_width_at_0_8": half_width(n, 0.8, confidence_level=confidence_level),
-            "half_width_at_0_5": half_width(n, 0.5, confidence_level=confidence_level),
-        })
-    needed = {f"{w:g}": n_for_half_width(w, 0.8, confidence_level=confidence_level)
-              for w in (0.05, 0.02, 0.01)}
-    return {"method": "wilson", "confidence_level": confidence_level, "benchmarks": rows,
-            "items_needed_at_0_8": needed}
+def error_bars(confidence_level: float) -> dict:
+    rows = [{"benchmark": name, "n": n, "half_width_at_0_8": half_width(n, 0.8, confidence_level=confidence_level),
+             "half_width_at_0_5": half_width(n, 0.5, confidence_level=confidence_level)} for n, name in BENCHMARKS]
+    return {"method": "wilson", "confidence_level": confidence_level, "benchmarks": rows}
 
 
 def run(args: argparse.Namespace) -> int:
-    payload = compute(args.confidence_level)
-    if args.format == "json":
-        dump_json(payload)
+    if args.error_bars:
+        payload = error_bars(args.confidence_level)
+        if args.format == "json":
+            dump_json(payload)
+            return 0
+        rows = [[r["benchmark"], f"{r['n']:,}", f"±{100 * r['half_width_at_0_8']:.1f}", f"±{100 * r['half_width_at_0_5']:.1f}"]
+                for r in payload["benchmarks"]]
+        print_table(f"Error bars of one benchmark score ({100 * args.confidence_level:g}% Wilson interval, in points)",
+                    ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3))
         return 0
-    level = f"{100 * args.confidence_level:g}%"
-    rows = [
-        [r["benchmark"], f"{r['n']:,}", f"±{100 * r['half_width_at_0_8']:.1f}",
-         f"±{100 * r['half_width_at_0_5']:.1f}"]
-        for r in payload["benchmarks"]
-    ]
-    need = payload["items_needed_at_0_8"]
-    print_table(
-        f"Error bars of one benchmark score ({level} Wilson interval, in points)",
-        ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3),
-        caption=(
-            "Read: 80% on HumanEval (164 items) is 80 ± "
-            f"{100 * payload['benchmarks'][2]['half_width_at_0_8']:.1f} points. For ±5 / ±2 / ±1 "
-            f"points at 80% you need {need['0.05']:,} / {need['0.02']:,} / {need['0.01']:,} items."
-        ),
-    )
-    print("Try: llm-power ci 17 20 --method all    llm-power coverage --n 10 --p 0.02")
-    return 0
+    items, models, x, category = load_mmlu_pro()
+    args.cluster = "category"
+    args.pairs, args.correction, args.anytime = "adjacent", "holm", True
+    args.alpha, args.power, args.cluster_resamples, args.seed = 0.05, 0.8, 1000, 0
+    args.json_out = args.markdown_out = None
+    note = ("Data: MMLU-Pro per-question results published by the MMLU-Pro authors (TIGER-AI-Lab, Apache-2.0; "
+            "data set MIT), strict correctness, 14 subject categories as clusters.")
+    return run_diagnosis(args, items, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
+                         inputs=(), note=note, title=f"MMLU-Pro: which of the top {args.top} gaps are real?")

@@ -1,27 +1,44 @@
-"""``llm-power diagnose FILE``: the leaderboard resolution report on a wide per-item file."""
+"""``llm-power diagnose RESULTS...``: the leaderboard resolution report from eval-harness outputs."""
 
 from __future__ import annotations
 
 import argparse
-import math
+import sys
 from typing import Any
 
-from ..io import read_wide_matrix
-from ..report.terminal import dump_json, print_table
+from ..io import align_results, read_results
+from ..io.harness import FORMATS, expand_paths
+from ..report.files import write_atomic
+from ..report.terminal import dump_json
 from ..resolution import CORRECTIONS, diagnose
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
+EPILOG = """examples:
+  llm-power diagnose out/ --cluster subject            # lm-eval --log_samples output folder(s)
+  llm-power diagnose logs/*.eval --cluster subject     # inspect_ai logs (metadata.subject)
+  llm-power diagnose benchmark_output/runs/v1/         # HELM run folders (test split)
+  llm-power diagnose scores.csv --cluster category --correction holm --anytime --html report.html
+"""
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "diagnose", parents=[parent], help=HELP, description=HELP.capitalize(),
-        epilog="example: llm-power diagnose scores.csv --cluster subject --correction holm --anytime",
-    )
-    p.add_argument("file", metavar="FILE", help="wide per-item file (CSV/TSV/JSONL/Parquet): item id, one column per model")
-    p.add_argument("--models", nargs="+", metavar="M", help="model columns (default: every column but item id and cluster)")
-    p.add_argument("--id-column", metavar="COL", help="item id column (default: item, item_id, id, doc_id, ...)")
-    p.add_argument("--cluster", metavar="COL", help="cluster label column (subject, category, source)")
+    p = sub.add_parser("diagnose", parents=[parent], help=HELP, description=HELP.capitalize(), epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_options(p)
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "
+                        "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
+    p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
+    p.add_argument("--metric", help="per-item metric (default per format; an unknown one lists the available)")
+    p.add_argument("--split", default="test", help="HELM split (default test)")
+    p.add_argument("--filter", help="lm-eval filter when a task wrote several (e.g. strict-match)")
+    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                   help="items some model lacks: error (default) or keep the intersection and report drops")
+    p.set_defaults(run=run)
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", metavar="FIELD", help="cluster label: a column, inspect metadata or lm-eval doc field")
     p.add_argument("--pairs", default="adjacent", choices=("adjacent", "all"))
     p.add_argument("--correction", choices=CORRECTIONS, help="multiplicity stress test across the pairs")
     p.add_argument("--anytime", action="store_true", help="anytime-valid (continuously monitored) stress test")
@@ -30,65 +47,74 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--power", type=float, default=0.8)
     p.add_argument("--cluster-resamples", type=int, default=1000, metavar="B")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(run=run)
+    p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--markdown", dest="markdown_out", metavar="FILE", help="also write the report as Markdown")
+    p.add_argument("--html", dest="html_out", metavar="FILE", help="also write the self-contained HTML report")
 
 
-def _num(value: float | None, fmt: str) -> str:
-    if value is None:
-        return ""
-    if math.isinf(value):
-        return "∞"
-    return format(value, fmt)
+def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, source: str, inputs: tuple, note: str = "",
+                  title: str = "Leaderboard resolution report") -> int:
+    import numpy as np
 
-
-def run(args: argparse.Namespace) -> int:
-    items, names, x, clusters = read_wide_matrix(args.file, item_column=args.id_column, cluster_column=args.cluster,
-                                                 models=args.models)
     if args.top is not None:
         if args.top < 2:
             raise ValueError(f"--top must be at least 2; got {args.top}")
-        order = (-x.mean(axis=0)).argsort(kind="stable")[: args.top]
+        order = np.argsort(-x.mean(axis=0), kind="stable")[: args.top]
         x = x[:, order]
-        names = [names[k] for k in order]
-    res = diagnose(x, models=names, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
-                   correction=args.correction, anytime=args.anytime, cluster_resamples=args.cluster_resamples,
-                   rng=args.seed)
+        models = [models[k] for k in order]
+    diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
+                    correction=args.correction, anytime=args.anytime, cluster_resamples=args.cluster_resamples,
+                    rng=args.seed)
+    payload = {"source": source, "note": note, **diag.to_dict()}
+    outputs = []
+    if args.json_out:
+        import json
+
+        from .._results import to_plain
+
+        outputs.append(write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True,
+                                                               allow_nan=False) + "\n", inputs=inputs))
+    if args.markdown_out:
+        from ..report.markdown import render_markdown
+
+        outputs.append(write_atomic(args.markdown_out, render_markdown(diag, title=title), inputs=inputs))
+    if args.html_out:
+        from ..report.html import render_html
+
+        order = {name: k for k, name in enumerate(models)}
+        ranked = x[:, [order[name] for name in diag.models]]
+        html = render_html(diag, title=title, source=source, scores=ranked, clusters=clusters,
+                           cluster_name=args.cluster or "cluster", note=note)
+        outputs.append(write_atomic(args.html_out, html, inputs=inputs))
     if args.format == "json":
-        dump_json({"file": args.file, **res.to_dict()})
-        return 0
-    cols = ["#", "model A", "model B", "gap (pts)", "p", "N*", "q", "IID"]
-    if args.correction:
-        cols += ["q " + args.correction, args.correction]
-    if clusters is not None:
-        cols += ["DE", "q cluster", "cluster"]
-    if args.anytime:
-        cols += ["q anytime", "anytime"]
-    rows = []
-    for p in res.pairs:
-        row = [str(p.rank_a), p.model_a, p.model_b, f"{100 * p.delta:+.2f}", f"{p.pvalue:.2g}",
-               _num(p.n_star, ",.0f"), f"{p.q:.2f}", "✓" if p.resolved else "✗"]
-        if args.correction:
-            row += [f"{p.q_corrected:.2f}", "✓" if p.resolved_corrected else "✗"]
-        if clusters is not None:
-            row += [f"{p.design_effect:.1f}", f"{p.q_cluster:.2f}", "✓" if p.resolved_cluster else "✗"]
-        if args.anytime:
-            row += [f"{p.q_anytime:.2f}", "✓" if p.resolved_anytime else "✗"]
-        rows.append(row)
-    m = len(res.pairs)
-    verdicts = "; ".join(f"{key}: {count} of {m} unresolved" for key, count in res.n_unresolved.items())
-    print_table(
-        f"Resolution of {m} {args.pairs} pairs, {len(res.models)} models, {res.n:,} items "
-        f"(α = {args.alpha:g}, power {args.power:g})",
-        cols, rows, right_align=tuple(k for k, c in enumerate(cols) if c not in ("model A", "model B")),
-        caption=f"{verdicts}. q = N/N*: q ≥ 1 resolved (✓); q < 1 the benchmark is too small to tell (✗), "
-                "which does not mean the models are equal.",
-    )
-    if res.cluster_robustness:
-        cr = res.cluster_robustness
-        print(f"Cluster bootstrap ({cr['n_resamples']} resamples of the {res.settings['n_clusters']} clusters): "
-              f"unresolved count median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
-    strict = "cluster" if "cluster" in res.tie_groups else "iid"
-    groups = [g for g in res.tie_groups[strict] if len(g) > 1]
-    if groups:
-        print(f"Statistical ties ({strict}): " + "; ".join(" ≈ ".join(g) for g in groups))
+        dump_json(payload)
+    else:
+        from ..report.terminal_report import print_report
+
+        print_report(diag, note=note)
+        for path in outputs:
+            print(f"wrote {path}")
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = expand_paths(args.results)
+    frame = _read(paths, args)
+    aligned = align_results(frame, on_missing=args.on_missing)
+    source = ", ".join(str(p) for p in args.results)
+    return run_diagnosis(args, aligned.items, aligned.models, aligned.scores, aligned.clusters, source=source,
+                         inputs=tuple(paths), note=aligned.note)
+
+
+def _read(paths, args):
+    import pandas as pd
+
+    if len(paths) > 3 and sys.stderr.isatty():
+        from rich.progress import track
+
+        iterator = track(paths, description="reading results", transient=True)
+    else:
+        iterator = paths
+    frames = [read_results(p, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
+                           filter=args.filter) for p in iterator]
+    return pd.concat(frames, ignore_index=True)

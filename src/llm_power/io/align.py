@@ -1,0 +1,105 @@
+"""Align several models' per-item results into the items x models matrix, with an explicit policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+
+__all__ = ["Aligned", "align_results"]
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """The aligned matrix and what alignment did."""
+
+    items: list
+    models: list
+    scores: np.ndarray
+    clusters: list | None
+    dropped: dict = field(default_factory=dict)
+    note: str = ""
+
+
+def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
+    """Items x models matrix from the long table of :func:`read_results`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Columns ``model, item, score`` and optionally ``cluster``, ``target``, ``source``.
+    on_missing : {"error", "intersect"}, default "error"
+        Items that some model lacks: an error naming the models and counts (default), or
+        ``"intersect"``: keep the items every model has and report how many were dropped per model.
+
+    Duplicate (model, item) records and items whose target (reference answer) differs between
+    models are always errors: they mean different things are being compared.
+    """
+    from .._validation import check_option
+
+    on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
+    dup = frame.duplicated(["model", "item"], keep=False)
+    if dup.any():
+        row = frame[dup].iloc[0]
+        sources = sorted(set(frame[dup & (frame["model"] == row["model"]) & (frame["item"] == row["item"])]["source"]))
+        raise DataError(f"model {row['model']!r} has item {row['item']!r} more than once "
+                        f"(in {', '.join(sources)}); give each model's results once")
+    models = list(dict.fromkeys(frame["model"]))
+    if len(models) < 2:
+        raise DataError(f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
+                        "diagnose compares two or more models on the same items")
+    if "target" in frame.columns:
+        targets = frame.dropna(subset=["target"])
+        if len(targets):
+            n_targets = targets.groupby("item")["target"].nunique()
+            bad = n_targets[n_targets > 1]
+            if len(bad):
+                item = bad.index[0]
+                vals = targets[targets["item"] == item][["model", "target"]].drop_duplicates("target")
+                detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(vals["model"], vals["target"]))
+                raise DataError(f"item {item!r} has different targets across models ({detail}); "
+                                f"{len(bad)} item(s) disagree -- the runs used different data and must not be mixed")
+    per_model = {m: set(frame.loc[frame["model"] == m, "item"]) for m in models}
+    all_items = set().union(*per_model.values())
+    common = set.intersection(*per_model.values())
+    dropped = {m: len(per_model[m] - common) for m in models}
+    missing = {m: len(all_items - per_model[m]) for m in models}
+    note = ""
+    if common != all_items:
+        if on_missing == "error":
+            worst = [f"{m} lacks {k}" for m, k in missing.items() if k]
+            raise DataError(f"models were not run on the same items ({'; '.join(worst)} of {len(all_items)} items); "
+                            "use --on-missing intersect to keep the items every model has")
+        if not common:
+            raise DataError("no item is shared by all models (disjoint item sets): nothing to compare")
+        note = (f"intersection of items: {len(common)} of {len(all_items)} kept; dropped per model: "
+                + ", ".join(f"{m} {k}" for m, k in dropped.items()))
+    items = sorted(common, key=_natural)
+    index = {item: i for i, item in enumerate(items)}
+    scores = np.full((len(items), len(models)), np.nan)
+    sub = frame[frame["item"].isin(common)]
+    cols = {m: j for j, m in enumerate(models)}
+    scores[sub["item"].map(index).to_numpy(), sub["model"].map(cols).to_numpy()] = sub["score"].to_numpy(dtype=float)
+    clusters = None
+    if "cluster" in frame.columns:
+        labels = sub.dropna(subset=["cluster"]).groupby("item")["cluster"]
+        conflict = labels.nunique()
+        if (conflict > 1).any():
+            item = conflict[conflict > 1].index[0]
+            raise DataError(f"item {item!r} has different cluster labels across models")
+        first = labels.first()
+        missing_label = [it for it in items if it not in first.index]
+        if missing_label:
+            raise DataError(f"item {missing_label[0]!r} has no cluster label")
+        clusters = [str(first[it]) for it in items]
+    return Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped, note=note)
+
+
+def _natural(item: str) -> tuple:
+    """Sort 'task:10' after 'task:9'."""
+    import re
+
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(item)))

@@ -1,0 +1,500 @@
+"""Readers for eval-harness outputs: lm-evaluation-harness, inspect_ai, HELM, lighteval, plain files.
+
+Every reader yields :class:`Record` (model, item, score, cluster, target) one at a time, so large
+files are streamed in constant memory per line; :func:`read_results` collects them into the long
+table ``model, item, score[, cluster]``. Errors name the file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zipfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score
+
+__all__ = ["FORMATS", "Record", "detect_format", "iter_records", "read_results"]
+
+FORMATS = ("auto", "csv", "helm", "inspect", "lighteval", "lm_eval", "parquet")
+INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+_LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One model's score on one item."""
+
+    model: str
+    item: str
+    score: float
+    cluster: str | None = None
+    target: str | None = None
+    source: str = ""
+
+
+# --- detection -----------------------------------------------------------------------------------
+
+def detect_format(path: Path) -> str:
+    """Guess the format of one file or run folder."""
+    name = path.name
+    if path.is_dir():
+        if (path / "per_instance_stats.json").exists():
+            return "helm"
+        raise DataError("is a folder without per_instance_stats.json (give files, or a folder to search)", file=str(path))
+    suffix = path.suffix.lower()
+    if suffix == ".eval":
+        return "inspect"
+    if name == "per_instance_stats.json":
+        return "helm"
+    if _LM_EVAL_SAMPLES.match(name):
+        return "lm_eval"
+    if suffix == ".parquet":
+        return "lighteval" if name.startswith("details_") else "parquet"
+    if suffix == ".json":
+        head = _peek_json_keys(path)
+        if {"eval", "samples"} <= head or {"version", "eval"} <= head:
+            return "inspect"
+        raise DataError("unknown JSON layout (not an inspect_ai log; lm-eval results_*.json hold no per-item "
+                        "scores -- give the samples_*.jsonl files)", file=str(path))
+    if suffix in (".csv", ".tsv", ".txt", ".jsonl", ".ndjson"):
+        return "csv"
+    raise DataError(f"unknown format {suffix or '(no extension)'!r}; known: lm-eval samples_*.jsonl, "
+                    "inspect .eval/.json, HELM per_instance_stats.json, lighteval details_*.parquet, "
+                    "CSV/TSV/JSONL/Parquet", file=str(path))
+
+
+def _peek_json_keys(path: Path) -> set[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)) from None
+    return set(data) if isinstance(data, dict) else set()
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files and folders -> the result files inside (sorted, deterministic)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise DataError("file or folder not found", file=str(path))
+        if path.is_file():
+            out.append(path)
+            continue
+        if (path / "per_instance_stats.json").exists():
+            out.append(path)
+            continue
+        found = sorted(
+            p for p in path.rglob("*")
+            if p.is_file() and (
+                _LM_EVAL_SAMPLES.match(p.name) or p.suffix.lower() == ".eval"
+                or (p.name.startswith("details_") and p.suffix.lower() == ".parquet")
+            )
+        )
+        found += sorted(p.parent for p in path.rglob("per_instance_stats.json"))
+        found += sorted(p for p in path.rglob("*.json") if p.name != "per_instance_stats.json"
+                        and not p.name.startswith("results_") and p.parent.name != "_journal"
+                        and _is_inspect_json(p))
+        if not found:
+            raise DataError("no result files found in this folder (lm-eval samples_*.jsonl, inspect .eval/.json, "
+                            "HELM per_instance_stats.json, lighteval details_*.parquet)", file=str(path))
+        out.extend(found)
+    return out
+
+
+def _is_inspect_json(path: Path) -> bool:
+    try:
+        return {"eval", "samples"} <= _peek_json_keys(path)
+    except DataError:
+        return False
+
+
+# --- lm-evaluation-harness -----------------------------------------------------------------------
+
+def _lm_eval_model(path: Path, date: str) -> str:
+    """Model name from the neighbouring results_<date>.json, else the folder name."""
+    candidates = [path.parent / f"results_{date}.json"] + sorted(path.parent.glob("results_*.json"))
+    for cand in candidates:
+        if cand.exists():
+            try:
+                with open(cand, encoding="utf-8") as fh:
+                    res = json.load(fh)
+            except (OSError, json.JSONDecodeError):
+                continue
+            for key in ("model_name", "model_name_sanitized"):
+                if isinstance(res.get(key), str) and res[key]:
+                    return res[key]
+            args = (res.get("config") or {}).get("model_args")
+            if isinstance(args, str):
+                match = re.search(r"pretrained=([^,]+)", args)
+                if match:
+                    return match.group(1)
+    return path.parent.name
+
+
+def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | None = None,
+                 cluster: str | None = None) -> Iterator[Record]:
+    """lm-eval ``samples_<task>_<date>.jsonl``: one line per (doc_id, filter); streamed."""
+    match = _LM_EVAL_SAMPLES.match(path.name)
+    task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
+    model = _lm_eval_model(path, date)
+    by_filter: dict[str, list[Record]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, rec in _records(path):
+        where = dict(file=str(path), record=f"line {lineno}")
+        if "doc_id" not in rec:
+            raise DataError("no 'doc_id' (is this an lm-eval samples file?)", **where, field="doc_id")
+        filt = str(rec.get("filter", "none"))
+        metrics = rec.get("metrics") or [k for k in ("acc", "exact_match", "acc_norm") if k in rec]
+        name = metric or (metrics[0] if metrics else None)
+        if name is None or name not in rec:
+            available = ", ".join(repr(m) for m in metrics) or "none"
+            raise DataError(f"no metric {name!r}; available per-item metrics: {available}", **where,
+                            field=str(name))
+        key = (filt, str(rec["doc_id"]))
+        if key in seen:
+            raise DataError(f"duplicate doc_id {rec['doc_id']!r} for filter {filt!r} (first at line {seen[key]})",
+                            **where, field="doc_id")
+        seen[key] = lineno
+        label = None
+        if cluster is not None:
+            doc = rec.get("doc") or {}
+            label = doc.get(cluster) if isinstance(doc, dict) else None
+            if label is None:
+                raise DataError(f"no cluster field {cluster!r} in 'doc'", **where, field=f"doc.{cluster}")
+        score = parse_score(rec[name], file=str(path), record=f"line {lineno}", field=name)
+        by_filter.setdefault(filt, []).append(Record(model, f"{task}:{rec['doc_id']}", score,
+                                                     None if label is None else str(label),
+                                                     str(rec.get("target")), str(path)))
+    if not by_filter:
+        raise DataError("no records (empty file)", file=str(path))
+    if filter_name is not None:
+        if filter_name not in by_filter:
+            raise DataError(f"no filter {filter_name!r}; filters in the file: {', '.join(map(repr, sorted(by_filter)))}",
+                            file=str(path), field="filter")
+        yield from by_filter[filter_name]
+        return
+    if len(by_filter) > 1:
+        raise DataError(f"{len(by_filter)} filters per doc ({', '.join(map(repr, sorted(by_filter)))}); "
+                        "choose one with --filter (they are different scorings of the same items)",
+                        file=str(path), field="filter")
+    yield from next(iter(by_filter.values()))
+
+
+# --- inspect_ai ----------------------------------------------------------------------------------
+
+def _inspect_value(value: Any, *, file: str, record: str, field: str) -> float:
+    if isinstance(value, str) and value in INSPECT_VALUES:
+        return INSPECT_VALUES[value]
+    if isinstance(value, dict):
+        raise DataError("multi-value score (a dict); choose one value with --metric scorer.key",
+                        file=file, record=record, field=field)
+    return parse_score(value, file=file, record=record, field=field)
+
+
+def _inspect_samples(samples: Sequence[dict], model: str, task: str, path: Path, metric: str | None,
+                     cluster: str | None) -> Iterator[Record]:
+    values: dict[str, list[float]] = {}
+    meta: dict[str, tuple[str | None, str | None]] = {}
+    for k, sample in enumerate(samples):
+        record = f"sample {sample.get('id', k)}"
+        scores = sample.get("scores") or {}
+        if not scores:
+            raise DataError("sample has no scores (was the log scored?)", file=str(path), record=record, field="scores")
+        scorer, key = (metric.split(".", 1) + [None])[:2] if metric else (next(iter(scores)), None)
+        if scorer not in scores:
+            raise DataError(f"no scorer {scorer!r}; available: {', '.join(map(repr, scores))}", file=str(path),
+                            record=record, field="scores")
+        value = scores[scorer].get("value") if isinstance(scores[scorer], dict) else scores[scorer]
+        if key is not None:
+            if not isinstance(value, dict) or key not in value:
+                raise DataError(f"no value {key!r} in scorer {scorer!r}", file=str(path), record=record,
+                                field=f"scores.{scorer}")
+            value = value[key]
+        score = _inspect_value(value, file=str(path), record=record, field=f"scores.{scorer}.value")
+        item = f"{task}:{sample.get('id', k)}"
+        values.setdefault(item, []).append(score)  # epochs: averaged (inspect's default mean reducer)
+        label = None
+        if cluster is not None:
+            label = (sample.get("metadata") or {}).get(cluster)
+            if label is None:
+                raise DataError(f"no cluster field {cluster!r} in sample metadata", file=str(path), record=record,
+                                field=f"metadata.{cluster}")
+        target = sample.get("target")
+        meta[item] = (None if label is None else str(label), None if target is None else json.dumps(target))
+    if not values:
+        raise DataError("the log holds no samples", file=str(path))
+    for item, vals in values.items():
+        yield Record(model, item, sum(vals) / len(vals), meta[item][0], meta[item][1], str(path))
+
+
+def read_inspect(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
+    """inspect_ai logs: ``.eval`` (zip: header.json + summaries.json or samples/*) or ``.json``."""
+    if path.suffix.lower() == ".eval":
+        try:
+            archive = zipfile.ZipFile(path)
+        except zipfile.BadZipFile:
+            raise DataError("not an inspect .eval log (not a zip archive)", file=str(path)) from None
+        with archive:
+            names = set(archive.namelist())
+            if "header.json" not in names:
+                raise DataError("not an inspect .eval log (no header.json in the archive)", file=str(path))
+            header = json.loads(archive.read("header.json"))
+            if "summaries.json" in names:
+                samples = json.loads(archive.read("summaries.json"))
+            else:
+                samples = [json.loads(archive.read(n)) for n in sorted(names) if n.startswith("samples/")]
+    else:
+        with open(path, encoding="utf-8") as fh:
+            header = json.load(fh)
+        samples = header.get("samples") or []
+    ev = header.get("eval") or {}
+    model, task = str(ev.get("model", path.stem)), str(ev.get("task", path.stem))
+    yield from _inspect_samples(samples, model, task, path, metric, cluster)
+
+
+# --- HELM ------------------------------------------------------------------------------------------
+
+def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
+              cluster: str | None = None) -> Iterator[Record]:
+    """HELM run folder: per_instance_stats.json (one split, default test), model from run_spec.json."""
+    folder = path if path.is_dir() else path.parent
+    stats_path = folder / "per_instance_stats.json"
+    model, task = folder.name, folder.name
+    spec_path = folder / "run_spec.json"
+    if spec_path.exists():
+        with open(spec_path, encoding="utf-8") as fh:
+            spec = json.load(fh)
+        model = str((spec.get("adapter_spec") or {}).get("model", model))
+        task = str(spec.get("name", task)).split(",model=")[0]
+    try:
+        with open(stats_path, encoding="utf-8") as fh:
+            instances = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(stats_path)) from None
+    name = metric or "exact_match"
+    values: dict[str, list[float]] = {}
+    available: set[str] = set()
+    for k, inst in enumerate(instances):
+        hit = None
+        for stat in inst.get("stats", []):
+            nm = stat.get("name") or {}
+            if nm.get("split") != split or "perturbation" in nm or nm.get("sub_split"):
+                continue
+            available.add(str(nm.get("name")))
+            if nm.get("name") == name:
+                hit = stat
+        if hit is None:
+            continue
+        values.setdefault(f"{task}:{inst.get('instance_id', k)}", []).append(
+            parse_score(hit.get("mean"), file=str(stats_path), record=f"instance {inst.get('instance_id', k)}",
+                        field=f"{name}.mean"))
+    if not values:
+        if available:
+            raise DataError(f"no metric {name!r} on split {split!r}; available: {', '.join(sorted(map(repr, available)))}",
+                            file=str(stats_path))
+        raise DataError(f"no instances on split {split!r}", file=str(stats_path))
+    if cluster is not None:
+        raise DataError("HELM per-instance stats carry no cluster labels; pass clusters another way",
+                        file=str(stats_path))
+    for item, vals in values.items():  # several train trials: averaged
+        yield Record(model, item, sum(vals) / len(vals), None, None, str(stats_path))
+
+
+# --- lighteval -------------------------------------------------------------------------------------
+
+def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
+    """lighteval ``details_<task>|<fewshot>_<timestamp>.parquet`` (struct columns doc / metric)."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read as Parquet ({type(exc).__name__})", file=str(path)) from None
+    if "metric" not in frame.columns or "doc" not in frame.columns:
+        raise DataError(f"not a lighteval details file (columns {list(frame.columns)}; expected doc, metric)",
+                        file=str(path))
+    model = path.parent.parent.name if path.parent.parent.name not in ("", ".") else path.stem
+    results = sorted(path.parent.glob("results_*.json")) + sorted(path.parent.parent.glob("results_*.json"))
+    for cand in results:
+        with open(cand, encoding="utf-8") as fh:
+            name = (json.load(fh).get("config_general") or {}).get("model_name")
+        if name:
+            model = str(name)
+            break
+    for k in range(len(frame)):
+        doc, met = frame["doc"].iloc[k], frame["metric"].iloc[k]
+        record = f"row {k}"
+        if not isinstance(met, dict) or not met:
+            raise DataError("no per-item metric", file=str(path), record=record, field="metric")
+        name = metric or next(iter(met))
+        if name not in met:
+            raise DataError(f"no metric {name!r}; available: {', '.join(map(repr, met))}", file=str(path),
+                            record=record, field="metric")
+        task = str(doc.get("task_name", path.stem)) if isinstance(doc, dict) else path.stem
+        ident = doc.get("id", k) if isinstance(doc, dict) else k
+        label = None
+        if cluster is not None:
+            label = doc.get(cluster) if isinstance(doc, dict) else None
+            if label is None:
+                raise DataError(f"no cluster field {cluster!r} in doc", file=str(path), record=record,
+                                field=f"doc.{cluster}")
+        gold = doc.get("gold_index") if isinstance(doc, dict) else None
+        yield Record(model, f"{task}:{ident}", parse_score(met[name], file=str(path), record=record,
+                                                           field=f"metric.{name}"),
+                     None if label is None else str(label), None if gold is None else str(gold), str(path))
+
+
+# --- plain files -------------------------------------------------------------------------------------
+
+def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = None,
+               model_column: str = "model") -> Iterator[Record]:
+    """Long (model, item, score[, cluster]) or wide (item + one column per model) CSV/TSV/JSONL/Parquet."""
+    from .plain import read_wide_matrix
+
+    if path.suffix.lower() == ".parquet":
+        import pandas as pd
+
+        try:
+            columns = [str(c) for c in pd.read_parquet(path).columns]
+        except (OSError, ValueError) as exc:
+            raise DataError(f"cannot read as Parquet ({type(exc).__name__})", file=str(path)) from None
+        rows: Iterable[tuple[Any, dict]] = ()
+    else:
+        iterator = _records(path)
+        first = next(iterator, None)
+        if first is None:
+            raise DataError("no records (empty file)", file=str(path))
+        columns = list(first[1].keys())
+        rows = _chain_first(first, iterator)
+    if model_column in columns:
+        item_col = next((c for c in ITEM_COLUMNS if c in columns), None)
+        score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
+        if item_col is None or score_col is None or score_col not in columns:
+            raise DataError(f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}",
+                            file=str(path))
+        if path.suffix.lower() == ".parquet":
+            import pandas as pd
+
+            frame = pd.read_parquet(path)
+            rows = ((k + 2, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
+        for recno, rec in rows:
+            where = f"line {recno}"
+            if cluster is not None and rec.get(cluster) in (None, ""):
+                raise DataError("missing cluster label", file=str(path), record=where, field=cluster)
+            yield Record(str(rec[model_column]), str(rec[item_col]),
+                         parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
+                         None if cluster is None else str(rec[cluster]), None, str(path))
+        return
+    items, names, values, clusters = read_wide_matrix(path, cluster_column=cluster)
+    for j, name in enumerate(names):
+        for i, item in enumerate(items):
+            yield Record(name, item, float(values[i, j]), None if clusters is None else clusters[i], None, str(path))
+
+
+def _chain_first(first: tuple, rest: Iterator) -> Iterator:
+    yield first
+    yield from rest
+
+
+# --- entry point -------------------------------------------------------------------------------------
+
+def iter_records(path: Path, *, format: str = "auto", metric: str | None = None, cluster: str | None = None,
+                 split: str = "test", filter_name: str | None = None) -> Iterator[Record]:
+    """Records of one file or run folder."""
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt == "lm_eval":
+        return read_lm_eval(path, metric=metric, filter_name=filter_name, cluster=cluster)
+    if fmt == "inspect":
+        return read_inspect(path, metric=metric, cluster=cluster)
+    if fmt == "helm":
+        return read_helm(path, metric=metric, split=split, cluster=cluster)
+    if fmt == "lighteval":
+        return read_lighteval(path, metric=metric, cluster=cluster)
+    return read_plain(path, metric=metric, cluster=cluster)
+
+
+def read_results(
+    paths: str | Path | Sequence[str | Path],
+    *,
+    format: str = "auto",
+    metric: str | None = None,
+    cluster: str | None = None,
+    split: str = "test",
+    filter: str | None = None,  # noqa: A002 - lm-eval's own word
+):
+    r"""Read per-item results of one or more models into a long DataFrame.
+
+    Parameters
+    ----------
+    paths : path or sequence of paths
+        Files or folders: lm-evaluation-harness ``samples_*.jsonl`` (model name from the
+        neighbouring ``results_*.json`` or the folder), inspect_ai ``.eval`` / ``.json`` logs,
+        HELM run folders (``per_instance_stats.json``), lighteval ``details_*.parquet``, or plain
+        CSV/TSV/JSONL/Parquet in long (``model, item, score[, cluster]``) or wide form. Folders
+        are searched recursively.
+    format : str, default "auto"
+        ``"auto"`` (by name and content), ``"lm_eval"``, ``"inspect"``, ``"helm"``,
+        ``"lighteval"``, ``"csv"`` or ``"parquet"``.
+    metric : str, optional
+        Per-item metric: lm-eval key (default: the first of the record's ``metrics``), inspect
+        scorer (default: the first; ``scorer.key`` for dict values), HELM stat name (default
+        ``exact_match``), lighteval metric (default: the first), plain score column. An unknown
+        name is an error listing the available ones.
+    cluster : str, optional
+        Cluster label field: lm-eval ``doc.<field>``, inspect ``metadata.<field>``, lighteval
+        ``doc.<field>``, or a column of a plain file.
+    split : str, default "test"
+        HELM split to keep (HELM mixes splits in one file).
+    filter : str, optional
+        lm-eval filter (``"strict-match"``, ...) when a task wrote several per doc.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``model, item, score`` (and ``cluster``), plus ``target`` where the format has one
+        (used to check that models were scored against the same answers) and ``source``.
+        Inspect's C/I/P/N become 1/0/0.5/0; several epochs or train trials are averaged.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from llm_power import read_results
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "scores.csv").write_text("model,item,score\nA,q1,1\nA,q2,0\nB,q1,1\nB,q2,1\n")
+    >>> df = read_results(folder / "scores.csv")
+    >>> df.groupby("model")["score"].mean().to_dict()
+    {'A': 0.5, 'B': 1.0}
+    """
+    import pandas as pd
+
+    from .._validation import check_option
+
+    format = check_option(format, "format", FORMATS)
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    rows: list[Record] = []
+    for path in expand_paths(paths):
+        rows.extend(iter_records(path, format=format, metric=metric, cluster=cluster, split=split,
+                                 filter_name=filter))
+    if not rows:
+        raise DataError("no per-item results found")
+    frame = pd.DataFrame({
+        "model": [r.model for r in rows],
+        "item": [r.item for r in rows],
+        "score": [r.score for r in rows],
+    })
+    if cluster is not None:
+        frame["cluster"] = [r.cluster for r in rows]
+    frame["target"] = [r.target for r in rows]
+    frame["source"] = [r.source for r in rows]
+    if not all(math.isfinite(s) for s in frame["score"]):  # pragma: no cover - parse_score guarantees
+        raise DataError("non-finite score")
+    return frame

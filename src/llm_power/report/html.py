@@ -1,0 +1,233 @@
+"""The self-contained HTML resolution report (inline CSS and SVG plots, nothing fetched)."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..intervals import proportion_ci
+from ..planning import mde_from_variance
+from ..resolution import Diagnosis
+
+__all__ = ["render_html"]
+
+OK, BAD, GREY = "#0072B2", "#D55E00", "#57606a"  # Okabe-Ito blue / vermillion: colour-blind safe
+
+
+def _svg(fig: Any, label: str) -> str:
+    """Figure -> inline <svg> with role="img", a <title> text alternative and no XML prolog."""
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{_esc(label)}" ', text, count=1)
+    close = text.index(">") + 1
+    return text[:close] + f"<title>{_esc(label)}</title>" + text[close:]
+
+
+def _esc(text: str) -> str:
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
+
+
+def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power"})
+    names = diag.models
+    n = diag.n
+    means = np.asarray(diag.means)
+    plots = {}
+
+    # leaderboard with intervals
+    height = max(2.0, 0.32 * len(names) + 0.8)
+    fig, ax = plt.subplots(figsize=(7.5, height))
+    y = np.arange(len(names))[::-1]
+    if binary:
+        lo, hi = proportion_ci(np.rint(means * n).astype(int), n)
+    else:
+        lo, hi = means, means
+    ax.errorbar(100 * means, y, xerr=[100 * (means - lo), 100 * (hi - means)], fmt="o", color=OK, ecolor=OK, capsize=3)
+    ax.set_yticks(y, [m[:40] for m in names])
+    ax.set_xlabel("score (%)")
+    ax.grid(axis="x", color="#e5e7eb")
+    ax.spines[["top", "right"]].set_visible(False)
+    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(f"{m} {100 * s:.1f}%" for m, s in zip(names, means)))
+
+    pairs = diag.pairs
+    labels = [f"{p.model_a[:22]} − {p.model_b[:22]}" for p in pairs]
+    height = max(2.0, 0.3 * len(pairs) + 0.8)
+    # forest plot
+    fig, ax = plt.subplots(figsize=(7.5, height))
+    y = np.arange(len(pairs))[::-1]
+    for k, p in enumerate(pairs):
+        color = OK if p.resolved else BAD
+        marker = "o" if p.resolved else "s"
+        lo_, hi_ = (p.ci_low, p.ci_high) if p.ci_low is not None else (p.delta, p.delta)
+        ax.plot([100 * lo_, 100 * hi_], [y[k], y[k]], color=color, lw=2)
+        ax.plot(100 * p.delta, y[k], marker, color=color)
+    ax.axvline(0, color=GREY, lw=1)
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("gap A − B (points), paired 95% CI")
+    ax.spines[["top", "right"]].set_visible(False)
+    plots["forest"] = _svg(fig, "Forest plot of the gaps: " + "; ".join(
+        f"{lab}: {100 * p.delta:+.2f} points" for lab, p in zip(labels, pairs)))
+
+    # q on a log scale
+    fig, ax = plt.subplots(figsize=(7.5, height))
+    q = np.array([p.q for p in pairs], dtype=float)
+    q_plot = np.clip(q, 1e-4, 1e4)
+    for k, p in enumerate(pairs):
+        ax.barh(y[k], q_plot[k], color=OK if p.resolved else BAD, height=0.6,
+                hatch=None if p.resolved else "//", edgecolor="white")
+    ax.set_xscale("log")
+    ax.axvline(1, color="black", ls="--", lw=1.2)
+    ax.text(1, y.max() + 0.7, " q = 1", va="bottom", fontsize=9)
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("q = N / N*  (log scale; ≥ 1 resolved)")
+    ax.spines[["top", "right"]].set_visible(False)
+    plots["q"] = _svg(fig, "Resolution ratio per pair: " + "; ".join(
+        f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})" for lab, p in zip(labels, pairs)))
+
+    # MDE curve
+    var = float(np.median([p.se**2 * n for p in pairs]))
+    grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
+    curve = mde_from_variance(grid, var, alpha=diag.settings["alpha"], power=diag.settings["power"])
+    now = float(mde_from_variance(n, var, alpha=diag.settings["alpha"], power=diag.settings["power"]))
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    ax.plot(grid, 100 * curve, color=OK)
+    ax.plot([n], [100 * now], "o", color=BAD, ms=8)
+    ax.annotate(f"{n:,} items: {100 * now:.2f} pts", (n, 100 * now), textcoords="offset points", xytext=(8, 8))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("items")
+    ax.set_ylabel("minimum detectable gap (points)")
+    ax.grid(color="#e5e7eb", which="both")
+    ax.spines[["top", "right"]].set_visible(False)
+    plots["mde"] = _svg(fig, f"Minimum detectable effect against items; at {n:,} items it is {100 * now:.2f} points")
+    plots["_mde_now"] = f"{100 * now:.2f}"
+    return plots
+
+
+def render_html(
+    diag: Diagnosis,
+    *,
+    title: str = "Leaderboard resolution report",
+    source: str = "",
+    scores: np.ndarray | None = None,
+    clusters: Any = None,
+    cluster_name: str = "cluster",
+    note: str = "",
+) -> str:
+    """Render a :class:`~llm_power.Diagnosis` as one self-contained HTML page.
+
+    ``scores`` (the ranked items x models matrix) and ``clusters`` add the per-cluster table.
+    """
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    binary = bool(diag.settings.get("binary"))
+    plots = _plots(diag, binary)
+    n = diag.n
+    means = np.asarray(diag.means)
+    models = []
+    for k, name in enumerate(diag.models):
+        if binary:
+            lo, hi = proportion_ci(int(round(means[k] * n)), n)
+            interval = f"{100 * lo:.1f} – {100 * hi:.1f}%"
+            half = f"±{100 * (hi - lo) / 2:.1f}"
+        else:
+            interval, half = "", ""
+        models.append({"rank": k + 1, "name": name, "score": f"{100 * means[k]:.2f}%" if binary else f"{means[k]:.4g}",
+                       "interval": interval, "half": half})
+    s = diag.settings
+    header = ["#", "model A", "model B", "gap (pts)", "95% CI", "p", "N*", "q", "IID"]
+    regimes = [("corrected", "q_corrected", "resolved_corrected", f"{s.get('correction')}"),
+               ("cluster", "q_cluster", "resolved_cluster", "cluster"),
+               ("anytime", "q_anytime", "resolved_anytime", "anytime")]
+    present = [r for r in regimes if r[0] in diag.n_unresolved]
+    for _, _, _, label in present:
+        header += [f"q {label}", label]
+    rows = []
+    for p in diag.pairs:
+        ci = f"[{100 * p.ci_low:+.2f}, {100 * p.ci_high:+.2f}]" if p.ci_low is not None else ""
+        n_star = "∞" if math.isinf(p.n_star) else f"{int(p.n_star):,}"
+        row = [str(p.rank_a), _esc(p.model_a), _esc(p.model_b), f"{100 * p.delta:+.2f}", ci, f"{p.pvalue:.2g}",
+               n_star, f"{p.q:.2f}", _mark(p.resolved)]
+        for _, qk, rk, _ in present:
+            row += [f"{getattr(p, qk):.2f}", _mark(getattr(p, rk))]
+        rows.append(row)
+    m = len(diag.pairs)
+    labels = {"iid": "unresolved (IID)", "corrected": f"unresolved ({s.get('correction')})",
+              "cluster": "unresolved (clustered items)", "anytime": "unresolved (anytime-valid)"}
+    cards = [{"num": f"{k} / {m}", "label": labels[key]} for key, k in diag.n_unresolved.items()]
+    cards.insert(0, {"num": f"{n:,}", "label": f"items × {len(diag.models)} models"})
+    worst = max(diag.n_unresolved, key=lambda key: diag.n_unresolved[key])
+    headline = (f"{diag.n_unresolved['iid']} of {m} displayed gaps are too small for this benchmark to resolve "
+                f"(q < 1) if items are independent; {diag.n_unresolved[worst]} of {m} under the strictest regime "
+                f"computed ({labels[worst].split('(')[1].rstrip(')')}).")
+    ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
+    ties = "; ".join(" ≈ ".join(g) for g in diag.tie_groups[ties_regime] if len(g) > 1)
+    cluster_ctx = None
+    if scores is not None and clusters is not None:
+        labels_arr = np.asarray(clusters)
+        groups = sorted(set(labels_arr.tolist()))
+        shown = diag.models[: min(8, len(diag.models))]
+        rows_c = []
+        for g in groups:
+            mask = labels_arr == g
+            rows_c.append({"name": g, "n": int(mask.sum()),
+                           "cells": [f"{100 * scores[mask, k].mean():.1f}" for k in range(len(shown))]})
+        cluster_ctx = {"n": len(groups), "models": shown, "rows": rows_c}
+    k_any = s.get("z_anytime")
+    explanations = [
+        {"title": "q = N / N*: resolved or not",
+         "text": ("N* is the number of items a benchmark needs to detect a gap of the observed size with "
+                  f"{100 * s['power']:.0f}% power at α = {s['alpha']:g}, given how often the two models disagree "
+                  "item by item. q = N/N*: q ≥ 1 means this benchmark is big enough to resolve the gap. q < 1 means "
+                  "it is too small to tell — it does not mean the models are equal, and q is not 'observed power'.")},
+        {"title": "Multiplicity",
+         "text": ("A leaderboard makes many comparisons at once. Under a correction (Bonferroni, Holm or "
+                  "Benjamini–Hochberg) each pair must clear a stricter level α′, so N* grows and fewer gaps are resolved.")},
+        {"title": "Clustered items",
+         "text": ("Items from the same subject or source are correlated, so N items carry less information than N "
+                  "independent ones. The design effect DE = 1 + (m̄ − 1)·ICC, from the intraclass correlation of the "
+                  "per-item differences, multiplies N*: q_cluster = q / DE.")},
+        {"title": "Anytime-valid",
+         "text": ("A leaderboard updated continuously and re-tested at every update needs a time-uniform test. "
+                  f"The critical value {k_any:.2f} (instead of 1.96) comes from a normal-mixture confidence sequence "
+                  "(Robbins 1970; Howard et al. 2021)." if k_any else
+                  "Not computed for this report (use --anytime).")},
+        {"title": "Paired tests and intervals",
+         "text": ("Both models answered the same items, so the gaps are tested with paired methods: the exact McNemar "
+                  "test on the discordant items for 0/1 scores, the paired t test otherwise; the gap intervals are "
+                  "Newcombe's paired score intervals (0/1) or paired t intervals.")},
+    ]
+    settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, test = {s['test']}"
+                + (f", correction = {s['correction']}" if s.get("correction") else "")
+                + (f", {s['n_clusters']} clusters" if s.get("n_clusters") else ""))
+    env = Environment(loader=PackageLoader("llm_power.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    template = env.get_template("report.html.j2")
+    return template.render(
+        title=title, subtitle=f"{len(diag.models)} models on the same {n:,} items; {m} {s['pairs']} pairs.",
+        version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
+        models=models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
+        pair_header=header, pair_rows=rows, alpha=f"{s['alpha']:g}", n_items=f"{n:,}", mde_now=plots["_mde_now"],
+        clusters=cluster_ctx, cluster_name=cluster_name, explanations=explanations, source=source or "an in-memory matrix",
+        settings=settings,
+    )
+
+
+def _mark(flag: bool | None) -> str:
+    if flag is None:
+        return ""
+    return '<span class="ok" title="resolved">✓ resolved</span>' if flag else '<span class="bad" title="unresolved">✗ too small</span>'

@@ -1,0 +1,40 @@
+"""Markdown rendering of a resolution report (for READMEs, PR comments, papers)."""
+
+from __future__ import annotations
+
+import math
+
+from ..resolution import Diagnosis
+
+__all__ = ["render_markdown"]
+
+
+def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report") -> str:
+    """A Markdown summary: verdict counts, the pairs table, ties."""
+    s = diag.settings
+    m = len(diag.pairs)
+    lines = [f"# {title}", "", f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
+             f"(α = {s['alpha']:g}, power = {s['power']:g}).", ""]
+    for key, count in diag.n_unresolved.items():
+        lines.append(f"- **{key}**: {count} of {m} pairs unresolved (q < 1)")
+    lines += ["", "| # | model A | model B | gap (pts) | p | N* | q | resolved |" + "".join(
+        f" q {k} | {k} |" for k in diag.n_unresolved if k != "iid"),
+        "|---|---|---|---|---|---|---|---|" + "---|---|" * (len(diag.n_unresolved) - 1)]
+    keys = {"corrected": ("q_corrected", "resolved_corrected"), "cluster": ("q_cluster", "resolved_cluster"),
+            "anytime": ("q_anytime", "resolved_anytime")}
+    for p in diag.pairs:
+        n_star = "∞" if math.isinf(p.n_star) else f"{int(p.n_star):,}"
+        row = (f"| {p.rank_a} | {p.model_a} | {p.model_b} | {100 * p.delta:+.2f} | {p.pvalue:.2g} | {n_star} | "
+               f"{p.q:.2f} | {'yes' if p.resolved else 'no'} |")
+        for k in diag.n_unresolved:
+            if k != "iid":
+                qk, rk = keys[k]
+                row += f" {getattr(p, qk):.2f} | {'yes' if getattr(p, rk) else 'no'} |"
+        lines.append(row)
+    regime = "cluster" if "cluster" in diag.tie_groups else "iid"
+    ties = [g for g in diag.tie_groups[regime] if len(g) > 1]
+    if ties:
+        lines += ["", f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(g) for g in ties)]
+    lines += ["", "q = N/N*: q ≥ 1 the benchmark resolves the gap; q < 1 it is too small to tell "
+              "(which does not mean the models are equal).", ""]
+    return "\n".join(lines)
