@@ -117,3 +117,34 @@ def test_refuses_to_overwrite_an_input(tmp_path, capsys):
     assert main(["diagnose", str(path), "--html", str(path)]) == 1
     assert "refusing to overwrite the input file" in capsys.readouterr().err
     assert path.read_text() == content
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "extra", "message"),
+    [
+        ("samples_t_2026-01-01T00-00-00.000000.jsonl", '{"doc_id": 0, "metrics": ["acc"], "acc": 1}\n{"doc_i',
+         [], "record line 2: not valid JSON"),
+        ("empty.csv", "", [], "empty.csv: the file is empty"),
+        ("x.unknown", "data", [], "x.unknown: unknown format '.unknown'"),
+        ("long.csv", "model,item,score\nA,q1,1\nB,q1,0\n", ["--metric", "f1"], "long format needs item and score columns"),
+        ("dup.csv", "model,item,score\nA,q1,1\nA,q1,0\nB,q1,1\n", [], "model 'A' has item 'q1' more than once"),
+        ("disjoint.csv", "model,item,score\nA,q1,1\nB,q2,1\n", ["--on-missing", "intersect"], "no item is shared by all models"),
+    ],
+)
+def test_bad_inputs_one_line_no_traceback(tmp_path, capsys, name, content, extra, message):
+    path = tmp_path / name
+    path.write_text(content)
+    assert main(["diagnose", str(path), *extra]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_zip_that_is_not_an_inspect_log_cli(tmp_path, capsys):
+    import zipfile
+
+    path = tmp_path / "log.eval"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("x.txt", "x")
+    assert main(["diagnose", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "log.eval: not an inspect .eval log" in err and err.count("\n") == 1
