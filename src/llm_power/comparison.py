@@ -176,7 +176,9 @@ def compare(
     alpha, power : float, default 0.05 and 0.8
         Thresholds of the resolution verdict (N*, MDE, q).
     n_resamples : int, default 10_000
-        For the bootstrap and Monte Carlo permutation tests.
+        For the bootstrap and Monte Carlo permutation tests. At the default, the permutation test
+        is exact when at most 20 items differ (all 2^m sign patterns); any other value is passed
+        on as the number of random patterns.
     rng : None, int or numpy.random.Generator
 
     Returns
