@@ -35,6 +35,8 @@ EXPECTED_ALL = [
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
+    "LeaderboardMonitor",
+    "LeaderboardState",
     "McNemarResult",
     "MonitorState",
     "PAIRED_CI_METHODS",

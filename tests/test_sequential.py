@@ -131,3 +131,41 @@ def test_monitor_graded_and_validation():
     binary.update([1, 0], [0, 0])
     with pytest.raises(ValueError, match=r"0/1 correctness; got a graded score"):
         binary.update([0.5], [1])
+
+
+def test_leaderboard_monitor_family_wise_error_and_power():
+    from llm_power import LeaderboardMonitor
+
+    rng = np.random.default_rng(65)
+    reps, any_decided = 300, 0
+    for _ in range(reps):
+        board = LeaderboardMonitor(["a", "b", "c", "d"], tuned_for=1000)
+        base = rng.random((1000, 1)) < 0.6  # shared item difficulty: correlated models, all equal
+        x = np.where(rng.random((1000, 4)) < 0.7, base, rng.random((1000, 4)) < 0.6).astype(int)
+        for k in range(5):
+            state = board.update(x[200 * k:200 * (k + 1)])
+        any_decided += bool(state.decided)
+        assert state.alpha_per_pair == pytest.approx(ALPHA / 6)
+    # P(any of the 6 pairs is ever declared different) <= alpha (Bonferroni over time-uniform tests)
+    assert any_decided / reps <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / reps)
+    # a clearly better model is found, and agrees with the per-pair monitor
+    board = LeaderboardMonitor(["x", "y", "z"], tuned_for=3000)
+    for _ in range(15):
+        state = board.update((rng.random((200, 3)) < [0.80, 0.70, 0.69]).astype(int))
+    assert state.models[0] == "x" and ("x", "z") in state.decided and ("x", "y") in state.decided
+    assert state.pairs[("x", "y")].verdict == "A better"
+
+
+def test_leaderboard_monitor_input_checks():
+    pd = pytest.importorskip("pandas")
+    from llm_power import LeaderboardMonitor
+
+    board = LeaderboardMonitor(["a", "b"])
+    state = board.update(pd.DataFrame({"b": [1, 0], "a": [1, 1]}))  # columns by name
+    assert state.n == 2 and state.means == [1.0, 0.5] and state.models == ["a", "b"]
+    with pytest.raises(ValueError, match=r"must have shape \(n_new, 2\)"):
+        board.update(np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"no column for model 'a'"):
+        board.update(pd.DataFrame({"b": [1]}))
+    with pytest.raises(ValueError, match=r"at least 2 distinct models"):
+        LeaderboardMonitor(["a"])

@@ -97,7 +97,13 @@ from .repeats import (
 )
 from .resampling import BootstrapResult, PermutationResult, paired_bootstrap, permutation_test
 from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
-from .sequential import MonitorState, SequentialMonitor, anytime_critical_value
+from .sequential import (
+    LeaderboardMonitor,
+    LeaderboardState,
+    MonitorState,
+    SequentialMonitor,
+    anytime_critical_value,
+)
 from .simulation import PowerSimulation, simulate_pairs, simulated_power
 
 __all__ = [
@@ -117,6 +123,8 @@ __all__ = [
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
+    "LeaderboardMonitor",
+    "LeaderboardState",
     "McNemarResult",
     "MonitorState",
     "PAIRED_CI_METHODS",

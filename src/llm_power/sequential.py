@@ -56,6 +56,8 @@ from ._results import ConfidenceInterval, Result
 from ._validation import as_float_array, check_open_unit, fail
 
 __all__ = [
+    "LeaderboardMonitor",
+    "LeaderboardState",
     "MonitorState",
     "SequentialMonitor",
     "anytime_critical_value",
@@ -325,3 +327,115 @@ class SequentialMonitor:
             verdict=self._decision or "undecided", decided_at=self.decided_at, confidence_sequence=cs,
             b=self.b if self.binary else None, c=self.c if self.binary else None,
         )
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LeaderboardState(Result):
+    """Current state of a :class:`LeaderboardMonitor`.
+
+    Attributes
+    ----------
+    n : int
+        Items seen.
+    models : list of str
+        Ranked by the current mean score, best first.
+    means : list of float
+        In that order.
+    pairs : dict
+        ``(model_a, model_b) -> MonitorState`` for every pair (model_a listed first as given).
+    decided : list of tuple
+        Pairs with a verdict, as (winner, loser).
+    alpha_per_pair : float
+        The level each pair is monitored at (alpha / number of pairs with Bonferroni).
+    """
+
+    n: int
+    models: list
+    means: list
+    pairs: dict
+    decided: list
+    alpha_per_pair: float
+
+    _repr_fields = ("n", "models", "decided")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "models": list(self.models), "means": list(self.means),
+                "decided": [list(p) for p in self.decided], "alpha_per_pair": self.alpha_per_pair,
+                "pairs": {f"{a} vs {b}": s.to_dict() for (a, b), s in self.pairs.items()}}
+
+
+class LeaderboardMonitor:
+    r"""Anytime-valid monitoring of a whole leaderboard as new items are scored.
+
+    One :class:`SequentialMonitor` per pair of models; with ``correction="bonferroni"``
+    (default) each pair is monitored at alpha / (number of pairs), so the chance that *any* pair
+    is ever declared different when all models are equally good stays below alpha, however
+    often the leaderboard is looked at (a union bound over time-uniform tests).
+
+    Parameters
+    ----------
+    models : sequence of str
+        Model names, in the column order of the score matrices given to :meth:`update`.
+    alpha : float, default 0.05
+    correction : {"bonferroni", None}, default "bonferroni"
+    **kwargs
+        Passed to each :class:`SequentialMonitor` (``binary``, ``score_range``, ``tuned_for``,
+        ``expected_discordance``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import LeaderboardMonitor
+    >>> rng = np.random.default_rng(1)
+    >>> board = LeaderboardMonitor(["a", "b", "c"], tuned_for=3000)
+    >>> for _ in range(15):
+    ...     state = board.update((rng.random((200, 3)) < [0.80, 0.70, 0.69]).astype(int))
+    >>> state.models[0], ("a", "c") in state.decided
+    ('a', True)
+    """
+
+    def __init__(self, models: Any, *, alpha: float = 0.05, correction: str | None = "bonferroni",
+                 **kwargs: Any) -> None:
+        self.models = [str(m) for m in models]
+        if len(self.models) < 2 or len(set(self.models)) != len(self.models):
+            raise ValueError("`models` must name at least 2 distinct models.")
+        self.alpha = check_open_unit(alpha, "alpha")
+        if correction not in ("bonferroni", None):
+            raise ValueError(f"`correction` must be 'bonferroni' or None; got {correction!r}.")
+        k = len(self.models)
+        self.pair_index = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        self.alpha_per_pair = self.alpha / len(self.pair_index) if correction else self.alpha
+        self.monitors = {pair: SequentialMonitor(alpha=self.alpha_per_pair, **kwargs) for pair in self.pair_index}
+        self.sums = np.zeros(k)
+        self.n = 0
+
+    def update(self, scores: Any) -> LeaderboardState:
+        """Add new items: an (n_new, n_models) matrix (or DataFrame with the model columns)."""
+        if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):
+            missing = [m for m in self.models if m not in [str(c) for c in scores.columns]]
+            if missing:
+                raise ValueError(f"the new scores have no column for model {missing[0]!r}.")
+            scores = scores[self.models].to_numpy(dtype=float)
+        x = as_float_array(scores, "scores")
+        if x.ndim != 2 or x.shape[1] != len(self.models):
+            raise ValueError(f"`scores` must have shape (n_new, {len(self.models)}); got {x.shape}.")
+        for (i, j), mon in self.monitors.items():
+            mon.update(x[:, i], x[:, j])
+        self.sums += x.sum(axis=0)
+        self.n += x.shape[0]
+        return self.state()
+
+    def state(self) -> LeaderboardState:
+        means = self.sums / max(self.n, 1)
+        order = np.argsort(-means, kind="stable")
+        pairs, decided = {}, []
+        for (i, j), mon in self.monitors.items():
+            st = mon.state()
+            pairs[(self.models[i], self.models[j])] = st
+            if st.verdict == "A better":
+                decided.append((self.models[i], self.models[j]))
+            elif st.verdict == "B better":
+                decided.append((self.models[j], self.models[i]))
+        return LeaderboardState(n=self.n, models=[self.models[k] for k in order],
+                                means=[float(means[k]) for k in order], pairs=pairs, decided=decided,
+                                alpha_per_pair=self.alpha_per_pair)
