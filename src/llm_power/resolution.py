@@ -25,7 +25,7 @@ from ._validation import as_rng, check_option
 from .errors import DataError, DegenerateDataWarning
 from .multiplicity import adjust_pvalues
 from .paired import mcnemar_pvalue
-from .planning import _check_alpha_power, k_factor
+from .planning import _check_alpha_power, ceil_items, k_factor
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
 __all__ = ["CORRECTIONS", "Diagnosis", "PairResolution", "PairwiseStatistics", "calibrate", "diagnose",
@@ -524,7 +524,7 @@ def diagnose(
             model_a=names[ia], model_b=names[ib], rank_a=ia + 1, rank_b=ib + 1, n=n,
             mean_a=float(st.means[ia]), mean_b=float(st.means[ib]), delta=float(delta[p]),
             se=float(math.sqrt(var[p] / n)), pvalue=float(pvalue[p]), test=test,
-            n_star=_ceil(n_star[p]), q=float(q[p]), mde=float(mde[p]), resolved=bool(q[p] >= 1),
+            n_star=ceil_items(float(n_star[p])), q=float(q[p]), mde=float(mde[p]), resolved=bool(q[p] >= 1),
             b=None if b is None else int(b[p]), c=None if c is None else int(c[p]), **extra,
         ))
     regimes = {"iid": np.asarray(q >= 1)}
@@ -544,10 +544,6 @@ def diagnose(
 def _py(value: Any) -> Any:
     value = value.item() if isinstance(value, np.generic) else value
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-
-
-def _ceil(value: float) -> float:
-    return value if not math.isfinite(value) else float(math.ceil(value - 1e-9))
 
 
 def _alpha_prime(pvalue: np.ndarray, alpha: float, correction: str) -> np.ndarray:
