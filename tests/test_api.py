@@ -13,7 +13,7 @@ SRC = Path(llm_power.__file__).resolve().parent
 CORE = [
     "intervals.py", "_validation.py", "_results.py", "errors.py", "paired.py", "resampling.py",
     "effects.py", "planning.py", "comparison.py", "clustering.py", "repeats.py", "simulation.py",
-    "multiplicity.py", "sequential.py",
+    "multiplicity.py", "sequential.py", "_verdict.py", "_format.py",
 ]
 # the protocol layer (diagnose) may use pandas lazily for to_frame(), but never io/report/cli
 PROTOCOL = ["resolution.py"]
@@ -29,9 +29,11 @@ EXPECTED_ALL = [
     "CountEffectsResult",
     "DataError",
     "DegenerateDataWarning",
+    "DesignEffects",
     "Diagnosis",
     "EffectSizes",
     "ErrorRates",
+    "FewClustersWarning",
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
@@ -61,6 +63,7 @@ EXPECTED_ALL = [
     "count_effects",
     "coverage",
     "design_effect",
+    "design_effects",
     "diagnose",
     "discordance_from_baseline",
     "effect_sizes",

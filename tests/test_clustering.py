@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from llm_power import DegenerateDataWarning, cluster_robust_se, design_effect, icc_anova
+from llm_power import DataError, DegenerateDataWarning, cluster_robust_se, design_effect, design_effects, icc_anova
 
 
 def slow_icc(y, g):
@@ -40,7 +40,9 @@ def test_icc_equals_slow_loop_unequal_sizes():
         res = icc_anova(y, g)
         assert res.icc_raw == pytest.approx(slow_icc(list(y), list(g)), rel=1e-10, abs=1e-12)
         assert res.icc == max(0.0, res.icc_raw)
-        assert res.design_effect == pytest.approx(1 + (y.size / len(sizes) - 1) * res.icc)
+        kish = np.sum(sizes.astype(float) ** 2) / y.size  # Kish (1965): sum m^2 / N
+        assert res.design_effect == pytest.approx(1 + (kish - 1) * res.icc)
+        assert res.design_effect_paper == pytest.approx(1 + (y.size / len(sizes) - 1) * res.icc)
 
 
 def test_icc_recovers_the_true_value_in_simulation():
@@ -78,3 +80,45 @@ def test_degenerate_clusters_warn_and_return_nan():
         assert np.isnan(cluster_robust_se([1.0, 0.0], [1, 1]))
     with pytest.raises(ValueError, match=r"`cluster` must have one label per item \(3\); got shape \(2,\)"):
         icc_anova([1.0, 0.0, 1.0], [1, 2])
+
+
+def test_unequal_sizes_kish_and_robust_track_the_inflation_paper_understates():
+    # Simulation (SPEC §4 Clustering, corrected 2026-11-30): sizes 20-400, ICC 0.1. The true
+    # variance inflation of the mean is 1 + (sum m^2 / N - 1) ICC; the paper's mean-size form is
+    # below it, the measured (CR1) and Kish design effects track it.
+    rng = np.random.default_rng(34)
+    sizes = rng.integers(20, 401, size=30)
+    icc = 0.1
+    n = sizes.sum()
+    true = 1 + (np.sum(sizes.astype(float) ** 2) / n - 1) * icc
+    sims = [clustered(rng, sizes, icc) for _ in range(300)]
+    means = np.array([y.mean() for y, _ in sims])
+    assert np.var(means) / (1.0 / n) == pytest.approx(true, rel=0.2)  # the simulation itself
+    des = [design_effects(y, g) for y, g in sims]
+    robust = np.mean([d.robust for d in des])
+    anova = np.mean([d.anova for d in des])
+    paper = np.mean([d.paper for d in des])
+    assert robust == pytest.approx(true, rel=0.15)
+    assert anova == pytest.approx(true, rel=0.1)
+    assert paper < 0.9 * true
+
+
+def test_missing_cluster_labels_are_an_error_everywhere():
+    y = [1.0, 0.0, 1.0, 1.0]
+    for labels in (["a", None, "b", "b"], [1.0, np.nan, 2.0, 2.0], ["a", "", "b", "b"], ["a", "  ", "b", "b"]):
+        with pytest.raises(DataError, match="no cluster label"):
+            icc_anova(y, labels)
+        with pytest.raises(DataError, match="no cluster label"):
+            cluster_robust_se(y, labels)
+        with pytest.raises(DataError, match="no cluster label"):
+            design_effects(y, labels)
+
+
+def test_design_effects_robust_equals_statsmodels():
+    rng = np.random.default_rng(35)
+    sizes = rng.integers(5, 60, size=12)
+    y, g = clustered(rng, sizes, 0.2)
+    ref = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": g}).bse[0]
+    de = design_effects(y, g)
+    assert de.robust == pytest.approx(ref**2 / (np.var(y, ddof=1) / y.size), rel=1e-10)
+    assert de.kish_cluster_size == pytest.approx(np.sum(sizes.astype(float) ** 2) / sizes.sum())

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from conftest import table_arrays
-from llm_power import ApproximationWarning, compare, mcnemar, paired_difference_ci, paired_t, permutation_test
+from llm_power import ApproximationWarning, FewClustersWarning, compare, mcnemar, paired_difference_ci, paired_t, permutation_test
 from llm_power.cli.main import main
 
 
@@ -64,9 +64,9 @@ def test_decision_tree_choices():
     small = compare(xs, ys)
     assert small.method == "permutation" and "Shapiro-Wilk" in small.reason
     assert small.pvalue == permutation_test(xs, ys).pvalue
-    with pytest.warns(ApproximationWarning, match="only 20 clusters"):
+    with pytest.warns(FewClustersWarning, match="only 20 clusters"):
         clustered = compare(a, b, cluster=np.arange(200) % 20, rng=0)
-    assert clustered.method == "bootstrap" and clustered.n_clusters == 20
+    assert clustered.method == "cluster_t" and clustered.n_clusters == 20 and clustered.regime == "cluster"
     assert compare(a, b, method="permutation").pvalue == pytest.approx(mcnemar(a, b).pvalue)
 
 
@@ -127,10 +127,10 @@ def test_cli_compare_wide_file_and_cluster(files, capsys):
     fa, _, wide, a, b = files
     assert main(["compare", str(wide), "--models", "m1", "m2", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["pvalue"] == compare(a, b).pvalue
-    with pytest.warns(ApproximationWarning, match="only 6 clusters"):
+    with pytest.warns(FewClustersWarning, match="only 6 clusters"):
         assert main(["compare", str(fa), str(files[1]), "--cluster", "subject", "--format", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["method"] == "bootstrap" and payload["n_clusters"] == 6
+    assert payload["method"] == "cluster_t" and payload["n_clusters"] == 6
 
 
 def test_cli_compare_table(files, capsys):

@@ -12,6 +12,7 @@ from scipy import stats
 
 from llm_power import (
     DataError,
+    FewClustersWarning,
     calibrate,
     compare,
     diagnose,
@@ -61,16 +62,32 @@ def test_each_pair_equals_compare_and_q_is_t_squared_over_k(graded):
     order = np.argsort(-x.mean(axis=0), kind="stable")
     for p in res.pairs:
         a, b = x[:, order[p.rank_a - 1]], x[:, order[p.rank_b - 1]]
-        ref = compare(a, b, method="mcnemar_exact" if not graded else "paired_t")
+        ref = compare(a, b)
+        assert p.test == ref.method
         assert p.delta == pytest.approx(ref.delta, abs=1e-15)
         assert p.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
         assert p.n_star == ref.n_star and p.q == pytest.approx(ref.q, rel=1e-10)
         assert p.mde == pytest.approx(ref.mde, rel=1e-12)
+        assert p.resolved == ref.resolved and p.regime == ref.regime
         d = a - b
-        t = paired_t(a, b).statistic if graded else np.sqrt(d.size) * d.mean() / d.std()
-        assert p.q == pytest.approx(t**2 / K, rel=1e-9)
+        if p.regime == "plug-in":
+            t = paired_t(a, b).statistic if graded else np.sqrt(d.size) * d.mean() / d.std()
+            assert p.q == pytest.approx(t**2 / K, rel=1e-9)
         if not graded:
-            assert p.pvalue == pytest.approx(mcnemar(a, b).pvalue, rel=1e-12)
+            method = "exact" if p.b + p.c < 25 else "asymptotic"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert p.pvalue == pytest.approx(mcnemar(a, b, method=method).pvalue, rel=1e-12)
+
+
+def _holm_oracle(crit, pvalue):
+    """Holm step-down by a loop: walk the p-values upward, stop at the first pair that fails."""
+    out = np.zeros(crit.size, dtype=bool)
+    for idx in np.argsort(pvalue, kind="stable"):
+        if not crit[idx]:
+            break
+        out[idx] = True
+    return out
 
 
 def test_adjacent_pairs_are_a_subset_of_all_pairs():
@@ -86,49 +103,104 @@ def test_adjacent_pairs_are_a_subset_of_all_pairs():
 @pytest.mark.parametrize("correction", ["bonferroni", "holm", "bh"])
 def test_multiplicity_alpha_prime_and_n_star(correction):
     rng = np.random.default_rng(73)
-    x, _ = binary_matrix(rng)
+    x, _ = binary_matrix(rng, n=1200, skills=(0.72, 0.71, 0.69, 0.66, 0.65, 0.6))
     res = diagnose(x, pairs="all", correction=correction)
     p = np.array([q.pvalue for q in res.pairs])
     m = p.size
     rank = stats.rankdata(p, method="ordinal")
-    expected = {"bonferroni": np.full(m, 0.05 / m), "holm": 0.05 / (m - rank + 1), "bh": rank * 0.05 / m}[correction]
-    for pair, a_prime in zip(res.pairs, expected):
+    z_b = stats.norm.ppf(0.8)
+
+    def crit(pair, a_prime):
+        # resolved at level a_prime: q at a_prime >= 1 (plug-in pairs) and p <= a_prime
+        factor = ((stats.norm.ppf(1 - a_prime / 2) + z_b) / (stats.norm.ppf(0.975) + z_b)) ** 2
+        return pair.q / factor >= 1 and pair.pvalue <= a_prime
+
+    assert all(pair.regime == "plug-in" for pair in res.pairs)  # the checks below use the plug-in q
+    if correction == "bonferroni":
+        expected_alpha = np.full(m, 0.05 / m)
+        expected = np.array([crit(pair, 0.05 / m) for pair in res.pairs])
+    elif correction == "holm":
+        expected_alpha = 0.05 / (m - rank + 1)
+        expected = _holm_oracle(np.array([crit(pair, a) for pair, a in zip(res.pairs, expected_alpha)]), p)
+    else:  # BH step-up: the largest j passing at j alpha / m; pairs up to j judged at that level
+        passing = [j for j in range(1, m + 1) if crit(res.pairs[int(np.flatnonzero(rank == j)[0])], j * 0.05 / m)]
+        j_star = max(passing, default=0)
+        expected_alpha = np.where(rank <= j_star, j_star * 0.05 / m, rank * 0.05 / m)
+        expected = np.array([rank[k] <= j_star and crit(pair, expected_alpha[k]) for k, pair in enumerate(res.pairs)])
+    expected &= np.array([pair.resolved for pair in res.pairs])
+    for pair, a_prime, ok in zip(res.pairs, expected_alpha, expected):
         assert pair.alpha_corrected == pytest.approx(a_prime)
-        factor = ((stats.norm.ppf(1 - a_prime / 2) + stats.norm.ppf(0.8)) / (stats.norm.ppf(0.975) + stats.norm.ppf(0.8))) ** 2
+        factor = ((stats.norm.ppf(1 - a_prime / 2) + z_b) / (stats.norm.ppf(0.975) + z_b)) ** 2
         assert pair.q_corrected == pytest.approx(pair.q / factor, rel=1e-9)
-        assert pair.resolved_corrected == (pair.q_corrected >= 1)
-    assert res.n_unresolved["corrected"] >= res.n_unresolved["iid"] - (m if correction == "bh" else 0)
+        assert pair.resolved_corrected == ok
+        if pair.resolved_corrected:  # resolved under the correction => its adjusted p-value rejects
+            assert pair.pvalue_adjusted <= 0.05 and pair.q_corrected >= 1
+    assert res.n_unresolved["corrected"] >= res.n_unresolved["iid"]
+    assert res.n_unresolved["corrected"] == int(np.sum(~expected))
 
 
-def test_cluster_design_effect_equals_icc_anova_per_pair():
+def test_holm_inside_diagnose_is_step_down_not_pair_by_pair():
+    # p-values crafted so that pair-by-pair Holm levels would resolve a pair after a failure
+    rng = np.random.default_rng(7)
+    x, _ = binary_matrix(rng, n=3000, skills=(0.80, 0.74, 0.73, 0.60))
+    res = diagnose(x, pairs="all", correction="holm")
+    p = np.array([q.pvalue for q in res.pairs])
+    flags = np.array([q.resolved_corrected for q in res.pairs])
+    order = np.argsort(p, kind="stable")
+    seen_failure = False
+    for idx in order:  # once a pair fails, every pair with a larger p-value fails
+        if not flags[idx]:
+            seen_failure = True
+        assert not (seen_failure and flags[idx])
+
+
+def test_cluster_design_effects_against_statsmodels_and_icc_anova():
+    sm = pytest.importorskip("statsmodels.api")
     rng = np.random.default_rng(74)
     x, cluster = binary_matrix(rng)
     res = diagnose(x, cluster=cluster, cluster_resamples=0)
     order = np.argsort(-x.mean(axis=0), kind="stable")
     for p in res.pairs:
         d = x[:, order[p.rank_a - 1]] - x[:, order[p.rank_b - 1]]
+        fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": cluster})
+        v_cr = float(fit.bse[0]) ** 2  # statsmodels' CR1: G/(G-1) (N-1)/(N-k) with k = 1
+        var = d.var()  # plug-in variance of 0/1 differences
+        assert p.design_effect_robust == pytest.approx(v_cr / (var / d.size), rel=1e-9)
+        assert p.design_effect == p.design_effect_robust  # the default
         ref = icc_anova(d, cluster)
         assert p.icc == pytest.approx(ref.icc, abs=1e-12)
-        assert p.design_effect == pytest.approx(ref.design_effect, rel=1e-12)
-        assert p.q_cluster == pytest.approx(p.q / ref.design_effect, rel=1e-12)
+        kish = np.sum(np.bincount(cluster) ** 2) / d.size
+        assert p.design_effect_anova == pytest.approx(1 + (kish - 1) * ref.icc, rel=1e-12)
+        assert p.design_effect_paper == pytest.approx(1 + (d.size / 8 - 1) * ref.icc, rel=1e-12)
+        # the cluster test: t with G - 1 df on the CR1 standard error
+        t = d.mean() / np.sqrt(v_cr)
+        assert p.pvalue_cluster == pytest.approx(2 * stats.t.sf(abs(t), 7), rel=1e-9)
+        k_g = (stats.t.ppf(0.975, 7) + stats.t.ppf(0.8, 7)) ** 2
+        n_star = max(v_cr / (var / d.size), 1.0) * k_g * var / d.mean() ** 2
+        assert p.n_star_cluster == np.ceil(n_star - 1e-9)
+        assert p.q_cluster == pytest.approx(d.size / n_star, rel=1e-9)
+        assert p.resolved_cluster == (d.size / n_star >= 1 and p.pvalue_cluster <= 0.05 and p.resolved)
 
 
 def _slow_cluster_count(x, cluster, picks, pair_idx):
-    """Resample clusters explicitly (copies are distinct clusters) and recount unresolved pairs."""
+    """Resample clusters explicitly (copies are distinct clusters) and recount the clustered
+    unresolved pairs with a loop-based CR1 variance, t(G - 1) quantiles and max(DE, 1)."""
     groups = [np.flatnonzero(cluster == g) for g in range(cluster.max() + 1)]
+    g_count = len(groups)
+    k_g = (stats.t.ppf(0.975, g_count - 1) + stats.t.ppf(0.8, g_count - 1)) ** 2
     counts = []
     for row in picks:
-        idx = np.concatenate([groups[g] for g in row])
-        lab = np.concatenate([np.full(groups[g].size, k) for k, g in enumerate(row)])
         unresolved = 0
         for i, j in pair_idx:
-            d = x[idx, i] - x[idx, j]
-            var = d.var()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                de = icc_anova(d, lab).design_effect
-            q = (d.size * d.mean() ** 2 / var / K) / de if var > 0 else 0.0
-            unresolved += q < 1
+            parts = [x[groups[g], i] - x[groups[g], j] for g in row]
+            d = np.concatenate(parts)
+            n, delta, var = d.size, d.mean(), d.var()
+            v_cr = g_count / (g_count - 1) * sum((part.sum() - part.size * delta) ** 2 for part in parts) / n**2
+            t = delta / np.sqrt(v_cr) if v_cr > 0 else np.inf
+            p = 2 * stats.t.sf(abs(t), g_count - 1)
+            de = max(v_cr / (var / n), 1.0) if var > 0 else np.nan
+            q = n * delta**2 / (de * var * k_g) if var > 0 else 0.0
+            unresolved += not (q >= 1 and p <= 0.05)
         counts.append(unresolved)
     return np.array(counts)
 
@@ -136,7 +208,8 @@ def _slow_cluster_count(x, cluster, picks, pair_idx):
 def test_cluster_robustness_equals_explicit_cluster_resampling():
     rng = np.random.default_rng(75)
     x, cluster = binary_matrix(rng, n=1500)
-    res = diagnose(x, cluster=cluster, cluster_resamples=40, rng=5)
+    with pytest.warns(FewClustersWarning):
+        res = diagnose(x, cluster=cluster, cluster_resamples=40, rng=5)
     order = np.argsort(-x.mean(axis=0), kind="stable")
     xs = x[:, order]
     picks = as_rng(5).integers(0, cluster.max() + 1, size=(40, cluster.max() + 1))
@@ -151,13 +224,14 @@ def test_cluster_bootstrap_ci_close_to_paired_bootstrap():
 
     rng = np.random.default_rng(76)
     x, cluster = binary_matrix(rng, clusters=30)
-    res = diagnose(x, cluster=cluster, cluster_resamples=4000, rng=1)
+    res = diagnose(x, cluster=cluster, cluster_resamples=4000, rng=1, confidence_level=0.9)
     order = np.argsort(-x.mean(axis=0), kind="stable")
     p = res.pairs[0]
-    boot = paired_bootstrap(x[:, order[0]], x[:, order[1]], cluster=cluster, n_resamples=4000, rng=2)
+    boot = paired_bootstrap(x[:, order[0]], x[:, order[1]], cluster=cluster, n_resamples=4000, rng=2,
+                            confidence_level=0.9)
     lo, hi = boot.confidence_interval()
-    assert p.cluster_ci_low == pytest.approx(lo, abs=0.15 * boot.standard_error)
-    assert p.cluster_ci_high == pytest.approx(hi, abs=0.15 * boot.standard_error)
+    assert p.cluster_bootstrap_ci_low == pytest.approx(lo, abs=0.15 * boot.standard_error)
+    assert p.cluster_bootstrap_ci_high == pytest.approx(hi, abs=0.15 * boot.standard_error)
 
 
 def test_anytime_q_uses_the_mixture_critical_value():

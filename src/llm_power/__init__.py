@@ -29,10 +29,11 @@ from .errors import (
     ApproximationWarning,
     DataError,
     DegenerateDataWarning,
+    FewClustersWarning,
     LLMPowerError,
     LLMPowerWarning,
 )
-from .clustering import ClusterSummary, cluster_robust_se, design_effect, icc_anova
+from .clustering import ClusterSummary, DesignEffects, cluster_robust_se, design_effect, design_effects, icc_anova
 from .comparison import COMPARE_METHODS, Comparison, compare
 from .effects import (
     PAIRED_CI_METHODS,
@@ -117,9 +118,11 @@ __all__ = [
     "CountEffectsResult",
     "DataError",
     "DegenerateDataWarning",
+    "DesignEffects",
     "Diagnosis",
     "EffectSizes",
     "ErrorRates",
+    "FewClustersWarning",
     "INTERVAL_METHODS",
     "LLMPowerError",
     "LLMPowerWarning",
@@ -149,6 +152,7 @@ __all__ = [
     "count_effects",
     "coverage",
     "design_effect",
+    "design_effects",
     "diagnose",
     "discordance_from_baseline",
     "effect_sizes",

@@ -1,8 +1,18 @@
-"""Clustered items: intraclass correlation, design effect and cluster-robust standard errors.
+"""Clustered items: intraclass correlation, design effects and cluster-robust standard errors.
 
 Benchmark items often come in clusters (MMLU subjects, passages with several questions, prompt
 templates). Items in a cluster are correlated, so the benchmark holds less information than its
-item count suggests. The design effect DE = 1 + (m - 1) ICC says by how much: N*_cluster = DE N*.
+item count suggests. The design effect DE says by how much: N*_cluster = DE N*. Three estimates
+(:func:`design_effects`):
+
+- ``"robust"`` (the default everywhere): measured, DE = V_CR / (sigma_D^2 / N) with V_CR the
+  cluster-robust (CR1) variance of the mean difference. Design-free: right for unequal cluster
+  sizes and for any within-cluster correlation structure.
+- ``"anova"``: model-based, DE = 1 + (m~ - 1) ICC with the one-way ANOVA ICC and Kish's cluster
+  size m~ = sum m_g^2 / N (= the mean size when sizes are equal). Right under the exchangeable
+  random-effects model; less noisy than the robust one with few clusters.
+- ``"paper"``: DE = 1 + (mbar - 1) ICC with mbar = N / G, the resolution paper's form. It
+  under-states the variance inflation whenever clusters differ in size; only for reproduction.
 """
 
 from __future__ import annotations
@@ -16,9 +26,10 @@ import numpy as np
 
 from ._results import Result
 from ._validation import as_float_array
+from ._verdict import check_cluster_labels
 from .errors import DegenerateDataWarning
 
-__all__ = ["ClusterSummary", "cluster_robust_se", "design_effect", "icc_anova"]
+__all__ = ["ClusterSummary", "DesignEffects", "cluster_robust_se", "design_effect", "design_effects", "icc_anova"]
 
 
 def _codes(values: Any, cluster: Any) -> tuple[np.ndarray, np.ndarray, int]:
@@ -27,12 +38,8 @@ def _codes(values: Any, cluster: Any) -> tuple[np.ndarray, np.ndarray, int]:
         raise ValueError(f"`values` must be 1-D (one value per item); got shape {y.shape}.")
     if not np.all(np.isfinite(y)):
         raise ValueError("`values` must not contain NaN or inf.")
-    labels = np.asarray(cluster)
-    if labels.ndim != 1 or labels.shape[0] != y.shape[0]:
-        raise ValueError(f"`cluster` must have one label per item ({y.shape[0]}); got shape {labels.shape}.")
-    _, codes = np.unique(labels, return_inverse=True)
-    codes = codes.reshape(-1)
-    return y, codes, int(codes.max() + 1) if codes.size else 0
+    codes, g = check_cluster_labels(cluster, y.shape[0])
+    return y, codes, g
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -42,9 +49,11 @@ class ClusterSummary(Result):
     n: int
     n_clusters: int
     mean_cluster_size: float
+    kish_cluster_size: float
     icc: float
     icc_raw: float
     design_effect: float
+    design_effect_paper: float
     msb: float
     msw: float
 
@@ -64,8 +73,10 @@ def icc_anova(values: Any, cluster: Any) -> ClusterSummary:
     Returns
     -------
     ClusterSummary
-        ``icc`` (truncated at 0), ``icc_raw`` (the untruncated estimate),
-        ``design_effect`` = 1 + (m - 1) icc with m the mean cluster size.
+        ``icc`` (truncated at 0), ``icc_raw`` (the untruncated estimate), ``design_effect`` =
+        1 + (m~ - 1) icc with Kish's cluster size m~ = sum m_g^2 / N (``kish_cluster_size``), and
+        ``design_effect_paper`` = 1 + (mbar - 1) icc with the mean size mbar = N / G (the paper's
+        form: it under-states the inflation when sizes differ).
 
     Notes
     -----
@@ -90,29 +101,36 @@ def icc_anova(values: Any, cluster: Any) -> ClusterSummary:
     n = y.size
     sizes = np.bincount(codes, minlength=g).astype(float)
     m_bar = n / g
+    kish = float(np.sum(sizes**2) / n)
+    nan = math.nan
     if g < 2 or n - g < 1:
         warnings.warn(f"{g} cluster(s) for {n} items: the ICC is undefined (need >= 2 clusters and "
                       "a cluster with >= 2 items).", DegenerateDataWarning, stacklevel=2)
-        return ClusterSummary(n, g, m_bar, math.nan, math.nan, math.nan, math.nan, math.nan)
+        return ClusterSummary(n, g, m_bar, kish, nan, nan, nan, nan, nan, nan)
+    y = y - y.mean()  # centre: a large common offset must not cancel
     sums = np.bincount(codes, weights=y, minlength=g)
     means = sums / sizes
-    grand = y.mean()
-    msb = float(np.sum(sizes * (means - grand) ** 2) / (g - 1))
+    msb = float(np.sum(sizes * means**2) / (g - 1))
     msw = float(np.sum((y - means[codes]) ** 2) / (n - g))
     n0 = (n - np.sum(sizes**2) / n) / (g - 1)
     denom = msb + (n0 - 1) * msw
     if denom <= 0:
         warnings.warn("no variation within or between clusters: the ICC is undefined.",
                       DegenerateDataWarning, stacklevel=2)
-        return ClusterSummary(n, g, m_bar, math.nan, math.nan, math.nan, msb, msw)
+        return ClusterSummary(n, g, m_bar, kish, nan, nan, nan, nan, msb, msw)
     raw = float((msb - msw) / denom)
     icc = max(0.0, raw)
-    return ClusterSummary(n=n, n_clusters=g, mean_cluster_size=m_bar, icc=icc, icc_raw=raw,
-                          design_effect=design_effect(m_bar, icc), msb=msb, msw=msw)
+    return ClusterSummary(n=n, n_clusters=g, mean_cluster_size=m_bar, kish_cluster_size=kish, icc=icc, icc_raw=raw,
+                          design_effect=design_effect(kish, icc), design_effect_paper=design_effect(m_bar, icc),
+                          msb=msb, msw=msw)
 
 
 def design_effect(mean_cluster_size: float, icc: float) -> float:
-    r"""Design effect :math:`DE = 1 + (\bar m - 1)\,\mathrm{ICC}` (Kish 1965).
+    r"""Design effect :math:`DE = 1 + (m - 1)\,\mathrm{ICC}` (Kish 1965).
+
+    With unequal cluster sizes pass Kish's size :math:`\tilde m = \sum m_g^2 / N`, not the mean
+    size N / G (which under-states the inflation); or measure the design effect with
+    :func:`design_effects`.
 
     Examples
     --------
@@ -153,3 +171,64 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
         return math.nan
     resid_sums = np.bincount(codes, weights=y - y.mean(), minlength=g)
     return float(math.sqrt(g / (g - 1) * np.sum(resid_sums**2)) / y.size)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DesignEffects(Result):
+    """The three design effects of the mean of per-item values (see :func:`design_effects`)."""
+
+    n: int
+    n_clusters: int
+    robust: float
+    anova: float
+    paper: float
+    icc: float
+    mean_cluster_size: float
+    kish_cluster_size: float
+
+    _repr_fields = ("n_clusters", "robust", "anova", "paper")
+
+
+def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects:
+    r"""Measured and model-based design effects of the mean of ``values`` (e.g. paired differences).
+
+    Parameters
+    ----------
+    values : array_like
+        One value per item.
+    cluster : array_like
+        One cluster label per item (NaN/None/empty labels are a :class:`~llm_power.DataError`).
+    ddof : int, default 1
+        Degrees of freedom of the IID variance in the denominator (0 for the plug-in variance of
+        0/1 differences, as :func:`llm_power.compare` uses).
+
+    Returns
+    -------
+    DesignEffects
+        ``robust`` = V_CR / (s^2 / N) with the CR1 variance
+        :math:`V_{CR} = \frac{G}{G-1}\sum_g (S_g - m_g\bar y)^2 / N^2` (the default of
+        :func:`llm_power.compare` and :func:`llm_power.diagnose`; not floored here -- the
+        verdicts use max(DE, 1)); ``anova`` = 1 + (m~ - 1) ICC with Kish's size; ``paper`` =
+        1 + (mbar - 1) ICC.
+
+    Examples
+    --------
+    Two clusters of 2 and 6 items:
+
+    >>> from llm_power import design_effects
+    >>> de = design_effects([1, 0, 1, 1, 0, 1, 0, 0], ["a", "a", "b", "b", "b", "b", "b", "b"])
+    >>> de.n_clusters, round(de.kish_cluster_size, 2), round(de.mean_cluster_size, 2)
+    (2, 5.0, 4.0)
+    """
+    y, codes, g = _codes(values, cluster)
+    n = y.size
+    if g < 2:
+        raise ValueError("`cluster` puts every item in one cluster: design effects need at least 2 clusters.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        summary = icc_anova(y, codes)
+    var = float(np.var(y, ddof=ddof))
+    se = cluster_robust_se(y, codes)
+    robust = se * se / (var / n) if var > 0 else math.nan
+    return DesignEffects(n=n, n_clusters=g, robust=robust, anova=summary.design_effect, paper=summary.design_effect_paper,
+                         icc=summary.icc, mean_cluster_size=n / g, kish_cluster_size=summary.kish_cluster_size)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from ._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ._results import ConfidenceInterval, Result
 from ._validation import (
     as_rng,
@@ -20,9 +20,24 @@ from ._validation import (
     check_paired,
     is_binary,
 )
-from .effects import effect_sizes, paired_counts, paired_difference_ci_from_counts
-from .paired import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, paired_t, sign_test, wilcoxon
-from .planning import _check_alpha_power, ceil_items, mde_from_variance, n_star_from_variance
+from ._verdict import (
+    DESIGN_EFFECTS,
+    check_cluster_labels,
+    choose_iid_test,
+    cluster_verdict,
+    floor_pvalue,
+    iid_verdict,
+    newcombe_interval,
+    pair_sums,
+    paired_t_test,
+    require_clusters,
+    t_interval,
+    warn_degenerate,
+)
+from .effects import effect_sizes, paired_counts
+from .errors import DataError
+from .paired import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
+from .planning import _check_alpha_power, ceil_items
 from .resampling import paired_bootstrap, permutation_test
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]
@@ -39,8 +54,6 @@ COMPARE_METHODS = (
     "sign",
     "wilcoxon",
 )
-#: graded scores: below this many items the auto rule checks normality instead of relying on the CLT
-CLT_MIN_ITEMS = 30
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -60,25 +73,36 @@ class Comparison(Result):
     reason : str
         Why that test (for ``"auto"``), or "requested".
     statistic, pvalue : float
+        Of that test (never exactly 0: an underflowed p-value is floored at 2.2e-308).
     alternative : str
     se_paired, se_unpaired : float
         Plug-in standard errors of delta using and ignoring the pairing.
     phi : float
         Correlation of the two models' per-item scores.
     n_star : float
-        Items needed to resolve a gap of size delta at (alpha, power) with the observed
-        per-item variance, rounded up; ``inf`` when delta = 0.
+        Items needed to resolve a gap of size delta at (alpha, power) in the tested direction,
+        rounded up; ``inf`` when delta = 0 or points the other way; NaN when undefined (zero
+        variance of graded differences). With clusters: the clustered N*.
     mde : float
-        Minimum detectable effect of this benchmark: sqrt(K sigma_D^2 / n).
+        Minimum detectable effect of this benchmark (in the scores' units; ``inf`` when no gap
+        is detectable, e.g. too few discordant items for the exact test).
     q : float
-        Resolution ratio n / N* (unrounded N*) = T^2 / K; q >= 1: resolved.
+        Resolution ratio n / N* (unrounded N*); q >= 1 is necessary for "resolved".
     resolved : bool
+        q >= 1 AND the test reported in ``pvalue`` rejects at ``alpha`` in the tested direction
+        (with clusters, also the IID verdict holds: a stress test only tightens).
+    regime : str
+        How N* was computed: "plug-in" (N* = K sigma^2/delta^2), "exact" (exact conditional
+        McNemar at the observed cells, for few discordant items), "cluster", "degenerate".
     b, c : int or None
         Discordant counts for 0/1 data (A only right, B only right).
     confidence_level, alpha, power : float
     ci_method : str
         How :meth:`confidence_interval` is computed.
     n_clusters : int or None
+    design_effect : float or None
+        With clusters: the design effect of ``design_effect_method`` (unfloored; N* uses max(DE, 1)).
+    design_effect_method : str or None
     """
 
     n: int
@@ -97,13 +121,17 @@ class Comparison(Result):
     mde: float
     q: float
     resolved: bool
+    regime: str
     b: int | None
     c: int | None
     confidence_level: float
     alpha: float
     power: float
     ci_method: str
+    binary: bool = True
     n_clusters: int | None = None
+    design_effect: float | None = None
+    design_effect_method: str | None = None
     _interval: Callable[[float], ConfidenceInterval] | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
@@ -113,9 +141,11 @@ class Comparison(Result):
         return tuple(name for name in Result._fields(self) if not name.startswith("_"))
 
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
-        """Confidence interval for delta = mean_a - mean_b (method in ``ci_method``)."""
+        """Confidence interval for delta = mean_a - mean_b (method in ``ci_method``; one-sided for a
+        one-sided ``alternative``)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
-        assert self._interval is not None  # set by compare()
+        if self._interval is None:  # pragma: no cover - always set by compare()
+            raise RuntimeError("this Comparison was not made by compare()")
         return self._interval(level)
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,20 +157,36 @@ class Comparison(Result):
     def summary(self) -> str:
         ci = self.confidence_interval()
         level = f"{100 * self.confidence_level:g}%"
-        verdict = "resolved" if self.resolved else "NOT resolved (the benchmark is too small to tell)"
+        bin_ = self.binary
+        unit = "points" if bin_ else "score units"
+        if self.resolved:
+            verdict = "resolved"
+        elif self.q >= 1 and self.pvalue > self.alpha:
+            verdict = f"NOT resolved (q >= 1 but the test does not reject at alpha = {self.alpha:g})"
+        else:
+            verdict = "NOT resolved (the benchmark is too small to tell)"
         counts = f"  discordant items: b = {self.b} (A only), c = {self.c} (B only)\n" if self.b is not None else ""
-        n_star = "inf" if math.isinf(self.n_star) else f"{int(self.n_star):,}"
+        clusters = (f"  clusters: {self.n_clusters}, design effect {self.design_effect:.3g} "
+                    f"({self.design_effect_method}); N* uses max(DE, 1) and t({self.n_clusters - 1}) quantiles\n"
+                    if self.n_clusters else "")
+        se_scale = 100 if bin_ else 1
         return (
-            f"A {self.mean_a:.2%} vs B {self.mean_b:.2%} on {self.n:,} items: "
-            f"delta = {100 * self.delta:+.2f} points, {level} CI "
-            f"[{100 * ci.low:+.2f}, {100 * ci.high:+.2f}] ({self.ci_method})\n"
-            f"{counts}"
-            f"  test: {self.method} ({self.reason}); p = {self.pvalue:.4g}\n"
-            f"  SE paired {100 * self.se_paired:.2f} vs unpaired {100 * self.se_unpaired:.2f} points "
+            f"A {fmt_score(self.mean_a, bin_)} vs B {fmt_score(self.mean_b, bin_)} on {self.n:,} items: "
+            f"delta = {fmt_gap(self.delta, bin_)} {unit}, {level} CI "
+            f"[{fmt_gap(ci.low, bin_)}, {fmt_gap(ci.high, bin_)}] ({self.ci_method})\n"
+            f"{counts}{clusters}"
+            f"  test: {self.method} ({self.reason}); {self.alternative} p = {fmt_p(self.pvalue, 4)}\n"
+            f"  SE paired {se_scale * self.se_paired:.4g} vs unpaired {se_scale * self.se_unpaired:.4g} {unit} "
             f"(phi = {self.phi:.2f})\n"
-            f"  resolution: N* = {n_star} items for this gap at alpha = {self.alpha:g}, power = "
-            f"{self.power:g}; q = N/N* = {self.q:.3g} -> {verdict}; MDE = {100 * self.mde:.2f} points"
+            f"  resolution: N* = {fmt_n_star(self.n_star)} items for this gap at alpha = {self.alpha:g}, power = "
+            f"{self.power:g} ({self.regime}); q = N/N* = {self.q:.3g} -> {verdict}; "
+            f"MDE = {fmt_gap(self.mde, bin_, sign=False)} {unit}"
         )
+
+
+#: methods that test the pair item by item and cannot use cluster labels
+_IID_ONLY = ("mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
+             "sign", "wilcoxon")
 
 
 def compare(
@@ -154,6 +200,7 @@ def compare(
     alpha: float = 0.05,
     power: float = 0.8,
     n_resamples: int = 10_000,
+    design_effect: str = "robust",
     rng: Any = None,
 ) -> Comparison:
     r"""Compare two models scored on the same items: test, interval, effect sizes and resolution.
@@ -166,12 +213,17 @@ def compare(
         ``"auto"`` follows the decision tree below. Explicit choices: ``"mcnemar"`` (exact when
         b + c < 25, else asymptotic), ``"mcnemar_exact"``, ``"mcnemar_asymptotic"``,
         ``"mcnemar_mid_p"``, ``"paired_t"``, ``"bootstrap"``, ``"permutation"``, ``"sign"``,
-        ``"wilcoxon"``.
+        ``"wilcoxon"``, and with clusters ``"cluster_t"``.
     cluster : array_like, optional
-        One cluster label per item (subject, source document). The test is then the cluster
-        (block) bootstrap.
+        One cluster label per item (subject, source document); NaN/None/empty labels are a
+        :class:`~llm_power.DataError`, fewer than 2 clusters a ValueError, fewer than 30 a
+        :class:`FewClustersWarning`. The clusters are used in the test (``"cluster_t"``: the
+        cluster-robust t test with G - 1 df, the default; or ``"bootstrap"``: the cluster
+        bootstrap), the interval AND N*/q/MDE. Item-level tests (McNemar, paired t, permutation,
+        sign, Wilcoxon) cannot use clusters and raise.
     alternative : {"two-sided", "less", "greater"}
-        "greater": A scores higher than B.
+        "greater": A scores higher than B. One-sided alternatives give a one-sided interval and
+        N* = inf, q = 0 for a gap in the other direction.
     confidence_level : float, default 0.95
     alpha, power : float, default 0.05 and 0.8
         Thresholds of the resolution verdict (N*, MDE, q).
@@ -179,6 +231,10 @@ def compare(
         For the bootstrap and Monte Carlo permutation tests. At the default, the permutation test
         is exact when at most 20 items differ (all 2^m sign patterns); any other value is passed
         on as the number of random patterns.
+    design_effect : {"robust", "anova", "paper"}, default "robust"
+        With clusters: the measured (CR1) design effect, the ANOVA-ICC one with Kish's cluster
+        size, or the resolution paper's mean-size form (for reproduction only); see
+        :func:`llm_power.design_effects`.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -190,7 +246,7 @@ def compare(
     Decision tree for ``method="auto"`` (after Dror et al. 2018, "The Hitchhiker's Guide to
     Testing Statistical Significance in NLP"):
 
-    1. cluster labels given -> cluster bootstrap (items are not independent);
+    1. cluster labels given -> the cluster-robust t test (items are not independent);
     2. 0/1 scores -> McNemar: exact when b + c < 25, else the continuity-corrected chi-square;
     3. graded scores, n >= 30 -> paired t test (the mean difference is approximately normal by the
        central limit theorem);
@@ -203,12 +259,13 @@ def compare(
     gap is the reported quantity, so they are available only on request (they test the median /
     symmetry of the differences, not the mean).
 
-    Resolution (the plug-in quantities of :mod:`llm_power.planning`): with
+    Resolution (``llm_power._verdict``, shared with :func:`diagnose`): with
     :math:`\hat\sigma_D^2 = (b+c)/N - ((b-c)/N)^2` for 0/1 data and the sample variance of D
     (ddof = 1) otherwise, :math:`N^* = K\hat\sigma_D^2/\hat\delta^2`,
-    :math:`\mathrm{MDE} = \sqrt{K\hat\sigma_D^2/N}`, :math:`q = N/N^* = T^2/K`. q is not
-    "observed power": it says whether this benchmark is big enough for a gap of the size
-    observed; q < 1 does not mean the models are equal.
+    :math:`\mathrm{MDE} = \sqrt{K\hat\sigma_D^2/N}`, :math:`q = N/N^* = T^2/K`; for 0/1 data
+    with b + c < 25 the exact conditional McNemar N* at the observed cells. "Resolved" = q >= 1
+    and the reported test rejects. q is not "observed power": it says whether this benchmark is
+    big enough for a gap of the size observed; q < 1 does not mean the models are equal.
 
     References
     ----------
@@ -226,43 +283,105 @@ def compare(
     >>> res = compare(a, b)
     >>> res.method, res.b, res.c, round(res.pvalue, 4)
     ('mcnemar_exact', 9, 1, 0.0215)
-    >>> res.n_star, round(res.q, 2), res.resolved   # significant, yet below the MDE at 80% power
-    (238.0, 0.84, False)
+    >>> res.regime, res.n_star, round(res.q, 2), res.resolved   # significant, yet below 80% power
+    ('exact', 240.0, 0.83, False)
     """
-    method = check_option(method, "method", COMPARE_METHODS)
+    valid = COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())
+    method = check_option(method, "method", valid)
     alternative = check_alternative(alternative)
     confidence_level = check_confidence_level(confidence_level)
     alpha, power = _check_alpha_power(alpha, power)
+    design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
     a_arr, b_arr = check_paired(a, b)
     gen = as_rng(rng)
     n = a_arr.size
     binary = is_binary(a_arr, b_arr)
-    d = a_arr - b_arr
-    delta = float(d.mean())
-
-    chosen, reason = _choose(method, binary, cluster, d)
-    if chosen.startswith("mcnemar") and not binary:
+    codes, n_groups = None, 0
+    if cluster is not None:
+        if method in _IID_ONLY:
+            raise ValueError(f"`method` {method!r} tests items as independent and cannot use `cluster`; use "
+                             "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap).")
+        codes, n_groups = check_cluster_labels(cluster, n)
+        require_clusters(n_groups, stacklevel=3)
+    if method.startswith("mcnemar") and not binary:
         raise ValueError(f"`method` {method!r} needs 0/1 scores; these scores are graded. "
                          "Use 'paired_t', 'bootstrap' or 'permutation'.")
-
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = a_arr - b_arr
+    if not np.all(np.isfinite(d)):
+        raise DataError("the score differences overflow: scores are too large to compare (rescale them)")
+    sums = pair_sums(d[:, None], codes, n_groups)
+    delta = float(sums.delta[0])
     n_b = n_c = None
     if binary:
         n11, n_b, n_c, n00 = paired_counts(a_arr, b_arr)
         variance = (n_b + n_c) / n - delta * delta
     else:
-        variance = float(d.var(ddof=1))
+        variance = float(sums.ss[0]) / (n - 1)
+    var = np.array([max(variance, 0.0)])
 
-    interval: Callable[[float], ConfidenceInterval]
-    n_clusters = None
+    # the IID test (the reported one without clusters; the IID check of the verdict with clusters)
+    iid_method, iid_reason = choose_iid_test(binary, n, None if n_b is None else n_b + n_c, d)
+    if cluster is None and method != "auto":
+        iid_method, iid_reason = method, "requested"
+    statistic, pvalue, iid_interval, ci_method, iid_method = _iid_test(
+        iid_method, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative, n_resamples, gen)
+    verdict = iid_verdict(np.array([delta]), var, n, np.array([pvalue]), alpha=alpha, power=power,
+                          alternative=alternative, b=None if n_b is None else np.array([n_b]),
+                          c=None if n_c is None else np.array([n_c]))
+    warn_degenerate(var, np.array([delta]), binary, stacklevel=3)
+    n_star, q, mde = float(verdict.n_star[0]), float(verdict.q[0]), float(verdict.mde[0])
+    resolved, regime = bool(verdict.resolved[0]), str(verdict.regime[0])
+    chosen, reason, interval = iid_method, iid_reason, iid_interval
+    de = None
+    if cluster is not None:
+        cv = cluster_verdict(sums, var, verdict.resolved, alpha=alpha, power=power, alternative=alternative,
+                             design_effect=design_effect)
+        de = float(cv.design_effect[0])
+        n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
+        if method == "bootstrap":
+            boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, cluster=codes,
+                                    confidence_level=confidence_level, alternative=alternative, rng=gen)
+            chosen, reason = "bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters"
+            statistic, pvalue = boot.estimate, float(floor_pvalue(boot.pvalue))
+            interval, ci_method = boot.confidence_interval, "cluster bootstrap percentile"
+        else:
+            chosen = "cluster_t"
+            reason = (f"items are clustered ({n_groups} clusters): cluster-robust (CR1) t test, "
+                      f"{n_groups - 1} df" if method == "auto" else "requested")
+            statistic, pvalue = float(cv.statistic[0]), float(cv.pvalue[0])
+            v, df = float(cv.variance[0]), cv.df
+
+            def interval(level: float) -> ConfidenceInterval:
+                lo, hi = t_interval(delta, v, df, level, alternative)
+                return ConfidenceInterval(float(lo), float(hi))
+
+            ci_method = f"cluster-robust t ({df} df)"
+        resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
+
+    es = effect_sizes(a_arr, b_arr)
+    return Comparison(
+        n=n, mean_a=float(a_arr.mean()), mean_b=float(b_arr.mean()), delta=delta, method=chosen,
+        reason=reason, statistic=float(statistic), pvalue=float(pvalue), alternative=alternative,
+        se_paired=es.se_paired, se_unpaired=es.se_unpaired, phi=es.phi, n_star=ceil_items(n_star),
+        mde=mde, q=q, resolved=resolved, regime=regime, b=n_b, c=n_c, confidence_level=confidence_level,
+        alpha=alpha, power=power, ci_method=ci_method, binary=binary,
+        n_clusters=n_groups if cluster is not None else None, design_effect=de,
+        design_effect_method=design_effect if cluster is not None else None, _interval=interval,
+    )
+
+
+def _iid_test(chosen, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative, n_resamples, gen):
+    """Run the item-level test ``chosen``: (statistic, p, interval function, interval name, test name)."""
     if chosen.startswith("mcnemar"):
         variant = chosen.removeprefix("mcnemar_") if chosen != "mcnemar" else (
             "exact" if n_b + n_c < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
         chosen = f"mcnemar_{variant}"
-        test = mcnemar_from_counts(n_b, n_c, n=n, method=variant, alternative=alternative, _stacklevel=3)
+        test = mcnemar_from_counts(n_b, n_c, n=n, method=variant, alternative=alternative, _stacklevel=4)
         statistic, pvalue = test.statistic, test.pvalue
     elif chosen == "paired_t":
-        test = _quiet(paired_t, a_arr, b_arr, alternative=alternative)
-        statistic, pvalue = test.statistic, test.pvalue
+        stat, p = paired_t_test(np.array([delta]), np.array([variance]), n, alternative)
+        statistic, pvalue = float(stat[0]), float(p[0])
     elif chosen == "sign":
         test = _quiet(sign_test, a_arr, b_arr, alternative=alternative)
         statistic, pvalue = test.statistic, test.pvalue
@@ -273,41 +392,26 @@ def compare(
         test = _quiet(permutation_test, a_arr, b_arr, alternative=alternative, rng=gen,
                       n_resamples=None if n_resamples == 10_000 else n_resamples)
         statistic, pvalue = test.estimate, test.pvalue
-    else:  # bootstrap
-        boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, cluster=cluster,
-                                confidence_level=confidence_level, alternative=alternative, rng=gen)
-        statistic, pvalue = boot.estimate, boot.pvalue
-        n_clusters = boot.n_clusters
-
-    if chosen == "bootstrap":
-        interval, ci_method = boot.confidence_interval, "bootstrap percentile"
-    elif binary:
-        counts = (n11, n_b, n_c, n00)
+    else:  # bootstrap over items
+        boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, confidence_level=0.95,
+                                alternative=alternative, rng=gen)
+        return boot.estimate, float(floor_pvalue(boot.pvalue)), boot.confidence_interval, "bootstrap percentile", chosen
+    pvalue = float(floor_pvalue(pvalue))
+    if n_b is not None:
+        n11 = int(round(float(np.sum(a_arr)))) - n_b
+        counts = (n11, n_b, n_c, n - n11 - n_b - n_c)
 
         def interval(level: float) -> ConfidenceInterval:
-            return paired_difference_ci_from_counts(*counts, method="newcombe", confidence_level=level)
+            return ConfidenceInterval(*newcombe_interval(*counts, level, alternative))
 
-        ci_method = "Newcombe paired score"
-    else:
-        interval = _t_interval(delta, math.sqrt(variance / n), n - 1)
-        ci_method = "paired t"
+        return statistic, pvalue, interval, "Newcombe paired score", chosen
+    se2 = variance / n
 
-    es = effect_sizes(a_arr, b_arr)
-    n_star_raw = float(n_star_from_variance(variance, delta, alpha=alpha, power=power, alternative=alternative))
-    if variance == 0.0 and delta != 0.0:
-        warnings.warn("every item has the same difference: zero variance, N* = 0 (any n resolves it).",
-                      stacklevel=2)
-    q = n / n_star_raw if n_star_raw > 0 else (math.inf if delta != 0 else 0.0)
-    if math.isinf(n_star_raw):
-        q = 0.0
-    mde = float(mde_from_variance(n, variance, alpha=alpha, power=power, alternative=alternative))
-    return Comparison(
-        n=n, mean_a=float(a_arr.mean()), mean_b=float(b_arr.mean()), delta=delta, method=chosen,
-        reason=reason, statistic=float(statistic), pvalue=float(pvalue), alternative=alternative,
-        se_paired=es.se_paired, se_unpaired=es.se_unpaired, phi=es.phi, n_star=ceil_items(n_star_raw),
-        mde=mde, q=float(q), resolved=bool(q >= 1.0), b=n_b, c=n_c, confidence_level=confidence_level,
-        alpha=alpha, power=power, ci_method=ci_method, n_clusters=n_clusters, _interval=interval,
-    )
+    def t_int(level: float) -> ConfidenceInterval:
+        lo, hi = t_interval(delta, se2, n - 1, level, alternative)
+        return ConfidenceInterval(float(lo), float(hi))
+
+    return statistic, pvalue, t_int, "paired t", chosen
 
 
 def _quiet(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -315,32 +419,3 @@ def _quiet(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return func(*args, **kwargs)
-
-
-def _choose(method: str, binary: bool, cluster: Any, d: np.ndarray) -> tuple[str, str]:
-    if method != "auto":
-        return method, "requested"
-    if cluster is not None:
-        return "bootstrap", "items are clustered: the cluster (block) bootstrap resamples whole clusters"
-    if binary:
-        m = int(np.count_nonzero(d))
-        if m < ASYMPTOTIC_MIN_DISCORDANT:
-            return "mcnemar_exact", f"0/1 scores, b + c = {m} < {ASYMPTOTIC_MIN_DISCORDANT} discordant items"
-        return "mcnemar_asymptotic", f"0/1 scores, b + c = {m} >= {ASYMPTOTIC_MIN_DISCORDANT} discordant items"
-    n = d.size
-    if n >= CLT_MIN_ITEMS:
-        return "paired_t", f"graded scores, mean difference over n = {n} >= {CLT_MIN_ITEMS} items (CLT)"
-    if n >= 3 and np.ptp(d) > 0:
-        p_norm = float(stats.shapiro(d).pvalue)
-        if p_norm >= 0.05:
-            return "paired_t", f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences look normal (Shapiro-Wilk p = {p_norm:.2f})"
-        return "permutation", f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences not normal (Shapiro-Wilk p = {p_norm:.2g})"
-    return "permutation", f"graded scores, n = {n}: too few items to check normality"
-
-
-def _t_interval(delta: float, se: float, df: int) -> Callable[[float], ConfidenceInterval]:
-    def interval(level: float) -> ConfidenceInterval:
-        t = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, df))
-        return ConfidenceInterval(delta - t * se, delta + t * se)
-
-    return interval

@@ -10,6 +10,7 @@ Every exception subclasses the built-in it refines, so ``except ValueError`` kee
     └── LLMPowerWarning                    base of every llm-power warning
         ├── DegenerateDataWarning          the data cannot support the request (e.g. k = 0 with Wald)
         └── ApproximationWarning           an approximation is used outside its comfort zone
+            └── FewClustersWarning         fewer than 30 clusters: cluster-robust inference is approximate
 
 Bad *options* (a misspelled method, a confidence level of 1.5) raise plain :class:`ValueError`
 or :class:`TypeError` from the shared validation helper, with the parameter's name in backticks.
@@ -21,6 +22,7 @@ __all__ = [
     "ApproximationWarning",
     "DataError",
     "DegenerateDataWarning",
+    "FewClustersWarning",
     "LLMPowerError",
     "LLMPowerWarning",
 ]
@@ -73,3 +75,8 @@ class DegenerateDataWarning(LLMPowerWarning):
 
 class ApproximationWarning(LLMPowerWarning):
     """An approximation is used where it is known to be poor."""
+
+
+class FewClustersWarning(ApproximationWarning):
+    """Fewer than 30 clusters: the cluster test, interval and N* use Student-t quantiles with
+    G - 1 degrees of freedom, and cluster-robust inference is approximate."""

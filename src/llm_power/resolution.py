@@ -20,12 +20,37 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from ._format import fmt_gap, fmt_n_star, fmt_p
 from ._results import Result, to_plain
-from ._validation import as_rng, check_option
-from .errors import DataError, DegenerateDataWarning
+from ._validation import as_rng, check_confidence_level, check_option
+from ._verdict import (
+    CLT_MIN_ITEMS,
+    DESIGN_EFFECTS,
+    EXACT_MAX_DISCORDANT,
+    PairSums,
+    check_cluster_labels,
+    choose_iid_test,
+    cluster_design_effects,
+    cluster_verdict,
+    floor_pvalue,
+    iid_verdict,
+    k_constant,
+    mcnemar_test,
+    newcombe_interval,
+    pair_sums,
+    paired_t_test,
+    plugin_verdict,
+    require_clusters,
+    t_interval,
+    t_test,
+    warn_degenerate,
+)
+from .errors import DataError
+from .intervals import proportion_ci
 from .multiplicity import adjust_pvalues
 from .paired import mcnemar_pvalue
 from .planning import _check_alpha_power, ceil_items, k_factor
+from .resampling import permutation_test
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
 __all__ = ["CORRECTIONS", "Diagnosis", "PairResolution", "PairwiseStatistics", "calibrate", "diagnose",
@@ -111,58 +136,16 @@ def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
     n = x.shape[0]
     means = x.mean(axis=0)
     binary = bool(np.all((x == 0) | (x == 1)))
-    gram = x.T @ x / n  # E[x_i x_j]
-    second = np.diag(gram)
+    xc = x - means  # centre first: a large common offset must not cancel in the cross-products
+    cov = xc.T @ xc / n
+    second = np.diag(cov)
     mean_diff = means[:, None] - means[None, :]
-    # E[(x_i - x_j)^2] - (mean diff)^2
-    var_diff = second[:, None] + second[None, :] - 2.0 * gram - mean_diff**2
-    var_diff = np.maximum(var_diff, 0.0)
+    var_diff = np.maximum(second[:, None] + second[None, :] - 2.0 * cov, 0.0)
     b = None
     if binary:
         both = x.T @ x
         b = np.rint(x.sum(axis=0)[:, None] - both)  # i right, j wrong
     return PairwiseStatistics(n=n, means=means, mean_diff=mean_diff, var_diff=var_diff, binary=binary, b=b)
-
-
-def _cluster_statistics(x: np.ndarray, codes: np.ndarray, n_groups: int, pairs: np.ndarray):
-    """Per-cluster item counts, sums of D and sums of D^2 for the given pairs (G x P each)."""
-    sizes = np.bincount(codes, minlength=n_groups).astype(float)
-    col_sums = np.zeros((n_groups, x.shape[1]))
-    np.add.at(col_sums, codes, x)
-    i, j = pairs[:, 0], pairs[:, 1]
-    s = col_sums[:, i] - col_sums[:, j]
-    q = np.empty_like(s)
-    for g in range(n_groups):  # loop over clusters (few), not items or pairs
-        xg = x[codes == g]
-        gram = xg.T @ xg
-        sq = np.diag(gram)
-        q[g] = sq[i] + sq[j] - 2.0 * gram[i, j]
-    return sizes, s, q
-
-
-def _icc_from_sums(w: np.ndarray, sizes: np.ndarray, s: np.ndarray, q: np.ndarray):
-    """ANOVA ICC per pair from per-cluster sums; ``w`` are cluster multiplicities (B x G or G).
-
-    Returns (n_total, delta, var_d (ddof 0), icc_raw, mean cluster size), vectorised over the
-    leading resample axis of ``w`` and the pair axis of ``s``/``q``.
-    """
-    w = np.atleast_2d(w)
-    n_tot = w @ sizes  # (B,)
-    g_tot = w.sum(axis=1)
-    s_tot = w @ s  # (B, P)
-    q_tot = w @ q
-    delta = s_tot / n_tot[:, None]
-    var_d = q_tot / n_tot[:, None] - delta**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cluster_mean = np.where(sizes[:, None] > 0, s / np.maximum(sizes, 1)[:, None], 0.0)  # (G, P)
-        ssb = w @ (sizes[:, None] * cluster_mean**2) - n_tot[:, None] * delta**2
-        ssw = q_tot - w @ (sizes[:, None] * cluster_mean**2)
-        msb = ssb / (g_tot - 1)[:, None]
-        msw = ssw / (n_tot - g_tot)[:, None]
-        n0 = (n_tot - (w @ sizes**2) / n_tot) / (g_tot - 1)
-        icc = (msb - msw) / (msb + (n0[:, None] - 1) * msw)
-    icc = np.where(np.isfinite(icc), icc, np.nan)
-    return n_tot, delta, var_d, icc, n_tot / g_tot
 
 
 # =================================================================================================
@@ -189,6 +172,7 @@ class PairResolution(Result):
     q: float
     mde: float
     resolved: bool
+    regime: str = "plug-in"
     b: int | None = None
     c: int | None = None
     ci_low: float | None = None
@@ -200,11 +184,18 @@ class PairResolution(Result):
     resolved_corrected: bool | None = None
     icc: float | None = None
     design_effect: float | None = None
-    n_star_cluster: float | None = None
-    q_cluster: float | None = None
-    resolved_cluster: bool | None = None
+    design_effect_robust: float | None = None
+    design_effect_anova: float | None = None
+    design_effect_paper: float | None = None
+    pvalue_cluster: float | None = None
     cluster_ci_low: float | None = None
     cluster_ci_high: float | None = None
+    n_star_cluster: float | None = None
+    q_cluster: float | None = None
+    mde_cluster: float | None = None
+    resolved_cluster: bool | None = None
+    cluster_bootstrap_ci_low: float | None = None
+    cluster_bootstrap_ci_high: float | None = None
     e_value: float | None = None
     n_star_anytime: float | None = None
     q_anytime: float | None = None
@@ -228,7 +219,8 @@ class Diagnosis(Result):
     pairs : list of PairResolution
     n_unresolved : dict
         Unresolved pairs under each regime computed: "iid", and "corrected", "cluster",
-        "anytime" when requested.
+        "anytime" when requested. "Resolved" = q >= 1 and the pair's test rejects at alpha
+        (each stress test also needs the IID verdict).
     tie_groups : dict
         Per regime, groups of models (rank order) not resolved from each other: each model's
         rank interval is the span of its group (adjacent pairs), or [1 + #models resolved
@@ -238,7 +230,10 @@ class Diagnosis(Result):
     cluster_robustness : dict or None
         Distribution of the clustered unresolved count over resamples of the clusters.
     settings : dict
-        alpha, power, correction, anytime, pairs, method, binary, n_clusters, critical values.
+        alpha, power, confidence_level, correction, anytime, pairs, method, binary, units, test(s),
+        n_clusters, design_effect (model), critical values.
+    model_ci_low, model_ci_high : ndarray
+        Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded).
     """
 
     models: list
@@ -250,6 +245,8 @@ class Diagnosis(Result):
     rank_intervals: dict = field(default_factory=dict)
     cluster_robustness: dict | None = None
     settings: dict = field(default_factory=dict)
+    model_ci_low: np.ndarray | None = field(default=None, compare=False)
+    model_ci_high: np.ndarray | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
 
@@ -261,6 +258,8 @@ class Diagnosis(Result):
         return {
             "models": list(self.models),
             "means": to_plain(self.means),
+            "model_ci_low": to_plain(self.model_ci_low),
+            "model_ci_high": to_plain(self.model_ci_high),
             "n": self.n,
             "pairs": [p.to_dict() for p in self.pairs],
             "n_unresolved": dict(self.n_unresolved),
@@ -288,11 +287,14 @@ class Diagnosis(Result):
             cr = self.cluster_robustness
             lines.append(f"  cluster bootstrap of the clustered count ({cr['n_resamples']} resamples): "
                          f"median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}]")
-        lines.append(f"{'rank':>4}  {'model A':<28} {'model B':<28} {'gap':>7} {'p':>9} {'N*':>9} {'q':>7}  verdict")
+        binary = bool(self.settings.get("binary", True))
+        unit = "pts" if binary else "score"
+        lines.append(f"{'rank':>4}  {'model A':<28} {'model B':<28} {'gap ' + unit:>10} {'p':>9} {'N*':>9} "
+                     f"{'q':>7}  verdict")
         for p in self.pairs:
-            ns = "inf" if math.isinf(p.n_star) else f"{int(p.n_star):,}"
-            lines.append(f"{p.rank_a:>4}  {p.model_a[:28]:<28} {p.model_b[:28]:<28} {100 * p.delta:>+7.2f} "
-                         f"{p.pvalue:>9.3g} {ns:>9} {p.q:>7.2f}  {'resolved' if p.resolved else 'UNRESOLVED'}")
+            lines.append(f"{p.rank_a:>4}  {p.model_a[:28]:<28} {p.model_b[:28]:<28} {fmt_gap(p.delta, binary):>10} "
+                         f"{fmt_p(p.pvalue):>9} {fmt_n_star(p.n_star):>9} {p.q:>7.2f}  "
+                         f"{'resolved' if p.resolved else 'UNRESOLVED'}")
         return "\n".join(lines)
 
 
@@ -308,9 +310,11 @@ def diagnose(
     pairs: str = "adjacent",
     alpha: float = 0.05,
     power: float = 0.8,
+    confidence_level: float = 0.95,
     correction: str | None = None,
     anytime: bool = False,
     method: str = "wald",
+    design_effect: str = "robust",
     cluster_resamples: int = 1000,
     rng: Any = None,
 ) -> Diagnosis:
@@ -323,25 +327,38 @@ def diagnose(
     models : sequence of str, optional
         Model names (default: DataFrame columns or ``model_0``, ...).
     cluster : array_like, optional
-        One cluster label per item (subject, source). Adds the clustering stress test.
+        One cluster label per item (subject, source). Adds the clustering stress test: a
+        cluster-robust p-value, interval, design effect and N*/q/MDE per pair. NaN/None/empty
+        labels are a :class:`~llm_power.DataError`; fewer than 2 clusters a ValueError; fewer
+        than 30 a :class:`FewClustersWarning`.
     pairs : {"adjacent", "all"}, default "adjacent"
         Adjacent ranks (what a leaderboard displays) or every pair.
     alpha, power : float
-        Resolution thresholds: a gap is resolved when N >= N*(alpha, power).
+        Resolution thresholds.
+    confidence_level : float, default 0.95
+        Level of every interval reported: pair intervals, cluster intervals, cluster-bootstrap
+        intervals and the per-model intervals.
     correction : {"bonferroni", "holm", "bh"}, optional
-        Multiplicity stress test across the family of pairs: alpha is replaced by a per-pair
-        alpha' (Bonferroni alpha/m; Holm: the j-th smallest p-value gets alpha/(m - j + 1);
-        BH: j alpha/m), N* grows by ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2.
+        Multiplicity stress test across the family of pairs, as the real procedures: Bonferroni
+        at alpha/m; Holm step-down (the j-th smallest p-value at alpha/(m - j + 1), stopping at
+        the first pair that fails); Benjamini-Hochberg step-up (every pair up to the largest j
+        whose p-value and q pass at j alpha/m, each judged at that level). N* at the per-pair
+        level alpha' grows by ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2.
     anytime : bool, default False
         Anytime-valid stress test: z_{1-alpha/2} is replaced by the normal-mixture boundary in z
         units (3.04 at alpha = 0.05; :mod:`llm_power.sequential`), the critical value a
         continuously monitored leaderboard must use. For 0/1 data the Beta-mixture e-value of
         each pair is reported too.
     method : {"wald"}, default "wald"
-        N* = K sigma_D^2 / delta^2 with the plug-in sigma_D^2 (the resolution paper's N*).
+        N* = K sigma_D^2 / delta^2 with the plug-in sigma_D^2 (the resolution paper's N*); 0/1
+        pairs with fewer than 25 discordant items use the exact conditional McNemar N*.
+    design_effect : {"robust", "anova", "paper"}, default "robust"
+        The design effect of the clustering regime: the measured CR1 one (default), the ANOVA
+        ICC with Kish's cluster size, or the paper's mean-size form (for reproduction only). All
+        three are reported per pair.
     cluster_resamples : int, default 1000
         Resamples of the clusters for the robustness of the clustered unresolved count and the
-        cluster-bootstrap CI of each gap (0 to skip).
+        cluster-bootstrap interval of each gap (0 to skip).
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -350,16 +367,18 @@ def diagnose(
 
     Notes
     -----
-    Per pair: delta = mean_A - mean_B; the paired p-value is the exact McNemar test for 0/1
-    scores and the paired t test otherwise; :math:`\hat\sigma_D^2 = (b+c)/N - ((b-c)/N)^2`
-    (0/1) or the sample variance of D; N* = K sigma^2/delta^2, MDE = sqrt(K sigma^2/N) and
-    q = N/N* = T^2/K with T = sqrt(N) delta / sigma. Clustering: the ICC of D by one-way ANOVA
-    over the cluster labels (truncated at 0), DE = 1 + (mbar - 1) ICC, N*_cluster = DE N*,
-    q_cluster = q / DE; the cluster-bootstrap CI resamples whole clusters. The cluster
-    robustness resamples the clusters (with replacement), recomputes delta, sigma and the ICC
-    of every displayed pair and counts the unresolved pairs (the pairs stay those of the
-    observed ranking). q is not "observed power", and q < 1 does not mean the models are equal:
-    it means this benchmark is too small to tell them apart at (alpha, power).
+    Per pair (A ranked above B): delta = mean_A - mean_B, and the same test, interval and
+    verdict as :func:`compare` gives for that pair (``llm_power._verdict``): McNemar (exact
+    when b + c < 25, else continuity-corrected) with Newcombe's interval for 0/1 scores, the
+    paired t test and interval for graded scores (n < 30: paired t or the permutation test by
+    a Shapiro-Wilk check). N* = K sigma^2/delta^2 (exact conditional McNemar N* for few
+    discordant items), MDE = sqrt(K sigma^2/N), q = N/N*. A pair is **resolved** when q >= 1
+    AND its test rejects at alpha; every stress test only tightens (its verdict also needs the
+    IID one). Clustering: V_CR = G/(G-1) sum_g (S_g - m_g delta)^2 / N^2, DE = V_CR/(sigma^2/N),
+    cluster t test and interval with G - 1 df, N*_cluster = max(DE, 1) K_G sigma^2/delta^2 with
+    K_G from t_{G-1} quantiles. The cluster robustness resamples whole clusters and recounts
+    the clustered unresolved pairs (the pairs stay those of the observed ranking). q is not
+    "observed power", and q < 1 does not mean the models are equal.
 
     Examples
     --------
@@ -378,10 +397,18 @@ def diagnose(
     pairs = check_option(pairs, "pairs", ("adjacent", "all"))
     method = check_option(method, "method", ("wald",))
     alpha, power = _check_alpha_power(alpha, power)
+    confidence_level = check_confidence_level(confidence_level)
+    design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)
+    cluster_resamples = _check_nonnegative_int(cluster_resamples, "cluster_resamples")
     x, names = _as_matrix(scores, models)
     n, m_models = x.shape
+    codes, n_groups = None, 0
+    if cluster is not None:
+        codes, n_groups = check_cluster_labels(cluster, n)
+        require_clusters(n_groups, stacklevel=3)
+    gen = as_rng(rng)
     order = np.argsort(-x.mean(axis=0), kind="stable")
     x = x[:, order]
     names = [names[k] for k in order]
@@ -392,85 +419,91 @@ def diagnose(
         ii, jj = np.triu_indices(m_models, k=1)
         pair_idx = np.c_[ii, jj]
     i, j = pair_idx[:, 0], pair_idx[:, 1]
-    delta = st.mean_diff[i, j]
+    n_pairs = pair_idx.shape[0]
+    sums = _pair_sums(x, i, j, codes, n_groups)
+    delta = sums.delta
+    alternative = "two-sided"
+
+    # -- the IID test, interval and verdict of each pair (as compare) -------------------------------
+    columns: dict[str, Any] = {}
     if st.binary:
         b = st.b[i, j]
         c = st.b[j, i]
-        var = (b + c) / n - ((b - c) / n) ** 2
-        pvalue = mcnemar_pvalue(b, c, method="exact")[1]
-        test = "mcnemar_exact"
+        var = np.maximum((b + c) / n - delta**2, 0.0)
+        m_disc = b + c
+        tests = np.where(m_disc < EXACT_MAX_DISCORDANT, "mcnemar_exact", "mcnemar_asymptotic").astype(object)
+        pvalue = np.empty(n_pairs)
+        for variant in ("mcnemar_exact", "mcnemar_asymptotic"):
+            sel = tests == variant
+            if np.any(sel):
+                pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, alternative)[1]
+        n11 = np.rint(st.means[i] * n - b)
+        cis = [newcombe_interval(int(n11[p]), int(b[p]), int(c[p]), int(n - n11[p] - b[p] - c[p]),
+                                 confidence_level, alternative) for p in range(n_pairs)]
+        columns["ci_low"] = np.array([ci[0] for ci in cis])
+        columns["ci_high"] = np.array([ci[1] for ci in cis])
     else:
         b = c = None
-        var = st.var_diff[i, j] * n / (n - 1)  # sample variance (ddof = 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = delta / np.sqrt(var / n)
-        t = np.where(var > 0, t, np.where(delta == 0, 0.0, np.inf))
-        pvalue = np.minimum(1.0, 2 * stats.t.sf(np.abs(t), n - 1))
-        test = "paired_t"
+        var = sums.ss / (n - 1)
+        tests = np.full(n_pairs, "paired_t", dtype=object)
+        pvalue = paired_t_test(delta, var, n, alternative)[1]
+        if n < CLT_MIN_ITEMS:  # small graded benchmarks: the same per-pair choice as compare
+            for p in range(n_pairs):
+                d = x[:, i[p]] - x[:, j[p]]
+                tests[p] = choose_iid_test(False, n, None, d)[0]
+                if tests[p] == "permutation":
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        pvalue[p] = permutation_test(x[:, i[p]], x[:, j[p]], rng=gen).pvalue
+        pvalue = floor_pvalue(pvalue)
+        columns["ci_low"], columns["ci_high"] = t_interval(delta, var / n, n - 1, confidence_level, alternative)
+    verdict = iid_verdict(delta, var, n, pvalue, alpha=alpha, power=power, alternative=alternative, b=b, c=c)
+    warn_degenerate(var, delta, st.binary, stacklevel=3)
+    n_star, q, mde, resolved = verdict.n_star, verdict.q, verdict.mde, verdict.resolved
     k = k_factor(alpha, power)
     with np.errstate(divide="ignore", invalid="ignore"):
         t2 = np.where(var > 0, n * delta**2 / var, np.where(delta == 0, 0.0, np.inf))
-        n_star = np.where(delta == 0, np.inf, k * var / delta**2)
-    q = t2 / k
-    mde = np.sqrt(k * var / n)
-    if np.any((var == 0) & (delta != 0)):
-        warnings.warn("a pair differs by the same amount on every item (zero variance): N* = 0, q = inf.",
-                      DegenerateDataWarning, stacklevel=2)
     z_b = float(special.ndtri(power))
     z_a = float(special.ndtri(1 - alpha / 2))
-    columns: dict[str, Any] = {}
-    settings: dict[str, Any] = {"alpha": alpha, "power": power, "pairs": pairs, "method": method,
-                                "correction": correction, "anytime": anytime, "binary": st.binary,
-                                "test": test, "k_factor": k}
-    n_unresolved = {"iid": int(np.sum(q < 1))}
+    unique_tests = sorted(set(tests.tolist()))
+    settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
+                                "pairs": pairs, "method": method, "correction": correction, "anytime": anytime,
+                                "binary": st.binary, "units": "points" if st.binary else "score",
+                                "test": " / ".join(unique_tests), "k_factor": k}
+    n_unresolved = {"iid": int(np.sum(~resolved))}
+    regimes = {"iid": resolved}
 
-    # -- multiplicity -----------------------------------------------------------------------------
+    # -- multiplicity: the real step-down / step-up procedures --------------------------------------
     if correction is not None:
-        m = pair_idx.shape[0]
-        adj = adjust_pvalues(pvalue, method=correction)
-        alpha_prime = _alpha_prime(pvalue, alpha, correction)
-        k_corr = (special.ndtri(1 - alpha_prime / 2) + z_b) ** 2
-        columns.update(pvalue_adjusted=adj, alpha_corrected=alpha_prime, n_star_corrected=n_star * k_corr / k,
-                       q_corrected=t2 / k_corr)
-        n_unresolved["corrected"] = int(np.sum(t2 / k_corr < 1))
-        settings["family_size"] = m
+        alpha_prime, resolved_corr, corr = _corrected(delta, var, n, pvalue, alpha, power, correction, b, c)
+        resolved_corr &= resolved
+        columns.update(pvalue_adjusted=adjust_pvalues(pvalue, method=correction), alpha_corrected=alpha_prime,
+                       n_star_corrected=corr.n_star, q_corrected=corr.q, resolved_corrected=resolved_corr)
+        n_unresolved["corrected"] = int(np.sum(~resolved_corr))
+        regimes["corrected"] = resolved_corr
+        settings["family_size"] = n_pairs
 
     # -- clustering -------------------------------------------------------------------------------
     robustness = None
     if cluster is not None:
-        labels = np.asarray(cluster)
-        if labels.ndim != 1 or labels.shape[0] != n:
-            raise ValueError(f"`cluster` must have one label per item ({n}); got shape {labels.shape}.")
-        _, codes = np.unique(labels, return_inverse=True)
-        codes = codes.reshape(-1)
-        n_groups = int(codes.max() + 1)
-        if n_groups < 2:
-            raise ValueError("`cluster` puts every item in one cluster: the design effect is undefined "
-                             "(need at least 2 clusters).")
-        sizes, s_g, q_g = _cluster_statistics(x, codes, n_groups, pair_idx)
-        _, _, _, icc_raw, m_bar = _icc_from_sums(np.ones(n_groups), sizes, s_g, q_g)
-        icc = np.maximum(np.nan_to_num(icc_raw[0], nan=0.0), 0.0)
-        de = 1.0 + (m_bar[0] - 1.0) * icc
-        columns.update(icc=icc, design_effect=de, n_star_cluster=n_star * de, q_cluster=q / de)
-        n_unresolved["cluster"] = int(np.sum(q / de < 1))
-        settings["n_clusters"] = n_groups
-        settings["mean_cluster_size"] = float(m_bar[0])
+        cv = cluster_verdict(sums, var, resolved, alpha=alpha, power=power, alternative=alternative,
+                             design_effect=design_effect)
+        lo, hi = t_interval(delta, cv.variance, cv.df, confidence_level, alternative)
+        columns.update(icc=cv.icc, design_effect=cv.design_effect, design_effect_robust=cv.design_effect_robust,
+                       design_effect_anova=cv.design_effect_anova, design_effect_paper=cv.design_effect_paper,
+                       pvalue_cluster=cv.pvalue, cluster_ci_low=lo, cluster_ci_high=hi, n_star_cluster=cv.n_star,
+                       q_cluster=cv.q, mde_cluster=cv.mde, resolved_cluster=cv.resolved)
+        n_unresolved["cluster"] = int(np.sum(~cv.resolved))
+        regimes["cluster"] = cv.resolved
+        settings.update(n_clusters=n_groups, mean_cluster_size=float(n / n_groups),
+                        kish_cluster_size=float(np.sum(sums.sizes**2) / n), design_effect=design_effect,
+                        cluster_df=cv.df, k_cluster=k_constant(alpha, power, alternative, cv.df))
         if cluster_resamples:
-            gen = as_rng(rng)
-            picks = gen.integers(0, n_groups, size=(int(cluster_resamples), n_groups))
-            w = np.zeros((int(cluster_resamples), n_groups))
-            np.add.at(w, (np.arange(int(cluster_resamples))[:, None], picks), 1.0)
-            n_tot, d_star, v_star, icc_star, mb_star = _icc_from_sums(w, sizes, s_g, q_g)
-            if st.binary:
-                var_star = v_star
-            else:
-                var_star = v_star * n_tot[:, None] / (n_tot[:, None] - 1)
-            de_star = 1.0 + (mb_star[:, None] - 1.0) * np.maximum(np.nan_to_num(icc_star, nan=0.0), 0.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                q_star = np.where(var_star > 0, n_tot[:, None] * d_star**2 / var_star, 0.0) / k / de_star
-            counts = np.sum(q_star < 1, axis=1)
-            lo, hi = np.quantile(d_star, [0.025, 0.975], axis=0)
-            columns.update(cluster_ci_low=lo, cluster_ci_high=hi)
+            counts, d_star = _cluster_resample_counts(sums, st.binary, cluster_resamples, gen, alpha=alpha,
+                                                      power=power, design_effect=design_effect)
+            tail = (1.0 - confidence_level) / 2.0
+            blo, bhi = np.quantile(d_star, [tail, 1.0 - tail], axis=0)
+            columns.update(cluster_bootstrap_ci_low=blo, cluster_bootstrap_ci_high=bhi)
             robustness = {
                 "n_resamples": int(cluster_resamples),
                 "observed": n_unresolved["cluster"],
@@ -478,85 +511,159 @@ def diagnose(
                 "median": float(np.median(counts)),
                 "q05": float(np.quantile(counts, 0.05)),
                 "q95": float(np.quantile(counts, 0.95)),
-                "distribution": np.bincount(counts, minlength=pair_idx.shape[0] + 1).tolist(),
+                "distribution": np.bincount(counts, minlength=n_pairs + 1).tolist(),
             }
 
     # -- anytime-valid ----------------------------------------------------------------------------
     if anytime:
         z_any, r = anytime_critical_value(alpha)
         k_any = (z_any + z_b) ** 2
-        columns.update(n_star_anytime=n_star * k_any / k, q_anytime=t2 / k_any)
-        n_unresolved["anytime"] = int(np.sum(t2 / k_any < 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
+        q_any = np.where(np.isnan(q), np.nan, t2 / k_any)
+        resolved_any = (q_any >= 1) & resolved
+        columns.update(n_star_anytime=n_star_any, q_anytime=q_any, resolved_anytime=resolved_any)
+        n_unresolved["anytime"] = int(np.sum(~resolved_any))
+        regimes["anytime"] = resolved_any
         settings.update(z_anytime=z_any, z_fixed=z_a, mixture_ratio=r)
         if st.binary:
             # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
-            m_disc = b + c
             a_mix = np.maximum(0.5, (r * np.maximum(m_disc, 1) - 1) / 2)
             log_e = beta_mixture_log_evalue(b, c, a=a_mix)
             columns["e_value"] = np.exp(np.minimum(log_e, 700.0))
             settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
                                         "discordant items: a post-hoc evidence summary, not a stopping rule")
 
-    # paired 95% CI of each gap: Newcombe (0/1) or t (graded)
-    if st.binary:
-        from .effects import paired_difference_ci_from_counts
-
-        n11 = np.rint(st.means[i] * n - b)
-        cis = [paired_difference_ci_from_counts(int(n11[p]), int(b[p]), int(c[p]), int(n - n11[p] - b[p] - c[p]),
-                                                confidence_level=1 - alpha) for p in range(pair_idx.shape[0])]
-        columns["ci_low"] = np.array([ci.low for ci in cis])
-        columns["ci_high"] = np.array([ci.high for ci in cis])
-    else:
-        half = stats.t.ppf(1 - alpha / 2, n - 1) * np.sqrt(var / n)
-        columns["ci_low"], columns["ci_high"] = delta - half, delta + half
-
+    columns = {key: (np.asarray(val) if not np.isscalar(val) else val) for key, val in columns.items()}
     results = []
-    for p in range(pair_idx.shape[0]):
+    for p in range(n_pairs):
         ia, ib = int(i[p]), int(j[p])
         extra = {key: _py(val[p]) for key, val in columns.items()}
-        if "q_corrected" in extra:
-            extra["resolved_corrected"] = bool(extra["q_corrected"] >= 1)
-        if "q_cluster" in extra:
-            extra["resolved_cluster"] = bool(extra["q_cluster"] >= 1)
-        if "q_anytime" in extra:
-            extra["resolved_anytime"] = bool(extra["q_anytime"] >= 1)
+        for key in ("n_star_corrected", "n_star_cluster", "n_star_anytime"):
+            if key in extra:
+                extra[key] = ceil_items(extra[key])
+        for key in ("resolved_corrected", "resolved_cluster", "resolved_anytime"):
+            if key in extra:
+                extra[key] = bool(extra[key])
         results.append(PairResolution(
             model_a=names[ia], model_b=names[ib], rank_a=ia + 1, rank_b=ib + 1, n=n,
             mean_a=float(st.means[ia]), mean_b=float(st.means[ib]), delta=float(delta[p]),
-            se=float(math.sqrt(var[p] / n)), pvalue=float(pvalue[p]), test=test,
-            n_star=ceil_items(float(n_star[p])), q=float(q[p]), mde=float(mde[p]), resolved=bool(q[p] >= 1),
-            b=None if b is None else int(b[p]), c=None if c is None else int(c[p]), **extra,
+            se=float(math.sqrt(var[p] / n)), pvalue=float(pvalue[p]), test=str(tests[p]),
+            n_star=ceil_items(float(n_star[p])), q=float(q[p]), mde=float(mde[p]), resolved=bool(resolved[p]),
+            regime=str(verdict.regime[p]), b=None if b is None else int(b[p]), c=None if c is None else int(c[p]),
+            **extra,
         ))
-    regimes = {"iid": np.asarray(q >= 1)}
-    for key, col in (("corrected", "q_corrected"), ("cluster", "q_cluster"), ("anytime", "q_anytime")):
-        if col in columns:
-            regimes[key] = np.asarray(columns[col] >= 1)
     tie_groups, rank_intervals = {}, {}
-    for key, resolved in regimes.items():
-        groups, intervals = _ties(m_models, pair_idx, resolved, pairs)
+    for key, flags in regimes.items():
+        groups, intervals = _ties(m_models, pair_idx, np.asarray(flags), pairs)
         tie_groups[key] = [[names[g] for g in grp] for grp in groups]
-        rank_intervals[key] = {names[k]: intervals[k] for k in range(m_models)}
+        rank_intervals[key] = {names[k_]: intervals[k_] for k_ in range(m_models)}
+    model_lo, model_hi = _model_intervals(x, st.binary, confidence_level)
     return Diagnosis(models=names, means=st.means, n=n, pairs=results, n_unresolved=n_unresolved,
                      tie_groups=tie_groups, rank_intervals=rank_intervals, cluster_robustness=robustness,
-                     settings=settings)
+                     settings=settings, model_ci_low=model_lo, model_ci_high=model_hi)
+
+
+def _check_nonnegative_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"`{name}` must be a non-negative integer; got {value!r}.")
+    return int(value)
+
+
+def _pair_sums(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int) -> PairSums:
+    """Per-pair sums of the differences, computed from the differences themselves in batches of pairs."""
+    n = x.shape[0]
+    step = max(1, 4_000_000 // max(n, 1))
+    parts = []
+    for start in range(0, i.size, step):
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = x[:, i[start:start + step]] - x[:, j[start:start + step]]
+        if not np.all(np.isfinite(d)):
+            raise DataError("the score differences overflow: scores are too large to compare (rescale them)")
+        parts.append(pair_sums(d, codes, n_groups))
+    if len(parts) == 1:
+        return parts[0]
+    cat = np.concatenate
+    return PairSums(n=n, delta=cat([p.delta for p in parts]), ss=cat([p.ss for p in parts]),
+                    sizes=parts[0].sizes,
+                    resid=None if codes is None else cat([p.resid for p in parts], axis=1),
+                    resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
+
+
+def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
+    """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
+    m = pvalue.size
+    order = np.argsort(pvalue, kind="stable")
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = np.arange(1, m + 1)
+    if correction == "bonferroni":
+        alpha_prime = np.full(m, alpha / m)
+        corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+        return alpha_prime, corr.resolved.copy(), corr
+    if correction == "holm":
+        alpha_prime = alpha / (m - rank + 1)
+        corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+        passed = np.logical_and.accumulate(corr.resolved[order])  # step down: stop at the first failure
+        resolved = np.empty(m, dtype=bool)
+        resolved[order] = passed
+        return alpha_prime, resolved, corr
+    # Benjamini-Hochberg step-up: the largest j whose pair passes at j alpha / m; every pair up to j
+    # is then judged at that level (and must still have q >= 1 there)
+    alpha_prime = rank * alpha / m
+    corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+    passing = np.nonzero(corr.resolved[order])[0]
+    if passing.size == 0:
+        return alpha_prime, np.zeros(m, dtype=bool), corr
+    j_star = int(passing[-1]) + 1
+    alpha_prime = np.where(rank <= j_star, j_star * alpha / m, alpha_prime)
+    corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+    return alpha_prime, corr.resolved & (rank <= j_star), corr
+
+
+def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator, *,
+                             alpha: float, power: float, design_effect: str):
+    """Clustered unresolved count and delta for each resample of whole clusters (vectorised)."""
+    g = sums.sizes.size
+    picks = gen.integers(0, g, size=(n_resamples, g))
+    w = np.zeros((n_resamples, g))
+    np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
+    m = sums.sizes
+    r, qc = sums.resid, sums.resid_sq
+    n_b = w @ m  # (B,)
+    e = (w @ r) / n_b[:, None]  # delta_b - delta
+    d_star = sums.delta[None, :] + e
+    var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
+    var = var0 if binary else var0 * (n_b / (n_b - 1.0))[:, None]
+    r2 = w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None]
+    r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
+    ssw = w @ qc - w @ (r * r / m[:, None])
+    v_cr, de_r, _, de_a, de_p = cluster_design_effects(n_b, g, var0, var, np.maximum(r2, 0.0), np.maximum(r2m, 0.0),
+                                                       w @ (m * m), ssw)
+    de = {"robust": de_r, "anova": de_a, "paper": de_p}[design_effect]
+    variance = v_cr if design_effect == "robust" else de * var / n_b[:, None]
+    _, p = t_test(d_star, variance, g - 1, "two-sided")
+    k_g = k_constant(alpha, power, "two-sided", g - 1)
+    de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
+    _, q, _ = plugin_verdict(d_star, de_floor * var, n_b[:, None], k_g, "two-sided")
+    resolved = (q >= 1.0) & (p <= alpha)
+    return np.sum(~resolved, axis=1), d_star
+
+
+def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model intervals at ``level``: Wilson for accuracies, Student t for graded means."""
+    n = x.shape[0]
+    if binary:
+        lo, hi = proportion_ci(np.rint(x.sum(axis=0)).astype(np.int64), n, confidence_level=level)
+        return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    means = x.mean(axis=0)
+    sd = (x - means).std(axis=0, ddof=1)
+    half = stats.t.isf((1.0 - level) / 2.0, n - 1) * sd / math.sqrt(n)
+    return means - half, means + half
 
 
 def _py(value: Any) -> Any:
     value = value.item() if isinstance(value, np.generic) else value
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-
-
-def _alpha_prime(pvalue: np.ndarray, alpha: float, correction: str) -> np.ndarray:
-    """Per-pair significance level under the correction (rank-dependent for Holm and BH)."""
-    m = pvalue.size
-    if correction == "bonferroni":
-        return np.full(m, alpha / m)
-    order = np.argsort(pvalue, kind="stable")
-    rank = np.empty(m, dtype=float)
-    rank[order] = np.arange(1, m + 1)
-    if correction == "holm":
-        return alpha / (m - rank + 1)
-    return rank * alpha / m  # bh
 
 
 def _ties(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray, pairs: str):

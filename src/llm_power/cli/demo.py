@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     args.cluster = "category"
     args.pairs, args.correction, args.anytime = "adjacent", "holm", True
     args.alpha, args.power, args.cluster_resamples, args.seed = 0.05, 0.8, 1000, 0
+    args.design_effect = "robust"
     args.json_out = args.markdown_out = None
     note = ("Data: MMLU-Pro per-question results published by the MMLU-Pro authors (TIGER-AI-Lab, Apache-2.0; "
             "data set MIT), strict correctness, 14 subject categories as clusters.")

@@ -45,6 +45,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=int, metavar="K", help="only the K best models")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
+                   help="level of every interval in the report (default 0.95)")
+    p.add_argument("--design-effect", default="robust", choices=("robust", "anova", "paper"),
+                   help="clustered regime: measured CR1 design effect (default), ANOVA ICC with Kish's size, "
+                        "or the paper's mean-size form (reproduction only)")
     p.add_argument("--cluster-resamples", type=int, default=1000, metavar="B")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON")
@@ -63,8 +68,8 @@ def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, sourc
         x = x[:, order]
         models = [models[k] for k in order]
     diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
-                    correction=args.correction, anytime=args.anytime, cluster_resamples=args.cluster_resamples,
-                    rng=args.seed)
+                    confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
+                    design_effect=args.design_effect, cluster_resamples=args.cluster_resamples, rng=args.seed)
     payload = {"source": source, "note": note, **diag.to_dict()}
     outputs = []
     if args.json_out:

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import LLMPowerError
-from . import ci, compare, coverage, demo, diagnose, plan
+from . import adjust, ci, compare, coverage, demo, diagnose, plan
 
-COMMANDS = (ci, coverage, compare, plan, diagnose, demo)
+COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, demo)
 
 
 def common_options() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..intervals import proportion_ci
+from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..planning import mde_from_variance
 from ..resolution import Diagnosis
 
@@ -48,21 +48,22 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     n = diag.n
     means = np.asarray(diag.means)
     plots = {}
+    scale = 100.0 if binary else 1.0  # accuracies in percent / points; graded scores in their own units
+    unit = "points" if binary else "score units"
+    level = f"{100 * diag.settings.get('confidence_level', 0.95):g}%"
 
     # leaderboard with intervals
     height = max(2.0, 0.32 * len(names) + 0.8)
     fig, ax = plt.subplots(figsize=(7.5, height))
     y = np.arange(len(names))[::-1]
-    if binary:
-        lo, hi = proportion_ci(np.rint(means * n).astype(int), n)
-    else:
-        lo, hi = means, means
-    ax.errorbar(100 * means, y, xerr=[100 * (means - lo), 100 * (hi - means)], fmt="o", color=OK, ecolor=OK, capsize=3)
+    lo, hi = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
+    ax.errorbar(scale * means, y, xerr=[scale * (means - lo), scale * (hi - means)], fmt="o", color=OK, ecolor=OK,
+                capsize=3)
     ax.set_yticks(y, [m[:40] for m in names])
-    ax.set_xlabel("score (%)")
+    ax.set_xlabel(f"score (%), {level} interval" if binary else f"mean score ({level} interval)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(f"{m} {100 * s:.1f}%" for m, s in zip(names, means)))
+    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means)))
 
     pairs = diag.pairs
     labels = [f"{p.model_a[:22]} − {p.model_b[:22]}" for p in pairs]
@@ -74,19 +75,19 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
         color = OK if p.resolved else BAD
         marker = "o" if p.resolved else "s"
         lo_, hi_ = (p.ci_low, p.ci_high) if p.ci_low is not None else (p.delta, p.delta)
-        ax.plot([100 * lo_, 100 * hi_], [y[k], y[k]], color=color, lw=2)
-        ax.plot(100 * p.delta, y[k], marker, color=color)
+        ax.plot([scale * lo_, scale * hi_], [y[k], y[k]], color=color, lw=2)
+        ax.plot(scale * p.delta, y[k], marker, color=color)
     ax.axvline(0, color=GREY, lw=1)
     ax.set_yticks(y, labels)
-    ax.set_xlabel("gap A − B (points), paired 95% CI")
+    ax.set_xlabel(f"gap A − B ({unit}), paired {level} CI")
     ax.spines[["top", "right"]].set_visible(False)
     plots["forest"] = _svg(fig, "Forest plot of the gaps: " + "; ".join(
-        f"{lab}: {100 * p.delta:+.2f} points" for lab, p in zip(labels, pairs)))
+        f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs)))
 
     # q on a log scale
     fig, ax = plt.subplots(figsize=(7.5, height))
     q = np.array([p.q for p in pairs], dtype=float)
-    q_plot = np.clip(q, 1e-4, 1e4)
+    q_plot = np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4)
     for k, p in enumerate(pairs):
         ax.barh(y[k], q_plot[k], color=OK if p.resolved else BAD, height=0.6,
                 hatch=None if p.resolved else "//", edgecolor="white")
@@ -101,21 +102,24 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
 
     # MDE curve
     var = float(np.median([p.se**2 * n for p in pairs]))
+    var = var if var > 0 else 1e-12
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
     curve = mde_from_variance(grid, var, alpha=diag.settings["alpha"], power=diag.settings["power"])
     now = float(mde_from_variance(n, var, alpha=diag.settings["alpha"], power=diag.settings["power"]))
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
-    ax.plot(grid, 100 * curve, color=OK)
-    ax.plot([n], [100 * now], "o", color=BAD, ms=8)
-    ax.annotate(f"{n:,} items: {100 * now:.2f} pts", (n, 100 * now), textcoords="offset points", xytext=(8, 8))
+    ax.plot(grid, scale * curve, color=OK)
+    ax.plot([n], [scale * now], "o", color=BAD, ms=8)
+    ax.annotate(f"{n:,} items: {fmt_gap(now, binary, sign=False)} {unit}", (n, scale * now), textcoords="offset points",
+                xytext=(8, 8))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("items")
-    ax.set_ylabel("minimum detectable gap (points)")
+    ax.set_ylabel(f"minimum detectable gap ({unit})")
     ax.grid(color="#e5e7eb", which="both")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["mde"] = _svg(fig, f"Minimum detectable effect against items; at {n:,} items it is {100 * now:.2f} points")
-    plots["_mde_now"] = f"{100 * now:.2f}"
+    plots["mde"] = _svg(fig, f"Minimum detectable effect against items; at {n:,} items it is "
+                             f"{fmt_gap(now, binary, sign=False)} {unit}")
+    plots["_mde_now"] = fmt_gap(now, binary, sign=False)
     return plots
 
 
@@ -140,17 +144,20 @@ def render_html(
     n = diag.n
     means = np.asarray(diag.means)
     models = []
+    level = f"{100 * diag.settings.get('confidence_level', 0.95):g}%"
     for k, name in enumerate(diag.models):
+        lo, hi = float(diag.model_ci_low[k]), float(diag.model_ci_high[k])
         if binary:
-            lo, hi = proportion_ci(int(round(means[k] * n)), n)
             interval = f"{100 * lo:.1f} – {100 * hi:.1f}%"
             half = f"±{100 * (hi - lo) / 2:.1f}"
         else:
-            interval, half = "", ""
-        models.append({"rank": k + 1, "name": name, "score": f"{100 * means[k]:.2f}%" if binary else f"{means[k]:.4g}",
+            interval = f"{lo:.4g} – {hi:.4g}"
+            half = f"±{(hi - lo) / 2:.3g}"
+        models.append({"rank": k + 1, "name": name, "score": fmt_score(means[k], binary),
                        "interval": interval, "half": half})
     s = diag.settings
-    header = ["#", "model A", "model B", "gap (pts)", "95% CI", "p", "N*", "q", "IID"]
+    header = ["#", "model A", "model B", f"gap ({'pts' if binary else 'score'})", f"{level} CI", "p", "N*", "q",
+              "IID"]
     regimes = [("corrected", "q_corrected", "resolved_corrected", f"{s.get('correction')}"),
                ("cluster", "q_cluster", "resolved_cluster", "cluster"),
                ("anytime", "q_anytime", "resolved_anytime", "anytime")]
@@ -159,10 +166,9 @@ def render_html(
         header += [f"q {label}", label]
     rows = []
     for p in diag.pairs:
-        ci = f"[{100 * p.ci_low:+.2f}, {100 * p.ci_high:+.2f}]" if p.ci_low is not None else ""
-        n_star = "∞" if math.isinf(p.n_star) else f"{int(p.n_star):,}"
-        row = [str(p.rank_a), _esc(p.model_a), _esc(p.model_b), f"{100 * p.delta:+.2f}", ci, f"{p.pvalue:.2g}",
-               n_star, f"{p.q:.2f}", _mark(p.resolved)]
+        ci = f"[{fmt_gap(p.ci_low, binary)}, {fmt_gap(p.ci_high, binary)}]" if p.ci_low is not None else ""
+        row = [str(p.rank_a), _esc(p.model_a), _esc(p.model_b), fmt_gap(p.delta, binary), ci, fmt_p(p.pvalue, 2),
+               fmt_n_star(p.n_star), f"{p.q:.2f}", _mark(p.resolved)]
         for _, qk, rk, _ in present:
             row += [f"{getattr(p, qk):.2f}", _mark(getattr(p, rk))]
         rows.append(row)
@@ -186,31 +192,36 @@ def render_html(
         for g in groups:
             mask = labels_arr == g
             rows_c.append({"name": g, "n": int(mask.sum()),
-                           "cells": [f"{100 * scores[mask, k].mean():.1f}" for k in range(len(shown))]})
+                           "cells": [f"{100 * scores[mask, k].mean():.1f}" if binary else f"{scores[mask, k].mean():.4g}"
+                                     for k in range(len(shown))]})
         cluster_ctx = {"n": len(groups), "models": shown, "rows": rows_c}
     k_any = s.get("z_anytime")
     explanations = [
         {"title": "q = N / N*: resolved or not",
          "text": ("N* is the number of items a benchmark needs to detect a gap of the observed size with "
                   f"{100 * s['power']:.0f}% power at α = {s['alpha']:g}, given how often the two models disagree "
-                  "item by item. q = N/N*: q ≥ 1 means this benchmark is big enough to resolve the gap. q < 1 means "
-                  "it is too small to tell — it does not mean the models are equal, and q is not 'observed power'.")},
+                  "item by item. q = N/N*. A gap is resolved when q ≥ 1 (this benchmark is big enough for a gap "
+                  "that size) and the test reported beside it rejects at α. Otherwise it is too small to tell — "
+                  "which does not mean the models are equal, and q is not 'observed power'. With few discordant "
+                  "items N* comes from the exact McNemar test.")},
         {"title": "Multiplicity",
          "text": ("A leaderboard makes many comparisons at once. Under a correction (Bonferroni, Holm or "
                   "Benjamini–Hochberg) each pair must clear a stricter level α′, so N* grows and fewer gaps are resolved.")},
         {"title": "Clustered items",
          "text": ("Items from the same subject or source are correlated, so N items carry less information than N "
-                  "independent ones. The design effect DE = 1 + (m̄ − 1)·ICC, from the intraclass correlation of the "
-                  "per-item differences, multiplies N*: q_cluster = q / DE.")},
+                  "independent ones. The design effect DE is measured per pair: the cluster-robust (CR1) variance "
+                  "of the gap over its IID variance (floored at 1). The clustered verdict uses a cluster-robust t "
+                  "test with G − 1 degrees of freedom and N*_cluster = max(DE, 1)·K_G·σ²/δ² with t quantiles.")},
         {"title": "Anytime-valid",
          "text": ("A leaderboard updated continuously and re-tested at every update needs a time-uniform test. "
                   f"The critical value {k_any:.2f} (instead of 1.96) comes from a normal-mixture confidence sequence "
                   "(Robbins 1970; Howard et al. 2021)." if k_any else
                   "Not computed for this report (use --anytime).")},
         {"title": "Paired tests and intervals",
-         "text": ("Both models answered the same items, so the gaps are tested with paired methods: the exact McNemar "
-                  "test on the discordant items for 0/1 scores, the paired t test otherwise; the gap intervals are "
-                  "Newcombe's paired score intervals (0/1) or paired t intervals.")},
+         "text": ("Both models answered the same items, so the gaps are tested with paired methods: McNemar's "
+                  "test on the discordant items for 0/1 scores (exact below 25 discordant items), the paired t "
+                  "test otherwise; the gap intervals are Newcombe's paired score intervals (0/1) or paired t "
+                  f"intervals, all at {level}.")},
     ]
     settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, test = {s['test']}"
                 + (f", correction = {s['correction']}" if s.get("correction") else "")
@@ -221,6 +232,9 @@ def render_html(
         title=title, subtitle=f"{len(diag.models)} models on the same {n:,} items; {m} {s['pairs']} pairs.",
         version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
         models=models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
+        level=level, interval_name="Wilson" if binary else "Student t", unit_label="points" if binary else "score units",
+        score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
+        de_method=str(s.get("design_effect", "robust")),
         pair_header=header, pair_rows=rows, alpha=f"{s['alpha']:g}", n_items=f"{n:,}", mde_now=plots["_mde_now"],
         clusters=cluster_ctx, cluster_name=cluster_name, explanations=explanations, source=source or "an in-memory matrix",
         settings=settings,

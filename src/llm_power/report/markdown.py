@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-
+from .._format import fmt_gap, fmt_n_star, fmt_p
 from ..resolution import Diagnosis
 
 __all__ = ["render_markdown"]
@@ -16,15 +15,17 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     lines = [f"# {title}", "", f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
              f"(α = {s['alpha']:g}, power = {s['power']:g}).", ""]
     for key, count in diag.n_unresolved.items():
-        lines.append(f"- **{key}**: {count} of {m} pairs unresolved (q < 1)")
-    lines += ["", "| # | model A | model B | gap (pts) | p | N* | q | resolved |" + "".join(
+        lines.append(f"- **{key}**: {count} of {m} pairs unresolved")
+    unit = "pts" if s.get("binary") else "score"
+    lines += ["", f"| # | model A | model B | gap ({unit}) | p | N* | q | resolved |" + "".join(
         f" q {k} | {k} |" for k in diag.n_unresolved if k != "iid"),
         "|---|---|---|---|---|---|---|---|" + "---|---|" * (len(diag.n_unresolved) - 1)]
     keys = {"corrected": ("q_corrected", "resolved_corrected"), "cluster": ("q_cluster", "resolved_cluster"),
             "anytime": ("q_anytime", "resolved_anytime")}
     for p in diag.pairs:
-        n_star = "∞" if math.isinf(p.n_star) else f"{int(p.n_star):,}"
-        row = (f"| {p.rank_a} | {p.model_a} | {p.model_b} | {100 * p.delta:+.2f} | {p.pvalue:.2g} | {n_star} | "
+        n_star = fmt_n_star(p.n_star)
+        row = (f"| {p.rank_a} | {p.model_a} | {p.model_b} | {fmt_gap(p.delta, bool(s.get('binary')))} | "
+               f"{fmt_p(p.pvalue, 2)} | {n_star} | "
                f"{p.q:.2f} | {'yes' if p.resolved else 'no'} |")
         for k in diag.n_unresolved:
             if k != "iid":
@@ -35,6 +36,6 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     ties = [g for g in diag.tie_groups[regime] if len(g) > 1]
     if ties:
         lines += ["", f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(g) for g in ties)]
-    lines += ["", "q = N/N*: q ≥ 1 the benchmark resolves the gap; q < 1 it is too small to tell "
-              "(which does not mean the models are equal).", ""]
+    lines += ["", "Resolved: q = N/N* ≥ 1 and the pair's test rejects at α; otherwise the benchmark is too small "
+              "to tell (which does not mean the models are equal).", ""]
     return "\n".join(lines)

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-import math
-
-from ..intervals import proportion_ci
+from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..resolution import Diagnosis
 from .terminal import print_table
 
 __all__ = ["print_report"]
 
+#: stress regimes as shown: (key in n_unresolved, q field, resolved field)
+REGIMES = (("corrected", "q_corrected", "resolved_corrected"),
+           ("cluster", "q_cluster", "resolved_cluster"),
+           ("anytime", "q_anytime", "resolved_anytime"))
+
 
 def _mark(flag):
     return "" if flag is None else ("✓" if flag else "✗")
+
+
+def interval_label(diag: Diagnosis) -> str:
+    level = f"{100 * diag.settings.get('confidence_level', 0.95):g}%"
+    return f"{level} {'Wilson' if diag.settings.get('binary') else 't'} interval"
 
 
 def print_report(diag: Diagnosis, *, note: str = "") -> None:
@@ -21,24 +29,26 @@ def print_report(diag: Diagnosis, *, note: str = "") -> None:
     rows = []
     for k, name in enumerate(diag.models):
         mean = float(diag.means[k])
-        if binary:
-            lo, hi = proportion_ci(int(round(mean * n)), n)
-            rows.append([str(k + 1), name, f"{100 * mean:.2f}%", f"{100 * lo:.1f} – {100 * hi:.1f}%"])
-        else:
-            rows.append([str(k + 1), name, f"{mean:.4g}", ""])
-    print_table(f"Models ({n:,} items)", ["#", "model", "score", "95% Wilson interval"], rows, right_align=(0, 2, 3))
+        lo, hi = float(diag.model_ci_low[k]), float(diag.model_ci_high[k])
+        interval = f"{100 * lo:.1f} – {100 * hi:.1f}%" if binary else f"{lo:.4g} – {hi:.4g}"
+        rows.append([str(k + 1), name, fmt_score(mean, binary), interval])
+    print_table(f"Models ({n:,} items)", ["#", "model", "score" if binary else "mean score", interval_label(diag)],
+                rows, right_align=(0, 2, 3))
     s = diag.settings
-    cols = ["#", "model A", "model B", "gap (pts)", "p", "N*", "q", "IID"]
-    extra = [(k, q, r) for k, q, r in (("corrected", "q_corrected", "resolved_corrected"),
-                                       ("cluster", "q_cluster", "resolved_cluster"),
-                                       ("anytime", "q_anytime", "resolved_anytime")) if k in diag.n_unresolved]
+    unit = "pts" if binary else "score"
+    cols = ["#", "model A", "model B", f"gap ({unit})", "p", "N*", "q", "IID"]
+    extra = [(k, q, r) for k, q, r in REGIMES if k in diag.n_unresolved]
     labels = {"corrected": str(s.get("correction")), "cluster": "cluster", "anytime": "anytime"}
+    if "cluster" in diag.n_unresolved:
+        cols.insert(5, "p cluster")
     for k, _, _ in extra:
         cols += [f"q {labels[k]}", labels[k]]
     table = []
     for p in diag.pairs:
-        row = [str(p.rank_a), p.model_a, p.model_b, f"{100 * p.delta:+.2f}", f"{p.pvalue:.2g}",
-               "∞" if math.isinf(p.n_star) else f"{int(p.n_star):,}", f"{p.q:.2f}", _mark(p.resolved)]
+        row = [str(p.rank_a), p.model_a, p.model_b, fmt_gap(p.delta, binary), fmt_p(p.pvalue, 2),
+               fmt_n_star(p.n_star), f"{p.q:.2f}", _mark(p.resolved)]
+        if "cluster" in diag.n_unresolved:
+            row.insert(5, fmt_p(p.pvalue_cluster, 2))
         for _, qk, rk in extra:
             row += [f"{getattr(p, qk):.2f}", _mark(getattr(p, rk))]
         table.append(row)
@@ -46,8 +56,8 @@ def print_report(diag: Diagnosis, *, note: str = "") -> None:
     verdicts = "; ".join(f"{key}: {count} of {m} unresolved" for key, count in diag.n_unresolved.items())
     print_table(f"Resolution of {m} {s['pairs']} pairs (α = {s['alpha']:g}, power {s['power']:g})", cols, table,
                 right_align=tuple(k for k, c in enumerate(cols) if c not in ("model A", "model B")),
-                caption=f"{verdicts}. q = N/N* ≥ 1: resolved (✓); q < 1: the benchmark is too small to tell (✗), "
-                        "which does not mean the models are equal.")
+                caption=f"{verdicts}. Resolved (✓): q = N/N* ≥ 1 and the pair's test rejects at α; otherwise the "
+                        "benchmark is too small to tell (✗), which does not mean the models are equal.")
     if diag.cluster_robustness:
         cr = diag.cluster_robustness
         print(f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): unresolved "

@@ -1,0 +1,468 @@
+"""The verdict kernel: N*, q, MDE and "resolved" of paired gaps, IID and clustered.
+
+This is the only implementation of the resolution verdict; :func:`llm_power.compare` (one pair)
+and :func:`llm_power.diagnose` (every pair of a leaderboard) both call it, so the same pair gets
+the same answer through every entry point. Everything is vectorised over pairs.
+
+What "resolved" means (stated once, here and in ``docs/resolution.md``)
+----------------------------------------------------------------------
+A gap is *resolved* when both hold:
+
+1. the benchmark is big enough for a gap of the observed size: ``q = N / N* >= 1``, N* the items
+   needed to detect that gap with probability ``power`` at level ``alpha`` in the tested
+   direction; and
+2. the test reported beside it rejects at the same ``alpha`` in the tested direction.
+
+With enough discordant items (1) implies (2); they can disagree at the margins (few discordant
+items, the exact test's discreteness, t against z quantiles), and then the verdict is "not
+resolved". A gap in the wrong direction for a one-sided alternative has N* = inf, q = 0.
+
+How N* is computed
+------------------
+* IID, plug-in (the resolution paper): ``N* = K sigma_D^2 / delta^2``,
+  ``K = (z_{1-alpha/2} + z_{1-beta})^2``, ``q = T^2 / K``, ``MDE = sqrt(K sigma_D^2 / N)``.
+* IID, 0/1 scores with few discordant items (the exact McNemar regime, b + c < 25) or with a
+  degenerate plug-in variance (perfect separation): the exact conditional McNemar test at the
+  observed cells. The test conditions on the m = b + c discordant items, each favouring A with
+  probability pi = b/m; ``m*`` is the smallest number of discordant items whose exact
+  conditional power reaches ``power``, ``N* = m* N / m`` (the items that carry m* discordant
+  items at the observed discordance), ``q = m / m*``, and the MDE is the smallest gap
+  ``(2 pi - 1) m / N`` whose exact conditional power at the observed m reaches ``power``
+  (``inf`` when none does).
+* Clustered (G clusters): the cluster-robust (CR1) variance of delta-hat
+  ``V_CR = G/(G-1) sum_g (S_g - m_g delta)^2 / N^2``, the measured design effect
+  ``DE = V_CR / (sigma_D^2 / N)`` (or the ANOVA/Kish or the paper's model-based one), Student-t
+  quantiles with G - 1 degrees of freedom, ``K_G = (t_{G-1,1-alpha/2} + t_{G-1,1-beta})^2`` and
+  ``N*_cluster = max(DE, 1) K_G sigma_D^2 / delta^2``; the cluster test is
+  ``T = delta / sqrt(V)`` against t_{G-1}.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .errors import DataError, DegenerateDataWarning, FewClustersWarning
+
+__all__ = [
+    "DESIGN_EFFECTS",
+    "EXACT_MAX_DISCORDANT",
+    "FEW_CLUSTERS",
+    "PVALUE_FLOOR",
+    "check_cluster_labels",
+]
+
+#: binary pairs with fewer discordant items than this are judged by the exact McNemar test
+EXACT_MAX_DISCORDANT = 25
+#: warn when a cluster analysis has fewer clusters than this
+FEW_CLUSTERS = 30
+#: design-effect models: measured (CR1), ANOVA ICC with Kish's size, the paper's mean-size form
+DESIGN_EFFECTS = ("anova", "paper", "robust")
+#: p-values are never reported below the smallest normal double (underflow is not "p = 0")
+PVALUE_FLOOR = float(np.finfo(float).tiny)
+#: largest number of discordant items scanned for the exact conditional N*
+_MAX_SCAN = 50_000_000
+
+
+# =================================================================================================
+# Quantiles and the constant K
+# =================================================================================================
+
+def tail_level(alpha: float, alternative: str) -> float:
+    return alpha / 2.0 if alternative == "two-sided" else alpha
+
+
+def critical_values(alpha: float, power: float, alternative: str, df: float | None = None) -> tuple[float, float]:
+    """(z_{1-alpha/2}, z_{1-beta}) -- or Student-t quantiles with ``df`` degrees of freedom."""
+    tail = tail_level(alpha, alternative)
+    if df is None:
+        return float(special.ndtri(1.0 - tail)), float(special.ndtri(power))
+    return float(stats.t.isf(tail, df)), float(stats.t.ppf(power, df))
+
+
+def k_constant(alpha: float, power: float, alternative: str, df: float | None = None) -> float:
+    z_a, z_b = critical_values(alpha, power, alternative, df)
+    return (z_a + z_b) ** 2
+
+
+def in_direction(delta: np.ndarray, alternative: str) -> np.ndarray:
+    """True where the observed gap points the way the alternative tests (any non-zero gap if two-sided)."""
+    if alternative == "greater":
+        return delta > 0
+    if alternative == "less":
+        return delta < 0
+    return delta != 0
+
+
+def floor_pvalue(p: Any) -> Any:
+    """Never report an underflowed p-value as exactly 0."""
+    return np.maximum(p, PVALUE_FLOOR)
+
+
+# =================================================================================================
+# Cluster labels
+# =================================================================================================
+
+def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
+    """Integer codes 0..G-1 for per-item cluster labels; missing labels are a :class:`DataError`.
+
+    NaN, None, empty or blank strings are not a cluster: pooling them silently into one cluster
+    would change the design effect without telling anyone.
+    """
+    labels = np.asarray(cluster, dtype=object) if not isinstance(cluster, np.ndarray) else cluster
+    if labels.ndim != 1 or labels.shape[0] != n:
+        raise ValueError(f"`{name}` must have one label per item ({n}); got shape {np.shape(labels)}.")
+    if labels.dtype.kind == "f":
+        bad = np.isnan(labels)
+    elif labels.dtype.kind in "biu":
+        bad = np.zeros(n, dtype=bool)
+    else:
+        bad = np.array([_missing_label(v) for v in labels.tolist()], dtype=bool)
+    if np.any(bad):
+        first = int(np.argmax(bad))
+        raise DataError(f"{int(bad.sum())} item(s) have no cluster label (first at item row {first}: "
+                        f"{labels[first]!r}); give every item a cluster or drop those items", field=name)
+    if labels.dtype.kind == "O":
+        keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}" for v in labels.tolist()])
+        _, codes = np.unique(keys, return_inverse=True)
+    else:
+        _, codes = np.unique(labels, return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
+    return codes, int(codes.max() + 1) if codes.size else 0
+
+
+def _missing_label(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    if isinstance(value, str):
+        return value.strip() == ""
+    try:  # pandas NA / NaT
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return False
+
+
+def require_clusters(n_groups: int, *, stacklevel: int = 3) -> None:
+    if n_groups < 2:
+        raise ValueError("`cluster` puts every item in one cluster: cluster-robust inference needs at "
+                         "least 2 clusters (with one cluster there is no between-cluster variation to measure).")
+    if n_groups < FEW_CLUSTERS:
+        warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
+                      f"with {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
+                      "cluster-robust inference is approximate.", FewClustersWarning, stacklevel=stacklevel)
+
+
+# =================================================================================================
+# Sufficient statistics of pairs from their per-item differences
+# =================================================================================================
+
+@dataclass(frozen=True)
+class PairSums:
+    """Per-pair statistics of the differences D (columns of an items x pairs matrix).
+
+    ``delta`` mean of D; ``ss`` sum of squared deviations of D from delta; with clusters,
+    ``resid`` (G x P) per-cluster sums of D - delta, ``resid_sq`` (G x P) per-cluster sums of
+    (D - delta)^2 and ``sizes`` (G,).
+    """
+
+    n: int
+    delta: np.ndarray
+    ss: np.ndarray
+    sizes: np.ndarray | None = None
+    resid: np.ndarray | None = None
+    resid_sq: np.ndarray | None = None
+
+
+def pair_sums(d: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0) -> PairSums:
+    """Centred sums of an (n_items, n_pairs) matrix of differences, overall and per cluster.
+
+    Centring at the mean before squaring keeps graded scores with a large common offset exact
+    (no cancellation of x^2 terms); scores so large that their squares overflow are an error.
+    """
+    n = d.shape[0]
+    delta = d.mean(axis=0)
+    if not np.all(np.isfinite(delta)):
+        raise DataError("the mean score difference overflows: scores are too large to compare "
+                        "(rescale them, e.g. divide by their largest absolute value)")
+    resid = d - delta
+    with np.errstate(over="ignore"):
+        sq = resid * resid
+        ss = sq.sum(axis=0)
+    if not np.all(np.isfinite(ss)):
+        raise DataError("the variance of the score differences overflows: scores are too large "
+                        "(rescale them, e.g. divide by their largest absolute value)")
+    if codes is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+    r = np.add.reduceat(resid[order], starts, axis=0)
+    q = np.add.reduceat(sq[order], starts, axis=0)
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=r, resid_sq=q)
+
+
+# =================================================================================================
+# The IID verdict
+# =================================================================================================
+
+@dataclass(frozen=True)
+class Verdict:
+    """Per-pair verdict arrays (all of shape (P,))."""
+
+    n_star: np.ndarray  # unrounded
+    q: np.ndarray
+    mde: np.ndarray
+    resolved: np.ndarray
+    regime: np.ndarray  # "plug-in", "exact", "degenerate"
+
+
+def plugin_verdict(delta: np.ndarray, var: np.ndarray, n: Any, k: Any, alternative: str):
+    """N*, q and MDE from the plug-in variance (vectorised; ``n`` and ``k`` may be arrays)."""
+    delta = np.asarray(delta, dtype=float)
+    var = np.asarray(var, dtype=float)
+    n = np.asarray(n, dtype=float)
+    ok = in_direction(delta, alternative)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        n_star = np.where(ok & (var > 0), k * var / (delta * delta), np.where(ok & (var == 0), np.nan, np.inf))
+        q = np.where(ok & (var > 0), n * delta * delta / (var * k), np.where(ok & (var == 0), np.nan, 0.0))
+        mde = np.where(var > 0, np.sqrt(k * var / n), np.nan)
+    return n_star, q, mde
+
+
+def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alternative: str) -> float:
+    """Smallest number of discordant items m* whose exact conditional McNemar power at pi = b/(b+c)
+    reaches ``power`` (inf when the observed gap is zero or in the untested direction)."""
+    from .planning import _rejection_probability
+
+    m = b + c
+    if m == 0 or b == c or not in_direction(np.array(b - c), alternative):
+        return math.inf
+    pi = b / m
+    if alternative == "two-sided":
+        pi = max(pi, 1.0 - pi)  # the two-sided test is symmetric
+    elif alternative == "less":
+        pi = 1.0 - pi  # mirror onto the upper tail
+    alt = "two-sided" if alternative == "two-sided" else "greater"
+    effect = 2.0 * pi - 1.0
+    guess = k_constant(alpha, power, alternative) * (1.0 - effect * effect) / (effect * effect)
+    size = int(min(max(64.0, 4.0 * guess + 64.0), _MAX_SCAN))
+    start = 1
+    while True:
+        ms = np.arange(start, size + 1)
+        reach = np.nonzero(_rejection_probability(ms, pi, alpha, alt) >= power)[0]
+        if reach.size:
+            return float(ms[reach[0]])
+        if size >= _MAX_SCAN:
+            return math.inf
+        start, size = size + 1, min(size * 4, _MAX_SCAN)
+
+
+def exact_mde(m: int, n: int, *, alpha: float, power: float, alternative: str) -> float:
+    """Smallest gap (2 pi - 1) m / n whose exact conditional power at m discordant items reaches
+    ``power``; inf when even a gap on every discordant item (pi = 1) is not detected."""
+    from .planning import _rejection_probability
+
+    alt = "two-sided" if alternative == "two-sided" else "greater"
+    if m == 0:
+        return math.inf
+
+    def shortfall(pi: float) -> float:
+        return float(_rejection_probability(np.array([m]), pi, alpha, alt)[0]) - power
+
+    if shortfall(1.0) < 0:
+        return math.inf
+    pi = optimize.brentq(shortfall, 0.5, 1.0, xtol=1e-12)
+    return (2.0 * pi - 1.0) * m / n
+
+
+def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: Any, power: float,
+                alternative: str, b: np.ndarray | None = None, c: np.ndarray | None = None) -> Verdict:
+    """The IID verdict of each pair: plug-in N*, or the exact conditional one for 0/1 pairs with few
+    discordant items or a degenerate plug-in variance. ``alpha`` may be one level per pair (the
+    per-pair levels of a multiplicity correction)."""
+    delta = np.asarray(delta, dtype=float)
+    alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
+    tail = alpha_arr / 2.0 if alternative == "two-sided" else alpha_arr
+    k = (special.ndtri(1.0 - tail) + special.ndtri(power)) ** 2
+    n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
+    regime = np.full(delta.shape, "plug-in", dtype=object)
+    if b is not None:
+        exact = ((b + c) < EXACT_MAX_DISCORDANT) | (np.asarray(var) <= 0)
+        for p in np.nonzero(exact)[0]:
+            bb, cc, a_p = int(b[p]), int(c[p]), float(alpha_arr[p])
+            m = bb + cc
+            m_star = exact_discordant_needed(bb, cc, alpha=a_p, power=power, alternative=alternative)
+            n_star[p] = math.inf if (m == 0 or math.isinf(m_star)) else m_star * n / m
+            q[p] = 0.0 if math.isinf(m_star) else m / m_star
+            mde[p] = exact_mde(m, n, alpha=a_p, power=power, alternative=alternative)
+            regime[p] = "exact"
+    else:
+        regime[np.asarray(var) <= 0] = "degenerate"
+    resolved = (q >= 1.0) & (np.asarray(pvalue) <= alpha_arr) & np.isfinite(n_star)
+    return Verdict(n_star=n_star, q=q, mde=mde, resolved=resolved, regime=regime)
+
+
+def warn_degenerate(var: np.ndarray, delta: np.ndarray, binary: bool, *, stacklevel: int = 3) -> None:
+    if not binary and np.any((var <= 0) & (delta != 0)):
+        warnings.warn("a pair differs by the same amount on every item (zero variance of the differences): "
+                      "N*, q and the MDE are undefined (NaN) and the pair is not reported as resolved.",
+                      DegenerateDataWarning, stacklevel=stacklevel)
+
+
+# =================================================================================================
+# The clustered verdict
+# =================================================================================================
+
+@dataclass(frozen=True)
+class ClusterVerdict:
+    """Per-pair cluster arrays (shape (P,)) for one design-effect model."""
+
+    n_clusters: int
+    design_effect: np.ndarray  # of the chosen model, unfloored
+    design_effect_robust: np.ndarray
+    design_effect_anova: np.ndarray
+    design_effect_paper: np.ndarray
+    icc: np.ndarray  # ANOVA ICC of D, truncated at 0
+    variance: np.ndarray  # variance of delta-hat used by the cluster test
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    n_star: np.ndarray
+    q: np.ndarray
+    mde: np.ndarray
+    resolved: np.ndarray
+    df: int
+
+
+def cluster_design_effects(n: Any, g: int, var0: np.ndarray, var: np.ndarray, r2: np.ndarray, r2m: np.ndarray,
+                           wm2: Any, ssw: np.ndarray):
+    """The three design effects from cluster sums (vectorised over a leading resample axis).
+
+    ``var0`` variance of D (ddof 0), ``var`` the variance used for N* (ddof 0 for 0/1, 1 graded),
+    ``r2`` = sum_g (S_g - m_g delta)^2, ``r2m`` = sum_g (S_g - m_g delta)^2 / m_g (the between
+    sum of squares), ``wm2`` = sum_g m_g^2, ``ssw`` the within sum of squares.
+    Returns (v_cr, de_robust, icc, de_anova, de_paper).
+    """
+    n = np.asarray(n, dtype=float)
+    nn = n[..., None] if n.ndim else n
+    wm2 = np.asarray(wm2, dtype=float)
+    w2 = wm2[..., None] if wm2.ndim else wm2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v_cr = g / (g - 1.0) * r2 / (nn * nn)
+        de_robust = v_cr / (var / nn)
+        msb = r2m / (g - 1.0)
+        msw = ssw / (nn - g)
+        n0 = (nn - w2 / nn) / (g - 1.0)
+        icc = (msb - msw) / (msb + (n0 - 1.0) * msw)
+    icc = np.maximum(np.where(np.isfinite(icc), icc, 0.0), 0.0)
+    kish = w2 / nn
+    de_anova = 1.0 + (kish - 1.0) * icc
+    de_paper = 1.0 + (nn / g - 1.0) * icc
+    return v_cr, de_robust, icc, de_anova, de_paper
+
+
+def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,
+                    alternative: str, design_effect: str) -> ClusterVerdict:
+    """Cluster test, design effect and N*/q/MDE of each pair (see the module docstring)."""
+    g = int(sums.sizes.size)
+    n = sums.n
+    r2 = np.sum(sums.resid**2, axis=0)
+    r2m = np.sum(sums.resid**2 / sums.sizes[:, None], axis=0)
+    ssw = np.sum(sums.resid_sq, axis=0) - r2m
+    var0 = sums.ss / n
+    v_cr, de_r, icc, de_a, de_p = cluster_design_effects(n, g, var0, var, r2, r2m, float(np.sum(sums.sizes**2)),
+                                                         ssw)
+    de = {"robust": de_r, "anova": de_a, "paper": de_p}[design_effect]
+    variance = v_cr if design_effect == "robust" else de * var / n
+    df = g - 1
+    statistic, pvalue = t_test(sums.delta, variance, df, alternative)
+    k_g = k_constant(alpha, power, alternative, df)
+    de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
+    n_star, q, mde = plugin_verdict(sums.delta, de_floor * var, n, k_g, alternative)
+    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star) & np.asarray(iid_resolved)
+    return ClusterVerdict(n_clusters=g, design_effect=de, design_effect_robust=de_r, design_effect_anova=de_a,
+                          design_effect_paper=de_p, icc=icc, variance=variance, statistic=statistic, pvalue=pvalue,
+                          n_star=n_star, q=q, mde=mde, resolved=resolved, df=df)
+
+
+def t_test(delta: np.ndarray, variance: np.ndarray, df: float, alternative: str):
+    """t statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom."""
+    delta = np.asarray(delta, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(variance > 0, delta / np.sqrt(variance), np.where(delta == 0, 0.0, np.sign(delta) * np.inf))
+    if alternative == "greater":
+        p = stats.t.sf(t, df)
+    elif alternative == "less":
+        p = stats.t.cdf(t, df)
+    else:
+        p = np.minimum(1.0, 2.0 * stats.t.sf(np.abs(t), df))
+    p = np.where(np.isnan(t), 1.0, p)
+    return t, floor_pvalue(p)
+
+
+def t_interval(delta: Any, variance: Any, df: float, level: float, alternative: str):
+    """Student-t interval (one-sided per ``alternative``) for delta with the given variance."""
+    delta = np.asarray(delta, dtype=float)
+    se = np.sqrt(np.asarray(variance, dtype=float))
+    if alternative == "two-sided":
+        half = stats.t.isf((1.0 - level) / 2.0, df) * se
+        return delta - half, delta + half
+    half = stats.t.isf(1.0 - level, df) * se
+    if alternative == "greater":
+        return delta - half, np.full_like(delta, np.inf)
+    return np.full_like(delta, -np.inf), delta + half
+
+
+# =================================================================================================
+# The reported IID test and interval of each pair (the Dror et al. tree, shared by compare/diagnose)
+# =================================================================================================
+
+#: graded scores: below this many items the test checks normality instead of relying on the CLT
+CLT_MIN_ITEMS = 30
+
+
+def choose_iid_test(binary: bool, n: int, m: int | None, d: np.ndarray | None) -> tuple[str, str]:
+    """(test, reason) of the decision tree for one pair without clusters."""
+    if binary:
+        if m < EXACT_MAX_DISCORDANT:
+            return "mcnemar_exact", f"0/1 scores, b + c = {m} < {EXACT_MAX_DISCORDANT} discordant items"
+        return "mcnemar_asymptotic", f"0/1 scores, b + c = {m} >= {EXACT_MAX_DISCORDANT} discordant items"
+    if n >= CLT_MIN_ITEMS:
+        return "paired_t", f"graded scores, mean difference over n = {n} >= {CLT_MIN_ITEMS} items (CLT)"
+    if n >= 3 and d is not None and np.ptp(d) > 0:
+        p_norm = float(stats.shapiro(d).pvalue)
+        if p_norm >= 0.05:
+            return "paired_t", (f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences look normal "
+                                f"(Shapiro-Wilk p = {p_norm:.2f})")
+        return "permutation", (f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences not normal "
+                               f"(Shapiro-Wilk p = {p_norm:.2g})")
+    return "permutation", f"graded scores, n = {n}: too few items to check normality"
+
+
+def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str):
+    from .paired import mcnemar_pvalue
+
+    statistic, p = mcnemar_pvalue(b, c, method=variant.removeprefix("mcnemar_"), alternative=alternative)
+    return statistic, floor_pvalue(p)
+
+
+def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str):
+    """Paired t from the mean difference and the sample variance (ddof 1) of D."""
+    return t_test(delta, np.asarray(var, dtype=float) / n, n - 1, alternative)
+
+
+def newcombe_interval(n11: int, b: int, c: int, n00: int, level: float, alternative: str) -> tuple[float, float]:
+    """Newcombe's paired score interval, one-sided per ``alternative`` (bounds of [-1, 1])."""
+    from .effects import paired_difference_ci_from_counts
+
+    if alternative == "two-sided":
+        ci = paired_difference_ci_from_counts(n11, b, c, n00, method="newcombe", confidence_level=level)
+        return float(ci.low), float(ci.high)
+    ci = paired_difference_ci_from_counts(n11, b, c, n00, method="newcombe", confidence_level=2.0 * level - 1.0)
+    return (float(ci.low), 1.0) if alternative == "greater" else (-1.0, float(ci.high))

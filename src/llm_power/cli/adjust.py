@@ -1,0 +1,52 @@
+"""``llm-power adjust P...``: multiplicity-adjusted p-values (Bonferroni, Holm, Hochberg, BH, BY)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from .._format import fmt_p
+from ..multiplicity import ADJUST_METHODS, adjust_pvalues
+from ..report.terminal import dump_json, print_table
+
+HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"
+
+
+def _pvalue(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f"a p-value must be in [0, 1]; got {text!r}")
+    return value
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("adjust", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
+                       epilog="example: llm-power adjust 0.01 0.04 0.03 --method holm",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("pvalues", nargs="+", type=_pvalue, metavar="P", help="raw p-values of one family")
+    p.add_argument("--method", default="holm", choices=ADJUST_METHODS,
+                   help="holm (default; FWER, step-down), bonferroni, hochberg (FWER, step-up), "
+                        "bh (FDR, Benjamini-Hochberg), by (FDR under any dependence)")
+    p.add_argument("--alpha", type=float, default=0.05, help="level for the 'rejected' column (default 0.05)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0.0 < args.alpha < 1.0:
+        raise ValueError(f"`--alpha` must be in (0, 1); got {args.alpha!r}.")
+    adjusted = adjust_pvalues(args.pvalues, method=args.method)
+    rejected = [bool(a <= args.alpha) for a in adjusted]
+    if args.format == "json":
+        dump_json({"method": args.method, "alpha": args.alpha, "pvalues": list(args.pvalues),
+                   "adjusted": adjusted, "rejected": rejected})
+        return 0
+    rows = [[str(k + 1), fmt_p(p, 4), fmt_p(a, 4), "yes" if r else "no"]
+            for k, (p, a, r) in enumerate(zip(args.pvalues, adjusted, rejected))]
+    print_table(f"{args.method} adjusted p-values ({len(rows)} tests)", ["#", "p", "adjusted p",
+                f"rejected at α = {args.alpha:g}"], rows, right_align=(0, 1, 2),
+                caption=f"{sum(rejected)} of {len(rows)} rejected.")
+    return 0
