@@ -35,6 +35,7 @@ EXPECTED_ALL = [
     "ErrorRates",
     "FewClustersWarning",
     "INTERVAL_METHODS",
+    "InfeasibleDesignWarning",
     "LLMPowerError",
     "LLMPowerWarning",
     "LeaderboardMonitor",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from llm_power import (
+from llm_power import InfeasibleDesignWarning, (
     bonferroni_factor,
     cells_from_margins,
     design_effect,
@@ -95,5 +96,5 @@ def test_other_validation():
         simulated_power(100, 0.7, 0.6, test="z")
     with pytest.raises(TypeError, match=r"give `p_a` and `p_b`"):
         simulated_power(100)
-    with pytest.raises(ValueError, match=r"no detectable effect"):
-        mde(3, p=0.5, rho=0.9, method="connor")
+    with pytest.warns(InfeasibleDesignWarning, match=r"no feasible gap is detectable with n = 3"):
+        assert np.isnan(mde(3, p=0.5, rho=0.9, method="connor"))

@@ -30,6 +30,7 @@ from .errors import (
     DataError,
     DegenerateDataWarning,
     FewClustersWarning,
+    InfeasibleDesignWarning,
     LLMPowerError,
     LLMPowerWarning,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "ErrorRates",
     "FewClustersWarning",
     "INTERVAL_METHODS",
+    "InfeasibleDesignWarning",
     "LLMPowerError",
     "LLMPowerWarning",
     "LeaderboardMonitor",

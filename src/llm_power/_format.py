@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["fmt_gap", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit"]
+__all__ = ["fmt_gap", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit", "p_is"]
 
 #: p-values below this are shown as "< 1e-300" (they are floored at the smallest normal double)
 P_DISPLAY_FLOOR = 1e-300
@@ -22,6 +22,12 @@ def fmt_p(p: Any, digits: int = 3) -> str:
     if p < P_DISPLAY_FLOOR:
         return "< 1e-300"
     return f"{p:.{digits}g}"
+
+
+def p_is(p: Any, digits: int = 4) -> str:
+    """'p = 0.0215' or 'p < 1e-300'."""
+    text = fmt_p(p, digits)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
 def gap_unit(binary: bool) -> str:

@@ -98,14 +98,21 @@ def check_probabilities(value: Any, name: str, *, closed: bool = True) -> np.nda
     return arr
 
 
+#: the largest count handled: every integer up to 2**53 is exact in floating point (no wrap-around)
+MAX_COUNT = 2**53
+
+
 def check_integers(value: Any, name: str, *, minimum: int = 0) -> np.ndarray:
     """Check whole numbers >= ``minimum``; returns an int64 array (any shape)."""
     if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         raise fail(name, "an integer or an array of integers", value, exc=TypeError)
     try:
         arr = np.asarray(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise fail(name, "an integer or an array of integers", value, exc=TypeError) from None
+    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Integral) for v in arr.reshape(-1).tolist()):
+        raise ValueError(f"`{name}` must be at most 2**53 = {MAX_COUNT:,} (counts beyond it are not exact in "
+                         f"floating point); got {value!r}.")
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise fail(name, "an integer or an array of integers", value, exc=TypeError)
     if arr.dtype.kind == "f":
@@ -116,6 +123,9 @@ def check_integers(value: Any, name: str, *, minimum: int = 0) -> np.ndarray:
     if np.any(bad):
         requirement = "non-negative" if minimum == 0 else f">= {minimum}"
         raise ValueError(f"`{name}` must be {requirement}; got {_where(bad, arr)}.")
+    if arr.dtype.kind == "O" or (arr.dtype.kind == "u" and np.any(arr > MAX_COUNT)) or np.any(arr > MAX_COUNT):
+        raise ValueError(f"`{name}` must be at most 2**53 = {MAX_COUNT:,} (counts beyond it are not exact in "
+                         f"floating point); got {_where(np.asarray(arr > MAX_COUNT), arr)}.")
     return arr.astype(np.int64)
 
 

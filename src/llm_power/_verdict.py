@@ -81,7 +81,7 @@ def critical_values(alpha: float, power: float, alternative: str, df: float | No
     """(z_{1-alpha/2}, z_{1-beta}) -- or Student-t quantiles with ``df`` degrees of freedom."""
     tail = tail_level(alpha, alternative)
     if df is None:
-        return float(special.ndtri(1.0 - tail)), float(special.ndtri(power))
+        return float(-special.ndtri(tail)), float(special.ndtri(power))
     return float(stats.t.isf(tail, df)), float(stats.t.ppf(power, df))
 
 
@@ -290,7 +290,7 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
     delta = np.asarray(delta, dtype=float)
     alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
     tail = alpha_arr / 2.0 if alternative == "two-sided" else alpha_arr
-    k = (special.ndtri(1.0 - tail) + special.ndtri(power)) ** 2
+    k = (-special.ndtri(tail) + special.ndtri(power)) ** 2
     n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
     regime = np.full(delta.shape, "plug-in", dtype=object)
     if b is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
+from ._format import fmt_gap, fmt_n_star, fmt_score, p_is
 from ._results import ConfidenceInterval, Result
 from ._validation import (
     as_rng,
@@ -175,7 +175,7 @@ class Comparison(Result):
             f"delta = {fmt_gap(self.delta, bin_)} {unit}, {level} CI "
             f"[{fmt_gap(ci.low, bin_)}, {fmt_gap(ci.high, bin_)}] ({self.ci_method})\n"
             f"{counts}{clusters}"
-            f"  test: {self.method} ({self.reason}); {self.alternative} p = {fmt_p(self.pvalue, 4)}\n"
+            f"  test: {self.method} ({self.reason}); {self.alternative} {p_is(self.pvalue)}\n"
             f"  SE paired {se_scale * self.se_paired:.4g} vs unpaired {se_scale * self.se_unpaired:.4g} {unit} "
             f"(phi = {self.phi:.2f})\n"
             f"  resolution: N* = {fmt_n_star(self.n_star)} items for this gap at alpha = {self.alpha:g}, power = "

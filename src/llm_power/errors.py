@@ -11,6 +11,7 @@ Every exception subclasses the built-in it refines, so ``except ValueError`` kee
         ├── DegenerateDataWarning          the data cannot support the request (e.g. k = 0 with Wald)
         └── ApproximationWarning           an approximation is used outside its comfort zone
             └── FewClustersWarning         fewer than 30 clusters: cluster-robust inference is approximate
+        └── InfeasibleDesignWarning        no feasible answer for the design (e.g. an MDE above the discordance)
 
 Bad *options* (a misspelled method, a confidence level of 1.5) raise plain :class:`ValueError`
 or :class:`TypeError` from the shared validation helper, with the parameter's name in backticks.
@@ -23,6 +24,7 @@ __all__ = [
     "DataError",
     "DegenerateDataWarning",
     "FewClustersWarning",
+    "InfeasibleDesignWarning",
     "LLMPowerError",
     "LLMPowerWarning",
 ]
@@ -80,3 +82,8 @@ class ApproximationWarning(LLMPowerWarning):
 class FewClustersWarning(ApproximationWarning):
     """Fewer than 30 clusters: the cluster test, interval and N* use Student-t quantiles with
     G - 1 degrees of freedom, and cluster-robust inference is approximate."""
+
+
+class InfeasibleDesignWarning(LLMPowerWarning):
+    """A planning question has no feasible answer for the design (the result is NaN): e.g. the
+    detectable gap would exceed the discordance, or an accuracy would leave [0, 1]."""

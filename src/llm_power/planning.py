@@ -26,6 +26,7 @@ power" (see the docs).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from scipy import integrate, optimize, special, stats
 
 from ._results import Result
 from ._validation import check_alternative, check_open_unit, check_option, check_positive, fail, scalar_or_array
+from .errors import InfeasibleDesignWarning
 
 __all__ = [
     "PAIRED_METHODS",
@@ -82,7 +84,7 @@ def k_factor(alpha: float = 0.05, power: float = 0.8, alternative: str = "two-si
     alpha, power = _check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
     tail = alpha / 2.0 if alternative == "two-sided" else alpha
-    return float((special.ndtri(1.0 - tail) + special.ndtri(power)) ** 2)
+    return float((-special.ndtri(tail) + special.ndtri(power)) ** 2)
 
 
 def n_star_from_variance(
@@ -205,7 +207,8 @@ def cells_from_margins(p_a: float, p_b: float, rho: float = 0.0) -> tuple[float,
         )
     p11 = p_a * p_b + rho * math.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
     p11 = min(max(p11, max(0.0, p_a + p_b - 1.0)), min(p_a, p_b))
-    return p11, p_a - p11, p_b - p11, 1.0 - p_a - p_b + p11
+    # at a Frechet bound a cell is 0 exactly; rounding must not make it -1e-16
+    return p11, max(p_a - p11, 0.0), max(p_b - p11, 0.0), max(1.0 - p_a - p_b + p11, 0.0)
 
 
 def margins_from_cells(p11: float, p10: float, p01: float, p00: float) -> tuple[float, float, float]:
@@ -239,11 +242,23 @@ def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     >>> from llm_power import discordance_from_baseline
     >>> round(discordance_from_baseline(0.8, 0.3), 3)
     0.224
+
+    Raises
+    ------
+    ValueError
+        When rho is outside the Frechet-Hoeffding range of two 0/1 variables with accuracy p,
+        [1 - 1/max(p, 1 - p), 1) (two models at 80% cannot disagree on more than 40% of items).
     """
     p = _check_prob(p, "p")
-    if not -1.0 <= float(rho) < 1.0:
-        raise fail("rho", "in [-1, 1)", rho)
-    return 2.0 * p * (1.0 - p) * (1.0 - float(rho))
+    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating, np.integer)) or not math.isfinite(rho):
+        raise fail("rho", "a finite number", rho)
+    lo = 1.0 - 1.0 / max(p, 1.0 - p)
+    if not (lo - 1e-12 <= float(rho) < 1.0):
+        raise ValueError(
+            f"rho={float(rho):g} is outside the admissible range [{lo:.2f}, 1) for two models at p={p:g} "
+            "(two 0/1 variables with these accuracies cannot be more (anti-)correlated)."
+        )
+    return min(2.0 * p * (1.0 - p) * (1.0 - float(rho)), 2.0 * min(p, 1.0 - p))
 
 
 def _paired_parameters(p_a: float, p_b: float, rho: float, discordance: float | None) -> tuple[float, float, float, float]:
@@ -260,6 +275,13 @@ def _paired_parameters(p_a: float, p_b: float, rho: float, discordance: float | 
                 f"infeasible design: |delta| = {abs(delta):.4g} needs discordance > |delta| "
                 f"(the two models must disagree on at least |delta| of the items); got discordance = {p_d:.4g}."
             )
+        upper = min(p_a + p_b, 2.0 - p_a - p_b)
+        if p_d > upper + 1e-12:
+            raise ValueError(
+                f"infeasible design: discordance = {p_d:.4g} is above {upper:.4g}, the most two models at "
+                f"p_a={p_a:g} and p_b={p_b:g} can disagree (Frechet-Hoeffding bound: p_d <= min(p_a + p_b, "
+                "2 - p_a - p_b))."
+            )
         p10, p01 = (p_d + delta) / 2.0, (p_d - delta) / 2.0
     return p_d, delta, p10, p01
 
@@ -270,7 +292,7 @@ def _check_delta(delta: float) -> None:
 
 
 def _z_alpha(alpha: float, alternative: str) -> float:
-    return float(special.ndtri(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha)))
+    return float(-special.ndtri(alpha / 2.0 if alternative == "two-sided" else alpha))
 
 
 def _check_design(design: str, method: str) -> str:
@@ -684,38 +706,63 @@ def mde(
     z_a, z_b = _z_alpha(alpha, alternative), float(special.ndtri(power_))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
+        limit = 2.0 * min(p, 1.0 - p)  # both accuracies p +- delta/2 must stay in [0, 1]
         q = 2 * p * (1 - p)
         if method == "wald":
-            return math.sqrt(k * q / n_eff)
+            return _feasible(math.sqrt(k * q / n_eff), limit, "unpaired", p, n)
         if method == "per_arm":
-            return math.sqrt(k * q / (n_eff + k / 2))
+            return _feasible(math.sqrt(k * q / (n_eff + k / 2)), limit, "unpaired", p, n)
 
         def excess(d: float) -> float:
             return _raw_unpaired(min(p + d / 2, 1 - 1e-12), max(p - d / 2, 1e-12), k, z_a, z_b, method) - n_eff
 
-        hi = min(2 * min(p, 1 - p), 1.0) - 1e-9
-        return _solve_delta(excess, hi)
-    p_d = discordance_from_baseline(p, rho) if discordance is None else check_open_unit(discordance, "discordance")
+        return _feasible_root(excess, limit - 1e-9, "unpaired", p, n)
+    if discordance is None:
+        p_d = discordance_from_baseline(p, rho)
+    else:
+        p_d = check_open_unit(discordance, "discordance")
+        if p_d > 2.0 * min(p, 1.0 - p) + 1e-12:
+            raise ValueError(
+                f"infeasible design: discordance = {p_d:.4g} is above {2 * min(p, 1 - p):.4g}, the most two models "
+                f"near p={p:g} can disagree (Frechet-Hoeffding bound: p_d <= 2 min(p, 1 - p))."
+            )
+    # a gap can be at most the discordance: the two models differ only on the items they disagree on
     if method == "wald":
-        return math.sqrt(k * p_d / (n_eff + k))
+        return _feasible(math.sqrt(k * p_d / (n_eff + k)), p_d, "paired", p, n)
     if method == "connor":
-        return _solve_delta(lambda d: _raw_paired(p_d, d, k, z_a, z_b, "connor") - n_eff, math.sqrt(p_d) - 1e-12)
+        return _feasible_root(lambda d: _raw_paired(p_d, d, k, z_a, z_b, "connor") - n_eff, p_d - 1e-12, "paired",
+                              p, n)
     n_int = int(round(n_eff))
 
     def shortfall(d: float) -> float:
         p10 = (p_d + d) / 2.0
         return power_ - float(_exact_power_paired(np.array([n_int]), p_d, p10, alpha, alternative)[0])
 
-    return _solve_delta(shortfall, p_d - 1e-12)
+    return _feasible_root(shortfall, p_d - 1e-12, "paired", p, n)
 
 
-def _solve_delta(excess: Any, hi: float) -> float:
-    """Root in (0, hi) of a function decreasing from + to - (more items needed -> fewer)."""
-    lo = 1e-9
+def _feasible(delta: float, limit: float, design: str, p: float, n: Any) -> float:
+    """delta when the design can have it, else NaN with an :class:`InfeasibleDesignWarning`."""
+    if delta <= limit + 1e-12:
+        return delta
+    _warn_infeasible(limit, design, p, n)
+    return math.nan
+
+
+def _feasible_root(excess: Any, hi: float, design: str, p: float, n: Any) -> float:
     if excess(hi) > 0:
-        raise ValueError("no detectable effect: even the largest admissible gap is not detected with this "
-                         "many items (increase n or lower the power).")
-    return float(optimize.brentq(excess, lo, hi, xtol=1e-12, rtol=1e-12))
+        _warn_infeasible(hi, design, p, n)
+        return math.nan
+    return float(optimize.brentq(excess, 1e-9, hi, xtol=1e-12, rtol=1e-12))
+
+
+def _warn_infeasible(limit: float, design: str, p: float, n: Any) -> None:
+    what = ("the discordance p_d (two models can differ only on the items they disagree on)" if design == "paired"
+            else "2 min(p, 1 - p) (both accuracies must stay in [0, 1])")
+    warnings.warn(f"no feasible gap is detectable with n = {n} at p = {p:g}: the detectable gap would exceed "
+                  f"{limit:.4g}, the largest possible, {what}; MDE = NaN. Increase n, lower the power, or "
+                  "use a design with more disagreement.", InfeasibleDesignWarning, stacklevel=4)
+
 
 
 # =================================================================================================

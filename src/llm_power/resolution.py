@@ -137,10 +137,12 @@ def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
     means = x.mean(axis=0)
     binary = bool(np.all((x == 0) | (x == 1)))
     xc = x - means  # centre first: a large common offset must not cancel in the cross-products
-    cov = xc.T @ xc / n
+    with np.errstate(over="ignore", invalid="ignore"):
+        cov = xc.T @ xc / n
     second = np.diag(cov)
     mean_diff = means[:, None] - means[None, :]
-    var_diff = np.maximum(second[:, None] + second[None, :] - 2.0 * cov, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        var_diff = np.maximum(second[:, None] + second[None, :] - 2.0 * cov, 0.0)
     b = None
     if binary:
         both = x.T @ x
@@ -464,7 +466,7 @@ def diagnose(
     with np.errstate(divide="ignore", invalid="ignore"):
         t2 = np.where(var > 0, n * delta**2 / var, np.where(delta == 0, 0.0, np.inf))
     z_b = float(special.ndtri(power))
-    z_a = float(special.ndtri(1 - alpha / 2))
+    z_a = float(-special.ndtri(alpha / 2))
     unique_tests = sorted(set(tests.tolist()))
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "method": method, "correction": correction, "anytime": anytime,

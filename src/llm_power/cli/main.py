@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         sys.stderr.close()
         return 0
-    except (LLMPowerError, ValueError, TypeError, OSError) as exc:
+    except (LLMPowerError, ValueError, TypeError, OSError, ArithmeticError) as exc:
         if args.traceback:
             raise
         message = str(exc).replace("\n", " ")

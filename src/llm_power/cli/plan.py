@@ -193,8 +193,8 @@ def run_power(args: argparse.Namespace) -> int:
 
 def run_shortcut(args: argparse.Namespace) -> int:
     k = pl.k_factor(args.alpha, args.power)
-    short_raw = pl._shortcut_raw(args.pa, args.pb, args.rho, k)
     n_short = pl.sample_size_shortcut(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
+    short_raw = pl._shortcut_raw(args.pa, args.pb, args.rho, k)
     wald_raw = pl.unrounded_sample_size(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
     p_mid = (args.pa + args.pb) / 2
     c = pl.shortcut_constant(p_mid, args.rho)
