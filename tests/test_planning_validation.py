@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_power import InfeasibleDesignWarning, (
+from llm_power import (
+    InfeasibleDesignWarning,
     bonferroni_factor,
     cells_from_margins,
     design_effect,
