@@ -120,5 +120,5 @@ def test_design_effects_robust_equals_statsmodels():
     y, g = clustered(rng, sizes, 0.2)
     ref = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": g}).bse[0]
     de = design_effects(y, g)
-    assert de.robust == pytest.approx(ref**2 / (np.var(y, ddof=1) / y.size), rel=1e-10)
+    assert de.cr1 == pytest.approx(ref**2 / (np.var(y, ddof=1) / y.size), rel=1e-10)
     assert de.kish_cluster_size == pytest.approx(np.sum(sizes.astype(float) ** 2) / sizes.sum())

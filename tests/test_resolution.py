@@ -154,50 +154,99 @@ def test_holm_inside_diagnose_is_step_down_not_pair_by_pair():
         assert not (seen_failure and flags[idx])
 
 
+def slow_cr2_variance(d, cluster):
+    """CR2 (Bell & McCaffrey 2002) variance of the mean by the general sandwich: A_g = (I - H_gg)^(-1/2)."""
+    n = d.size
+    x = np.ones((n, 1))
+    h = x @ np.linalg.inv(x.T @ x) @ x.T
+    e = d - d.mean()
+    meat = 0.0
+    for g in np.unique(cluster):
+        idx = np.flatnonzero(cluster == g)
+        w, v = np.linalg.eigh(np.eye(idx.size) - h[np.ix_(idx, idx)])
+        a_g = v @ np.diag(1 / np.sqrt(w)) @ v.T
+        u = x[idx].T @ a_g @ e[idx]
+        meat += float(u @ u)
+    return meat / n**2
+
+
+def slow_ik_df(cluster, rho):
+    """Imbens & Kolesar (2016) degrees of freedom: eigenvalues of G' Omega G, with the working model
+    Omega = (1 - rho) I + rho * [same cluster], built as full matrices."""
+    n = cluster.size
+    x = np.ones((n, 1))
+    h = x @ np.linalg.inv(x.T @ x) @ x.T
+    cols = []
+    for g in np.unique(cluster):
+        idx = np.flatnonzero(cluster == g)
+        w, v = np.linalg.eigh(np.eye(idx.size) - h[np.ix_(idx, idx)])
+        a_g = v @ np.diag(1 / np.sqrt(w)) @ v.T
+        cols.append((np.eye(n) - h)[:, idx] @ a_g @ x[idx] @ np.linalg.inv(x.T @ x))
+    gm = np.hstack(cols)
+    omega = (1 - rho) * np.eye(n) + rho * (cluster[:, None] == cluster[None, :])
+    lam = np.linalg.eigvalsh(gm.T @ omega @ gm)
+    return lam.sum() ** 2 / np.sum(lam**2)
+
+
 def test_cluster_design_effects_against_statsmodels_and_icc_anova():
     sm = pytest.importorskip("statsmodels.api")
     rng = np.random.default_rng(74)
-    x, cluster = binary_matrix(rng)
-    res = diagnose(x, cluster=cluster, cluster_resamples=0)
+    x, cluster = binary_matrix(rng, n=1200)
+    with pytest.warns(FewClustersWarning):
+        res = diagnose(x, cluster=cluster, cluster_resamples=0)
     order = np.argsort(-x.mean(axis=0), kind="stable")
     for p in res.pairs:
         d = x[:, order[p.rank_a - 1]] - x[:, order[p.rank_b - 1]]
         fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": cluster})
-        v_cr = float(fit.bse[0]) ** 2  # statsmodels' CR1: G/(G-1) (N-1)/(N-k) with k = 1
+        v_cr1 = float(fit.bse[0]) ** 2  # statsmodels' CR1: G/(G-1) (N-1)/(N-k) with k = 1
         var = d.var()  # plug-in variance of 0/1 differences
-        assert p.design_effect_robust == pytest.approx(v_cr / (var / d.size), rel=1e-9)
+        assert p.design_effect_cr1 == pytest.approx(v_cr1 / (var / d.size), rel=1e-9)
+        v_cr2 = slow_cr2_variance(d, cluster)
+        assert p.design_effect_robust == pytest.approx(v_cr2 / (var / d.size), rel=1e-9)
         assert p.design_effect == p.design_effect_robust  # the default
         ref = icc_anova(d, cluster)
         assert p.icc == pytest.approx(ref.icc, abs=1e-12)
+        assert p.cluster_df == pytest.approx(slow_ik_df(cluster, ref.icc), rel=1e-8)
         kish = np.sum(np.bincount(cluster) ** 2) / d.size
         assert p.design_effect_anova == pytest.approx(1 + (kish - 1) * ref.icc, rel=1e-12)
         assert p.design_effect_paper == pytest.approx(1 + (d.size / 8 - 1) * ref.icc, rel=1e-12)
-        # the cluster test: t with G - 1 df on the CR1 standard error
-        t = d.mean() / np.sqrt(v_cr)
-        assert p.pvalue_cluster == pytest.approx(2 * stats.t.sf(abs(t), 7), rel=1e-9)
-        k_g = (stats.t.ppf(0.975, 7) + stats.t.ppf(0.8, 7)) ** 2
-        n_star = max(v_cr / (var / d.size), 1.0) * k_g * var / d.mean() ** 2
+        # the cluster test: t on the CR2 standard error with the Imbens-Kolesar df
+        df = p.cluster_df
+        t = d.mean() / np.sqrt(v_cr2)
+        assert p.pvalue_cluster == pytest.approx(2 * stats.t.sf(abs(t), df), rel=1e-9)
+        k_g = (stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) ** 2
+        n_star = max(v_cr2 / (var / d.size), 1.0) * k_g * var / d.mean() ** 2
         assert p.n_star_cluster == np.ceil(n_star - 1e-9)
         assert p.q_cluster == pytest.approx(d.size / n_star, rel=1e-9)
         assert p.resolved_cluster == (d.size / n_star >= 1 and p.pvalue_cluster <= 0.05 and p.resolved)
 
 
-def _slow_cluster_count(x, cluster, picks, pair_idx):
+def test_equal_cluster_sizes_cr2_is_cr1_and_df_is_g_minus_1():
+    rng = np.random.default_rng(12)
+    cluster = np.repeat(np.arange(10), 50)
+    x = (rng.random((500, 3)) < [0.7, 0.6, 0.5]).astype(float)
+    with pytest.warns(FewClustersWarning):
+        res = diagnose(x, cluster=cluster, cluster_resamples=0)
+    for p in res.pairs:
+        assert p.design_effect_robust == pytest.approx(p.design_effect_cr1, rel=1e-12)
+        assert p.cluster_df == pytest.approx(9.0, rel=1e-10)
+
+
+def _slow_cluster_count(x, cluster, picks, pair_idx, dfs):
     """Resample clusters explicitly (copies are distinct clusters) and recount the clustered
-    unresolved pairs with a loop-based CR1 variance, t(G - 1) quantiles and max(DE, 1)."""
+    unresolved pairs with a loop-based CR2 variance, t quantiles at the pair's df and max(DE, 1)."""
     groups = [np.flatnonzero(cluster == g) for g in range(cluster.max() + 1)]
-    g_count = len(groups)
-    k_g = (stats.t.ppf(0.975, g_count - 1) + stats.t.ppf(0.8, g_count - 1)) ** 2
     counts = []
     for row in picks:
         unresolved = 0
-        for i, j in pair_idx:
+        for (i, j), df in zip(pair_idx, dfs):
+            k_g = (stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) ** 2
             parts = [x[groups[g], i] - x[groups[g], j] for g in row]
             d = np.concatenate(parts)
             n, delta, var = d.size, d.mean(), d.var()
-            v_cr = g_count / (g_count - 1) * sum((part.sum() - part.size * delta) ** 2 for part in parts) / n**2
+            v_cr = sum((part.sum() - part.size * delta) ** 2 / (1 - part.size / n) for part in parts) / n**2
             t = delta / np.sqrt(v_cr) if v_cr > 0 else np.inf
-            p = 2 * stats.t.sf(abs(t), g_count - 1)
+            p = 2 * stats.t.sf(abs(t), df)
             de = max(v_cr / (var / n), 1.0) if var > 0 else np.nan
             q = n * delta**2 / (de * var * k_g) if var > 0 else 0.0
             unresolved += not (q >= 1 and p <= 0.05)
@@ -213,7 +262,7 @@ def test_cluster_robustness_equals_explicit_cluster_resampling():
     order = np.argsort(-x.mean(axis=0), kind="stable")
     xs = x[:, order]
     picks = as_rng(5).integers(0, cluster.max() + 1, size=(40, cluster.max() + 1))
-    slow = _slow_cluster_count(xs, cluster, picks, [(k, k + 1) for k in range(4)])
+    slow = _slow_cluster_count(xs, cluster, picks, [(k, k + 1) for k in range(4)], [p.cluster_df for p in res.pairs])
     dist = np.bincount(slow, minlength=5)
     assert res.cluster_robustness["distribution"] == dist.tolist()
     assert res.cluster_robustness["median"] == np.median(slow)

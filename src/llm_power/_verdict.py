@@ -61,8 +61,8 @@ __all__ = [
 EXACT_MAX_DISCORDANT = 25
 #: warn when a cluster analysis has fewer clusters than this
 FEW_CLUSTERS = 30
-#: design-effect models: measured (CR1), ANOVA ICC with Kish's size, the paper's mean-size form
-DESIGN_EFFECTS = ("anova", "paper", "robust")
+#: design-effect models: measured (CR2; CR1), ANOVA ICC with Kish's size, the paper's mean-size form
+DESIGN_EFFECTS = ("anova", "cr1", "paper", "robust")
 #: p-values are never reported below the smallest normal double (underflow is not "p = 0")
 PVALUE_FLOOR = float(np.finfo(float).tiny)
 #: largest number of discordant items scanned for the exact conditional N*
@@ -326,45 +326,99 @@ class ClusterVerdict:
 
     n_clusters: int
     design_effect: np.ndarray  # of the chosen model, unfloored
-    design_effect_robust: np.ndarray
+    design_effect_robust: np.ndarray  # CR2 (= CR1 for equal cluster sizes)
+    design_effect_cr1: np.ndarray
     design_effect_anova: np.ndarray
     design_effect_paper: np.ndarray
-    icc: np.ndarray  # ANOVA ICC of D, truncated at 0
+    icc: np.ndarray  # ANOVA ICC of D, truncated to [0, 1]
     variance: np.ndarray  # variance of delta-hat used by the cluster test
+    df: np.ndarray  # degrees of freedom of the cluster t test
     statistic: np.ndarray
     pvalue: np.ndarray
     n_star: np.ndarray
     q: np.ndarray
     mde: np.ndarray
     resolved: np.ndarray
-    df: int
 
 
-def cluster_design_effects(n: Any, g: int, var0: np.ndarray, var: np.ndarray, r2: np.ndarray, r2m: np.ndarray,
+#: above this many clusters the degrees of freedom are G - 1 (t is then practically normal)
+_MAX_DF_CLUSTERS = 2000
+
+
+@dataclass(frozen=True)
+class ClusterStructure:
+    """Cluster sizes and the traces behind the Bell-McCaffrey / Imbens-Kolesar degrees of freedom.
+
+    For the mean (intercept-only regression) the CR2 adjustment of cluster g is the scalar
+    h_g = 1 / (1 - m_g/N), and with G = [g_1 .. g_G], g_s = sqrt(h_s) (1_s - (m_s/N) 1_N) / N,
+    the working covariance Omega = (1 - rho) I + rho blockdiag(1 1') gives
+    G' Omega G = (1 - rho) M + rho V with M = G'G and V = sum_h (G' 1_h)(G' 1_h)'.
+    """
+
+    n: float
+    sizes: np.ndarray
+    h: np.ndarray
+    traces: tuple[float, float, float, float, float] | None  # tr M, tr V, tr M^2, tr MV, tr V^2
+
+
+def cluster_structure(sizes: np.ndarray) -> ClusterStructure:
+    m = np.asarray(sizes, dtype=float)
+    n = float(m.sum())
+    g = m.size
+    h = 1.0 / (1.0 - m / n)
+    traces = None
+    if g <= _MAX_DF_CLUSTERS:
+        c = np.sqrt(h)
+        core = np.diag(m) - np.outer(m, m) / n  # [s, t] = delta_st m_s - m_s m_t / N
+        mat_m = np.outer(c, c) * core / n**2
+        vh = c[:, None] * core / n  # [s, h] = c_s (delta_sh m_h - m_s m_h / N) / N  (core is symmetric)
+        mat_v = vh @ vh.T
+        traces = (float(np.trace(mat_m)), float(np.trace(mat_v)), float(np.sum(mat_m * mat_m)),
+                  float(np.sum(mat_m * mat_v)), float(np.sum(mat_v * mat_v)))
+    return ClusterStructure(n=n, sizes=m, h=h, traces=traces)
+
+
+def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
+    """Imbens-Kolesar (2016) degrees of freedom of the CR2 t test of a mean, under the working model
+    of exchangeable errors with intraclass correlation ``rho`` (G - 1 for equal cluster sizes)."""
+    g = structure.sizes.size
+    rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float), nan=0.0), 0.0, 1.0)
+    if structure.traces is None:
+        return np.full(rho.shape, float(g - 1))
+    tr_m, tr_v, tr_mm, tr_mv, tr_vv = structure.traces
+    a = 1.0 - rho
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (a * tr_m + rho * tr_v) ** 2 / (a * a * tr_mm + 2.0 * a * rho * tr_mv + rho * rho * tr_vv)
+    return np.clip(np.where(np.isfinite(df), df, g - 1.0), 1.0, g - 1.0)
+
+
+def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray, r2m: np.ndarray,
                            wm2: Any, ssw: np.ndarray):
-    """The three design effects from cluster sums (vectorised over a leading resample axis).
+    """The design effects from cluster sums (vectorised over a leading resample axis).
 
-    ``var0`` variance of D (ddof 0), ``var`` the variance used for N* (ddof 0 for 0/1, 1 graded),
-    ``r2`` = sum_g (S_g - m_g delta)^2, ``r2m`` = sum_g (S_g - m_g delta)^2 / m_g (the between
-    sum of squares), ``wm2`` = sum_g m_g^2, ``ssw`` the within sum of squares.
-    Returns (v_cr, de_robust, icc, de_anova, de_paper).
+    ``var`` the variance used for N* (ddof 0 for 0/1, 1 graded), ``r2`` = sum_g (S_g - m_g delta)^2,
+    ``r2h`` = the same weighted by the CR2 factor 1/(1 - m_g/N), ``r2m`` = sum_g (S_g - m_g delta)^2 / m_g
+    (the between sum of squares), ``wm2`` = sum_g m_g^2, ``ssw`` the within sum of squares.
+    Returns (v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper).
     """
     n = np.asarray(n, dtype=float)
     nn = n[..., None] if n.ndim else n
     wm2 = np.asarray(wm2, dtype=float)
     w2 = wm2[..., None] if wm2.ndim else wm2
     with np.errstate(divide="ignore", invalid="ignore"):
-        v_cr = g / (g - 1.0) * r2 / (nn * nn)
-        de_robust = v_cr / (var / nn)
+        v_cr1 = g / (g - 1.0) * r2 / (nn * nn)
+        v_cr2 = r2h / (nn * nn)
+        de_cr1 = v_cr1 / (var / nn)
+        de_cr2 = v_cr2 / (var / nn)
         msb = r2m / (g - 1.0)
         msw = ssw / (nn - g)
         n0 = (nn - w2 / nn) / (g - 1.0)
         icc = (msb - msw) / (msb + (n0 - 1.0) * msw)
-    icc = np.maximum(np.where(np.isfinite(icc), icc, 0.0), 0.0)
+    icc = np.clip(np.where(np.isfinite(icc), icc, 0.0), 0.0, 1.0)
     kish = w2 / nn
     de_anova = 1.0 + (kish - 1.0) * icc
     de_paper = 1.0 + (nn / g - 1.0) * icc
-    return v_cr, de_robust, icc, de_anova, de_paper
+    return v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper
 
 
 def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,
@@ -372,23 +426,34 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     """Cluster test, design effect and N*/q/MDE of each pair (see the module docstring)."""
     g = int(sums.sizes.size)
     n = sums.n
+    structure = cluster_structure(sums.sizes)
     r2 = np.sum(sums.resid**2, axis=0)
+    r2h = np.sum(sums.resid**2 * structure.h[:, None], axis=0)
     r2m = np.sum(sums.resid**2 / sums.sizes[:, None], axis=0)
     ssw = np.sum(sums.resid_sq, axis=0) - r2m
-    var0 = sums.ss / n
-    v_cr, de_r, icc, de_a, de_p = cluster_design_effects(n, g, var0, var, r2, r2m, float(np.sum(sums.sizes**2)),
-                                                         ssw)
-    de = {"robust": de_r, "anova": de_a, "paper": de_p}[design_effect]
-    variance = v_cr if design_effect == "robust" else de * var / n
-    df = g - 1
-    statistic, pvalue = t_test(sums.delta, variance, df, alternative)
-    k_g = k_constant(alpha, power, alternative, df)
+    v_cr2, v_cr1, icc, de_r, de_1, de_a, de_p = cluster_design_effects(
+        n, g, var, r2, r2h, r2m, float(np.sum(sums.sizes**2)), ssw)
+    de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
+    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n)
+    df = cluster_df(structure, icc) if design_effect == "robust" else np.full(icc.shape, g - 1.0)
+    statistic, pvalue, n_star, q, mde, resolved = _cluster_decision(sums.delta, var, n, variance, de, df,
+                                                                    alpha=alpha, power=power,
+                                                                    alternative=alternative)
+    resolved &= np.asarray(iid_resolved)
+    return ClusterVerdict(n_clusters=g, design_effect=de, design_effect_robust=de_r, design_effect_cr1=de_1,
+                          design_effect_anova=de_a, design_effect_paper=de_p, icc=icc, variance=variance, df=df,
+                          statistic=statistic, pvalue=pvalue, n_star=n_star, q=q, mde=mde, resolved=resolved)
+
+
+def _cluster_decision(delta, var, n, variance, de, df, *, alpha, power, alternative):
+    """Cluster t test, then N* = max(DE, 1) K_df sigma^2 / delta^2 with Student-t quantiles."""
+    statistic, pvalue = t_test(delta, variance, df, alternative)
+    tail = tail_level(alpha, alternative)
+    k_df = (stats.t.isf(tail, df) + stats.t.ppf(power, df)) ** 2
     de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
-    n_star, q, mde = plugin_verdict(sums.delta, de_floor * var, n, k_g, alternative)
-    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star) & np.asarray(iid_resolved)
-    return ClusterVerdict(n_clusters=g, design_effect=de, design_effect_robust=de_r, design_effect_anova=de_a,
-                          design_effect_paper=de_p, icc=icc, variance=variance, statistic=statistic, pvalue=pvalue,
-                          n_star=n_star, q=q, mde=mde, resolved=resolved, df=df)
+    n_star, q, mde = plugin_verdict(delta, de_floor * var, n, k_df, alternative)
+    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star)
+    return statistic, pvalue, n_star, q, mde, resolved
 
 
 def t_test(delta: np.ndarray, variance: np.ndarray, df: float, alternative: str):

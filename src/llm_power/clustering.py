@@ -6,8 +6,10 @@ item count suggests. The design effect DE says by how much: N*_cluster = DE N*. 
 (:func:`design_effects`):
 
 - ``"robust"`` (the default everywhere): measured, DE = V_CR / (sigma_D^2 / N) with V_CR the
-  cluster-robust (CR1) variance of the mean difference. Design-free: right for unequal cluster
-  sizes and for any within-cluster correlation structure.
+  bias-reduced cluster-robust (CR2) variance of the mean difference (= CR1 for equal sizes), and
+  Imbens-Kolesar degrees of freedom for the t quantiles. Design-free: right for unequal cluster
+  sizes and any within-cluster correlation structure. ``"cr1"``: the CR1 variance with G - 1 df
+  (anti-conservative with few unequal clusters; see docs/resolution.md).
 - ``"anova"``: model-based, DE = 1 + (m~ - 1) ICC with the one-way ANOVA ICC and Kish's cluster
   size m~ = sum m_g^2 / N (= the mean size when sizes are equal). Right under the exchangeable
   random-effects model; less noisy than the robust one with few clusters.
@@ -175,18 +177,20 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
 
 @dataclass(frozen=True, slots=True, repr=False)
 class DesignEffects(Result):
-    """The three design effects of the mean of per-item values (see :func:`design_effects`)."""
+    """The design effects of the mean of per-item values (see :func:`design_effects`)."""
 
     n: int
     n_clusters: int
     robust: float
+    cr1: float
     anova: float
     paper: float
     icc: float
+    df: float
     mean_cluster_size: float
     kish_cluster_size: float
 
-    _repr_fields = ("n_clusters", "robust", "anova", "paper")
+    _repr_fields = ("n_clusters", "robust", "cr1", "anova", "paper", "df")
 
 
 def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects:
@@ -205,11 +209,22 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
     Returns
     -------
     DesignEffects
-        ``robust`` = V_CR / (s^2 / N) with the CR1 variance
-        :math:`V_{CR} = \frac{G}{G-1}\sum_g (S_g - m_g\bar y)^2 / N^2` (the default of
-        :func:`llm_power.compare` and :func:`llm_power.diagnose`; not floored here -- the
-        verdicts use max(DE, 1)); ``anova`` = 1 + (m~ - 1) ICC with Kish's size; ``paper`` =
-        1 + (mbar - 1) ICC.
+        ``robust`` = V_CR2 / (s^2 / N), the measured design effect with the bias-reduced
+        cluster-robust variance :math:`V_{CR2} = \sum_g (S_g - m_g\bar y)^2 / (1 - m_g/N) / N^2`
+        (Bell & McCaffrey 2002; equal to CR1 when the clusters have equal sizes), the default of
+        :func:`llm_power.compare` and :func:`llm_power.diagnose`; ``df`` its Imbens-Kolesar
+        degrees of freedom (G - 1 for equal sizes); ``cr1`` = V_CR1 / (s^2/N) with
+        :math:`V_{CR1} = \frac{G}{G-1}\sum_g (S_g - m_g\bar y)^2 / N^2`; ``anova`` =
+        1 + (m~ - 1) ICC with Kish's size; ``paper`` = 1 + (mbar - 1) ICC. None is floored here:
+        the verdicts use max(DE, 1).
+
+    References
+    ----------
+    .. [1] Bell, R. M. & McCaffrey, D. F. (2002). Bias reduction in standard errors for linear
+       regression with multi-stage samples. Survey Methodology 28, 169-181.
+    .. [2] Imbens, G. W. & Kolesar, M. (2016). Robust standard errors in small samples: some
+       practical advice. Review of Economics and Statistics 98, 701-712.
+    .. [3] Kish, L. (1965). Survey Sampling. Wiley.
 
     Examples
     --------
@@ -220,15 +235,22 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
     >>> de.n_clusters, round(de.kish_cluster_size, 2), round(de.mean_cluster_size, 2)
     (2, 5.0, 4.0)
     """
+    from ._verdict import cluster_design_effects, cluster_df, cluster_structure, pair_sums
+
     y, codes, g = _codes(values, cluster)
     n = y.size
     if g < 2:
         raise ValueError("`cluster` puts every item in one cluster: design effects need at least 2 clusters.")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateDataWarning)
-        summary = icc_anova(y, codes)
-    var = float(np.var(y, ddof=ddof))
-    se = cluster_robust_se(y, codes)
-    robust = se * se / (var / n) if var > 0 else math.nan
-    return DesignEffects(n=n, n_clusters=g, robust=robust, anova=summary.design_effect, paper=summary.design_effect_paper,
-                         icc=summary.icc, mean_cluster_size=n / g, kish_cluster_size=summary.kish_cluster_size)
+    sums = pair_sums(y[:, None], codes, g)
+    structure = cluster_structure(sums.sizes)
+    r = sums.resid
+    r2m = np.sum(r**2 / sums.sizes[:, None], axis=0)
+    var = sums.ss / (n - ddof)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _, _, icc, de_r, de_1, de_a, de_p = cluster_design_effects(
+            n, g, var, np.sum(r**2, axis=0), np.sum(r**2 * structure.h[:, None], axis=0), r2m,
+            float(np.sum(sums.sizes**2)), np.sum(sums.resid_sq, axis=0) - r2m)
+    df = cluster_df(structure, icc)
+    return DesignEffects(n=n, n_clusters=g, robust=float(de_r[0]), cr1=float(de_1[0]), anova=float(de_a[0]),
+                         paper=float(de_p[0]), icc=float(icc[0]), df=float(df[0]), mean_cluster_size=n / g,
+                         kish_cluster_size=float(np.sum(sums.sizes**2) / n))

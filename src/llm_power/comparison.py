@@ -103,6 +103,9 @@ class Comparison(Result):
     design_effect : float or None
         With clusters: the design effect of ``design_effect_method`` (unfloored; N* uses max(DE, 1)).
     design_effect_method : str or None
+    cluster_df : float or None
+        Degrees of freedom of the cluster t test and of the t quantiles in N* (G - 1 for equal
+        cluster sizes; the Imbens-Kolesar value, at most G - 1, for unequal ones).
     """
 
     n: int
@@ -132,6 +135,7 @@ class Comparison(Result):
     n_clusters: int | None = None
     design_effect: float | None = None
     design_effect_method: str | None = None
+    cluster_df: float | None = None
     _interval: Callable[[float], ConfidenceInterval] | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
@@ -167,7 +171,7 @@ class Comparison(Result):
             verdict = "NOT resolved (the benchmark is too small to tell)"
         counts = f"  discordant items: b = {self.b} (A only), c = {self.c} (B only)\n" if self.b is not None else ""
         clusters = (f"  clusters: {self.n_clusters}, design effect {self.design_effect:.3g} "
-                    f"({self.design_effect_method}); N* uses max(DE, 1) and t({self.n_clusters - 1}) quantiles\n"
+                    f"({self.design_effect_method}); N* uses max(DE, 1) and t({self.cluster_df:.3g}) quantiles\n"
                     if self.n_clusters else "")
         se_scale = 100 if bin_ else 1
         return (
@@ -231,10 +235,12 @@ def compare(
         For the bootstrap and Monte Carlo permutation tests. At the default, the permutation test
         is exact when at most 20 items differ (all 2^m sign patterns); any other value is passed
         on as the number of random patterns.
-    design_effect : {"robust", "anova", "paper"}, default "robust"
-        With clusters: the measured (CR1) design effect, the ANOVA-ICC one with Kish's cluster
-        size, or the resolution paper's mean-size form (for reproduction only); see
-        :func:`llm_power.design_effects`.
+    design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
+        With clusters: the measured design effect from the bias-reduced cluster-robust variance
+        (CR2, equal to CR1 when clusters have equal sizes) with Imbens-Kolesar degrees of freedom;
+        ``"cr1"`` the CR1 variance with G - 1 df; the ANOVA-ICC one with Kish's cluster size; or
+        the resolution paper's mean-size form (for reproduction only); see
+        :func:`llm_power.design_effects` and ``docs/resolution.md``.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -333,11 +339,11 @@ def compare(
     n_star, q, mde = float(verdict.n_star[0]), float(verdict.q[0]), float(verdict.mde[0])
     resolved, regime = bool(verdict.resolved[0]), str(verdict.regime[0])
     chosen, reason, interval = iid_method, iid_reason, iid_interval
-    de = None
+    de = cluster_dof = None
     if cluster is not None:
         cv = cluster_verdict(sums, var, verdict.resolved, alpha=alpha, power=power, alternative=alternative,
                              design_effect=design_effect)
-        de = float(cv.design_effect[0])
+        de, cluster_dof = float(cv.design_effect[0]), float(cv.df[0])
         n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
         if method == "bootstrap":
             boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, cluster=codes,
@@ -347,16 +353,16 @@ def compare(
             interval, ci_method = boot.confidence_interval, "cluster bootstrap percentile"
         else:
             chosen = "cluster_t"
-            reason = (f"items are clustered ({n_groups} clusters): cluster-robust (CR1) t test, "
-                      f"{n_groups - 1} df" if method == "auto" else "requested")
+            reason = (f"items are clustered ({n_groups} clusters): cluster-robust t test "
+                      f"({_variance_name(design_effect)}, {float(cv.df[0]):.3g} df)" if method == "auto" else "requested")
             statistic, pvalue = float(cv.statistic[0]), float(cv.pvalue[0])
-            v, df = float(cv.variance[0]), cv.df
+            v, df = float(cv.variance[0]), float(cv.df[0])
 
             def interval(level: float) -> ConfidenceInterval:
                 lo, hi = t_interval(delta, v, df, level, alternative)
                 return ConfidenceInterval(float(lo), float(hi))
 
-            ci_method = f"cluster-robust t ({df} df)"
+            ci_method = f"cluster-robust t ({df:.3g} df)"
         resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
 
     es = effect_sizes(a_arr, b_arr)
@@ -367,8 +373,13 @@ def compare(
         mde=mde, q=q, resolved=resolved, regime=regime, b=n_b, c=n_c, confidence_level=confidence_level,
         alpha=alpha, power=power, ci_method=ci_method, binary=binary,
         n_clusters=n_groups if cluster is not None else None, design_effect=de,
-        design_effect_method=design_effect if cluster is not None else None, _interval=interval,
+        design_effect_method=design_effect if cluster is not None else None, cluster_df=cluster_dof,
+        _interval=interval,
     )
+
+
+def _variance_name(design_effect: str) -> str:
+    return {"robust": "CR2", "cr1": "CR1", "anova": "ANOVA ICC, Kish size", "paper": "ANOVA ICC, mean size"}[design_effect]
 
 
 def _iid_test(chosen, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative, n_resamples, gen):

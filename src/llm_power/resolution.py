@@ -28,21 +28,19 @@ from ._verdict import (
     DESIGN_EFFECTS,
     EXACT_MAX_DISCORDANT,
     PairSums,
+    _cluster_decision,
     check_cluster_labels,
     choose_iid_test,
     cluster_design_effects,
     cluster_verdict,
     floor_pvalue,
     iid_verdict,
-    k_constant,
     mcnemar_test,
     newcombe_interval,
     pair_sums,
     paired_t_test,
-    plugin_verdict,
     require_clusters,
     t_interval,
-    t_test,
     warn_degenerate,
 )
 from .errors import DataError
@@ -187,9 +185,11 @@ class PairResolution(Result):
     icc: float | None = None
     design_effect: float | None = None
     design_effect_robust: float | None = None
+    design_effect_cr1: float | None = None
     design_effect_anova: float | None = None
     design_effect_paper: float | None = None
     pvalue_cluster: float | None = None
+    cluster_df: float | None = None
     cluster_ci_low: float | None = None
     cluster_ci_high: float | None = None
     n_star_cluster: float | None = None
@@ -354,10 +354,11 @@ def diagnose(
     method : {"wald"}, default "wald"
         N* = K sigma_D^2 / delta^2 with the plug-in sigma_D^2 (the resolution paper's N*); 0/1
         pairs with fewer than 25 discordant items use the exact conditional McNemar N*.
-    design_effect : {"robust", "anova", "paper"}, default "robust"
-        The design effect of the clustering regime: the measured CR1 one (default), the ANOVA
-        ICC with Kish's cluster size, or the paper's mean-size form (for reproduction only). All
-        three are reported per pair.
+    design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
+        The design effect of the clustering regime: measured from the bias-reduced cluster-robust
+        variance CR2 (= CR1 for equal cluster sizes) with Imbens-Kolesar degrees of freedom (the
+        default); CR1 with G - 1 df; the ANOVA ICC with Kish's cluster size; or the paper's
+        mean-size form (for reproduction only). All four are reported per pair.
     cluster_resamples : int, default 1000
         Resamples of the clusters for the robustness of the clustered unresolved count and the
         cluster-bootstrap interval of each gap (0 to skip).
@@ -376,9 +377,10 @@ def diagnose(
     a Shapiro-Wilk check). N* = K sigma^2/delta^2 (exact conditional McNemar N* for few
     discordant items), MDE = sqrt(K sigma^2/N), q = N/N*. A pair is **resolved** when q >= 1
     AND its test rejects at alpha; every stress test only tightens (its verdict also needs the
-    IID one). Clustering: V_CR = G/(G-1) sum_g (S_g - m_g delta)^2 / N^2, DE = V_CR/(sigma^2/N),
-    cluster t test and interval with G - 1 df, N*_cluster = max(DE, 1) K_G sigma^2/delta^2 with
-    K_G from t_{G-1} quantiles. The cluster robustness resamples whole clusters and recounts
+    IID one). Clustering: V_CR2 = sum_g (S_g - m_g delta)^2 / (1 - m_g/N) / N^2 (= the CR1
+    G/(G-1) sum_g (S_g - m_g delta)^2 / N^2 for equal sizes), DE = V/(sigma^2/N), cluster t test
+    and interval with nu df (G - 1 for equal sizes, Imbens-Kolesar for unequal ones),
+    N*_cluster = max(DE, 1) K_nu sigma^2/delta^2 with K_nu from t_nu quantiles. The cluster robustness resamples whole clusters and recounts
     the clustered unresolved pairs (the pairs stay those of the observed ranking). q is not
     "observed power", and q < 1 does not mean the models are equal.
 
@@ -492,6 +494,7 @@ def diagnose(
                              design_effect=design_effect)
         lo, hi = t_interval(delta, cv.variance, cv.df, confidence_level, alternative)
         columns.update(icc=cv.icc, design_effect=cv.design_effect, design_effect_robust=cv.design_effect_robust,
+                       design_effect_cr1=cv.design_effect_cr1, cluster_df=cv.df,
                        design_effect_anova=cv.design_effect_anova, design_effect_paper=cv.design_effect_paper,
                        pvalue_cluster=cv.pvalue, cluster_ci_low=lo, cluster_ci_high=hi, n_star_cluster=cv.n_star,
                        q_cluster=cv.q, mde_cluster=cv.mde, resolved_cluster=cv.resolved)
@@ -499,9 +502,9 @@ def diagnose(
         regimes["cluster"] = cv.resolved
         settings.update(n_clusters=n_groups, mean_cluster_size=float(n / n_groups),
                         kish_cluster_size=float(np.sum(sums.sizes**2) / n), design_effect=design_effect,
-                        cluster_df=cv.df, k_cluster=k_constant(alpha, power, alternative, cv.df))
+                        cluster_df_min=float(np.min(cv.df)))
         if cluster_resamples:
-            counts, d_star = _cluster_resample_counts(sums, st.binary, cluster_resamples, gen, alpha=alpha,
+            counts, d_star = _cluster_resample_counts(sums, st.binary, cluster_resamples, gen, cv.df, alpha=alpha,
                                                       power=power, design_effect=design_effect)
             tail = (1.0 - confidence_level) / 2.0
             blo, bhi = np.quantile(d_star, [tail, 1.0 - tail], axis=0)
@@ -622,9 +625,13 @@ def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
     return alpha_prime, corr.resolved & (rank <= j_star), corr
 
 
-def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator, *,
-                             alpha: float, power: float, design_effect: str):
-    """Clustered unresolved count and delta for each resample of whole clusters (vectorised)."""
+def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,
+                             df: np.ndarray, *, alpha: float, power: float, design_effect: str):
+    """Clustered unresolved count and delta for each resample of whole clusters (vectorised).
+
+    A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
+    freedom of each pair's cluster test.
+    """
     g = sums.sizes.size
     picks = gen.integers(0, g, size=(n_resamples, g))
     w = np.zeros((n_resamples, g))
@@ -636,18 +643,17 @@ def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen
     d_star = sums.delta[None, :] + e
     var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
     var = var0 if binary else var0 * (n_b / (n_b - 1.0))[:, None]
+    wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
     r2 = w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None]
+    r2h = wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None]
     r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
     ssw = w @ qc - w @ (r * r / m[:, None])
-    v_cr, de_r, _, de_a, de_p = cluster_design_effects(n_b, g, var0, var, np.maximum(r2, 0.0), np.maximum(r2m, 0.0),
-                                                       w @ (m * m), ssw)
-    de = {"robust": de_r, "anova": de_a, "paper": de_p}[design_effect]
-    variance = v_cr if design_effect == "robust" else de * var / n_b[:, None]
-    _, p = t_test(d_star, variance, g - 1, "two-sided")
-    k_g = k_constant(alpha, power, "two-sided", g - 1)
-    de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
-    _, q, _ = plugin_verdict(d_star, de_floor * var, n_b[:, None], k_g, "two-sided")
-    resolved = (q >= 1.0) & (p <= alpha)
+    v_cr2, v_cr1, _, de_r, de_1, de_a, de_p = cluster_design_effects(
+        n_b, g, var, np.maximum(r2, 0.0), np.maximum(r2h, 0.0), np.maximum(r2m, 0.0), w @ (m * m), ssw)
+    de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
+    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n_b[:, None])
+    resolved = _cluster_decision(d_star, var, n_b[:, None], variance, de, df[None, :], alpha=alpha, power=power,
+                                 alternative="two-sided")[5]
     return np.sum(~resolved, axis=1), d_star
 
 

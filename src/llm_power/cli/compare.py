@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
+from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..comparison import COMPARE_METHODS, compare
 from ..errors import DataError
 from ..io import align_pair, read_item_scores, read_wide_scores
@@ -27,8 +27,12 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                    help="score column (default: score, correct, acc, ...)")
     p.add_argument("--id-column", metavar="COL", help="item id column (default: item, item_id, id, doc_id, ...)")
-    p.add_argument("--cluster", metavar="COL", help="cluster label column (subject, source); uses the cluster bootstrap")
-    p.add_argument("--method", default="auto", choices=COMPARE_METHODS, help="test (default auto: Dror et al. 2018 tree)")
+    p.add_argument("--cluster", metavar="COL",
+                   help="cluster label column (subject, source): cluster-robust test, interval and N*")
+    p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
+                   help="with --cluster: CR2 with Imbens-Kolesar df (default), CR1, ANOVA/Kish or the paper's form")
+    p.add_argument("--method", default="auto", choices=COMPARE_METHODS + ("cluster_t",),
+                   help="test (default auto: Dror et al. 2018 tree; with --cluster the cluster-robust t test)")
     p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"))
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L")
     p.add_argument("--alpha", type=float, default=0.05)
@@ -62,29 +66,42 @@ def run(args: argparse.Namespace) -> int:
     names, items, a, b, clusters = load(args)
     res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,
-                  n_resamples=args.n_resamples, rng=args.seed)
+                  n_resamples=args.n_resamples, design_effect=args.design_effect, rng=args.seed)
     if args.format == "json":
         dump_json({"model_a": names[0], "model_b": names[1], **res.to_dict()})
         return 0
     ci = res.confidence_interval()
-    n_star = "∞" if math.isinf(res.n_star) else f"{int(res.n_star):,}"
+    binary = res.binary
+    unit = "points" if binary else "score units"
+    scale = 100 if binary else 1
+    if res.resolved:
+        verdict = "resolved: q ≥ 1 and the test rejects at α"
+    elif res.q >= 1 and res.pvalue > res.alpha:
+        verdict = "NOT resolved: q ≥ 1 but the test does not reject at α"
+    else:
+        verdict = "NOT resolved: the benchmark is too small to tell"
     rows = [
-        ["A", names[0], f"{100 * res.mean_a:.2f}%"],
-        ["B", names[1], f"{100 * res.mean_b:.2f}%"],
-        ["gap A − B", f"{100 * res.delta:+.2f} points",
-         f"{100 * res.confidence_level:g}% CI [{100 * ci.low:+.2f}, {100 * ci.high:+.2f}] ({res.ci_method})"],
+        ["A", names[0], fmt_score(res.mean_a, binary)],
+        ["B", names[1], fmt_score(res.mean_b, binary)],
+        ["gap A − B", f"{fmt_gap(res.delta, binary)} {unit}",
+         f"{100 * res.confidence_level:g}% CI [{fmt_gap(ci.low, binary)}, {fmt_gap(ci.high, binary)}] ({res.ci_method})"],
         ["test", res.method, res.reason],
-        ["p-value", f"{res.pvalue:.4g}", f"{res.alternative}; statistic {res.statistic:.4g}"],
+        ["p-value", fmt_p(res.pvalue, 4), f"{res.alternative}; statistic {res.statistic:.4g}"],
     ]
     if res.b is not None:
         rows.append(["discordant items", f"b = {res.b}, c = {res.c}", "A only right / B only right"])
+    if res.n_clusters:
+        rows.append(["clusters", f"{res.n_clusters}", f"design effect {res.design_effect:.3g} "
+                     f"({res.design_effect_method}), t with {res.cluster_df:.3g} df"])
     rows += [
-        ["SE paired / unpaired", f"{100 * res.se_paired:.2f} / {100 * res.se_unpaired:.2f} pts",
+        ["SE paired / unpaired", f"{scale * res.se_paired:.4g} / {scale * res.se_unpaired:.4g} {unit}",
          f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
          if res.se_unpaired > 0 else ""],
-        ["N* for this gap", n_star, f"items to detect it at α = {res.alpha:g}, power {res.power:g}"],
-        ["q = N / N*", f"{res.q:.3g}", "resolved" if res.resolved else "NOT resolved: the benchmark is too small to tell"],
-        ["MDE", f"{100 * res.mde:.2f} points", f"smallest gap these {res.n:,} items detect with power {res.power:g}"],
+        ["N* for this gap", fmt_n_star(res.n_star), f"items to detect it at α = {res.alpha:g}, power {res.power:g} "
+         f"({res.regime})"],
+        ["q = N / N*", f"{res.q:.3g}", verdict],
+        ["MDE", f"{fmt_gap(res.mde, binary, sign=False)} {unit}",
+         f"smallest gap these {res.n:,} items detect with power {res.power:g}"],
     ]
     print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
     return 0

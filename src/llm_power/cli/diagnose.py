@@ -47,9 +47,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--power", type=float, default=0.8)
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="level of every interval in the report (default 0.95)")
-    p.add_argument("--design-effect", default="robust", choices=("robust", "anova", "paper"),
-                   help="clustered regime: measured CR1 design effect (default), ANOVA ICC with Kish's size, "
-                        "or the paper's mean-size form (reproduction only)")
+    p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
+                   help="clustered regime: measured CR2 design effect with Imbens-Kolesar df (default), CR1 with "
+                        "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
     p.add_argument("--cluster-resamples", type=int, default=1000, metavar="B")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON")
