@@ -388,8 +388,9 @@ def test_mmlu_pro_top10_report(shared_data):
     for k, name in enumerate(names):
         assert round(x[:, k].mean(), 6) == pytest.approx(published[name], abs=1e-6)
     top = np.argsort(-x.mean(axis=0), kind="stable")[:10]
-    res = diagnose(x[:, top], models=[names[k] for k in top], cluster=category, correction="holm",
-                   anytime=True, rng=0)
+    with pytest.warns(FewClustersWarning, match="only 14 clusters"):
+        res = diagnose(x[:, top], models=[names[k] for k in top], cluster=category, correction="holm",
+                       anytime=True, rng=0)
     assert len(res.pairs) == 9
     assert res.models[0] == "Meta-Llama-3_1-70B-Instruct"
     for p in res.pairs:
@@ -407,6 +408,14 @@ def test_mmlu_pro_top10_report(shared_data):
     assert n["cluster"] > n["iid"] and n["corrected"] >= n["iid"] and n["anytime"] >= n["iid"]
     cr = res.cluster_robustness
     assert cr["q05"] <= cr["observed"] + 1 and sum(cr["distribution"]) == cr["n_resamples"]
+    # issue 9 acceptance: the clustered count stays 8 of 9 unresolved under every design effect
+    assert n["cluster"] == 8
+    for mode in ("cr1", "anova", "paper"):
+        other = diagnose(x[:, top], models=[names[k] for k in top], cluster=category, design_effect=mode,
+                         cluster_resamples=0)
+        assert other.n_unresolved["cluster"] == 8, mode
+    for p in res.pairs:  # Kish's size >= the mean size, so the Kish DE >= the paper's
+        assert p.design_effect_anova >= p.design_effect_paper
 
 
 def test_mmlu_pro_calibration_on_real_pairs(shared_data):
