@@ -424,7 +424,10 @@ def diagnose(
         pair_idx = np.c_[ii, jj]
     i, j = pair_idx[:, 0], pair_idx[:, 1]
     n_pairs = pair_idx.shape[0]
-    sums = _pair_sums(x, i, j, codes, n_groups)
+    if st.binary:
+        sums = _pair_sums_binary(x, i, j, codes, n_groups, st.b[i, j], st.b[j, i])
+    else:
+        sums = _pair_sums(x, i, j, codes, n_groups)
     delta = sums.delta
     alternative = "two-sided"
 
@@ -595,6 +598,31 @@ def _pair_sums(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | 
                     resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
 
 
+def _pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,
+                      b: np.ndarray, c: np.ndarray) -> PairSums:
+    """:func:`_pair_sums` for 0/1 scores from counts: the discordant counts overall (b, c) and per
+    cluster (one Gram matrix per cluster), exact in integer arithmetic."""
+    n = x.shape[0]
+    delta = (b - c) / n
+    ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|
+    if codes is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    bounds = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    xs = x[order]
+    col = np.add.reduceat(xs, bounds[:-1], axis=0)  # (G, models): correct answers per cluster
+    s_g = col[:, i] - col[:, j]
+    disc = np.empty_like(s_g)
+    for g in range(n_groups):  # loop over clusters (few), not items or pairs
+        xg = xs[bounds[g]:bounds[g + 1]]
+        both = xg.T @ xg
+        disc[g] = col[g, i] + col[g, j] - 2.0 * both[i, j]  # discordant items of the pair in cluster g
+    resid = s_g - sizes[:, None] * delta
+    resid_sq = disc - 2.0 * delta * s_g + sizes[:, None] * delta * delta
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=np.maximum(resid_sq, 0.0))
+
+
 def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
     """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
     m = pvalue.size
@@ -644,16 +672,27 @@ def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen
     var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
     var = var0 if binary else var0 * (n_b / (n_b - 1.0))[:, None]
     wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
-    r2 = w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None]
-    r2h = wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None]
+    r2 = np.maximum(w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
+    r2h = np.maximum(wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
     r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
     ssw = w @ qc - w @ (r * r / m[:, None])
-    v_cr2, v_cr1, _, de_r, de_1, de_a, de_p = cluster_design_effects(
-        n_b, g, var, np.maximum(r2, 0.0), np.maximum(r2h, 0.0), np.maximum(r2m, 0.0), w @ (m * m), ssw)
-    de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
-    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n_b[:, None])
-    resolved = _cluster_decision(d_star, var, n_b[:, None], variance, de, df[None, :], alpha=alpha, power=power,
-                                 alternative="two-sided")[5]
+    nn = n_b[:, None]
+    if design_effect == "robust":
+        variance = r2h / (nn * nn)
+    elif design_effect == "cr1":
+        variance = g / (g - 1.0) * r2 / (nn * nn)
+    else:
+        _, _, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m),
+                                                           ssw)
+        variance = (de_a if design_effect == "anova" else de_p) * var / nn
+    # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
+    crit = stats.t.isf(alpha / 2.0, df)
+    k_df = (crit + stats.t.ppf(power, df)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_abs = np.abs(d_star) / np.sqrt(variance)
+        floor_var = np.maximum(variance * nn, var)  # max(DE, 1) sigma^2
+        q = np.where(floor_var > 0, nn * d_star * d_star / (floor_var * k_df), 0.0)
+    resolved = (q >= 1.0) & (t_abs >= crit) & (d_star != 0)
     return np.sum(~resolved, axis=1), d_star
 
 
