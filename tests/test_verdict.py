@@ -285,6 +285,10 @@ def test_missing_cluster_labels_are_a_data_error(bad):
     floats[3] = np.nan
     with pytest.raises(DataError, match="no cluster label"):
         diagnose(np.c_[a, b], cluster=floats)
+    from llm_power import paired_bootstrap
+
+    with pytest.raises(DataError, match="no cluster label"):
+        paired_bootstrap(a, b, cluster=labels, n_resamples=100, rng=0)
 
 
 def test_diagnose_cluster_pvalue_holds_its_level_under_a_clustered_null():

@@ -155,7 +155,7 @@ def require_clusters(n_groups: int, *, stacklevel: int = 3) -> None:
                          "least 2 clusters (with one cluster there is no between-cluster variation to measure).")
     if n_groups < FEW_CLUSTERS:
         warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
-                      f"with {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
+                      f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
                       "cluster-robust inference is approximate.", FewClustersWarning, stacklevel=stacklevel)
 
 

@@ -384,16 +384,12 @@ def _check_resamples(n_resamples: Any) -> int:
 
 
 def _cluster_codes(cluster: Any, n: int) -> np.ndarray | None:
-    """Integer codes 0..G-1 for per-item cluster labels, or None."""
+    """Integer codes 0..G-1 for per-item cluster labels, or None (missing labels: DataError)."""
     if cluster is None:
         return None
-    labels = np.asarray(cluster)
-    if labels.ndim != 1 or labels.shape[0] != n:
-        raise ValueError(f"`cluster` must have one label per item ({n}); got shape {labels.shape}.")
-    if labels.dtype.kind == "f" and np.any(np.isnan(labels)):
-        raise ValueError("`cluster` labels must not be NaN.")
-    _, codes = np.unique(labels, return_inverse=True)
-    return codes.reshape(-1).astype(np.int64)
+    from ._verdict import check_cluster_labels
+
+    return check_cluster_labels(cluster, n)[0]
 
 
 def _bootstrap_binary_mean(a: np.ndarray, b: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:

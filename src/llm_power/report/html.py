@@ -162,6 +162,9 @@ def render_html(
                ("cluster", "q_cluster", "resolved_cluster", "cluster"),
                ("anytime", "q_anytime", "resolved_anytime", "anytime")]
     present = [r for r in regimes if r[0] in diag.n_unresolved]
+    clustered = "cluster" in diag.n_unresolved
+    if clustered:
+        header.insert(6, "p cluster")
     for _, _, _, label in present:
         header += [f"q {label}", label]
     rows = []
@@ -169,6 +172,8 @@ def render_html(
         ci = f"[{fmt_gap(p.ci_low, binary)}, {fmt_gap(p.ci_high, binary)}]" if p.ci_low is not None else ""
         row = [str(p.rank_a), _esc(p.model_a), _esc(p.model_b), fmt_gap(p.delta, binary), ci, fmt_p(p.pvalue, 2),
                fmt_n_star(p.n_star), f"{p.q:.2f}", _mark(p.resolved)]
+        if clustered:
+            row.insert(6, fmt_p(p.pvalue_cluster, 2))
         for _, qk, rk, _ in present:
             row += [f"{getattr(p, qk):.2f}", _mark(getattr(p, rk))]
         rows.append(row)

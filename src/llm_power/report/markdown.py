@@ -18,8 +18,9 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
         lines.append(f"- **{key}**: {count} of {m} pairs unresolved")
     unit = "pts" if s.get("binary") else "score"
     lines += ["", f"| # | model A | model B | gap ({unit}) | p | N* | q | resolved |" + "".join(
-        f" q {k} | {k} |" for k in diag.n_unresolved if k != "iid"),
-        "|---|---|---|---|---|---|---|---|" + "---|---|" * (len(diag.n_unresolved) - 1)]
+        f" q {k} | {k} |" for k in diag.n_unresolved if k != "iid") + (" p cluster |" if "cluster" in diag.n_unresolved else ""),
+        "|---|---|---|---|---|---|---|---|" + "---|---|" * (len(diag.n_unresolved) - 1)
+        + ("---|" if "cluster" in diag.n_unresolved else "")]
     keys = {"corrected": ("q_corrected", "resolved_corrected"), "cluster": ("q_cluster", "resolved_cluster"),
             "anytime": ("q_anytime", "resolved_anytime")}
     for p in diag.pairs:
@@ -31,6 +32,8 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
             if k != "iid":
                 qk, rk = keys[k]
                 row += f" {getattr(p, qk):.2f} | {'yes' if getattr(p, rk) else 'no'} |"
+        if "cluster" in diag.n_unresolved:
+            row += f" {fmt_p(p.pvalue_cluster, 2)} |"
         lines.append(row)
     regime = "cluster" if "cluster" in diag.tie_groups else "iid"
     ties = [g for g in diag.tie_groups[regime] if len(g) > 1]
