@@ -114,8 +114,8 @@ def test_refuses_to_overwrite_an_input(tmp_path, capsys):
     path = tmp_path / "long.csv"
     content = "model,item,score\nA,q1,1\nA,q2,0\nB,q1,0\nB,q2,0\n"
     path.write_text(content)
-    assert main(["diagnose", str(path), "--html", str(path)]) == 1
-    assert "refusing to overwrite the input file" in capsys.readouterr().err
+    assert main(["diagnose", str(path), "--html", str(path)]) == 2  # a usage error, found before reading
+    assert "it is the input" in capsys.readouterr().err
     assert path.read_text() == content
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..io import align_results, read_results
 from ..io.harness import FORMATS, expand_paths
-from ..report.files import write_atomic
-from ..report.terminal import dump_json
+from ..report.files import check_outputs, write_atomic
+from ..report.terminal import dump_json, safe_text
 from ..resolution import CORRECTIONS, diagnose
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
@@ -52,15 +52,18 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
     p.add_argument("--cluster-resamples", type=int, default=1000, metavar="B")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON")
-    p.add_argument("--markdown", dest="markdown_out", metavar="FILE", help="also write the report as Markdown")
-    p.add_argument("--html", dest="html_out", metavar="FILE", help="also write the self-contained HTML report")
+    p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON ('-': stdout)")
+    p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
+                   help="also write the report as Markdown ('-': stdout)")
+    p.add_argument("--html", dest="html_out", metavar="FILE",
+                   help="also write the self-contained HTML report ('-': stdout)")
 
 
 def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, source: str, inputs: tuple, note: str = "",
                   title: str = "Leaderboard resolution report") -> int:
     import numpy as np
 
+    check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
     if args.top is not None:
         if args.top < 2:
             raise ValueError(f"--top must be at least 2; got {args.top}")
@@ -98,17 +101,19 @@ def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, sourc
 
         print_report(diag, note=note)
         for path in outputs:
-            print(f"wrote {path}")
+            if path != "-":
+                print(f"wrote {safe_text(str(path))}")
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs([args.json_out, args.markdown_out, args.html_out], args.results)  # before reading anything
     paths = expand_paths(args.results)
     frame = _read(paths, args)
     aligned = align_results(frame, on_missing=args.on_missing)
     source = ", ".join(str(p) for p in args.results)
     return run_diagnosis(args, aligned.items, aligned.models, aligned.scores, aligned.clusters, source=source,
-                         inputs=tuple(paths), note=aligned.note)
+                         inputs=tuple(args.results) + tuple(paths), note=aligned.note)
 
 
 def _read(paths, args):

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import LLMPowerError
+from ..report.files import OutputPathError
+from ..report.terminal import safe_text
 from . import adjust, ci, compare, coverage, demo, diagnose, plan
 
 COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, demo)
@@ -43,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command(args: argparse.Namespace) -> str:
+    return " ".join(filter(None, (args.command, getattr(args, "plan_command", None))))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
@@ -52,12 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         sys.stderr.close()
         return 0
+    except OutputPathError as exc:  # a usage error: exit 2, as argparse does
+        if args.traceback:
+            raise
+        print(f"llm-power {_command(args)}: error: {safe_text(str(exc))}", file=sys.stderr)
+        return 2
     except (LLMPowerError, ValueError, TypeError, OSError, ArithmeticError) as exc:
         if args.traceback:
             raise
-        message = str(exc).replace("\n", " ")
-        command = " ".join(filter(None, (args.command, getattr(args, "plan_command", None))))
-        print(f"llm-power {command}: error: {message}", file=sys.stderr)
+        print(f"llm-power {_command(args)}: error: {safe_text(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("llm-power: interrupted", file=sys.stderr)

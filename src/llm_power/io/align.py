@@ -47,7 +47,7 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
         sources = sorted(set(frame[dup & (frame["model"] == row["model"]) & (frame["item"] == row["item"])]["source"]))
         raise DataError(f"model {row['model']!r} has item {row['item']!r} more than once "
                         f"(in {', '.join(sources)}); give each model's results once")
-    models = list(dict.fromkeys(frame["model"]))
+    models = sorted(dict.fromkeys(frame["model"]), key=str)  # a total order: the same whatever the file order
     if len(models) < 2:
         raise DataError(f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
                         "diagnose compares two or more models on the same items")
@@ -77,7 +77,7 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
             raise DataError("no item is shared by all models (disjoint item sets): nothing to compare")
         note = (f"intersection of items: {len(common)} of {len(all_items)} kept; dropped per model: "
                 + ", ".join(f"{m} {k}" for m, k in dropped.items()))
-    items = sorted(common, key=_natural)
+    items = sorted(common, key=lambda item: (_natural(item), str(item)))  # total order: 'q1' and 'q01' never tie
     index = {item: i for i, item in enumerate(items)}
     scores = np.full((len(items), len(models)), np.nan)
     sub = frame[frame["item"].isin(common)]
@@ -102,4 +102,5 @@ def _natural(item: str) -> tuple:
     """Sort 'task:10' after 'task:9'."""
     import re
 
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(item)))
+    # ASCII digits only: '①' or '٣' are characters of the id, not numbers to sort by
+    return tuple(int(t) if t.isascii() and t.isdigit() else t for t in re.split(r"([0-9]+)", str(item)))

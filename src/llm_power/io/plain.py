@@ -21,6 +21,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import numbers
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +58,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.is_dir():
         raise DataError("is a folder; give a per-item results file (CSV, TSV or JSONL)", file=str(path))
     if suffix in (".jsonl", ".ndjson"):
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             for lineno, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
@@ -69,7 +71,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise DataError("each line must be a JSON object", file=str(path), record=f"line {lineno}")
                 yield lineno, rec
     elif suffix in (".csv", ".tsv", ".txt"):
-        with open(path, encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: Excel's "CSV UTF-8" starts with a BOM
             sample = fh.read(4096)
             fh.seek(0)
             delimiter = "\t" if suffix == ".tsv" or ("\t" in sample and "," not in sample.split("\n", 1)[0]) else ","
@@ -100,12 +102,22 @@ def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], w
     )
 
 
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
-    """A finite float from a number, boolean or numeric string; DataError otherwise."""
-    if isinstance(value, bool):
+    """A finite float from a number, boolean or numeric string; DataError otherwise.
+
+    Strings must look like a plain decimal number: Python's ``float`` would also take ``"1_0"``
+    (as 10), ``"٣"`` or ``"infinity"``, none of which is a score an eval harness writes.
+    """
+    if isinstance(value, (bool, np.bool_)):
         return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        out = float(value)
+    if isinstance(value, numbers.Real):  # int, float and numpy's numbers (Parquet columns)
+        try:
+            out = float(value)
+        except OverflowError:
+            raise DataError(f"score {str(value)[:40]} is too large", file=file, record=record, field=field) from None
     elif isinstance(value, str):
         text = value.strip()
         low = text.lower()
@@ -115,10 +127,9 @@ def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
             return 0.0
         if text == "":
             raise DataError("empty score (missing result?)", file=file, record=record, field=field)
-        try:
-            out = float(text)
-        except ValueError:
-            raise DataError(f"score {text!r} is not a number", file=file, record=record, field=field) from None
+        if not _NUMBER.fullmatch(text):
+            raise DataError(f"score {text[:40]!r} is not a number", file=file, record=record, field=field)
+        out = float(text)
     elif value is None:
         raise DataError("missing score (null)", file=file, record=record, field=field)
     else:

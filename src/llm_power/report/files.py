@@ -1,29 +1,91 @@
-"""Atomic output files: write to a temporary file in the same folder, then rename."""
+"""Safe, atomic output files.
+
+The promises (docs/security.md):
+
+- **never write inside an input**: an output that resolves (following every symlink) to a file
+  that was read, or to any path under a folder that was given as input, is refused;
+- **never follow or replace a non-regular file**: a symlink, device, FIFO or folder at the output
+  path is refused (``-`` writes to standard output explicitly);
+- **atomic**: the text goes to a temporary file in the same folder, then ``os.replace`` -- a
+  reader sees the old file or the new one, never half of one; a crash leaves no partial output;
+- **permissions kept**: replacing an existing file keeps its mode (a 0600 file stays 0600).
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["OutputPathError", "check_outputs", "write_atomic"]
 
 
-def write_atomic(path: str | Path, text: str, *, inputs: tuple = ()) -> Path:
-    """Write ``text`` to ``path`` atomically; refuse to overwrite one of the ``inputs``."""
+class OutputPathError(ValueError):
+    """An output path that must not be written (usage error: exit 2 in the CLI)."""
+
+
+def _inside(child: str, parent: str) -> bool:
+    try:
+        return os.path.commonpath([child, parent]) == parent
+    except ValueError:  # different drives
+        return False
+
+
+def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse unusable output paths before any work is done (empty, a folder, the same path twice,
+    a symlink or special file, or a path that is or lies inside an input)."""
+    seen: dict[str, str] = {}
+    real_inputs = [(str(inp), os.path.realpath(inp), os.path.isdir(inp)) for inp in inputs]
+    for raw in outputs:
+        if raw is None or raw == "-":
+            continue
+        if raw.strip() == "":
+            raise OutputPathError("an output path is empty")
+        if raw.endswith(("/", os.sep)) or os.path.isdir(raw):
+            raise OutputPathError(f"output {raw!r} is a folder; give a file name")
+        if os.path.islink(raw):
+            raise OutputPathError(f"refusing to write {raw!r}: it is a symbolic link (outputs never follow links)")
+        if os.path.lexists(raw) and not stat.S_ISREG(os.lstat(raw).st_mode):
+            raise OutputPathError(f"refusing to write {raw!r}: it is not a regular file")
+        real = os.path.realpath(raw)
+        if real in seen:
+            raise OutputPathError(f"{seen[real]!r} and {raw!r} are the same output file")
+        seen[real] = raw
+        for shown, inp, is_dir in real_inputs:
+            if real == inp or (is_dir and _inside(real, inp)):
+                where = "is" if real == inp else "lies inside"
+                raise OutputPathError(f"refusing to write {raw!r}: it {where} the input {shown!r} "
+                                      "(outputs never overwrite or add to inputs); choose another output name")
+
+
+def write_atomic(path: str | Path, text: str, *, inputs: tuple = ()) -> Path | str:
+    """Write ``text`` to ``path`` atomically (``"-"``: standard output) under the rules above."""
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return "-"
+    check_outputs([str(path)], inputs)
     target = Path(path)
-    resolved = target.resolve()
-    for inp in inputs:
-        if Path(inp).resolve() == resolved:
-            raise ValueError(f"refusing to overwrite the input file {inp}; choose another output name")
     target.parent.mkdir(parents=True, exist_ok=True)
+    mode = None
+    if target.exists():
+        mode = stat.S_IMODE(os.stat(target).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask  # mkstemp creates 0600; a new file gets the usual permissions
+        os.chmod(tmp, mode)
+        # a link or special file that appeared since the check is still not followed: os.replace
+        # swaps the directory entry itself
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):

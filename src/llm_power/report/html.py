@@ -43,7 +43,8 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power"})
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power",
+                         "text.parse_math": False})  # names are data: a "$" must not start mathtext
     names = diag.models
     n = diag.n
     means = np.asarray(diag.means)

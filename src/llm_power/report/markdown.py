@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import re
+
 from .._format import fmt_gap, fmt_n_star, fmt_p
 from ..resolution import Diagnosis
+from .terminal import safe_text
 
-__all__ = ["render_markdown"]
+__all__ = ["md_text", "render_markdown"]
+
+# CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can start
+# markup in a table cell: emphasis, code, links and images, raw HTML, table pipes, headings
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+
+
+def md_text(text: object) -> str:
+    """Untrusted text (model names) as literal text in a Markdown table cell: control characters
+    visible, line breaks removed, every markup character backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", safe_text(text))
 
 
 def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report") -> str:
     """A Markdown summary: verdict counts, the pairs table, ties."""
     s = diag.settings
     m = len(diag.pairs)
-    lines = [f"# {title}", "", f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
+    lines = [f"# {md_text(title)}", "", f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
              f"(α = {s['alpha']:g}, power = {s['power']:g}).", ""]
     for key, count in diag.n_unresolved.items():
         lines.append(f"- **{key}**: {count} of {m} pairs unresolved")
@@ -25,7 +38,7 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
             "anytime": ("q_anytime", "resolved_anytime")}
     for p in diag.pairs:
         n_star = fmt_n_star(p.n_star)
-        row = (f"| {p.rank_a} | {p.model_a} | {p.model_b} | {fmt_gap(p.delta, bool(s.get('binary')))} | "
+        row = (f"| {p.rank_a} | {md_text(p.model_a)} | {md_text(p.model_b)} | {fmt_gap(p.delta, bool(s.get('binary')))} | "
                f"{fmt_p(p.pvalue, 2)} | {n_star} | "
                f"{p.q:.2f} | {'yes' if p.resolved else 'no'} |")
         for k in diag.n_unresolved:
@@ -38,7 +51,7 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     regime = "cluster" if "cluster" in diag.tie_groups else "iid"
     ties = [g for g in diag.tie_groups[regime] if len(g) > 1]
     if ties:
-        lines += ["", f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(g) for g in ties)]
+        lines += ["", f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in ties)]
     lines += ["", "Resolved: q = N/N* ≥ 1 and the pair's test rejects at α; otherwise the benchmark is too small "
               "to tell (which does not mean the models are equal).", ""]
     return "\n".join(lines)

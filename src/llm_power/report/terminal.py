@@ -3,13 +3,35 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._results import to_plain
 
-__all__ = ["dump_json", "print_table"]
+__all__ = ["dump_json", "print_table", "safe_text"]
+
+# C0/C1 control characters (escape sequences, carriage returns, bells), DEL, zero-width and
+# bidirectional-override characters: shown as visible escapes, never sent to a terminal raw
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: Any) -> str:
+    """Untrusted text (model names, item ids, file names, messages) made safe for a terminal line:
+    control and invisible formatting characters become visible escapes (``\\x1b``)."""
+    return _UNSAFE.sub(_visible, str(text))
+
+
+def _cell(text: Any) -> str:
+    from rich.markup import escape
+
+    return escape(safe_text(text))
 
 
 def dump_json(payload: Any, stream: TextIO | None = None) -> None:
@@ -35,11 +57,11 @@ def print_table(
     out = sys.stdout if stream is None else stream
     is_tty = hasattr(out, "isatty") and out.isatty()
     # A terminal gets its own width; files and pipes a wide, fixed one (no ellipsised names).
-    console = Console(file=out, highlight=False, width=None if is_tty else 200)
-    console.print(title, style="bold", soft_wrap=True)
-    table = Table(caption=caption, caption_justify="left")
+    console = Console(file=out, highlight=False, emoji=False, width=None if is_tty else 200)
+    console.print(_cell(title), style="bold", soft_wrap=True)
+    table = Table(caption=None if caption is None else _cell(caption), caption_justify="left")
     for i, name in enumerate(columns):
-        table.add_column(name, justify="right" if i in right_align else "left", no_wrap=i == 0)
+        table.add_column(_cell(name), justify="right" if i in right_align else "left", no_wrap=i == 0)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(_cell(cell) for cell in row))
     console.print(table)

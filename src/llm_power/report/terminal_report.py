@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..resolution import Diagnosis
-from .terminal import print_table
+from .terminal import print_table, safe_text
 
 __all__ = ["print_report"]
 
@@ -65,6 +65,6 @@ def print_report(diag: Diagnosis, *, note: str = "") -> None:
     regime = "cluster" if "cluster" in diag.tie_groups else "iid"
     ties = [g for g in diag.tie_groups[regime] if len(g) > 1]
     if ties:
-        print(f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(g) for g in ties))
+        print(safe_text(f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(g) for g in ties)))
     if note:
-        print(note)
+        print(safe_text(note))
