@@ -9,6 +9,7 @@ from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..comparison import COMPARE_METHODS, compare
 from ..errors import DataError
 from ..io import align_pair, read_item_scores, read_wide_scores
+from ._types import nonnegative_int, positive_int
 from ..report.terminal import dump_json, print_table
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
@@ -37,8 +38,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=0.8)
-    p.add_argument("--n-resamples", type=int, default=10_000, metavar="B")
-    p.add_argument("--seed", type=int, default=0, help="random seed for resampling tests (default 0)")
+    p.add_argument("--n-resamples", type=positive_int, default=10_000, metavar="B")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed for resampling tests (default 0)")
     p.set_defaults(run=run)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from ..io import align_results, read_results
 from ..io.harness import FORMATS, expand_paths
 from ..report.files import check_outputs, write_atomic
+from ._types import nonnegative_int, positive_int
 from ..report.terminal import dump_json, safe_text
 from ..resolution import CORRECTIONS, diagnose
 
@@ -42,7 +43,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", default="adjacent", choices=("adjacent", "all"))
     p.add_argument("--correction", choices=CORRECTIONS, help="multiplicity stress test across the pairs")
     p.add_argument("--anytime", action="store_true", help="anytime-valid (continuously monitored) stress test")
-    p.add_argument("--top", type=int, metavar="K", help="only the K best models")
+    p.add_argument("--top", type=positive_int, metavar="K", help="only the K best models")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=0.8)
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
@@ -50,8 +51,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
                    help="clustered regime: measured CR2 design effect with Imbens-Kolesar df (default), CR1 with "
                         "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
-    p.add_argument("--cluster-resamples", type=int, default=1000, metavar="B")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B")
+    p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON ('-': stdout)")
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
                    help="also write the report as Markdown ('-': stdout)")

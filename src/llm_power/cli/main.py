@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 
 from .. import __version__
@@ -53,6 +54,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return _run(args)
+        finally:
+            _notes(args, caught)
+
+
+def _notes(args: argparse.Namespace, caught: list) -> None:
+    """Warnings become one-line notes on stderr (deduplicated), never raw Python warnings."""
+    if sys.stderr is None or sys.stderr.closed:
+        return
+    seen = set()
+    for item in caught:
+        message = " ".join(str(item.message).split())
+        if message in seen:
+            continue
+        seen.add(message)
+        print(f"llm-power {_command(args)}: note: {safe_text(message)}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into `head` and closed early: not an error

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from ..errors import DataError
 from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score
+from .safe import ArchiveReader, load_json_file
 
 __all__ = ["FORMATS", "Record", "detect_format", "iter_records", "read_results"]
 
@@ -70,12 +70,16 @@ def detect_format(path: Path) -> str:
 
 
 def _peek_json_keys(path: Path) -> set[str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)) from None
+    data = load_json_file(path)
     return set(data) if isinstance(data, dict) else set()
+
+
+def _expect(value: Any, kind: type, what: str, *, file: str, record: str | None = None) -> Any:
+    """``value`` if it is a ``kind``, else a DataError naming what was expected (wrong-shape JSON)."""
+    if not isinstance(value, kind):
+        name = {dict: "a JSON object", list: "a JSON array"}.get(kind, kind.__name__)
+        raise DataError(f"{what} must be {name}; got {type(value).__name__}", file=file, record=record)
+    return value
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -124,9 +128,10 @@ def _lm_eval_model(path: Path, date: str) -> str:
     for cand in candidates:
         if cand.exists():
             try:
-                with open(cand, encoding="utf-8") as fh:
-                    res = json.load(fh)
-            except (OSError, json.JSONDecodeError):
+                res = load_json_file(cand)
+            except DataError:
+                continue
+            if not isinstance(res, dict):
                 continue
             for key in ("model_name", "model_name_sanitized"):
                 if isinstance(res.get(key), str) and res[key]:
@@ -153,6 +158,8 @@ def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | No
             raise DataError("no 'doc_id' (is this an lm-eval samples file?)", **where, field="doc_id")
         filt = str(rec.get("filter", "none"))
         metrics = rec.get("metrics") or [k for k in ("acc", "exact_match", "acc_norm") if k in rec]
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+            raise DataError("'metrics' must be a list of metric names", **where, field="metrics")
         name = metric or (metrics[0] if metrics else None)
         if name is None or name not in rec:
             available = ", ".join(repr(m) for m in metrics) or "none"
@@ -203,9 +210,20 @@ def _inspect_samples(samples: Sequence[dict], model: str, task: str, path: Path,
                      cluster: str | None) -> Iterator[Record]:
     values: dict[str, list[float]] = {}
     meta: dict[str, tuple[str | None, str | None]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    _expect(samples, list, "the samples", file=str(path))
     for k, sample in enumerate(samples):
+        _expect(sample, dict, "each sample", file=str(path), record=f"sample #{k}")
         record = f"sample {sample.get('id', k)}"
+        key_epoch = (str(sample.get("id", k)), str(sample.get("epoch", 1)))
+        if key_epoch in seen:
+            raise DataError(f"sample id {key_epoch[0]!r} appears twice for epoch {key_epoch[1]} (entries #{seen[key_epoch]} "
+                            f"and #{k}); a log must hold each sample once per epoch", file=str(path), record=record)
+        seen[key_epoch] = k
+        if str(sample.get("id", k)).strip() == "":
+            raise DataError("empty sample id", file=str(path), record=f"sample #{k}", field="id")
         scores = sample.get("scores") or {}
+        _expect(scores, dict, "'scores'", file=str(path), record=record)
         if not scores:
             raise DataError("sample has no scores (was the log scored?)", file=str(path), record=record, field="scores")
         scorer, key = (metric.split(".", 1) + [None])[:2] if metric else (next(iter(scores)), None)
@@ -238,24 +256,20 @@ def _inspect_samples(samples: Sequence[dict], model: str, task: str, path: Path,
 def read_inspect(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
     """inspect_ai logs: ``.eval`` (zip: header.json + summaries.json or samples/*) or ``.json``."""
     if path.suffix.lower() == ".eval":
-        try:
-            archive = zipfile.ZipFile(path)
-        except zipfile.BadZipFile:
-            raise DataError("not an inspect .eval log (not a zip archive)", file=str(path)) from None
-        with archive:
-            names = set(archive.namelist())
+        with ArchiveReader(path) as archive:
+            names = archive.names()
             if "header.json" not in names:
                 raise DataError("not an inspect .eval log (no header.json in the archive)", file=str(path))
-            header = json.loads(archive.read("header.json"))
+            header = _expect(archive.json("header.json"), dict, "header.json", file=f"{path}:header.json")
             if "summaries.json" in names:
-                samples = json.loads(archive.read("summaries.json"))
+                samples = archive.json("summaries.json")
             else:
-                samples = [json.loads(archive.read(n)) for n in sorted(names) if n.startswith("samples/")]
+                samples = [archive.json(n) for n in sorted(names) if n.startswith("samples/")]
     else:
-        with open(path, encoding="utf-8") as fh:
-            header = json.load(fh)
+        header = _expect(load_json_file(path), dict, "an inspect log", file=str(path))
         samples = header.get("samples") or []
     ev = header.get("eval") or {}
+    _expect(ev, dict, "'eval'", file=str(path))
     model, task = str(ev.get("model", path.stem)), str(ev.get("task", path.stem))
     yield from _inspect_samples(samples, model, task, path, metric, cluster)
 
@@ -270,22 +284,23 @@ def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
     model, task = folder.name, folder.name
     spec_path = folder / "run_spec.json"
     if spec_path.exists():
-        with open(spec_path, encoding="utf-8") as fh:
-            spec = json.load(fh)
-        model = str((spec.get("adapter_spec") or {}).get("model", model))
+        spec = _expect(load_json_file(spec_path), dict, "run_spec.json", file=str(spec_path))
+        adapter = spec.get("adapter_spec") or {}
+        model = str(adapter.get("model", model)) if isinstance(adapter, dict) else model
         task = str(spec.get("name", task)).split(",model=")[0]
-    try:
-        with open(stats_path, encoding="utf-8") as fh:
-            instances = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(stats_path)) from None
+    instances = _expect(load_json_file(stats_path), list, "per_instance_stats.json", file=str(stats_path))
     name = metric or "exact_match"
     values: dict[str, list[float]] = {}
     available: set[str] = set()
     for k, inst in enumerate(instances):
+        _expect(inst, dict, "each instance", file=str(stats_path), record=f"instance #{k}")
         hit = None
-        for stat in inst.get("stats", []):
+        for stat in _expect(inst.get("stats", []), list, "'stats'", file=str(stats_path), record=f"instance #{k}"):
+            if not isinstance(stat, dict):
+                continue
             nm = stat.get("name") or {}
+            if not isinstance(nm, dict):
+                continue
             if nm.get("split") != split or "perturbation" in nm or nm.get("sub_split"):
                 continue
             available.add(str(nm.get("name")))
@@ -324,8 +339,9 @@ def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None
     model = path.parent.parent.name if path.parent.parent.name not in ("", ".") else path.stem
     results = sorted(path.parent.glob("results_*.json")) + sorted(path.parent.parent.glob("results_*.json"))
     for cand in results:
-        with open(cand, encoding="utf-8") as fh:
-            name = (json.load(fh).get("config_general") or {}).get("model_name")
+        res = load_json_file(cand)
+        general = res.get("config_general") if isinstance(res, dict) else None
+        name = general.get("model_name") if isinstance(general, dict) else None
         if name:
             model = str(name)
             break
@@ -389,6 +405,11 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
             where = f"line {recno}"
             if cluster is not None and rec.get(cluster) in (None, ""):
                 raise DataError("missing cluster label", file=str(path), record=where, field=cluster)
+            for col in (model_column, item_col):
+                value = rec.get(col)
+                if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
+                    raise DataError(f"missing or empty {'model name' if col == model_column else 'item id'}",
+                                    file=str(path), record=where, field=col)
             yield Record(str(rec[model_column]), str(rec[item_col]),
                          parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
                          None if cluster is None else str(rec[cluster]), None, str(path))

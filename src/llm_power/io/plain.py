@@ -58,33 +58,70 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.is_dir():
         raise DataError("is a folder; give a per-item results file (CSV, TSV or JSONL)", file=str(path))
     if suffix in (".jsonl", ".ndjson"):
-        with open(path, encoding="utf-8-sig") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
+        with open(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
                     continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"not valid JSON ({exc.msg}); truncated line?", file=str(path),
-                                    record=f"line {lineno}") from None
+                rec = _json_line(raw, path, lineno)
                 if not isinstance(rec, dict):
                     raise DataError("each line must be a JSON object", file=str(path), record=f"line {lineno}")
                 yield lineno, rec
     elif suffix in (".csv", ".tsv", ".txt"):
+        yield from _csv_records(path, suffix)
+    else:
+        raise DataError(f"unknown file type {suffix or '(none)'!r}; expected .csv, .tsv or .jsonl", file=str(path))
+
+
+#: largest CSV field read (a logged prompt can be long; the csv module's default is 131,072)
+CSV_FIELD_LIMIT = 1 << 26
+
+
+def _json_line(raw: Any, path: Path, lineno: int) -> Any:
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+        return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text (byte {exc.start} of the line)", file=str(path), record=f"line {lineno}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg}); truncated line?", file=str(path), record=f"line {lineno}") from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply to read", file=str(path), record=f"line {lineno}") from None
+    except ValueError as exc:  # an integer with more digits than Python converts
+        raise DataError(f"unreadable JSON value ({str(exc)[:80]})", file=str(path), record=f"line {lineno}") from None
+
+
+def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    line = 0
+    try:
         with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: Excel's "CSV UTF-8" starts with a BOM
             sample = fh.read(4096)
             fh.seek(0)
             delimiter = "\t" if suffix == ".tsv" or ("\t" in sample and "," not in sample.split("\n", 1)[0]) else ","
-            reader = csv.DictReader(fh, delimiter=delimiter)
-            if reader.fieldnames is None:
+            reader = csv.reader(fh, delimiter=delimiter)
+            header = next(reader, None)
+            if header is None:
                 raise DataError("the file is empty (no header row)", file=str(path))
-            for rec in reader:
-                if None in rec:
-                    raise DataError(f"has more fields than the header ({len(reader.fieldnames)})",
-                                    file=str(path), record=f"line {reader.line_num}")
-                yield reader.line_num, rec
-    else:
-        raise DataError(f"unknown file type {suffix or '(none)'!r}; expected .csv, .tsv or .jsonl", file=str(path))
+            blank = [k for k, name in enumerate(header) if name.strip() == ""]
+            if blank:
+                raise DataError(f"column {blank[0] + 1} of the header has no name", file=str(path), record="line 1")
+            dup = next((name for k, name in enumerate(header) if name in header[:k]), None)
+            if dup is not None:
+                raise DataError(f"column {dup!r} appears twice in the header (which one is the model?)",
+                                file=str(path), record="line 1")
+            for row in reader:
+                line = reader.line_num
+                if not row:
+                    continue
+                if len(row) > len(header):
+                    raise DataError(f"has more fields than the header ({len(header)})", file=str(path),
+                                    record=f"line {line}")
+                yield line, dict(zip(header, row + [None] * (len(header) - len(row))))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text (byte {exc.start} near line {line + 1}); save the file as UTF-8",
+                        file=str(path)) from None
+    except csv.Error as exc:
+        raise DataError(f"not readable as CSV ({exc})", file=str(path), record=f"line {line + 1}") from None
 
 
 def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], what: str, path: Path) -> str:

@@ -1,0 +1,147 @@
+"""Hostile-input guards shared by the readers: bounded archives, JSON that cannot crash the reader.
+
+Every failure becomes one :class:`~llm_power.DataError` line naming the file (and the archive
+member or record). Limits can be raised through environment variables (docs/security.md):
+
+=====================================  =========  ==============================================
+variable                               default    what it bounds
+=====================================  =========  ==============================================
+``LLM_POWER_MAX_MEMBER_MB``            512        uncompressed size of one archive member
+``LLM_POWER_MAX_ARCHIVE_MB``           4096       uncompressed size of all members read from one archive
+``LLM_POWER_MAX_RATIO``                200        compression ratio of a member larger than 1 MB
+``LLM_POWER_MAX_JSON_MB``              2048       size of one JSON file read whole
+=====================================  =========  ==============================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+
+__all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit"]
+
+_MB = 1 << 20
+_DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
+             "LLM_POWER_MAX_JSON_MB": 2048}
+
+
+def limit(name: str) -> int:
+    """The limit ``name`` from the environment, or its default (a bad value is an error)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return _DEFAULTS[name]
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be a positive integer; got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"environment variable {name} must be a positive integer; got {raw!r}")
+    return value
+
+
+def load_json_bytes(data: bytes, *, file: str, record: str | None = None) -> Any:
+    """Parse JSON bytes; every failure (syntax, encoding, nesting, giant numbers) is one DataError."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})", file=file,
+                        record=record) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", file=file,
+                        record=record) from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply to read", file=file, record=record) from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise DataError(f"unreadable JSON value ({str(exc)[:80]})", file=file, record=record) from None
+
+
+def load_json_file(path: str | Path) -> Any:
+    """Read and parse one JSON file, bounded by ``LLM_POWER_MAX_JSON_MB``."""
+    path = Path(path)
+    cap = limit("LLM_POWER_MAX_JSON_MB") * _MB
+    try:
+        size = path.stat().st_size
+        if size > cap:
+            raise DataError(f"JSON file of {size / _MB:.0f} MB is larger than the {cap // _MB} MB limit "
+                            "(LLM_POWER_MAX_JSON_MB)", file=str(path))
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read ({exc.strerror or type(exc).__name__})", file=str(path)) from None
+    return load_json_bytes(data, file=str(path))
+
+
+class ArchiveReader:
+    """A zip archive read member by member under size, ratio and total limits."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.total = 0
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
+            raise DataError("not an inspect .eval log (not a zip archive)", file=str(path)) from None
+        except OSError as exc:
+            raise DataError(f"cannot read ({exc.strerror or type(exc).__name__})", file=str(path)) from None
+
+    def __enter__(self) -> ArchiveReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.zip.close()
+
+    def names(self) -> set[str]:
+        return set(self.zip.namelist())
+
+    def read(self, name: str) -> bytes:
+        """The member's bytes, streamed and refused past the limits (the header may lie)."""
+        where = f"{self.path}:{name}"
+        try:
+            info = self.zip.getinfo(name)
+        except KeyError:
+            raise DataError("member missing from the archive", file=where) from None
+        member_cap = limit("LLM_POWER_MAX_MEMBER_MB") * _MB
+        total_cap = limit("LLM_POWER_MAX_ARCHIVE_MB") * _MB
+        ratio_cap = limit("LLM_POWER_MAX_RATIO")
+        if info.flag_bits & 0x1:
+            raise DataError("encrypted archive member (password-protected logs cannot be read)", file=where)
+        self._check(info.file_size, info.compress_size, member_cap, total_cap, ratio_cap, where)
+        chunks, size = [], 0
+        try:
+            with self.zip.open(info) as fh:
+                while True:
+                    chunk = fh.read(1 << 20)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    self._check(size, info.compress_size, member_cap, total_cap, ratio_cap, where)
+                    chunks.append(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise DataError(f"corrupt archive member ({type(exc).__name__}: {str(exc)[:60]})", file=where) from None
+        except NotImplementedError as exc:
+            raise DataError(f"unsupported compression ({str(exc)[:60]})", file=where) from None
+        except RuntimeError as exc:  # zipfile: "File ... is encrypted, password required for extraction"
+            raise DataError(f"cannot extract ({str(exc)[:80]})", file=where) from None
+        self.total += size
+        return b"".join(chunks)
+
+    def _check(self, size: int, compressed: int, member_cap: int, total_cap: int, ratio_cap: int, where: str) -> None:
+        if size > member_cap:
+            raise DataError(f"archive member larger than the {member_cap // _MB} MB limit (LLM_POWER_MAX_MEMBER_MB)",
+                            file=where)
+        if self.total + size > total_cap:
+            raise DataError(f"archive expands past the {total_cap // _MB} MB limit (LLM_POWER_MAX_ARCHIVE_MB)",
+                            file=where)
+        if size > _MB and size > ratio_cap * max(compressed, 1):
+            raise DataError(f"archive member expands more than {ratio_cap}:1 (a zip bomb?; LLM_POWER_MAX_RATIO)",
+                            file=where)
+
+    def json(self, name: str) -> Any:
+        return load_json_bytes(self.read(name), file=f"{self.path}:{name}")
