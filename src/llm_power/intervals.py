@@ -291,6 +291,10 @@ def coverage(
     flat_n, flat_p, flat_out = n_b.reshape(-1), p_b.reshape(-1), out.reshape(-1)
     for n_value in np.unique(flat_n):
         sel = np.flatnonzero(flat_n == n_value)
+        if n_value + 1 > _COVERAGE_WINDOW:  # large n: sum only where the pmf is not negligible
+            for i in sel:
+                flat_out[i] = _coverage_window(int(n_value), float(flat_p[i]), method, confidence_level, alternative)
+            continue
         ks = np.arange(n_value + 1)
         low, high = _bounds(ks, np.full(ks.shape, n_value), method, confidence_level, alternative)
         # Chunk over p so the (n+1) x len(p) pmf matrix stays below ~8M entries.
@@ -302,6 +306,26 @@ def coverage(
             inside = (low[:, None] <= pv[None, :]) & (pv[None, :] <= high[:, None])
             flat_out[idx] = np.sum(pmf * inside, axis=0)
     return scalar_or_array(out)
+
+
+#: above this many terms, coverage sums the pmf over mean +- 40 SD only (the rest is below 1e-300)
+_COVERAGE_WINDOW = 2_000_000
+#: the most terms one coverage value may sum
+_COVERAGE_MAX_TERMS = 20_000_000
+
+
+def _coverage_window(n: int, p: float, method: str, confidence_level: float, alternative: str) -> float:
+    mean, sd = n * p, math.sqrt(n * p * (1.0 - p))
+    lo = max(0, int(math.floor(mean - 40.0 * sd - 10.0)))
+    hi = min(n, int(math.ceil(mean + 40.0 * sd + 10.0)))
+    if hi - lo + 1 > _COVERAGE_MAX_TERMS:
+        raise ValueError(f"exact coverage at n = {n:,}, p = {p:g} sums {hi - lo + 1:,} binomial terms, more than "
+                         f"the {_COVERAGE_MAX_TERMS:,} computed in bounded memory; at this n every method's coverage "
+                         "is within rounding of the nominal level unless p is within a few /n of 0 or 1")
+    ks = np.arange(lo, hi + 1)
+    low, high = _bounds(ks, np.full(ks.shape, n), method, confidence_level, alternative)
+    pmf = stats.binom.pmf(ks, n, p)
+    return float(np.sum(pmf * ((low <= p) & (p <= high))))
 
 
 def rule_of_three(n: Any, *, confidence_level: float = 0.95) -> Any:

@@ -333,10 +333,25 @@ def _rejection_probability(m: np.ndarray, pi: float, alpha: float, alternative: 
     return lower
 
 
+#: the exact methods sum over every count up to n (power: about 7 s at 10^6) and the exact N* scans
+#: every n (about 6 s at 5*10^4, growing with the square): beyond these they are refused -- the
+#: normal approximations are then within a fraction of a percent of the exact answers
+EXACT_POWER_MAX_N = 1_000_000
+EXACT_SCAN_MAX_N = 50_000
+
+
+def _check_exact_size(n: float, *, what: str, limit: int = EXACT_POWER_MAX_N) -> None:
+    if not n <= limit:
+        raise ValueError(f"{what} needs n ≈ {n:.3g} items, beyond the {limit:,} the exact method computes "
+                         "in bounded time and memory; use method='connor' (sample size, MDE) or method='normal' "
+                         "(power), which agree with the exact answer to well under 1% at this size")
+
+
 def _exact_power_paired(n: np.ndarray, p_d: float, p10: float, alpha: float, alternative: str) -> np.ndarray:
     """Exact power for each n: sum over m ~ Binomial(n, p_d) of P(reject | m)."""
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
     n_max = int(n.max())
+    _check_exact_size(n_max, what="the exact power")
     m = np.arange(n_max + 1)
     reject = _rejection_probability(m, p10 / p_d, alpha, alternative)
     out = np.empty(n.shape, dtype=float)
@@ -427,7 +442,9 @@ def _exact_sample_size(p_d: float, delta: float, p10: float, alpha: float, power
     above 1/2), updating the distribution of the discordant count m ~ Binomial(n, p_d) from n to
     n + 1 by one convolution step, so each n costs O(n) vector work.
     """
-    start = max(1, int(0.5 * _raw_paired(p_d, delta, k, z_a, z_b, "connor")))
+    connor = _raw_paired(p_d, delta, k, z_a, z_b, "connor")
+    _check_exact_size(connor, what=f"exact N* for a {100 * abs(delta):.3g}-point gap", limit=EXACT_SCAN_MAX_N)
+    start = max(1, int(0.5 * connor))
     size = 4 * start + 64
     reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
     pmf = np.zeros(size)
@@ -733,6 +750,7 @@ def mde(
         return _feasible_root(lambda d: _raw_paired(p_d, d, k, z_a, z_b, "connor") - n_eff, p_d - 1e-12, "paired",
                               p, n)
     n_int = int(round(n_eff))
+    _check_exact_size(n_int, what="the exact MDE", limit=EXACT_SCAN_MAX_N)
 
     def shortfall(d: float) -> float:
         p10 = (p_d + d) / 2.0

@@ -375,11 +375,19 @@ def paired_bootstrap(
     )
 
 
+#: the resampled distribution is kept (for intervals): 50 million resamples are 400 MB
+MAX_RESAMPLES = 50_000_000
+
+
 def _check_resamples(n_resamples: Any) -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
         raise TypeError(f"`n_resamples` must be a positive integer; got {n_resamples!r}.")
     if n_resamples < 1:
         raise ValueError(f"`n_resamples` must be a positive integer; got {n_resamples!r}.")
+    if n_resamples > MAX_RESAMPLES:
+        raise ValueError(f"`n_resamples` must be at most {MAX_RESAMPLES:,} (the resampled distribution is kept in "
+                         f"memory: {n_resamples:,} resamples need {8 * n_resamples / 2**30:.1f} GiB); got "
+                         f"{n_resamples:,}. 10,000-100,000 resamples give p-values to about 0.001.")
     return int(n_resamples)
 
 

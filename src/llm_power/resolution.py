@@ -55,6 +55,10 @@ __all__ = ["CORRECTIONS", "Diagnosis", "PairResolution", "PairwiseStatistics", "
            "pairwise_statistics"]
 
 CORRECTIONS = ("bh", "bonferroni", "holm")
+#: reports with more pairs are refused before allocating (see ``max_pairs``)
+MAX_PAIRS = 200_000
+#: cluster resamples are computed in batches; more than this is refused (time, not memory)
+MAX_CLUSTER_RESAMPLES = 1_000_000
 
 
 # =================================================================================================
@@ -318,6 +322,7 @@ def diagnose(
     method: str = "wald",
     design_effect: str = "robust",
     cluster_resamples: int = 1000,
+    max_pairs: int = MAX_PAIRS,
     rng: Any = None,
 ) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
@@ -361,7 +366,11 @@ def diagnose(
         mean-size form (for reproduction only). All four are reported per pair.
     cluster_resamples : int, default 1000
         Resamples of the clusters for the robustness of the clustered unresolved count and the
-        cluster-bootstrap interval of each gap (0 to skip).
+        cluster-bootstrap interval of each gap (0 to skip; at most 1,000,000, computed in
+        batches of bounded memory).
+    max_pairs : int, default 200,000
+        Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the square
+        of the number of models (3,000 models: 4.5 million pairs, several GB of row objects).
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -406,8 +415,16 @@ def diagnose(
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)
     cluster_resamples = _check_nonnegative_int(cluster_resamples, "cluster_resamples")
+    if cluster_resamples > MAX_CLUSTER_RESAMPLES:
+        raise ValueError(f"`cluster_resamples` must be at most {MAX_CLUSTER_RESAMPLES:,}; got {cluster_resamples:,}.")
+    max_pairs = _check_nonnegative_int(max_pairs, "max_pairs")
     x, names = _as_matrix(scores, models)
     n, m_models = x.shape
+    n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
+    if n_pairs_planned > max_pairs:
+        raise ValueError(f"pairs={pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
+                         f"max_pairs = {max_pairs:,} (each pair is a row of the report); use pairs='adjacent', fewer "
+                         "models (--top K), or raise max_pairs (--max-pairs)")
     codes, n_groups = None, 0
     if cluster is not None:
         codes, n_groups = check_cluster_labels(cluster, n)
@@ -661,7 +678,22 @@ def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen
     freedom of each pair's cluster test.
     """
     g = sums.sizes.size
-    picks = gen.integers(0, g, size=(n_resamples, g))
+    n_pairs = sums.delta.size
+    step = max(1, min(n_resamples, 2_000_000 // max(n_pairs, g, 1)))  # bounded memory per batch
+    counts, deltas = [], []
+    for start in range(0, n_resamples, step):
+        b = min(step, n_resamples - start)
+        picks = gen.integers(0, g, size=(b, g))
+        c, d = _cluster_resample_batch(sums, binary, picks, df, alpha=alpha, power=power, design_effect=design_effect)
+        counts.append(c)
+        deltas.append(d)
+    return np.concatenate(counts), np.concatenate(deltas)
+
+
+def _cluster_resample_batch(sums: PairSums, binary: bool, picks: np.ndarray, df: np.ndarray, *, alpha: float,
+                            power: float, design_effect: str):
+    g = sums.sizes.size
+    n_resamples = picks.shape[0]
     w = np.zeros((n_resamples, g))
     np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
     m = sums.sizes

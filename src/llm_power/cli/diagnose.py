@@ -52,6 +52,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="clustered regime: measured CR2 design effect with Imbens-Kolesar df (default), CR1 with "
                         "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
     p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B")
+    p.add_argument("--max-pairs", type=nonnegative_int, default=200_000, metavar="P",
+                   help="refuse reports with more pairs (default 200,000; --pairs all grows with models squared)")
     p.add_argument("--seed", type=nonnegative_int, default=0)
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON ('-': stdout)")
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
@@ -73,7 +75,8 @@ def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, sourc
         models = [models[k] for k in order]
     diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
                     confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
-                    design_effect=args.design_effect, cluster_resamples=args.cluster_resamples, rng=args.seed)
+                    design_effect=args.design_effect, cluster_resamples=args.cluster_resamples,
+                    max_pairs=getattr(args, "max_pairs", 200_000), rng=args.seed)
     payload = {"source": source, "note": note, **diag.to_dict()}
     outputs = []
     if args.json_out:

@@ -97,9 +97,16 @@ def run_sample_size(args: argparse.Namespace) -> int:
     _need(args, "pa", "pb")
     methods = (pl.PAIRED_METHODS if args.design == "paired" else pl.UNPAIRED_METHODS) if args.method == "all" else (args.method,)
     rows = []
+    skipped = {}
     for method in methods:
-        raw = pl.unrounded_sample_size(args.pa, args.pb, rho=args.rho, design=args.design, method=method,
-                                       discordance=args.discordance, **_kw(args))
+        try:
+            raw = pl.unrounded_sample_size(args.pa, args.pb, rho=args.rho, design=args.design, method=method,
+                                           discordance=args.discordance, **_kw(args))
+        except ValueError as exc:
+            if args.method != "all" or method != "exact" or "exact method computes" not in str(exc):
+                raise
+            skipped[method] = str(exc)  # 'all': the other methods still answer
+            continue
         rows.append({"design": args.design, "method": method, "n": max(1, int(pl.ceil_items(raw))), "raw": raw})
     extra = {}
     if args.design == "paired" and args.discordance is None:
@@ -107,17 +114,20 @@ def run_sample_size(args: argparse.Namespace) -> int:
         extra["shortcut"] = pl.sample_size_shortcut(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
     payload = {"p_a": args.pa, "p_b": args.pb, "rho": args.rho, "discordance": args.discordance, "alpha": args.alpha,
                "power": args.power, "alternative": args.alternative, "design_effect": args.design_effect,
-               "results": rows, **extra}
+               "results": rows, **extra, **({"skipped": skipped} if skipped else {})}
     if args.format == "json":
         dump_json(payload)
         return 0
     unit = "items (total)" if args.design == "paired" else "items per group"
     table_rows = [[r["method"], f"{r['n']:,}", f"{r['raw']:,.2f}"] for r in rows]
-    caption = (f"Gap {100 * (args.pa - args.pb):+.1f} points at α = {args.alpha:g}, power {args.power:g}"
+    caption = (f"Gap {100 * (args.pa - args.pb):+.3g} points at α = {args.alpha:g}, power {args.power:g}"
                f"{'' if args.discordance is None else f', discordance {args.discordance:g}'}.")
     if extra:
         table_rows.append(["unpaired (per group)", f"{extra['unpaired_per_group']:,}", "for contrast"])
         table_rows.append(["shortcut (wrong)", f"{extra['shortcut']:,}", "unpaired Cohen-h size × (1 − ρ)"])
+    for method, why in skipped.items():
+        table_rows.append([method, "—", "skipped: n too large for the exact scan"])
+        caption += f" {method}: {why}."
     print_table(f"Sample size: A {args.pa:g} vs B {args.pb:g}, ρ = {args.rho:g} ({args.design})",
                 ["method", unit, "unrounded"], table_rows, right_align=(1, 2), caption=caption)
     return 0

@@ -202,8 +202,8 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
                 raise DataError(f"no cluster column {cluster_column!r}; columns are "
                                 f"{', '.join(map(repr, columns))}", file=str(path))
         record = f"line {recno}"
-        if item_col not in rec or rec[item_col] in (None, ""):
-            raise DataError("missing item id", file=str(path), record=record, field=item_col)
+        if item_col not in rec or rec[item_col] is None or str(rec[item_col]).strip() == "":
+            raise DataError("missing or empty item id", file=str(path), record=record, field=item_col)
         item = str(rec[item_col])
         if item in seen:
             raise DataError(f"duplicate item {item!r} (first at {seen[item]})", file=str(path),
@@ -320,6 +320,10 @@ def _read_wide_parquet(path: Path, item_column, cluster_column, models):
     missing = [c for c in names if c not in columns]
     if missing:
         raise DataError(f"no column {missing[0]!r} for a model", file=str(path))
+    empty = frame[item_col].isna() | (frame[item_col].astype(str).str.strip() == "")
+    if empty.any():
+        row = int(np.flatnonzero(empty.to_numpy())[0])
+        raise DataError("missing or empty item id", file=str(path), record=f"row {row}", field=item_col)
     items = frame[item_col].astype(str).tolist()
     dup = frame[item_col].duplicated()
     if dup.any():
