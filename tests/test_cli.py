@@ -124,7 +124,9 @@ def test_usage_errors_exit_2(capsys, argv):
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
-    assert "usage:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # one line: the error and where to look, no usage block
+    assert len(err.strip().splitlines()) == 1 and ": error: " in err and "--help)" in err
 
 
 def test_traceback_flag_reraises():

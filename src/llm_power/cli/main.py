@@ -22,7 +22,7 @@ COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, demo)
 
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand takes."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = OneLineParser(add_help=False)
     parent.add_argument(
         "--format", choices=("table", "json"), default="table",
         help="table (default) for people, json for machines (written to stdout)",
@@ -33,8 +33,15 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2): the message and where to look, no usage block."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="llm-power",
         description="Statistically honest numbers for LLM evaluations.",
     )

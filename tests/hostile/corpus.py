@@ -1,0 +1,241 @@
+"""Generate the hostile-input corpus (issue 10) into a folder; nothing binary is committed.
+
+Run ``python tests/hostile/corpus.py OUT`` to look at the files; the tests call :func:`build`.
+Every case is (name, argv, expected exit code, a phrase stderr must contain). The argv use real
+paths inside OUT; the files a case reads are its inputs, hashed before and after by the tests.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import shutil
+import struct
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@dataclass
+class Case:
+    name: str
+    argv: list[str]
+    code: int
+    stderr: str = ""  # a phrase the one-line stderr must contain ("" for success)
+    stdout_absent: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+
+def _wide_csv(path: Path, names: list[str], n: int = 60, seed: int = 0, header_names: list[str] | None = None) -> Path:
+    rng = random.Random(seed)
+    skill = [0.8 - 0.1 * k for k in range(len(names))]
+    rows = ["item," + ",".join(header_names or [_csv_quote(m) for m in names])]
+    for i in range(n):
+        rows.append(f"q{i}," + ",".join("1" if rng.random() < s else "0" for s in skill))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _csv_quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _inspect_json(model: str, samples: list[dict]) -> dict:
+    return {"version": 2, "eval": {"model": model, "task": "t"}, "samples": samples}
+
+
+def _samples(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    return [{"id": i, "epoch": 1, "scores": {"match": {"value": "C" if rng.random() < 0.7 else "I"}},
+             "metadata": {"subject": f"s{i % 4}"}} for i in range(n)]
+
+
+def _eval_zip(path: Path, members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    with zipfile.ZipFile(path, "w", compression=compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return path
+
+
+def _patch_zip(path: Path, *, flag: int | None = None, method: int | None = None) -> None:
+    """Set the general-purpose flag or the compression method of every entry (local + central)."""
+    data = bytearray(path.read_bytes())
+    for sig, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        start = 0
+        while (k := data.find(sig, start)) >= 0:
+            if flag is not None:
+                struct.pack_into("<H", data, k + flag_at, struct.unpack_from("<H", data, k + flag_at)[0] | flag)
+            if method is not None:
+                struct.pack_into("<H", data, k + method_at, method)
+            start = k + 4
+    path.write_bytes(bytes(data))
+
+
+def build(out: Path) -> list[Case]:
+    """Write the corpus into ``out`` and return the cases."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases: list[Case] = []
+    ok = _wide_csv(out / "ok.csv", ["model-a", "model-b", "model-c"])
+
+    # 1. inputs are never overwritten, including files inside an input folder
+    helm = out / "helm"
+    shutil.copytree(FIXTURES / "helm", helm)
+    run_a = next(p for p in helm.iterdir() if p.name.endswith("model-a"))
+    cases.append(Case("output inside input folder (HELM)", ["diagnose", str(helm), "--json",
+                      str(run_a / "per_instance_stats.json")], 2, "lies inside the input"))
+    lm = out / "lm_eval"
+    shutil.copytree(FIXTURES / "lm_eval", lm)
+    results_json = next((lm / "model-a").glob("results_*.json"))
+    cases.append(Case("output onto lm-eval results_*.json", ["diagnose", str(lm), "--html", str(results_json)], 2,
+                      "lies inside the input"))
+    cases.append(Case("output onto the input file", ["diagnose", str(ok), "--markdown", str(ok)], 2, "is the input"))
+
+    # 2. outputs never follow or replace non-regular files
+    target = out / "precious.txt"
+    target.write_text("do not touch\n")
+    link = out / "link.json"
+    link.symlink_to(target)
+    cases.append(Case("output is a symlink", ["diagnose", str(ok), "--json", str(link)], 2, "symbolic link",
+                      extra={"watch": [target]}))
+    fifo = out / "fifo.json"
+    os.mkfifo(fifo)
+    cases.append(Case("output is a FIFO", ["diagnose", str(ok), "--json", str(fifo)], 2, "not a regular file"))
+    cases.append(Case("output is a device", ["diagnose", str(ok), "--json", "/dev/null"], 2, "not a regular file"))
+    cases.append(Case("output is a folder", ["diagnose", str(ok), "--html", str(out) + "/"], 2, "is a folder"))
+    cases.append(Case("empty output path", ["diagnose", str(ok), "--html", ""], 2, "output path is empty"))
+    cases.append(Case("same output twice", ["diagnose", str(ok), "--json", str(out / "r.x"), "--html",
+                      str(out / "r.x")], 2, "are the same output file"))
+
+    # 3./4./10. names that are markup, escape sequences or mathtext: valid input, escaped output
+    evil = ["\x1b[2Jclear", "\x1b]0;owned\x07title", "[/]x", "[link=https://evil.example]click[/link]",
+            "pipe|name\n# heading", "<script>alert(1)</script>", "[md](https://evil.example)", "$\\frac{1}{0}$ math"]
+    names_csv = _wide_csv(out / "names.csv", evil)
+    cases.append(Case("hostile model names", ["diagnose", str(names_csv), "--markdown", str(out / "names.md"),
+                      "--html", str(out / "names.html")], 0, stdout_absent=("\x1b", "\x07"),
+                      extra={"names": evil, "markdown": out / "names.md", "html": out / "names.html"}))
+
+    # 5. archives
+    header = json.dumps({"version": 2, "eval": {"model": "m", "task": "t"}}).encode()
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", header)
+        with z.open("summaries.json", "w") as member:  # 64 MiB of zeros -> ~64 KB: 1000:1
+            chunk = b"0" * (1 << 20)
+            for _ in range(64):
+                member.write(chunk)
+    (out / "bomb.eval").write_bytes(bomb.getvalue())
+    cases.append(Case("zip bomb", ["diagnose", str(out / "bomb.eval"), str(out / "bomb.eval")], 1, "zip bomb"))
+    good = _eval_zip(out / "good.eval", {"header.json": header, "summaries.json": json.dumps(_samples(20, 1)).encode()})
+    corrupt = bytearray(good.read_bytes())
+    k = corrupt.find(b"summaries.json") + 40
+    corrupt[k:k + 40] = os.urandom(40)
+    (out / "corrupt.eval").write_bytes(bytes(corrupt))
+    cases.append(Case("corrupt member", ["diagnose", str(out / "corrupt.eval"), str(good)], 1, "corrupt.eval"))
+    shutil.copy(good, out / "encrypted.eval")
+    _patch_zip(out / "encrypted.eval", flag=0x1)
+    cases.append(Case("encrypted member", ["diagnose", str(out / "encrypted.eval"), str(good)], 1, "encrypted"))
+    shutil.copy(good, out / "method99.eval")
+    _patch_zip(out / "method99.eval", method=99)
+    cases.append(Case("unknown compression", ["diagnose", str(out / "method99.eval"), str(good)], 1,
+                      "method99.eval"))
+    (out / "truncated.eval").write_bytes(good.read_bytes()[:300])
+    cases.append(Case("truncated archive", ["diagnose", str(out / "truncated.eval"), str(good)], 1, "truncated.eval"))
+    _eval_zip(out / "badheader.eval", {"header.json": b"{\"eval\": ", "summaries.json": b"[]"})
+    cases.append(Case("JSON syntax error in header.json", ["diagnose", str(out / "badheader.eval"), str(good)], 1,
+                      "header.json"))
+    _eval_zip(out / "latin1.eval", {"header.json": '{"eval": {"model": "caf\xe9"}}'.encode("latin-1"),
+                                    "summaries.json": b"[]"})
+    cases.append(Case("bad UTF-8 in header.json", ["diagnose", str(out / "latin1.eval"), str(good)], 1,
+                      "header.json: not UTF-8"))
+
+    # 6. hostile JSON
+    (out / "deep.json").write_text('{"eval": {}, "samples": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    cases.append(Case("100,000-deep nesting", ["diagnose", str(out / "deep.json"), str(good)], 1, "deep.json"))
+    (out / "shape.json").write_text(json.dumps({"eval": [], "samples": 3}))
+    cases.append(Case("wrong-shape inspect JSON", ["diagnose", str(out / "shape.json"), str(good)], 1, "shape.json"))
+    (out / "shape2.json").write_text(json.dumps({"eval": {"model": "m"}, "samples": [1, 2, 3]}))
+    cases.append(Case("samples that are not objects", ["diagnose", str(out / "shape2.json"), str(good)], 1,
+                      "each sample must be a JSON object"))
+    (out / "nomodel.jsonl").write_text('{"model": "a", "item": "q1", "score": 1}\n{"item": "q1", "score": 0}\n')
+    cases.append(Case("JSONL row without model", ["diagnose", str(out / "nomodel.jsonl")], 1, "line 2"))
+    (out / "bigint.jsonl").write_text('{"model": "a", "item": "q1", "score": ' + "9" * 400 + "}\n"
+                                      '{"model": "b", "item": "q1", "score": 1}\n')
+    cases.append(Case("400-digit integer score", ["diagnose", str(out / "bigint.jsonl")], 1, "too large"))
+    (out / "hugeint.jsonl").write_text('{"model": "a", "item": "q1", "score": ' + "9" * 5000 + "}\n")
+    cases.append(Case("5,000-digit integer", ["diagnose", str(out / "hugeint.jsonl")], 1, "hugeint.jsonl"))
+    long_field = out / "longfield.csv"
+    rows = ["model,item,score,prompt"] + [f"{m},q{i},{(i + j) % 2},{'x' * 200_000 if i == 0 else 'p'}"
+                                          for j, m in enumerate(["a", "b"]) for i in range(30)]
+    long_field.write_text("\n".join(rows) + "\n")
+    cases.append(Case("CSV field of 200,000 characters (valid)", ["diagnose", str(long_field)], 0))
+    helm_bad = out / "helm_bad"
+    shutil.copytree(FIXTURES / "helm", helm_bad)
+    bad_run = next(p for p in helm_bad.iterdir() if p.name.endswith("model-a"))
+    (bad_run / "run_spec.json").write_text("{not json")
+    cases.append(Case("HELM run_spec.json broken", ["diagnose", str(helm_bad)], 1, "run_spec.json"))
+
+    # 7. silent data changes
+    _wide_csv(out / "dupcols.csv", ["A", "A", "B"])
+    cases.append(Case("duplicate wide-CSV columns", ["diagnose", str(out / "dupcols.csv")], 1, "appears twice"))
+    dup_samples = _samples(10, 2) + [dict(_samples(10, 2)[3], scores={"match": {"value": "I"}})]
+    (out / "dupsamples.json").write_text(json.dumps(_inspect_json("m1", dup_samples)))
+    (out / "other.json").write_text(json.dumps(_inspect_json("m2", _samples(10, 3))))
+    cases.append(Case("duplicate inspect sample", ["diagnose", str(out / "dupsamples.json"), str(out / "other.json")],
+                      1, "appears twice"))
+    (out / "emptymodel.csv").write_text("model,item,score\n,q1,1\nb,q1,0\n")
+    cases.append(Case("empty model id", ["diagnose", str(out / "emptymodel.csv")], 1, "empty model name"))
+    (out / "emptyitem.csv").write_text("item,a,b\nq1,1,0\n ,0,1\n")
+    cases.append(Case("empty item id", ["diagnose", str(out / "emptyitem.csv")], 1, "empty item id"))
+    (out / "underscore.csv").write_text("item,a,b\nq1,1_0,0\nq2,0,1\n")
+    cases.append(Case("'1_0' is not a score", ["diagnose", str(out / "underscore.csv")], 1, "'1_0' is not a number"))
+
+    # 11. valid input that used to be rejected
+    bom = out / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + ok.read_bytes())
+    cases.append(Case("CSV with a UTF-8 BOM", ["diagnose", str(bom)], 0))
+    uni = out / "unicode.csv"
+    uni.write_text(ok.read_text().replace("q1,", "①,").replace("q2,", "問題2,"), encoding="utf-8")
+    cases.append(Case("non-ASCII item ids", ["diagnose", str(uni)], 0))
+    try:
+        import pandas as pd
+
+        frame = pd.DataFrame({"model": ["a"] * 30 + ["b"] * 30, "item": [f"q{i}" for i in range(30)] * 2,
+                              "score": [i % 2 for i in range(30)] + [(i // 2) % 2 for i in range(30)]})
+        frame.to_parquet(out / "ints.parquet")
+        frame.assign(score=frame["score"].astype(bool)).to_parquet(out / "bools.parquet")
+        cases.append(Case("long Parquet with int scores", ["diagnose", str(out / "ints.parquet")], 0))
+        cases.append(Case("long Parquet with bool scores", ["diagnose", str(out / "bools.parquet")], 0))
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+
+    # 12. messages
+    (out / "latin1.csv").write_bytes("item,a,b\nq1,1,0\ncaf\xe9,0,1\n".encode("latin-1"))
+    cases.append(Case("bad UTF-8 in a CSV", ["diagnose", str(out / "latin1.csv")], 1, "latin1.csv: not UTF-8"))
+    cases.append(Case("--seed -1", ["diagnose", str(ok), "--seed", "-1"], 2, "--seed"))
+    cases.append(Case("--cluster-resamples -5", ["diagnose", str(ok), "--cluster-resamples", "-5"], 2,
+                      "--cluster-resamples"))
+    cases.append(Case("--n-resamples 10^9", ["compare", str(ok), "--models", "model-a", "model-b", "--method",
+                      "bootstrap", "--n-resamples", "1000000000"], 1, "at most 50,000,000"))
+
+    # 8. resource guards (the memory-capped subprocess tests run some of these too)
+    cases.append(Case("exact N* for a 0.01-point gap", ["plan", "sample-size", "--pa", "0.5", "--pb", "0.5001",
+                      "--method", "exact"], 1, "use method='connor'"))
+    cases.append(Case("'all' methods for a 0.01-point gap", ["plan", "sample-size", "--pa", "0.5", "--pb", "0.5001"],
+                      0))
+    cases.append(Case("coverage at n = 10^15", ["coverage", "--n", "1000000000000000", "--p", "0.5"], 1,
+                      "binomial terms"))
+    many = _wide_csv(out / "many.csv", [f"m{k}" for k in range(700)], n=20)
+    cases.append(Case("700 models, all pairs", ["diagnose", str(many), "--pairs", "all"], 1, "244,650 pairs"))
+    return cases
+
+
+if __name__ == "__main__":  # pragma: no cover
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "hostile-corpus")
+    for case in build(target):
+        print(f"{case.code}  {case.name}: llm-power {' '.join(case.argv)}")
