@@ -95,6 +95,16 @@ def build(out: Path) -> list[Case]:
     cases.append(Case("output onto lm-eval results_*.json", ["diagnose", str(lm), "--html", str(results_json)], 2,
                       "lies inside the input"))
     cases.append(Case("output onto the input file", ["diagnose", str(ok), "--markdown", str(ok)], 2, "is the input"))
+    samples = sorted(lm.rglob("samples_*.jsonl"))
+    cases.append(Case("output onto the results_*.json a samples file is named from",
+                      ["diagnose", *map(str, samples), "--json", str(results_json)], 2, "is the input"))
+    light = out / "lighteval"
+    shutil.copytree(FIXTURES / "lighteval", light)
+    details = sorted(light.rglob("details_*.parquet"))
+    light_results = sorted(light.rglob("results_*.json"))
+    if details and light_results:
+        cases.append(Case("output onto lighteval results_*.json", ["diagnose", *map(str, details), "--html",
+                          str(light_results[0])], 2, "is the input"))
 
     # 2. outputs never follow or replace non-regular files
     target = out / "precious.txt"

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..io import align_results, read_results
-from ..io.harness import FORMATS, expand_paths
+from ..io.harness import FORMATS, companion_files, expand_paths
 from ..report.files import check_outputs, write_atomic
 from ._types import nonnegative_int, positive_int
 from ..report.terminal import dump_json, safe_text
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     aligned = align_results(frame, on_missing=args.on_missing)
     source = ", ".join(str(p) for p in args.results)
     return run_diagnosis(args, aligned.items, aligned.models, aligned.scores, aligned.clusters, source=source,
-                         inputs=tuple(args.results) + tuple(paths), note=aligned.note)
+                         inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
 
 
 def _read(paths, args):

@@ -19,7 +19,7 @@ from ..errors import DataError
 from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score
 from .safe import ArchiveReader, load_json_file
 
-__all__ = ["FORMATS", "Record", "detect_format", "iter_records", "read_results"]
+__all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results"]
 
 FORMATS = ("auto", "csv", "helm", "inspect", "lighteval", "lm_eval", "parquet")
 INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -110,6 +110,22 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
             raise DataError("no result files found in this folder (lm-eval samples_*.jsonl, inspect .eval/.json, "
                             "HELM per_instance_stats.json, lighteval details_*.parquet)", file=str(path))
         out.extend(found)
+    return out
+
+
+def companion_files(paths: Iterable[Path]) -> list[Path]:
+    """Files the readers open besides the result files themselves (model names, run specs): an
+    output must never land on one of them."""
+    out: list[Path] = []
+    for path in paths:
+        if _LM_EVAL_SAMPLES.match(path.name):
+            out += sorted(path.parent.glob("results_*.json"))
+        elif path.name.startswith("details_") and path.suffix.lower() == ".parquet":
+            out += sorted(path.parent.glob("results_*.json")) + sorted(path.parent.parent.glob("results_*.json"))
+        elif path.is_dir():
+            out += [path / "run_spec.json", path / "per_instance_stats.json"]
+        elif path.name == "per_instance_stats.json":
+            out.append(path.parent / "run_spec.json")
     return out
 
 
