@@ -81,7 +81,7 @@ def test_wilcoxon_approx_equals_scipy(kind, zero_method):
             continue
         for alt in ALTS:
             for correction in (False, True):
-                ours = wilcoxon(a, b, alternative=alt, method="approx", zero_method=zero_method, correction=correction)
+                ours = wilcoxon(a, b, alternative=alt, method="approx", zero_method=zero_method, continuity_correction=correction)
                 ref = stats.wilcoxon(a, b, alternative=alt, method="approx", zero_method=zero_method,
                                      correction=correction)
                 assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
@@ -201,7 +201,7 @@ def test_cochran_q_two_models_is_uncorrected_mcnemar():
     rng = np.random.default_rng(11)
     a, b = random_pairs(rng, 300, "binary")
     q = cochran_q(np.c_[a, b])
-    m = mcnemar(a, b, method="asymptotic", correction=False)
+    m = mcnemar(a, b, method="asymptotic", continuity_correction=False)
     assert q.statistic == pytest.approx(m.statistic, rel=1e-12)
 
 

@@ -82,7 +82,7 @@ def test_mcnemar_published_values(case):
     }[case["variant"]]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = mcnemar_from_counts(case["b"], case["c"], method=method, correction=correction)
+        res = mcnemar_from_counts(case["b"], case["c"], method=method, continuity_correction=correction)
     # Values are printed rounded: allow half a unit in the last printed digit.
     assert res.pvalue == pytest.approx(case["pvalue"], abs=half_unit(case["pvalue"]), rel=1e-12)
     stat = case.get("statistic")
@@ -104,7 +104,7 @@ def test_mcnemar_equals_statsmodels_on_random_tables():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     ours = mcnemar_from_counts(b, c, method="exact" if exact else "asymptotic",
-                                               correction=correction)
+                                               continuity_correction=correction)
                 if not exact and correction and b == c:
                     # statsmodels gives (0 - 1)^2/(b + c); R (and we) never correct past 0.
                     assert ours.statistic == 0.0 and ours.pvalue == 1.0

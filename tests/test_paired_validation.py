@@ -123,3 +123,21 @@ def test_compare_alpha_power_validation():
         compare([1, 0, 1], [0, 1, 1], power=0.04)
     with pytest.raises(ValueError, match=r"`alpha` must be in \(0, 1\); got 0\.0"):
         compare([1, 0, 1], [0, 1, 1], alpha=0.0)
+
+
+def test_correction_keyword_is_deprecated_but_still_works():
+    # SPEC §2 (2026-11-30): `correction` renamed `continuity_correction`; the old keyword one
+    # release with a DeprecationWarning, giving the same answer
+    from llm_power import mcnemar_from_counts, simulated_power, wilcoxon
+
+    new = mcnemar_from_counts(33, 25, method="asymptotic", continuity_correction=False)
+    with pytest.warns(DeprecationWarning, match="renamed `continuity_correction`"):
+        old = mcnemar_from_counts(33, 25, method="asymptotic", correction=False)
+    assert old.pvalue == new.pvalue and old.continuity_correction is False
+    a = [1.0, 2.5, 3.0, 0.2, 4.1, 2.2, 0.7, 3.3, 1.9, 2.8]
+    b = [0.8, 2.9, 2.0, 0.1, 3.0, 2.5, 0.1, 2.0, 1.0, 2.0]
+    with pytest.warns(DeprecationWarning):
+        assert wilcoxon(a, b, method="approx", correction=True).pvalue == wilcoxon(
+            a, b, method="approx", continuity_correction=True).pvalue
+    with pytest.warns(DeprecationWarning):
+        simulated_power(50, 0.7, 0.6, test="mcnemar_asymptotic", correction=False, n_sims=20, rng=0)

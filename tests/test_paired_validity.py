@@ -30,7 +30,7 @@ def exact_size(n, p, rho, method, correction=True, alpha=ALPHA):
     size = 0.0
     for mm in m[pm > 1e-16]:
         b = np.arange(mm + 1)
-        _, pv = mcnemar_pvalue(b, mm - b, method=method, correction=correction)
+        _, pv = mcnemar_pvalue(b, mm - b, method=method, continuity_correction=correction)
         size += pm[mm] * np.sum(stats.binom.pmf(b, mm, 0.5) * (pv <= alpha))
     return size
 

@@ -82,7 +82,7 @@ def test_empirical_power_at_exact_and_connor_n_star(p_a, p_b, rho):
     sim = simulated_power(n_exact, p_a, p_b, rho=rho, test="mcnemar_exact", n_sims=sims, rng=21)
     assert abs(sim.power - 0.8) <= 0.02
     n_connor = sample_size(p_a, p_b, rho=rho, method="connor")
-    sim = simulated_power(n_connor, p_a, p_b, rho=rho, test="mcnemar_asymptotic", correction=False,
+    sim = simulated_power(n_connor, p_a, p_b, rho=rho, test="mcnemar_asymptotic", continuity_correction=False,
                           n_sims=sims, rng=22)
     assert abs(sim.power - 0.8) <= 0.02
 
@@ -98,7 +98,7 @@ def test_connor_n_star_limits_measured():
     assert 0.76 < corrected < 0.795
     n = sample_size(0.9, 0.85, rho=0.6, method="connor")
     assert n * (0.9 * 0.1 + 0.85 * 0.15 - 2 * 0.6 * math.sqrt(0.09 * 0.1275) + 0.0025) < 30
-    small = simulated_power(n, 0.9, 0.85, rho=0.6, test="mcnemar_asymptotic", correction=False, n_sims=sims, rng=25)
+    small = simulated_power(n, 0.9, 0.85, rho=0.6, test="mcnemar_asymptotic", continuity_correction=False, n_sims=sims, rng=25)
     assert small.power > 0.82
     n_exact = sample_size(0.9, 0.85, rho=0.6, method="exact")
     exact = simulated_power(n_exact, 0.9, 0.85, rho=0.6, test="mcnemar_exact", n_sims=sims, rng=26)

@@ -99,7 +99,7 @@ class McNemarResult(Result):
     n : int
         Number of items.
     method : str
-    correction : bool
+    continuity_correction : bool
         Whether the continuity correction was used (asymptotic only).
     alternative : str
     """
@@ -110,7 +110,7 @@ class McNemarResult(Result):
     c: int
     n: int
     method: str
-    correction: bool = True
+    continuity_correction: bool = True
     alternative: str = "two-sided"
 
     _repr_fields = ("statistic", "pvalue", "b", "c", "method")
@@ -127,7 +127,17 @@ def _tail_pvalue(dist: Any, statistic: float, alternative: str) -> float:
 
 # --- McNemar ------------------------------------------------------------------------------------
 
-def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", correction: bool = True,
+def _renamed_correction(continuity_correction: bool, correction: bool | None, *, stacklevel: int) -> bool:
+    """The deprecated ``correction=`` keyword (one release) -> ``continuity_correction``."""
+    if correction is None:
+        return continuity_correction
+    warnings.warn("`correction` was renamed `continuity_correction` (`correction` names a multiplicity "
+                  "procedure elsewhere in llm-power); the old name will be removed in the next release.",
+                  DeprecationWarning, stacklevel=stacklevel + 1)
+    return bool(correction)
+
+
+def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", continuity_correction: bool = True,
                    alternative: str = "two-sided") -> tuple[np.ndarray, np.ndarray]:
     """Vectorised McNemar statistic and p-value from discordant counts (no validation).
 
@@ -154,7 +164,7 @@ def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", correction: bool = 
             p = 2.0 * tail if alternative == "two-sided" else tail
         elif method == "asymptotic":
             diff = b - c
-            corr = 1.0 if correction else 0.0
+            corr = 1.0 if continuity_correction else 0.0
             # the correction never moves the statistic past zero (as R's mcnemar.test)
             shrunk = np.sign(diff) * np.maximum(np.abs(diff) - corr, 0.0)
             z = shrunk / np.sqrt(m)
@@ -182,8 +192,9 @@ def mcnemar(
     b: Any,
     *,
     method: str = "exact",
-    correction: bool = True,
+    continuity_correction: bool = True,
     alternative: str = "two-sided",
+    correction: bool | None = None,
 ) -> McNemarResult:
     r"""McNemar's test: do two models have the same accuracy on the same items?
 
@@ -202,10 +213,13 @@ def mcnemar(
         (the correction never moves the statistic below 0, as in R). ``"mid_p"``: the exact test
         with half the probability of the observed table removed from the tail (Fagerland,
         Lydersen & Laake 2013): two-sided p = 2[P(X <= min(b,c)) - P(X = min(b,c))/2].
-    correction : bool, default True
+    continuity_correction : bool, default True
         Continuity correction for ``"asymptotic"``.
     alternative : {"two-sided", "less", "greater"}, default "two-sided"
         ``"greater"``: A is more accurate than B (b > c).
+    correction : bool, optional
+        Deprecated name of ``continuity_correction`` (renamed 2026-11-30: ``correction`` names a
+        multiplicity procedure elsewhere); still accepted for one release with a DeprecationWarning.
 
     Returns
     -------
@@ -245,8 +259,9 @@ def mcnemar(
     a_arr, b_arr = check_paired(a, b, min_items=1)
     check_binary(a_arr, "a", why="McNemar's test needs correct/incorrect per item")
     check_binary(b_arr, "b", why="McNemar's test needs correct/incorrect per item")
+    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=3)
     n_b, n_c = discordant_counts(a_arr, b_arr)
-    return mcnemar_from_counts(n_b, n_c, n=a_arr.size, method=method, correction=correction,
+    return mcnemar_from_counts(n_b, n_c, n=a_arr.size, method=method, continuity_correction=continuity_correction,
                                alternative=alternative, _stacklevel=3)
 
 
@@ -256,8 +271,9 @@ def mcnemar_from_counts(
     *,
     n: int | None = None,
     method: str = "exact",
-    correction: bool = True,
+    continuity_correction: bool = True,
     alternative: str = "two-sided",
+    correction: bool | None = None,
     _stacklevel: int = 2,
 ) -> McNemarResult:
     """McNemar's test from the discordant counts b and c (see :func:`mcnemar`).
@@ -270,6 +286,7 @@ def mcnemar_from_counts(
     """
     method = check_option(method, "method", ("exact", "asymptotic", "mid_p"))
     alternative = check_alternative(alternative)
+    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=_stacklevel + 1)
     for value, name in ((b, "b"), (c, "c")):
         if isinstance(value, bool) or not float(value).is_integer() or value < 0:
             raise ValueError(f"`{name}` must be a non-negative integer count; got {value!r}.")
@@ -294,9 +311,10 @@ def mcnemar_from_counts(
             "approximation is poor; use method='exact' or 'mid_p'.",
             ApproximationWarning, stacklevel=_stacklevel,
         )
-    statistic, p = mcnemar_pvalue(b, c, method=method, correction=correction, alternative=alternative)
+    statistic, p = mcnemar_pvalue(b, c, method=method, continuity_correction=continuity_correction,
+                                  alternative=alternative)
     return McNemarResult(statistic=float(statistic), pvalue=float(p), b=b, c=c, n=int(n),
-                         method=method, correction=bool(correction), alternative=alternative)
+                         method=method, continuity_correction=bool(continuity_correction), alternative=alternative)
 
 
 # --- sign test, Wilcoxon, paired t ----------------------------------------------------------------
@@ -360,7 +378,8 @@ def wilcoxon(
     alternative: str = "two-sided",
     method: str = "auto",
     zero_method: str = "wilcox",
-    correction: bool = False,
+    continuity_correction: bool = False,
+    correction: bool | None = None,
 ) -> TestResult:
     r"""Wilcoxon signed-rank test on the per-item differences D = a - b.
 
@@ -378,8 +397,10 @@ def wilcoxon(
     zero_method : {"wilcox", "pratt"}, default "wilcox"
         ``"wilcox"`` drops zero differences; ``"pratt"`` ranks them and then drops their ranks
         (normal approximation only).
-    correction : bool, default False
+    continuity_correction : bool, default False
         Continuity correction for ``"approx"``.
+    correction : bool, optional
+        Deprecated name of ``continuity_correction`` (one release, DeprecationWarning).
 
     Returns
     -------
@@ -400,6 +421,7 @@ def wilcoxon(
     alternative = check_alternative(alternative)
     method = check_option(method, "method", ("auto", "exact", "approx"))
     zero_method = check_option(zero_method, "zero_method", ("wilcox", "pratt"))
+    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=2)
     a_arr, b_arr = check_paired(a, b)
     d = a_arr - b_arr
     nonzero = d != 0
@@ -442,7 +464,7 @@ def wilcoxon(
         _, tie_counts = np.unique(ranks, return_counts=True)
         var -= np.sum(tie_counts.astype(float) ** 3 - tie_counts) / 48.0
         diff = t_plus - mean
-        if correction:
+        if continuity_correction:
             if alternative == "two-sided":
                 diff = np.sign(diff) * max(abs(diff) - 0.5, 0.0)
             elif alternative == "greater":

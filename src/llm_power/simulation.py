@@ -110,10 +110,11 @@ def simulated_power(
     test: str = "mcnemar_exact",
     alpha: float = 0.05,
     alternative: str = "two-sided",
-    correction: bool = True,
+    continuity_correction: bool = True,
     n_sims: int = 2000,
     n_resamples: int = 999,
     rng: Any = None,
+    correction: bool | None = None,
 ) -> PowerSimulation:
     """Empirical power of a paired test on simulated correlated 0/1 data.
 
@@ -127,9 +128,11 @@ def simulated_power(
     test : str, default "mcnemar_exact"
         One of ``"bootstrap"``, ``"mcnemar_asymptotic"``, ``"mcnemar_exact"``, ``"mcnemar_mid_p"``,
         ``"paired_t"``, ``"permutation"``, ``"sign"``, ``"wilcoxon"``.
-    correction : bool, default True
+    continuity_correction : bool, default True
         Continuity correction of ``"mcnemar_asymptotic"`` (Connor's sample size models the
         uncorrected test).
+    correction : bool, optional
+        Deprecated name of ``continuity_correction`` (one release, DeprecationWarning).
     n_sims : int, default 2000
     n_resamples : int, default 999
         For the bootstrap and permutation tests.
@@ -150,6 +153,9 @@ def simulated_power(
     """
     n = _check_n(n)
     test = check_option(test, "test", SIMULATION_TESTS)
+    from .paired import _renamed_correction
+
+    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=2)
     alpha = check_open_unit(alpha, "alpha")
     alternative = check_alternative(alternative)
     sims = _check_n(n_sims, 1)
@@ -162,7 +168,8 @@ def simulated_power(
             pvals = _paired_t_from_counts(b, c, n, alternative)
         else:
             method = {"mcnemar_exact": "exact", "sign": "exact", "mcnemar_mid_p": "mid_p"}.get(test, "asymptotic")
-            pvals = mcnemar_pvalue(b, c, method=method, correction=correction, alternative=alternative)[1]
+            pvals = mcnemar_pvalue(b, c, method=method, continuity_correction=continuity_correction,
+                                   alternative=alternative)[1]
     else:
         a_sims, b_sims = simulate_pairs(n, table=cells, n_sims=sims, rng=gen)
         pvals = np.empty(sims)
