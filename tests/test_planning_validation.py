@@ -12,6 +12,7 @@ from llm_power import (
     design_effect,
     mde,
     power,
+    rho_bounds,
     repeated_sampling_plan,
     sample_size,
     sample_size_repeated,
@@ -99,3 +100,26 @@ def test_other_validation():
         simulated_power(100)
     with pytest.warns(InfeasibleDesignWarning, match=r"no feasible gap is detectable with n = 3"):
         assert np.isnan(mde(3, p=0.5, rho=0.9, method="connor"))
+
+
+def test_power_at_the_default_sample_size_reaches_the_target():
+    # issue 11: sample_size and power share one default model (the Wald model of the paper's N*);
+    # power(sample_size(x)) was 0.798 < 0.8 when power defaulted to Connor's null variance.
+    # Oracle: the closed form Phi(sqrt(n) |delta| / sigma_D - z_{1-alpha/2}) with scipy.
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        p_a, p_b = rng.uniform(0.05, 0.95, size=2)
+        if abs(p_a - p_b) < 0.01:
+            continue
+        lo, hi = rho_bounds(p_a, p_b)
+        rho = float(rng.uniform(max(lo, -0.5), min(hi, 0.9)))
+        n = sample_size(p_a, p_b, rho=rho)
+        got = power(n, p_a, p_b, rho=rho)
+        assert got >= 0.8 - 1e-12
+        p11 = p_a * p_b + rho * np.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
+        sd = np.sqrt((p_a - p11) + (p_b - p11) - (p_a - p_b) ** 2)
+        z = abs(p_a - p_b) * np.sqrt(n) / sd
+        assert got == pytest.approx(stats.norm.cdf(z - stats.norm.ppf(0.975)) + stats.norm.cdf(-z - stats.norm.ppf(0.975)),
+                                    rel=1e-9)

@@ -583,9 +583,10 @@ def power(
     n : int or array_like of int
         Vectorised: an array gives a power curve in n.
     method : str, default "normal"
-        Paired: ``"normal"`` = ``"connor"`` (normal approximation to McNemar's test),
-        ``"wald"`` (:math:`\Phi(\sqrt n|\delta|/\sigma_D - z)`, the model of the ``"wald"``
-        sample size), ``"exact"`` (exact power of the exact conditional McNemar test: the sum
+        Paired: ``"normal"`` = ``"wald"`` (:math:`\Phi(\sqrt n|\delta|/\sigma_D - z)`, the model of
+        the default ``"wald"`` sample size, so ``power(sample_size(...)) >= power`` at the
+        defaults), ``"connor"`` (normal approximation to McNemar's test, null variance p_d: the
+        model of the ``"connor"`` sample size), ``"exact"`` (exact power of the exact conditional McNemar test: the sum
         over m ~ Binomial(n, p_d) of the rejection probability given m discordant items; no
         simulation). Unpaired: ``"normal"`` = ``"wald"`` (pooled variance, as statsmodels'
         ``NormalIndPower`` with effect size :math:`\delta/\sqrt{\bar p\bar q}`),
@@ -602,6 +603,8 @@ def power(
     --------
     >>> from llm_power import power
     >>> round(power(400, 0.75, 0.70, rho=0.0), 3)
+    0.354
+    >>> round(power(400, 0.75, 0.70, rho=0.0, method="connor"), 3)
     0.352
     >>> round(power(400, 0.75, 0.70, rho=0.0, method="exact"), 3)
     0.324
@@ -633,7 +636,7 @@ def power(
         out = _exact_power_paired(n_eff.astype(np.int64).reshape(-1), p_d, p10, alpha, alternative)
         return scalar_or_array(out.reshape(n_eff.shape))
     sd_d = math.sqrt(p_d - delta * delta)
-    if method == "wald":
+    if method in ("wald", "normal"):
         return scalar_or_array(_normal_power(0.0, z_a, sd_d, sd_d, n_eff, alternative, delta))
     return scalar_or_array(_normal_power(0.0, z_a, sd_d, math.sqrt(p_d), n_eff, alternative, delta))
 
