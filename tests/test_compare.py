@@ -189,3 +189,16 @@ def test_cli_does_not_modify_inputs(files, capsys):
     before = fa.read_bytes(), fb.read_bytes()
     main(["compare", str(fa), str(fb), "--format", "json"])
     assert (fa.read_bytes(), fb.read_bytes()) == before
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"method": "bootstrap", "rng": 0, "n_resamples": 500},
+                                    {"cluster": np.arange(200) % 40}, {"alternative": "greater"}])
+def test_comparison_pickles_with_its_interval(kwargs):
+    import pickle
+
+    a, b = table_arrays(141, 9, 1, 49)
+    res = compare(a, b, **kwargs)
+    back = pickle.loads(pickle.dumps(res))
+    for level in (0.9, 0.95, 0.99):
+        assert back.confidence_interval(level) == res.confidence_interval(level)
+    assert back.to_dict() == res.to_dict()

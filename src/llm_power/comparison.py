@@ -136,7 +136,7 @@ class Comparison(Result):
     design_effect: float | None = None
     design_effect_method: str | None = None
     cluster_df: float | None = None
-    _interval: Callable[[float], ConfidenceInterval] | None = field(default=None, compare=False)
+    _interval: tuple | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
     _title = "Paired comparison of A and B on the same items"
@@ -150,7 +150,7 @@ class Comparison(Result):
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         if self._interval is None:  # pragma: no cover - always set by compare()
             raise RuntimeError("this Comparison was not made by compare()")
-        return self._interval(level)
+        return _interval_at(self._interval, level, self.alternative)
 
     def to_dict(self) -> dict[str, Any]:
         out = Result.to_dict(self)
@@ -350,7 +350,7 @@ def compare(
                                     confidence_level=confidence_level, alternative=alternative, rng=gen)
             chosen, reason = "bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters"
             statistic, pvalue = boot.estimate, float(floor_pvalue(boot.pvalue))
-            interval, ci_method = boot.confidence_interval, "cluster bootstrap percentile"
+            interval, ci_method = ("bootstrap", boot), "cluster bootstrap percentile"
         else:
             chosen = "cluster_t"
             reason = (f"items are clustered ({n_groups} clusters): cluster-robust t test "
@@ -358,9 +358,7 @@ def compare(
             statistic, pvalue = float(cv.statistic[0]), float(cv.pvalue[0])
             v, df = float(cv.variance[0]), float(cv.df[0])
 
-            def interval(level: float) -> ConfidenceInterval:
-                lo, hi = t_interval(delta, v, df, level, alternative)
-                return ConfidenceInterval(float(lo), float(hi))
+            interval = ("t", (delta, v, df))
 
             ci_method = f"cluster-robust t ({df:.3g} df)"
         resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
@@ -406,23 +404,27 @@ def _iid_test(chosen, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative
     else:  # bootstrap over items
         boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, confidence_level=0.95,
                                 alternative=alternative, rng=gen)
-        return boot.estimate, float(floor_pvalue(boot.pvalue)), boot.confidence_interval, "bootstrap percentile", chosen
+        return boot.estimate, float(floor_pvalue(boot.pvalue)), ("bootstrap", boot), "bootstrap percentile", chosen
     pvalue = float(floor_pvalue(pvalue))
     if n_b is not None:
         n11 = int(round(float(np.sum(a_arr)))) - n_b
         counts = (n11, n_b, n_c, n - n11 - n_b - n_c)
 
-        def interval(level: float) -> ConfidenceInterval:
-            return ConfidenceInterval(*newcombe_interval(*counts, level, alternative))
+        return statistic, pvalue, ("newcombe", counts), "Newcombe paired score", chosen
+    return statistic, pvalue, ("t", (delta, variance / n, n - 1)), "paired t", chosen
 
-        return statistic, pvalue, interval, "Newcombe paired score", chosen
-    se2 = variance / n
 
-    def t_int(level: float) -> ConfidenceInterval:
-        lo, hi = t_interval(delta, se2, n - 1, level, alternative)
-        return ConfidenceInterval(float(lo), float(hi))
+def _interval_at(spec: tuple, level: float, alternative: str) -> ConfidenceInterval:
+    """The interval described by ``spec`` at ``level`` (one-sided per ``alternative``)."""
+    kind, data = spec
+    if kind == "bootstrap":
+        return data.confidence_interval(level)
+    if kind == "newcombe":
+        return ConfidenceInterval(*newcombe_interval(*data, level, alternative))
+    delta, variance, df = data
+    lo, hi = t_interval(delta, variance, df, level, alternative)
+    return ConfidenceInterval(float(lo), float(hi))
 
-    return statistic, pvalue, t_int, "paired t", chosen
 
 
 def _quiet(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
