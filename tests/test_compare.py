@@ -120,7 +120,7 @@ def test_cli_compare_two_files_json_equals_api(files, capsys):
     ref = compare(a, b).to_dict()
     for key in ("pvalue", "delta", "n_star", "q", "b", "c", "method"):
         assert payload[key] == ref[key]
-    assert payload["model_a"] == str(fa)
+    assert payload["model_a"] == fa.stem  # one file per model: the model is named after the file
 
 
 def test_cli_compare_wide_file_and_cluster(files, capsys):
@@ -145,11 +145,12 @@ def test_cli_compare_table(files, capsys):
 @pytest.mark.parametrize(
     ("content_b", "message"),
     [
-        ("item,correct\nq0,1\nq1,0\n", r"item\(s\) of .*a\.csv are missing from .*b\.csv \(first: 'q2'\)"),
+        ("item,correct\nq0,1\nq1,0\n", r"not run on the same items \(b lacks 1 of 3 items, first 'q2'\)"),
         ("item,correct\nq0,1\nq0,0\n", r"b\.csv, record line 3, field 'item': duplicate item 'q0' \(first at line 2\)"),
         ("item,correct\nq0,1\nq1,maybe\n", r"b\.csv, record line 3, field 'correct': score 'maybe' is not a number"),
         ("item,correct\nq0,1\nq1,\n", r"b\.csv, record line 3, field 'correct': empty score"),
-        ("item,other\nq0,1\n", r"b\.csv: cannot tell which column is the score; columns are 'item', 'other'"),
+        # no score column: a wide file whose one model is 'other' -- the same rule as diagnose
+        ("item,other\nq0,1\n", r"other lacks 2 of 3 items, first 'q1'"),
         ("", r"b\.csv: the file is empty"),
     ],
 )
@@ -177,7 +178,7 @@ def test_cli_compare_truncated_jsonl(tmp_path, capsys):
 
 def test_cli_compare_missing_file_and_usage(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "nope.csv"), str(tmp_path / "b.csv")]) == 1
-    assert "nope.csv: file not found" in capsys.readouterr().err
+    assert "nope.csv: file or folder not found" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "one.csv")]) == 1
     with pytest.raises(SystemExit) as info:
         main(["compare", "a.csv", "b.csv", "--method", "ttest"])
@@ -202,3 +203,20 @@ def test_comparison_pickles_with_its_interval(kwargs):
     for level in (0.9, 0.95, 0.99):
         assert back.confidence_interval(level) == res.confidence_interval(level)
     assert back.to_dict() == res.to_dict()
+
+
+def test_cli_compare_reads_everything_diagnose_reads(capsys):
+    # one reader stack (issue 11): harness folders, inspect logs, HELM, lighteval go through
+    # read_results -> align_results exactly as in diagnose, and give diagnose's numbers
+    fix = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+    for args, models in [([str(fix / "lm_eval")], None),
+                         ([str(fix / "inspect" / "model-a.eval"), str(fix / "inspect" / "model-b.json")], None),
+                         ([str(fix / "helm")], None), ([str(fix / "lighteval")], None),
+                         ([str(fix / "long.csv")], ["model-a", "model-b"])]:
+        assert main(["diagnose", *args, "--format", "json", "--cluster-resamples", "0"]) == 0
+        pair = json.loads(capsys.readouterr().out)["pairs"][0]
+        argv = ["compare", *args, "--format", "json"] + (["--models", *models] if models else [])
+        assert main(argv) == 0, capsys.readouterr().err
+        one = json.loads(capsys.readouterr().out)
+        sign = 1 if one["model_a"] == pair["model_a"] else -1
+        assert one["delta"] == pytest.approx(sign * pair["delta"]) and one["pvalue"] == pytest.approx(pair["pvalue"])

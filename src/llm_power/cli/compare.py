@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..comparison import COMPARE_METHODS, compare
 from ..errors import DataError
-from ..io import align_pair, read_item_scores, read_wide_scores
+from ..io import align_results, read_results
+from ..io.harness import FORMATS, expand_paths
 from ._types import nonnegative_int, positive_int
 from ..report.terminal import dump_json, print_table
 
@@ -18,18 +20,25 @@ HELP = "is model A better than model B on the same items? (paired test, CI, reso
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "compare", parents=[parent], help=HELP, description=HELP.capitalize(),
-        epilog="examples: llm-power compare a.csv b.csv --metric correct\n"
-               "          llm-power compare scores.csv --models gpt-x claude-y --cluster subject",
+        epilog="examples: llm-power compare a.csv b.jsonl --metric correct      # one file per model\n"
+               "          llm-power compare scores.csv --models gpt-x claude-y --cluster subject\n"
+               "          llm-power compare out/ --models org/model-a org/model-b   # any harness output diagnose reads",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="two per-item files (CSV/TSV/JSONL: item id + score), or one wide file with --models")
-    p.add_argument("--models", nargs=2, metavar=("A", "B"), help="the two model columns of one wide file")
+    p.add_argument("files", nargs="+", metavar="RESULTS",
+                   help="result files or folders, as diagnose reads them (harness logs, long/wide tables, "
+                        "one file per model); exactly two models, or choose two with --models")
+    p.add_argument("--models", nargs=2, metavar=("A", "B"), help="the two models to compare (A first)")
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="score column (default: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL", help="item id column (default: item, item_id, id, doc_id, ...)")
+                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
     p.add_argument("--cluster", metavar="COL",
-                   help="cluster label column (subject, source): cluster-robust test, interval and N*")
+                   help="cluster label field (subject, source): cluster-robust test, interval and N*")
+    p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
+    p.add_argument("--split", default="test", help="HELM split (default test)")
+    p.add_argument("--filter", help="lm-eval filter when a task wrote several (e.g. strict-match)")
+    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                   help="items one model lacks: error (default) or keep the shared items and report drops")
     p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
                    help="with --cluster: CR2 with Imbens-Kolesar df (default), CR1, ANOVA/Kish or the paper's form")
     p.add_argument("--method", default="auto", choices=COMPARE_METHODS + ("cluster_t",),
@@ -44,23 +53,32 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def load(args: argparse.Namespace):
+    """(names, items, a, b, clusters) through the one reader stack: read_results -> align_results."""
+    import pandas as pd
+
+    paths = expand_paths(args.files)
+    frame = pd.concat([read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                                    split=args.split, filter=args.filter, item_column=args.id_column)
+                       for path in paths], ignore_index=True)
+    found = list(dict.fromkeys(frame["model"]))  # in the order read: the first file's model is A
     if args.models:
-        if len(args.files) != 1:
-            raise DataError(f"--models reads one wide file; got {len(args.files)} files")
-        first, second = read_wide_scores(args.files[0], args.models, item_column=args.id_column,
-                                         cluster_column=args.cluster)
         names = list(args.models)
+        missing = [m for m in names if m not in found]
+        if missing:
+            raise DataError(f"no model {missing[0]!r} in the results; models found: {', '.join(map(repr, found))}")
+        if names[0] == names[1]:
+            raise DataError("--models names the same model twice")
+    elif len(found) == 2:
+        names = found
     else:
-        if len(args.files) != 2:
-            raise DataError(f"give two per-item files (A and B), or one wide file with --models; got {len(args.files)}")
-        first, second = (read_item_scores(f, item_column=args.id_column, score_column=args.metric,
-                                          cluster_column=args.cluster, cluster_required=False)
-                         for f in args.files)
-        if args.cluster and first.clusters is None and second.clusters is None:
-            raise DataError(f"no cluster column {args.cluster!r} in either file")
-        names = list(args.files)
-    items, a, b, clusters = align_pair(first, second)
-    return names, items, a, b, clusters
+        raise DataError(f"found {len(found)} model(s) ({', '.join(map(repr, found[:8]))}"
+                        f"{', ...' if len(found) > 8 else ''}); choose two with --models A B")
+    aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
+    if aligned.note:
+        warnings.warn(aligned.note, stacklevel=2)
+    x = aligned.scores
+    ia, ib = aligned.models.index(names[0]), aligned.models.index(names[1])
+    return names, aligned.items, x[:, ia], x[:, ib], aligned.clusters
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,19 +2,17 @@
 
 from .align import Aligned, align_results
 from .harness import FORMATS, Record, detect_format, iter_records, read_results
-from .plain import ItemScores, align_pair, read_item_scores, read_wide_matrix, read_wide_scores
+from .plain import ItemScores, read_item_scores, read_wide_matrix
 
 __all__ = [
     "FORMATS",
     "Aligned",
     "ItemScores",
     "Record",
-    "align_pair",
     "align_results",
     "detect_format",
     "iter_records",
     "read_item_scores",
     "read_results",
     "read_wide_matrix",
-    "read_wide_scores",
 ]

@@ -70,8 +70,10 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
     note = ""
     if common != all_items:
         if on_missing == "error":
-            worst = [f"{m} lacks {k}" for m, k in missing.items() if k]
-            raise DataError(f"models were not run on the same items ({'; '.join(worst)} of {len(all_items)} items); "
+            worst = [f"{m} lacks {k} of {len(all_items)} items, first "
+                     f"{min(all_items - per_model[m], key=lambda i: (_natural(i), str(i)))!r}"
+                     for m, k in missing.items() if k]
+            raise DataError(f"models were not run on the same items ({'; '.join(worst)}); "
                             "use --on-missing intersect to keep the items every model has")
         if not common:
             raise DataError("no item is shared by all models (disjoint item sets): nothing to compare")

@@ -387,8 +387,14 @@ def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None
 # --- plain files -------------------------------------------------------------------------------------
 
 def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = None,
-               model_column: str = "model") -> Iterator[Record]:
-    """Long (model, item, score[, cluster]) or wide (item + one column per model) CSV/TSV/JSONL/Parquet."""
+               model_column: str = "model", item_column: str | None = None) -> Iterator[Record]:
+    """Plain CSV/TSV/JSONL/Parquet in one of three layouts.
+
+    - long, several models: a ``model`` column, an item id and a score column;
+    - one model per file: an item id and a score column named ``score``, ``correct``, ``acc``, ...
+      (or ``metric``), other columns ignored; the model is named after the file (its stem);
+    - wide: an item id and one column per model (every other column except ``cluster``).
+    """
     from .plain import read_wide_matrix
 
     if path.suffix.lower() == ".parquet":
@@ -407,7 +413,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         columns = list(first[1].keys())
         rows = _chain_first(first, iterator)
     if model_column in columns:
-        item_col = next((c for c in ITEM_COLUMNS if c in columns), None)
+        item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
         score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
         if item_col is None or score_col is None or score_col not in columns:
             raise DataError(f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}",
@@ -430,7 +436,20 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
                          parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
                          None if cluster is None else str(rec[cluster]), None, str(path))
         return
-    items, names, values, clusters = read_wide_matrix(path, cluster_column=cluster)
+    score_col = metric if metric in columns else (
+        next((c for c in SCORE_COLUMNS if c in columns), None) if metric is None else None)
+    if metric is not None and score_col is None and path.suffix.lower() != ".parquet":
+        raise DataError(f"no score column {metric!r}; columns are {', '.join(map(repr, columns))}", file=str(path))
+    if score_col is not None and path.suffix.lower() != ".parquet":  # one model per file
+        from .plain import read_item_scores
+
+        one = read_item_scores(path, item_column=item_column, score_column=score_col, cluster_column=cluster,
+                               cluster_required=False)
+        for i, item in enumerate(one.items):
+            yield Record(path.stem, item, float(one.scores[i]), None if one.clusters is None else one.clusters[i],
+                         None, str(path))
+        return
+    items, names, values, clusters = read_wide_matrix(path, cluster_column=cluster, item_column=item_column)
     for j, name in enumerate(names):
         for i, item in enumerate(items):
             yield Record(name, item, float(values[i, j]), None if clusters is None else clusters[i], None, str(path))
@@ -444,7 +463,7 @@ def _chain_first(first: tuple, rest: Iterator) -> Iterator:
 # --- entry point -------------------------------------------------------------------------------------
 
 def iter_records(path: Path, *, format: str = "auto", metric: str | None = None, cluster: str | None = None,
-                 split: str = "test", filter_name: str | None = None) -> Iterator[Record]:
+                 split: str = "test", filter_name: str | None = None, item_column: str | None = None) -> Iterator[Record]:
     """Records of one file or run folder."""
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "lm_eval":
@@ -455,7 +474,7 @@ def iter_records(path: Path, *, format: str = "auto", metric: str | None = None,
         return read_helm(path, metric=metric, split=split, cluster=cluster)
     if fmt == "lighteval":
         return read_lighteval(path, metric=metric, cluster=cluster)
-    return read_plain(path, metric=metric, cluster=cluster)
+    return read_plain(path, metric=metric, cluster=cluster, item_column=item_column)
 
 
 def read_results(
@@ -466,6 +485,7 @@ def read_results(
     cluster: str | None = None,
     split: str = "test",
     filter: str | None = None,  # noqa: A002 - lm-eval's own word
+    item_column: str | None = None,
 ):
     r"""Read per-item results of one or more models into a long DataFrame.
 
@@ -492,6 +512,8 @@ def read_results(
         HELM split to keep (HELM mixes splits in one file).
     filter : str, optional
         lm-eval filter (``"strict-match"``, ...) when a task wrote several per doc.
+    item_column : str, optional
+        Item id column of plain files (default: the first of ``item, item_id, id, doc_id, ...``).
 
     Returns
     -------
@@ -520,7 +542,7 @@ def read_results(
     rows: list[Record] = []
     for path in expand_paths(paths):
         rows.extend(iter_records(path, format=format, metric=metric, cluster=cluster, split=split,
-                                 filter_name=filter))
+                                 filter_name=filter, item_column=item_column))
     if not rows:
         raise DataError("no per-item results found")
     frame = pd.DataFrame({

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import DataError
 
-__all__ = ["ItemScores", "align_pair", "read_item_scores", "read_wide_scores"]
+__all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
 ITEM_COLUMNS = ("item", "item_id", "id", "doc_id", "question_id", "sample_id")
 SCORE_COLUMNS = ("score", "correct", "acc", "accuracy", "exact_match", "pass", "value")
@@ -231,41 +231,6 @@ def read_item_scores(path: str | Path, *, item_column: str | None = None, score_
     items, values, clusters = _read_table(path, item_column, None, score_column, cluster_column,
                                           cluster_required)
     return ItemScores(str(path), items, values[:, 0], clusters)
-
-
-def read_wide_scores(path: str | Path, models: Sequence[str], *, item_column: str | None = None,
-                     cluster_column: str | None = None) -> list[ItemScores]:
-    """Read several models' scores from one wide file (one column per model)."""
-    path = Path(path)
-    items, values, clusters = _read_table(path, item_column, list(models), None, cluster_column)
-    return [ItemScores(f"{path}:{m}", items, values[:, j], clusters) for j, m in enumerate(models)]
-
-
-def align_pair(first: ItemScores, second: ItemScores) -> tuple[list[str], np.ndarray, np.ndarray, list[str] | None]:
-    """Align two models' scores by item id; mismatched item sets are an error naming file and item."""
-    index_b = {item: i for i, item in enumerate(second.items)}
-    missing_in_b = [item for item in first.items if item not in index_b]
-    set_a = set(first.items)
-    missing_in_a = [item for item in second.items if item not in set_a]
-    if missing_in_b or missing_in_a:
-        parts = []
-        if missing_in_b:
-            parts.append(f"{len(missing_in_b)} item(s) of {first.source} are missing from {second.source} "
-                         f"(first: {missing_in_b[0]!r})")
-        if missing_in_a:
-            parts.append(f"{len(missing_in_a)} item(s) of {second.source} are missing from {first.source} "
-                         f"(first: {missing_in_a[0]!r})")
-        raise DataError("; ".join(parts) + "; paired tests need the same items for both models")
-    order = np.array([index_b[item] for item in first.items], dtype=np.int64)
-    clusters = first.clusters
-    if first.clusters is not None and second.clusters is not None:
-        for i, item in enumerate(first.items):
-            if first.clusters[i] != second.clusters[order[i]]:
-                raise DataError(f"item {item!r} has cluster {first.clusters[i]!r} in {first.source} but "
-                                f"{second.clusters[order[i]]!r} in {second.source}")
-    elif clusters is None and second.clusters is not None:
-        clusters = [second.clusters[j] for j in order]
-    return first.items, first.scores, second.scores[order], clusters
 
 
 def read_wide_matrix(
