@@ -148,3 +148,21 @@ def test_zip_that_is_not_an_inspect_log_cli(tmp_path, capsys):
     assert main(["diagnose", str(path)]) == 1
     err = capsys.readouterr().err
     assert "log.eval: not an inspect .eval log" in err and err.count("\n") == 1
+
+
+def test_render_html_leaves_the_callers_matplotlib_state_alone():
+    import matplotlib
+
+    from llm_power.report.html import render_html
+
+    rng = np.random.default_rng(2)
+    res = diagnose((rng.random((300, 3)) < [0.7, 0.6, 0.5]).astype(float), models=["a$1", "b", "c"])
+    backend = matplotlib.get_backend()
+    before = {k: matplotlib.rcParams[k] for k in ("font.size", "svg.fonttype", "text.parse_math", "svg.hashsalt")}
+    import matplotlib.pyplot as plt
+
+    open_before = plt.get_fignums()
+    html = render_html(res)
+    assert "a$1" in html
+    assert matplotlib.get_backend() == backend and plt.get_fignums() == open_before
+    assert {k: matplotlib.rcParams[k] for k in before} == before

@@ -21,11 +21,8 @@ OK, BAD, GREY = "#0072B2", "#D55E00", "#57606a"  # Okabe-Ito blue / vermillion: 
 
 def _svg(fig: Any, label: str) -> str:
     """Figure -> inline <svg> with role="img", a <title> text alternative and no XML prolog."""
-    import matplotlib.pyplot as plt
-
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
     text = buf.getvalue()
     text = text[text.index("<svg"):]
     text = re.sub(r"<svg ", f'<svg role="img" aria-label="{_esc(label)}" ', text, count=1)
@@ -40,11 +37,20 @@ def _esc(text: str) -> str:
 def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     import matplotlib
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    # Figure objects and an rc context: the caller's backend, pyplot state and rcParams are untouched
+    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power",
+                                "text.parse_math": False}):  # names are data: a "$" must not start mathtext
+        return _draw(diag, binary)
 
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power",
-                         "text.parse_math": False})  # names are data: a "$" must not start mathtext
+
+def _subplots(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots()
+
+
+def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     names = diag.models
     n = diag.n
     means = np.asarray(diag.means)
@@ -55,7 +61,7 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
 
     # leaderboard with intervals
     height = max(2.0, 0.32 * len(names) + 0.8)
-    fig, ax = plt.subplots(figsize=(7.5, height))
+    fig, ax = _subplots(7.5, height)
     y = np.arange(len(names))[::-1]
     lo, hi = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
     ax.errorbar(scale * means, y, xerr=[scale * (means - lo), scale * (hi - means)], fmt="o", color=OK, ecolor=OK,
@@ -70,7 +76,7 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     labels = [f"{p.model_a[:22]} − {p.model_b[:22]}" for p in pairs]
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
-    fig, ax = plt.subplots(figsize=(7.5, height))
+    fig, ax = _subplots(7.5, height)
     y = np.arange(len(pairs))[::-1]
     for k, p in enumerate(pairs):
         color = OK if p.resolved else BAD
@@ -86,7 +92,7 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
         f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs)))
 
     # q on a log scale
-    fig, ax = plt.subplots(figsize=(7.5, height))
+    fig, ax = _subplots(7.5, height)
     q = np.array([p.q for p in pairs], dtype=float)
     q_plot = np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4)
     for k, p in enumerate(pairs):
@@ -107,7 +113,7 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
     curve = mde_from_variance(grid, var, alpha=diag.settings["alpha"], power=diag.settings["power"])
     now = float(mde_from_variance(n, var, alpha=diag.settings["alpha"], power=diag.settings["power"]))
-    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    fig, ax = _subplots(7.5, 3.2)
     ax.plot(grid, scale * curve, color=OK)
     ax.plot([n], [scale * now], "o", color=BAD, ms=8)
     ax.annotate(f"{n:,} items: {fmt_gap(now, binary, sign=False)} {unit}", (n, scale * now), textcoords="offset points",
