@@ -51,8 +51,8 @@ from .planning import _check_alpha_power, ceil_items, k_factor
 from .resampling import permutation_test
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
-__all__ = ["CORRECTIONS", "Diagnosis", "PairResolution", "PairwiseStatistics", "calibrate", "diagnose",
-           "pairwise_statistics"]
+__all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
+           "diagnose", "pairwise_statistics"]
 
 CORRECTIONS = ("bh", "bonferroni", "holm")
 #: reports with more pairs are refused before allocating (see ``max_pairs``)
@@ -256,6 +256,11 @@ class Diagnosis(Result):
 
     _repr_fields = ("n", "n_unresolved")
 
+    @property
+    def regimes(self) -> list:
+        """The :data:`REGIMES` computed for this report, in their fixed order (IID first)."""
+        return [r for r in REGIMES if r.key in self.n_unresolved]
+
     def __repr__(self) -> str:
         return (f"Diagnosis(models={len(self.models)}, n={self.n}, pairs={len(self.pairs)}, "
                 f"n_unresolved={self.n_unresolved})")
@@ -429,7 +434,61 @@ def diagnose(
     if cluster is not None:
         codes, n_groups = check_cluster_labels(cluster, n)
         require_clusters(n_groups, stacklevel=3)
-    gen = as_rng(rng)
+    ctx = _context(x, names, pairs, codes, n_groups, alpha=alpha, power=power, confidence_level=confidence_level,
+                   rng=as_rng(rng))
+    ctx.settings.update(method=method, correction=correction, anytime=anytime)
+    requested = {"corrected": correction is not None, "cluster": cluster is not None, "anytime": anytime}
+    options = {"correction": correction, "design_effect": design_effect, "cluster_resamples": cluster_resamples}
+    outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
+    for regime in REGIMES[1:]:
+        if requested[regime.key]:
+            outputs[regime.key] = regime.compute(ctx, options)
+    return _diagnosis(ctx, outputs)
+
+
+# =================================================================================================
+# The pieces of diagnose: context (sufficient statistics + the IID verdict), regimes, result
+# =================================================================================================
+
+@dataclass
+class _Context:
+    """Everything the regimes need: the ranked matrix, the pairs, their sums and the IID verdict."""
+
+    x: np.ndarray
+    names: list
+    pairs: str
+    st: PairwiseStatistics
+    pair_idx: np.ndarray
+    sums: PairSums
+    var: np.ndarray
+    pvalue: np.ndarray
+    tests: np.ndarray
+    b: np.ndarray | None
+    c: np.ndarray | None
+    verdict: Any
+    t2: np.ndarray
+    alpha: float
+    power: float
+    confidence_level: float
+    gen: np.random.Generator
+    columns: dict
+    settings: dict
+
+
+@dataclass
+class RegimeOutput:
+    """What a regime adds to the report: per-pair columns, its resolved flags, settings, extras."""
+
+    columns: dict
+    resolved: np.ndarray
+    settings: dict = field(default_factory=dict)
+    robustness: dict | None = None
+
+
+def _context(x: np.ndarray, names: list, pairs: str, codes: np.ndarray | None, n_groups: int, *, alpha: float,
+             power: float, confidence_level: float, rng: np.random.Generator) -> _Context:
+    """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
+    n, m_models = x.shape
     order = np.argsort(-x.mean(axis=0), kind="stable")
     x = x[:, order]
     names = [names[k] for k in order]
@@ -437,156 +496,201 @@ def diagnose(
     if pairs == "adjacent":
         pair_idx = np.c_[np.arange(m_models - 1), np.arange(1, m_models)]
     else:
-        ii, jj = np.triu_indices(m_models, k=1)
-        pair_idx = np.c_[ii, jj]
+        pair_idx = np.c_[np.triu_indices(m_models, k=1)]
+    i, j = pair_idx[:, 0], pair_idx[:, 1]
+    if st.binary:
+        b, c = st.b[i, j], st.b[j, i]
+        sums = _pair_sums_binary(x, i, j, codes, n_groups, b, c)
+        var = np.maximum((b + c) / n - sums.delta**2, 0.0)
+    else:
+        b = c = None
+        sums = _pair_sums(x, i, j, codes, n_groups)
+        var = sums.ss / (n - 1)
+    tests, pvalue, columns = _iid_tests(x, st, pair_idx, sums.delta, var, b, c, confidence_level, rng)
+    verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided", b=b, c=c)
+    warn_degenerate(var, sums.delta, st.binary, stacklevel=4)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t2 = np.where(var > 0, n * sums.delta**2 / var, np.where(sums.delta == 0, 0.0, np.inf))
+    settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
+                                "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
+                                "test": " / ".join(sorted(set(tests.tolist()))), "k_factor": k_factor(alpha, power)}
+    return _Context(x=x, names=names, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var, pvalue=pvalue,
+                    tests=tests, b=b, c=c, verdict=verdict, t2=t2, alpha=alpha, power=power,
+                    confidence_level=confidence_level, gen=rng, columns=columns, settings=settings)
+
+
+def _iid_tests(x, st, pair_idx, delta, var, b, c, confidence_level, gen):
+    """Each pair's test (the one compare picks), p-value and paired interval."""
+    n = x.shape[0]
     i, j = pair_idx[:, 0], pair_idx[:, 1]
     n_pairs = pair_idx.shape[0]
-    if st.binary:
-        sums = _pair_sums_binary(x, i, j, codes, n_groups, st.b[i, j], st.b[j, i])
-    else:
-        sums = _pair_sums(x, i, j, codes, n_groups)
-    delta = sums.delta
-    alternative = "two-sided"
-
-    # -- the IID test, interval and verdict of each pair (as compare) -------------------------------
     columns: dict[str, Any] = {}
     if st.binary:
-        b = st.b[i, j]
-        c = st.b[j, i]
-        var = np.maximum((b + c) / n - delta**2, 0.0)
-        m_disc = b + c
-        tests = np.where(m_disc < EXACT_MAX_DISCORDANT, "mcnemar_exact", "mcnemar_asymptotic").astype(object)
+        tests = np.where(b + c < EXACT_MAX_DISCORDANT, "mcnemar_exact", "mcnemar_asymptotic").astype(object)
         pvalue = np.empty(n_pairs)
         for variant in ("mcnemar_exact", "mcnemar_asymptotic"):
             sel = tests == variant
             if np.any(sel):
-                pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, alternative)[1]
+                pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, "two-sided")[1]
         n11 = np.rint(st.means[i] * n - b)
         cis = [newcombe_interval(int(n11[p]), int(b[p]), int(c[p]), int(n - n11[p] - b[p] - c[p]),
-                                 confidence_level, alternative) for p in range(n_pairs)]
+                                 confidence_level, "two-sided") for p in range(n_pairs)]
         columns["ci_low"] = np.array([ci[0] for ci in cis])
         columns["ci_high"] = np.array([ci[1] for ci in cis])
-    else:
-        b = c = None
-        var = sums.ss / (n - 1)
-        tests = np.full(n_pairs, "paired_t", dtype=object)
-        pvalue = paired_t_test(delta, var, n, alternative)[1]
-        if n < CLT_MIN_ITEMS:  # small graded benchmarks: the same per-pair choice as compare
-            for p in range(n_pairs):
-                d = x[:, i[p]] - x[:, j[p]]
-                tests[p] = choose_iid_test(False, n, None, d)[0]
-                if tests[p] == "permutation":
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        pvalue[p] = permutation_test(x[:, i[p]], x[:, j[p]], rng=gen).pvalue
-        pvalue = floor_pvalue(pvalue)
-        columns["ci_low"], columns["ci_high"] = t_interval(delta, var / n, n - 1, confidence_level, alternative)
-    verdict = iid_verdict(delta, var, n, pvalue, alpha=alpha, power=power, alternative=alternative, b=b, c=c)
-    warn_degenerate(var, delta, st.binary, stacklevel=3)
-    n_star, q, mde, resolved = verdict.n_star, verdict.q, verdict.mde, verdict.resolved
-    k = k_factor(alpha, power)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t2 = np.where(var > 0, n * delta**2 / var, np.where(delta == 0, 0.0, np.inf))
-    z_b = float(special.ndtri(power))
-    z_a = float(-special.ndtri(alpha / 2))
-    unique_tests = sorted(set(tests.tolist()))
-    settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
-                                "pairs": pairs, "method": method, "correction": correction, "anytime": anytime,
-                                "binary": st.binary, "units": "points" if st.binary else "score",
-                                "test": " / ".join(unique_tests), "k_factor": k}
-    n_unresolved = {"iid": int(np.sum(~resolved))}
-    regimes = {"iid": resolved}
+        return tests, pvalue, columns
+    tests = np.full(n_pairs, "paired_t", dtype=object)
+    pvalue = paired_t_test(delta, var, n, "two-sided")[1]
+    if n < CLT_MIN_ITEMS:  # small graded benchmarks: the same per-pair choice as compare
+        for p in range(n_pairs):
+            d = x[:, i[p]] - x[:, j[p]]
+            tests[p] = choose_iid_test(False, n, None, d)[0]
+            if tests[p] == "permutation":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    pvalue[p] = permutation_test(x[:, i[p]], x[:, j[p]], rng=gen).pvalue
+    columns["ci_low"], columns["ci_high"] = t_interval(delta, var / n, n - 1, confidence_level, "two-sided")
+    return tests, floor_pvalue(pvalue), columns
 
-    # -- multiplicity: the real step-down / step-up procedures --------------------------------------
-    if correction is not None:
-        alpha_prime, resolved_corr, corr = _corrected(delta, var, n, pvalue, alpha, power, correction, b, c)
-        resolved_corr &= resolved
-        columns.update(pvalue_adjusted=adjust_pvalues(pvalue, method=correction), alpha_corrected=alpha_prime,
-                       n_star_corrected=corr.n_star, q_corrected=corr.q, resolved_corrected=resolved_corr)
-        n_unresolved["corrected"] = int(np.sum(~resolved_corr))
-        regimes["corrected"] = resolved_corr
-        settings["family_size"] = n_pairs
 
-    # -- clustering -------------------------------------------------------------------------------
+def _regime_corrected(ctx: _Context, options: dict) -> RegimeOutput:
+    """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
+    correction = options["correction"]
+    n = ctx.x.shape[0]
+    alpha_prime, resolved, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
+                                             correction, ctx.b, ctx.c)
+    resolved &= ctx.verdict.resolved
+    columns = {"pvalue_adjusted": adjust_pvalues(ctx.pvalue, method=correction), "alpha_corrected": alpha_prime,
+               "n_star_corrected": corr.n_star, "q_corrected": corr.q, "resolved_corrected": resolved}
+    return RegimeOutput(columns=columns, resolved=resolved, settings={"family_size": ctx.pair_idx.shape[0]})
+
+
+def _regime_cluster(ctx: _Context, options: dict) -> RegimeOutput:
+    """Clustering: cluster-robust test, interval, design effect and N*/q/MDE; robustness of the count."""
+    sums, n = ctx.sums, ctx.x.shape[0]
+    design_effect = options["design_effect"]
+    cv = cluster_verdict(sums, ctx.var, ctx.verdict.resolved, alpha=ctx.alpha, power=ctx.power,
+                         alternative="two-sided", design_effect=design_effect)
+    lo, hi = t_interval(sums.delta, cv.variance, cv.df, ctx.confidence_level, "two-sided")
+    columns = {"icc": cv.icc, "design_effect": cv.design_effect, "design_effect_robust": cv.design_effect_robust,
+               "design_effect_cr1": cv.design_effect_cr1, "cluster_df": cv.df,
+               "design_effect_anova": cv.design_effect_anova, "design_effect_paper": cv.design_effect_paper,
+               "pvalue_cluster": cv.pvalue, "cluster_ci_low": lo, "cluster_ci_high": hi,
+               "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
+    g = sums.sizes.size
+    settings = {"n_clusters": g, "mean_cluster_size": float(n / g), "kish_cluster_size": float(np.sum(sums.sizes**2) / n),
+                "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
     robustness = None
-    if cluster is not None:
-        cv = cluster_verdict(sums, var, resolved, alpha=alpha, power=power, alternative=alternative,
-                             design_effect=design_effect)
-        lo, hi = t_interval(delta, cv.variance, cv.df, confidence_level, alternative)
-        columns.update(icc=cv.icc, design_effect=cv.design_effect, design_effect_robust=cv.design_effect_robust,
-                       design_effect_cr1=cv.design_effect_cr1, cluster_df=cv.df,
-                       design_effect_anova=cv.design_effect_anova, design_effect_paper=cv.design_effect_paper,
-                       pvalue_cluster=cv.pvalue, cluster_ci_low=lo, cluster_ci_high=hi, n_star_cluster=cv.n_star,
-                       q_cluster=cv.q, mde_cluster=cv.mde, resolved_cluster=cv.resolved)
-        n_unresolved["cluster"] = int(np.sum(~cv.resolved))
-        regimes["cluster"] = cv.resolved
-        settings.update(n_clusters=n_groups, mean_cluster_size=float(n / n_groups),
-                        kish_cluster_size=float(np.sum(sums.sizes**2) / n), design_effect=design_effect,
-                        cluster_df_min=float(np.min(cv.df)))
-        if cluster_resamples:
-            counts, d_star = _cluster_resample_counts(sums, st.binary, cluster_resamples, gen, cv.df, alpha=alpha,
-                                                      power=power, design_effect=design_effect)
-            tail = (1.0 - confidence_level) / 2.0
-            blo, bhi = np.quantile(d_star, [tail, 1.0 - tail], axis=0)
-            columns.update(cluster_bootstrap_ci_low=blo, cluster_bootstrap_ci_high=bhi)
-            robustness = {
-                "n_resamples": int(cluster_resamples),
-                "observed": n_unresolved["cluster"],
-                "mean": float(counts.mean()),
-                "median": float(np.median(counts)),
-                "q05": float(np.quantile(counts, 0.05)),
-                "q95": float(np.quantile(counts, 0.95)),
-                "distribution": np.bincount(counts, minlength=n_pairs + 1).tolist(),
-            }
+    b_count = options["cluster_resamples"]
+    if b_count:
+        counts, d_star = _cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
+                                                  power=ctx.power, design_effect=design_effect)
+        tail = (1.0 - ctx.confidence_level) / 2.0
+        columns["cluster_bootstrap_ci_low"], columns["cluster_bootstrap_ci_high"] = np.quantile(
+            d_star, [tail, 1.0 - tail], axis=0)
+        robustness = {"n_resamples": int(b_count), "observed": int(np.sum(~cv.resolved)),
+                      "mean": float(counts.mean()), "median": float(np.median(counts)),
+                      "q05": float(np.quantile(counts, 0.05)), "q95": float(np.quantile(counts, 0.95)),
+                      "distribution": np.bincount(counts, minlength=ctx.pair_idx.shape[0] + 1).tolist()}
+    return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
 
-    # -- anytime-valid ----------------------------------------------------------------------------
-    if anytime:
-        z_any, r = anytime_critical_value(alpha)
-        k_any = (z_any + z_b) ** 2
-        with np.errstate(divide="ignore", invalid="ignore"):
-            n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
-        q_any = np.where(np.isnan(q), np.nan, t2 / k_any)
-        resolved_any = (q_any >= 1) & resolved
-        columns.update(n_star_anytime=n_star_any, q_anytime=q_any, resolved_anytime=resolved_any)
-        n_unresolved["anytime"] = int(np.sum(~resolved_any))
-        regimes["anytime"] = resolved_any
-        settings.update(z_anytime=z_any, z_fixed=z_a, mixture_ratio=r)
-        if st.binary:
-            # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
-            a_mix = np.maximum(0.5, (r * np.maximum(m_disc, 1) - 1) / 2)
-            log_e = beta_mixture_log_evalue(b, c, a=a_mix)
-            columns["e_value"] = np.exp(np.minimum(log_e, 700.0))
-            settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
-                                        "discordant items: a post-hoc evidence summary, not a stopping rule")
 
-    columns = {key: (np.asarray(val) if not np.isscalar(val) else val) for key, val in columns.items()}
-    results = []
-    for p in range(n_pairs):
-        ia, ib = int(i[p]), int(j[p])
-        extra = {key: _py(val[p]) for key, val in columns.items()}
-        for key in ("n_star_corrected", "n_star_cluster", "n_star_anytime"):
-            if key in extra:
-                extra[key] = ceil_items(extra[key])
-        for key in ("resolved_corrected", "resolved_cluster", "resolved_anytime"):
-            if key in extra:
-                extra[key] = bool(extra[key])
-        results.append(PairResolution(
-            model_a=names[ia], model_b=names[ib], rank_a=ia + 1, rank_b=ib + 1, n=n,
-            mean_a=float(st.means[ia]), mean_b=float(st.means[ib]), delta=float(delta[p]),
-            se=float(math.sqrt(var[p] / n)), pvalue=float(pvalue[p]), test=str(tests[p]),
-            n_star=ceil_items(float(n_star[p])), q=float(q[p]), mde=float(mde[p]), resolved=bool(resolved[p]),
-            regime=str(verdict.regime[p]), b=None if b is None else int(b[p]), c=None if c is None else int(c[p]),
-            **extra,
-        ))
-    tie_groups, rank_intervals = {}, {}
-    for key, flags in regimes.items():
-        groups, intervals = _ties(m_models, pair_idx, np.asarray(flags), pairs)
-        tie_groups[key] = [[names[g] for g in grp] for grp in groups]
-        rank_intervals[key] = {names[k_]: intervals[k_] for k_ in range(m_models)}
-    model_lo, model_hi = _model_intervals(x, st.binary, confidence_level)
-    return Diagnosis(models=names, means=st.means, n=n, pairs=results, n_unresolved=n_unresolved,
+def _regime_anytime(ctx: _Context, options: dict) -> RegimeOutput:
+    """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2}; Beta-mixture e-values."""
+    z_b = float(special.ndtri(ctx.power))
+    z_any, r = anytime_critical_value(ctx.alpha)
+    k, k_any = ctx.settings["k_factor"], (z_any + z_b) ** 2
+    n_star, q = ctx.verdict.n_star, ctx.verdict.q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
+    q_any = np.where(np.isnan(q), np.nan, ctx.t2 / k_any)
+    resolved = (q_any >= 1) & ctx.verdict.resolved
+    columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
+    settings = {"z_anytime": z_any, "z_fixed": float(-special.ndtri(ctx.alpha / 2)), "mixture_ratio": r}
+    if ctx.st.binary:
+        # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
+        a_mix = np.maximum(0.5, (r * np.maximum(ctx.b + ctx.c, 1) - 1) / 2)
+        columns["e_value"] = np.exp(np.minimum(beta_mixture_log_evalue(ctx.b, ctx.c, a=a_mix), 700.0))
+        settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
+                                    "discordant items: a post-hoc evidence summary, not a stopping rule")
+    return RegimeOutput(columns=columns, resolved=resolved, settings=settings)
+
+
+@dataclass(frozen=True)
+class Regime:
+    """One verdict regime of a resolution report: how it is computed and how it is shown.
+
+    Renderers iterate :data:`REGIMES` (via :attr:`Diagnosis.regimes`); no other list of regimes
+    exists. ``compute`` is None for the IID regime (it is the context every other one builds on).
+    """
+
+    key: str
+    title: str  # as in "4 of 9 unresolved (IID)"
+    q_field: str
+    resolved_field: str
+    n_star_field: str
+    pvalue_field: str | None
+    compute: Any = None
+
+    def label(self, settings: dict) -> str:
+        """Short column label: "IID", the correction's name, "cluster", "anytime"."""
+        return {"iid": "IID", "corrected": str(settings.get("correction"))}.get(self.key, self.key)
+
+
+REGIMES = (
+    Regime("iid", "IID", "q", "resolved", "n_star", "pvalue"),
+    Regime("corrected", "multiplicity-corrected", "q_corrected", "resolved_corrected", "n_star_corrected",
+           "pvalue_adjusted", _regime_corrected),
+    Regime("cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
+           _regime_cluster),
+    Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime),
+)
+
+
+def _diagnosis(ctx: _Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
+    """Assemble the result: one row per pair, counts, tie groups and rank intervals per regime."""
+    columns: dict[str, Any] = {}
+    robustness = None
+    for out in outputs.values():
+        columns.update(out.columns)
+        ctx.settings.update(out.settings)
+        robustness = out.robustness or robustness
+    rows = _rows(ctx, {key: np.asarray(val) for key, val in columns.items()})
+    m_models = len(ctx.names)
+    n_unresolved, tie_groups, rank_intervals = {}, {}, {}
+    for key, out in outputs.items():
+        n_unresolved[key] = int(np.sum(~np.asarray(out.resolved)))
+        groups, intervals = _ties(m_models, ctx.pair_idx, np.asarray(out.resolved), ctx.pairs)
+        tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
+        rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
+    model_lo, model_hi = _model_intervals(ctx.x, ctx.st.binary, ctx.confidence_level)
+    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.x.shape[0], pairs=rows, n_unresolved=n_unresolved,
                      tie_groups=tie_groups, rank_intervals=rank_intervals, cluster_robustness=robustness,
-                     settings=settings, model_ci_low=model_lo, model_ci_high=model_hi)
+                     settings=ctx.settings, model_ci_low=model_lo, model_ci_high=model_hi)
+
+
+def _rows(ctx: _Context, columns: dict[str, np.ndarray]) -> list:
+    """PairResolution rows from the IID arrays and the regimes' columns."""
+    n = ctx.x.shape[0]
+    v = ctx.verdict
+    rounded = {r.n_star_field for r in REGIMES[1:]}
+    flags = {r.resolved_field for r in REGIMES[1:]}
+    rows = []
+    for p in range(ctx.pair_idx.shape[0]):
+        ia, ib = int(ctx.pair_idx[p, 0]), int(ctx.pair_idx[p, 1])
+        extra = {key: _py(val[p]) for key, val in columns.items()}
+        for key in rounded & extra.keys():
+            extra[key] = ceil_items(extra[key])
+        for key in flags & extra.keys():
+            extra[key] = bool(extra[key])
+        rows.append(PairResolution(
+            model_a=ctx.names[ia], model_b=ctx.names[ib], rank_a=ia + 1, rank_b=ib + 1, n=n,
+            mean_a=float(ctx.st.means[ia]), mean_b=float(ctx.st.means[ib]), delta=float(ctx.sums.delta[p]),
+            se=float(math.sqrt(ctx.var[p] / n)), pvalue=float(ctx.pvalue[p]), test=str(ctx.tests[p]),
+            n_star=ceil_items(float(v.n_star[p])), q=float(v.q[p]), mde=float(v.mde[p]), resolved=bool(v.resolved[p]),
+            regime=str(v.regime[p]), b=None if ctx.b is None else int(ctx.b[p]),
+            c=None if ctx.c is None else int(ctx.c[p]), **extra,
+        ))
+    return rows
 
 
 def _check_nonnegative_int(value: Any, name: str) -> int:

@@ -165,15 +165,12 @@ def render_html(
     s = diag.settings
     header = ["#", "model A", "model B", f"gap ({'pts' if binary else 'score'})", f"{level} CI", "p", "N*", "q",
               "IID"]
-    regimes = [("corrected", "q_corrected", "resolved_corrected", f"{s.get('correction')}"),
-               ("cluster", "q_cluster", "resolved_cluster", "cluster"),
-               ("anytime", "q_anytime", "resolved_anytime", "anytime")]
-    present = [r for r in regimes if r[0] in diag.n_unresolved]
+    present = diag.regimes[1:]  # the stress regimes computed, in the registry's order
     clustered = "cluster" in diag.n_unresolved
     if clustered:
         header.insert(6, "p cluster")
-    for _, _, _, label in present:
-        header += [f"q {label}", label]
+    for regime in present:
+        header += [f"q {regime.label(s)}", regime.label(s)]
     rows = []
     for p in diag.pairs:
         ci = f"[{fmt_gap(p.ci_low, binary)}, {fmt_gap(p.ci_high, binary)}]" if p.ci_low is not None else ""
@@ -181,13 +178,12 @@ def render_html(
                fmt_n_star(p.n_star), f"{p.q:.2f}", _mark(p.resolved)]
         if clustered:
             row.insert(6, fmt_p(p.pvalue_cluster, 2))
-        for _, qk, rk, _ in present:
-            row += [f"{getattr(p, qk):.2f}", _mark(getattr(p, rk))]
+        for regime in present:
+            row += [f"{getattr(p, regime.q_field):.2f}", _mark(getattr(p, regime.resolved_field))]
         rows.append(row)
     m = len(diag.pairs)
-    labels = {"iid": "unresolved (IID)", "corrected": f"unresolved ({s.get('correction')})",
-              "cluster": "unresolved (clustered items)", "anytime": "unresolved (anytime-valid)"}
-    cards = [{"num": f"{k} / {m}", "label": labels[key]} for key, k in diag.n_unresolved.items()]
+    labels = {r.key: f"unresolved ({s.get('correction') if r.key == 'corrected' else r.title})" for r in diag.regimes}
+    cards = [{"num": f"{diag.n_unresolved[r.key]} / {m}", "label": labels[r.key]} for r in diag.regimes]
     cards.insert(0, {"num": f"{n:,}", "label": f"items × {len(diag.models)} models"})
     worst = max(diag.n_unresolved, key=lambda key: diag.n_unresolved[key])
     headline = (f"{diag.n_unresolved['iid']} of {m} displayed gaps are too small for this benchmark to resolve "

@@ -30,22 +30,17 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     for key, count in diag.n_unresolved.items():
         lines.append(f"- **{key}**: {count} of {m} pairs unresolved")
     unit = "pts" if s.get("binary") else "score"
-    lines += ["", f"| # | model A | model B | gap ({unit}) | p | N* | q | resolved |" + "".join(
-        f" q {k} | {k} |" for k in diag.n_unresolved if k != "iid") + (" p cluster |" if "cluster" in diag.n_unresolved else ""),
-        "|---|---|---|---|---|---|---|---|" + "---|---|" * (len(diag.n_unresolved) - 1)
-        + ("---|" if "cluster" in diag.n_unresolved else "")]
-    keys = {"corrected": ("q_corrected", "resolved_corrected"), "cluster": ("q_cluster", "resolved_cluster"),
-            "anytime": ("q_anytime", "resolved_anytime")}
+    extra = diag.regimes[1:]  # the stress regimes computed, in the registry's order
+    clustered = "cluster" in diag.n_unresolved
+    header = f"| # | model A | model B | gap ({unit}) | p | N* | q | resolved |"
+    header += "".join(f" q {r.label(s)} | {r.label(s)} |" for r in extra) + (" p cluster |" if clustered else "")
+    lines += ["", header, "|---" * (header.count("|") - 1) + "|"]
     for p in diag.pairs:
-        n_star = fmt_n_star(p.n_star)
         row = (f"| {p.rank_a} | {md_text(p.model_a)} | {md_text(p.model_b)} | {fmt_gap(p.delta, bool(s.get('binary')))} | "
-               f"{fmt_p(p.pvalue, 2)} | {n_star} | "
-               f"{p.q:.2f} | {'yes' if p.resolved else 'no'} |")
-        for k in diag.n_unresolved:
-            if k != "iid":
-                qk, rk = keys[k]
-                row += f" {getattr(p, qk):.2f} | {'yes' if getattr(p, rk) else 'no'} |"
-        if "cluster" in diag.n_unresolved:
+               f"{fmt_p(p.pvalue, 2)} | {fmt_n_star(p.n_star)} | {p.q:.2f} | {'yes' if p.resolved else 'no'} |")
+        for regime in extra:
+            row += f" {getattr(p, regime.q_field):.2f} | {'yes' if getattr(p, regime.resolved_field) else 'no'} |"
+        if clustered:
             row += f" {fmt_p(p.pvalue_cluster, 2)} |"
         lines.append(row)
     regime = "cluster" if "cluster" in diag.tie_groups else "iid"

@@ -8,12 +8,6 @@ from .terminal import print_table, safe_text
 
 __all__ = ["print_report"]
 
-#: stress regimes as shown: (key in n_unresolved, q field, resolved field)
-REGIMES = (("corrected", "q_corrected", "resolved_corrected"),
-           ("cluster", "q_cluster", "resolved_cluster"),
-           ("anytime", "q_anytime", "resolved_anytime"))
-
-
 def _mark(flag):
     return "" if flag is None else ("✓" if flag else "✗")
 
@@ -37,20 +31,19 @@ def print_report(diag: Diagnosis, *, note: str = "") -> None:
     s = diag.settings
     unit = "pts" if binary else "score"
     cols = ["#", "model A", "model B", f"gap ({unit})", "p", "N*", "q", "IID"]
-    extra = [(k, q, r) for k, q, r in REGIMES if k in diag.n_unresolved]
-    labels = {"corrected": str(s.get("correction")), "cluster": "cluster", "anytime": "anytime"}
+    extra = diag.regimes[1:]  # the stress regimes computed, in the registry's order
     if "cluster" in diag.n_unresolved:
         cols.insert(5, "p cluster")
-    for k, _, _ in extra:
-        cols += [f"q {labels[k]}", labels[k]]
+    for regime in extra:
+        cols += [f"q {regime.label(s)}", regime.label(s)]
     table = []
     for p in diag.pairs:
         row = [str(p.rank_a), p.model_a, p.model_b, fmt_gap(p.delta, binary), fmt_p(p.pvalue, 2),
                fmt_n_star(p.n_star), f"{p.q:.2f}", _mark(p.resolved)]
         if "cluster" in diag.n_unresolved:
             row.insert(5, fmt_p(p.pvalue_cluster, 2))
-        for _, qk, rk in extra:
-            row += [f"{getattr(p, qk):.2f}", _mark(getattr(p, rk))]
+        for regime in extra:
+            row += [f"{getattr(p, regime.q_field):.2f}", _mark(getattr(p, regime.resolved_field))]
         table.append(row)
     m = len(diag.pairs)
     verdicts = "; ".join(f"{key}: {count} of {m} unresolved" for key, count in diag.n_unresolved.items())
