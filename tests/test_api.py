@@ -23,6 +23,7 @@ EXPECTED_ALL = [
     "ApproximationWarning",
     "BootstrapResult",
     "COMPARE_METHODS",
+    "CalibrationResult",
     "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",

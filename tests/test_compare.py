@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from conftest import table_arrays
-from llm_power import ApproximationWarning, FewClustersWarning, compare, mcnemar, paired_difference_ci, paired_t, permutation_test
+from llm_power import FewClustersWarning, compare, mcnemar, paired_difference_ci, paired_t, permutation_test
 from llm_power.cli.main import main
 
 

@@ -179,7 +179,7 @@ def test_streaming_reader_memory_is_flat(tmp_path):
 
     from llm_power.io.harness import read_lm_eval
 
-    path = tmp_path / f"samples_big_2026-01-01T00-00-00.000000.jsonl"
+    path = tmp_path / "samples_big_2026-01-01T00-00-00.000000.jsonl"
     blob = "x" * 20_000
     with open(path, "w") as fh:
         for i in range(2000):

@@ -106,13 +106,14 @@ from .sequential import (
     SequentialMonitor,
     anytime_critical_value,
 )
-from .simulation import PowerSimulation, simulate_pairs, simulated_power
+from .simulation import CalibrationResult, PowerSimulation, simulate_pairs, simulated_power
 
 __all__ = [
     "ADJUST_METHODS",
     "ApproximationWarning",
     "BootstrapResult",
     "COMPARE_METHODS",
+    "CalibrationResult",
     "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",

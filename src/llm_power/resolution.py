@@ -28,16 +28,13 @@ from ._verdict import (
     DESIGN_EFFECTS,
     EXACT_MAX_DISCORDANT,
     PairSums,
-    _cluster_decision,
     check_cluster_labels,
     choose_iid_test,
-    cluster_design_effects,
     cluster_verdict,
     floor_pvalue,
     iid_verdict,
     mcnemar_test,
     newcombe_interval,
-    pair_sums,
     paired_t_test,
     require_clusters,
     t_interval,
@@ -46,9 +43,16 @@ from ._verdict import (
 from .errors import DataError
 from .intervals import proportion_ci
 from .multiplicity import adjust_pvalues
-from .paired import mcnemar_pvalue
 from .planning import _check_alpha_power, ceil_items, k_factor
+from ._sufficient import (
+    PairwiseStatistics,
+    cluster_resample_counts,
+    pair_sums_binary,
+    pair_sums_graded,
+    pairwise_statistics,
+)
 from .resampling import permutation_test
+from .simulation import calibrate  # re-exported: it lived here before 0.1
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
 __all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
@@ -64,23 +68,6 @@ MAX_CLUSTER_RESAMPLES = 1_000_000
 # =================================================================================================
 # Sufficient statistics
 # =================================================================================================
-
-@dataclass(frozen=True)
-class PairwiseStatistics:
-    """Sufficient statistics of all pairs of models, from matrix products.
-
-    For model columns i, j: ``n`` items, ``means[i]``, ``mean_diff[i, j]`` = mean(x_i - x_j),
-    ``var_diff[i, j]`` = variance of x_i - x_j (ddof = 0), and for 0/1 scores the discordant
-    counts ``b[i, j]`` = #(i right, j wrong) (so c = b.T).
-    """
-
-    n: int
-    means: np.ndarray
-    mean_diff: np.ndarray
-    var_diff: np.ndarray
-    binary: bool
-    b: np.ndarray | None
-
 
 def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
     if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):  # a pandas DataFrame
@@ -120,36 +107,6 @@ def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
             "paired comparisons need every model scored on every item -- drop or score those items first"
         )
     return x, names
-
-
-def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
-    """All-pairs sufficient statistics of an (n_items, n_models) matrix (no missing values).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from llm_power.resolution import pairwise_statistics
-    >>> x = np.array([[1, 1, 0], [1, 0, 0], [0, 1, 1], [1, 1, 1]])
-    >>> st = pairwise_statistics(x)
-    >>> st.b.astype(int).tolist()   # b[i, j] = items model i got right and model j wrong
-    [[0, 1, 2], [1, 0, 1], [1, 0, 0]]
-    """
-    x = np.asarray(x, dtype=float)
-    n = x.shape[0]
-    means = x.mean(axis=0)
-    binary = bool(np.all((x == 0) | (x == 1)))
-    xc = x - means  # centre first: a large common offset must not cancel in the cross-products
-    with np.errstate(over="ignore", invalid="ignore"):
-        cov = xc.T @ xc / n
-    second = np.diag(cov)
-    mean_diff = means[:, None] - means[None, :]
-    with np.errstate(over="ignore", invalid="ignore"):
-        var_diff = np.maximum(second[:, None] + second[None, :] - 2.0 * cov, 0.0)
-    b = None
-    if binary:
-        both = x.T @ x
-        b = np.rint(x.sum(axis=0)[:, None] - both)  # i right, j wrong
-    return PairwiseStatistics(n=n, means=means, mean_diff=mean_diff, var_diff=var_diff, binary=binary, b=b)
 
 
 # =================================================================================================
@@ -500,11 +457,11 @@ def _context(x: np.ndarray, names: list, pairs: str, codes: np.ndarray | None, n
     i, j = pair_idx[:, 0], pair_idx[:, 1]
     if st.binary:
         b, c = st.b[i, j], st.b[j, i]
-        sums = _pair_sums_binary(x, i, j, codes, n_groups, b, c)
+        sums = pair_sums_binary(x, i, j, codes, n_groups, b, c)
         var = np.maximum((b + c) / n - sums.delta**2, 0.0)
     else:
         b = c = None
-        sums = _pair_sums(x, i, j, codes, n_groups)
+        sums = pair_sums_graded(x, i, j, codes, n_groups)
         var = sums.ss / (n - 1)
     tests, pvalue, columns = _iid_tests(x, st, pair_idx, sums.delta, var, b, c, confidence_level, rng)
     verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided", b=b, c=c)
@@ -582,7 +539,7 @@ def _regime_cluster(ctx: _Context, options: dict) -> RegimeOutput:
     robustness = None
     b_count = options["cluster_resamples"]
     if b_count:
-        counts, d_star = _cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
+        counts, d_star = cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
                                                   power=ctx.power, design_effect=design_effect)
         tail = (1.0 - ctx.confidence_level) / 2.0
         columns["cluster_bootstrap_ci_low"], columns["cluster_bootstrap_ci_high"] = np.quantile(
@@ -699,51 +656,6 @@ def _check_nonnegative_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def _pair_sums(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int) -> PairSums:
-    """Per-pair sums of the differences, computed from the differences themselves in batches of pairs."""
-    n = x.shape[0]
-    step = max(1, 4_000_000 // max(n, 1))
-    parts = []
-    for start in range(0, i.size, step):
-        with np.errstate(over="ignore", invalid="ignore"):
-            d = x[:, i[start:start + step]] - x[:, j[start:start + step]]
-        if not np.all(np.isfinite(d)):
-            raise DataError("the score differences overflow: scores are too large to compare (rescale them)")
-        parts.append(pair_sums(d, codes, n_groups))
-    if len(parts) == 1:
-        return parts[0]
-    cat = np.concatenate
-    return PairSums(n=n, delta=cat([p.delta for p in parts]), ss=cat([p.ss for p in parts]),
-                    sizes=parts[0].sizes,
-                    resid=None if codes is None else cat([p.resid for p in parts], axis=1),
-                    resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
-
-
-def _pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,
-                      b: np.ndarray, c: np.ndarray) -> PairSums:
-    """:func:`_pair_sums` for 0/1 scores from counts: the discordant counts overall (b, c) and per
-    cluster (one Gram matrix per cluster), exact in integer arithmetic."""
-    n = x.shape[0]
-    delta = (b - c) / n
-    ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|
-    if codes is None:
-        return PairSums(n=n, delta=delta, ss=ss)
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=n_groups).astype(float)
-    bounds = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-    xs = x[order]
-    col = np.add.reduceat(xs, bounds[:-1], axis=0)  # (G, models): correct answers per cluster
-    s_g = col[:, i] - col[:, j]
-    disc = np.empty_like(s_g)
-    for g in range(n_groups):  # loop over clusters (few), not items or pairs
-        xg = xs[bounds[g]:bounds[g + 1]]
-        both = xg.T @ xg
-        disc[g] = col[g, i] + col[g, j] - 2.0 * both[i, j]  # discordant items of the pair in cluster g
-    resid = s_g - sizes[:, None] * delta
-    resid_sq = disc - 2.0 * delta * s_g + sizes[:, None] * delta * delta
-    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=np.maximum(resid_sq, 0.0))
-
-
 def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
     """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
     m = pvalue.size
@@ -772,64 +684,6 @@ def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
     alpha_prime = np.where(rank <= j_star, j_star * alpha / m, alpha_prime)
     corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
     return alpha_prime, corr.resolved & (rank <= j_star), corr
-
-
-def _cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,
-                             df: np.ndarray, *, alpha: float, power: float, design_effect: str):
-    """Clustered unresolved count and delta for each resample of whole clusters (vectorised).
-
-    A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
-    freedom of each pair's cluster test.
-    """
-    g = sums.sizes.size
-    n_pairs = sums.delta.size
-    step = max(1, min(n_resamples, 2_000_000 // max(n_pairs, g, 1)))  # bounded memory per batch
-    counts, deltas = [], []
-    for start in range(0, n_resamples, step):
-        b = min(step, n_resamples - start)
-        picks = gen.integers(0, g, size=(b, g))
-        c, d = _cluster_resample_batch(sums, binary, picks, df, alpha=alpha, power=power, design_effect=design_effect)
-        counts.append(c)
-        deltas.append(d)
-    return np.concatenate(counts), np.concatenate(deltas)
-
-
-def _cluster_resample_batch(sums: PairSums, binary: bool, picks: np.ndarray, df: np.ndarray, *, alpha: float,
-                            power: float, design_effect: str):
-    g = sums.sizes.size
-    n_resamples = picks.shape[0]
-    w = np.zeros((n_resamples, g))
-    np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
-    m = sums.sizes
-    r, qc = sums.resid, sums.resid_sq
-    n_b = w @ m  # (B,)
-    e = (w @ r) / n_b[:, None]  # delta_b - delta
-    d_star = sums.delta[None, :] + e
-    var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
-    var = var0 if binary else var0 * (n_b / (n_b - 1.0))[:, None]
-    wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
-    r2 = np.maximum(w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
-    r2h = np.maximum(wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
-    r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
-    ssw = w @ qc - w @ (r * r / m[:, None])
-    nn = n_b[:, None]
-    if design_effect == "robust":
-        variance = r2h / (nn * nn)
-    elif design_effect == "cr1":
-        variance = g / (g - 1.0) * r2 / (nn * nn)
-    else:
-        _, _, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m),
-                                                           ssw)
-        variance = (de_a if design_effect == "anova" else de_p) * var / nn
-    # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
-    crit = stats.t.isf(alpha / 2.0, df)
-    k_df = (crit + stats.t.ppf(power, df)) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_abs = np.abs(d_star) / np.sqrt(variance)
-        floor_var = np.maximum(variance * nn, var)  # max(DE, 1) sigma^2
-        q = np.where(floor_var > 0, nn * d_star * d_star / (floor_var * k_df), 0.0)
-    resolved = (q >= 1.0) & (t_abs >= crit) & (d_star != 0)
-    return np.sum(~resolved, axis=1), d_star
 
 
 def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -884,93 +738,3 @@ def _ties(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray, pairs: str)
     return groups, intervals
 
 
-# =================================================================================================
-# Calibration
-# =================================================================================================
-
-def calibrate(
-    a: Any,
-    b: Any,
-    *,
-    n: int | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    n_sims: int = 2000,
-    test: str = "z",
-    rng: Any = None,
-) -> dict:
-    r"""Check N* on real data: resample the items of a pair to size N* many times and count how
-    often the paired test rejects; the empirical power should be close to ``power``.
-
-    Items are drawn with replacement from the observed pair, so the resampled population has
-    exactly the observed gap and per-item variance -- the quantities N* was computed from.
-
-    Parameters
-    ----------
-    a, b : array_like
-        Aligned per-item scores of a real pair (0/1 data are resampled through their 2x2 table).
-    n : int, optional
-        Items per resample (default: N* of this pair at (alpha, power)).
-    test : {"z", "mcnemar_exact"}, default "z"
-        ``"z"``: the paired z test with the plug-in variance, the test whose power N* models;
-        ``"mcnemar_exact"``: the exact McNemar test (0/1 data; conservative, slightly lower power).
-
-    Returns
-    -------
-    dict
-        ``n``, ``empirical_power``, ``standard_error``, ``target``, ``delta``, ``n_sims``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from llm_power.resolution import calibrate
-    >>> a = np.r_[np.ones(700), np.ones(60), np.zeros(40), np.zeros(200)]
-    >>> b = np.r_[np.ones(700), np.zeros(60), np.ones(40), np.zeros(200)]
-    >>> res = calibrate(a, b, n_sims=4000, rng=0)
-    >>> res["n"], abs(res["empirical_power"] - 0.8) < 0.03
-    (1955, True)
-    """
-    from ._validation import check_paired, is_binary
-
-    x, y = check_paired(a, b)
-    alpha, power = _check_alpha_power(alpha, power)
-    test = check_option(test, "test", ("mcnemar_exact", "z"))
-    gen = as_rng(rng)
-    d = x - y
-    n_items = d.size
-    delta = float(d.mean())
-    binary = is_binary(x, y)
-    var = float(d.var()) if binary else float(d.var(ddof=1))
-    if delta == 0 or var == 0:
-        raise ValueError("the pair has no gap (or no variance): N* is undefined.")
-    k = k_factor(alpha, power)
-    n_use = int(math.ceil(k * var / delta**2 - 1e-9)) if n is None else int(n)
-    sims = int(n_sims)
-    if binary:
-        cells = np.array([np.mean(d > 0), np.mean(d < 0)])
-        counts = gen.multinomial(n_use, [cells[0], cells[1], 1 - cells.sum()], size=sims)
-        bb, cc = counts[:, 0].astype(float), counts[:, 1].astype(float)
-        if test == "mcnemar_exact":
-            p = mcnemar_pvalue(bb, cc, method="exact")[1]
-        else:
-            mean = (bb - cc) / n_use
-            v = (bb + cc) / n_use - mean**2
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = np.where(v > 0, mean / np.sqrt(v / n_use), 0.0)
-            p = 2 * special.ndtr(-np.abs(z))
-    else:
-        if test == "mcnemar_exact":
-            raise ValueError("`test` 'mcnemar_exact' needs 0/1 scores.")
-        p = np.empty(sims)
-        step = max(1, 2**22 // n_use)
-        for start in range(0, sims, step):
-            idx = gen.integers(0, n_items, size=(min(step, sims - start), n_use))
-            dd = d[idx]
-            mean = dd.mean(axis=1)
-            sd = dd.std(axis=1, ddof=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = np.where(sd > 0, mean / (sd / math.sqrt(n_use)), 0.0)
-            p[start:start + idx.shape[0]] = 2 * special.ndtr(-np.abs(z))
-    rate = float(np.mean(p <= alpha))
-    return {"n": n_use, "empirical_power": rate, "standard_error": math.sqrt(rate * (1 - rate) / sims),
-            "target": power, "delta": delta, "n_sims": sims, "test": test}

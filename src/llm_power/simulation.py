@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from ._results import Result
 from ._validation import as_rng, check_alternative, check_open_unit, check_option
@@ -22,7 +22,7 @@ from .paired import mcnemar_pvalue, wilcoxon
 from .planning import cells_from_margins
 from .resampling import paired_bootstrap, permutation_test
 
-__all__ = ["SIMULATION_TESTS", "PowerSimulation", "simulate_pairs", "simulated_power"]
+__all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulation", "calibrate", "simulate_pairs", "simulated_power"]
 
 SIMULATION_TESTS = (
     "bootstrap",
@@ -200,3 +200,118 @@ def _paired_t_from_counts(b: np.ndarray, c: np.ndarray, n: int, alternative: str
     if alternative == "less":
         return stats.t.cdf(t, n - 1)
     return np.minimum(1.0, 2 * stats.t.sf(np.abs(t), n - 1))
+
+
+# =================================================================================================
+# Calibration: is N* right on real data?
+# =================================================================================================
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CalibrationResult(Result):
+    """Result of :func:`calibrate`: the empirical power at ``n`` items of a real pair."""
+
+    n: int
+    empirical_power: float
+    standard_error: float
+    target: float
+    delta: float
+    n_sims: int
+    test: str
+
+    _repr_fields = ("n", "empirical_power", "target")
+
+    def __getitem__(self, key: str) -> Any:
+        """``res["n"]``: the mapping access of the dict :func:`calibrate` used to return."""
+        if key not in self._fields():
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+def calibrate(
+    a: Any,
+    b: Any,
+    *,
+    n: int | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_sims: int = 2000,
+    test: str = "z",
+    rng: Any = None,
+) -> CalibrationResult:
+    r"""Check N* on real data: resample the items of a pair to size N* many times and count how
+    often the paired test rejects; the empirical power should be close to ``power``.
+
+    Items are drawn with replacement from the observed pair, so the resampled population has
+    exactly the observed gap and per-item variance -- the quantities N* was computed from.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Aligned per-item scores of a real pair (0/1 data are resampled through their 2x2 table).
+    n : int, optional
+        Items per resample (default: N* of this pair at (alpha, power)).
+    test : {"z", "mcnemar_exact"}, default "z"
+        ``"z"``: the paired z test with the plug-in variance, the test whose power N* models;
+        ``"mcnemar_exact"``: the exact McNemar test (0/1 data; conservative, slightly lower power).
+
+    Returns
+    -------
+    CalibrationResult
+        ``n``, ``empirical_power``, ``standard_error``, ``target``, ``delta``, ``n_sims``, ``test``
+        (also readable as ``res["n"]``, as when this returned a dict).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import calibrate
+    >>> a = np.r_[np.ones(700), np.ones(60), np.zeros(40), np.zeros(200)]
+    >>> b = np.r_[np.ones(700), np.zeros(60), np.ones(40), np.zeros(200)]
+    >>> res = calibrate(a, b, n_sims=4000, rng=0)
+    >>> res["n"], abs(res["empirical_power"] - 0.8) < 0.03
+    (1955, True)
+    """
+    from ._validation import check_paired, is_binary
+    from .planning import _check_alpha_power, k_factor
+
+    x, y = check_paired(a, b)
+    alpha, power = _check_alpha_power(alpha, power)
+    test = check_option(test, "test", ("mcnemar_exact", "z"))
+    gen = as_rng(rng)
+    d = x - y
+    n_items = d.size
+    delta = float(d.mean())
+    binary = is_binary(x, y)
+    var = float(d.var()) if binary else float(d.var(ddof=1))
+    if delta == 0 or var == 0:
+        raise ValueError("the pair has no gap (or no variance): N* is undefined.")
+    k = k_factor(alpha, power)
+    n_use = int(math.ceil(k * var / delta**2 - 1e-9)) if n is None else int(n)
+    sims = int(n_sims)
+    if binary:
+        cells = np.array([np.mean(d > 0), np.mean(d < 0)])
+        counts = gen.multinomial(n_use, [cells[0], cells[1], 1 - cells.sum()], size=sims)
+        bb, cc = counts[:, 0].astype(float), counts[:, 1].astype(float)
+        if test == "mcnemar_exact":
+            p = mcnemar_pvalue(bb, cc, method="exact")[1]
+        else:
+            mean = (bb - cc) / n_use
+            v = (bb + cc) / n_use - mean**2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(v > 0, mean / np.sqrt(v / n_use), 0.0)
+            p = 2 * special.ndtr(-np.abs(z))
+    else:
+        if test == "mcnemar_exact":
+            raise ValueError("`test` 'mcnemar_exact' needs 0/1 scores.")
+        p = np.empty(sims)
+        step = max(1, 2**22 // n_use)
+        for start in range(0, sims, step):
+            idx = gen.integers(0, n_items, size=(min(step, sims - start), n_use))
+            dd = d[idx]
+            mean = dd.mean(axis=1)
+            sd = dd.std(axis=1, ddof=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(sd > 0, mean / (sd / math.sqrt(n_use)), 0.0)
+            p[start:start + idx.shape[0]] = 2 * special.ndtr(-np.abs(z))
+    rate = float(np.mean(p <= alpha))
+    return CalibrationResult(n=n_use, empirical_power=rate, standard_error=math.sqrt(rate * (1 - rate) / sims),
+                             target=power, delta=delta, n_sims=sims, test=test)

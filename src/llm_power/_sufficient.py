@@ -1,0 +1,171 @@
+"""Sufficient statistics of pairs of models: the only place they are computed.
+
+For 0/1 scores the 2x2 tables of all pairs come from one matrix product of the 0/1 matrix with
+itself (exact integer arithmetic); for graded scores the per-pair differences are formed in
+batches of bounded memory and centred before squaring. With clusters: per-cluster sums of
+D - delta and of (D - delta)^2 (one Gram matrix per cluster for 0/1 scores), and the clustered
+verdict of resamples of whole clusters as (B x G) weight-matrix products.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ._verdict import PairSums, cluster_design_effects, pair_sums
+from .errors import DataError
+
+__all__ = ["PairwiseStatistics", "cluster_resample_counts", "pair_sums_binary", "pair_sums_graded",
+           "pairwise_statistics"]
+
+
+@dataclass(frozen=True)
+class PairwiseStatistics:
+    """Sufficient statistics of all pairs of models, from matrix products.
+
+    For model columns i, j: ``n`` items, ``means[i]``, ``mean_diff[i, j]`` = mean(x_i - x_j),
+    ``var_diff[i, j]`` = variance of x_i - x_j (ddof = 0), and for 0/1 scores the discordant
+    counts ``b[i, j]`` = #(i right, j wrong) (so c = b.T).
+    """
+
+    n: int
+    means: np.ndarray
+    mean_diff: np.ndarray
+    var_diff: np.ndarray
+    binary: bool
+    b: np.ndarray | None
+
+
+def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
+    """All-pairs sufficient statistics of an (n_items, n_models) matrix (no missing values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power.resolution import pairwise_statistics
+    >>> x = np.array([[1, 1, 0], [1, 0, 0], [0, 1, 1], [1, 1, 1]])
+    >>> st = pairwise_statistics(x)
+    >>> st.b.astype(int).tolist()   # b[i, j] = items model i got right and model j wrong
+    [[0, 1, 2], [1, 0, 1], [1, 0, 0]]
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.shape[0]
+    means = x.mean(axis=0)
+    binary = bool(np.all((x == 0) | (x == 1)))
+    xc = x - means  # centre first: a large common offset must not cancel in the cross-products
+    with np.errstate(over="ignore", invalid="ignore"):
+        cov = xc.T @ xc / n
+    second = np.diag(cov)
+    mean_diff = means[:, None] - means[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        var_diff = np.maximum(second[:, None] + second[None, :] - 2.0 * cov, 0.0)
+    b = None
+    if binary:
+        both = x.T @ x
+        b = np.rint(x.sum(axis=0)[:, None] - both)  # i right, j wrong
+    return PairwiseStatistics(n=n, means=means, mean_diff=mean_diff, var_diff=var_diff, binary=binary, b=b)
+
+
+def pair_sums_graded(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int) -> PairSums:
+    """Per-pair sums of the differences, computed from the differences themselves in batches of pairs."""
+    n = x.shape[0]
+    step = max(1, 4_000_000 // max(n, 1))
+    parts = []
+    for start in range(0, i.size, step):
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = x[:, i[start:start + step]] - x[:, j[start:start + step]]
+        if not np.all(np.isfinite(d)):
+            raise DataError("the score differences overflow: scores are too large to compare (rescale them)")
+        parts.append(pair_sums(d, codes, n_groups))
+    if len(parts) == 1:
+        return parts[0]
+    cat = np.concatenate
+    return PairSums(n=n, delta=cat([p.delta for p in parts]), ss=cat([p.ss for p in parts]),
+                    sizes=parts[0].sizes,
+                    resid=None if codes is None else cat([p.resid for p in parts], axis=1),
+                    resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
+
+
+def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,
+                      b: np.ndarray, c: np.ndarray) -> PairSums:
+    """:func:`pair_sums_graded` for 0/1 scores from counts: the discordant counts overall (b, c) and per
+    cluster (one Gram matrix per cluster), exact in integer arithmetic."""
+    n = x.shape[0]
+    delta = (b - c) / n
+    ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|
+    if codes is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    bounds = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    xs = x[order]
+    col = np.add.reduceat(xs, bounds[:-1], axis=0)  # (G, models): correct answers per cluster
+    s_g = col[:, i] - col[:, j]
+    disc = np.empty_like(s_g)
+    for g in range(n_groups):  # loop over clusters (few), not items or pairs
+        xg = xs[bounds[g]:bounds[g + 1]]
+        both = xg.T @ xg
+        disc[g] = col[g, i] + col[g, j] - 2.0 * both[i, j]  # discordant items of the pair in cluster g
+    resid = s_g - sizes[:, None] * delta
+    resid_sq = disc - 2.0 * delta * s_g + sizes[:, None] * delta * delta
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=np.maximum(resid_sq, 0.0))
+
+
+def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,
+                             df: np.ndarray, *, alpha: float, power: float, design_effect: str):
+    """Clustered unresolved count and delta for each resample of whole clusters (vectorised).
+
+    A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
+    freedom of each pair's cluster test.
+    """
+    g = sums.sizes.size
+    n_pairs = sums.delta.size
+    step = max(1, min(n_resamples, 2_000_000 // max(n_pairs, g, 1)))  # bounded memory per batch
+    counts, deltas = [], []
+    for start in range(0, n_resamples, step):
+        b = min(step, n_resamples - start)
+        picks = gen.integers(0, g, size=(b, g))
+        c, d = _resample_batch(sums, binary, picks, df, alpha=alpha, power=power, design_effect=design_effect)
+        counts.append(c)
+        deltas.append(d)
+    return np.concatenate(counts), np.concatenate(deltas)
+
+
+def _resample_batch(sums: PairSums, binary: bool, picks: np.ndarray, df: np.ndarray, *, alpha: float,
+                            power: float, design_effect: str):
+    g = sums.sizes.size
+    n_resamples = picks.shape[0]
+    w = np.zeros((n_resamples, g))
+    np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
+    m = sums.sizes
+    r, qc = sums.resid, sums.resid_sq
+    n_b = w @ m  # (B,)
+    e = (w @ r) / n_b[:, None]  # delta_b - delta
+    d_star = sums.delta[None, :] + e
+    var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
+    var = var0 if binary else var0 * (n_b / (n_b - 1.0))[:, None]
+    wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
+    r2 = np.maximum(w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
+    r2h = np.maximum(wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
+    r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
+    ssw = w @ qc - w @ (r * r / m[:, None])
+    nn = n_b[:, None]
+    if design_effect == "robust":
+        variance = r2h / (nn * nn)
+    elif design_effect == "cr1":
+        variance = g / (g - 1.0) * r2 / (nn * nn)
+    else:
+        _, _, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m),
+                                                           ssw)
+        variance = (de_a if design_effect == "anova" else de_p) * var / nn
+    # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
+    crit = stats.t.isf(alpha / 2.0, df)
+    k_df = (crit + stats.t.ppf(power, df)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_abs = np.abs(d_star) / np.sqrt(variance)
+        floor_var = np.maximum(variance * nn, var)  # max(DE, 1) sigma^2
+        q = np.where(floor_var > 0, nn * d_star * d_star / (floor_var * k_df), 0.0)
+    resolved = (q >= 1.0) & (t_abs >= crit) & (d_star != 0)
+    return np.sum(~resolved, axis=1), d_star
