@@ -10,13 +10,15 @@ from pathlib import Path
 import llm_power
 
 SRC = Path(llm_power.__file__).resolve().parent
-CORE = [
-    "intervals.py", "_validation.py", "_results.py", "errors.py", "paired.py", "resampling.py",
-    "effects.py", "planning.py", "comparison.py", "clustering.py", "repeats.py", "simulation.py",
-    "multiplicity.py", "sequential.py", "_verdict.py", "_format.py",
-]
 # the protocol layer (diagnose) may use pandas lazily for to_frame(), but never io/report/cli
 PROTOCOL = ["resolution.py"]
+# the statistics core: every top-level module but the protocol and the package plumbing (derived,
+# so a new module is covered without editing this list)
+CORE = sorted(p.name for p in SRC.glob("*.py")
+              if p.name not in {"__init__.py", "__main__.py", "_version.py", *PROTOCOL})
+#: what a renderer may import from the package: result types and formatting, no statistics
+RENDERER_ALLOWED = {"..resolution", ".._format", ".._results", "..", ".terminal", ".files", ".markdown", ".html",
+                    ".terminal_report"}
 
 EXPECTED_ALL = [
     "ADJUST_METHODS",
@@ -159,6 +161,19 @@ def test_protocol_imports_no_io_report_or_cli():
     for name in PROTOCOL:
         for imported in _imports(SRC / name):
             assert not any(imported.startswith(f) for f in (".io", ".report", ".cli")), (name, imported)
+
+
+def test_core_list_is_derived_and_complete():
+    assert {"planning.py", "_verdict.py", "_kernels.py", "_sufficient.py", "designs.py"} <= set(CORE)
+
+
+def test_renderers_import_no_statistics():
+    # renderers format results; a renderer that imports a statistics function recomputes something
+    # the result should carry
+    for path in sorted((SRC / "report").glob("*.py")):
+        for imported in _imports(path):
+            if imported.startswith("."):
+                assert imported in RENDERER_ALLOWED, (path.name, imported)
 
 
 def test_importing_the_package_loads_no_heavy_optional_modules():

@@ -239,7 +239,7 @@ def plugin_verdict(delta: np.ndarray, var: np.ndarray, n: Any, k: Any, alternati
 def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alternative: str) -> float:
     """Smallest number of discordant items m* whose exact conditional McNemar power at pi = b/(b+c)
     reaches ``power`` (inf when the observed gap is zero or in the untested direction)."""
-    from .planning import _rejection_probability
+    from ._exact import _rejection_probability
 
     m = b + c
     if m == 0 or b == c or not in_direction(np.array(b - c), alternative):
@@ -267,7 +267,7 @@ def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alter
 def exact_mde(m: int, n: int, *, alpha: float, power: float, alternative: str) -> float:
     """Smallest gap (2 pi - 1) m / n whose exact conditional power at m discordant items reaches
     ``power``; inf when even a gap on every discordant item (pi = 1) is not detected."""
-    from .planning import _rejection_probability
+    from ._exact import _rejection_probability
 
     alt = "two-sided" if alternative == "two-sided" else "greater"
     if m == 0:

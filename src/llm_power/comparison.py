@@ -37,7 +37,7 @@ from ._verdict import (
 from .effects import effect_sizes, paired_counts
 from .errors import DataError
 from .paired import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
-from .planning import _check_alpha_power, ceil_items
+from ._kernels import _check_alpha_power, ceil_items
 from .resampling import paired_bootstrap, permutation_test
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import special, stats
 
 from ._results import Result
-from ._validation import as_float_array, as_rng, check_open_unit, check_option
+from ._validation import fail, as_float_array, as_rng, check_open_unit, check_option
 
 __all__ = [
     "ADJUST_METHODS",
@@ -313,3 +313,21 @@ def simulate_error_rates(
         fdr[name] = float(np.mean(false / np.maximum(total, 1)))
         pw[name] = float(np.mean(np.sum(reject & truth, axis=1) / m1)) if m1 else math.nan
     return ErrorRates(fwer=fwer, fdr=fdr, power=pw, m=m, m1=m1, n_sims=sims, alpha=alpha)
+
+
+def bonferroni_factor(m: int, *, alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided") -> float:
+    r"""Factor by which N* grows when alpha is split over m tests (Bonferroni alpha/m).
+
+    :math:`((z_{1-\alpha/(2m)} + z_{1-\beta}) / (z_{1-\alpha/2} + z_{1-\beta}))^2`.
+
+    Examples
+    --------
+    >>> from llm_power import bonferroni_factor
+    >>> round(bonferroni_factor(40), 3)
+    2.109
+    """
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise fail("m", "a positive integer (the number of tests)", m)
+    from ._kernels import k_factor
+
+    return k_factor(alpha / m, power, alternative) / k_factor(alpha, power, alternative)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._results import Result
 from ._validation import as_float_array, check_positive
-from .planning import ceil_items, k_factor
+from ._kernels import ceil_items, k_factor
 
 __all__ = [
     "RepeatedSamplingPlan",

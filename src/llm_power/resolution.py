@@ -43,7 +43,7 @@ from ._verdict import (
 from .errors import DataError
 from .intervals import proportion_ci
 from .multiplicity import adjust_pvalues
-from .planning import _check_alpha_power, ceil_items, k_factor
+from ._kernels import _check_alpha_power, ceil_items, k_factor, mde_from_variance
 from ._sufficient import (
     PairwiseStatistics,
     cluster_resample_counts,
@@ -212,6 +212,14 @@ class Diagnosis(Result):
     model_ci_high: np.ndarray | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
+
+    def mde_curve(self, n_items) -> np.ndarray:
+        """MDE against the number of items for the median per-item variance of the displayed pairs
+        (the report's "what this benchmark can detect" curve), at the report's alpha and power."""
+        var = float(np.median([p.se**2 * self.n for p in self.pairs]))
+        var = var if var > 0 else 1e-12
+        return np.asarray(mde_from_variance(np.asarray(n_items, dtype=float), var, alpha=self.settings["alpha"],
+                                            power=self.settings["power"]), dtype=float)
 
     @property
     def regimes(self) -> list:

@@ -19,7 +19,7 @@ from scipy import special, stats
 from ._results import Result
 from ._validation import as_rng, check_alternative, check_open_unit, check_option
 from .paired import mcnemar_pvalue, wilcoxon
-from .planning import cells_from_margins
+from .designs import cells_from_margins
 from .resampling import paired_bootstrap, permutation_test
 
 __all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulation", "calibrate", "simulate_pairs", "simulated_power"]
@@ -271,7 +271,7 @@ def calibrate(
     (1955, True)
     """
     from ._validation import check_paired, is_binary
-    from .planning import _check_alpha_power, k_factor
+    from ._kernels import _check_alpha_power, k_factor
 
     x, y = check_paired(a, b)
     alpha, power = _check_alpha_power(alpha, power)

@@ -11,7 +11,6 @@ import numpy as np
 
 from .. import __version__
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
-from ..planning import mde_from_variance
 from ..resolution import Diagnosis
 
 __all__ = ["render_html"]
@@ -108,11 +107,9 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
         f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})" for lab, p in zip(labels, pairs)))
 
     # MDE curve
-    var = float(np.median([p.se**2 * n for p in pairs]))
-    var = var if var > 0 else 1e-12
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
-    curve = mde_from_variance(grid, var, alpha=diag.settings["alpha"], power=diag.settings["power"])
-    now = float(mde_from_variance(n, var, alpha=diag.settings["alpha"], power=diag.settings["power"]))
+    curve = diag.mde_curve(grid)
+    now = float(diag.mde_curve(np.array([n]))[0])
     fig, ax = _subplots(7.5, 3.2)
     ax.plot(grid, scale * curve, color=OK)
     ax.plot([n], [scale * now], "o", color=BAD, ms=8)
