@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,6 +186,9 @@ class Comparison(Result):
         )
 
 
+#: bootstrap resamples when ``n_resamples`` is not given
+DEFAULT_RESAMPLES = 10_000
+
 #: methods that test the pair item by item and cannot use cluster labels
 _IID_ONLY = ("mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
              "sign", "wilcoxon")
@@ -203,7 +204,7 @@ def compare(
     confidence_level: float = 0.95,
     alpha: float = 0.05,
     power: float = 0.8,
-    n_resamples: int = 10_000,
+    n_resamples: int | None = None,
     design_effect: str = "robust",
     rng: Any = None,
 ) -> Comparison:
@@ -231,10 +232,10 @@ def compare(
     confidence_level : float, default 0.95
     alpha, power : float, default 0.05 and 0.8
         Thresholds of the resolution verdict (N*, MDE, q).
-    n_resamples : int, default 10_000
-        For the bootstrap and Monte Carlo permutation tests. At the default, the permutation test
-        is exact when at most 20 items differ (all 2^m sign patterns); any other value is passed
-        on as the number of random patterns.
+    n_resamples : int, optional
+        Resamples of the bootstrap (default 10,000) and random sign patterns of the permutation
+        test (default: exact enumeration when at most 20 items differ, else 10,000 random
+        patterns; a number given here is used as is).
     design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
         With clusters: the measured design effect from the bias-reduced cluster-robust variance
         (CR2, equal to CR1 when clusters have equal sizes) with Imbens-Kolesar degrees of freedom;
@@ -346,7 +347,8 @@ def compare(
         de, cluster_dof = float(cv.design_effect[0]), float(cv.df[0])
         n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
         if method == "bootstrap":
-            boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, cluster=codes,
+            b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+            boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, cluster=codes,
                                     confidence_level=confidence_level, alternative=alternative, rng=gen)
             chosen, reason = "bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters"
             statistic, pvalue = boot.estimate, float(floor_pvalue(boot.pvalue))
@@ -392,17 +394,17 @@ def _iid_test(chosen, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative
         stat, p = paired_t_test(np.array([delta]), np.array([variance]), n, alternative)
         statistic, pvalue = float(stat[0]), float(p[0])
     elif chosen == "sign":
-        test = _quiet(sign_test, a_arr, b_arr, alternative=alternative)
+        test = sign_test(a_arr, b_arr, alternative=alternative)
         statistic, pvalue = test.statistic, test.pvalue
     elif chosen == "wilcoxon":
-        test = _quiet(wilcoxon, a_arr, b_arr, alternative=alternative)
+        test = wilcoxon(a_arr, b_arr, alternative=alternative)
         statistic, pvalue = test.statistic, test.pvalue
     elif chosen == "permutation":
-        test = _quiet(permutation_test, a_arr, b_arr, alternative=alternative, rng=gen,
-                      n_resamples=None if n_resamples == 10_000 else n_resamples)
+        test = permutation_test(a_arr, b_arr, alternative=alternative, rng=gen, n_resamples=n_resamples)
         statistic, pvalue = test.estimate, test.pvalue
     else:  # bootstrap over items
-        boot = paired_bootstrap(a_arr, b_arr, n_resamples=n_resamples, confidence_level=0.95,
+        b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+        boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, confidence_level=0.95,
                                 alternative=alternative, rng=gen)
         return boot.estimate, float(floor_pvalue(boot.pvalue)), ("bootstrap", boot), "bootstrap percentile", chosen
     pvalue = float(floor_pvalue(pvalue))
@@ -424,11 +426,3 @@ def _interval_at(spec: tuple, level: float, alternative: str) -> ConfidenceInter
     delta, variance, df = data
     lo, hi = t_interval(delta, variance, df, level, alternative)
     return ConfidenceInterval(float(lo), float(hi))
-
-
-
-def _quiet(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a test whose degenerate-data warnings compare() reports through its fields."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return func(*args, **kwargs)

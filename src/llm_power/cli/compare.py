@@ -47,7 +47,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=0.8)
-    p.add_argument("--n-resamples", type=positive_int, default=10_000, metavar="B")
+    p.add_argument("--n-resamples", type=positive_int, default=None, metavar="B",
+                   help="bootstrap resamples (default 10,000) / random sign patterns of the permutation test "
+                        "(default: exact when at most 20 items differ)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed for resampling tests (default 0)")
     p.set_defaults(run=run)
 
