@@ -346,23 +346,8 @@ def compare(
                              design_effect=design_effect)
         de, cluster_dof = float(cv.design_effect[0]), float(cv.df[0])
         n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
-        if method == "bootstrap":
-            b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
-            boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, cluster=codes,
-                                    confidence_level=confidence_level, alternative=alternative, rng=gen)
-            chosen, reason = "bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters"
-            statistic, pvalue = boot.estimate, float(floor_pvalue(boot.pvalue))
-            interval, ci_method = ("bootstrap", boot), "cluster bootstrap percentile"
-        else:
-            chosen = "cluster_t"
-            reason = (f"items are clustered ({n_groups} clusters): cluster-robust t test "
-                      f"({_variance_name(design_effect)}, {float(cv.df[0]):.3g} df)" if method == "auto" else "requested")
-            statistic, pvalue = float(cv.statistic[0]), float(cv.pvalue[0])
-            v, df = float(cv.variance[0]), float(cv.df[0])
-
-            interval = ("t", (delta, v, df))
-
-            ci_method = f"cluster-robust t ({df:.3g} df)"
+        chosen, reason, statistic, pvalue, interval, ci_method = _cluster_test(
+            method, cv, a_arr, b_arr, codes, delta, design_effect, n_resamples, confidence_level, alternative, gen)
         resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
 
     es = effect_sizes(a_arr, b_arr)
@@ -376,6 +361,22 @@ def compare(
         design_effect_method=design_effect if cluster is not None else None, cluster_df=cluster_dof,
         _interval=interval,
     )
+
+
+def _cluster_test(method, cv, a_arr, b_arr, codes, delta, design_effect, n_resamples, confidence_level,
+                  alternative, gen):
+    """The clustered test of compare: the cluster-robust t test, or the cluster bootstrap on request."""
+    if method == "bootstrap":
+        b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+        boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, cluster=codes, confidence_level=confidence_level,
+                                alternative=alternative, rng=gen)
+        return ("bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters", boot.estimate,
+                float(floor_pvalue(boot.pvalue)), ("bootstrap", boot), "cluster bootstrap percentile")
+    df = float(cv.df[0])
+    reason = (f"items are clustered ({cv.n_clusters} clusters): cluster-robust t test "
+              f"({_variance_name(design_effect)}, {df:.3g} df)" if method == "auto" else "requested")
+    return ("cluster_t", reason, float(cv.statistic[0]), float(cv.pvalue[0]), ("t", (delta, float(cv.variance[0]), df)),
+            f"cluster-robust t ({df:.3g} df)")
 
 
 def _variance_name(design_effect: str) -> str:

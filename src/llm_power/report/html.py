@@ -144,21 +144,46 @@ def render_html(
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     binary = bool(diag.settings.get("binary"))
+    s = diag.settings
     plots = _plots(diag, binary)
-    n = diag.n
-    means = np.asarray(diag.means)
-    models = []
-    level = f"{100 * diag.settings.get('confidence_level', 0.95):g}%"
+    level = f"{100 * s.get('confidence_level', 0.95):g}%"
+    header, rows = _pair_table(diag, binary, level)
+    cards, headline = _cards(diag)
+    ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
+    ties = "; ".join(" ≈ ".join(g) for g in diag.tie_groups[ties_regime] if len(g) > 1)
+    settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, test = {s['test']}"
+                + (f", correction = {s['correction']}" if s.get("correction") else "")
+                + (f", {s['n_clusters']} clusters" if s.get("n_clusters") else ""))
+    env = Environment(loader=PackageLoader("llm_power.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    return env.get_template("report.html.j2").render(
+        title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {len(diag.pairs)} "
+                              f"{s['pairs']} pairs.",
+        version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
+        models=_model_rows(diag, binary), plots=plots,
+        pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
+        level=level, interval_name="Wilson" if binary else "Student t", unit_label="points" if binary else "score units",
+        score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
+        de_method=str(s.get("design_effect", "robust")),
+        pair_header=header, pair_rows=rows, alpha=f"{s['alpha']:g}", n_items=f"{diag.n:,}", mde_now=plots["_mde_now"],
+        clusters=_cluster_table(diag, binary, scores, clusters), cluster_name=cluster_name,
+        explanations=_explanations(s, level), source=source or "an in-memory matrix", settings=settings,
+    )
+
+
+def _model_rows(diag: Diagnosis, binary: bool) -> list[dict]:
+    rows = []
     for k, name in enumerate(diag.models):
         lo, hi = float(diag.model_ci_low[k]), float(diag.model_ci_high[k])
         if binary:
-            interval = f"{100 * lo:.1f} – {100 * hi:.1f}%"
-            half = f"±{100 * (hi - lo) / 2:.1f}"
+            interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", f"±{100 * (hi - lo) / 2:.1f}"
         else:
-            interval = f"{lo:.4g} – {hi:.4g}"
-            half = f"±{(hi - lo) / 2:.3g}"
-        models.append({"rank": k + 1, "name": name, "score": fmt_score(means[k], binary),
-                       "interval": interval, "half": half})
+            interval, half = f"{lo:.4g} – {hi:.4g}", f"±{(hi - lo) / 2:.3g}"
+        rows.append({"rank": k + 1, "name": name, "score": fmt_score(diag.means[k], binary),
+                     "interval": interval, "half": half})
+    return rows
+
+
+def _pair_table(diag: Diagnosis, binary: bool, level: str) -> tuple[list[str], list[list[str]]]:
     s = diag.settings
     header = ["#", "model A", "model B", f"gap ({'pts' if binary else 'score'})", f"{level} CI", "p", "N*", "q",
               "IID"]
@@ -178,30 +203,39 @@ def render_html(
         for regime in present:
             row += [f"{getattr(p, regime.q_field):.2f}", _mark(getattr(p, regime.resolved_field))]
         rows.append(row)
-    m = len(diag.pairs)
+    return header, rows
+
+
+def _cards(diag: Diagnosis) -> tuple[list[dict], str]:
+    s, m = diag.settings, len(diag.pairs)
     labels = {r.key: f"unresolved ({s.get('correction') if r.key == 'corrected' else r.title})" for r in diag.regimes}
-    cards = [{"num": f"{diag.n_unresolved[r.key]} / {m}", "label": labels[r.key]} for r in diag.regimes]
-    cards.insert(0, {"num": f"{n:,}", "label": f"items × {len(diag.models)} models"})
+    cards = [{"num": f"{diag.n:,}", "label": f"items × {len(diag.models)} models"}]
+    cards += [{"num": f"{diag.n_unresolved[r.key]} / {m}", "label": labels[r.key]} for r in diag.regimes]
     worst = max(diag.n_unresolved, key=lambda key: diag.n_unresolved[key])
-    headline = (f"{diag.n_unresolved['iid']} of {m} displayed gaps are too small for this benchmark to resolve "
-                f"(q < 1) if items are independent; {diag.n_unresolved[worst]} of {m} under the strictest regime "
-                f"computed ({labels[worst].split('(')[1].rstrip(')')}).")
-    ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
-    ties = "; ".join(" ≈ ".join(g) for g in diag.tie_groups[ties_regime] if len(g) > 1)
-    cluster_ctx = None
-    if scores is not None and clusters is not None:
-        labels_arr = np.asarray(clusters)
-        groups = sorted(set(labels_arr.tolist()))
-        shown = diag.models[: min(8, len(diag.models))]
-        rows_c = []
-        for g in groups:
-            mask = labels_arr == g
-            rows_c.append({"name": g, "n": int(mask.sum()),
-                           "cells": [f"{100 * scores[mask, k].mean():.1f}" if binary else f"{scores[mask, k].mean():.4g}"
-                                     for k in range(len(shown))]})
-        cluster_ctx = {"n": len(groups), "models": shown, "rows": rows_c}
+    headline = (f"{diag.n_unresolved['iid']} of {m} displayed gaps are not resolved by this benchmark if items are "
+                f"independent; {diag.n_unresolved[worst]} of {m} under the strictest regime computed "
+                f"({labels[worst].split('(')[1].rstrip(')')}).")
+    return cards, headline
+
+
+def _cluster_table(diag: Diagnosis, binary: bool, scores: np.ndarray | None, clusters: Any) -> dict | None:
+    if scores is None or clusters is None:
+        return None
+    labels_arr = np.asarray(clusters)
+    groups = sorted(set(labels_arr.tolist()))
+    shown = diag.models[: min(8, len(diag.models))]
+    rows = []
+    for g in groups:
+        mask = labels_arr == g
+        rows.append({"name": g, "n": int(mask.sum()),
+                     "cells": [f"{100 * scores[mask, k].mean():.1f}" if binary else f"{scores[mask, k].mean():.4g}"
+                               for k in range(len(shown))]})
+    return {"n": len(groups), "models": shown, "rows": rows}
+
+
+def _explanations(s: dict, level: str) -> list[dict]:
     k_any = s.get("z_anytime")
-    explanations = [
+    return [
         {"title": "q = N / N*: resolved or not",
          "text": ("N* is the number of items a benchmark needs to detect a gap of the observed size with "
                   f"{100 * s['power']:.0f}% power at α = {s['alpha']:g}, given how often the two models disagree "
@@ -210,13 +244,15 @@ def render_html(
                   "which does not mean the models are equal, and q is not 'observed power'. With few discordant "
                   "items N* comes from the exact McNemar test.")},
         {"title": "Multiplicity",
-         "text": ("A leaderboard makes many comparisons at once. Under a correction (Bonferroni, Holm or "
-                  "Benjamini–Hochberg) each pair must clear a stricter level α′, so N* grows and fewer gaps are resolved.")},
+         "text": ("A leaderboard makes many comparisons at once. Under a correction (Bonferroni, Holm step-down or "
+                  "Benjamini–Hochberg step-up) each pair must clear a stricter level α′, so N* grows and fewer gaps "
+                  "are resolved.")},
         {"title": "Clustered items",
          "text": ("Items from the same subject or source are correlated, so N items carry less information than N "
-                  "independent ones. The design effect DE is measured per pair: the cluster-robust (CR1) variance "
-                  "of the gap over its IID variance (floored at 1). The clustered verdict uses a cluster-robust t "
-                  "test with G − 1 degrees of freedom and N*_cluster = max(DE, 1)·K_G·σ²/δ² with t quantiles.")},
+                  "independent ones. The design effect DE is measured per pair: the cluster-robust variance of the "
+                  "gap (CR2, bias-reduced) over its IID variance. The clustered verdict uses the cluster-robust t "
+                  "test (Imbens–Kolesár degrees of freedom, G − 1 for equal clusters) and "
+                  "N*_cluster = max(DE, 1)·K·σ²/δ² with t quantiles.")},
         {"title": "Anytime-valid",
          "text": ("A leaderboard updated continuously and re-tested at every update needs a time-uniform test. "
                   f"The critical value {k_any:.2f} (instead of 1.96) comes from a normal-mixture confidence sequence "
@@ -228,22 +264,6 @@ def render_html(
                   "test otherwise; the gap intervals are Newcombe's paired score intervals (0/1) or paired t "
                   f"intervals, all at {level}.")},
     ]
-    settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, test = {s['test']}"
-                + (f", correction = {s['correction']}" if s.get("correction") else "")
-                + (f", {s['n_clusters']} clusters" if s.get("n_clusters") else ""))
-    env = Environment(loader=PackageLoader("llm_power.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    template = env.get_template("report.html.j2")
-    return template.render(
-        title=title, subtitle=f"{len(diag.models)} models on the same {n:,} items; {m} {s['pairs']} pairs.",
-        version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
-        models=models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
-        level=level, interval_name="Wilson" if binary else "Student t", unit_label="points" if binary else "score units",
-        score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
-        de_method=str(s.get("design_effect", "robust")),
-        pair_header=header, pair_rows=rows, alpha=f"{s['alpha']:g}", n_items=f"{n:,}", mde_now=plots["_mde_now"],
-        clusters=cluster_ctx, cluster_name=cluster_name, explanations=explanations, source=source or "an in-memory matrix",
-        settings=settings,
-    )
 
 
 def _mark(flag: bool | None) -> str:
