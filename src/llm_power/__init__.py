@@ -54,8 +54,6 @@ from .intervals import (
 from .paired import (
     McNemarResult,
     TestResult,
-    cochran_q,
-    five_by_two_cv,
     mcnemar,
     mcnemar_from_counts,
     paired_t,
@@ -97,7 +95,9 @@ from .repeats import (
     sample_size_repeated,
     variance_components,
 )
-from .resampling import BootstrapResult, PermutationResult, paired_bootstrap, permutation_test
+from .permutation import PermutationResult, permutation_test
+from .several import cochran_q, five_by_two_cv
+from .resampling import BootstrapResult, paired_bootstrap
 from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
 from .sequential import (
     LeaderboardMonitor,

@@ -36,7 +36,8 @@ from .effects import effect_sizes, paired_counts
 from .errors import DataError
 from .paired import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
 from ._kernels import _check_alpha_power, ceil_items
-from .resampling import paired_bootstrap, permutation_test
+from .permutation import permutation_test
+from .resampling import paired_bootstrap
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]
 

@@ -51,7 +51,7 @@ from ._sufficient import (
     pair_sums_graded,
     pairwise_statistics,
 )
-from .resampling import permutation_test
+from .permutation import permutation_test
 from .simulation import calibrate  # re-exported: it lived here before 0.1
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 

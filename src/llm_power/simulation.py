@@ -20,7 +20,8 @@ from ._results import Result
 from ._validation import as_rng, check_alternative, check_open_unit, check_option
 from .paired import mcnemar_pvalue, wilcoxon
 from .designs import cells_from_margins
-from .resampling import paired_bootstrap, permutation_test
+from .permutation import permutation_test
+from .resampling import paired_bootstrap
 
 __all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulation", "calibrate", "simulate_pairs", "simulated_power"]
 
