@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from ._format import fmt_gap, fmt_n_star, fmt_p
 from ._results import Result, to_plain
@@ -27,10 +27,8 @@ from ._verdict import (
     CLT_MIN_ITEMS,
     DESIGN_EFFECTS,
     EXACT_MAX_DISCORDANT,
-    PairSums,
     check_cluster_labels,
     choose_iid_test,
-    cluster_verdict,
     floor_pvalue,
     iid_verdict,
     mcnemar_test,
@@ -42,18 +40,16 @@ from ._verdict import (
 )
 from .errors import DataError
 from .intervals import proportion_ci
-from .multiplicity import adjust_pvalues
 from ._kernels import _check_alpha_power, ceil_items, k_factor, mde_from_variance
 from ._sufficient import (
     PairwiseStatistics,
-    cluster_resample_counts,
     pair_sums_binary,
     pair_sums_graded,
     pairwise_statistics,
 )
 from .permutation import permutation_test
+from .regimes import REGIMES, Context, Regime, RegimeOutput
 from .simulation import calibrate  # re-exported: it lived here before 0.1
-from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
 __all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
            "diagnose", "pairwise_statistics"]
@@ -415,43 +411,8 @@ def diagnose(
 # The pieces of diagnose: context (sufficient statistics + the IID verdict), regimes, result
 # =================================================================================================
 
-@dataclass
-class _Context:
-    """Everything the regimes need: the ranked matrix, the pairs, their sums and the IID verdict."""
-
-    x: np.ndarray
-    names: list
-    pairs: str
-    st: PairwiseStatistics
-    pair_idx: np.ndarray
-    sums: PairSums
-    var: np.ndarray
-    pvalue: np.ndarray
-    tests: np.ndarray
-    b: np.ndarray | None
-    c: np.ndarray | None
-    verdict: Any
-    t2: np.ndarray
-    alpha: float
-    power: float
-    confidence_level: float
-    gen: np.random.Generator
-    columns: dict
-    settings: dict
-
-
-@dataclass
-class RegimeOutput:
-    """What a regime adds to the report: per-pair columns, its resolved flags, settings, extras."""
-
-    columns: dict
-    resolved: np.ndarray
-    settings: dict = field(default_factory=dict)
-    robustness: dict | None = None
-
-
 def _context(x: np.ndarray, names: list, pairs: str, codes: np.ndarray | None, n_groups: int, *, alpha: float,
-             power: float, confidence_level: float, rng: np.random.Generator) -> _Context:
+             power: float, confidence_level: float, rng: np.random.Generator) -> Context:
     """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
     n, m_models = x.shape
     order = np.argsort(-x.mean(axis=0), kind="stable")
@@ -479,7 +440,7 @@ def _context(x: np.ndarray, names: list, pairs: str, codes: np.ndarray | None, n
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
                                 "test": " / ".join(sorted(set(tests.tolist()))), "k_factor": k_factor(alpha, power)}
-    return _Context(x=x, names=names, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var, pvalue=pvalue,
+    return Context(x=x, names=names, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var, pvalue=pvalue,
                     tests=tests, b=b, c=c, verdict=verdict, t2=t2, alpha=alpha, power=power,
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings)
 
@@ -517,101 +478,7 @@ def _iid_tests(x, st, pair_idx, delta, var, b, c, confidence_level, gen):
     return tests, floor_pvalue(pvalue), columns
 
 
-def _regime_corrected(ctx: _Context, options: dict) -> RegimeOutput:
-    """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
-    correction = options["correction"]
-    n = ctx.x.shape[0]
-    alpha_prime, resolved, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
-                                             correction, ctx.b, ctx.c)
-    resolved &= ctx.verdict.resolved
-    columns = {"pvalue_adjusted": adjust_pvalues(ctx.pvalue, method=correction), "alpha_corrected": alpha_prime,
-               "n_star_corrected": corr.n_star, "q_corrected": corr.q, "resolved_corrected": resolved}
-    return RegimeOutput(columns=columns, resolved=resolved, settings={"family_size": ctx.pair_idx.shape[0]})
-
-
-def _regime_cluster(ctx: _Context, options: dict) -> RegimeOutput:
-    """Clustering: cluster-robust test, interval, design effect and N*/q/MDE; robustness of the count."""
-    sums, n = ctx.sums, ctx.x.shape[0]
-    design_effect = options["design_effect"]
-    cv = cluster_verdict(sums, ctx.var, ctx.verdict.resolved, alpha=ctx.alpha, power=ctx.power,
-                         alternative="two-sided", design_effect=design_effect)
-    lo, hi = t_interval(sums.delta, cv.variance, cv.df, ctx.confidence_level, "two-sided")
-    columns = {"icc": cv.icc, "design_effect": cv.design_effect, "design_effect_robust": cv.design_effect_robust,
-               "design_effect_cr1": cv.design_effect_cr1, "cluster_df": cv.df,
-               "design_effect_anova": cv.design_effect_anova, "design_effect_paper": cv.design_effect_paper,
-               "pvalue_cluster": cv.pvalue, "cluster_ci_low": lo, "cluster_ci_high": hi,
-               "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
-    g = sums.sizes.size
-    settings = {"n_clusters": g, "mean_cluster_size": float(n / g), "kish_cluster_size": float(np.sum(sums.sizes**2) / n),
-                "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
-    robustness = None
-    b_count = options["cluster_resamples"]
-    if b_count:
-        counts, d_star = cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
-                                                  power=ctx.power, design_effect=design_effect)
-        tail = (1.0 - ctx.confidence_level) / 2.0
-        columns["cluster_bootstrap_ci_low"], columns["cluster_bootstrap_ci_high"] = np.quantile(
-            d_star, [tail, 1.0 - tail], axis=0)
-        robustness = {"n_resamples": int(b_count), "observed": int(np.sum(~cv.resolved)),
-                      "mean": float(counts.mean()), "median": float(np.median(counts)),
-                      "q05": float(np.quantile(counts, 0.05)), "q95": float(np.quantile(counts, 0.95)),
-                      "distribution": np.bincount(counts, minlength=ctx.pair_idx.shape[0] + 1).tolist()}
-    return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
-
-
-def _regime_anytime(ctx: _Context, options: dict) -> RegimeOutput:
-    """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2}; Beta-mixture e-values."""
-    z_b = float(special.ndtri(ctx.power))
-    z_any, r = anytime_critical_value(ctx.alpha)
-    k, k_any = ctx.settings["k_factor"], (z_any + z_b) ** 2
-    n_star, q = ctx.verdict.n_star, ctx.verdict.q
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
-    q_any = np.where(np.isnan(q), np.nan, ctx.t2 / k_any)
-    resolved = (q_any >= 1) & ctx.verdict.resolved
-    columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
-    settings = {"z_anytime": z_any, "z_fixed": float(-special.ndtri(ctx.alpha / 2)), "mixture_ratio": r}
-    if ctx.st.binary:
-        # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
-        a_mix = np.maximum(0.5, (r * np.maximum(ctx.b + ctx.c, 1) - 1) / 2)
-        columns["e_value"] = np.exp(np.minimum(beta_mixture_log_evalue(ctx.b, ctx.c, a=a_mix), 700.0))
-        settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
-                                    "discordant items: a post-hoc evidence summary, not a stopping rule")
-    return RegimeOutput(columns=columns, resolved=resolved, settings=settings)
-
-
-@dataclass(frozen=True)
-class Regime:
-    """One verdict regime of a resolution report: how it is computed and how it is shown.
-
-    Renderers iterate :data:`REGIMES` (via :attr:`Diagnosis.regimes`); no other list of regimes
-    exists. ``compute`` is None for the IID regime (it is the context every other one builds on).
-    """
-
-    key: str
-    title: str  # as in "4 of 9 unresolved (IID)"
-    q_field: str
-    resolved_field: str
-    n_star_field: str
-    pvalue_field: str | None
-    compute: Any = None
-
-    def label(self, settings: dict) -> str:
-        """Short column label: "IID", the correction's name, "cluster", "anytime"."""
-        return {"iid": "IID", "corrected": str(settings.get("correction"))}.get(self.key, self.key)
-
-
-REGIMES = (
-    Regime("iid", "IID", "q", "resolved", "n_star", "pvalue"),
-    Regime("corrected", "multiplicity-corrected", "q_corrected", "resolved_corrected", "n_star_corrected",
-           "pvalue_adjusted", _regime_corrected),
-    Regime("cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
-           _regime_cluster),
-    Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime),
-)
-
-
-def _diagnosis(ctx: _Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
+def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
     """Assemble the result: one row per pair, counts, tie groups and rank intervals per regime."""
     columns: dict[str, Any] = {}
     robustness = None
@@ -633,7 +500,7 @@ def _diagnosis(ctx: _Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
                      settings=ctx.settings, model_ci_low=model_lo, model_ci_high=model_hi)
 
 
-def _rows(ctx: _Context, columns: dict[str, np.ndarray]) -> list:
+def _rows(ctx: Context, columns: dict[str, np.ndarray]) -> list:
     """PairResolution rows from the IID arrays and the regimes' columns."""
     n = ctx.x.shape[0]
     v = ctx.verdict
@@ -662,36 +529,6 @@ def _check_nonnegative_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"`{name}` must be a non-negative integer; got {value!r}.")
     return int(value)
-
-
-def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
-    """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
-    m = pvalue.size
-    order = np.argsort(pvalue, kind="stable")
-    rank = np.empty(m, dtype=np.int64)
-    rank[order] = np.arange(1, m + 1)
-    if correction == "bonferroni":
-        alpha_prime = np.full(m, alpha / m)
-        corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
-        return alpha_prime, corr.resolved.copy(), corr
-    if correction == "holm":
-        alpha_prime = alpha / (m - rank + 1)
-        corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
-        passed = np.logical_and.accumulate(corr.resolved[order])  # step down: stop at the first failure
-        resolved = np.empty(m, dtype=bool)
-        resolved[order] = passed
-        return alpha_prime, resolved, corr
-    # Benjamini-Hochberg step-up: the largest j whose pair passes at j alpha / m; every pair up to j
-    # is then judged at that level (and must still have q >= 1 there)
-    alpha_prime = rank * alpha / m
-    corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
-    passing = np.nonzero(corr.resolved[order])[0]
-    if passing.size == 0:
-        return alpha_prime, np.zeros(m, dtype=bool), corr
-    j_star = int(passing[-1]) + 1
-    alpha_prime = np.where(rank <= j_star, j_star * alpha / m, alpha_prime)
-    corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
-    return alpha_prime, corr.resolved & (rank <= j_star), corr
 
 
 def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndarray, np.ndarray]:
