@@ -25,15 +25,6 @@
 
 from ._results import ConfidenceInterval
 from ._version import __version__
-from .errors import (
-    ApproximationWarning,
-    DataError,
-    DegenerateDataWarning,
-    FewClustersWarning,
-    InfeasibleDesignWarning,
-    LLMPowerError,
-    LLMPowerWarning,
-)
 from .clustering import ClusterSummary, DesignEffects, cluster_robust_se, design_effect, design_effects, icc_anova
 from .comparison import COMPARE_METHODS, Comparison, compare
 from .effects import (
@@ -43,6 +34,15 @@ from .effects import (
     paired_difference_ci,
     paired_difference_ci_from_counts,
 )
+from .errors import (
+    ApproximationWarning,
+    DataError,
+    DegenerateDataWarning,
+    FewClustersWarning,
+    InfeasibleDesignWarning,
+    LLMPowerError,
+    LLMPowerWarning,
+)
 from .intervals import (
     INTERVAL_METHODS,
     coverage,
@@ -50,16 +50,6 @@ from .intervals import (
     n_for_half_width,
     proportion_ci,
     rule_of_three,
-)
-from .paired import (
-    McNemarResult,
-    TestResult,
-    mcnemar,
-    mcnemar_from_counts,
-    paired_t,
-    sign_test,
-    unpaired_z,
-    wilcoxon,
 )
 from .io import align_results, read_results
 from .multiplicity import (
@@ -71,6 +61,17 @@ from .multiplicity import (
     partial_conjunction,
     simulate_error_rates,
 )
+from .paired import (
+    McNemarResult,
+    TestResult,
+    mcnemar,
+    mcnemar_from_counts,
+    paired_t,
+    sign_test,
+    unpaired_z,
+    wilcoxon,
+)
+from .permutation import PermutationResult, permutation_test
 from .planning import (
     TypeSMResult,
     bonferroni_factor,
@@ -95,8 +96,6 @@ from .repeats import (
     sample_size_repeated,
     variance_components,
 )
-from .permutation import PermutationResult, permutation_test
-from .several import cochran_q, five_by_two_cv
 from .resampling import BootstrapResult, paired_bootstrap
 from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
 from .sequential import (
@@ -106,6 +105,7 @@ from .sequential import (
     SequentialMonitor,
     anytime_critical_value,
 )
+from .several import cochran_q, five_by_two_cv
 from .simulation import CalibrationResult, PowerSimulation, simulate_pairs, simulated_power
 
 __all__ = [

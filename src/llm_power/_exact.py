@@ -37,9 +37,12 @@ EXACT_SCAN_MAX_N = 50_000
 
 def _check_exact_size(n: float, *, what: str, limit: int = EXACT_POWER_MAX_N) -> None:
     if not n <= limit:
-        raise ValueError(f"{what} needs n ≈ {n:.3g} items, beyond the {limit:,} the exact method computes "
+        msg = (
+            f"{what} needs n ≈ {n:.3g} items, beyond the {limit:,} the exact method computes "
                          "in bounded time and memory; use method='connor' (sample size, MDE) or method='normal' "
-                         "(power), which agree with the exact answer to well under 1% at this size")
+                         "(power), which agree with the exact answer to well under 1% at this size"
+        )
+        raise ValueError(msg)
 
 
 def _exact_power_paired(n: np.ndarray, p_d: float, p10: float, alpha: float, alternative: str) -> np.ndarray:

@@ -27,7 +27,8 @@ def _check_alpha_power(alpha: float, power: float) -> tuple[float, float]:
     alpha = check_open_unit(alpha, "alpha")
     power = check_open_unit(power, "power")
     if power <= alpha:
-        raise fail("power", f"greater than `alpha` ({alpha:g})", power)
+        msg = "power"
+        raise fail(msg, f"greater than `alpha` ({alpha:g})", power)
     return alpha, power
 
 
@@ -87,7 +88,8 @@ def mde_from_variance(
     k = k_factor(alpha, power, alternative)
     n_arr = np.asarray(n, dtype=float)
     if np.any(~(n_arr >= 1)):
-        raise ValueError(f"`n` must be >= 1; got {n!r}.")
+        msg = f"`n` must be >= 1; got {n!r}."
+        raise ValueError(msg)
     return scalar_or_array(np.sqrt(k * np.asarray(variance, dtype=float) / n_arr))
 
 
@@ -100,7 +102,8 @@ def ceil_items(value: float) -> float:
 
 def _check_delta(delta: float) -> None:
     if delta == 0:
-        raise ValueError("`p_a` and `p_b` are equal (delta = 0): no sample size detects a zero gap.")
+        msg = "`p_a` and `p_b` are equal (delta = 0): no sample size detects a zero gap."
+        raise ValueError(msg)
 
 
 def _z_alpha(alpha: float, alternative: str) -> float:

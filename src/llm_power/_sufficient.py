@@ -77,7 +77,8 @@ def pair_sums_graded(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
         with np.errstate(over="ignore", invalid="ignore"):
             d = x[:, i[start:start + step]] - x[:, j[start:start + step]]
         if not np.all(np.isfinite(d)):
-            raise DataError("the score differences overflow: scores are too large to compare (rescale them)")
+            msg = "the score differences overflow: scores are too large to compare (rescale them)"
+            raise DataError(msg)
         parts.append(pair_sums(d, codes, n_groups))
     if len(parts) == 1:
         return parts[0]
@@ -91,7 +92,8 @@ def pair_sums_graded(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
 def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,
                       b: np.ndarray, c: np.ndarray) -> PairSums:
     """:func:`pair_sums_graded` for 0/1 scores from counts: the discordant counts overall (b, c) and per
-    cluster (one Gram matrix per cluster), exact in integer arithmetic."""
+    cluster (one Gram matrix per cluster), exact in integer arithmetic.
+    """
     n = x.shape[0]
     delta = (b - c) / n
     ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|

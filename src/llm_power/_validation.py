@@ -94,7 +94,8 @@ def check_probabilities(value: Any, name: str, *, closed: bool = True) -> np.nda
         bad = ~((arr > 0.0) & (arr < 1.0))
         requirement = "in (0, 1)"
     if np.any(bad):
-        raise ValueError(f"`{name}` must be {requirement}; got {_where(bad, arr)}.")
+        msg = f"`{name}` must be {requirement}; got {_where(bad, arr)}."
+        raise ValueError(msg)
     return arr
 
 
@@ -111,21 +112,29 @@ def check_integers(value: Any, name: str, *, minimum: int = 0) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         raise fail(name, "an integer or an array of integers", value, exc=TypeError) from None
     if arr.dtype.kind == "O" and all(isinstance(v, numbers.Integral) for v in arr.reshape(-1).tolist()):
-        raise ValueError(f"`{name}` must be at most 2**53 = {MAX_COUNT:,} (counts beyond it are not exact in "
-                         f"floating point); got {value!r}.")
+        msg = (
+            f"`{name}` must be at most 2**53 = {MAX_COUNT:,} (counts beyond it are not exact in "
+                         f"floating point); got {value!r}."
+        )
+        raise ValueError(msg)
     if arr.dtype == bool or arr.dtype.kind not in "iuf":
         raise fail(name, "an integer or an array of integers", value, exc=TypeError)
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if np.any(bad):
-            raise ValueError(f"`{name}` must be whole numbers; got {_where(bad, arr)}.")
+            msg = f"`{name}` must be whole numbers; got {_where(bad, arr)}."
+            raise ValueError(msg)
     bad = arr < minimum
     if np.any(bad):
         requirement = "non-negative" if minimum == 0 else f">= {minimum}"
-        raise ValueError(f"`{name}` must be {requirement}; got {_where(bad, arr)}.")
+        msg = f"`{name}` must be {requirement}; got {_where(bad, arr)}."
+        raise ValueError(msg)
     if arr.dtype.kind == "O" or (arr.dtype.kind == "u" and np.any(arr > MAX_COUNT)) or np.any(arr > MAX_COUNT):
-        raise ValueError(f"`{name}` must be at most 2**53 = {MAX_COUNT:,} (counts beyond it are not exact in "
-                         f"floating point); got {_where(np.asarray(arr > MAX_COUNT), arr)}.")
+        msg = (
+            f"`{name}` must be at most 2**53 = {MAX_COUNT:,} (counts beyond it are not exact in "
+                         f"floating point); got {_where(np.asarray(arr > MAX_COUNT), arr)}."
+        )
+        raise ValueError(msg)
     return arr.astype(np.int64)
 
 
@@ -139,16 +148,20 @@ def check_counts(k: Any, n: Any, *, k_name: str = "k", n_name: str = "n") -> tup
     try:
         k_arr, n_arr = np.broadcast_arrays(k_arr, n_arr)
     except ValueError:
+        msg = f"`{k_name}` and `{n_name}` must have broadcastable shapes; got {np.shape(k)} and {np.shape(n)}."
         raise ValueError(
-            f"`{k_name}` and `{n_name}` must have broadcastable shapes; got {np.shape(k)} and {np.shape(n)}."
+            msg
         ) from None
     bad = k_arr > n_arr
     if np.any(bad):
         idx = np.argwhere(bad)[0]
         at = "" if k_arr.ndim == 0 else f" at index {int(idx[0]) if len(idx) == 1 else tuple(int(i) for i in idx)}"
-        raise ValueError(
+        msg = (
             f"`{k_name}` must not exceed `{n_name}`; got {k_name}={int(k_arr[tuple(idx)])} > "
             f"{n_name}={int(n_arr[tuple(idx)])}{at}."
+        )
+        raise ValueError(
+            msg
         )
     return k_arr, n_arr
 
@@ -158,7 +171,8 @@ def check_positive(value: Any, name: str) -> np.ndarray:
     arr = as_float_array(value, name)
     bad = ~(np.isfinite(arr) & (arr > 0))
     if np.any(bad):
-        raise ValueError(f"`{name}` must be positive and finite; got {_where(bad, arr)}.")
+        msg = f"`{name}` must be positive and finite; got {_where(bad, arr)}."
+        raise ValueError(msg)
     return arr
 
 
@@ -168,9 +182,11 @@ def as_rng(rng: Any) -> np.random.Generator:
         return rng
     if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(rng, bool):
-            raise fail("rng", "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
+            msg = "rng"
+            raise fail(msg, "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
         return np.random.default_rng(rng)
-    raise fail("rng", "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
+    msg = "rng"
+    raise fail(msg, "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
 
 
 def scalar_or_array(arr: np.ndarray) -> Any:
@@ -190,22 +206,30 @@ def check_paired(a: Any, b: Any, *, a_name: str = "a", b_name: str = "b", min_it
     for value, name in ((a, a_name), (b, b_name)):
         arr = as_float_array(value, name)
         if arr.ndim != 1:
-            raise ValueError(f"`{name}` must be a 1-D array of per-item scores; got shape {arr.shape}.")
+            msg = f"`{name}` must be a 1-D array of per-item scores; got shape {arr.shape}."
+            raise ValueError(msg)
         bad = ~np.isfinite(arr)
         if np.any(bad):
-            raise ValueError(
+            msg = (
                 f"`{name}` must contain finite scores (no NaN or inf); got {_where(bad, arr)} "
                 "(drop or score the missing items first)."
+            )
+            raise ValueError(
+                msg
             )
         arrays.append(arr)
     a_arr, b_arr = arrays
     if a_arr.shape[0] != b_arr.shape[0]:
-        raise ValueError(
+        msg = (
             f"`{a_name}` and `{b_name}` must be aligned per-item scores of the same length; "
             f"got {a_arr.shape[0]} and {b_arr.shape[0]} items."
         )
+        raise ValueError(
+            msg
+        )
     if a_arr.shape[0] < min_items:
-        raise ValueError(f"need at least {min_items} items; got {a_arr.shape[0]}.")
+        msg = f"need at least {min_items} items; got {a_arr.shape[0]}."
+        raise ValueError(msg)
     return a_arr, b_arr
 
 
@@ -219,4 +243,5 @@ def check_binary(arr: np.ndarray, name: str, *, why: str = "") -> None:
     bad = ~((arr == 0) | (arr == 1))
     if np.any(bad):
         reason = f" ({why})" if why else ""
-        raise ValueError(f"`{name}` must be 0/1 per-item correctness{reason}; got {_where(bad, arr)}.")
+        msg = f"`{name}` must be 0/1 per-item correctness{reason}; got {_where(bad, arr)}."
+        raise ValueError(msg)

@@ -116,7 +116,8 @@ def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tupl
     """
     labels = np.asarray(cluster, dtype=object) if not isinstance(cluster, np.ndarray) else cluster
     if labels.ndim != 1 or labels.shape[0] != n:
-        raise ValueError(f"`{name}` must have one label per item ({n}); got shape {np.shape(labels)}.")
+        msg = f"`{name}` must have one label per item ({n}); got shape {np.shape(labels)}."
+        raise ValueError(msg)
     if labels.dtype.kind == "f":
         bad = np.isnan(labels)
     elif labels.dtype.kind in "biu":
@@ -125,8 +126,11 @@ def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tupl
         bad = np.array([_missing_label(v) for v in labels.tolist()], dtype=bool)
     if np.any(bad):
         first = int(np.argmax(bad))
-        raise DataError(f"{int(bad.sum())} item(s) have no cluster label (first at item row {first}: "
-                        f"{labels[first]!r}); give every item a cluster or drop those items", field=name)
+        msg = (
+            f"{int(bad.sum())} item(s) have no cluster label (first at item row {first}: "
+                        f"{labels[first]!r}); give every item a cluster or drop those items"
+        )
+        raise DataError(msg, field=name)
     if labels.dtype.kind == "O":
         keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}" for v in labels.tolist()])
         _, codes = np.unique(keys, return_inverse=True)
@@ -151,8 +155,11 @@ def _missing_label(value: Any) -> bool:
 
 def require_clusters(n_groups: int, *, stacklevel: int = 3) -> None:
     if n_groups < 2:
-        raise ValueError("`cluster` puts every item in one cluster: cluster-robust inference needs at "
-                         "least 2 clusters (with one cluster there is no between-cluster variation to measure).")
+        msg = (
+            "`cluster` puts every item in one cluster: cluster-robust inference needs at "
+                         "least 2 clusters (with one cluster there is no between-cluster variation to measure)."
+        )
+        raise ValueError(msg)
     if n_groups < FEW_CLUSTERS:
         warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
                       f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
@@ -189,15 +196,21 @@ def pair_sums(d: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0)
     n = d.shape[0]
     delta = d.mean(axis=0)
     if not np.all(np.isfinite(delta)):
-        raise DataError("the mean score difference overflows: scores are too large to compare "
-                        "(rescale them, e.g. divide by their largest absolute value)")
+        msg = (
+            "the mean score difference overflows: scores are too large to compare "
+                        "(rescale them, e.g. divide by their largest absolute value)"
+        )
+        raise DataError(msg)
     resid = d - delta
     with np.errstate(over="ignore"):
         sq = resid * resid
         ss = sq.sum(axis=0)
     if not np.all(np.isfinite(ss)):
-        raise DataError("the variance of the score differences overflows: scores are too large "
-                        "(rescale them, e.g. divide by their largest absolute value)")
+        msg = (
+            "the variance of the score differences overflows: scores are too large "
+                        "(rescale them, e.g. divide by their largest absolute value)"
+        )
+        raise DataError(msg)
     if codes is None:
         return PairSums(n=n, delta=delta, ss=ss)
     order = np.argsort(codes, kind="stable")
@@ -238,7 +251,8 @@ def plugin_verdict(delta: np.ndarray, var: np.ndarray, n: Any, k: Any, alternati
 
 def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alternative: str) -> float:
     """Smallest number of discordant items m* whose exact conditional McNemar power at pi = b/(b+c)
-    reaches ``power`` (inf when the observed gap is zero or in the untested direction)."""
+    reaches ``power`` (inf when the observed gap is zero or in the untested direction).
+    """
     from ._exact import _rejection_probability
 
     m = b + c
@@ -266,7 +280,8 @@ def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alter
 
 def exact_mde(m: int, n: int, *, alpha: float, power: float, alternative: str) -> float:
     """Smallest gap (2 pi - 1) m / n whose exact conditional power at m discordant items reaches
-    ``power``; inf when even a gap on every discordant item (pi = 1) is not detected."""
+    ``power``; inf when even a gap on every discordant item (pi = 1) is not detected.
+    """
     from ._exact import _rejection_probability
 
     alt = "two-sided" if alternative == "two-sided" else "greater"
@@ -286,7 +301,8 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
                 alternative: str, b: np.ndarray | None = None, c: np.ndarray | None = None) -> Verdict:
     """The IID verdict of each pair: plug-in N*, or the exact conditional one for 0/1 pairs with few
     discordant items or a degenerate plug-in variance. ``alpha`` may be one level per pair (the
-    per-pair levels of a multiplicity correction)."""
+    per-pair levels of a multiplicity correction).
+    """
     delta = np.asarray(delta, dtype=float)
     alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
     tail = alpha_arr / 2.0 if alternative == "two-sided" else alpha_arr
@@ -380,7 +396,8 @@ def cluster_structure(sizes: np.ndarray) -> ClusterStructure:
 
 def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
     """Imbens-Kolesar (2016) degrees of freedom of the CR2 t test of a mean, under the working model
-    of exchangeable errors with intraclass correlation ``rho`` (G - 1 for equal cluster sizes)."""
+    of exchangeable errors with intraclass correlation ``rho`` (G - 1 for equal cluster sizes).
+    """
     g = structure.sizes.size
     rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float), nan=0.0), 0.0, 1.0)
     if structure.traces is None:
@@ -457,7 +474,7 @@ def _cluster_decision(delta, var, n, variance, de, df, *, alpha, power, alternat
 
 
 def t_test(delta: np.ndarray, variance: np.ndarray, df: float, alternative: str):
-    """t statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom."""
+    """T statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom."""
     delta = np.asarray(delta, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(variance > 0, delta / np.sqrt(variance), np.where(delta == 0, 0.0, np.sign(delta) * np.inf))

@@ -37,9 +37,11 @@ __all__ = ["ClusterSummary", "DesignEffects", "cluster_robust_se", "design_effec
 def _codes(values: Any, cluster: Any) -> tuple[np.ndarray, np.ndarray, int]:
     y = as_float_array(values, "values")
     if y.ndim != 1:
-        raise ValueError(f"`values` must be 1-D (one value per item); got shape {y.shape}.")
+        msg = f"`values` must be 1-D (one value per item); got shape {y.shape}."
+        raise ValueError(msg)
     if not np.all(np.isfinite(y)):
-        raise ValueError("`values` must not contain NaN or inf.")
+        msg = "`values` must not contain NaN or inf."
+        raise ValueError(msg)
     codes, g = check_cluster_labels(cluster, y.shape[0])
     return y, codes, g
 
@@ -145,10 +147,12 @@ def design_effect(mean_cluster_size: float, icc: float) -> float:
     """
     m = float(mean_cluster_size)
     if not (math.isfinite(m) and m >= 1):
-        raise ValueError(f"`mean_cluster_size` must be >= 1; got {mean_cluster_size!r}.")
+        msg = f"`mean_cluster_size` must be >= 1; got {mean_cluster_size!r}."
+        raise ValueError(msg)
     icc = float(icc)
     if not -1 <= icc <= 1:
-        raise ValueError(f"`icc` must be in [-1, 1]; got {icc!r}.")
+        msg = f"`icc` must be in [-1, 1]; got {icc!r}."
+        raise ValueError(msg)
     return 1.0 + (m - 1.0) * icc
 
 
@@ -240,7 +244,8 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
     y, codes, g = _codes(values, cluster)
     n = y.size
     if g < 2:
-        raise ValueError("`cluster` puts every item in one cluster: design effects need at least 2 clusters.")
+        msg = "`cluster` puts every item in one cluster: design effects need at least 2 clusters."
+        raise ValueError(msg)
     sums = pair_sums(y[:, None], codes, g)
     structure = cluster_structure(sums.sizes)
     r = sums.resid

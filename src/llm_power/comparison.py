@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._format import fmt_gap, fmt_n_star, fmt_score, p_is
+from ._kernels import _check_alpha_power, ceil_items
 from ._results import ConfidenceInterval, Result
 from ._validation import (
     as_rng,
@@ -35,7 +36,6 @@ from ._verdict import (
 from .effects import effect_sizes, paired_counts
 from .errors import DataError
 from .paired import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
-from ._kernels import _check_alpha_power, ceil_items
 from .permutation import permutation_test
 from .resampling import paired_bootstrap
 
@@ -145,10 +145,12 @@ class Comparison(Result):
 
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Confidence interval for delta = mean_a - mean_b (method in ``ci_method``; one-sided for a
-        one-sided ``alternative``)."""
+        one-sided ``alternative``).
+        """
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         if self._interval is None:  # pragma: no cover - always set by compare()
-            raise RuntimeError("this Comparison was not made by compare()")
+            msg = "this Comparison was not made by compare()"
+            raise RuntimeError(msg)
         return _interval_at(self._interval, level, self.alternative)
 
     def to_dict(self) -> dict[str, Any]:
@@ -307,17 +309,24 @@ def compare(
     codes, n_groups = None, 0
     if cluster is not None:
         if method in _IID_ONLY:
-            raise ValueError(f"`method` {method!r} tests items as independent and cannot use `cluster`; use "
-                             "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap).")
+            msg = (
+                f"`method` {method!r} tests items as independent and cannot use `cluster`; use "
+                             "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap)."
+            )
+            raise ValueError(msg)
         codes, n_groups = check_cluster_labels(cluster, n)
         require_clusters(n_groups, stacklevel=3)
     if method.startswith("mcnemar") and not binary:
-        raise ValueError(f"`method` {method!r} needs 0/1 scores; these scores are graded. "
-                         "Use 'paired_t', 'bootstrap' or 'permutation'.")
+        msg = (
+            f"`method` {method!r} needs 0/1 scores; these scores are graded. "
+                         "Use 'paired_t', 'bootstrap' or 'permutation'."
+        )
+        raise ValueError(msg)
     with np.errstate(over="ignore", invalid="ignore"):
         d = a_arr - b_arr
     if not np.all(np.isfinite(d)):
-        raise DataError("the score differences overflow: scores are too large to compare (rescale them)")
+        msg = "the score differences overflow: scores are too large to compare (rescale them)"
+        raise DataError(msg)
     sums = pair_sums(d[:, None], codes, n_groups)
     delta = float(sums.delta[0])
     n_b = n_c = None

@@ -60,12 +60,16 @@ def cells_from_margins(p_a: float, p_b: float, rho: float = 0.0) -> tuple[float,
     """
     p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating, np.integer)) or not math.isfinite(rho):
-        raise fail("rho", "a finite number", rho, exc=TypeError if not isinstance(rho, (int, float)) else ValueError)
+        msg = "rho"
+        raise fail(msg, "a finite number", rho, exc=TypeError if not isinstance(rho, (int, float)) else ValueError)
     lo, hi = rho_bounds(p_a, p_b)
     if not lo - 1e-12 <= rho <= hi + 1e-12:
-        raise ValueError(
+        msg = (
             f"rho={rho:g} is outside the admissible range [{lo:.2f}, {hi:.2f}] for p_a={p_a:g}, p_b={p_b:g} "
             "(two 0/1 variables with these accuracies cannot be more (anti-)correlated)."
+        )
+        raise ValueError(
+            msg
         )
     p11 = p_a * p_b + rho * math.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
     p11 = min(max(p11, max(0.0, p_a + p_b - 1.0)), min(p_a, p_b))
@@ -84,9 +88,11 @@ def margins_from_cells(p11: float, p10: float, p01: float, p00: float) -> tuple[
     """
     cells = [float(x) for x in (p11, p10, p01, p00)]
     if any(c < 0 or not math.isfinite(c) for c in cells):
-        raise ValueError(f"cell probabilities must be non-negative; got {cells}.")
+        msg = f"cell probabilities must be non-negative; got {cells}."
+        raise ValueError(msg)
     if abs(sum(cells) - 1.0) > 1e-9:
-        raise ValueError(f"cell probabilities must sum to 1; got {sum(cells):.6g}.")
+        msg = f"cell probabilities must sum to 1; got {sum(cells):.6g}."
+        raise ValueError(msg)
     p_a, p_b = cells[0] + cells[1], cells[0] + cells[2]
     s = math.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
     rho = (cells[0] - p_a * p_b) / s if s > 0 else math.nan
@@ -113,12 +119,16 @@ def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     """
     p = _check_prob(p, "p")
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating, np.integer)) or not math.isfinite(rho):
-        raise fail("rho", "a finite number", rho)
+        msg = "rho"
+        raise fail(msg, "a finite number", rho)
     lo = 1.0 - 1.0 / max(p, 1.0 - p)
     if not (lo - 1e-12 <= float(rho) < 1.0):
-        raise ValueError(
+        msg = (
             f"rho={float(rho):g} is outside the admissible range [{lo:.2f}, 1) for two models at p={p:g} "
             "(two 0/1 variables with these accuracies cannot be more (anti-)correlated)."
+        )
+        raise ValueError(
+            msg
         )
     return min(2.0 * p * (1.0 - p) * (1.0 - float(rho)), 2.0 * min(p, 1.0 - p))
 
@@ -133,16 +143,22 @@ def _paired_parameters(p_a: float, p_b: float, rho: float, discordance: float | 
     else:
         p_d = check_open_unit(discordance, "discordance")
         if delta * delta >= p_d or abs(delta) > p_d:
-            raise ValueError(
+            msg = (
                 f"infeasible design: |delta| = {abs(delta):.4g} needs discordance > |delta| "
                 f"(the two models must disagree on at least |delta| of the items); got discordance = {p_d:.4g}."
             )
+            raise ValueError(
+                msg
+            )
         upper = min(p_a + p_b, 2.0 - p_a - p_b)
         if p_d > upper + 1e-12:
-            raise ValueError(
+            msg = (
                 f"infeasible design: discordance = {p_d:.4g} is above {upper:.4g}, the most two models at "
                 f"p_a={p_a:g} and p_b={p_b:g} can disagree (Frechet-Hoeffding bound: p_d <= min(p_a + p_b, "
                 "2 - p_a - p_b))."
+            )
+            raise ValueError(
+                msg
             )
         p10, p01 = (p_d + delta) / 2.0, (p_d - delta) / 2.0
     return p_d, delta, p10, p01

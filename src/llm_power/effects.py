@@ -131,12 +131,14 @@ def paired_difference_ci_from_counts(
     cells = []
     for value, name in ((n11, "n11"), (n10, "n10"), (n01, "n01"), (n00, "n00")):
         if isinstance(value, bool) or not float(value).is_integer() or value < 0:
-            raise ValueError(f"`{name}` must be a non-negative integer count; got {value!r}.")
+            msg = f"`{name}` must be a non-negative integer count; got {value!r}."
+            raise ValueError(msg)
         cells.append(int(value))
     n11, n10, n01, n00 = cells
     n = n11 + n10 + n01 + n00
     if n == 0:
-        raise ValueError("the 2x2 table is empty: need at least 1 item.")
+        msg = "the 2x2 table is empty: need at least 1 item."
+        raise ValueError(msg)
     z = float(special.ndtri(1.0 - (1.0 - confidence_level) / 2.0))
     delta = (n10 - n01) / n
     if method == "wald":

@@ -81,9 +81,11 @@ class ApproximationWarning(LLMPowerWarning):
 
 class FewClustersWarning(ApproximationWarning):
     """Fewer than 30 clusters: the cluster test, interval and N* use Student-t quantiles with
-    G - 1 degrees of freedom, and cluster-robust inference is approximate."""
+    G - 1 degrees of freedom, and cluster-robust inference is approximate.
+    """
 
 
 class InfeasibleDesignWarning(LLMPowerWarning):
     """A planning question has no feasible answer for the design (the result is NaN): e.g. the
-    detectable gap would exceed the discordance, or an accuracy would leave [0, 1]."""
+    detectable gap would exceed the discordance, or an accuracy would leave [0, 1].
+    """

@@ -319,9 +319,12 @@ def _coverage_window(n: int, p: float, method: str, confidence_level: float, alt
     lo = max(0, int(math.floor(mean - 40.0 * sd - 10.0)))
     hi = min(n, int(math.ceil(mean + 40.0 * sd + 10.0)))
     if hi - lo + 1 > _COVERAGE_MAX_TERMS:
-        raise ValueError(f"exact coverage at n = {n:,}, p = {p:g} sums {hi - lo + 1:,} binomial terms, more than "
+        msg = (
+            f"exact coverage at n = {n:,}, p = {p:g} sums {hi - lo + 1:,} binomial terms, more than "
                          f"the {_COVERAGE_MAX_TERMS:,} computed in bounded memory; at this n every method's coverage "
-                         "is within rounding of the nominal level unless p is within a few /n of 0 or 1")
+                         "is within rounding of the nominal level unless p is within a few /n of 0 or 1"
+        )
+        raise ValueError(msg)
     ks = np.arange(lo, hi + 1)
     low, high = _bounds(ks, np.full(ks.shape, n), method, confidence_level, alternative)
     pmf = stats.binom.pmf(ks, n, p)
@@ -453,7 +456,8 @@ def n_for_half_width(
     w_arr = check_positive(width, "width")
     if np.any(w_arr > 0.5):
         bad = float(w_arr[w_arr > 0.5].reshape(-1)[0])
-        raise ValueError(f"`width` must be at most 0.5 (a proportion, not points); got {bad!r}.")
+        msg = f"`width` must be at most 0.5 (a proportion, not points); got {bad!r}."
+        raise ValueError(msg)
     p_arr = check_probabilities(p, "p")
     w_b, p_b = np.broadcast_arrays(w_arr, p_arr)
     z = _z(confidence_level, "two-sided")

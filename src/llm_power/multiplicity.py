@@ -18,7 +18,7 @@ import numpy as np
 from scipy import special, stats
 
 from ._results import Result
-from ._validation import fail, as_float_array, as_rng, check_open_unit, check_option
+from ._validation import as_float_array, as_rng, check_open_unit, check_option, fail
 
 __all__ = [
     "ADJUST_METHODS",
@@ -40,7 +40,8 @@ def _pvalues(pvalues: Any, name: str = "pvalues") -> np.ndarray:
     bad = ~((p >= 0) & (p <= 1))
     if np.any(bad):
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"`{name}` must be p-values in [0, 1]; got {p[idx]!r} at index {idx[-1] if len(idx) == 1 else idx}.")
+        msg = f"`{name}` must be p-values in [0, 1]; got {p[idx]!r} at index {idx[-1] if len(idx) == 1 else idx}."
+        raise ValueError(msg)
     return p
 
 
@@ -160,10 +161,12 @@ def partial_conjunction(pvalues: Any, u: Any, *, method: str = "bonferroni") -> 
     values = _pc_values(p, method)
     u_arr = np.asarray(u)
     if u_arr.dtype.kind not in "iu" and not (u_arr.dtype.kind == "f" and np.all(u_arr == np.round(u_arr))):
-        raise TypeError(f"`u` must be an integer or an array of integers; got {u!r}.")
+        msg = f"`u` must be an integer or an array of integers; got {u!r}."
+        raise TypeError(msg)
     u_int = u_arr.astype(np.int64)
     if np.any((u_int < 1) | (u_int > p.size)):
-        raise ValueError(f"`u` must be between 1 and N = {p.size}; got {u!r}.")
+        msg = f"`u` must be between 1 and N = {p.size}; got {u!r}."
+        raise ValueError(msg)
     out = values[u_int - 1]
     return float(out) if out.ndim == 0 else out
 
@@ -284,12 +287,15 @@ def simulate_error_rates(
     (0.4, True)
     """
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"`m` must be a positive integer; got {m!r}.")
+        msg = f"`m` must be a positive integer; got {m!r}."
+        raise ValueError(msg)
     if isinstance(m1, bool) or not isinstance(m1, (int, np.integer)) or not 0 <= m1 <= m:
-        raise ValueError(f"`m1` must be an integer in [0, m]; got {m1!r}.")
+        msg = f"`m1` must be an integer in [0, m]; got {m1!r}."
+        raise ValueError(msg)
     alpha = check_open_unit(alpha, "alpha")
     if not 0.0 <= float(correlation) < 1.0:
-        raise ValueError(f"`correlation` must be in [0, 1); got {correlation!r}.")
+        msg = f"`correlation` must be in [0, 1); got {correlation!r}."
+        raise ValueError(msg)
     names = list(methods)
     for name in names:
         if name != "none":
@@ -327,7 +333,8 @@ def bonferroni_factor(m: int, *, alpha: float = 0.05, power: float = 0.8, altern
     2.109
     """
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise fail("m", "a positive integer (the number of tests)", m)
+        msg = "m"
+        raise fail(msg, "a positive integer (the number of tests)", m)
     from ._kernels import k_factor
 
     return k_factor(alpha / m, power, alternative) / k_factor(alpha, power, alternative)

@@ -182,7 +182,7 @@ def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", continuity_correcti
 
 
 def discordant_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
-    """b = #(a=1, b=0) and c = #(a=0, b=1) for aligned 0/1 arrays."""
+    """B = #(a=1, b=0) and c = #(a=0, b=1) for aligned 0/1 arrays."""
     return int(np.count_nonzero((a == 1) & (b == 0))), int(np.count_nonzero((a == 0) & (b == 1)))
 
 
@@ -288,13 +288,15 @@ def mcnemar_from_counts(
     continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=_stacklevel + 1)
     for value, name in ((b, "b"), (c, "c")):
         if isinstance(value, bool) or not float(value).is_integer() or value < 0:
-            raise ValueError(f"`{name}` must be a non-negative integer count; got {value!r}.")
+            msg = f"`{name}` must be a non-negative integer count; got {value!r}."
+            raise ValueError(msg)
     b, c = int(b), int(c)
     m = b + c
     if n is None:
         n = m
     elif n < m:
-        raise ValueError(f"`n` must be at least b + c = {m}; got {n}.")
+        msg = f"`n` must be at least b + c = {m}; got {n}."
+        raise ValueError(msg)
     if m == 0:
         warnings.warn("no discordant items (b + c = 0): the models agree on every item; p = 1.",
                       DegenerateDataWarning, stacklevel=_stacklevel)
@@ -442,7 +444,8 @@ def wilcoxon(
         method = "exact" if (n <= 50 and not has_ties and not has_zeros) else "approx"
     if method == "exact":
         if has_ties or (has_zeros and zero_method == "pratt"):
-            raise ValueError("`method` 'exact' needs differences without ties; use method='approx'.")
+            msg = "`method` 'exact' needs differences without ties; use method='approx'."
+            raise ValueError(msg)
         counts = _signed_rank_counts(n)
         pmf = counts / counts.sum()
         t_int = int(round(t_plus))
@@ -544,9 +547,11 @@ def unpaired_z(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     b_arr = as_float_array(b, "b").reshape(-1)
     for arr, name in ((a_arr, "a"), (b_arr, "b")):
         if arr.size < 2:
-            raise ValueError(f"`{name}` needs at least 2 items; got {arr.size}.")
+            msg = f"`{name}` needs at least 2 items; got {arr.size}."
+            raise ValueError(msg)
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"`{name}` must contain finite scores (no NaN or inf).")
+            msg = f"`{name}` must contain finite scores (no NaN or inf)."
+            raise ValueError(msg)
     if a_arr.size == b_arr.size:
         warnings.warn(
             "unpaired_z ignores the pairing: when both models answered the same items use a "

@@ -120,7 +120,8 @@ def permutation_test(
     gen = as_rng(rng)
     n = a_arr.shape[0]
     if func is None and a_arr.ndim != 1:
-        raise ValueError("`statistic` 'mean' needs 1-D per-item scores; pass a callable for richer items.")
+        msg = "`statistic` 'mean' needs 1-D per-item scores; pass a callable for richer items."
+        raise ValueError(msg)
     differs = np.any((a_arr != b_arr).reshape(n, -1), axis=1)
     m = int(np.count_nonzero(differs))
     if func is None:

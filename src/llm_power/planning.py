@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._validation import check_alternative, check_open_unit, check_option, fail, scalar_or_array
+from ._exact import (  # noqa: F401 - part of planning's namespace
+    EXACT_POWER_MAX_N,
+    EXACT_SCAN_MAX_N,
+    _check_exact_size,
+    _exact_power_paired,
+    _rejection_probability,
+)
 from ._kernels import (  # noqa: F401 - the one copy of K, N*, MDE; planning's namespace
     _check_alpha_power,
     _check_delta,
@@ -42,13 +48,7 @@ from ._kernels import (  # noqa: F401 - the one copy of K, N*, MDE; planning's n
     mde_from_variance,
     n_star_from_variance,
 )
-from ._exact import (  # noqa: F401 - part of planning's namespace
-    EXACT_POWER_MAX_N,
-    EXACT_SCAN_MAX_N,
-    _check_exact_size,
-    _exact_power_paired,
-    _rejection_probability,
-)
+from ._validation import check_alternative, check_open_unit, check_option, fail, scalar_or_array
 from .designs import (  # noqa: F401 - re-exported: planning's conversions
     _check_prob,
     _paired_parameters,
@@ -99,9 +99,11 @@ def _check_design(design: str, method: str) -> str:
 
 def _check_design_effect(design_effect: Any) -> float:
     if isinstance(design_effect, bool) or not isinstance(design_effect, (int, float, np.number)):
-        raise fail("design_effect", "a number >= 1", design_effect, exc=TypeError)
+        msg = "design_effect"
+        raise fail(msg, "a number >= 1", design_effect, exc=TypeError)
     if not (math.isfinite(design_effect) and design_effect >= 1.0):
-        raise fail("design_effect", "a number >= 1", design_effect)
+        msg = "design_effect"
+        raise fail(msg, "a number >= 1", design_effect)
     return float(design_effect)
 
 
@@ -174,9 +176,12 @@ def unrounded_sample_size(
 
 def _check_direction(delta: float, alternative: str) -> None:
     if (alternative == "greater" and delta < 0) or (alternative == "less" and delta > 0):
-        raise ValueError(
+        msg = (
             f"infeasible: alternative={alternative!r} tests the other direction than delta = p_a - p_b = "
             f"{delta:+.4g}; no sample size gives power there."
+        )
+        raise ValueError(
+            msg
         )
 
 
@@ -360,7 +365,8 @@ def power(
     design_effect = _check_design_effect(design_effect)
     n_arr = np.asarray(n, dtype=float)
     if np.any(~(n_arr >= 1)):
-        raise ValueError(f"`n` must be >= 1; got {n!r}.")
+        msg = f"`n` must be >= 1; got {n!r}."
+        raise ValueError(msg)
     n_eff = n_arr / design_effect
     z_a = _z_alpha(alpha, alternative)
     if design == "unpaired":
@@ -375,7 +381,8 @@ def power(
     p_d, delta, p10, _ = _paired_parameters(p_a, p_b, rho, discordance)
     if method == "exact":
         if not np.all(n_eff == np.round(n_eff)):
-            raise ValueError("`n` / `design_effect` must be a whole number of items for method='exact'.")
+            msg = "`n` / `design_effect` must be a whole number of items for method='exact'."
+            raise ValueError(msg)
         out = _exact_power_paired(n_eff.astype(np.int64).reshape(-1), p_d, p10, alpha, alternative)
         return scalar_or_array(out.reshape(n_eff.shape))
     sd_d = math.sqrt(p_d - delta * delta)
@@ -402,11 +409,13 @@ def power_curve(
     array([0.15, 0.43, 0.94])
     """
     if n is None or p_a is None or p_b is None:
-        raise TypeError("power_curve needs n, p_a and p_b (one of n or p_b an array).")
+        msg = "power_curve needs n, p_a and p_b (one of n or p_b an array)."
+        raise TypeError(msg)
     n_arr = np.atleast_1d(np.asarray(n))
     pb_arr = np.atleast_1d(np.asarray(p_b, dtype=float))
     if n_arr.size > 1 and pb_arr.size > 1:
-        raise ValueError("give an array for `n` or for `p_b`, not both.")
+        msg = "give an array for `n` or for `p_b`, not both."
+        raise ValueError(msg)
     if pb_arr.size > 1:
         return np.array([float(power(int(n_arr[0]) if n_arr.size == 1 else n_arr, p_a, float(pb), **kwargs))
                          for pb in pb_arr])
@@ -464,7 +473,8 @@ def mde(
                              alternative=alternative, design_effect=design_effect, discordance=discordance)
                          for x in n_arr.reshape(-1)]).reshape(n_arr.shape)
     if not n_arr >= 1:
-        raise ValueError(f"`n` must be >= 1; got {n!r}.")
+        msg = f"`n` must be >= 1; got {n!r}."
+        raise ValueError(msg)
     n_eff = float(n_arr) / design_effect
     z_a, z_b = _z_alpha(alpha, alternative), float(special.ndtri(power_))
     k = (z_a + z_b) ** 2
@@ -485,9 +495,12 @@ def mde(
     else:
         p_d = check_open_unit(discordance, "discordance")
         if p_d > 2.0 * min(p, 1.0 - p) + 1e-12:
-            raise ValueError(
+            msg = (
                 f"infeasible design: discordance = {p_d:.4g} is above {2 * min(p, 1 - p):.4g}, the most two models "
                 f"near p={p:g} can disagree (Frechet-Hoeffding bound: p_d <= 2 min(p, 1 - p))."
+            )
+            raise ValueError(
+                msg
             )
     # a gap can be at most the discordance: the two models differ only on the items they disagree on
     if method == "wald":
@@ -506,7 +519,7 @@ def mde(
 
 
 def _feasible(delta: float, limit: float, design: str, p: float, n: Any) -> float:
-    """delta when the design can have it, else NaN with an :class:`InfeasibleDesignWarning`."""
+    """Delta when the design can have it, else NaN with an :class:`InfeasibleDesignWarning`."""
     if delta <= limit + 1e-12:
         return delta
     _warn_infeasible(limit, design, p, n)
@@ -529,10 +542,10 @@ def _warn_infeasible(limit: float, design: str, p: float, n: Any) -> None:
 
 
 # the shortcut (what not to do) and the Bonferroni factor live in their own modules; re-exported
+from .multiplicity import bonferroni_factor  # noqa: E402, F401
 from .shortcut import (  # noqa: E402, F401
     _shortcut_raw,
     sample_size_shortcut,
     shortcut_constant,
     shortcut_prescreen,
 )
-from .multiplicity import bonferroni_factor  # noqa: E402, F401

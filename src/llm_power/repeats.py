@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ._kernels import ceil_items, k_factor
 from ._results import Result
 from ._validation import as_float_array, check_positive
-from ._kernels import ceil_items, k_factor
 
 __all__ = [
     "RepeatedSamplingPlan",
@@ -69,11 +69,14 @@ class VarianceComponents(Result):
 def _matrix(x: Any, name: str) -> np.ndarray:
     arr = as_float_array(x, name)
     if arr.ndim != 2:
-        raise ValueError(f"`{name}` must be a 2-D (n_items, n_samples) array; got shape {arr.shape}.")
+        msg = f"`{name}` must be a 2-D (n_items, n_samples) array; got shape {arr.shape}."
+        raise ValueError(msg)
     if arr.shape[0] < 2 or arr.shape[1] < 2:
-        raise ValueError(f"`{name}` needs at least 2 items and 2 samples per item; got shape {arr.shape}.")
+        msg = f"`{name}` needs at least 2 items and 2 samples per item; got shape {arr.shape}."
+        raise ValueError(msg)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` must not contain NaN or inf.")
+        msg = f"`{name}` must not contain NaN or inf."
+        raise ValueError(msg)
     return arr
 
 
@@ -143,7 +146,8 @@ def paired_variance_components(a: Any, b: Any) -> VarianceComponents:
     """
     xa, xb = _matrix(a, "a"), _matrix(b, "b")
     if xa.shape[0] != xb.shape[0]:
-        raise ValueError(f"`a` and `b` must have the same items (rows); got {xa.shape[0]} and {xb.shape[0]}.")
+        msg = f"`a` and `b` must have the same items (rows); got {xa.shape[0]} and {xb.shape[0]}."
+        raise ValueError(msg)
     n, ka = xa.shape
     kb = xb.shape[1]
     d = xa.mean(axis=1) - xb.mean(axis=1)
@@ -183,7 +187,8 @@ def sample_size_repeated(
     """
     d = float(delta)
     if d == 0 or not math.isfinite(d):
-        raise ValueError(f"`delta` must be a finite non-zero gap; got {delta!r}.")
+        msg = f"`delta` must be a finite non-zero gap; got {delta!r}."
+        raise ValueError(msg)
     b, w = _components(between, within)
     k = _samples(samples_per_item)
     raw = k_factor(alpha, power, alternative) * (b + w / k) / (d * d)
@@ -193,17 +198,21 @@ def sample_size_repeated(
 def _components(between: float, within: float) -> tuple[float, float]:
     b, w = float(between), float(within)
     if not (math.isfinite(b) and b >= 0):
-        raise ValueError(f"`between` must be a non-negative variance; got {between!r}.")
+        msg = f"`between` must be a non-negative variance; got {between!r}."
+        raise ValueError(msg)
     if not (math.isfinite(w) and w >= 0):
-        raise ValueError(f"`within` must be a non-negative variance; got {within!r}.")
+        msg = f"`within` must be a non-negative variance; got {within!r}."
+        raise ValueError(msg)
     if b + w == 0:
-        raise ValueError("`between` and `within` are both 0: every score is the same.")
+        msg = "`between` and `within` are both 0: every score is the same."
+        raise ValueError(msg)
     return b, w
 
 
 def _samples(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"`samples_per_item` must be a positive integer; got {k!r}.")
+        msg = f"`samples_per_item` must be a positive integer; got {k!r}."
+        raise ValueError(msg)
     return int(k)
 
 
@@ -222,7 +231,7 @@ class RepeatedSamplingPlan(Result):
 
     def summary(self) -> str:
         lines = ["samples/item    items   total samples        cost"]
-        for k, n, t, c in zip(self.samples_per_item, self.n_items, self.total_samples, self.cost):
+        for k, n, t, c in zip(self.samples_per_item, self.n_items, self.total_samples, self.cost, strict=False):
             mark = "  <- cheapest" if k == self.best_samples_per_item else ""
             lines.append(f"{k:>12} {n:>8,} {t:>15,} {c:>11,.0f}{mark}")
         return "\n".join(lines)

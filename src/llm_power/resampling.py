@@ -134,21 +134,25 @@ class BootstrapResult(Result):
 def _items(x: Any, name: str) -> np.ndarray:
     arr = as_float_array(x, name)
     if arr.ndim == 0:
-        raise ValueError(f"`{name}` must be an array of per-item outputs; got a scalar.")
+        msg = f"`{name}` must be an array of per-item outputs; got a scalar."
+        raise ValueError(msg)
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"`{name}` must contain finite values (no NaN or inf); item {int(bad[0])} is not.")
+        msg = f"`{name}` must contain finite values (no NaN or inf); item {int(bad[0])} is not."
+        raise ValueError(msg)
     return arr
 
 
 def _check_items(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     a_arr, b_arr = _items(a, "a"), _items(b, "b")
     if a_arr.shape != b_arr.shape:
+        msg = f"`a` and `b` must be aligned per-item outputs of the same shape; got {a_arr.shape} and {b_arr.shape}."
         raise ValueError(
-            f"`a` and `b` must be aligned per-item outputs of the same shape; got {a_arr.shape} and {b_arr.shape}."
+            msg
         )
     if a_arr.shape[0] < 2:
-        raise ValueError(f"need at least 2 items; got {a_arr.shape[0]}.")
+        msg = f"need at least 2 items; got {a_arr.shape[0]}."
+        raise ValueError(msg)
     return a_arr, b_arr
 
 
@@ -159,7 +163,8 @@ def _resolve_statistic(statistic: Any) -> Statistic | None:
         return None
     if callable(statistic):
         return statistic
-    raise TypeError(f"`statistic` must be 'mean' or a callable f(a, b) -> float; got {statistic!r}.")
+    msg = f"`statistic` must be 'mean' or a callable f(a, b) -> float; got {statistic!r}."
+    raise TypeError(msg)
 
 
 def _accepts_axis(func: Statistic) -> bool:
@@ -174,16 +179,20 @@ def _call(func: Statistic, a: np.ndarray, b: np.ndarray, *, batched: bool) -> np
     if batched:
         out = np.asarray(func(a, b, axis=1), dtype=float)
         if out.shape != (a.shape[0],):
-            raise ValueError(
+            msg = (
                 f"`statistic` called with axis=1 on a batch of {a.shape[0]} resamples must return "
                 f"{a.shape[0]} values; got shape {out.shape}."
+            )
+            raise ValueError(
+                msg
             )
         return out
     if _accepts_axis(func):
         return _call(func, a[None], b[None], batched=True).reshape(())
     value = np.asarray(func(a, b), dtype=float)
     if value.size != 1:
-        raise ValueError(f"`statistic` must return one number; got shape {value.shape}.")
+        msg = f"`statistic` must return one number; got shape {value.shape}."
+        raise ValueError(msg)
     return value.reshape(())
 
 
@@ -303,7 +312,8 @@ def paired_bootstrap(
     labels = _cluster_codes(cluster, n)
 
     if func is None and a_arr.ndim != 1:
-        raise ValueError("`statistic` 'mean' needs 1-D per-item scores; pass a callable for richer items.")
+        msg = "`statistic` 'mean' needs 1-D per-item scores; pass a callable for richer items."
+        raise ValueError(msg)
 
     if func is None:
         d = a_arr - b_arr
@@ -350,13 +360,18 @@ MAX_RESAMPLES = 50_000_000
 
 def _check_resamples(n_resamples: Any) -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
-        raise TypeError(f"`n_resamples` must be a positive integer; got {n_resamples!r}.")
+        msg = f"`n_resamples` must be a positive integer; got {n_resamples!r}."
+        raise TypeError(msg)
     if n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be a positive integer; got {n_resamples!r}.")
+        msg = f"`n_resamples` must be a positive integer; got {n_resamples!r}."
+        raise ValueError(msg)
     if n_resamples > MAX_RESAMPLES:
-        raise ValueError(f"`n_resamples` must be at most {MAX_RESAMPLES:,} (the resampled distribution is kept in "
+        msg = (
+            f"`n_resamples` must be at most {MAX_RESAMPLES:,} (the resampled distribution is kept in "
                          f"memory: {n_resamples:,} resamples need {8 * n_resamples / 2**30:.1f} GiB); got "
-                         f"{n_resamples:,}. 10,000-100,000 resamples give p-values to about 0.001.")
+                         f"{n_resamples:,}. 10,000-100,000 resamples give p-values to about 0.001."
+        )
+        raise ValueError(msg)
     return int(n_resamples)
 
 

@@ -21,7 +21,14 @@ import numpy as np
 from scipy import stats
 
 from ._format import fmt_gap, fmt_n_star, fmt_p
+from ._kernels import _check_alpha_power, ceil_items, k_factor, mde_from_variance
 from ._results import Result, to_plain
+from ._sufficient import (
+    PairwiseStatistics,
+    pair_sums_binary,
+    pair_sums_graded,
+    pairwise_statistics,
+)
 from ._validation import as_rng, check_confidence_level, check_option
 from ._verdict import (
     CLT_MIN_ITEMS,
@@ -40,13 +47,6 @@ from ._verdict import (
 )
 from .errors import DataError
 from .intervals import proportion_ci
-from ._kernels import _check_alpha_power, ceil_items, k_factor, mde_from_variance
-from ._sufficient import (
-    PairwiseStatistics,
-    pair_sums_binary,
-    pair_sums_graded,
-    pairwise_statistics,
-)
 from .permutation import permutation_test
 from .regimes import REGIMES, Context, Regime, RegimeOutput
 from .simulation import calibrate  # re-exported: it lived here before 0.1
@@ -77,30 +77,39 @@ def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
         try:
             x = np.asarray(scores, dtype=float)
         except (TypeError, ValueError):
-            raise TypeError("`scores` must be a numeric (n_items, n_models) matrix or a DataFrame.") from None
+            msg = "`scores` must be a numeric (n_items, n_models) matrix or a DataFrame."
+            raise TypeError(msg) from None
         names = None
     if x.ndim != 2:
-        raise ValueError(f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}.")
+        msg = f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}."
+        raise ValueError(msg)
     if models is not None:
         names = [str(m) for m in models]
         if len(names) != x.shape[1]:
-            raise ValueError(f"`models` has {len(names)} names for {x.shape[1]} model columns.")
+            msg = f"`models` has {len(names)} names for {x.shape[1]} model columns."
+            raise ValueError(msg)
     if names is None:
         names = [f"model_{j}" for j in range(x.shape[1])]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise ValueError(f"model names must be unique; {dup!r} appears twice.")
+        msg = f"model names must be unique; {dup!r} appears twice."
+        raise ValueError(msg)
     if x.shape[1] < 2:
-        raise ValueError(f"need at least 2 models to compare; got {x.shape[1]}.")
+        msg = f"need at least 2 models to compare; got {x.shape[1]}."
+        raise ValueError(msg)
     if x.shape[0] < 2:
-        raise ValueError(f"need at least 2 items; got {x.shape[0]}.")
+        msg = f"need at least 2 items; got {x.shape[0]}."
+        raise ValueError(msg)
     bad = ~np.isfinite(x)
     if np.any(bad):
         item, col = (int(v) for v in np.argwhere(bad)[0])
         count = int(bad[:, col].sum())
-        raise DataError(
+        msg = (
             f"model {names[col]!r} has {count} missing or non-finite score(s) (first at item row {item}); "
             "paired comparisons need every model scored on every item -- drop or score those items first"
+        )
+        raise DataError(
+            msg
         )
     return x, names
 
@@ -112,7 +121,8 @@ def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
 @dataclass(frozen=True, slots=True, repr=False)
 class PairResolution(Result):
     """Resolution of one pair of models (A ranked above B). Optional fields are None when the
-    corresponding stress test was not requested."""
+    corresponding stress test was not requested.
+    """
 
     model_a: str
     model_b: str
@@ -211,7 +221,8 @@ class Diagnosis(Result):
 
     def mde_curve(self, n_items) -> np.ndarray:
         """MDE against the number of items for the median per-item variance of the displayed pairs
-        (the report's "what this benchmark can detect" curve), at the report's alpha and power."""
+        (the report's "what this benchmark can detect" curve), at the report's alpha and power.
+        """
         var = float(np.median([p.se**2 * self.n for p in self.pairs]))
         var = var if var > 0 else 1e-12
         return np.asarray(mde_from_variance(np.asarray(n_items, dtype=float), var, alpha=self.settings["alpha"],
@@ -382,15 +393,19 @@ def diagnose(
         correction = check_option(correction, "correction", CORRECTIONS)
     cluster_resamples = _check_nonnegative_int(cluster_resamples, "cluster_resamples")
     if cluster_resamples > MAX_CLUSTER_RESAMPLES:
-        raise ValueError(f"`cluster_resamples` must be at most {MAX_CLUSTER_RESAMPLES:,}; got {cluster_resamples:,}.")
+        msg = f"`cluster_resamples` must be at most {MAX_CLUSTER_RESAMPLES:,}; got {cluster_resamples:,}."
+        raise ValueError(msg)
     max_pairs = _check_nonnegative_int(max_pairs, "max_pairs")
     x, names = _as_matrix(scores, models)
     n, m_models = x.shape
     n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
     if n_pairs_planned > max_pairs:
-        raise ValueError(f"pairs={pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
+        msg = (
+            f"pairs={pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
                          f"max_pairs = {max_pairs:,} (each pair is a row of the report); use pairs='adjacent', fewer "
-                         "models (--top K), or raise max_pairs (--max-pairs)")
+                         "models (--top K), or raise max_pairs (--max-pairs)"
+        )
+        raise ValueError(msg)
     codes, n_groups = None, 0
     if cluster is not None:
         codes, n_groups = check_cluster_labels(cluster, n)
@@ -527,7 +542,8 @@ def _rows(ctx: Context, columns: dict[str, np.ndarray]) -> list:
 
 def _check_nonnegative_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"`{name}` must be a non-negative integer; got {value!r}.")
+        msg = f"`{name}` must be a non-negative integer; got {value!r}."
+        raise ValueError(msg)
     return int(value)
 
 

@@ -63,7 +63,8 @@ def type_s_m(effect: float, standard_error: float, *, alpha: float = 0.05, df: f
     a = float(effect)
     s = float(check_positive(standard_error, "standard_error"))
     if a == 0 or not math.isfinite(a):
-        raise fail("effect", "a finite non-zero true effect", effect)
+        msg = "effect"
+        raise fail(msg, "a finite non-zero true effect", effect)
     dist = stats.norm if df is None else stats.t(float(check_positive(df, "df")))
     z = float(dist.ppf(1 - alpha / 2))
     lam = abs(a) / s

@@ -81,14 +81,15 @@ def normal_mixture_boundary(v: Any, *, alpha: float = 0.05, rho: float) -> Any:
     """
     alpha = check_open_unit(alpha, "alpha")
     if not rho > 0:
-        raise fail("rho", "positive", rho)
+        msg = "rho"
+        raise fail(msg, "positive", rho)
     v = np.asarray(v, dtype=float)
     out = np.sqrt((v + rho) * np.log((v + rho) / (rho * alpha * alpha)))
     return float(out) if out.ndim == 0 else out
 
 
 def normal_mixture_log_evalue(s: Any, v: Any, *, rho: float) -> Any:
-    """log E_t of the normal-mixture e-process for sum S_t and intrinsic time v_t."""
+    """Log E_t of the normal-mixture e-process for sum S_t and intrinsic time v_t."""
     s = np.asarray(s, dtype=float)
     v = np.asarray(v, dtype=float)
     out = 0.5 * np.log(rho / (v + rho)) + s * s / (2.0 * (v + rho))
@@ -96,7 +97,7 @@ def normal_mixture_log_evalue(s: Any, v: Any, *, rho: float) -> Any:
 
 
 def beta_mixture_log_evalue(b: Any, c: Any, *, a: float = 0.5) -> Any:
-    r"""log E of the Beta(a, a)-mixture likelihood ratio on the discordant items.
+    r"""Log E of the Beta(a, a)-mixture likelihood ratio on the discordant items.
 
     :math:`\log E = m\log 2 + \log B(a + b, a + c) - \log B(a, a)`, m = b + c. An exact
     martingale under H0 (equal accuracy), so P(sup E >= 1/alpha) <= alpha.
@@ -111,7 +112,8 @@ def beta_mixture_log_evalue(b: Any, c: Any, *, a: float = 0.5) -> Any:
     6.41
     """
     if not np.all(np.asarray(a) > 0):
-        raise fail("a", "positive", a)
+        msg = "a"
+        raise fail(msg, "positive", a)
     b = np.asarray(b, dtype=float)
     c = np.asarray(c, dtype=float)
     out = (b + c) * math.log(2.0) + special.betaln(a + b, a + c) - special.betaln(a, a)
@@ -226,10 +228,12 @@ class SequentialMonitor:
         self.alpha = check_open_unit(alpha, "alpha")
         lo, hi = (float(x) for x in score_range)
         if not hi > lo:
-            raise ValueError(f"`score_range` must be (low, high) with high > low; got {score_range!r}.")
+            msg = f"`score_range` must be (low, high) with high > low; got {score_range!r}."
+            raise ValueError(msg)
         self.score_range = (lo, hi)
         if isinstance(tuned_for, bool) or not isinstance(tuned_for, (int, np.integer)) or tuned_for < 1:
-            raise fail("tuned_for", "a positive integer (items)", tuned_for)
+            msg = "tuned_for"
+            raise fail(msg, "a positive integer (items)", tuned_for)
         self.tuned_for = int(tuned_for)
         self.expected_discordance = check_open_unit(expected_discordance, "expected_discordance")
         _, r = anytime_critical_value(self.alpha)
@@ -266,18 +270,24 @@ class SequentialMonitor:
         x = as_float_array(a, "a").reshape(-1)
         y = as_float_array(b, "b").reshape(-1)
         if x.size != y.size:
-            raise ValueError(f"`a` and `b` must have the same number of new items; got {x.size} and {y.size}.")
+            msg = f"`a` and `b` must have the same number of new items; got {x.size} and {y.size}."
+            raise ValueError(msg)
         if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-            raise ValueError("new scores must be finite (no NaN or inf).")
+            msg = "new scores must be finite (no NaN or inf)."
+            raise ValueError(msg)
         batch_binary = bool(np.all((x == 0) | (x == 1)) and np.all((y == 0) | (y == 1)))
         if self.binary is None:
             self.binary = batch_binary
         elif self.binary and not batch_binary:
-            raise ValueError("this monitor is for 0/1 correctness; got a graded score. Create it with binary=False.")
+            msg = "this monitor is for 0/1 correctness; got a graded score. Create it with binary=False."
+            raise ValueError(msg)
         lo, hi = self.score_range
         if not self.binary and (np.any(x < lo) or np.any(x > hi) or np.any(y < lo) or np.any(y > hi)):
-            raise ValueError(f"scores must lie in `score_range` {self.score_range}; the time-uniform "
-                             "guarantee depends on the bounds.")
+            msg = (
+                f"scores must lie in `score_range` {self.score_range}; the time-uniform "
+                             "guarantee depends on the bounds."
+            )
+            raise ValueError(msg)
         # Evaluate the e-process item by item within the batch so a crossing is seen when it
         # happens (the guarantee is for looks after every item).
         d = x - y
@@ -398,10 +408,12 @@ class LeaderboardMonitor:
                  **kwargs: Any) -> None:
         self.models = [str(m) for m in models]
         if len(self.models) < 2 or len(set(self.models)) != len(self.models):
-            raise ValueError("`models` must name at least 2 distinct models.")
+            msg = "`models` must name at least 2 distinct models."
+            raise ValueError(msg)
         self.alpha = check_open_unit(alpha, "alpha")
         if correction not in ("bonferroni", None):
-            raise ValueError(f"`correction` must be 'bonferroni' or None; got {correction!r}.")
+            msg = f"`correction` must be 'bonferroni' or None; got {correction!r}."
+            raise ValueError(msg)
         k = len(self.models)
         self.pair_index = [(i, j) for i in range(k) for j in range(i + 1, k)]
         self.alpha_per_pair = self.alpha / len(self.pair_index) if correction else self.alpha
@@ -414,11 +426,13 @@ class LeaderboardMonitor:
         if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):
             missing = [m for m in self.models if m not in [str(c) for c in scores.columns]]
             if missing:
-                raise ValueError(f"the new scores have no column for model {missing[0]!r}.")
+                msg = f"the new scores have no column for model {missing[0]!r}."
+                raise ValueError(msg)
             scores = scores[self.models].to_numpy(dtype=float)
         x = as_float_array(scores, "scores")
         if x.ndim != 2 or x.shape[1] != len(self.models):
-            raise ValueError(f"`scores` must have shape (n_new, {len(self.models)}); got {x.shape}.")
+            msg = f"`scores` must have shape (n_new, {len(self.models)}); got {x.shape}."
+            raise ValueError(msg)
         for (i, j), mon in self.monitors.items():
             mon.update(x[:, i], x[:, j])
         self.sums += x.sum(axis=0)

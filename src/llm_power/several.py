@@ -1,5 +1,6 @@
 """Tests beyond one pair on one split: Cochran's Q for several models on the same items, and
-Dietterich's 5x2cv paired t test for models compared by cross-validation."""
+Dietterich's 5x2cv paired t test for models compared by cross-validation.
+"""
 
 from __future__ import annotations
 
@@ -50,14 +51,18 @@ def cochran_q(scores: Any) -> TestResult:
     """
     x = as_float_array(scores, "scores")
     if x.ndim != 2:
-        raise ValueError(f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}.")
+        msg = f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}."
+        raise ValueError(msg)
     n_items, k = x.shape
     if k < 2:
-        raise ValueError(f"`scores` needs at least 2 model columns; got {k}.")
+        msg = f"`scores` needs at least 2 model columns; got {k}."
+        raise ValueError(msg)
     if n_items < 2:
-        raise ValueError(f"need at least 2 items; got {n_items}.")
+        msg = f"need at least 2 items; got {n_items}."
+        raise ValueError(msg)
     if not np.all(np.isfinite(x)):
-        raise ValueError("`scores` must not contain NaN or inf.")
+        msg = "`scores` must not contain NaN or inf."
+        raise ValueError(msg)
     check_binary(x.reshape(-1), "scores", why="Cochran's Q needs correct/incorrect per item")
     col = x.sum(axis=0)
     row = x.sum(axis=1)
@@ -110,9 +115,11 @@ def five_by_two_cv(scores_a: Any, scores_b: Any) -> TestResult:
     pb = as_float_array(scores_b, "scores_b")
     for arr, name in ((pa, "scores_a"), (pb, "scores_b")):
         if arr.shape != (5, 2):
-            raise ValueError(f"`{name}` must have shape (5, 2): 5 replications x 2 folds; got {arr.shape}.")
+            msg = f"`{name}` must have shape (5, 2): 5 replications x 2 folds; got {arr.shape}."
+            raise ValueError(msg)
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"`{name}` must not contain NaN or inf.")
+            msg = f"`{name}` must not contain NaN or inf."
+            raise ValueError(msg)
     diff = pa - pb
     mean = diff.mean(axis=1, keepdims=True)
     s2 = np.sum((diff - mean) ** 2, axis=1)

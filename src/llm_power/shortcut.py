@@ -52,7 +52,8 @@ def shortcut_constant(p: float, rho: float) -> float:
     """
     p = _check_prob(p, "p")
     if not -1.0 < float(rho) < 1.0:
-        raise fail("rho", "in (-1, 1)", rho)
+        msg = "rho"
+        raise fail(msg, "in (-1, 1)", rho)
     u = p * (1 - p)
     bracket = (1 + rho) * (1 - 2 * p) ** 2 / (16 * (1 - rho) * u * u) - 1 / (6 * u)
     return 0.5 * abs(bracket)

@@ -18,8 +18,8 @@ from scipy import special, stats
 
 from ._results import Result
 from ._validation import as_rng, check_alternative, check_open_unit, check_option
-from .paired import mcnemar_pvalue, wilcoxon
 from .designs import cells_from_margins
+from .paired import mcnemar_pvalue, wilcoxon
 from .permutation import permutation_test
 from .resampling import paired_bootstrap
 
@@ -41,17 +41,22 @@ def _cells(p_a: float | None, p_b: float | None, rho: float, table: Any) -> np.n
     if table is not None:
         cells = np.asarray(table, dtype=float).reshape(-1)
         if cells.size != 4 or np.any(cells < 0) or not np.all(np.isfinite(cells)) or cells.sum() <= 0:
-            raise ValueError("`table` must be 4 non-negative counts (both right, A only, B only, neither); "
-                             f"got {table!r}.")
+            msg = (
+                "`table` must be 4 non-negative counts (both right, A only, B only, neither); "
+                             f"got {table!r}."
+            )
+            raise ValueError(msg)
         return cells / cells.sum()
     if p_a is None or p_b is None:
-        raise TypeError("give `p_a` and `p_b` (with `rho`), or a pilot `table`.")
+        msg = "give `p_a` and `p_b` (with `rho`), or a pilot `table`."
+        raise TypeError(msg)
     return np.array(cells_from_margins(p_a, p_b, rho))
 
 
 def _check_n(n: Any, minimum: int = 2) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise ValueError(f"`n` must be an integer >= {minimum}; got {n!r}.")
+        msg = f"`n` must be an integer >= {minimum}; got {n!r}."
+        raise ValueError(msg)
     return int(n)
 
 
@@ -271,8 +276,8 @@ def calibrate(
     >>> res["n"], abs(res["empirical_power"] - 0.8) < 0.03
     (1955, True)
     """
-    from ._validation import check_paired, is_binary
     from ._kernels import _check_alpha_power, k_factor
+    from ._validation import check_paired, is_binary
 
     x, y = check_paired(a, b)
     alpha, power = _check_alpha_power(alpha, power)
@@ -284,7 +289,8 @@ def calibrate(
     binary = is_binary(x, y)
     var = float(d.var()) if binary else float(d.var(ddof=1))
     if delta == 0 or var == 0:
-        raise ValueError("the pair has no gap (or no variance): N* is undefined.")
+        msg = "the pair has no gap (or no variance): N* is undefined."
+        raise ValueError(msg)
     k = k_factor(alpha, power)
     n_use = int(math.ceil(k * var / delta**2 - 1e-9)) if n is None else int(n)
     sims = int(n_sims)
@@ -302,7 +308,8 @@ def calibrate(
             p = 2 * special.ndtr(-np.abs(z))
     else:
         if test == "mcnemar_exact":
-            raise ValueError("`test` 'mcnemar_exact' needs 0/1 scores.")
+            msg = "`test` 'mcnemar_exact' needs 0/1 scores."
+            raise ValueError(msg)
         p = np.empty(sims)
         step = max(1, 2**22 // n_use)
         for start in range(0, sims, step):

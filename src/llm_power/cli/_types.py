@@ -11,18 +11,21 @@ def _int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number; got {text!r}") from None
+        msg = f"must be a whole number; got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def nonnegative_int(text: str) -> int:
     value = _int(text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer; got {text!r}")
+        msg = f"must be a non-negative integer; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
     return value
 
 
 def positive_int(text: str) -> int:
     value = _int(text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}")
+        msg = f"must be a positive integer; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
     return value

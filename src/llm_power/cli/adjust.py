@@ -17,9 +17,11 @@ def _pvalue(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        msg = f"not a number: {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise argparse.ArgumentTypeError(f"a p-value must be in [0, 1]; got {text!r}")
+        msg = f"a p-value must be in [0, 1]; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
     return value
 
 
@@ -37,7 +39,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not 0.0 < args.alpha < 1.0:
-        raise ValueError(f"`--alpha` must be in (0, 1); got {args.alpha!r}.")
+        msg = f"`--alpha` must be in (0, 1); got {args.alpha!r}."
+        raise ValueError(msg)
     adjusted = adjust_pvalues(args.pvalues, method=args.method)
     rejected = [bool(a <= args.alpha) for a in adjusted]
     if args.format == "json":
@@ -45,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
                    "adjusted": adjusted, "rejected": rejected})
         return 0
     rows = [[str(k + 1), fmt_p(p, 4), fmt_p(a, 4), "yes" if r else "no"]
-            for k, (p, a, r) in enumerate(zip(args.pvalues, adjusted, rejected))]
+            for k, (p, a, r) in enumerate(zip(args.pvalues, adjusted, rejected, strict=False))]
     print_table(f"{args.method} adjusted p-values ({len(rows)} tests)", ["#", "p", "adjusted p",
                 f"rejected at α = {args.alpha:g}"], rows, right_align=(0, 1, 2),
                 caption=f"{sum(rejected)} of {len(rows)} rejected.")

@@ -11,8 +11,8 @@ from ..comparison import COMPARE_METHODS, compare
 from ..errors import DataError
 from ..io import align_results, read_results
 from ..io.harness import FORMATS, expand_paths
-from ._types import nonnegative_int, positive_int
 from ..report.terminal import dump_json, print_table
+from ._types import nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -67,14 +67,19 @@ def load(args: argparse.Namespace):
         names = list(args.models)
         missing = [m for m in names if m not in found]
         if missing:
-            raise DataError(f"no model {missing[0]!r} in the results; models found: {', '.join(map(repr, found))}")
+            msg = f"no model {missing[0]!r} in the results; models found: {', '.join(map(repr, found))}"
+            raise DataError(msg)
         if names[0] == names[1]:
-            raise DataError("--models names the same model twice")
+            msg = "--models names the same model twice"
+            raise DataError(msg)
     elif len(found) == 2:
         names = found
     else:
-        raise DataError(f"found {len(found)} model(s) ({', '.join(map(repr, found[:8]))}"
-                        f"{', ...' if len(found) > 8 else ''}); choose two with --models A B")
+        msg = (
+            f"found {len(found)} model(s) ({', '.join(map(repr, found[:8]))}"
+                        f"{', ...' if len(found) > 8 else ''}); choose two with --models A B"
+        )
+        raise DataError(msg)
     aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
     if aligned.note:
         warnings.warn(aligned.note, stacklevel=2)

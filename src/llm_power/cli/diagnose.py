@@ -9,9 +9,9 @@ from typing import Any
 from ..io import align_results, read_results
 from ..io.harness import FORMATS, companion_files, expand_paths
 from ..report.files import check_outputs, write_atomic
-from ._types import nonnegative_int, positive_int
 from ..report.terminal import dump_json, safe_text
 from ..resolution import CORRECTIONS, diagnose
+from ._types import nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 EPILOG = """examples:
@@ -69,7 +69,8 @@ def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, sourc
     check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
     if args.top is not None:
         if args.top < 2:
-            raise ValueError(f"--top must be at least 2; got {args.top}")
+            msg = f"--top must be at least 2; got {args.top}"
+            raise ValueError(msg)
         order = np.argsort(-x.mean(axis=0), kind="stable")[: args.top]
         x = x[:, order]
         models = [models[k] for k in order]

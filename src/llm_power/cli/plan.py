@@ -84,7 +84,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def _need(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{n}" for n in names if getattr(args, n) is None]
     if missing:
-        raise ValueError(f"{' and '.join(missing)} required (or use --table)")
+        msg = f"{' and '.join(missing)} required (or use --table)"
+        raise ValueError(msg)
 
 
 def _kw(args: argparse.Namespace) -> dict:
@@ -158,7 +159,8 @@ def _sample_size_table(args: argparse.Namespace) -> int:
 def run_mde(args: argparse.Namespace) -> int:
     ns = args.n or ([80, 164, 198, 1319, 14000] if args.table else None)
     if ns is None:
-        raise ValueError("--n required (or use --table)")
+        msg = "--n required (or use --table)"
+        raise ValueError(msg)
     common = dict(alpha=args.alpha, power=args.power, alternative=args.alternative, design_effect=args.design_effect)
     if args.table:
         method = args.method
@@ -191,7 +193,7 @@ def run_power(args: argparse.Namespace) -> int:
     values = pl.power_curve(args.n, args.pa, args.pb, rho=args.rho, alpha=args.alpha, design=args.design,
                             method=args.method, alternative=args.alternative, design_effect=args.design_effect,
                             discordance=args.discordance)
-    rows = [{"n": n, "power": float(v)} for n, v in zip(args.n, values)]
+    rows = [{"n": n, "power": float(v)} for n, v in zip(args.n, values, strict=False)]
     if args.format == "json":
         dump_json({"p_a": args.pa, "p_b": args.pb, "rho": args.rho, "method": args.method, "design": args.design,
                    "alpha": args.alpha, "rows": rows})

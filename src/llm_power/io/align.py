@@ -45,12 +45,18 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
     if dup.any():
         row = frame[dup].iloc[0]
         sources = sorted(set(frame[dup & (frame["model"] == row["model"]) & (frame["item"] == row["item"])]["source"]))
-        raise DataError(f"model {row['model']!r} has item {row['item']!r} more than once "
-                        f"(in {', '.join(sources)}); give each model's results once")
+        msg = (
+            f"model {row['model']!r} has item {row['item']!r} more than once "
+                        f"(in {', '.join(sources)}); give each model's results once"
+        )
+        raise DataError(msg)
     models = sorted(dict.fromkeys(frame["model"]), key=str)  # a total order: the same whatever the file order
     if len(models) < 2:
-        raise DataError(f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
-                        "diagnose compares two or more models on the same items")
+        msg = (
+            f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
+                        "diagnose compares two or more models on the same items"
+        )
+        raise DataError(msg)
     if "target" in frame.columns:
         targets = frame.dropna(subset=["target"])
         if len(targets):
@@ -59,9 +65,12 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
             if len(bad):
                 item = bad.index[0]
                 vals = targets[targets["item"] == item][["model", "target"]].drop_duplicates("target")
-                detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(vals["model"], vals["target"]))
-                raise DataError(f"item {item!r} has different targets across models ({detail}); "
-                                f"{len(bad)} item(s) disagree -- the runs used different data and must not be mixed")
+                detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(vals["model"], vals["target"], strict=False))
+                msg = (
+                    f"item {item!r} has different targets across models ({detail}); "
+                                f"{len(bad)} item(s) disagree -- the runs used different data and must not be mixed"
+                )
+                raise DataError(msg)
     per_model = {m: set(frame.loc[frame["model"] == m, "item"]) for m in models}
     all_items = set().union(*per_model.values())
     common = set.intersection(*per_model.values())
@@ -73,10 +82,14 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
             worst = [f"{m} lacks {k} of {len(all_items)} items, first "
                      f"{min(all_items - per_model[m], key=lambda i: (_natural(i), str(i)))!r}"
                      for m, k in missing.items() if k]
-            raise DataError(f"models were not run on the same items ({'; '.join(worst)}); "
-                            "use --on-missing intersect to keep the items every model has")
+            msg = (
+                f"models were not run on the same items ({'; '.join(worst)}); "
+                            "use --on-missing intersect to keep the items every model has"
+            )
+            raise DataError(msg)
         if not common:
-            raise DataError("no item is shared by all models (disjoint item sets): nothing to compare")
+            msg = "no item is shared by all models (disjoint item sets): nothing to compare"
+            raise DataError(msg)
         note = (f"intersection of items: {len(common)} of {len(all_items)} kept; dropped per model: "
                 + ", ".join(f"{m} {k}" for m, k in dropped.items()))
     items = sorted(common, key=lambda item: (_natural(item), str(item)))  # total order: 'q1' and 'q01' never tie
@@ -91,11 +104,13 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
         conflict = labels.nunique()
         if (conflict > 1).any():
             item = conflict[conflict > 1].index[0]
-            raise DataError(f"item {item!r} has different cluster labels across models")
+            msg = f"item {item!r} has different cluster labels across models"
+            raise DataError(msg)
         first = labels.first()
         missing_label = [it for it in items if it not in first.index]
         if missing_label:
-            raise DataError(f"item {missing_label[0]!r} has no cluster label")
+            msg = f"item {missing_label[0]!r} has no cluster label"
+            raise DataError(msg)
         clusters = [str(first[it]) for it in items]
     return Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped, note=note)
 

@@ -46,7 +46,8 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         if (path / "per_instance_stats.json").exists():
             return "helm"
-        raise DataError("is a folder without per_instance_stats.json (give files, or a folder to search)", file=str(path))
+        msg = "is a folder without per_instance_stats.json (give files, or a folder to search)"
+        raise DataError(msg, file=str(path))
     suffix = path.suffix.lower()
     if suffix == ".eval":
         return "inspect"
@@ -60,13 +61,19 @@ def detect_format(path: Path) -> str:
         head = _peek_json_keys(path)
         if {"eval", "samples"} <= head or {"version", "eval"} <= head:
             return "inspect"
-        raise DataError("unknown JSON layout (not an inspect_ai log; lm-eval results_*.json hold no per-item "
-                        "scores -- give the samples_*.jsonl files)", file=str(path))
+        msg = (
+            "unknown JSON layout (not an inspect_ai log; lm-eval results_*.json hold no per-item "
+                        "scores -- give the samples_*.jsonl files)"
+        )
+        raise DataError(msg, file=str(path))
     if suffix in (".csv", ".tsv", ".txt", ".jsonl", ".ndjson"):
         return "csv"
-    raise DataError(f"unknown format {suffix or '(no extension)'!r}; known: lm-eval samples_*.jsonl, "
+    msg = (
+        f"unknown format {suffix or '(no extension)'!r}; known: lm-eval samples_*.jsonl, "
                     "inspect .eval/.json, HELM per_instance_stats.json, lighteval details_*.parquet, "
-                    "CSV/TSV/JSONL/Parquet", file=str(path))
+                    "CSV/TSV/JSONL/Parquet"
+    )
+    raise DataError(msg, file=str(path))
 
 
 def _peek_json_keys(path: Path) -> set[str]:
@@ -78,7 +85,8 @@ def _expect(value: Any, kind: type, what: str, *, file: str, record: str | None 
     """``value`` if it is a ``kind``, else a DataError naming what was expected (wrong-shape JSON)."""
     if not isinstance(value, kind):
         name = {dict: "a JSON object", list: "a JSON array"}.get(kind, kind.__name__)
-        raise DataError(f"{what} must be {name}; got {type(value).__name__}", file=file, record=record)
+        msg = f"{what} must be {name}; got {type(value).__name__}"
+        raise DataError(msg, file=file, record=record)
     return value
 
 
@@ -88,7 +96,8 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if not path.exists():
-            raise DataError("file or folder not found", file=str(path))
+            msg = "file or folder not found"
+            raise DataError(msg, file=str(path))
         if path.is_file():
             out.append(path)
             continue
@@ -107,15 +116,19 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
                         and not p.name.startswith("results_") and p.parent.name != "_journal"
                         and _is_inspect_json(p))
         if not found:
-            raise DataError("no result files found in this folder (lm-eval samples_*.jsonl, inspect .eval/.json, "
-                            "HELM per_instance_stats.json, lighteval details_*.parquet)", file=str(path))
+            msg = (
+                "no result files found in this folder (lm-eval samples_*.jsonl, inspect .eval/.json, "
+                            "HELM per_instance_stats.json, lighteval details_*.parquet)"
+            )
+            raise DataError(msg, file=str(path))
         out.extend(found)
     return out
 
 
 def companion_files(paths: Iterable[Path]) -> list[Path]:
     """Files the readers open besides the result files themselves (model names, run specs): an
-    output must never land on one of them."""
+    output must never land on one of them.
+    """
     out: list[Path] = []
     for path in paths:
         if _LM_EVAL_SAMPLES.match(path.name):
@@ -171,19 +184,23 @@ def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | No
     for lineno, rec in _records(path):
         where = dict(file=str(path), record=f"line {lineno}")
         if "doc_id" not in rec:
-            raise DataError("no 'doc_id' (is this an lm-eval samples file?)", **where, field="doc_id")
+            msg = "no 'doc_id' (is this an lm-eval samples file?)"
+            raise DataError(msg, **where, field="doc_id")
         filt = str(rec.get("filter", "none"))
         metrics = rec.get("metrics") or [k for k in ("acc", "exact_match", "acc_norm") if k in rec]
         if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
-            raise DataError("'metrics' must be a list of metric names", **where, field="metrics")
+            msg = "'metrics' must be a list of metric names"
+            raise DataError(msg, **where, field="metrics")
         name = metric or (metrics[0] if metrics else None)
         if name is None or name not in rec:
             available = ", ".join(repr(m) for m in metrics) or "none"
-            raise DataError(f"no metric {name!r}; available per-item metrics: {available}", **where,
+            msg = f"no metric {name!r}; available per-item metrics: {available}"
+            raise DataError(msg, **where,
                             field=str(name))
         key = (filt, str(rec["doc_id"]))
         if key in seen:
-            raise DataError(f"duplicate doc_id {rec['doc_id']!r} for filter {filt!r} (first at line {seen[key]})",
+            msg = f"duplicate doc_id {rec['doc_id']!r} for filter {filt!r} (first at line {seen[key]})"
+            raise DataError(msg,
                             **where, field="doc_id")
         seen[key] = lineno
         label = None
@@ -191,22 +208,28 @@ def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | No
             doc = rec.get("doc") or {}
             label = doc.get(cluster) if isinstance(doc, dict) else None
             if label is None:
-                raise DataError(f"no cluster field {cluster!r} in 'doc'", **where, field=f"doc.{cluster}")
+                msg = f"no cluster field {cluster!r} in 'doc'"
+                raise DataError(msg, **where, field=f"doc.{cluster}")
         score = parse_score(rec[name], file=str(path), record=f"line {lineno}", field=name)
         by_filter.setdefault(filt, []).append(Record(model, f"{task}:{rec['doc_id']}", score,
                                                      None if label is None else str(label),
                                                      str(rec.get("target")), str(path)))
     if not by_filter:
-        raise DataError("no records (empty file)", file=str(path))
+        msg = "no records (empty file)"
+        raise DataError(msg, file=str(path))
     if filter_name is not None:
         if filter_name not in by_filter:
-            raise DataError(f"no filter {filter_name!r}; filters in the file: {', '.join(map(repr, sorted(by_filter)))}",
+            msg = f"no filter {filter_name!r}; filters in the file: {', '.join(map(repr, sorted(by_filter)))}"
+            raise DataError(msg,
                             file=str(path), field="filter")
         yield from by_filter[filter_name]
         return
     if len(by_filter) > 1:
-        raise DataError(f"{len(by_filter)} filters per doc ({', '.join(map(repr, sorted(by_filter)))}); "
-                        "choose one with --filter (they are different scorings of the same items)",
+        msg = (
+            f"{len(by_filter)} filters per doc ({', '.join(map(repr, sorted(by_filter)))}); "
+                        "choose one with --filter (they are different scorings of the same items)"
+        )
+        raise DataError(msg,
                         file=str(path), field="filter")
     yield from next(iter(by_filter.values()))
 
@@ -217,7 +240,8 @@ def _inspect_value(value: Any, *, file: str, record: str, field: str) -> float:
     if isinstance(value, str) and value in INSPECT_VALUES:
         return INSPECT_VALUES[value]
     if isinstance(value, dict):
-        raise DataError("multi-value score (a dict); choose one value with --metric scorer.key",
+        msg = "multi-value score (a dict); choose one value with --metric scorer.key"
+        raise DataError(msg,
                         file=file, record=record, field=field)
     return parse_score(value, file=file, record=record, field=field)
 
@@ -233,23 +257,30 @@ def _inspect_samples(samples: Sequence[dict], model: str, task: str, path: Path,
         record = f"sample {sample.get('id', k)}"
         key_epoch = (str(sample.get("id", k)), str(sample.get("epoch", 1)))
         if key_epoch in seen:
-            raise DataError(f"sample id {key_epoch[0]!r} appears twice for epoch {key_epoch[1]} (entries #{seen[key_epoch]} "
-                            f"and #{k}); a log must hold each sample once per epoch", file=str(path), record=record)
+            msg = (
+                f"sample id {key_epoch[0]!r} appears twice for epoch {key_epoch[1]} (entries #{seen[key_epoch]} "
+                            f"and #{k}); a log must hold each sample once per epoch"
+            )
+            raise DataError(msg, file=str(path), record=record)
         seen[key_epoch] = k
         if str(sample.get("id", k)).strip() == "":
-            raise DataError("empty sample id", file=str(path), record=f"sample #{k}", field="id")
+            msg = "empty sample id"
+            raise DataError(msg, file=str(path), record=f"sample #{k}", field="id")
         scores = sample.get("scores") or {}
         _expect(scores, dict, "'scores'", file=str(path), record=record)
         if not scores:
-            raise DataError("sample has no scores (was the log scored?)", file=str(path), record=record, field="scores")
+            msg = "sample has no scores (was the log scored?)"
+            raise DataError(msg, file=str(path), record=record, field="scores")
         scorer, key = (metric.split(".", 1) + [None])[:2] if metric else (next(iter(scores)), None)
         if scorer not in scores:
-            raise DataError(f"no scorer {scorer!r}; available: {', '.join(map(repr, scores))}", file=str(path),
+            msg = f"no scorer {scorer!r}; available: {', '.join(map(repr, scores))}"
+            raise DataError(msg, file=str(path),
                             record=record, field="scores")
         value = scores[scorer].get("value") if isinstance(scores[scorer], dict) else scores[scorer]
         if key is not None:
             if not isinstance(value, dict) or key not in value:
-                raise DataError(f"no value {key!r} in scorer {scorer!r}", file=str(path), record=record,
+                msg = f"no value {key!r} in scorer {scorer!r}"
+                raise DataError(msg, file=str(path), record=record,
                                 field=f"scores.{scorer}")
             value = value[key]
         score = _inspect_value(value, file=str(path), record=record, field=f"scores.{scorer}.value")
@@ -259,12 +290,14 @@ def _inspect_samples(samples: Sequence[dict], model: str, task: str, path: Path,
         if cluster is not None:
             label = (sample.get("metadata") or {}).get(cluster)
             if label is None:
-                raise DataError(f"no cluster field {cluster!r} in sample metadata", file=str(path), record=record,
+                msg = f"no cluster field {cluster!r} in sample metadata"
+                raise DataError(msg, file=str(path), record=record,
                                 field=f"metadata.{cluster}")
         target = sample.get("target")
         meta[item] = (None if label is None else str(label), None if target is None else json.dumps(target))
     if not values:
-        raise DataError("the log holds no samples", file=str(path))
+        msg = "the log holds no samples"
+        raise DataError(msg, file=str(path))
     for item, vals in values.items():
         yield Record(model, item, sum(vals) / len(vals), meta[item][0], meta[item][1], str(path))
 
@@ -275,7 +308,8 @@ def read_inspect(path: Path, *, metric: str | None = None, cluster: str | None =
         with ArchiveReader(path) as archive:
             names = archive.names()
             if "header.json" not in names:
-                raise DataError("not an inspect .eval log (no header.json in the archive)", file=str(path))
+                msg = "not an inspect .eval log (no header.json in the archive)"
+                raise DataError(msg, file=str(path))
             header = _expect(archive.json("header.json"), dict, "header.json", file=f"{path}:header.json")
             if "summaries.json" in names:
                 samples = archive.json("summaries.json")
@@ -329,11 +363,14 @@ def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
                         field=f"{name}.mean"))
     if not values:
         if available:
-            raise DataError(f"no metric {name!r} on split {split!r}; available: {', '.join(sorted(map(repr, available)))}",
+            msg = f"no metric {name!r} on split {split!r}; available: {', '.join(sorted(map(repr, available)))}"
+            raise DataError(msg,
                             file=str(stats_path))
-        raise DataError(f"no instances on split {split!r}", file=str(stats_path))
+        msg = f"no instances on split {split!r}"
+        raise DataError(msg, file=str(stats_path))
     if cluster is not None:
-        raise DataError("HELM per-instance stats carry no cluster labels; pass clusters another way",
+        msg = "HELM per-instance stats carry no cluster labels; pass clusters another way"
+        raise DataError(msg,
                         file=str(stats_path))
     for item, vals in values.items():  # several train trials: averaged
         yield Record(model, item, sum(vals) / len(vals), None, None, str(stats_path))
@@ -342,15 +379,17 @@ def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
 # --- lighteval -------------------------------------------------------------------------------------
 
 def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
-    """lighteval ``details_<task>|<fewshot>_<timestamp>.parquet`` (struct columns doc / metric)."""
+    """Lighteval ``details_<task>|<fewshot>_<timestamp>.parquet`` (struct columns doc / metric)."""
     import pandas as pd
 
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read as Parquet ({type(exc).__name__})", file=str(path)) from None
+        msg = f"cannot read as Parquet ({type(exc).__name__})"
+        raise DataError(msg, file=str(path)) from None
     if "metric" not in frame.columns or "doc" not in frame.columns:
-        raise DataError(f"not a lighteval details file (columns {list(frame.columns)}; expected doc, metric)",
+        msg = f"not a lighteval details file (columns {list(frame.columns)}; expected doc, metric)"
+        raise DataError(msg,
                         file=str(path))
     model = path.parent.parent.name if path.parent.parent.name not in ("", ".") else path.stem
     results = sorted(path.parent.glob("results_*.json")) + sorted(path.parent.parent.glob("results_*.json"))
@@ -365,10 +404,12 @@ def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None
         doc, met = frame["doc"].iloc[k], frame["metric"].iloc[k]
         record = f"row {k}"
         if not isinstance(met, dict) or not met:
-            raise DataError("no per-item metric", file=str(path), record=record, field="metric")
+            msg = "no per-item metric"
+            raise DataError(msg, file=str(path), record=record, field="metric")
         name = metric or next(iter(met))
         if name not in met:
-            raise DataError(f"no metric {name!r}; available: {', '.join(map(repr, met))}", file=str(path),
+            msg = f"no metric {name!r}; available: {', '.join(map(repr, met))}"
+            raise DataError(msg, file=str(path),
                             record=record, field="metric")
         task = str(doc.get("task_name", path.stem)) if isinstance(doc, dict) else path.stem
         ident = doc.get("id", k) if isinstance(doc, dict) else k
@@ -376,7 +417,8 @@ def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None
         if cluster is not None:
             label = doc.get(cluster) if isinstance(doc, dict) else None
             if label is None:
-                raise DataError(f"no cluster field {cluster!r} in doc", file=str(path), record=record,
+                msg = f"no cluster field {cluster!r} in doc"
+                raise DataError(msg, file=str(path), record=record,
                                 field=f"doc.{cluster}")
         gold = doc.get("gold_index") if isinstance(doc, dict) else None
         yield Record(model, f"{task}:{ident}", parse_score(met[name], file=str(path), record=record,
@@ -403,20 +445,23 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         try:
             columns = [str(c) for c in pd.read_parquet(path).columns]
         except (OSError, ValueError) as exc:
-            raise DataError(f"cannot read as Parquet ({type(exc).__name__})", file=str(path)) from None
+            msg = f"cannot read as Parquet ({type(exc).__name__})"
+            raise DataError(msg, file=str(path)) from None
         rows: Iterable[tuple[Any, dict]] = ()
     else:
         iterator = _records(path)
         first = next(iterator, None)
         if first is None:
-            raise DataError("no records (empty file)", file=str(path))
+            msg = "no records (empty file)"
+            raise DataError(msg, file=str(path))
         columns = list(first[1].keys())
         rows = _chain_first(first, iterator)
     if model_column in columns:
         item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
         score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
         if item_col is None or score_col is None or score_col not in columns:
-            raise DataError(f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}",
+            msg = f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}"
+            raise DataError(msg,
                             file=str(path))
         if path.suffix.lower() == ".parquet":
             import pandas as pd
@@ -426,11 +471,13 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         for recno, rec in rows:
             where = f"line {recno}"
             if cluster is not None and rec.get(cluster) in (None, ""):
-                raise DataError("missing cluster label", file=str(path), record=where, field=cluster)
+                msg = "missing cluster label"
+                raise DataError(msg, file=str(path), record=where, field=cluster)
             for col in (model_column, item_col):
                 value = rec.get(col)
                 if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
-                    raise DataError(f"missing or empty {'model name' if col == model_column else 'item id'}",
+                    msg = f"missing or empty {'model name' if col == model_column else 'item id'}"
+                    raise DataError(msg,
                                     file=str(path), record=where, field=col)
             yield Record(str(rec[model_column]), str(rec[item_col]),
                          parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
@@ -439,7 +486,8 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
     score_col = metric if metric in columns else (
         next((c for c in SCORE_COLUMNS if c in columns), None) if metric is None else None)
     if metric is not None and score_col is None and path.suffix.lower() != ".parquet":
-        raise DataError(f"no score column {metric!r}; columns are {', '.join(map(repr, columns))}", file=str(path))
+        msg = f"no score column {metric!r}; columns are {', '.join(map(repr, columns))}"
+        raise DataError(msg, file=str(path))
     if score_col is not None and path.suffix.lower() != ".parquet":  # one model per file
         from .plain import read_item_scores
 
@@ -544,7 +592,8 @@ def read_results(
         rows.extend(iter_records(path, format=format, metric=metric, cluster=cluster, split=split,
                                  filter_name=filter, item_column=item_column))
     if not rows:
-        raise DataError("no per-item results found")
+        msg = "no per-item results found"
+        raise DataError(msg)
     frame = pd.DataFrame({
         "model": [r.model for r in rows],
         "item": [r.item for r in rows],
@@ -555,5 +604,6 @@ def read_results(
     frame["target"] = [r.target for r in rows]
     frame["source"] = [r.source for r in rows]
     if not all(math.isfinite(s) for s in frame["score"]):  # pragma: no cover - parse_score guarantees
-        raise DataError("non-finite score")
+        msg = "non-finite score"
+        raise DataError(msg)
     return frame

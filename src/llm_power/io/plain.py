@@ -54,9 +54,11 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (record number, record) from CSV/TSV (header row) or JSONL; numbers are 1-based lines."""
     suffix = path.suffix.lower()
     if not path.exists():
-        raise DataError("file not found", file=str(path))
+        msg = "file not found"
+        raise DataError(msg, file=str(path))
     if path.is_dir():
-        raise DataError("is a folder; give a per-item results file (CSV, TSV or JSONL)", file=str(path))
+        msg = "is a folder; give a per-item results file (CSV, TSV or JSONL)"
+        raise DataError(msg, file=str(path))
     if suffix in (".jsonl", ".ndjson"):
         with open(path, "rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
@@ -64,12 +66,14 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     continue
                 rec = _json_line(raw, path, lineno)
                 if not isinstance(rec, dict):
-                    raise DataError("each line must be a JSON object", file=str(path), record=f"line {lineno}")
+                    msg = "each line must be a JSON object"
+                    raise DataError(msg, file=str(path), record=f"line {lineno}")
                 yield lineno, rec
     elif suffix in (".csv", ".tsv", ".txt"):
         yield from _csv_records(path, suffix)
     else:
-        raise DataError(f"unknown file type {suffix or '(none)'!r}; expected .csv, .tsv or .jsonl", file=str(path))
+        msg = f"unknown file type {suffix or '(none)'!r}; expected .csv, .tsv or .jsonl"
+        raise DataError(msg, file=str(path))
 
 
 #: largest CSV field read (a logged prompt can be long; the csv module's default is 131,072)
@@ -81,13 +85,17 @@ def _json_line(raw: Any, path: Path, lineno: int) -> Any:
         text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
         return json.loads(text)
     except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start} of the line)", file=str(path), record=f"line {lineno}") from None
+        msg = f"not UTF-8 text (byte {exc.start} of the line)"
+        raise DataError(msg, file=str(path), record=f"line {lineno}") from None
     except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg}); truncated line?", file=str(path), record=f"line {lineno}") from None
+        msg = f"not valid JSON ({exc.msg}); truncated line?"
+        raise DataError(msg, file=str(path), record=f"line {lineno}") from None
     except RecursionError:
-        raise DataError("JSON nested too deeply to read", file=str(path), record=f"line {lineno}") from None
+        msg = "JSON nested too deeply to read"
+        raise DataError(msg, file=str(path), record=f"line {lineno}") from None
     except ValueError as exc:  # an integer with more digits than Python converts
-        raise DataError(f"unreadable JSON value ({str(exc)[:80]})", file=str(path), record=f"line {lineno}") from None
+        msg = f"unreadable JSON value ({str(exc)[:80]})"
+        raise DataError(msg, file=str(path), record=f"line {lineno}") from None
 
 
 def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -101,40 +109,50 @@ def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]
             reader = csv.reader(fh, delimiter=delimiter)
             header = next(reader, None)
             if header is None:
-                raise DataError("the file is empty (no header row)", file=str(path))
+                msg = "the file is empty (no header row)"
+                raise DataError(msg, file=str(path))
             blank = [k for k, name in enumerate(header) if name.strip() == ""]
             if blank:
-                raise DataError(f"column {blank[0] + 1} of the header has no name", file=str(path), record="line 1")
+                msg = f"column {blank[0] + 1} of the header has no name"
+                raise DataError(msg, file=str(path), record="line 1")
             dup = next((name for k, name in enumerate(header) if name in header[:k]), None)
             if dup is not None:
-                raise DataError(f"column {dup!r} appears twice in the header (which one is the model?)",
+                msg = f"column {dup!r} appears twice in the header (which one is the model?)"
+                raise DataError(msg,
                                 file=str(path), record="line 1")
             for row in reader:
                 line = reader.line_num
                 if not row:
                     continue
                 if len(row) > len(header):
-                    raise DataError(f"has more fields than the header ({len(header)})", file=str(path),
+                    msg = f"has more fields than the header ({len(header)})"
+                    raise DataError(msg, file=str(path),
                                     record=f"line {line}")
-                yield line, dict(zip(header, row + [None] * (len(header) - len(row))))
+                yield line, dict(zip(header, row + [None] * (len(header) - len(row)), strict=False))
     except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start} near line {line + 1}); save the file as UTF-8",
+        msg = f"not UTF-8 text (byte {exc.start} near line {line + 1}); save the file as UTF-8"
+        raise DataError(msg,
                         file=str(path)) from None
     except csv.Error as exc:
-        raise DataError(f"not readable as CSV ({exc})", file=str(path), record=f"line {line + 1}") from None
+        msg = f"not readable as CSV ({exc})"
+        raise DataError(msg, file=str(path), record=f"line {line + 1}") from None
 
 
 def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], what: str, path: Path) -> str:
     if wanted is not None:
         if wanted not in columns:
-            raise DataError(f"no {what} column {wanted!r}; columns are {', '.join(map(repr, columns))}", file=str(path))
+            msg = f"no {what} column {wanted!r}; columns are {', '.join(map(repr, columns))}"
+            raise DataError(msg, file=str(path))
         return wanted
     for name in defaults:
         if name in columns:
             return name
-    raise DataError(
+    msg = (
         f"cannot tell which column is the {what}; columns are {', '.join(map(repr, columns))} "
-        f"(choose one with --{'id' if what == 'item id' else 'metric'}-column)",
+        f"(choose one with --{'id' if what == 'item id' else 'metric'}-column)"
+    )
+    raise DataError(
+        msg,
         file=str(path),
     )
 
@@ -154,7 +172,8 @@ def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
         try:
             out = float(value)
         except OverflowError:
-            raise DataError(f"score {str(value)[:40]} is too large", file=file, record=record, field=field) from None
+            msg = f"score {str(value)[:40]} is too large"
+            raise DataError(msg, file=file, record=record, field=field) from None
     elif isinstance(value, str):
         text = value.strip()
         low = text.lower()
@@ -163,16 +182,21 @@ def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
         if low in _FALSE:
             return 0.0
         if text == "":
-            raise DataError("empty score (missing result?)", file=file, record=record, field=field)
+            msg = "empty score (missing result?)"
+            raise DataError(msg, file=file, record=record, field=field)
         if not _NUMBER.fullmatch(text):
-            raise DataError(f"score {text[:40]!r} is not a number", file=file, record=record, field=field)
+            msg = f"score {text[:40]!r} is not a number"
+            raise DataError(msg, file=file, record=record, field=field)
         out = float(text)
     elif value is None:
-        raise DataError("missing score (null)", file=file, record=record, field=field)
+        msg = "missing score (null)"
+        raise DataError(msg, file=file, record=record, field=field)
     else:
-        raise DataError(f"score {value!r} is not a number", file=file, record=record, field=field)
+        msg = f"score {value!r} is not a number"
+        raise DataError(msg, file=file, record=record, field=field)
     if not math.isfinite(out):
-        raise DataError(f"score {value!r} is not finite", file=file, record=record, field=field)
+        msg = f"score {value!r} is not finite"
+        raise DataError(msg, file=file, record=record, field=field)
     return out
 
 
@@ -193,20 +217,28 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
             else:
                 missing = [c for c in value_columns if c not in columns]
                 if missing:
-                    raise DataError(f"no column {missing[0]!r} for a model; columns are "
-                                    f"{', '.join(map(repr, columns))}", file=str(path))
+                    msg = (
+                        f"no column {missing[0]!r} for a model; columns are "
+                                    f"{', '.join(map(repr, columns))}"
+                    )
+                    raise DataError(msg, file=str(path))
                 cols = list(value_columns)
             if cluster_column is not None and cluster_column not in columns and not cluster_required:
                 cluster_column = None
             if cluster_column is not None and cluster_column not in columns:
-                raise DataError(f"no cluster column {cluster_column!r}; columns are "
-                                f"{', '.join(map(repr, columns))}", file=str(path))
+                msg = (
+                    f"no cluster column {cluster_column!r}; columns are "
+                                f"{', '.join(map(repr, columns))}"
+                )
+                raise DataError(msg, file=str(path))
         record = f"line {recno}"
         if item_col not in rec or rec[item_col] is None or str(rec[item_col]).strip() == "":
-            raise DataError("missing or empty item id", file=str(path), record=record, field=item_col)
+            msg = "missing or empty item id"
+            raise DataError(msg, file=str(path), record=record, field=item_col)
         item = str(rec[item_col])
         if item in seen:
-            raise DataError(f"duplicate item {item!r} (first at {seen[item]})", file=str(path),
+            msg = f"duplicate item {item!r} (first at {seen[item]})"
+            raise DataError(msg, file=str(path),
                             record=record, field=item_col)
         seen[item] = record
         items.append(item)
@@ -214,10 +246,12 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
         if cluster_column is not None:
             label = rec.get(cluster_column)
             if label in (None, ""):
-                raise DataError("missing cluster label", file=str(path), record=record, field=cluster_column)
+                msg = "missing cluster label"
+                raise DataError(msg, file=str(path), record=record, field=cluster_column)
             clusters.append(str(label))
     if not items:
-        raise DataError("no records (empty file)", file=str(path))
+        msg = "no records (empty file)"
+        raise DataError(msg, file=str(path))
     return items, np.asarray(values, dtype=float), (clusters if cluster_column is not None else None)
 
 
@@ -251,11 +285,13 @@ def read_wide_matrix(
     columns = _header(path)
     item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
     if cluster_column is not None and cluster_column not in columns:
-        raise DataError(f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}",
+        msg = f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}"
+        raise DataError(msg,
                         file=str(path))
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
     if not names:
-        raise DataError("no model columns besides the item id and cluster columns", file=str(path))
+        msg = "no model columns besides the item id and cluster columns"
+        raise DataError(msg, file=str(path))
     items, values, clusters = _read_table(path, item_col, names, None, cluster_column)
     return items, names, values, clusters
 
@@ -263,44 +299,52 @@ def read_wide_matrix(
 def _header(path: Path) -> list[str]:
     for _, rec in _records(path):
         return list(rec.keys())
-    raise DataError("no records (empty file)", file=str(path))
+    msg = "no records (empty file)"
+    raise DataError(msg, file=str(path))
 
 
 def _read_wide_parquet(path: Path, item_column, cluster_column, models):
     import pandas as pd
 
     if not path.exists():
-        raise DataError("file not found", file=str(path))
+        msg = "file not found"
+        raise DataError(msg, file=str(path))
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read as Parquet ({type(exc).__name__}: {str(exc)[:120]})", file=str(path)) from None
+        msg = f"cannot read as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
+        raise DataError(msg, file=str(path)) from None
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
     if cluster_column is not None and cluster_column not in columns:
-        raise DataError(f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}",
+        msg = f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}"
+        raise DataError(msg,
                         file=str(path))
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
     missing = [c for c in names if c not in columns]
     if missing:
-        raise DataError(f"no column {missing[0]!r} for a model", file=str(path))
+        msg = f"no column {missing[0]!r} for a model"
+        raise DataError(msg, file=str(path))
     empty = frame[item_col].isna() | (frame[item_col].astype(str).str.strip() == "")
     if empty.any():
         row = int(np.flatnonzero(empty.to_numpy())[0])
-        raise DataError("missing or empty item id", file=str(path), record=f"row {row}", field=item_col)
+        msg = "missing or empty item id"
+        raise DataError(msg, file=str(path), record=f"row {row}", field=item_col)
     items = frame[item_col].astype(str).tolist()
     dup = frame[item_col].duplicated()
     if dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0])
-        raise DataError(f"duplicate item {items[row]!r}", file=str(path), record=f"row {row}", field=item_col)
+        msg = f"duplicate item {items[row]!r}"
+        raise DataError(msg, file=str(path), record=f"row {row}", field=item_col)
     values = np.empty((len(items), len(names)))
     for j, name in enumerate(names):
         col = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(col)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"score {frame[name].iloc[row]!r} is not a finite number", file=str(path),
+            msg = f"score {frame[name].iloc[row]!r} is not a finite number"
+            raise DataError(msg, file=str(path),
                             record=f"row {row}", field=name)
         values[:, j] = col
     clusters = frame[cluster_column].astype(str).tolist() if cluster_column is not None else None

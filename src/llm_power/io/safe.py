@@ -39,9 +39,11 @@ def limit(name: str) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"environment variable {name} must be a positive integer; got {raw!r}") from None
+        msg = f"environment variable {name} must be a positive integer; got {raw!r}"
+        raise ValueError(msg) from None
     if value < 1:
-        raise ValueError(f"environment variable {name} must be a positive integer; got {raw!r}")
+        msg = f"environment variable {name} must be a positive integer; got {raw!r}"
+        raise ValueError(msg)
     return value
 
 
@@ -50,17 +52,21 @@ def load_json_bytes(data: bytes, *, file: str, record: str | None = None) -> Any
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})", file=file,
+        msg = f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})"
+        raise DataError(msg, file=file,
                         record=record) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", file=file,
+        msg = f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        raise DataError(msg, file=file,
                         record=record) from None
     except RecursionError:
-        raise DataError("JSON nested too deeply to read", file=file, record=record) from None
+        msg = "JSON nested too deeply to read"
+        raise DataError(msg, file=file, record=record) from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise DataError(f"unreadable JSON value ({str(exc)[:80]})", file=file, record=record) from None
+        msg = f"unreadable JSON value ({str(exc)[:80]})"
+        raise DataError(msg, file=file, record=record) from None
 
 
 def load_json_file(path: str | Path) -> Any:
@@ -70,11 +76,15 @@ def load_json_file(path: str | Path) -> Any:
     try:
         size = path.stat().st_size
         if size > cap:
-            raise DataError(f"JSON file of {size / _MB:.0f} MB is larger than the {cap // _MB} MB limit "
-                            "(LLM_POWER_MAX_JSON_MB)", file=str(path))
+            msg = (
+                f"JSON file of {size / _MB:.0f} MB is larger than the {cap // _MB} MB limit "
+                            "(LLM_POWER_MAX_JSON_MB)"
+            )
+            raise DataError(msg, file=str(path))
         data = path.read_bytes()
     except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror or type(exc).__name__})", file=str(path)) from None
+        msg = f"cannot read ({exc.strerror or type(exc).__name__})"
+        raise DataError(msg, file=str(path)) from None
     return load_json_bytes(data, file=str(path))
 
 
@@ -87,9 +97,11 @@ class ArchiveReader:
         try:
             self.zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
-            raise DataError("not an inspect .eval log (not a zip archive)", file=str(path)) from None
+            msg = "not an inspect .eval log (not a zip archive)"
+            raise DataError(msg, file=str(path)) from None
         except OSError as exc:
-            raise DataError(f"cannot read ({exc.strerror or type(exc).__name__})", file=str(path)) from None
+            msg = f"cannot read ({exc.strerror or type(exc).__name__})"
+            raise DataError(msg, file=str(path)) from None
 
     def __enter__(self) -> ArchiveReader:
         return self
@@ -106,12 +118,14 @@ class ArchiveReader:
         try:
             info = self.zip.getinfo(name)
         except KeyError:
-            raise DataError("member missing from the archive", file=where) from None
+            msg = "member missing from the archive"
+            raise DataError(msg, file=where) from None
         member_cap = limit("LLM_POWER_MAX_MEMBER_MB") * _MB
         total_cap = limit("LLM_POWER_MAX_ARCHIVE_MB") * _MB
         ratio_cap = limit("LLM_POWER_MAX_RATIO")
         if info.flag_bits & 0x1:
-            raise DataError("encrypted archive member (password-protected logs cannot be read)", file=where)
+            msg = "encrypted archive member (password-protected logs cannot be read)"
+            raise DataError(msg, file=where)
         self._check(info.file_size, info.compress_size, member_cap, total_cap, ratio_cap, where)
         chunks, size = [], 0
         try:
@@ -124,23 +138,29 @@ class ArchiveReader:
                     self._check(size, info.compress_size, member_cap, total_cap, ratio_cap, where)
                     chunks.append(chunk)
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise DataError(f"corrupt archive member ({type(exc).__name__}: {str(exc)[:60]})", file=where) from None
+            msg = f"corrupt archive member ({type(exc).__name__}: {str(exc)[:60]})"
+            raise DataError(msg, file=where) from None
         except NotImplementedError as exc:
-            raise DataError(f"unsupported compression ({str(exc)[:60]})", file=where) from None
+            msg = f"unsupported compression ({str(exc)[:60]})"
+            raise DataError(msg, file=where) from None
         except RuntimeError as exc:  # zipfile: "File ... is encrypted, password required for extraction"
-            raise DataError(f"cannot extract ({str(exc)[:80]})", file=where) from None
+            msg = f"cannot extract ({str(exc)[:80]})"
+            raise DataError(msg, file=where) from None
         self.total += size
         return b"".join(chunks)
 
     def _check(self, size: int, compressed: int, member_cap: int, total_cap: int, ratio_cap: int, where: str) -> None:
         if size > member_cap:
-            raise DataError(f"archive member larger than the {member_cap // _MB} MB limit (LLM_POWER_MAX_MEMBER_MB)",
+            msg = f"archive member larger than the {member_cap // _MB} MB limit (LLM_POWER_MAX_MEMBER_MB)"
+            raise DataError(msg,
                             file=where)
         if self.total + size > total_cap:
-            raise DataError(f"archive expands past the {total_cap // _MB} MB limit (LLM_POWER_MAX_ARCHIVE_MB)",
+            msg = f"archive expands past the {total_cap // _MB} MB limit (LLM_POWER_MAX_ARCHIVE_MB)"
+            raise DataError(msg,
                             file=where)
         if size > _MB and size > ratio_cap * max(compressed, 1):
-            raise DataError(f"archive member expands more than {ratio_cap}:1 (a zip bomb?; LLM_POWER_MAX_RATIO)",
+            msg = f"archive member expands more than {ratio_cap}:1 (a zip bomb?; LLM_POWER_MAX_RATIO)"
+            raise DataError(msg,
                             file=where)
 
     def json(self, name: str) -> Any:

@@ -36,29 +36,38 @@ def _inside(child: str, parent: str) -> bool:
 
 def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | Path] = ()) -> None:
     """Refuse unusable output paths before any work is done (empty, a folder, the same path twice,
-    a symlink or special file, or a path that is or lies inside an input)."""
+    a symlink or special file, or a path that is or lies inside an input).
+    """
     seen: dict[str, str] = {}
     real_inputs = [(str(inp), os.path.realpath(inp), os.path.isdir(inp)) for inp in inputs]
     for raw in outputs:
         if raw is None or raw == "-":
             continue
         if raw.strip() == "":
-            raise OutputPathError("an output path is empty")
+            msg = "an output path is empty"
+            raise OutputPathError(msg)
         if raw.endswith(("/", os.sep)) or os.path.isdir(raw):
-            raise OutputPathError(f"output {raw!r} is a folder; give a file name")
+            msg = f"output {raw!r} is a folder; give a file name"
+            raise OutputPathError(msg)
         if os.path.islink(raw):
-            raise OutputPathError(f"refusing to write {raw!r}: it is a symbolic link (outputs never follow links)")
+            msg = f"refusing to write {raw!r}: it is a symbolic link (outputs never follow links)"
+            raise OutputPathError(msg)
         if os.path.lexists(raw) and not stat.S_ISREG(os.lstat(raw).st_mode):
-            raise OutputPathError(f"refusing to write {raw!r}: it is not a regular file")
+            msg = f"refusing to write {raw!r}: it is not a regular file"
+            raise OutputPathError(msg)
         real = os.path.realpath(raw)
         if real in seen:
-            raise OutputPathError(f"{seen[real]!r} and {raw!r} are the same output file")
+            msg = f"{seen[real]!r} and {raw!r} are the same output file"
+            raise OutputPathError(msg)
         seen[real] = raw
         for shown, inp, is_dir in real_inputs:
             if real == inp or (is_dir and _inside(real, inp)):
                 where = "is" if real == inp else "lies inside"
-                raise OutputPathError(f"refusing to write {raw!r}: it {where} the input {shown!r} "
-                                      "(outputs never overwrite or add to inputs); choose another output name")
+                msg = (
+                    f"refusing to write {raw!r}: it {where} the input {shown!r} "
+                                      "(outputs never overwrite or add to inputs); choose another output name"
+                )
+                raise OutputPathError(msg)
 
 
 def write_atomic(path: str | Path, text: str, *, inputs: tuple = ()) -> Path | str:

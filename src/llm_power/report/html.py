@@ -69,7 +69,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xlabel(f"score (%), {level} interval" if binary else f"mean score ({level} interval)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means)))
+    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=False)))
 
     pairs = diag.pairs
     labels = [f"{p.model_a[:22]} − {p.model_b[:22]}" for p in pairs]
@@ -88,7 +88,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xlabel(f"gap A − B ({unit}), paired {level} CI")
     ax.spines[["top", "right"]].set_visible(False)
     plots["forest"] = _svg(fig, "Forest plot of the gaps: " + "; ".join(
-        f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs)))
+        f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs, strict=False)))
 
     # q on a log scale
     fig, ax = _subplots(7.5, height)
@@ -104,7 +104,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xlabel("q = N / N*  (log scale; ≥ 1 resolved)")
     ax.spines[["top", "right"]].set_visible(False)
     plots["q"] = _svg(fig, "Resolution ratio per pair: " + "; ".join(
-        f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})" for lab, p in zip(labels, pairs)))
+        f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})" for lab, p in zip(labels, pairs, strict=False)))
 
     # MDE curve
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))

@@ -17,7 +17,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
 
 def md_text(text: object) -> str:
     """Untrusted text (model names) as literal text in a Markdown table cell: control characters
-    visible, line breaks removed, every markup character backslash-escaped."""
+    visible, line breaks removed, every markup character backslash-escaped.
+    """
     return _MD_SPECIAL.sub(r"\\\1", safe_text(text))
 
 

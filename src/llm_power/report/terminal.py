@@ -23,8 +23,9 @@ def _visible(match: re.Match) -> str:
 
 
 def safe_text(text: Any) -> str:
-    """Untrusted text (model names, item ids, file names, messages) made safe for a terminal line:
-    control and invisible formatting characters become visible escapes (``\\x1b``)."""
+    r"""Untrusted text (model names, item ids, file names, messages) made safe for a terminal line:
+    control and invisible formatting characters become visible escapes (``\\x1b``).
+    """
     return _UNSAFE.sub(_visible, str(text))
 
 
