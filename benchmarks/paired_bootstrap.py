@@ -18,8 +18,8 @@ Run: ``.venv/bin/python benchmarks/paired_bootstrap.py`` (prints a table; takes 
 
 from __future__ import annotations
 
-import gzip
 import csv
+import gzip
 import time
 from pathlib import Path
 

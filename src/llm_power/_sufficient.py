@@ -89,7 +89,7 @@ def pair_sums_graded(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
                     resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
 
 
-def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,
+def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,  # noqa: PLR0917
                       b: np.ndarray, c: np.ndarray) -> PairSums:
     """:func:`pair_sums_graded` for 0/1 scores from counts: the discordant counts overall (b, c) and per
     cluster (one Gram matrix per cluster), exact in integer arithmetic.

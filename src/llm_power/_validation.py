@@ -197,7 +197,8 @@ def scalar_or_array(arr: np.ndarray) -> Any:
     return arr
 
 
-def check_paired(a: Any, b: Any, *, a_name: str = "a", b_name: str = "b", min_items: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def check_paired(a: Any, b: Any, *, a_name: str = "a", b_name: str = "b",
+                 min_items: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Check two aligned 1-D score arrays: same length, finite, at least ``min_items`` items.
 
     Returns float arrays. Booleans are accepted (as 0/1).

@@ -132,7 +132,8 @@ def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tupl
         )
         raise DataError(msg, field=name)
     if labels.dtype.kind == "O":
-        keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}" for v in labels.tolist()])
+        keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}"
+                         for v in labels.tolist()])
         _, codes = np.unique(keys, return_inverse=True)
     else:
         _, codes = np.unique(labels, return_inverse=True)
@@ -409,8 +410,8 @@ def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
     return np.clip(np.where(np.isfinite(df), df, g - 1.0), 1.0, g - 1.0)
 
 
-def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray, r2m: np.ndarray,
-                           wm2: Any, ssw: np.ndarray):
+def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray,  # noqa: PLR0917
+                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray):
     """The design effects from cluster sums (vectorised over a leading resample axis).
 
     ``var`` the variance used for N* (ddof 0 for 0/1, 1 graded), ``r2`` = sum_g (S_g - m_g delta)^2,

@@ -154,12 +154,14 @@ class Comparison(Result):
         return _interval_at(self._interval, level, self.alternative)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types (used by the CLI and the reports)."""
         out = Result.to_dict(self)
         ci = self.confidence_interval()
         out["confidence_interval"] = {"low": ci.low, "high": ci.high}
         return out
 
     def summary(self) -> str:
+        """A short human-readable summary."""
         ci = self.confidence_interval()
         level = f"{100 * self.confidence_level:g}%"
         bin_ = self.binary
@@ -342,7 +344,8 @@ def compare(
     if cluster is None and method != "auto":
         iid_method, iid_reason = method, "requested"
     statistic, pvalue, iid_interval, ci_method, iid_method = _iid_test(
-        iid_method, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative, n_resamples, gen)
+        iid_method, a_arr, b_arr, delta=delta, variance=variance, n=n, n_b=n_b, n_c=n_c, alternative=alternative,
+        n_resamples=n_resamples, gen=gen)
     verdict = iid_verdict(np.array([delta]), var, n, np.array([pvalue]), alpha=alpha, power=power,
                           alternative=alternative, b=None if n_b is None else np.array([n_b]),
                           c=None if n_c is None else np.array([n_c]))
@@ -357,7 +360,8 @@ def compare(
         de, cluster_dof = float(cv.design_effect[0]), float(cv.df[0])
         n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
         chosen, reason, statistic, pvalue, interval, ci_method = _cluster_test(
-            method, cv, a_arr, b_arr, codes, delta, design_effect, n_resamples, confidence_level, alternative, gen)
+            method, cv, a_arr, b_arr, codes=codes, delta=delta, design_effect=design_effect, n_resamples=n_resamples,
+            confidence_level=confidence_level, alternative=alternative, gen=gen)
         resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
 
     es = effect_sizes(a_arr, b_arr)
@@ -373,7 +377,7 @@ def compare(
     )
 
 
-def _cluster_test(method, cv, a_arr, b_arr, codes, delta, design_effect, n_resamples, confidence_level,
+def _cluster_test(method, cv, a_arr, b_arr, *, codes, delta, design_effect, n_resamples, confidence_level,
                   alternative, gen):
     """The clustered test of compare: the cluster-robust t test, or the cluster bootstrap on request."""
     if method == "bootstrap":
@@ -390,10 +394,11 @@ def _cluster_test(method, cv, a_arr, b_arr, codes, delta, design_effect, n_resam
 
 
 def _variance_name(design_effect: str) -> str:
-    return {"robust": "CR2", "cr1": "CR1", "anova": "ANOVA ICC, Kish size", "paper": "ANOVA ICC, mean size"}[design_effect]
+    names = {"robust": "CR2", "cr1": "CR1", "anova": "ANOVA ICC, Kish size", "paper": "ANOVA ICC, mean size"}
+    return names[design_effect]
 
 
-def _iid_test(chosen, a_arr, b_arr, d, delta, variance, n, n_b, n_c, alternative, n_resamples, gen):
+def _iid_test(chosen, a_arr, b_arr, *, delta, variance, n, n_b, n_c, alternative, n_resamples, gen):
     """Run the item-level test ``chosen``: (statistic, p, interval function, interval name, test name)."""
     if chosen.startswith("mcnemar"):
         variant = chosen.removeprefix("mcnemar_") if chosen != "mcnemar" else (

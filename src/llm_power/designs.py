@@ -133,7 +133,8 @@ def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     return min(2.0 * p * (1.0 - p) * (1.0 - float(rho)), 2.0 * min(p, 1.0 - p))
 
 
-def _paired_parameters(p_a: float, p_b: float, rho: float, discordance: float | None) -> tuple[float, float, float, float]:
+def _paired_parameters(p_a: float, p_b: float, rho: float,
+                       discordance: float | None) -> tuple[float, float, float, float]:
     """(p_d, delta, p10, p01) of a paired design, validated."""
     p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
     delta = p_a - p_b

@@ -249,6 +249,7 @@ class ErrorRates(Result):
     _repr_fields = ("m", "m1", "n_sims", "alpha")
 
     def summary(self) -> str:
+        """A short human-readable summary."""
         lines = [f"m = {self.m} tests, {self.m1} true effects, {self.n_sims:,} simulations, alpha = {self.alpha:g}",
                  f"{'procedure':<12}{'FWER':>9}{'FDR':>9}{'power':>9}"]
         for key in self.fwer:

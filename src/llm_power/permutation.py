@@ -191,7 +191,7 @@ def _flip_null_exact(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: 
     return out
 
 
-def _flip_null_random(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: np.ndarray, n: int,
+def _flip_null_random(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: np.ndarray, n: int,  # noqa: PLR0917
                       n_resamples: int, gen: np.random.Generator) -> np.ndarray:
     m = idx.size
     out = np.empty(n_resamples)

@@ -185,7 +185,7 @@ def _check_direction(delta: float, alternative: str) -> None:
         )
 
 
-def _exact_sample_size(p_d: float, delta: float, p10: float, alpha: float, power: float, alternative: str,
+def _exact_sample_size(p_d: float, delta: float, p10: float, alpha: float, power: float, alternative: str,  # noqa: PLR0917
                        k: float, z_a: float, z_b: float) -> float:
     """Smallest n whose exact power reaches ``power``.
 
@@ -299,7 +299,7 @@ def sample_size(
 # Power
 # =================================================================================================
 
-def _normal_power(shift: float, z_a: float, sd_alt: float, sd_null: float, n: np.ndarray, alternative: str,
+def _normal_power(z_a: float, sd_alt: float, sd_null: float, n: np.ndarray, alternative: str,
                   delta: float) -> np.ndarray:
     """P(reject) of a z test whose statistic has null sd ``sd_null`` and alternative sd ``sd_alt`` per item."""
     root = np.sqrt(n)
@@ -377,7 +377,7 @@ def power(
         arms = math.sqrt(p_a * (1 - p_a) + p_b * (1 - p_b))
         sd_null, sd_alt = {"normal": (pooled, pooled), "wald": (pooled, pooled),
                            "per_arm": (arms, arms), "fleiss": (pooled, arms)}[method]
-        return scalar_or_array(_normal_power(0.0, z_a, sd_alt, sd_null, n_eff, alternative, delta))
+        return scalar_or_array(_normal_power(z_a, sd_alt, sd_null, n_eff, alternative, delta))
     p_d, delta, p10, _ = _paired_parameters(p_a, p_b, rho, discordance)
     if method == "exact":
         if not np.all(n_eff == np.round(n_eff)):
@@ -387,8 +387,8 @@ def power(
         return scalar_or_array(out.reshape(n_eff.shape))
     sd_d = math.sqrt(p_d - delta * delta)
     if method in ("wald", "normal"):
-        return scalar_or_array(_normal_power(0.0, z_a, sd_d, sd_d, n_eff, alternative, delta))
-    return scalar_or_array(_normal_power(0.0, z_a, sd_d, math.sqrt(p_d), n_eff, alternative, delta))
+        return scalar_or_array(_normal_power(z_a, sd_d, sd_d, n_eff, alternative, delta))
+    return scalar_or_array(_normal_power(z_a, sd_d, math.sqrt(p_d), n_eff, alternative, delta))
 
 
 def power_curve(
@@ -544,8 +544,8 @@ def _warn_infeasible(limit: float, design: str, p: float, n: Any) -> None:
 # the shortcut (what not to do) and the Bonferroni factor live in their own modules; re-exported
 from .multiplicity import bonferroni_factor  # noqa: E402, F401
 from .shortcut import (  # noqa: E402, F401
-    _shortcut_raw,
     sample_size_shortcut,
     shortcut_constant,
     shortcut_prescreen,
+    shortcut_raw,
 )

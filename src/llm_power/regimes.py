@@ -82,7 +82,8 @@ def _regime_cluster(ctx: Context, options: dict) -> RegimeOutput:
                "pvalue_cluster": cv.pvalue, "cluster_ci_low": lo, "cluster_ci_high": hi,
                "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
     g = sums.sizes.size
-    settings = {"n_clusters": g, "mean_cluster_size": float(n / g), "kish_cluster_size": float(np.sum(sums.sizes**2) / n),
+    settings = {"n_clusters": g, "mean_cluster_size": float(n / g),
+                "kish_cluster_size": float(np.sum(sums.sizes**2) / n),
                 "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
     robustness = None
     b_count = options["cluster_resamples"]
@@ -99,7 +100,7 @@ def _regime_cluster(ctx: Context, options: dict) -> RegimeOutput:
     return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
 
 
-def _regime_anytime(ctx: Context, options: dict) -> RegimeOutput:
+def _regime_anytime(ctx: Context, _options: dict) -> RegimeOutput:
     """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2}; Beta-mixture e-values."""
     z_b = float(special.ndtri(ctx.power))
     z_any, r = anytime_critical_value(ctx.alpha)
@@ -151,7 +152,7 @@ REGIMES = (
 )
 
 
-def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):
+def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):  # noqa: PLR0917 - a private kernel
     """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
     m = pvalue.size
     order = np.argsort(pvalue, kind="stable")

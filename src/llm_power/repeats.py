@@ -230,6 +230,7 @@ class RepeatedSamplingPlan(Result):
     _repr_fields = ("best_samples_per_item", "optimal_k_continuous")
 
     def summary(self) -> str:
+        """A short human-readable summary."""
         lines = ["samples/item    items   total samples        cost"]
         for k, n, t, c in zip(self.samples_per_item, self.n_items, self.total_samples, self.cost, strict=False):
             mark = "  <- cheapest" if k == self.best_samples_per_item else ""

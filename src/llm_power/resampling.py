@@ -119,6 +119,7 @@ class BootstrapResult(Result):
         return ConfidenceInterval(float(low), float(high))
 
     def summary(self) -> str:
+        """A short human-readable summary."""
         ci = self.confidence_interval()
         level = f"{100 * self.confidence_level:g}%"
         cl = f", {self.n_clusters} clusters" if self.n_clusters else ""

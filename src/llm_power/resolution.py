@@ -238,6 +238,7 @@ class Diagnosis(Result):
                 f"n_unresolved={self.n_unresolved})")
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types (used by the CLI and the reports)."""
         return {
             "models": list(self.models),
             "means": to_plain(self.means),
@@ -259,6 +260,7 @@ class Diagnosis(Result):
         return pd.DataFrame([p.to_dict() for p in self.pairs])
 
     def summary(self) -> str:
+        """A short human-readable summary."""
         m = len(self.pairs)
         lines = [f"{len(self.models)} models, {self.n:,} items, {m} {self.settings.get('pairs')} pairs "
                  f"(alpha = {self.settings['alpha']:g}, power = {self.settings['power']:g})"]
@@ -366,9 +368,10 @@ def diagnose(
     IID one). Clustering: V_CR2 = sum_g (S_g - m_g delta)^2 / (1 - m_g/N) / N^2 (= the CR1
     G/(G-1) sum_g (S_g - m_g delta)^2 / N^2 for equal sizes), DE = V/(sigma^2/N), cluster t test
     and interval with nu df (G - 1 for equal sizes, Imbens-Kolesar for unequal ones),
-    N*_cluster = max(DE, 1) K_nu sigma^2/delta^2 with K_nu from t_nu quantiles. The cluster robustness resamples whole clusters and recounts
-    the clustered unresolved pairs (the pairs stay those of the observed ranking). q is not
-    "observed power", and q < 1 does not mean the models are equal.
+    N*_cluster = max(DE, 1) K_nu sigma^2/delta^2 with K_nu from t_nu quantiles. The cluster
+    robustness resamples whole clusters and recounts the clustered unresolved pairs (the pairs
+    stay those of the observed ranking). q is not "observed power", and q < 1 does not mean the
+    models are equal.
 
     Examples
     --------
@@ -460,7 +463,7 @@ def _context(x: np.ndarray, names: list, pairs: str, codes: np.ndarray | None, n
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings)
 
 
-def _iid_tests(x, st, pair_idx, delta, var, b, c, confidence_level, gen):
+def _iid_tests(x, st, pair_idx, delta, var, b, c, confidence_level, gen):  # noqa: PLR0917 - private kernel
     """Each pair's test (the one compare picks), p-value and paired interval."""
     n = x.shape[0]
     i, j = pair_idx[:, 0], pair_idx[:, 1]

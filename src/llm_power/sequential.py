@@ -369,6 +369,7 @@ class LeaderboardState(Result):
     _repr_fields = ("n", "models", "decided")
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types (used by the CLI and the reports)."""
         return {"n": self.n, "models": list(self.models), "means": list(self.means),
                 "decided": [list(p) for p in self.decided], "alpha_per_pair": self.alpha_per_pair,
                 "pairs": {f"{a} vs {b}": s.to_dict() for (a, b), s in self.pairs.items()}}
@@ -440,6 +441,7 @@ class LeaderboardMonitor:
         return self.state()
 
     def state(self) -> LeaderboardState:
+        """The current ranking and the pairs decided so far."""
         means = self.sums / max(self.n, 1)
         order = np.argsort(-means, kind="stable")
         pairs, decided = {}, []

@@ -28,10 +28,10 @@ def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0
     p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
     _check_delta(p_a - p_b)
     cells_from_margins(p_a, p_b, rho)  # validates rho
-    return max(1, int(ceil_items(_shortcut_raw(p_a, p_b, rho, k_factor(alpha, power)))))
+    return max(1, int(ceil_items(shortcut_raw(p_a, p_b, rho, k_factor(alpha, power)))))
 
 
-def _shortcut_raw(p_a: float, p_b: float, rho: float, k: float) -> float:
+def shortcut_raw(p_a: float, p_b: float, rho: float, k: float) -> float:
     h = 2 * math.asin(math.sqrt(p_a)) - 2 * math.asin(math.sqrt(p_b))
     return (1 - rho) * k / (h * h)
 

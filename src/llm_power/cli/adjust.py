@@ -26,6 +26,7 @@ def _pvalue(text: str) -> float:
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     p = sub.add_parser("adjust", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
                        epilog="example: llm-power adjust 0.01 0.04 0.03 --method holm",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -38,6 +39,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
     if not 0.0 < args.alpha < 1.0:
         msg = f"`--alpha` must be in (0, 1); got {args.alpha!r}."
         raise ValueError(msg)

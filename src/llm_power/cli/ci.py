@@ -13,6 +13,7 @@ HELP = "confidence interval for one score: K correct out of N items"
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     p = sub.add_parser(
         "ci", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
         epilog="example: llm-power ci 17 20 --method all",
@@ -52,6 +53,7 @@ def compute(k: int, n: int, methods: tuple[str, ...], confidence_level: float, a
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
     methods = INTERVAL_METHODS if args.method == "all" else (args.method,)
     payload = compute(args.k, args.n, methods, args.confidence_level, args.alternative)
     if args.format == "json":

@@ -18,11 +18,12 @@ HELP = "is model A better than model B on the same items? (paired test, CI, reso
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     p = sub.add_parser(
         "compare", parents=[parent], help=HELP, description=HELP.capitalize(),
         epilog="examples: llm-power compare a.csv b.jsonl --metric correct      # one file per model\n"
                "          llm-power compare scores.csv --models gpt-x claude-y --cluster subject\n"
-               "          llm-power compare out/ --models org/model-a org/model-b   # any harness output diagnose reads",
+               "          llm-power compare out/ --models org/model-a org/model-b  # any harness output",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("files", nargs="+", metavar="RESULTS",
@@ -89,6 +90,7 @@ def load(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
     names, items, a, b, clusters = load(args)
     res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,
@@ -110,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
         ["A", names[0], fmt_score(res.mean_a, binary)],
         ["B", names[1], fmt_score(res.mean_b, binary)],
         ["gap A − B", f"{fmt_gap(res.delta, binary)} {unit}",
-         f"{100 * res.confidence_level:g}% CI [{fmt_gap(ci.low, binary)}, {fmt_gap(ci.high, binary)}] ({res.ci_method})"],
+         f"{100 * res.confidence_level:g}% CI [{fmt_gap(ci.low, binary)}, {fmt_gap(ci.high, binary)}] "
+         f"({res.ci_method})"],
         ["test", res.method, res.reason],
         ["p-value", fmt_p(res.pvalue, 4), f"{res.alternative}; statistic {res.statistic:.4g}"],
     ]

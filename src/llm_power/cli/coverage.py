@@ -12,6 +12,7 @@ HELP = "exact coverage probability of interval methods at true accuracy P on N i
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     p = sub.add_parser(
         "coverage", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
         epilog="example: llm-power coverage --n 10 30 100 --p 0.02 0.5",
@@ -27,6 +28,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
     methods = INTERVAL_METHODS if args.method == "all" else (args.method,)
     records = []
     for n in args.n:

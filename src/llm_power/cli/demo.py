@@ -24,6 +24,7 @@ BENCHMARKS = (
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     p = sub.add_parser("demo", parents=[parent], help=HELP, description=HELP.capitalize() + ".")
     p.add_argument("--html", dest="html_out", default="report.html", metavar="FILE",
                    help="where to write the HTML report (default report.html)")
@@ -34,19 +35,21 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def error_bars(confidence_level: float) -> dict:
+    """Half-widths of the Wilson interval at the benchmark sizes of the demo table."""
     rows = [{"benchmark": name, "n": n, "half_width_at_0_8": half_width(n, 0.8, confidence_level=confidence_level),
              "half_width_at_0_5": half_width(n, 0.5, confidence_level=confidence_level)} for n, name in BENCHMARKS]
     return {"method": "wilson", "confidence_level": confidence_level, "benchmarks": rows}
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
     if args.error_bars:
         payload = error_bars(args.confidence_level)
         if args.format == "json":
             dump_json(payload)
             return 0
-        rows = [[r["benchmark"], f"{r['n']:,}", f"±{100 * r['half_width_at_0_8']:.1f}", f"±{100 * r['half_width_at_0_5']:.1f}"]
-                for r in payload["benchmarks"]]
+        rows = [[r["benchmark"], f"{r['n']:,}", f"±{100 * r['half_width_at_0_8']:.1f}",
+                 f"±{100 * r['half_width_at_0_5']:.1f}"] for r in payload["benchmarks"]]
         print_table(f"Error bars of one benchmark score ({100 * args.confidence_level:g}% Wilson interval, in points)",
                     ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3))
         return 0
@@ -58,5 +61,5 @@ def run(args: argparse.Namespace) -> int:
     args.json_out = args.markdown_out = None
     note = ("Data: MMLU-Pro per-question results published by the MMLU-Pro authors (TIGER-AI-Lab, Apache-2.0; "
             "data set MIT), strict correctness, 14 subject categories as clusters.")
-    return run_diagnosis(args, items, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
+    return run_diagnosis(args, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
                          inputs=(), note=note, title=f"MMLU-Pro: which of the top {args.top} gaps are real?")

@@ -23,6 +23,7 @@ EPILOG = """examples:
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     p = sub.add_parser("diagnose", parents=[parent], help=HELP, description=HELP.capitalize(), epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_options(p)
@@ -39,6 +40,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
+    """Add the options diagnose shares with demo."""
     p.add_argument("--cluster", metavar="FIELD", help="cluster label: a column, inspect metadata or lm-eval doc field")
     p.add_argument("--pairs", default="adjacent", choices=("adjacent", "all"))
     p.add_argument("--correction", choices=CORRECTIONS, help="multiplicity stress test across the pairs")
@@ -62,8 +64,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="also write the self-contained HTML report ('-': stdout)")
 
 
-def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, source: str, inputs: tuple, note: str = "",
+def run_diagnosis(args: argparse.Namespace, models, x, clusters, *, source: str, inputs: tuple, note: str = "",
                   title: str = "Leaderboard resolution report") -> int:
+    """Diagnose an aligned matrix, print the report and write the requested files."""
     import numpy as np
 
     check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
@@ -112,12 +115,13 @@ def run_diagnosis(args: argparse.Namespace, items, models, x, clusters, *, sourc
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
     check_outputs([args.json_out, args.markdown_out, args.html_out], args.results)  # before reading anything
     paths = expand_paths(args.results)
     frame = _read(paths, args)
     aligned = align_results(frame, on_missing=args.on_missing)
     source = ", ".join(str(p) for p in args.results)
-    return run_diagnosis(args, aligned.items, aligned.models, aligned.scores, aligned.clusters, source=source,
+    return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,
                          inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
 
 

@@ -37,10 +37,12 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2): the message and where to look, no usage block."""
 
     def error(self, message: str):  # type: ignore[override]
+        """Print the usage error on one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
     parser = OneLineParser(
         prog="llm-power",
         description="Statistically honest numbers for LLM evaluations.",

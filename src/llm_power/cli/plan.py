@@ -21,6 +21,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
     plan = sub.add_parser("plan", help=HELP, description=HELP.capitalize() + ".")
     psub = plan.add_subparsers(dest="plan_command", metavar="WHAT", required=True)
 
@@ -35,7 +36,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     ss.add_argument("--design", default="paired", choices=pl.DESIGNS)
     ss.add_argument("--method", default="all", help="wald | connor | exact (paired), wald | per_arm | fleiss "
                                                     "(unpaired), or all (default)")
-    ss.add_argument("--table", action="store_true", help="the seeds' table: required n by rho at baseline --p and gap --delta")
+    ss.add_argument("--table", action="store_true",
+                    help="the seeds' table: required n by rho at baseline --p and gap --delta")
     ss.add_argument("--p", type=float, default=0.8, help="baseline accuracy for --table (default 0.8)")
     ss.add_argument("--delta", type=float, default=0.02, help="gap for --table (default 0.02)")
     ss.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.3, 0.5, 0.7, 0.9], help="rho values for --table")
@@ -65,7 +67,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     pw.add_argument("--rho", type=float, default=0.0)
     pw.add_argument("--discordance", type=float)
     pw.add_argument("--design", default="paired", choices=pl.DESIGNS)
-    pw.add_argument("--method", default="normal", help="normal | exact | wald | connor (paired); normal | per_arm | fleiss (unpaired)")
+    pw.add_argument("--method", default="normal",
+                    help="normal | exact | wald | connor (paired); normal | per_arm | fleiss (unpaired)")
     pw.add_argument("--alpha", type=float, default=0.05)
     pw.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"))
     pw.add_argument("--design-effect", type=float, default=1.0, metavar="DE")
@@ -93,10 +96,12 @@ def _kw(args: argparse.Namespace) -> dict:
 
 
 def run_sample_size(args: argparse.Namespace) -> int:
+    """Run `plan sample-size`; returns the exit code."""
     if args.table:
         return _sample_size_table(args)
     _need(args, "pa", "pb")
-    methods = (pl.PAIRED_METHODS if args.design == "paired" else pl.UNPAIRED_METHODS) if args.method == "all" else (args.method,)
+    family = pl.PAIRED_METHODS if args.design == "paired" else pl.UNPAIRED_METHODS
+    methods = family if args.method == "all" else (args.method,)
     rows = []
     skipped = {}
     for method in methods:
@@ -149,7 +154,8 @@ def _sample_size_table(args: argparse.Namespace) -> int:
                    "unpaired_per_group": max(1, int(pl.ceil_items(unpaired_raw))), "unpaired_raw": unpaired_raw})
         return 0
     table_rows = [[f"{r['rho']:g}", f"{r['discordance']:.4f}", f"{r['n']:,}", f"{r['raw']:,.1f}"] for r in rows]
-    table_rows.append(["unpaired", "", f"{max(1, int(pl.ceil_items(unpaired_raw))):,}", f"{unpaired_raw:,.1f} per group"])
+    table_rows.append(["unpaired", "", f"{max(1, int(pl.ceil_items(unpaired_raw))):,}",
+                       f"{unpaired_raw:,.1f} per group"])
     print_table(f"Items needed to detect {100 * delta:g} points at p = {p:g} ({method}, α = {args.alpha:g}, "
                 f"power {args.power:g})", ["ρ", "p_d = 2p(1−p)(1−ρ)", "n", "unrounded"], table_rows,
                 right_align=(0, 1, 2, 3))
@@ -157,6 +163,7 @@ def _sample_size_table(args: argparse.Namespace) -> int:
 
 
 def run_mde(args: argparse.Namespace) -> int:
+    """Run `plan mde`; returns the exit code."""
     ns = args.n or ([80, 164, 198, 1319, 14000] if args.table else None)
     if ns is None:
         msg = "--n required (or use --table)"
@@ -190,6 +197,7 @@ def run_mde(args: argparse.Namespace) -> int:
 
 
 def run_power(args: argparse.Namespace) -> int:
+    """Run `plan power`; returns the exit code."""
     values = pl.power_curve(args.n, args.pa, args.pb, rho=args.rho, alpha=args.alpha, design=args.design,
                             method=args.method, alternative=args.alternative, design_effect=args.design_effect,
                             discordance=args.discordance)
@@ -204,9 +212,10 @@ def run_power(args: argparse.Namespace) -> int:
 
 
 def run_shortcut(args: argparse.Namespace) -> int:
+    """Run `plan shortcut`; returns the exit code."""
     k = pl.k_factor(args.alpha, args.power)
     n_short = pl.sample_size_shortcut(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
-    short_raw = pl._shortcut_raw(args.pa, args.pb, args.rho, k)
+    short_raw = pl.shortcut_raw(args.pa, args.pb, args.rho, k)
     wald_raw = pl.unrounded_sample_size(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
     p_mid = (args.pa + args.pb) / 2
     c = pl.shortcut_constant(p_mid, args.rho)

@@ -457,31 +457,8 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         columns = list(first[1].keys())
         rows = _chain_first(first, iterator)
     if model_column in columns:
-        item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
-        score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
-        if item_col is None or score_col is None or score_col not in columns:
-            msg = f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}"
-            raise DataError(msg,
-                            file=str(path))
-        if path.suffix.lower() == ".parquet":
-            import pandas as pd
-
-            frame = pd.read_parquet(path)
-            rows = ((k + 2, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
-        for recno, rec in rows:
-            where = f"line {recno}"
-            if cluster is not None and rec.get(cluster) in (None, ""):
-                msg = "missing cluster label"
-                raise DataError(msg, file=str(path), record=where, field=cluster)
-            for col in (model_column, item_col):
-                value = rec.get(col)
-                if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
-                    msg = f"missing or empty {'model name' if col == model_column else 'item id'}"
-                    raise DataError(msg,
-                                    file=str(path), record=where, field=col)
-            yield Record(str(rec[model_column]), str(rec[item_col]),
-                         parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
-                         None if cluster is None else str(rec[cluster]), None, str(path))
+        yield from _read_long(path, rows, columns, metric=metric, cluster=cluster, model_column=model_column,
+                              item_column=item_column)
         return
     score_col = metric if metric in columns else (
         next((c for c in SCORE_COLUMNS if c in columns), None) if metric is None else None)
@@ -503,6 +480,34 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
             yield Record(name, item, float(values[i, j]), None if clusters is None else clusters[i], None, str(path))
 
 
+def _read_long(path: Path, rows: Iterable[tuple[Any, dict]], columns: list[str], *, metric: str | None,
+               cluster: str | None, model_column: str, item_column: str | None) -> Iterator[Record]:
+    """Records of a long table: a model column, an item id and a score column per row."""
+    item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
+    score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
+    if item_col is None or score_col is None or score_col not in columns:
+        msg = f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}"
+        raise DataError(msg, file=str(path))
+    if path.suffix.lower() == ".parquet":
+        import pandas as pd
+
+        frame = pd.read_parquet(path)
+        rows = ((k + 2, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
+    for recno, rec in rows:
+        where = f"line {recno}"
+        if cluster is not None and rec.get(cluster) in (None, ""):
+            msg = "missing cluster label"
+            raise DataError(msg, file=str(path), record=where, field=cluster)
+        for col in (model_column, item_col):
+            value = rec.get(col)
+            if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
+                msg = f"missing or empty {'model name' if col == model_column else 'item id'}"
+                raise DataError(msg, file=str(path), record=where, field=col)
+        yield Record(str(rec[model_column]), str(rec[item_col]),
+                     parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
+                     None if cluster is None else str(rec[cluster]), None, str(path))
+
+
 def _chain_first(first: tuple, rest: Iterator) -> Iterator:
     yield first
     yield from rest
@@ -511,7 +516,8 @@ def _chain_first(first: tuple, rest: Iterator) -> Iterator:
 # --- entry point -------------------------------------------------------------------------------------
 
 def iter_records(path: Path, *, format: str = "auto", metric: str | None = None, cluster: str | None = None,
-                 split: str = "test", filter_name: str | None = None, item_column: str | None = None) -> Iterator[Record]:
+                 split: str = "test", filter_name: str | None = None,
+                 item_column: str | None = None) -> Iterator[Record]:
     """Records of one file or run folder."""
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "lm_eval":

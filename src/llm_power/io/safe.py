@@ -110,6 +110,7 @@ class ArchiveReader:
         self.zip.close()
 
     def names(self) -> set[str]:
+        """Names of the archive members."""
         return set(self.zip.namelist())
 
     def read(self, name: str) -> bytes:
@@ -164,4 +165,5 @@ class ArchiveReader:
                             file=where)
 
     def json(self, name: str) -> Any:
+        """Parse one archive member as JSON (bounded; one-line errors)."""
         return load_json_bytes(self.read(name), file=f"{self.path}:{name}")

@@ -69,7 +69,8 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xlabel(f"score (%), {level} interval" if binary else f"mean score ({level} interval)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=False)))
+    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(
+        f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
     pairs = diag.pairs
     labels = [f"{p.model_a[:22]} − {p.model_b[:22]}" for p in pairs]
@@ -104,7 +105,8 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xlabel("q = N / N*  (log scale; ≥ 1 resolved)")
     ax.spines[["top", "right"]].set_visible(False)
     plots["q"] = _svg(fig, "Resolution ratio per pair: " + "; ".join(
-        f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})" for lab, p in zip(labels, pairs, strict=False)))
+        f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})"
+        for lab, p in zip(labels, pairs, strict=True)))
 
     # MDE curve
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
@@ -154,14 +156,16 @@ def render_html(
     settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, test = {s['test']}"
                 + (f", correction = {s['correction']}" if s.get("correction") else "")
                 + (f", {s['n_clusters']} clusters" if s.get("n_clusters") else ""))
-    env = Environment(loader=PackageLoader("llm_power.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(loader=PackageLoader("llm_power.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
     return env.get_template("report.html.j2").render(
         title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {len(diag.pairs)} "
                               f"{s['pairs']} pairs.",
         version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
         models=_model_rows(diag, binary), plots=plots,
         pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
-        level=level, interval_name="Wilson" if binary else "Student t", unit_label="points" if binary else "score units",
+        level=level, interval_name="Wilson" if binary else "Student t",
+        unit_label="points" if binary else "score units",
         score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
         de_method=str(s.get("design_effect", "robust")),
         pair_header=header, pair_rows=rows, alpha=f"{s['alpha']:g}", n_items=f"{diag.n:,}", mde_now=plots["_mde_now"],
@@ -269,4 +273,6 @@ def _explanations(s: dict, level: str) -> list[dict]:
 def _mark(flag: bool | None) -> str:
     if flag is None:
         return ""
-    return '<span class="ok" title="resolved">✓ resolved</span>' if flag else '<span class="bad" title="unresolved">✗ too small</span>'
+    if flag:
+        return '<span class="ok" title="resolved">✓ resolved</span>'
+    return '<span class="bad" title="unresolved">✗ too small</span>'

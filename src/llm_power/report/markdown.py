@@ -26,7 +26,8 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     """A Markdown summary: verdict counts, the pairs table, ties."""
     s = diag.settings
     m = len(diag.pairs)
-    lines = [f"# {md_text(title)}", "", f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
+    lines = [f"# {md_text(title)}", "",
+             f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
              f"(α = {s['alpha']:g}, power = {s['power']:g}).", ""]
     for key, count in diag.n_unresolved.items():
         lines.append(f"- **{key}**: {count} of {m} pairs unresolved")
@@ -37,7 +38,8 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     header += "".join(f" q {r.label(s)} | {r.label(s)} |" for r in extra) + (" p cluster |" if clustered else "")
     lines += ["", header, "|---" * (header.count("|") - 1) + "|"]
     for p in diag.pairs:
-        row = (f"| {p.rank_a} | {md_text(p.model_a)} | {md_text(p.model_b)} | {fmt_gap(p.delta, bool(s.get('binary')))} | "
+        row = (f"| {p.rank_a} | {md_text(p.model_a)} | {md_text(p.model_b)} | "
+               f"{fmt_gap(p.delta, bool(s.get('binary')))} | "
                f"{fmt_p(p.pvalue, 2)} | {fmt_n_star(p.n_star)} | {p.q:.2f} | {'yes' if p.resolved else 'no'} |")
         for regime in extra:
             row += f" {getattr(p, regime.q_field):.2f} | {'yes' if getattr(p, regime.resolved_field) else 'no'} |"

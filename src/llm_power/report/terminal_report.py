@@ -18,6 +18,7 @@ def interval_label(diag: Diagnosis) -> str:
 
 
 def print_report(diag: Diagnosis, *, note: str = "") -> None:
+    """Print the resolution report as terminal tables (names escaped)."""
     n = diag.n
     binary = bool(diag.settings.get("binary"))
     rows = []
