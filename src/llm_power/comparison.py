@@ -135,7 +135,7 @@ class Comparison(Result):
     design_effect: float | None = None
     design_effect_method: str | None = None
     cluster_df: float | None = None
-    _interval: tuple | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
+    _interval: tuple[Any, ...] | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
     _title = "Paired comparison of A and B on the same items"
@@ -432,7 +432,7 @@ def _iid_test(chosen, a_arr, b_arr, *, delta, variance, n, n_b, n_c, alternative
     return statistic, pvalue, ("t", (delta, variance / n, n - 1)), "paired t", chosen
 
 
-def _interval_at(spec: tuple, level: float, alternative: str) -> ConfidenceInterval:
+def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> ConfidenceInterval:
     """The interval described by ``spec`` at ``level`` (one-sided per ``alternative``)."""
     kind, data = spec
     if kind == "bootstrap":

@@ -238,9 +238,9 @@ class ErrorRates(Result):
     Each attribute is a dict keyed by procedure ("none" = unadjusted, and the adjust methods).
     """
 
-    fwer: dict
-    fdr: dict
-    power: dict
+    fwer: dict[str, Any]
+    fdr: dict[str, Any]
+    power: dict[str, Any]
     m: int
     m1: int
     n_sims: int

@@ -27,7 +27,7 @@ class Context:
     """Everything the regimes need: the ranked matrix, the pairs, their sums and the IID verdict."""
 
     x: np.ndarray
-    names: list
+    names: list[Any]
     pairs: str
     st: PairwiseStatistics
     pair_idx: np.ndarray
@@ -43,21 +43,21 @@ class Context:
     power: float
     confidence_level: float
     gen: np.random.Generator
-    columns: dict
-    settings: dict
+    columns: dict[str, Any]
+    settings: dict[str, Any]
 
 
 @dataclass
 class RegimeOutput:
     """What a regime adds to the report: per-pair columns, its resolved flags, settings, extras."""
 
-    columns: dict
+    columns: dict[str, Any]
     resolved: np.ndarray
-    settings: dict = field(default_factory=dict)
-    robustness: dict | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    robustness: dict[str, Any] | None = None
 
 
-def _regime_corrected(ctx: Context, options: dict) -> RegimeOutput:
+def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
     correction = options["correction"]
     n = ctx.x.shape[0]
@@ -69,7 +69,7 @@ def _regime_corrected(ctx: Context, options: dict) -> RegimeOutput:
     return RegimeOutput(columns=columns, resolved=resolved, settings={"family_size": ctx.pair_idx.shape[0]})
 
 
-def _regime_cluster(ctx: Context, options: dict) -> RegimeOutput:
+def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     """Clustering: cluster-robust test, interval, design effect and N*/q/MDE; robustness of the count."""
     sums, n = ctx.sums, ctx.x.shape[0]
     design_effect = options["design_effect"]
@@ -100,7 +100,7 @@ def _regime_cluster(ctx: Context, options: dict) -> RegimeOutput:
     return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
 
 
-def _regime_anytime(ctx: Context, _options: dict) -> RegimeOutput:
+def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
     """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2}; Beta-mixture e-values."""
     z_b = float(special.ndtri(ctx.power))
     z_any, r = anytime_critical_value(ctx.alpha)
@@ -137,7 +137,7 @@ class Regime:
     pvalue_field: str | None
     compute: Any = None
 
-    def label(self, settings: dict) -> str:
+    def label(self, settings: dict[str, Any]) -> str:
         """Short column label: "IID", the correction's name, "cluster", "anytime"."""
         return {"iid": "IID", "corrected": str(settings.get("correction"))}.get(self.key, self.key)
 

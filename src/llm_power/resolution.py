@@ -205,15 +205,15 @@ class Diagnosis(Result):
         Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded).
     """
 
-    models: list
+    models: list[Any]
     means: np.ndarray = field(compare=False)
     n: int = 0
-    pairs: list = field(default_factory=list)
-    n_unresolved: dict = field(default_factory=dict)
-    tie_groups: dict = field(default_factory=dict)
-    rank_intervals: dict = field(default_factory=dict)
-    cluster_robustness: dict | None = None
-    settings: dict = field(default_factory=dict)
+    pairs: list[Any] = field(default_factory=list)
+    n_unresolved: dict[str, Any] = field(default_factory=dict)
+    tie_groups: dict[str, Any] = field(default_factory=dict)
+    rank_intervals: dict[str, Any] = field(default_factory=dict)
+    cluster_robustness: dict[str, Any] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
     model_ci_low: np.ndarray | None = field(default=None, compare=False)
     model_ci_high: np.ndarray | None = field(default=None, compare=False)
 
@@ -229,7 +229,7 @@ class Diagnosis(Result):
                                             power=self.settings["power"]), dtype=float)
 
     @property
-    def regimes(self) -> list:
+    def regimes(self) -> list[Any]:
         """The :data:`REGIMES` computed for this report, in their fixed order (IID first)."""
         return [r for r in REGIMES if r.key in self.n_unresolved]
 
@@ -429,7 +429,7 @@ def diagnose(
 # The pieces of diagnose: context (sufficient statistics + the IID verdict), regimes, result
 # =================================================================================================
 
-def _context(x: np.ndarray, names: list, pairs: str, codes: np.ndarray | None, n_groups: int, *, alpha: float,
+def _context(x: np.ndarray, names: list[Any], pairs: str, codes: np.ndarray | None, n_groups: int, *, alpha: float,
              power: float, confidence_level: float, rng: np.random.Generator) -> Context:
     """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
     n, m_models = x.shape
@@ -518,7 +518,7 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
                      settings=ctx.settings, model_ci_low=model_lo, model_ci_high=model_hi)
 
 
-def _rows(ctx: Context, columns: dict[str, np.ndarray]) -> list:
+def _rows(ctx: Context, columns: dict[str, np.ndarray]) -> list[Any]:
     """PairResolution rows from the IID arrays and the regimes' columns."""
     n = ctx.x.shape[0]
     v = ctx.verdict

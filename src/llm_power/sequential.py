@@ -360,10 +360,10 @@ class LeaderboardState(Result):
     """
 
     n: int
-    models: list
-    means: list
-    pairs: dict
-    decided: list
+    models: list[Any]
+    means: list[Any]
+    pairs: dict[str, Any]
+    decided: list[Any]
     alpha_per_pair: float
 
     _repr_fields = ("n", "models", "decided")

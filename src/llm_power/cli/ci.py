@@ -31,7 +31,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def compute(k: int, n: int, methods: tuple[str, ...], confidence_level: float, alternative: str) -> dict:
+def compute(k: int, n: int, methods: tuple[str, ...], confidence_level: float, alternative: str) -> dict[str, Any]:
     """The payload shared by the table and JSON output."""
     rows = []
     for method in methods:

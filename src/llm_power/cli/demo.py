@@ -34,7 +34,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def error_bars(confidence_level: float) -> dict:
+def error_bars(confidence_level: float) -> dict[str, Any]:
     """Half-widths of the Wilson interval at the benchmark sizes of the demo table."""
     rows = [{"benchmark": name, "n": n, "half_width_at_0_8": half_width(n, 0.8, confidence_level=confidence_level),
              "half_width_at_0_5": half_width(n, 0.5, confidence_level=confidence_level)} for n, name in BENCHMARKS]

@@ -64,8 +64,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="also write the self-contained HTML report ('-': stdout)")
 
 
-def run_diagnosis(args: argparse.Namespace, models, x, clusters, *, source: str, inputs: tuple, note: str = "",
-                  title: str = "Leaderboard resolution report") -> int:
+def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters: Any, *, source: str,
+                  inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report") -> int:
     """Diagnose an aligned matrix, print the report and write the requested files."""
     import numpy as np
 

@@ -10,6 +10,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from .. import __version__
 from ..errors import LLMPowerError
@@ -71,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _notes(args, caught)
 
 
-def _notes(args: argparse.Namespace, caught: list) -> None:
+def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
     """Warnings become one-line notes on stderr (deduplicated), never raw Python warnings."""
     if sys.stderr is None or sys.stderr.closed:
         return

@@ -91,7 +91,7 @@ def _need(args: argparse.Namespace, *names: str) -> None:
         raise ValueError(msg)
 
 
-def _kw(args: argparse.Namespace) -> dict:
+def _kw(args: argparse.Namespace) -> dict[str, Any]:
     return dict(alpha=args.alpha, power=args.power, alternative=args.alternative, design_effect=args.design_effect)
 
 

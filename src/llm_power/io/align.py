@@ -16,11 +16,11 @@ __all__ = ["Aligned", "align_results"]
 class Aligned:
     """The aligned matrix and what alignment did."""
 
-    items: list
-    models: list
+    items: list[Any]
+    models: list[Any]
     scores: np.ndarray
-    clusters: list | None
-    dropped: dict = field(default_factory=dict)
+    clusters: list[Any] | None
+    dropped: dict[str, Any] = field(default_factory=dict)
     note: str = ""
 
 
@@ -115,7 +115,7 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
     return Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped, note=note)
 
 
-def _natural(item: str) -> tuple:
+def _natural(item: str) -> tuple[Any, ...]:
     """Sort 'task:10' after 'task:9'."""
     import re
 

@@ -246,7 +246,7 @@ def _inspect_value(value: Any, *, file: str, record: str, field: str) -> float:
     return parse_score(value, file=file, record=record, field=field)
 
 
-def _inspect_samples(samples: Sequence[dict], model: str, task: str, path: Path, metric: str | None,
+def _inspect_samples(samples: Sequence[dict[str, Any]], model: str, task: str, path: Path, metric: str | None,
                      cluster: str | None) -> Iterator[Record]:
     values: dict[str, list[float]] = {}
     meta: dict[str, tuple[str | None, str | None]] = {}
@@ -447,7 +447,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         except (OSError, ValueError) as exc:
             msg = f"cannot read as Parquet ({type(exc).__name__})"
             raise DataError(msg, file=str(path)) from None
-        rows: Iterable[tuple[Any, dict]] = ()
+        rows: Iterable[tuple[Any, dict[str, Any]]] = ()
     else:
         iterator = _records(path)
         first = next(iterator, None)
@@ -480,7 +480,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
             yield Record(name, item, float(values[i, j]), None if clusters is None else clusters[i], None, str(path))
 
 
-def _read_long(path: Path, rows: Iterable[tuple[Any, dict]], columns: list[str], *, metric: str | None,
+def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: list[str], *, metric: str | None,
                cluster: str | None, model_column: str, item_column: str | None) -> Iterator[Record]:
     """Records of a long table: a model column, an item id and a score column per row."""
     item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
@@ -508,7 +508,7 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict]], columns: list[str],
                      None if cluster is None else str(rec[cluster]), None, str(path))
 
 
-def _chain_first(first: tuple, rest: Iterator) -> Iterator:
+def _chain_first(first: tuple[Any, ...], rest: Iterator[Any]) -> Iterator[Any]:
     yield first
     yield from rest
 

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 __all__ = ["OutputPathError", "check_outputs", "write_atomic"]
 
@@ -70,7 +71,7 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | Path] = 
                 raise OutputPathError(msg)
 
 
-def write_atomic(path: str | Path, text: str, *, inputs: tuple = ()) -> Path | str:
+def write_atomic(path: str | Path, text: str, *, inputs: tuple[Any, ...] = ()) -> Path | str:
     """Write ``text`` to ``path`` atomically (``"-"``: standard output) under the rules above."""
     if str(path) == "-":
         sys.stdout.write(text)

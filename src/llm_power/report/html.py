@@ -174,7 +174,7 @@ def render_html(
     )
 
 
-def _model_rows(diag: Diagnosis, binary: bool) -> list[dict]:
+def _model_rows(diag: Diagnosis, binary: bool) -> list[dict[str, Any]]:
     rows = []
     for k, name in enumerate(diag.models):
         lo, hi = float(diag.model_ci_low[k]), float(diag.model_ci_high[k])
@@ -210,7 +210,7 @@ def _pair_table(diag: Diagnosis, binary: bool, level: str) -> tuple[list[str], l
     return header, rows
 
 
-def _cards(diag: Diagnosis) -> tuple[list[dict], str]:
+def _cards(diag: Diagnosis) -> tuple[list[dict[str, Any]], str]:
     s, m = diag.settings, len(diag.pairs)
     labels = {r.key: f"unresolved ({s.get('correction') if r.key == 'corrected' else r.title})" for r in diag.regimes}
     cards = [{"num": f"{diag.n:,}", "label": f"items × {len(diag.models)} models"}]
@@ -222,7 +222,7 @@ def _cards(diag: Diagnosis) -> tuple[list[dict], str]:
     return cards, headline
 
 
-def _cluster_table(diag: Diagnosis, binary: bool, scores: np.ndarray | None, clusters: Any) -> dict | None:
+def _cluster_table(diag: Diagnosis, binary: bool, scores: np.ndarray | None, clusters: Any) -> dict[str, Any] | None:
     if scores is None or clusters is None:
         return None
     labels_arr = np.asarray(clusters)
@@ -237,7 +237,7 @@ def _cluster_table(diag: Diagnosis, binary: bool, scores: np.ndarray | None, clu
     return {"n": len(groups), "models": shown, "rows": rows}
 
 
-def _explanations(s: dict, level: str) -> list[dict]:
+def _explanations(s: dict[str, Any], level: str) -> list[dict[str, Any]]:
     k_any = s.get("z_anytime")
     return [
         {"title": "q = N / N*: resolved or not",

@@ -17,7 +17,7 @@ __all__ = ["dump_json", "print_table", "safe_text"]
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
-def _visible(match: re.Match) -> str:
+def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
