@@ -159,6 +159,7 @@ def test_render_html_leaves_the_callers_matplotlib_state_alone():
     res = diagnose((rng.random((300, 3)) < [0.7, 0.6, 0.5]).astype(float), models=["a$1", "b", "c"])
     backend = matplotlib.get_backend()
     before = {k: matplotlib.rcParams[k] for k in ("font.size", "svg.fonttype", "text.parse_math", "svg.hashsalt")}
+    assert matplotlib.rcParams["text.parse_math"]  # the report must not need it off globally
     import matplotlib.pyplot as plt
 
     open_before = plt.get_fignums()

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -110,6 +111,7 @@ def test_hostile_names_are_escaped_in_every_output(corpus, capsys):
     html = case.extra["html"].read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "$\\frac{1}{0}$ math" in html
+    assert not re.search(r"mathdefault[^<]*</text>", html)  # tick labels still typeset, not shown as raw TeX
     assert len(names) == 8
 
 

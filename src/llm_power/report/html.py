@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import io
 import math
-import re
 from typing import Any
 
 import numpy as np
 
 from .. import __version__
-from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
+from .._format import fmt_gap, fmt_score
 from ..resolution import Diagnosis
+from .terminal import safe_text
+from .view import ReportView, build_view
 
 __all__ = ["render_html"]
 
@@ -24,21 +25,21 @@ def _svg(fig: Any, label: str) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg"):]
-    text = re.sub(r"<svg ", f'<svg role="img" aria-label="{_esc(label)}" ', text, count=1)
+    text = text.replace("<svg ", f'<svg role="img" aria-label="{_esc(label)}" ', 1)  # no regex: names hold "\\"
     close = text.index(">") + 1
     return text[:close] + f"<title>{_esc(label)}</title>" + text[close:]
 
 
 def _esc(text: str) -> str:
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
+    """Untrusted text for HTML: control characters made visible, then entity-escaped."""
+    return safe_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     import matplotlib
 
     # Figure objects and an rc context: the caller's backend, pyplot state and rcParams are untouched
-    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power",
-                                "text.parse_math": False}):  # names are data: a "$" must not start mathtext
+    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power"}):
         return _draw(diag, binary)
 
 
@@ -50,7 +51,7 @@ def _subplots(width: float, height: float):
 
 
 def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
-    names = diag.models
+    names = [safe_text(m) for m in diag.models]  # control characters visible in the plots too
     n = diag.n
     means = np.asarray(diag.means)
     plots = {}
@@ -65,7 +66,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     lo, hi = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
     ax.errorbar(scale * means, y, xerr=[scale * (means - lo), scale * (hi - means)], fmt="o", color=OK, ecolor=OK,
                 capsize=3)
-    ax.set_yticks(y, [m[:40] for m in names])
+    ax.set_yticks(y, [m[:40] for m in names], parse_math=False)  # names are data: a "$" is not mathtext
     ax.set_xlabel(f"score (%), {level} interval" if binary else f"mean score ({level} interval)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
@@ -73,7 +74,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
         f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
     pairs = diag.pairs
-    labels = [f"{p.model_a[:22]} − {p.model_b[:22]}" for p in pairs]
+    labels = [f"{safe_text(p.model_a)[:22]} − {safe_text(p.model_b)[:22]}" for p in pairs]
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
     fig, ax = _subplots(7.5, height)
@@ -85,7 +86,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
         ax.plot([scale * lo_, scale * hi_], [y[k], y[k]], color=color, lw=2)
         ax.plot(scale * p.delta, y[k], marker, color=color)
     ax.axvline(0, color=GREY, lw=1)
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, labels, parse_math=False)
     ax.set_xlabel(f"gap A − B ({unit}), paired {level} CI")
     ax.spines[["top", "right"]].set_visible(False)
     plots["forest"] = _svg(fig, "Forest plot of the gaps: " + "; ".join(
@@ -101,7 +102,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xscale("log")
     ax.axvline(1, color="black", ls="--", lw=1.2)
     ax.text(1, y.max() + 0.7, " q = 1", va="bottom", fontsize=9)
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, labels, parse_math=False)
     ax.set_xlabel("q = N / N*  (log scale; ≥ 1 resolved)")
     ax.spines[["top", "right"]].set_visible(False)
     plots["q"] = _svg(fig, "Resolution ratio per pair: " + "; ".join(
@@ -149,7 +150,8 @@ def render_html(
     s = diag.settings
     plots = _plots(diag, binary)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
-    header, rows = _pair_table(diag, binary, level)
+    view = build_view(diag)
+    header, rows = _pair_table(view)
     cards, headline = _cards(diag)
     ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
     ties = "; ".join(" ≈ ".join(g) for g in diag.tie_groups[ties_regime] if len(g) > 1)
@@ -158,11 +160,12 @@ def render_html(
                 + (f", {s['n_clusters']} clusters" if s.get("n_clusters") else ""))
     env = Environment(loader=PackageLoader("llm_power.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
+    env.filters["visible"] = safe_text  # control characters of untrusted names shown, then autoescaped
     return env.get_template("report.html.j2").render(
         title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {len(diag.pairs)} "
                               f"{s['pairs']} pairs.",
         version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
-        models=_model_rows(diag, binary), plots=plots,
+        models=view.models, plots=plots,
         pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
         level=level, interval_name="Wilson" if binary else "Student t",
         unit_label="points" if binary else "score units",
@@ -174,40 +177,13 @@ def render_html(
     )
 
 
-def _model_rows(diag: Diagnosis, binary: bool) -> list[dict[str, Any]]:
+def _pair_table(view: ReportView) -> tuple[list[str], list[list[str]]]:
     rows = []
-    for k, name in enumerate(diag.models):
-        lo, hi = float(diag.model_ci_low[k]), float(diag.model_ci_high[k])
-        if binary:
-            interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", f"±{100 * (hi - lo) / 2:.1f}"
-        else:
-            interval, half = f"{lo:.4g} – {hi:.4g}", f"±{(hi - lo) / 2:.3g}"
-        rows.append({"rank": k + 1, "name": name, "score": fmt_score(diag.means[k], binary),
-                     "interval": interval, "half": half})
-    return rows
-
-
-def _pair_table(diag: Diagnosis, binary: bool, level: str) -> tuple[list[str], list[list[str]]]:
-    s = diag.settings
-    header = ["#", "model A", "model B", f"gap ({'pts' if binary else 'score'})", f"{level} CI", "p", "N*", "q",
-              "IID"]
-    present = diag.regimes[1:]  # the stress regimes computed, in the registry's order
-    clustered = "cluster" in diag.n_unresolved
-    if clustered:
-        header.insert(6, "p cluster")
-    for regime in present:
-        header += [f"q {regime.label(s)}", regime.label(s)]
-    rows = []
-    for p in diag.pairs:
-        ci = f"[{fmt_gap(p.ci_low, binary)}, {fmt_gap(p.ci_high, binary)}]" if p.ci_low is not None else ""
-        row = [str(p.rank_a), _esc(p.model_a), _esc(p.model_b), fmt_gap(p.delta, binary), ci, fmt_p(p.pvalue, 2),
-               fmt_n_star(p.n_star), f"{p.q:.2f}", _mark(p.resolved)]
-        if clustered:
-            row.insert(6, fmt_p(p.pvalue_cluster, 2))
-        for regime in present:
-            row += [f"{getattr(p, regime.q_field):.2f}", _mark(getattr(p, regime.resolved_field))]
-        rows.append(row)
-    return header, rows
+    for row in view.pairs:
+        cells = view.pair_cells(row, _mark, ci=True)
+        cells[1], cells[2] = _esc(cells[1]), _esc(cells[2])
+        rows.append(cells)
+    return view.pair_header(ci=True), rows
 
 
 def _cards(diag: Diagnosis) -> tuple[list[dict[str, Any]], str]:

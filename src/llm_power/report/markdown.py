@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from .._format import fmt_gap, fmt_n_star, fmt_p
 from ..resolution import Diagnosis
 from .terminal import safe_text
+from .view import build_view
 
 __all__ = ["md_text", "render_markdown"]
 
@@ -23,33 +23,20 @@ def md_text(text: object) -> str:
 
 
 def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report") -> str:
-    """A Markdown summary: verdict counts, the pairs table, ties."""
-    s = diag.settings
-    m = len(diag.pairs)
+    """A Markdown summary: verdict counts, the pairs table, ties (names escaped)."""
+    view = build_view(diag)
     lines = [f"# {md_text(title)}", "",
-             f"{len(diag.models)} models on the same {diag.n:,} items; {m} {s['pairs']} pairs "
-             f"(α = {s['alpha']:g}, power = {s['power']:g}).", ""]
-    for key, count in diag.n_unresolved.items():
-        lines.append(f"- **{key}**: {count} of {m} pairs unresolved")
-    unit = "pts" if s.get("binary") else "score"
-    extra = diag.regimes[1:]  # the stress regimes computed, in the registry's order
-    clustered = "cluster" in diag.n_unresolved
-    header = f"| # | model A | model B | gap ({unit}) | p | N* | q | resolved |"
-    header += "".join(f" q {r.label(s)} | {r.label(s)} |" for r in extra) + (" p cluster |" if clustered else "")
-    lines += ["", header, "|---" * (header.count("|") - 1) + "|"]
-    for p in diag.pairs:
-        row = (f"| {p.rank_a} | {md_text(p.model_a)} | {md_text(p.model_b)} | "
-               f"{fmt_gap(p.delta, bool(s.get('binary')))} | "
-               f"{fmt_p(p.pvalue, 2)} | {fmt_n_star(p.n_star)} | {p.q:.2f} | {'yes' if p.resolved else 'no'} |")
-        for regime in extra:
-            row += f" {getattr(p, regime.q_field):.2f} | {'yes' if getattr(p, regime.resolved_field) else 'no'} |"
-        if clustered:
-            row += f" {fmt_p(p.pvalue_cluster, 2)} |"
-        lines.append(row)
-    regime = "cluster" if "cluster" in diag.tie_groups else "iid"
-    ties = [g for g in diag.tie_groups[regime] if len(g) > 1]
-    if ties:
-        lines += ["", f"Statistical ties ({regime}): " + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in ties)]
-    lines += ["", "Resolved: q = N/N* ≥ 1 and the pair's test rejects at α; otherwise the benchmark is too small "
-              "to tell (which does not mean the models are equal).", ""]
+             f"{view.n_models} models on the same {view.n:,} items; {view.n_pairs} {view.pairs_kind} pairs "
+             f"(α = {view.alpha}, power = {view.power}).", ""]
+    lines += [f"- **{key}**: {count} of {view.n_pairs} pairs unresolved" for key, _, count in view.counts]
+    header = view.pair_header()
+    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in view.pairs:
+        cells = view.pair_cells(row, lambda flag: "yes" if flag else "no")
+        cells[1], cells[2] = md_text(cells[1]), md_text(cells[2])
+        lines.append("| " + " | ".join(cells) + " |")
+    if view.ties:
+        lines += ["", f"Statistical ties ({view.ties_regime}): "
+                  + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in view.ties)]
+    lines += ["", view.verdict_note, ""]
     return "\n".join(lines)
