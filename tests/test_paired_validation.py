@@ -140,4 +140,8 @@ def test_correction_keyword_is_deprecated_but_still_works():
         assert wilcoxon(a, b, method="approx", correction=True).pvalue == wilcoxon(
             a, b, method="approx", continuity_correction=True).pvalue
     with pytest.warns(DeprecationWarning):
-        simulated_power(50, 0.7, 0.6, test="mcnemar_asymptotic", correction=False, n_sims=20, rng=0)
+        simulated_power(50, 0.7, 0.6, method="mcnemar_asymptotic", correction=False, n_sims=20, rng=0)
+    # and `test=` -> `method=` (one vocabulary with compare and the CLI)
+    with pytest.warns(DeprecationWarning, match="renamed `method`"):
+        old = simulated_power(60, 0.7, 0.6, test="sign", n_sims=50, rng=1)
+    assert old.power == simulated_power(60, 0.7, 0.6, method="sign", n_sims=50, rng=1).power

@@ -79,10 +79,10 @@ def test_empirical_power_at_exact_and_connor_n_star(p_a, p_b, rho):
     # the "connor" N* are within +-0.02 of the 0.8 target.
     sims = 20_000  # MC SE of a power near 0.8: 0.0028
     n_exact = sample_size(p_a, p_b, rho=rho, method="exact")
-    sim = simulated_power(n_exact, p_a, p_b, rho=rho, test="mcnemar_exact", n_sims=sims, rng=21)
+    sim = simulated_power(n_exact, p_a, p_b, rho=rho, method="mcnemar_exact", n_sims=sims, rng=21)
     assert abs(sim.power - 0.8) <= 0.02
     n_connor = sample_size(p_a, p_b, rho=rho, method="connor")
-    sim = simulated_power(n_connor, p_a, p_b, rho=rho, test="mcnemar_asymptotic", continuity_correction=False,
+    sim = simulated_power(n_connor, p_a, p_b, rho=rho, method="mcnemar_asymptotic", continuity_correction=False,
                           n_sims=sims, rng=22)
     assert abs(sim.power - 0.8) <= 0.02
 
@@ -94,14 +94,14 @@ def test_connor_n_star_limits_measured():
     # "exact" N* hits the target in both cases.
     sims = 20_000
     n = sample_size(0.65, 0.60, rho=0.3, method="connor")
-    corrected = simulated_power(n, 0.65, 0.60, rho=0.3, test="mcnemar_asymptotic", n_sims=sims, rng=24).power
+    corrected = simulated_power(n, 0.65, 0.60, rho=0.3, method="mcnemar_asymptotic", n_sims=sims, rng=24).power
     assert 0.76 < corrected < 0.795
     n = sample_size(0.9, 0.85, rho=0.6, method="connor")
     assert n * (0.9 * 0.1 + 0.85 * 0.15 - 2 * 0.6 * math.sqrt(0.09 * 0.1275) + 0.0025) < 30
-    small = simulated_power(n, 0.9, 0.85, rho=0.6, test="mcnemar_asymptotic", continuity_correction=False, n_sims=sims, rng=25)
+    small = simulated_power(n, 0.9, 0.85, rho=0.6, method="mcnemar_asymptotic", continuity_correction=False, n_sims=sims, rng=25)
     assert small.power > 0.82
     n_exact = sample_size(0.9, 0.85, rho=0.6, method="exact")
-    exact = simulated_power(n_exact, 0.9, 0.85, rho=0.6, test="mcnemar_exact", n_sims=sims, rng=26)
+    exact = simulated_power(n_exact, 0.9, 0.85, rho=0.6, method="mcnemar_exact", n_sims=sims, rng=26)
     assert abs(exact.power - 0.8) <= 0.02
 
 

@@ -94,8 +94,8 @@ def test_other_validation():
         sample_size_repeated(0.02, between=0.1, within=0.1, samples_per_item=0)
     with pytest.raises(ValueError, match=r"`between` must be a non-negative variance"):
         repeated_sampling_plan(0.02, between=-1, within=0.1)
-    with pytest.raises(ValueError, match=r"`test` must be one of .*'wilcoxon'; got 'z'"):
-        simulated_power(100, 0.7, 0.6, test="z")
+    with pytest.raises(ValueError, match=r"`method` must be one of .*'wilcoxon'; got 'z'"):
+        simulated_power(100, 0.7, 0.6, method="z")
     with pytest.raises(TypeError, match=r"give `p_a` and `p_b`"):
         simulated_power(100)
     with pytest.warns(InfeasibleDesignWarning, match=r"no feasible gap is detectable with n = 3"):

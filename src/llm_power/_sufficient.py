@@ -18,7 +18,18 @@ from ._verdict import PairSums, cluster_design_effects, pair_sums
 from .errors import DataError
 
 __all__ = ["PairwiseStatistics", "cluster_resample_counts", "pair_sums_binary", "pair_sums_graded",
-           "pairwise_statistics"]
+           "paired_counts", "pairwise_statistics"]
+
+
+def paired_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
+    """The 2x2 table (n11, n10, n01, n00) of two aligned 0/1 arrays (one pair; all pairs: the Gram
+    matrix of :func:`pairwise_statistics`).
+    """
+    a1, b1 = a == 1, b == 1
+    n11 = int(np.count_nonzero(a1 & b1))
+    n10 = int(np.count_nonzero(a1 & ~b1))
+    n01 = int(np.count_nonzero(~a1 & b1))
+    return n11, n10, n01, int(a.size - n11 - n10 - n01)
 
 
 @dataclass(frozen=True)

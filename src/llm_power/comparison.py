@@ -21,6 +21,7 @@ from ._validation import (
 )
 from ._verdict import (
     DESIGN_EFFECTS,
+    PAIRED_TESTS,
     check_cluster_labels,
     choose_iid_test,
     cluster_verdict,
@@ -41,18 +42,9 @@ from .resampling import paired_bootstrap
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]
 
-COMPARE_METHODS = (
-    "auto",
-    "bootstrap",
-    "mcnemar",
-    "mcnemar_asymptotic",
-    "mcnemar_exact",
-    "mcnemar_mid_p",
-    "paired_t",
-    "permutation",
-    "sign",
-    "wilcoxon",
-)
+#: compare's methods: the package's paired tests (one registry, shared with simulated_power) plus
+#: "auto" (the decision tree) and "mcnemar" (exact or asymptotic by the discordant count)
+COMPARE_METHODS = tuple(sorted(("auto", "mcnemar", *PAIRED_TESTS)))
 
 
 @dataclass(frozen=True, slots=True, repr=False)

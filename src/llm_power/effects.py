@@ -19,6 +19,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ._results import ConfidenceInterval, Result
+from ._sufficient import paired_counts
 from ._validation import check_binary, check_confidence_level, check_option, check_paired, is_binary
 from .intervals import _bounds
 
@@ -32,15 +33,6 @@ __all__ = [
 ]
 
 PAIRED_CI_METHODS = ("newcombe", "tango", "wald")
-
-
-def paired_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
-    """The 2x2 table (n11, n10, n01, n00) of two aligned 0/1 arrays."""
-    a1, b1 = a == 1, b == 1
-    n11 = int(np.count_nonzero(a1 & b1))
-    n10 = int(np.count_nonzero(a1 & ~b1))
-    n01 = int(np.count_nonzero(~a1 & b1))
-    return n11, n10, n01, int(a.size - n11 - n10 - n01)
 
 
 def paired_difference_ci(

@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from ._results import Result
+from ._sufficient import paired_counts
 from ._validation import (
     as_float_array,
     check_alternative,
@@ -181,11 +182,6 @@ def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", continuity_correcti
     return statistic, p
 
 
-def discordant_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
-    """B = #(a=1, b=0) and c = #(a=0, b=1) for aligned 0/1 arrays."""
-    return int(np.count_nonzero((a == 1) & (b == 0))), int(np.count_nonzero((a == 0) & (b == 1)))
-
-
 def mcnemar(
     a: Any,
     b: Any,
@@ -259,7 +255,7 @@ def mcnemar(
     check_binary(a_arr, "a", why="McNemar's test needs correct/incorrect per item")
     check_binary(b_arr, "b", why="McNemar's test needs correct/incorrect per item")
     continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=3)
-    n_b, n_c = discordant_counts(a_arr, b_arr)
+    _, n_b, n_c, _ = paired_counts(a_arr, b_arr)
     return mcnemar_from_counts(n_b, n_c, n=a_arr.size, method=method, continuity_correction=continuity_correction,
                                alternative=alternative, _stacklevel=3)
 

@@ -18,6 +18,7 @@ from scipy import special, stats
 
 from ._results import Result
 from ._validation import as_rng, check_alternative, check_open_unit, check_option
+from ._verdict import PAIRED_TESTS
 from .designs import cells_from_margins
 from .paired import mcnemar_pvalue, wilcoxon
 from .permutation import permutation_test
@@ -25,16 +26,17 @@ from .resampling import paired_bootstrap
 
 __all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulation", "calibrate", "simulate_pairs", "simulated_power"]
 
-SIMULATION_TESTS = (
-    "bootstrap",
-    "mcnemar_asymptotic",
-    "mcnemar_exact",
-    "mcnemar_mid_p",
-    "paired_t",
-    "permutation",
-    "sign",
-    "wilcoxon",
-)
+#: the paired tests, one registry: compare's methods are these plus "auto" and "mcnemar"
+SIMULATION_TESTS = PAIRED_TESTS
+
+
+def _renamed_test(method: str, test: str | None, *, stacklevel: int) -> str:
+    """The deprecated ``test=`` keyword (one release) -> ``method``, the package's one word for it."""
+    if test is None:
+        return method
+    warnings.warn("`test` was renamed `method` (one vocabulary with compare and the CLI); the old name will be "
+                  "removed in the next release.", DeprecationWarning, stacklevel=stacklevel + 1)
+    return test
 
 
 def _cells(p_a: float | None, p_b: float | None, rho: float, table: Any) -> np.ndarray:
@@ -113,7 +115,7 @@ def simulated_power(
     *,
     rho: float = 0.0,
     table: Any = None,
-    test: str = "mcnemar_exact",
+    method: str = "mcnemar_exact",
     alpha: float = 0.05,
     alternative: str = "two-sided",
     continuity_correction: bool = True,
@@ -121,6 +123,7 @@ def simulated_power(
     n_resamples: int = 999,
     rng: Any = None,
     correction: bool | None = None,
+    test: str | None = None,
 ) -> PowerSimulation:
     """Empirical power of a paired test on simulated correlated 0/1 data.
 
@@ -131,14 +134,17 @@ def simulated_power(
     p_a, p_b, rho : float
         Margins and phi correlation; or ``table``: a pilot 2x2 table (both right, A only, B
         only, neither) whose cell frequencies are used.
-    test : str, default "mcnemar_exact"
-        One of ``"bootstrap"``, ``"mcnemar_asymptotic"``, ``"mcnemar_exact"``, ``"mcnemar_mid_p"``,
+    method : str, default "mcnemar_exact"
+        The paired test (the registry shared with :func:`llm_power.compare`): one of
+        ``"bootstrap"``, ``"mcnemar_asymptotic"``, ``"mcnemar_exact"``, ``"mcnemar_mid_p"``,
         ``"paired_t"``, ``"permutation"``, ``"sign"``, ``"wilcoxon"``.
     continuity_correction : bool, default True
         Continuity correction of ``"mcnemar_asymptotic"`` (Connor's sample size models the
         uncorrected test).
     correction : bool, optional
         Deprecated name of ``continuity_correction`` (one release, DeprecationWarning).
+    test : str, optional
+        Deprecated name of ``method`` (one release, DeprecationWarning).
     n_sims : int, default 2000
     n_resamples : int, default 999
         For the bootstrap and permutation tests.
@@ -158,7 +164,7 @@ def simulated_power(
     (0.324, True)
     """
     n = _check_n(n)
-    test = check_option(test, "test", SIMULATION_TESTS)
+    test = check_option(_renamed_test(method, test, stacklevel=2), "method", SIMULATION_TESTS)
     from .paired import _renamed_correction
 
     continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=2)
@@ -241,8 +247,9 @@ def calibrate(
     alpha: float = 0.05,
     power: float = 0.8,
     n_sims: int = 2000,
-    test: str = "z",
+    method: str = "z",
     rng: Any = None,
+    test: str | None = None,
 ) -> CalibrationResult:
     r"""Check N* on real data: resample the items of a pair to size N* many times and count how
     often the paired test rejects; the empirical power should be close to ``power``.
@@ -256,7 +263,7 @@ def calibrate(
         Aligned per-item scores of a real pair (0/1 data are resampled through their 2x2 table).
     n : int, optional
         Items per resample (default: N* of this pair at (alpha, power)).
-    test : {"z", "mcnemar_exact"}, default "z"
+    method : {"z", "mcnemar_exact"}, default "z"
         ``"z"``: the paired z test with the plug-in variance, the test whose power N* models;
         ``"mcnemar_exact"``: the exact McNemar test (0/1 data; conservative, slightly lower power).
 
@@ -281,7 +288,7 @@ def calibrate(
 
     x, y = check_paired(a, b)
     alpha, power = _check_alpha_power(alpha, power)
-    test = check_option(test, "test", ("mcnemar_exact", "z"))
+    test = check_option(_renamed_test(method, test, stacklevel=2), "method", ("mcnemar_exact", "z"))
     gen = as_rng(rng)
     d = x - y
     n_items = d.size
