@@ -246,3 +246,34 @@ def check_binary(arr: np.ndarray, name: str, *, why: str = "") -> None:
         reason = f" ({why})" if why else ""
         msg = f"`{name}` must be 0/1 per-item correctness{reason}; got {_where(bad, arr)}."
         raise ValueError(msg)
+
+
+def check_int_at_least(value: Any, name: str, minimum: int, *, maximum: int | None = None) -> int:
+    """A whole number ``minimum <= value [<= maximum]`` (not a bool), with the package's message."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise fail(name, f"an integer >= {minimum}", value, exc=TypeError)
+    if value < minimum:
+        requirement = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
+        raise fail(name, requirement, value)
+    if maximum is not None and value > maximum:
+        raise fail(name, f"at most {maximum:,}", value)
+    return int(value)
+
+
+def check_positive_int(value: Any, name: str, *, maximum: int | None = None) -> int:
+    """A whole number >= 1 (counts of items, resamples, simulations)."""
+    return check_int_at_least(value, name, 1, maximum=maximum)
+
+
+def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
+    """Integer codes 0..G-1 of per-item cluster labels (missing labels: DataError); see ``_verdict``."""
+    from ._verdict import check_cluster_labels as _codes
+
+    return _codes(cluster, n, name=name)
+
+
+def check_score_matrix(scores: Any, models: Any = None) -> tuple[np.ndarray, list[str]]:
+    """An (n_items, n_models) finite score matrix and unique model names (a DataFrame or an array)."""
+    from .resolution import _as_matrix
+
+    return _as_matrix(scores, models)

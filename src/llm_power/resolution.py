@@ -29,7 +29,7 @@ from ._sufficient import (
     pair_sums_graded,
     pairwise_statistics,
 )
-from ._validation import as_rng, check_confidence_level, check_option
+from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from ._verdict import (
     CLT_MIN_ITEMS,
     DESIGN_EFFECTS,
@@ -394,11 +394,8 @@ def diagnose(
     design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)
-    cluster_resamples = _check_nonnegative_int(cluster_resamples, "cluster_resamples")
-    if cluster_resamples > MAX_CLUSTER_RESAMPLES:
-        msg = f"`cluster_resamples` must be at most {MAX_CLUSTER_RESAMPLES:,}; got {cluster_resamples:,}."
-        raise ValueError(msg)
-    max_pairs = _check_nonnegative_int(max_pairs, "max_pairs")
+    cluster_resamples = check_int_at_least(cluster_resamples, "cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES)
+    max_pairs = check_int_at_least(max_pairs, "max_pairs", 0)
     x, names = _as_matrix(scores, models)
     n, m_models = x.shape
     n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
@@ -541,13 +538,6 @@ def _rows(ctx: Context, columns: dict[str, np.ndarray]) -> list[Any]:
             c=None if ctx.c is None else int(ctx.c[p]), **extra,
         ))
     return rows
-
-
-def _check_nonnegative_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        msg = f"`{name}` must be a non-negative integer; got {value!r}."
-        raise ValueError(msg)
-    return int(value)
 
 
 def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndarray, np.ndarray]:

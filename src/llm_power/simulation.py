@@ -17,7 +17,7 @@ import numpy as np
 from scipy import special, stats
 
 from ._results import Result
-from ._validation import as_rng, check_alternative, check_open_unit, check_option
+from ._validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
 from ._verdict import PAIRED_TESTS
 from .designs import cells_from_margins
 from .paired import mcnemar_pvalue, wilcoxon
@@ -56,10 +56,7 @@ def _cells(p_a: float | None, p_b: float | None, rho: float, table: Any) -> np.n
 
 
 def _check_n(n: Any, minimum: int = 2) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        msg = f"`n` must be an integer >= {minimum}; got {n!r}."
-        raise ValueError(msg)
-    return int(n)
+    return check_int_at_least(n, "n", minimum)
 
 
 def simulate_pairs(
