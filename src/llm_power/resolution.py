@@ -302,6 +302,7 @@ def diagnose(
     design_effect: str = "robust",
     cluster_resamples: int = 1000,
     max_pairs: int = MAX_PAIRS,
+    top: int | None = None,
     rng: Any = None,
 ) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
@@ -347,6 +348,8 @@ def diagnose(
         Resamples of the clusters for the robustness of the clustered unresolved count and the
         cluster-bootstrap interval of each gap (0 to skip; at most 1,000,000, computed in
         batches of bounded memory).
+    top : int, optional
+        Report only the ``top`` best models (by mean score; at least 2).
     max_pairs : int, default 200,000
         Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the square
         of the number of models (3,000 models: 4.5 million pairs, several GB of row objects).
@@ -397,6 +400,10 @@ def diagnose(
     cluster_resamples = check_int_at_least(cluster_resamples, "cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES)
     max_pairs = check_int_at_least(max_pairs, "max_pairs", 0)
     x, names = _as_matrix(scores, models)
+    if top is not None:
+        top = check_int_at_least(top, "top", 2)
+        keep = np.sort(np.argsort(-x.mean(axis=0), kind="stable")[:top])
+        x, names = x[:, keep], [names[k] for k in keep]
     n, m_models = x.shape
     n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
     if n_pairs_planned > max_pairs:

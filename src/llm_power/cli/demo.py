@@ -8,6 +8,7 @@ from typing import Any
 from ..intervals import half_width
 from ..io.demo import load_mmlu_pro
 from ..report.terminal import dump_json, print_table
+from ._types import positive_int
 from .diagnose import run_diagnosis
 
 HELP = "resolution report on real MMLU-Pro results (26 models, 12,032 questions), writes report.html"
@@ -28,7 +29,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("demo", parents=[parent], help=HELP, description=HELP.capitalize() + ".")
     p.add_argument("--html", dest="html_out", default="report.html", metavar="FILE",
                    help="where to write the HTML report (default report.html)")
-    p.add_argument("--top", type=int, default=10, metavar="K", help="the K best models (default 10)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="K", help="the K best models (default 10)")
     p.add_argument("--error-bars", action="store_true", help="instead: the error bars of common benchmark sizes")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L", help=argparse.SUPPRESS)
     p.set_defaults(run=run)

@@ -67,20 +67,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
 def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters: Any, *, source: str,
                   inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report") -> int:
     """Diagnose an aligned matrix, print the report and write the requested files."""
-    import numpy as np
-
     check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
-    if args.top is not None:
-        if args.top < 2:
-            msg = f"--top must be at least 2; got {args.top}"
-            raise ValueError(msg)
-        order = np.argsort(-x.mean(axis=0), kind="stable")[: args.top]
-        x = x[:, order]
-        models = [models[k] for k in order]
     diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
                     confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
                     design_effect=args.design_effect, cluster_resamples=args.cluster_resamples,
-                    max_pairs=getattr(args, "max_pairs", 200_000), rng=args.seed)
+                    max_pairs=getattr(args, "max_pairs", 200_000), top=args.top, rng=args.seed)
     payload = {"source": source, "note": note, **diag.to_dict()}
     outputs = []
     if args.json_out:
@@ -97,9 +88,7 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
     if args.html_out:
         from ..report.html import render_html
 
-        order = {name: k for k, name in enumerate(models)}
-        ranked = x[:, [order[name] for name in diag.models]]
-        html = render_html(diag, title=title, source=source, scores=ranked, clusters=clusters,
+        html = render_html(diag, title=title, source=source, scores=x, score_models=models, clusters=clusters,
                            cluster_name=args.cluster or "cluster", note=note)
         outputs.append(write_atomic(args.html_out, html, inputs=inputs))
     if args.format == "json":

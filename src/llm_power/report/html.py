@@ -136,14 +136,19 @@ def render_html(
     title: str = "Leaderboard resolution report",
     source: str = "",
     scores: np.ndarray | None = None,
+    score_models: list[str] | None = None,
     clusters: Any = None,
     cluster_name: str = "cluster",
     note: str = "",
 ) -> str:
     """Render a :class:`~llm_power.Diagnosis` as one self-contained HTML page.
 
-    ``scores`` (the ranked items x models matrix) and ``clusters`` add the per-cluster table.
+    ``scores`` (items x models, columns named by ``score_models`` in any order; default: the
+    report's ranking) and ``clusters`` add the per-cluster table.
     """
+    if scores is not None and score_models is not None:
+        column = {name: k for k, name in enumerate(score_models)}
+        scores = np.asarray(scores)[:, [column[name] for name in diag.models]]
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     binary = bool(diag.settings.get("binary"))
