@@ -192,3 +192,26 @@ def test_streaming_reader_memory_is_flat(tmp_path):
     tracemalloc.stop()
     assert len(records) == 2000
     assert peak < 10_000_000  # 80 MB file, < 10 MB peak
+
+
+def test_gzipped_tables_seg_id_and_id_column(tmp_path, capsys):
+    import gzip
+
+    from llm_power.cli.main import main
+
+    rows = "seg_id,sys-a,sys-b\n" + "".join(f"{i},{-(i % 3) / 2},{-(i % 4) / 2}\n" for i in range(40))
+    with gzip.open(tmp_path / "mqm_wide.csv.gz", "wt", encoding="utf-8") as fh:
+        fh.write(rows)
+    frame = read_results(tmp_path / "mqm_wide.csv.gz")  # seg_id is an item id; .gz read transparently
+    assert sorted(frame["model"].unique()) == ["sys-a", "sys-b"] and len(frame) == 80
+    (tmp_path / "custom.csv").write_text(rows.replace("seg_id", "key"))
+    assert main(["diagnose", str(tmp_path / "custom.csv"), "--id-column", "key", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["n"] == 40 and sorted(payload["models"]) == ["sys-a", "sys-b"]
+    # the same numbers as the uncompressed file
+    (tmp_path / "plain.csv").write_text(rows)
+    assert main(["diagnose", str(tmp_path / "plain.csv"), "--format", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["diagnose", str(tmp_path / "mqm_wide.csv.gz"), "--format", "json"]) == 0
+    gz = json.loads(capsys.readouterr().out)
+    assert gz["pairs"] == plain["pairs"]

@@ -32,6 +32,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
     p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
     p.add_argument("--metric", help="per-item metric (default per format; an unknown one lists the available)")
+    p.add_argument("--id-column", metavar="COL",
+                   help="item id column of plain tables (default: item, item_id, id, doc_id, seg_id, ...)")
     p.add_argument("--split", default="test", help="HELM split (default test)")
     p.add_argument("--filter", help="lm-eval filter when a task wrote several (e.g. strict-match)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
@@ -124,5 +126,5 @@ def _read(paths, args):
     else:
         iterator = paths
     frames = [read_results(p, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
-                           filter=args.filter) for p in iterator]
+                           filter=args.filter, item_column=args.id_column) for p in iterator]
     return pd.concat(frames, ignore_index=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score
+from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score, plain_suffix
 from .safe import ArchiveReader, load_json_file
 
 __all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results"]
@@ -66,7 +66,8 @@ def detect_format(path: Path) -> str:
                         "scores -- give the samples_*.jsonl files)"
         )
         raise DataError(msg, file=str(path))
-    if suffix in (".csv", ".tsv", ".txt", ".jsonl", ".ndjson"):
+    if suffix in (".csv", ".tsv", ".txt", ".jsonl", ".ndjson") or (
+            suffix == ".gz" and plain_suffix(path) in (".csv", ".tsv", ".txt", ".jsonl", ".ndjson")):
         return "csv"
     msg = (
         f"unknown format {suffix or '(no extension)'!r}; known: lm-eval samples_*.jsonl, "
@@ -471,7 +472,8 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         one = read_item_scores(path, item_column=item_column, score_column=score_col, cluster_column=cluster,
                                cluster_required=False)
         for i, item in enumerate(one.items):
-            yield Record(path.stem, item, float(one.scores[i]), None if one.clusters is None else one.clusters[i],
+            name = Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem  # a.csv.gz -> a
+            yield Record(name, item, float(one.scores[i]), None if one.clusters is None else one.clusters[i],
                          None, str(path))
         return
     items, names, values, clusters = read_wide_matrix(path, cluster_column=cluster, item_column=item_column)

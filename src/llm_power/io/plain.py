@@ -19,6 +19,7 @@ Booleans (true/false, yes/no) are read as 1/0.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import numbers
@@ -34,7 +35,7 @@ from ..errors import DataError
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
-ITEM_COLUMNS = ("item", "item_id", "id", "doc_id", "question_id", "sample_id")
+ITEM_COLUMNS = ("item", "item_id", "id", "doc_id", "question_id", "sample_id", "seg_id", "segment_id")
 SCORE_COLUMNS = ("score", "correct", "acc", "accuracy", "exact_match", "pass", "value")
 _TRUE = {"true", "yes", "t", "y", "correct", "c"}
 _FALSE = {"false", "no", "f", "n", "incorrect", "i"}
@@ -51,8 +52,10 @@ class ItemScores:
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (record number, record) from CSV/TSV (header row) or JSONL; numbers are 1-based lines."""
-    suffix = path.suffix.lower()
+    """Yield (record number, record) from CSV/TSV (header row) or JSONL, optionally gzipped (.gz);
+    numbers are 1-based lines.
+    """
+    suffix = plain_suffix(path)
     if not path.exists():
         msg = "file not found"
         raise DataError(msg, file=str(path))
@@ -60,7 +63,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         msg = "is a folder; give a per-item results file (CSV, TSV or JSONL)"
         raise DataError(msg, file=str(path))
     if suffix in (".jsonl", ".ndjson"):
-        with open(path, "rb") as fh:
+        with _open_binary(path) as fh:
             for lineno, raw in enumerate(fh, start=1):
                 if not raw.strip():
                     continue
@@ -78,6 +81,23 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 #: largest CSV field read (a logged prompt can be long; the csv module's default is 131,072)
 CSV_FIELD_LIMIT = 1 << 26
+
+
+def plain_suffix(path: Path) -> str:
+    """The format suffix of a plain file, looking through a final ``.gz`` (``scores.csv.gz`` -> ``.csv``)."""
+    suffixes = [x.lower() for x in path.suffixes]
+    if suffixes[-1:] == [".gz"] and len(suffixes) >= 2:
+        return suffixes[-2]
+    return path.suffix.lower()
+
+
+def _open_binary(path: Path) -> Any:
+    """The file's bytes, decompressed when it ends in .gz (streamed, as plain files are)."""
+    if path.suffix.lower() == ".gz":
+        import gzip
+
+        return gzip.open(path, "rb")
+    return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
 
 
 def _json_line(raw: Any, path: Path, lineno: int) -> Any:
@@ -102,7 +122,7 @@ def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     line = 0
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:  # -sig: Excel's "CSV UTF-8" starts with a BOM
+        with io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline="") as fh:  # -sig: Excel's BOM
             sample = fh.read(4096)
             fh.seek(0)
             delimiter = "\t" if suffix == ".tsv" or ("\t" in sample and "," not in sample.split("\n", 1)[0]) else ","
