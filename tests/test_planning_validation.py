@@ -123,3 +123,18 @@ def test_power_at_the_default_sample_size_reaches_the_target():
         z = abs(p_a - p_b) * np.sqrt(n) / sd
         assert got == pytest.approx(stats.norm.cdf(z - stats.norm.ppf(0.975)) + stats.norm.cdf(-z - stats.norm.ppf(0.975)),
                                     rel=1e-9)
+
+
+def test_power_curve_has_powers_signature_and_equals_power_pointwise():
+    import inspect
+
+    from llm_power import power_curve
+
+    params = inspect.signature(power_curve).parameters
+    assert list(params)[:3] == ["n", "p_a", "p_b"] and "kwargs" not in params
+    assert {k: params[k].default for k in ("rho", "alpha", "method")} == {"rho": 0.0, "alpha": 0.05, "method": "normal"}
+    ns = np.array([50, 200, 800])
+    curve = power_curve(ns, 0.7, 0.65, rho=0.4, method="connor")
+    assert curve.tolist() == [power(int(k), 0.7, 0.65, rho=0.4, method="connor") for k in ns]
+    with pytest.raises(TypeError):
+        power_curve(100, 0.7)  # p_b is required

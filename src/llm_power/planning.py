@@ -392,12 +392,21 @@ def power(
 
 
 def power_curve(
-    n: Any = None,
-    p_a: float | None = None,
-    p_b: Any = None,
-    **kwargs: Any,
+    n: Any,
+    p_a: float,
+    p_b: Any,
+    *,
+    rho: float = 0.0,
+    alpha: float = 0.05,
+    design: str = "paired",
+    method: str = "normal",
+    alternative: str = "two-sided",
+    design_effect: float = 1.0,
+    discordance: float | None = None,
 ) -> np.ndarray:
     """Power as a function of n (array ``n``) or of the gap (array ``p_b``), as an array.
+
+    The options are those of :func:`power`, which computes every point.
 
     Examples
     --------
@@ -408,18 +417,16 @@ def power_curve(
     >>> power_curve(1319, 0.80, np.array([0.79, 0.78, 0.76]), rho=0.5).round(2)
     array([0.15, 0.43, 0.94])
     """
-    if n is None or p_a is None or p_b is None:
-        msg = "power_curve needs n, p_a and p_b (one of n or p_b an array)."
-        raise TypeError(msg)
+    options = {"rho": rho, "alpha": alpha, "design": design, "method": method, "alternative": alternative,
+               "design_effect": design_effect, "discordance": discordance}
     n_arr = np.atleast_1d(np.asarray(n))
     pb_arr = np.atleast_1d(np.asarray(p_b, dtype=float))
     if n_arr.size > 1 and pb_arr.size > 1:
         msg = "give an array for `n` or for `p_b`, not both."
         raise ValueError(msg)
     if pb_arr.size > 1:
-        return np.array([float(power(int(n_arr[0]) if n_arr.size == 1 else n_arr, p_a, float(pb), **kwargs))
-                         for pb in pb_arr])
-    return np.atleast_1d(np.asarray(power(n_arr, p_a, float(pb_arr[0]), **kwargs), dtype=float))
+        return np.array([float(power(int(n_arr[0]), p_a, float(pb), **options)) for pb in pb_arr])
+    return np.atleast_1d(np.asarray(power(n_arr, p_a, float(pb_arr[0]), **options), dtype=float))
 
 
 # =================================================================================================
