@@ -133,7 +133,7 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
     A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
     freedom of each pair's cluster test.
     """
-    g = sums.sizes.size
+    g = sums.clusters()[0].size
     n_pairs = sums.delta.size
     step = max(1, min(n_resamples, 2_000_000 // max(n_pairs, g, 1)))  # bounded memory per batch
     counts, deltas = [], []
@@ -148,12 +148,11 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
 
 def _resample_batch(sums: PairSums, binary: bool, picks: np.ndarray, df: np.ndarray, *, alpha: float,
                             power: float, design_effect: str):
-    g = sums.sizes.size
+    m, r, qc = sums.clusters()
+    g = m.size
     n_resamples = picks.shape[0]
     w = np.zeros((n_resamples, g))
     np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
-    m = sums.sizes
-    r, qc = sums.resid, sums.resid_sq
     n_b = w @ m  # (B,)
     e = (w @ r) / n_b[:, None]  # delta_b - delta
     d_star = sums.delta[None, :] + e

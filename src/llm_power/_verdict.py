@@ -187,6 +187,13 @@ class PairSums:
     resid: np.ndarray | None = None
     resid_sq: np.ndarray | None = None
 
+    def clusters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(sizes, resid, resid_sq)``; only for sums computed with cluster labels."""
+        if self.sizes is None or self.resid is None or self.resid_sq is None:
+            msg = "these pair sums were computed without cluster labels"
+            raise ValueError(msg)
+        return self.sizes, self.resid, self.resid_sq
+
 
 def pair_sums(d: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0) -> PairSums:
     """Centred sums of an (n_items, n_pairs) matrix of differences, overall and per cluster.
@@ -442,15 +449,16 @@ def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h:
 def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,
                     alternative: str, design_effect: str) -> ClusterVerdict:
     """Cluster test, design effect and N*/q/MDE of each pair (see the module docstring)."""
-    g = int(sums.sizes.size)
+    sizes, resid, resid_sq = sums.clusters()
+    g = int(sizes.size)
     n = sums.n
-    structure = cluster_structure(sums.sizes)
-    r2 = np.sum(sums.resid**2, axis=0)
-    r2h = np.sum(sums.resid**2 * structure.h[:, None], axis=0)
-    r2m = np.sum(sums.resid**2 / sums.sizes[:, None], axis=0)
-    ssw = np.sum(sums.resid_sq, axis=0) - r2m
+    structure = cluster_structure(sizes)
+    r2 = np.sum(resid**2, axis=0)
+    r2h = np.sum(resid**2 * structure.h[:, None], axis=0)
+    r2m = np.sum(resid**2 / sizes[:, None], axis=0)
+    ssw = np.sum(resid_sq, axis=0) - r2m
     v_cr2, v_cr1, icc, de_r, de_1, de_a, de_p = cluster_design_effects(
-        n, g, var, r2, r2h, r2m, float(np.sum(sums.sizes**2)), ssw)
+        n, g, var, r2, r2h, r2m, float(np.sum(sizes**2)), ssw)
     de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
     variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n)
     df = cluster_df(structure, icc) if design_effect == "robust" else np.full(icc.shape, g - 1.0)

@@ -247,15 +247,15 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
         msg = "`cluster` puts every item in one cluster: design effects need at least 2 clusters."
         raise ValueError(msg)
     sums = pair_sums(y[:, None], codes, g)
-    structure = cluster_structure(sums.sizes)
-    r = sums.resid
-    r2m = np.sum(r**2 / sums.sizes[:, None], axis=0)
+    sizes, r, resid_sq = sums.clusters()
+    structure = cluster_structure(sizes)
+    r2m = np.sum(r**2 / sizes[:, None], axis=0)
     var = sums.ss / (n - ddof)
     with np.errstate(divide="ignore", invalid="ignore"):
         _, _, icc, de_r, de_1, de_a, de_p = cluster_design_effects(
             n, g, var, np.sum(r**2, axis=0), np.sum(r**2 * structure.h[:, None], axis=0), r2m,
-            float(np.sum(sums.sizes**2)), np.sum(sums.resid_sq, axis=0) - r2m)
+            float(np.sum(sizes**2)), np.sum(resid_sq, axis=0) - r2m)
     df = cluster_df(structure, icc)
     return DesignEffects(n=n, n_clusters=g, robust=float(de_r[0]), cr1=float(de_1[0]), anova=float(de_a[0]),
                          paper=float(de_p[0]), icc=float(icc[0]), df=float(df[0]), mean_cluster_size=n / g,
-                         kish_cluster_size=float(np.sum(sums.sizes**2) / n))
+                         kish_cluster_size=float(np.sum(sizes**2) / n))

@@ -81,9 +81,9 @@ def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
                "design_effect_anova": cv.design_effect_anova, "design_effect_paper": cv.design_effect_paper,
                "pvalue_cluster": cv.pvalue, "cluster_ci_low": lo, "cluster_ci_high": hi,
                "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
-    g = sums.sizes.size
+    g = sums.clusters()[0].size
     settings = {"n_clusters": g, "mean_cluster_size": float(n / g),
-                "kish_cluster_size": float(np.sum(sums.sizes**2) / n),
+                "kish_cluster_size": float(np.sum(sums.clusters()[0] ** 2) / n),
                 "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
     robustness = None
     b_count = options["cluster_resamples"]
