@@ -127,7 +127,8 @@ def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
 
 
 def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,
-                             df: np.ndarray, *, alpha: float, power: float, design_effect: str):
+                             df: np.ndarray, *, alpha: float, power: float,
+                             design_effect: str) -> tuple[np.ndarray, np.ndarray]:
     """Clustered unresolved count and delta for each resample of whole clusters (vectorised).
 
     A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
@@ -147,7 +148,7 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
 
 
 def _resample_batch(sums: PairSums, binary: bool, picks: np.ndarray, df: np.ndarray, *, alpha: float,
-                            power: float, design_effect: str):
+                            power: float, design_effect: str) -> tuple[np.ndarray, np.ndarray]:
     m, r, qc = sums.clusters()
     g = m.size
     n_resamples = picks.shape[0]

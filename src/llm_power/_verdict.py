@@ -244,7 +244,8 @@ class Verdict:
     regime: np.ndarray  # "plug-in", "exact", "degenerate"
 
 
-def plugin_verdict(delta: np.ndarray, var: np.ndarray, n: Any, k: Any, alternative: str):
+def plugin_verdict(delta: np.ndarray, var: np.ndarray, n: Any, k: Any,
+                   alternative: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """N*, q and MDE from the plug-in variance (vectorised; ``n`` and ``k`` may be arrays)."""
     delta = np.asarray(delta, dtype=float)
     var = np.asarray(var, dtype=float)
@@ -418,7 +419,7 @@ def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
 
 
 def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray,  # noqa: PLR0917
-                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray):
+                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray) -> tuple[np.ndarray, ...]:
     """The design effects from cluster sums (vectorised over a leading resample axis).
 
     ``var`` the variance used for N* (ddof 0 for 0/1, 1 graded), ``r2`` = sum_g (S_g - m_g delta)^2,
@@ -471,7 +472,8 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
                           statistic=statistic, pvalue=pvalue, n_star=n_star, q=q, mde=mde, resolved=resolved)
 
 
-def _cluster_decision(delta, var, n, variance, de, df, *, alpha, power, alternative):
+def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray, de: np.ndarray,  # noqa: PLR0917
+                      df: np.ndarray, *, alpha: float, power: float, alternative: str) -> tuple[np.ndarray, ...]:
     """Cluster t test, then N* = max(DE, 1) K_df sigma^2 / delta^2 with Student-t quantiles."""
     statistic, pvalue = t_test(delta, variance, df, alternative)
     tail = tail_level(alpha, alternative)
@@ -482,7 +484,7 @@ def _cluster_decision(delta, var, n, variance, de, df, *, alpha, power, alternat
     return statistic, pvalue, n_star, q, mde, resolved
 
 
-def t_test(delta: np.ndarray, variance: np.ndarray, df: float, alternative: str):
+def t_test(delta: np.ndarray, variance: np.ndarray, df: Any, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """T statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom."""
     delta = np.asarray(delta, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -497,7 +499,7 @@ def t_test(delta: np.ndarray, variance: np.ndarray, df: float, alternative: str)
     return t, floor_pvalue(p)
 
 
-def t_interval(delta: Any, variance: Any, df: float, level: float, alternative: str):
+def t_interval(delta: Any, variance: Any, df: Any, level: float, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """Student-t interval (one-sided per ``alternative``) for delta with the given variance."""
     delta = np.asarray(delta, dtype=float)
     se = np.sqrt(np.asarray(variance, dtype=float))
@@ -541,14 +543,15 @@ def choose_iid_test(binary: bool, n: int, m: int | None, d: np.ndarray | None) -
     return "permutation", f"graded scores, n = {n}: too few items to check normality"
 
 
-def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str):
+def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """McNemar statistic and p-value (floored) of arrays of discordant counts."""
     from .paired import mcnemar_pvalue
 
     statistic, p = mcnemar_pvalue(b, c, method=variant.removeprefix("mcnemar_"), alternative=alternative)
     return statistic, floor_pvalue(p)
 
 
-def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str):
+def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """Paired t from the mean difference and the sample variance (ddof 1) of D."""
     return t_test(delta, np.asarray(var, dtype=float) / n, n - 1, alternative)
 

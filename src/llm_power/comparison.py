@@ -369,8 +369,9 @@ def compare(
     )
 
 
-def _cluster_test(method, cv, a_arr, b_arr, *, codes, delta, design_effect, n_resamples, confidence_level,
-                  alternative, gen):
+def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *, codes: Any, delta: float,
+                  design_effect: str, n_resamples: int | None, confidence_level: float, alternative: str,
+                  gen: np.random.Generator) -> tuple[str, str, float, float, tuple[Any, ...], str]:
     """The clustered test of compare: the cluster-robust t test, or the cluster bootstrap on request."""
     if method == "bootstrap":
         b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
@@ -390,7 +391,9 @@ def _variance_name(design_effect: str) -> str:
     return names[design_effect]
 
 
-def _iid_test(chosen, a_arr, b_arr, *, delta, variance, n, n_b, n_c, alternative, n_resamples, gen):
+def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float, variance: float, n: int,
+              n_b: int | None, n_c: int | None, alternative: str, n_resamples: int | None,
+              gen: np.random.Generator) -> tuple[float, float, tuple[Any, ...], str, str]:
     """Run the item-level test ``chosen``: (statistic, p, interval function, interval name, test name)."""
     if chosen.startswith("mcnemar"):
         variant = chosen.removeprefix("mcnemar_") if chosen != "mcnemar" else (

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import special
 
 from ._sufficient import PairwiseStatistics, cluster_resample_counts
-from ._verdict import PairSums, cluster_verdict, iid_verdict, t_interval
+from ._verdict import PairSums, Verdict, cluster_verdict, iid_verdict, t_interval
 from .multiplicity import adjust_pvalues
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
@@ -152,7 +152,9 @@ REGIMES = (
 )
 
 
-def _corrected(delta, var, n, pvalue, alpha, power, correction, b, c):  # noqa: PLR0917 - a private kernel
+def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, alpha: float,  # noqa: PLR0917
+               power: float, correction: str, b: np.ndarray | None,
+               c: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Verdict]:
     """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
     m = pvalue.size
     order = np.argsort(pvalue, kind="stable")

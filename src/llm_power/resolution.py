@@ -219,7 +219,7 @@ class Diagnosis(Result):
 
     _repr_fields = ("n", "n_unresolved")
 
-    def mde_curve(self, n_items) -> np.ndarray:
+    def mde_curve(self, n_items: Any) -> np.ndarray:
         """MDE against the number of items for the median per-item variance of the displayed pairs
         (the report's "what this benchmark can detect" curve), at the report's alpha and power.
         """
@@ -253,7 +253,7 @@ class Diagnosis(Result):
             "settings": to_plain(self.settings),
         }
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """The pairs as a pandas DataFrame (one row per pair)."""
         import pandas as pd
 
@@ -467,7 +467,9 @@ def _context(x: np.ndarray, names: list[Any], pairs: str, codes: np.ndarray | No
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings)
 
 
-def _iid_tests(x, st, pair_idx, delta, var, b, c, confidence_level, gen):  # noqa: PLR0917 - private kernel
+def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray, delta: np.ndarray,  # noqa: PLR0917
+               var: np.ndarray, b: np.ndarray | None, c: np.ndarray | None, confidence_level: float,
+               gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Each pair's test (the one compare picks), p-value and paired interval."""
     n = x.shape[0]
     i, j = pair_idx[:, 0], pair_idx[:, 1]
@@ -564,7 +566,8 @@ def _py(value: Any) -> Any:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
-def _ties(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray, pairs: str):
+def _ties(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray,
+          pairs: str) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
     """Tie groups and rank intervals (1-based) from the resolved flags of the pairs."""
     if pairs == "adjacent":
         groups, current = [], [0]

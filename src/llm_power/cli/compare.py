@@ -55,7 +55,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def load(args: argparse.Namespace):
+def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list[str] | None]:
     """(names, items, a, b, clusters) through the one reader stack: read_results -> align_results."""
     import pandas as pd
 

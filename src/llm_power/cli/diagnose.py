@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                          inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
 
 
-def _read(paths, args):
+def _read(paths: list[Any], args: argparse.Namespace) -> Any:
     import pandas as pd
 
     if len(paths) > 3 and sys.stderr.isatty():

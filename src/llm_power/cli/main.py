@@ -10,7 +10,7 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import __version__
 from ..errors import LLMPowerError
@@ -37,7 +37,7 @@ def common_options() -> argparse.ArgumentParser:
 class OneLineParser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2): the message and where to look, no usage block."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         """Print the usage error on one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)\n")
 

@@ -221,7 +221,8 @@ def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
 
 
 def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str] | None,
-                score_column: str | None, cluster_column: str | None, cluster_required: bool = True):
+                score_column: str | None, cluster_column: str | None,
+                cluster_required: bool = True) -> tuple[list[str], np.ndarray, list[str] | None]:
     items: list[str] = []
     seen: dict[str, Any] = {}
     values: list[list[float]] = []
@@ -323,7 +324,8 @@ def _header(path: Path) -> list[str]:
     raise DataError(msg, file=str(path))
 
 
-def _read_wide_parquet(path: Path, item_column, cluster_column, models):
+def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str | None,
+                       models: Sequence[str] | None) -> tuple[list[str], list[str], np.ndarray, list[str] | None]:
     import pandas as pd
 
     if not path.exists():

@@ -43,7 +43,7 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
         return _draw(diag, binary)
 
 
-def _subplots(width: float, height: float):
+def _subplots(width: float, height: float) -> tuple[Any, Any]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))

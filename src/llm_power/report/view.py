@@ -7,6 +7,7 @@ untrusted text): each renderer escapes them for its own medium.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
@@ -81,7 +82,7 @@ class ReportView:
             head += [f"q {label}", label]
         return head
 
-    def pair_cells(self, row: PairRow, mark, *, ci: bool = False) -> list[str]:  # noqa: ANN001 - a callable
+    def pair_cells(self, row: PairRow, mark: Callable[[bool], str], *, ci: bool = False) -> list[str]:
         """Cells of one pair in :meth:`pair_header` order; ``mark`` renders a verdict for the medium."""
         cells = [str(row.rank), row.model_a, row.model_b, row.gap] + ([row.ci] if ci else []) + [row.p]
         cells += [row.p_cluster] if row.p_cluster is not None else []
