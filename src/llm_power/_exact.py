@@ -17,7 +17,7 @@ def _rejection_probability(m: np.ndarray, pi: float, alpha: float, alternative: 
     else:
         level = alpha
     # largest c with P(X <= c | m, 1/2) <= level  (c = -1: nothing rejects in that tail)
-    c = stats.binom.ppf(level, m, half).astype(np.int64)
+    c = np.asarray(stats.binom.ppf(level, m, half)).astype(np.int64)
     c = np.where(stats.binom.cdf(c, m, half) <= level * (1 + 1e-12), c, c - 1)
     lower = np.where(c >= 0, stats.binom.cdf(c, m, pi), 0.0)  # B favoured: b small
     upper = np.where(c >= 0, stats.binom.sf(m - c - 1, m, pi), 0.0)  # A favoured: b >= m - c

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -62,10 +62,10 @@ def check_open_unit(value: Any, name: str) -> float:
     """Check a scalar strictly inside (0, 1), e.g. a confidence level or alpha."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise fail(name, "a number in (0, 1)", value, exc=TypeError)
-    value = float(value)
-    if not 0.0 < value < 1.0:
-        raise fail(name, "in (0, 1)", value)
-    return value
+    out = float(value)
+    if not 0.0 < out < 1.0:
+        raise fail(name, "in (0, 1)", out)
+    return out
 
 
 def check_confidence_level(value: Any, name: str = "confidence_level") -> float:
@@ -184,7 +184,7 @@ def as_rng(rng: Any) -> np.random.Generator:
         if isinstance(rng, bool):
             msg = "rng"
             raise fail(msg, "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
-        return np.random.default_rng(rng)
+        return np.random.default_rng(cast(Any, rng))
     msg = "rng"
     raise fail(msg, "None, an int seed or a numpy.random.Generator", rng, exc=TypeError)
 

@@ -93,10 +93,10 @@ def k_constant(alpha: float, power: float, alternative: str, df: float | None = 
 def in_direction(delta: np.ndarray, alternative: str) -> np.ndarray:
     """True where the observed gap points the way the alternative tests (any non-zero gap if two-sided)."""
     if alternative == "greater":
-        return delta > 0
+        return np.asarray(delta > 0)
     if alternative == "less":
-        return delta < 0
-    return delta != 0
+        return np.asarray(delta < 0)
+    return np.asarray(delta != 0)
 
 
 def floor_pvalue(p: Any) -> Any:
@@ -318,7 +318,7 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
     k = (-special.ndtri(tail) + special.ndtri(power)) ** 2
     n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
     regime = np.full(delta.shape, "plug-in", dtype=object)
-    if b is not None:
+    if b is not None and c is not None:
         exact = ((b + c) < EXACT_MAX_DISCORDANT) | (np.asarray(var) <= 0)
         for p in np.nonzero(exact)[0]:
             bb, cc, a_p = int(b[p]), int(c[p]), float(alpha_arr[p])
@@ -527,7 +527,7 @@ CLT_MIN_ITEMS = 30
 
 def choose_iid_test(binary: bool, n: int, m: int | None, d: np.ndarray | None) -> tuple[str, str]:
     """(test, reason) of the decision tree for one pair without clusters."""
-    if binary:
+    if binary and m is not None:
         if m < EXACT_MAX_DISCORDANT:
             return "mcnemar_exact", f"0/1 scores, b + c = {m} < {EXACT_MAX_DISCORDANT} discordant items"
         return "mcnemar_asymptotic", f"0/1 scores, b + c = {m} >= {EXACT_MAX_DISCORDANT} discordant items"

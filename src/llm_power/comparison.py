@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -332,7 +332,7 @@ def compare(
     var = np.array([max(variance, 0.0)])
 
     # the IID test (the reported one without clusters; the IID check of the verdict with clusters)
-    iid_method, iid_reason = choose_iid_test(binary, n, None if n_b is None else n_b + n_c, d)
+    iid_method, iid_reason = choose_iid_test(binary, n, None if n_b is None or n_c is None else n_b + n_c, d)
     if cluster is None and method != "auto":
         iid_method, iid_reason = method, "requested"
     statistic, pvalue, iid_interval, ci_method, iid_method = _iid_test(
@@ -395,11 +395,13 @@ def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float
               n_b: int | None, n_c: int | None, alternative: str, n_resamples: int | None,
               gen: np.random.Generator) -> tuple[float, float, tuple[Any, ...], str, str]:
     """Run the item-level test ``chosen``: (statistic, p, interval function, interval name, test name)."""
+    test: Any
     if chosen.startswith("mcnemar"):
+        nb, nc = cast(int, n_b), cast(int, n_c)  # McNemar is only chosen for 0/1 scores, where they are counted
         variant = chosen.removeprefix("mcnemar_") if chosen != "mcnemar" else (
-            "exact" if n_b + n_c < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
+            "exact" if nb + nc < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
         chosen = f"mcnemar_{variant}"
-        test = mcnemar_from_counts(n_b, n_c, n=n, method=variant, alternative=alternative, _stacklevel=4)
+        test = mcnemar_from_counts(nb, nc, n=n, method=variant, alternative=alternative, _stacklevel=4)
         statistic, pvalue = test.statistic, test.pvalue
     elif chosen == "paired_t":
         stat, p = paired_t_test(np.array([delta]), np.array([variance]), n, alternative)
@@ -419,7 +421,7 @@ def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float
                                 alternative=alternative, rng=gen)
         return boot.estimate, float(floor_pvalue(boot.pvalue)), ("bootstrap", boot), "bootstrap percentile", chosen
     pvalue = float(floor_pvalue(pvalue))
-    if n_b is not None:
+    if n_b is not None and n_c is not None:
         n11 = int(round(float(np.sum(a_arr)))) - n_b
         counts = (n11, n_b, n_c, n - n11 - n_b - n_c)
 
@@ -431,9 +433,10 @@ def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> Confi
     """The interval described by ``spec`` at ``level`` (one-sided per ``alternative``)."""
     kind, data = spec
     if kind == "bootstrap":
-        return data.confidence_interval(level)
+        return cast(ConfidenceInterval, data.confidence_interval(level))
     if kind == "newcombe":
-        return ConfidenceInterval(*newcombe_interval(*data, level, alternative))
+        n11, b, c, n00 = data
+        return ConfidenceInterval(*newcombe_interval(n11, b, c, n00, level, alternative))
     delta, variance, df = data
     lo, hi = t_interval(delta, variance, df, level, alternative)
     return ConfidenceInterval(float(lo), float(hi))

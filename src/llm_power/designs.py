@@ -18,8 +18,7 @@ __all__ = ["cells_from_margins", "discordance_from_baseline", "margins_from_cell
 
 
 def _check_prob(value: Any, name: str) -> float:
-    value = check_open_unit(value, name)
-    return value
+    return check_open_unit(value, name)
 
 
 def rho_bounds(p_a: float, p_b: float) -> tuple[float, float]:

@@ -90,9 +90,9 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm") -> np.ndarray:
     p = _pvalues(pvalues)
     m = p.shape[-1]
     if m == 0:
-        return p.copy()
+        return np.array(p, dtype=float)
     if method == "bonferroni":
-        return np.minimum(1.0, p * m)
+        return np.asarray(np.minimum(1.0, p * m))
     order = np.argsort(p, axis=-1, kind="stable")
     ps = np.take_along_axis(p, order, axis=-1)
     ranks = np.arange(1, m + 1, dtype=float)

@@ -154,7 +154,7 @@ def _flip_values(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: np.n
     """Statistic for each row of ``signs`` (+1 keep, -1 swap) over the differing items ``idx``."""
     if func is None:
         d = (a - b)[idx]
-        return signs @ d / n
+        return np.asarray(signs @ d / n)
     batched = _accepts_axis(func)
     swap = signs < 0
     if batched:

@@ -62,8 +62,10 @@ from .retrodesign import TypeSMResult, type_s_m  # noqa: F401 - re-exported
 
 __all__ = [
     "PAIRED_METHODS",
+    "TypeSMResult",
     "UNPAIRED_METHODS",
     "bonferroni_factor",
+    "ceil_items",
     "cells_from_margins",
     "discordance_from_baseline",
     "k_factor",
@@ -78,6 +80,8 @@ __all__ = [
     "sample_size_shortcut",
     "shortcut_constant",
     "shortcut_prescreen",
+    "shortcut_raw",
+    "type_s_m",
     "unrounded_sample_size",
 ]
 
@@ -306,9 +310,9 @@ def _normal_power(z_a: float, sd_alt: float, sd_null: float, n: np.ndarray, alte
     if alternative == "two-sided":
         up = stats.norm.cdf((abs(delta) * root - z_a * sd_null) / sd_alt)
         down = stats.norm.cdf((-abs(delta) * root - z_a * sd_null) / sd_alt)
-        return up + down
+        return np.asarray(up + down, dtype=float)
     signed = delta if alternative == "greater" else -delta
-    return stats.norm.cdf((signed * root - z_a * sd_null) / sd_alt)
+    return np.asarray(stats.norm.cdf((signed * root - z_a * sd_null) / sd_alt), dtype=float)
 
 
 def power(
@@ -417,8 +421,8 @@ def power_curve(
     >>> power_curve(1319, 0.80, np.array([0.79, 0.78, 0.76]), rho=0.5).round(2)
     array([0.15, 0.43, 0.94])
     """
-    options = {"rho": rho, "alpha": alpha, "design": design, "method": method, "alternative": alternative,
-               "design_effect": design_effect, "discordance": discordance}
+    options: dict[str, Any] = {"rho": rho, "alpha": alpha, "design": design, "method": method,
+                               "alternative": alternative, "design_effect": design_effect, "discordance": discordance}
     n_arr = np.atleast_1d(np.asarray(n))
     pb_arr = np.atleast_1d(np.asarray(p_b, dtype=float))
     if n_arr.size > 1 and pb_arr.size > 1:
@@ -445,7 +449,7 @@ def mde(
     alternative: str = "two-sided",
     design_effect: float = 1.0,
     discordance: float | None = None,
-) -> float:
+) -> Any:
     r"""Minimum detectable effect (as a proportion) of a benchmark with n items at accuracy p.
 
     The smallest gap delta (models at p + delta/2 and p - delta/2) that the design detects with

@@ -111,8 +111,8 @@ def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
     q_any = np.where(np.isnan(q), np.nan, ctx.t2 / k_any)
     resolved = (q_any >= 1) & ctx.verdict.resolved
     columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
-    settings = {"z_anytime": z_any, "z_fixed": float(-special.ndtri(ctx.alpha / 2)), "mixture_ratio": r}
-    if ctx.st.binary:
+    settings: dict[str, Any] = {"z_anytime": z_any, "z_fixed": float(-special.ndtri(ctx.alpha / 2)), "mixture_ratio": r}
+    if ctx.b is not None and ctx.c is not None:  # 0/1 scores
         # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
         a_mix = np.maximum(0.5, (r * np.maximum(ctx.b + ctx.c, 1) - 1) / 2)
         columns["e_value"] = np.exp(np.minimum(beta_mixture_log_evalue(ctx.b, ctx.c, a=a_mix), 700.0))

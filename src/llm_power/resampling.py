@@ -16,7 +16,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import special
@@ -163,7 +163,7 @@ def _resolve_statistic(statistic: Any) -> Statistic | None:
         check_option(statistic, "statistic", ("mean",))
         return None
     if callable(statistic):
-        return statistic
+        return cast(Statistic, statistic)
     msg = f"`statistic` must be 'mean' or a callable f(a, b) -> float; got {statistic!r}."
     raise TypeError(msg)
 
@@ -440,11 +440,11 @@ def _bootstrap_callable(func: Statistic, a: np.ndarray, b: np.ndarray, codes: np
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         if batched:
-            idx = gen.integers(0, n, size=(stop - start, n))
-            out[start:stop] = _call(func, a[idx], b[idx], batched=True)
+            rows = gen.integers(0, n, size=(stop - start, n))
+            out[start:stop] = _call(func, a[rows], b[rows], batched=True)
         else:
-            idx = gen.integers(0, n, size=n)
-            out[start] = _call(func, a[idx], b[idx], batched=False)
+            one = np.asarray(gen.integers(0, n, size=n))
+            out[start] = _call(func, a[one], b[one], batched=False)
     return out
 
 

@@ -446,7 +446,7 @@ def _context(x: np.ndarray, names: list[Any], pairs: str, codes: np.ndarray | No
     else:
         pair_idx = np.c_[np.triu_indices(m_models, k=1)]
     i, j = pair_idx[:, 0], pair_idx[:, 1]
-    if st.binary:
+    if st.b is not None:  # 0/1 scores: the discordant counts of every pair
         b, c = st.b[i, j], st.b[j, i]
         sums = pair_sums_binary(x, i, j, codes, n_groups, b, c)
         var = np.maximum((b + c) / n - sums.delta**2, 0.0)
@@ -475,7 +475,7 @@ def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray, delt
     i, j = pair_idx[:, 0], pair_idx[:, 1]
     n_pairs = pair_idx.shape[0]
     columns: dict[str, Any] = {}
-    if st.binary:
+    if b is not None and c is not None:  # 0/1 scores
         tests = np.where(b + c < EXACT_MAX_DISCORDANT, "mcnemar_exact", "mcnemar_asymptotic").astype(object)
         pvalue = np.empty(n_pairs)
         for variant in ("mcnemar_exact", "mcnemar_asymptotic"):

@@ -261,8 +261,8 @@ class SequentialMonitor:
 
     def _log_e(self) -> float:
         if self.binary:
-            return beta_mixture_log_evalue(self.b, self.c, a=self.beta_a) if self.b + self.c else 0.0
-        return normal_mixture_log_evalue(self.sum_d, self.n * self._variance_proxy(), rho=self._rho())
+            return float(beta_mixture_log_evalue(self.b, self.c, a=self.beta_a)) if self.b + self.c else 0.0
+        return float(normal_mixture_log_evalue(self.sum_d, self.n * self._variance_proxy(), rho=self._rho()))
 
     # -- public ---------------------------------------------------------------------------------
     def update(self, a: Any, b: Any) -> MonitorState:
@@ -362,7 +362,7 @@ class LeaderboardState(Result):
     n: int
     models: list[Any]
     means: list[Any]
-    pairs: dict[str, Any]
+    pairs: dict[tuple[str, str], Any]
     decided: list[Any]
     alpha_per_pair: float
 

@@ -48,7 +48,7 @@ def _cells(p_a: float | None, p_b: float | None, rho: float, table: Any) -> np.n
                              f"got {table!r}."
             )
             raise ValueError(msg)
-        return cells / cells.sum()
+        return np.asarray(cells / cells.sum())
     if p_a is None or p_b is None:
         msg = "give `p_a` and `p_b` (with `rho`), or a pilot `table`."
         raise TypeError(msg)

@@ -13,11 +13,14 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import DataError
 from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score, plain_suffix
 from .safe import ArchiveReader, load_json_file
+
+if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
+    import pandas as pd
 
 __all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results"]
 
@@ -85,7 +88,7 @@ def _peek_json_keys(path: Path) -> set[str]:
 def _expect(value: Any, kind: type, what: str, *, file: str, record: str | None = None) -> Any:
     """``value`` if it is a ``kind``, else a DataError naming what was expected (wrong-shape JSON)."""
     if not isinstance(value, kind):
-        name = {dict: "a JSON object", list: "a JSON array"}.get(kind, kind.__name__)
+        name = {"dict": "a JSON object", "list": "a JSON array"}.get(kind.__name__, kind.__name__)
         msg = f"{what} must be {name}; got {type(value).__name__}"
         raise DataError(msg, file=file, record=record)
     return value
@@ -165,7 +168,7 @@ def _lm_eval_model(path: Path, date: str) -> str:
                 continue
             for key in ("model_name", "model_name_sanitized"):
                 if isinstance(res.get(key), str) and res[key]:
-                    return res[key]
+                    return str(res[key])
             args = (res.get("config") or {}).get("model_args")
             if isinstance(args, str):
                 match = re.search(r"pretrained=([^,]+)", args)
@@ -542,7 +545,7 @@ def read_results(
     split: str = "test",
     filter: str | None = None,  # noqa: A002 - lm-eval's own word
     item_column: str | None = None,
-):
+) -> pd.DataFrame:
     r"""Read per-item results of one or more models into a long DataFrame.
 
     Parameters
@@ -614,4 +617,4 @@ def read_results(
     if not all(math.isfinite(s) for s in frame["score"]):  # pragma: no cover - parse_score guarantees
         msg = "non-finite score"
         raise DataError(msg)
-    return frame
+    return cast("pd.DataFrame", frame)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..resolution import Diagnosis
 
@@ -98,8 +100,9 @@ def build_view(diag: Diagnosis) -> ReportView:
     binary = bool(s.get("binary"))
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
     models = []
+    ci_low, ci_high = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
     for k, name in enumerate(diag.models):
-        lo, hi = float(diag.model_ci_low[k]), float(diag.model_ci_high[k])
+        lo, hi = float(ci_low[k]), float(ci_high[k])
         if binary:
             interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", f"±{100 * (hi - lo) / 2:.1f}"
         else:
