@@ -438,3 +438,26 @@ def test_all_pairs_100_models():
     sub = diagnose(x[:, :3], pairs="all")
     assert sum(res.cluster_robustness["distribution"]) == 200
     assert {(p.model_a, p.model_b) for p in sub.pairs} <= {(p.model_a, p.model_b) for p in res.pairs}
+
+
+def test_columnar_diagnosis_rows_on_demand_and_order():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(81)
+    x, cluster = binary_matrix(rng, n=900)
+    names = ["v", "w", "x", "y", "z"]
+    with pytest.warns(FewClustersWarning):
+        res = diagnose(x, models=names, cluster=cluster, correction="holm", cluster_resamples=0)
+    # order: the caller's columns, best first (a stable sort of the means, computed here by hand)
+    means = x.mean(axis=0)
+    expected = sorted(range(5), key=lambda k: (-means[k], k))
+    assert res.order.tolist() == expected and res.models == [names[k] for k in expected]
+    # columns are arrays, one per field; rows and the frame carry the same values
+    assert all(len(v) == 4 for v in res.columns.values())
+    frame = res.to_frame()
+    for k, row in enumerate(res.pairs):
+        assert row.model_a == res.columns["model_a"][k] == frame["model_a"][k]
+        assert row.q == pytest.approx(res.columns["q"][k]) and isinstance(row.rank_a, int) and isinstance(row.b, int)
+        assert row.resolved_cluster == bool(frame["resolved_cluster"][k])
+    assert isinstance(frame, pd.DataFrame) and (frame["n"] == 900).all()
+    top = diagnose(x, models=names, top=3)
+    assert top.models == res.models[:3] and top.order.tolist() == expected[:3]

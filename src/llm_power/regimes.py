@@ -28,6 +28,7 @@ class Context:
 
     x: np.ndarray
     names: list[Any]
+    order: np.ndarray
     pairs: str
     st: PairwiseStatistics
     pair_idx: np.ndarray

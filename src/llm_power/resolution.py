@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats
 
 from ._format import fmt_gap, fmt_n_star, fmt_p
-from ._kernels import _check_alpha_power, ceil_items, k_factor, mde_from_variance
+from ._kernels import _check_alpha_power, k_factor, mde_from_variance
 from ._results import Result, to_plain
 from ._sufficient import (
     PairwiseStatistics,
@@ -185,7 +185,12 @@ class Diagnosis(Result):
         Mean scores in that order.
     n : int
         Items.
-    pairs : list of PairResolution
+    columns : dict of ndarray
+        The pairs, columnar: one array per field of :class:`PairResolution` (model_a, model_b,
+        rank_a, delta, pvalue, n_star, q, resolved, ..., and each regime's columns), pairs in
+        rank order. ``pairs`` gives them as rows on demand, ``to_frame()`` as a DataFrame.
+    order : ndarray
+        Indices of the input's model columns, best first (``models`` = input names[order]).
     n_unresolved : dict
         Unresolved pairs under each regime computed: "iid", and "corrected", "cluster",
         "anytime" when requested. "Resolved" = q >= 1 and the pair's test rejects at alpha
@@ -208,7 +213,8 @@ class Diagnosis(Result):
     models: list[Any]
     means: np.ndarray = field(compare=False)
     n: int = 0
-    pairs: list[Any] = field(default_factory=list)
+    columns: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+    order: np.ndarray | None = field(default=None, compare=False)
     n_unresolved: dict[str, Any] = field(default_factory=dict)
     tie_groups: dict[str, Any] = field(default_factory=dict)
     rank_intervals: dict[str, Any] = field(default_factory=dict)
@@ -219,11 +225,18 @@ class Diagnosis(Result):
 
     _repr_fields = ("n", "n_unresolved")
 
+    @property
+    def pairs(self) -> list[PairResolution]:
+        """The pairs as :class:`PairResolution` rows (built from :attr:`columns` on each access)."""
+        names = list(self.columns)
+        size = len(self.columns["delta"]) if self.columns else 0
+        return [PairResolution(n=self.n, **{k: _cell(k, self.columns[k][p]) for k in names}) for p in range(size)]
+
     def mde_curve(self, n_items: Any) -> np.ndarray:
         """MDE against the number of items for the median per-item variance of the displayed pairs
         (the report's "what this benchmark can detect" curve), at the report's alpha and power.
         """
-        var = float(np.median([p.se**2 * self.n for p in self.pairs]))
+        var = float(np.median(np.asarray(self.columns["se"], dtype=float) ** 2 * self.n))
         var = var if var > 0 else 1e-12
         return np.asarray(mde_from_variance(np.asarray(n_items, dtype=float), var, alpha=self.settings["alpha"],
                                             power=self.settings["power"]), dtype=float)
@@ -234,7 +247,7 @@ class Diagnosis(Result):
         return [r for r in REGIMES if r.key in self.n_unresolved]
 
     def __repr__(self) -> str:
-        return (f"Diagnosis(models={len(self.models)}, n={self.n}, pairs={len(self.pairs)}, "
+        return (f"Diagnosis(models={len(self.models)}, n={self.n}, pairs={len(self.columns.get('delta', ()))}, "
                 f"n_unresolved={self.n_unresolved})")
 
     def to_dict(self) -> dict[str, Any]:
@@ -254,10 +267,10 @@ class Diagnosis(Result):
         }
 
     def to_frame(self) -> Any:
-        """The pairs as a pandas DataFrame (one row per pair)."""
+        """The pairs as a pandas DataFrame (one row per pair), straight from the columns."""
         import pandas as pd
 
-        return pd.DataFrame([p.to_dict() for p in self.pairs])
+        return pd.DataFrame({"n": self.n, **{k: np.asarray(v) for k, v in self.columns.items()}})
 
     def summary(self) -> str:
         """A short human-readable summary."""
@@ -419,6 +432,8 @@ def diagnose(
         require_clusters(n_groups, stacklevel=3)
     ctx = _context(x, names, pairs, codes, n_groups, alpha=alpha, power=power, confidence_level=confidence_level,
                    rng=as_rng(rng))
+    if top is not None:
+        ctx.order = keep[ctx.order]  # indices of the caller's columns
     ctx.settings.update(method=method, correction=correction, anytime=anytime)
     requested = {"corrected": correction is not None, "cluster": cluster is not None, "anytime": anytime}
     options = {"correction": correction, "design_effect": design_effect, "cluster_resamples": cluster_resamples}
@@ -462,7 +477,8 @@ def _context(x: np.ndarray, names: list[Any], pairs: str, codes: np.ndarray | No
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
                                 "test": " / ".join(sorted(set(tests.tolist()))), "k_factor": k_factor(alpha, power)}
-    return Context(x=x, names=names, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var, pvalue=pvalue,
+    return Context(x=x, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
+                   pvalue=pvalue,
                     tests=tests, b=b, c=c, verdict=verdict, t2=t2, alpha=alpha, power=power,
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings)
 
@@ -503,14 +519,13 @@ def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray, delt
 
 
 def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
-    """Assemble the result: one row per pair, counts, tie groups and rank intervals per regime."""
-    columns: dict[str, Any] = {}
+    """Assemble the result: the pairs' columns, counts, tie groups and rank intervals per regime."""
+    extra: dict[str, Any] = {}
     robustness = None
     for out in outputs.values():
-        columns.update(out.columns)
+        extra.update(out.columns)
         ctx.settings.update(out.settings)
         robustness = out.robustness or robustness
-    rows = _rows(ctx, {key: np.asarray(val) for key, val in columns.items()})
     m_models = len(ctx.names)
     n_unresolved, tie_groups, rank_intervals = {}, {}, {}
     for key, out in outputs.items():
@@ -519,34 +534,53 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
         tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
         rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
     model_lo, model_hi = _model_intervals(ctx.x, ctx.st.binary, ctx.confidence_level)
-    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.x.shape[0], pairs=rows, n_unresolved=n_unresolved,
-                     tie_groups=tie_groups, rank_intervals=rank_intervals, cluster_robustness=robustness,
-                     settings=ctx.settings, model_ci_low=model_lo, model_ci_high=model_hi)
+    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.x.shape[0], columns=_columns(ctx, extra),
+                     order=ctx.order, n_unresolved=n_unresolved, tie_groups=tie_groups, rank_intervals=rank_intervals,
+                     cluster_robustness=robustness, settings=ctx.settings, model_ci_low=model_lo,
+                     model_ci_high=model_hi)
 
 
-def _rows(ctx: Context, columns: dict[str, np.ndarray]) -> list[Any]:
-    """PairResolution rows from the IID arrays and the regimes' columns."""
+_INT_FIELDS = frozenset({"rank_a", "rank_b", "b", "c"})
+
+
+def _cell(key: str, value: Any) -> Any:
+    """One value of a column as a plain Python value of its field's type."""
+    if key in _INT_FIELDS:
+        return int(value)
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    return float(value)
+
+
+def _ceil_items(values: np.ndarray) -> np.ndarray:
+    """:func:`ceil_items` on an array (inf and NaN kept)."""
+    values = np.asarray(values, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(values), np.ceil(values - 1e-9), values)
+
+
+def _columns(ctx: Context, extra: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The pairs as columns: the IID arrays, then each regime's (N* rounded, flags boolean)."""
+    i, j = ctx.pair_idx[:, 0], ctx.pair_idx[:, 1]
+    names = np.array(ctx.names, dtype=object)
     n = ctx.x.shape[0]
     v = ctx.verdict
+    cols: dict[str, np.ndarray] = {
+        "model_a": names[i], "model_b": names[j], "rank_a": i + 1, "rank_b": j + 1,
+        "mean_a": ctx.st.means[i], "mean_b": ctx.st.means[j], "delta": np.asarray(ctx.sums.delta, dtype=float),
+        "se": np.sqrt(ctx.var / n), "pvalue": np.asarray(ctx.pvalue, dtype=float), "test": ctx.tests,
+        "n_star": _ceil_items(v.n_star), "q": np.asarray(v.q, dtype=float), "mde": np.asarray(v.mde, dtype=float),
+        "resolved": np.asarray(v.resolved, dtype=bool), "regime": v.regime,
+    }
+    if ctx.b is not None and ctx.c is not None:
+        cols["b"], cols["c"] = ctx.b.astype(np.int64), ctx.c.astype(np.int64)
     rounded = {r.n_star_field for r in REGIMES[1:]}
     flags = {r.resolved_field for r in REGIMES[1:]}
-    rows = []
-    for p in range(ctx.pair_idx.shape[0]):
-        ia, ib = int(ctx.pair_idx[p, 0]), int(ctx.pair_idx[p, 1])
-        extra = {key: _py(val[p]) for key, val in columns.items()}
-        for key in rounded & extra.keys():
-            extra[key] = ceil_items(extra[key])
-        for key in flags & extra.keys():
-            extra[key] = bool(extra[key])
-        rows.append(PairResolution(
-            model_a=ctx.names[ia], model_b=ctx.names[ib], rank_a=ia + 1, rank_b=ib + 1, n=n,
-            mean_a=float(ctx.st.means[ia]), mean_b=float(ctx.st.means[ib]), delta=float(ctx.sums.delta[p]),
-            se=float(math.sqrt(ctx.var[p] / n)), pvalue=float(ctx.pvalue[p]), test=str(ctx.tests[p]),
-            n_star=ceil_items(float(v.n_star[p])), q=float(v.q[p]), mde=float(v.mde[p]), resolved=bool(v.resolved[p]),
-            regime=str(v.regime[p]), b=None if ctx.b is None else int(ctx.b[p]),
-            c=None if ctx.c is None else int(ctx.c[p]), **extra,
-        ))
-    return rows
+    for key, val in extra.items():
+        arr = np.asarray(val)
+        cols[key] = _ceil_items(arr) if key in rounded else (arr.astype(bool) if key in flags else arr)
+    return cols
 
 
 def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -82,7 +82,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     for k, p in enumerate(pairs):
         color = OK if p.resolved else BAD
         marker = "o" if p.resolved else "s"
-        lo_, hi_ = (p.ci_low, p.ci_high) if p.ci_low is not None else (p.delta, p.delta)
+        lo_, hi_ = (p.ci_low, p.ci_high) if p.ci_low is not None and p.ci_high is not None else (p.delta, p.delta)
         ax.plot([scale * lo_, scale * hi_], [y[k], y[k]], color=color, lw=2)
         ax.plot(scale * p.delta, y[k], marker, color=color)
     ax.axvline(0, color=GREY, lw=1)
