@@ -26,34 +26,34 @@ EXPECTED_ALL = [
     "BootstrapResult",
     "COMPARE_METHODS",
     "CalibrationResult",
-    "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",
     "CountEffectsResult",
     "DataError",
     "DegenerateDataWarning",
-    "DesignEffects",
+    "DesignEffectsResult",
     "Diagnosis",
-    "EffectSizes",
-    "ErrorRates",
+    "EffectSizesResult",
+    "ErrorRatesResult",
     "FewClustersWarning",
+    "ICCResult",
     "INTERVAL_METHODS",
     "InfeasibleDesignWarning",
     "LLMPowerError",
     "LLMPowerWarning",
     "LeaderboardMonitor",
-    "LeaderboardState",
+    "LeaderboardMonitorResult",
     "McNemarResult",
-    "MonitorState",
+    "MonitorResult",
     "PAIRED_CI_METHODS",
     "PairResolution",
     "PermutationResult",
-    "PowerSimulation",
-    "RepeatedSamplingPlan",
+    "PowerSimulationResult",
+    "RepeatedSamplingPlanResult",
     "SequentialMonitor",
     "TestResult",
     "TypeSMResult",
-    "VarianceComponents",
+    "VarianceComponentsResult",
     "__version__",
     "adjust_pvalues",
     "align_results",
@@ -184,3 +184,18 @@ def test_importing_the_package_loads_no_heavy_optional_modules():
 
 def test_py_typed_marker_is_shipped():
     assert (SRC / "py.typed").exists()
+
+
+def test_renamed_results_keep_their_old_names_one_release():
+    import warnings
+
+    import pytest
+
+    for old, new in llm_power._RENAMED.items():
+        assert new.endswith("Result") and new in llm_power.__all__ and old not in llm_power.__all__
+        with pytest.warns(DeprecationWarning, match=f"renamed `{new}`"):
+            assert getattr(llm_power, old) is getattr(llm_power, new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError):
+            llm_power.NoSuchThing  # noqa: B018

@@ -25,11 +25,11 @@
 
 from ._results import ConfidenceInterval
 from ._version import __version__
-from .clustering import ClusterSummary, DesignEffects, cluster_robust_se, design_effect, design_effects, icc_anova
+from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
 from .comparison import COMPARE_METHODS, Comparison, compare
 from .effects import (
     PAIRED_CI_METHODS,
-    EffectSizes,
+    EffectSizesResult,
     effect_sizes,
     paired_difference_ci,
     paired_difference_ci_from_counts,
@@ -55,7 +55,7 @@ from .io import align_results, read_results
 from .multiplicity import (
     ADJUST_METHODS,
     CountEffectsResult,
-    ErrorRates,
+    ErrorRatesResult,
     adjust_pvalues,
     count_effects,
     partial_conjunction,
@@ -89,8 +89,8 @@ from .planning import (
     type_s_m,
 )
 from .repeats import (
-    RepeatedSamplingPlan,
-    VarianceComponents,
+    RepeatedSamplingPlanResult,
+    VarianceComponentsResult,
     paired_variance_components,
     repeated_sampling_plan,
     sample_size_repeated,
@@ -100,13 +100,13 @@ from .resampling import BootstrapResult, paired_bootstrap
 from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
 from .sequential import (
     LeaderboardMonitor,
-    LeaderboardState,
-    MonitorState,
+    LeaderboardMonitorResult,
+    MonitorResult,
     SequentialMonitor,
     anytime_critical_value,
 )
 from .several import cochran_q, five_by_two_cv
-from .simulation import CalibrationResult, PowerSimulation, simulate_pairs, simulated_power
+from .simulation import CalibrationResult, PowerSimulationResult, simulate_pairs, simulated_power
 
 __all__ = [
     "ADJUST_METHODS",
@@ -114,34 +114,34 @@ __all__ = [
     "BootstrapResult",
     "COMPARE_METHODS",
     "CalibrationResult",
-    "ClusterSummary",
     "Comparison",
     "ConfidenceInterval",
     "CountEffectsResult",
     "DataError",
     "DegenerateDataWarning",
-    "DesignEffects",
+    "DesignEffectsResult",
     "Diagnosis",
-    "EffectSizes",
-    "ErrorRates",
+    "EffectSizesResult",
+    "ErrorRatesResult",
     "FewClustersWarning",
+    "ICCResult",
     "INTERVAL_METHODS",
     "InfeasibleDesignWarning",
     "LLMPowerError",
     "LLMPowerWarning",
     "LeaderboardMonitor",
-    "LeaderboardState",
+    "LeaderboardMonitorResult",
     "McNemarResult",
-    "MonitorState",
+    "MonitorResult",
     "PAIRED_CI_METHODS",
     "PairResolution",
     "PermutationResult",
-    "PowerSimulation",
-    "RepeatedSamplingPlan",
+    "PowerSimulationResult",
+    "RepeatedSamplingPlanResult",
     "SequentialMonitor",
     "TestResult",
     "TypeSMResult",
-    "VarianceComponents",
+    "VarianceComponentsResult",
     "__version__",
     "adjust_pvalues",
     "align_results",
@@ -196,3 +196,29 @@ __all__ = [
     "variance_components",
     "wilcoxon",
 ]
+
+
+#: results renamed to <Noun>Result (issue 11); the old names stay one release, with a warning
+_RENAMED = {
+    "PowerSimulation": "PowerSimulationResult",
+    "EffectSizes": "EffectSizesResult",
+    "ClusterSummary": "ICCResult",
+    "DesignEffects": "DesignEffectsResult",
+    "VarianceComponents": "VarianceComponentsResult",
+    "RepeatedSamplingPlan": "RepeatedSamplingPlanResult",
+    "MonitorState": "MonitorResult",
+    "LeaderboardState": "LeaderboardMonitorResult",
+    "ErrorRates": "ErrorRatesResult",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Deprecated names of renamed results (one release)."""
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"`llm_power.{name}` was renamed `{_RENAMED[name]}`; the old name will be removed in the next "
+                      "release.", DeprecationWarning, stacklevel=2)
+        return globals()[_RENAMED[name]]
+    msg = f"module 'llm_power' has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -31,7 +31,7 @@ from ._validation import as_float_array
 from ._verdict import check_cluster_labels
 from .errors import DegenerateDataWarning
 
-__all__ = ["ClusterSummary", "DesignEffects", "cluster_robust_se", "design_effect", "design_effects", "icc_anova"]
+__all__ = ["ICCResult", "DesignEffectsResult", "cluster_robust_se", "design_effect", "design_effects", "icc_anova"]
 
 
 def _codes(values: Any, cluster: Any) -> tuple[np.ndarray, np.ndarray, int]:
@@ -47,7 +47,7 @@ def _codes(values: Any, cluster: Any) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class ClusterSummary(Result):
+class ICCResult(Result):
     """One-way ANOVA summary of per-item values in clusters (see :func:`icc_anova`)."""
 
     n: int
@@ -64,7 +64,7 @@ class ClusterSummary(Result):
     _repr_fields = ("n", "n_clusters", "icc", "design_effect")
 
 
-def icc_anova(values: Any, cluster: Any) -> ClusterSummary:
+def icc_anova(values: Any, cluster: Any) -> ICCResult:
     r"""Intraclass correlation by one-way ANOVA, and the design effect it implies.
 
     Parameters
@@ -76,7 +76,7 @@ def icc_anova(values: Any, cluster: Any) -> ClusterSummary:
 
     Returns
     -------
-    ClusterSummary
+    ICCResult
         ``icc`` (truncated at 0), ``icc_raw`` (the untruncated estimate), ``design_effect`` =
         1 + (m~ - 1) icc with Kish's cluster size m~ = sum m_g^2 / N (``kish_cluster_size``), and
         ``design_effect_paper`` = 1 + (mbar - 1) icc with the mean size mbar = N / G (the paper's
@@ -110,7 +110,7 @@ def icc_anova(values: Any, cluster: Any) -> ClusterSummary:
     if g < 2 or n - g < 1:
         warnings.warn(f"{g} cluster(s) for {n} items: the ICC is undefined (need >= 2 clusters and "
                       "a cluster with >= 2 items).", DegenerateDataWarning, stacklevel=2)
-        return ClusterSummary(n, g, m_bar, kish, nan, nan, nan, nan, nan, nan)
+        return ICCResult(n, g, m_bar, kish, nan, nan, nan, nan, nan, nan)
     y = y - y.mean()  # centre: a large common offset must not cancel
     sums = np.bincount(codes, weights=y, minlength=g)
     means = sums / sizes
@@ -121,10 +121,10 @@ def icc_anova(values: Any, cluster: Any) -> ClusterSummary:
     if denom <= 0:
         warnings.warn("no variation within or between clusters: the ICC is undefined.",
                       DegenerateDataWarning, stacklevel=2)
-        return ClusterSummary(n, g, m_bar, kish, nan, nan, nan, nan, msb, msw)
+        return ICCResult(n, g, m_bar, kish, nan, nan, nan, nan, msb, msw)
     raw = float((msb - msw) / denom)
     icc = max(0.0, raw)
-    return ClusterSummary(n=n, n_clusters=g, mean_cluster_size=m_bar, kish_cluster_size=kish, icc=icc, icc_raw=raw,
+    return ICCResult(n=n, n_clusters=g, mean_cluster_size=m_bar, kish_cluster_size=kish, icc=icc, icc_raw=raw,
                           design_effect=design_effect(kish, icc), design_effect_paper=design_effect(m_bar, icc),
                           msb=msb, msw=msw)
 
@@ -180,7 +180,7 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class DesignEffects(Result):
+class DesignEffectsResult(Result):
     """The design effects of the mean of per-item values (see :func:`design_effects`)."""
 
     n: int
@@ -197,7 +197,7 @@ class DesignEffects(Result):
     _repr_fields = ("n_clusters", "robust", "cr1", "anova", "paper", "df")
 
 
-def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects:
+def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffectsResult:
     r"""Measured and model-based design effects of the mean of ``values`` (e.g. paired differences).
 
     Parameters
@@ -212,7 +212,7 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
 
     Returns
     -------
-    DesignEffects
+    DesignEffectsResult
         ``robust`` = V_CR2 / (s^2 / N), the measured design effect with the bias-reduced
         cluster-robust variance :math:`V_{CR2} = \sum_g (S_g - m_g\bar y)^2 / (1 - m_g/N) / N^2`
         (Bell & McCaffrey 2002; equal to CR1 when the clusters have equal sizes), the default of
@@ -256,6 +256,6 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
             n, g, var, np.sum(r**2, axis=0), np.sum(r**2 * structure.h[:, None], axis=0), r2m,
             float(np.sum(sizes**2)), np.sum(resid_sq, axis=0) - r2m)
     df = cluster_df(structure, icc)
-    return DesignEffects(n=n, n_clusters=g, robust=float(de_r[0]), cr1=float(de_1[0]), anova=float(de_a[0]),
+    return DesignEffectsResult(n=n, n_clusters=g, robust=float(de_r[0]), cr1=float(de_1[0]), anova=float(de_a[0]),
                          paper=float(de_p[0]), icc=float(icc[0]), df=float(df[0]), mean_cluster_size=n / g,
                          kish_cluster_size=float(np.sum(sizes**2) / n))

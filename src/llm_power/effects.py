@@ -25,7 +25,7 @@ from .intervals import _bounds
 
 __all__ = [
     "PAIRED_CI_METHODS",
-    "EffectSizes",
+    "EffectSizesResult",
     "effect_sizes",
     "paired_counts",
     "paired_difference_ci",
@@ -197,7 +197,7 @@ def _tango(n11: int, n10: int, n01: int, n00: int, z: float) -> ConfidenceInterv
 # --- effect sizes --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True, repr=False)
-class EffectSizes(Result):
+class EffectSizesResult(Result):
     """Effect sizes of model A versus model B on the same items (see :func:`effect_sizes`)."""
 
     n: int
@@ -217,7 +217,7 @@ class EffectSizes(Result):
     _repr_fields = ("n", "risk_difference", "cohens_h", "cohens_dz", "phi", "se_ratio")
 
 
-def effect_sizes(a: Any, b: Any) -> EffectSizes:
+def effect_sizes(a: Any, b: Any) -> EffectSizesResult:
     r"""Effect sizes for model A versus model B on the same items.
 
     Parameters
@@ -227,7 +227,7 @@ def effect_sizes(a: Any, b: Any) -> EffectSizes:
 
     Returns
     -------
-    EffectSizes
+    EffectSizesResult
         - ``risk_difference`` = mean(a) - mean(b) (the accuracy gap);
         - ``relative_risk`` = p_A / p_B and ``odds_ratio`` = [p_A/(1-p_A)] / [p_B/(1-p_B)] of the
           marginal accuracies (0/1 data only, else NaN). The odds ratio approximates the
@@ -272,6 +272,6 @@ def effect_sizes(a: Any, b: Any) -> EffectSizes:
     se_p = math.sqrt(float(d.var()) / n)
     se_u = math.sqrt(va / n + vb / n)
     ratio = se_p / se_u if se_u > 0 else nan
-    return EffectSizes(n=n, mean_a=mean_a, mean_b=mean_b, risk_difference=rd, relative_risk=rr,
+    return EffectSizesResult(n=n, mean_a=mean_a, mean_b=mean_b, risk_difference=rd, relative_risk=rr,
                        odds_ratio=orr, conditional_odds_ratio=cor, cohens_h=h, cohens_dz=dz, phi=phi,
                        se_paired=se_p, se_unpaired=se_u, se_ratio=ratio)

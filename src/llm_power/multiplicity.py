@@ -23,7 +23,7 @@ from ._validation import as_float_array, as_rng, check_open_unit, check_option, 
 __all__ = [
     "ADJUST_METHODS",
     "CountEffectsResult",
-    "ErrorRates",
+    "ErrorRatesResult",
     "adjust_pvalues",
     "count_effects",
     "partial_conjunction",
@@ -232,7 +232,7 @@ def count_effects(pvalues: Any, *, alpha: float = 0.05, method: str = "bonferron
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class ErrorRates(Result):
+class ErrorRatesResult(Result):
     """Simulated error rates of multiple-testing procedures (see :func:`simulate_error_rates`).
 
     Each attribute is a dict keyed by procedure ("none" = unadjusted, and the adjust methods).
@@ -267,7 +267,7 @@ def simulate_error_rates(
     correlation: float = 0.0,
     methods: Any = ("none", *ADJUST_METHODS),
     rng: Any = None,
-) -> ErrorRates:
+) -> ErrorRatesResult:
     r"""FWER, FDR and power of multiple-testing procedures, by vectorised simulation.
 
     Each simulated family has m two-sided z tests; the first m1 have a true effect (z-statistic
@@ -276,7 +276,7 @@ def simulate_error_rates(
 
     Returns
     -------
-    ErrorRates
+    ErrorRatesResult
         FWER = P(at least one false rejection), FDR = E[V / max(R, 1)] and power = mean share
         of true effects rejected, for each procedure.
 
@@ -319,7 +319,7 @@ def simulate_error_rates(
         fwer[name] = float(np.mean(false > 0))
         fdr[name] = float(np.mean(false / np.maximum(total, 1)))
         pw[name] = float(np.mean(np.sum(reject & truth, axis=1) / m1)) if m1 else math.nan
-    return ErrorRates(fwer=fwer, fdr=fdr, power=pw, m=m, m1=m1, n_sims=sims, alpha=alpha)
+    return ErrorRatesResult(fwer=fwer, fdr=fdr, power=pw, m=m, m1=m1, n_sims=sims, alpha=alpha)
 
 
 def bonferroni_factor(m: int, *, alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided") -> float:

@@ -24,8 +24,8 @@ from ._results import Result
 from ._validation import as_float_array, check_positive
 
 __all__ = [
-    "RepeatedSamplingPlan",
-    "VarianceComponents",
+    "RepeatedSamplingPlanResult",
+    "VarianceComponentsResult",
     "paired_variance_components",
     "repeated_sampling_plan",
     "sample_size_repeated",
@@ -34,7 +34,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class VarianceComponents(Result):
+class VarianceComponentsResult(Result):
     """Between- and within-item variance of per-sample scores (see :func:`variance_components`).
 
     Attributes
@@ -80,7 +80,7 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def variance_components(scores: Any) -> VarianceComponents:
+def variance_components(scores: Any) -> VarianceComponentsResult:
     r"""Split the variance of a score over items and samples (one-way random-effects ANOVA).
 
     Parameters
@@ -110,13 +110,13 @@ def variance_components(scores: Any) -> VarianceComponents:
     within = float(np.mean(y.var(axis=1, ddof=1)))
     var_means = float(item_means.var(ddof=1))
     between = max(0.0, var_means - within / k)
-    return VarianceComponents(
+    return VarianceComponentsResult(
         n_items=n, n_samples=k, mean=float(y.mean()), between=between, within=within, var_item_means=var_means,
         standard_error=math.sqrt(var_means / n), standard_error_naive=math.sqrt(float(y.var(ddof=1)) / (n * k)),
     )
 
 
-def paired_variance_components(a: Any, b: Any) -> VarianceComponents:
+def paired_variance_components(a: Any, b: Any) -> VarianceComponentsResult:
     r"""Variance components of the paired difference when each model answers each item K times.
 
     Parameters
@@ -126,7 +126,7 @@ def paired_variance_components(a: Any, b: Any) -> VarianceComponents:
 
     Returns
     -------
-    VarianceComponents
+    VarianceComponentsResult
         For the item-level differences :math:`D_i = \bar a_i - \bar b_i`: ``between`` is the
         variance of the true per-item differences, ``within`` the per-sample noise expressed at
         the common K = ``n_samples`` = K_a when K_a = K_b (within = sigma_wA^2 + sigma_wB^2), so
@@ -159,7 +159,7 @@ def paired_variance_components(a: Any, b: Any) -> VarianceComponents:
     k = ka if ka == kb else 1
     within = noise * k
     naive_var = (float(xa.var(ddof=1)) / ka + float(xb.var(ddof=1)) / kb) / n
-    return VarianceComponents(
+    return VarianceComponentsResult(
         n_items=n, n_samples=k, mean=float(d.mean()), between=between, within=within, var_item_means=var_means,
         standard_error=math.sqrt(var_means / n), standard_error_naive=math.sqrt(naive_var),
     )
@@ -217,7 +217,7 @@ def _samples(k: Any) -> int:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class RepeatedSamplingPlan(Result):
+class RepeatedSamplingPlanResult(Result):
     """Items needed and cost for K = 1..max samples per item (see :func:`repeated_sampling_plan`)."""
 
     samples_per_item: np.ndarray = field(compare=False)
@@ -249,7 +249,7 @@ def repeated_sampling_plan(
     alpha: float = 0.05,
     power: float = 0.8,
     alternative: str = "two-sided",
-) -> RepeatedSamplingPlan:
+) -> RepeatedSamplingPlanResult:
     r"""Plan "more items versus more samples per item" for a target gap ``delta``.
 
     Cost of a design with n items and K samples each: n (c_item + K c_sample) (c_item: writing or
@@ -276,5 +276,5 @@ def repeated_sampling_plan(
     total = n * ks
     cost = n * (c_item + ks * c_sample)
     k_opt = math.inf if b == 0 else math.sqrt((w / b) * (c_item / c_sample))
-    return RepeatedSamplingPlan(samples_per_item=ks, n_items=n, total_samples=total, cost=cost.astype(float),
+    return RepeatedSamplingPlanResult(samples_per_item=ks, n_items=n, total_samples=total, cost=cost.astype(float),
                                 best_samples_per_item=int(ks[np.argmin(cost)]), optimal_k_continuous=k_opt)

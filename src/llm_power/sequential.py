@@ -57,8 +57,8 @@ from ._validation import as_float_array, check_open_unit, fail
 
 __all__ = [
     "LeaderboardMonitor",
-    "LeaderboardState",
-    "MonitorState",
+    "LeaderboardMonitorResult",
+    "MonitorResult",
     "SequentialMonitor",
     "anytime_critical_value",
     "beta_mixture_log_evalue",
@@ -146,7 +146,7 @@ def anytime_critical_value(alpha: float = 0.05) -> tuple[float, float]:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class MonitorState(Result):
+class MonitorResult(Result):
     """The current anytime-valid verdict of a :class:`SequentialMonitor`.
 
     Attributes
@@ -265,7 +265,7 @@ class SequentialMonitor:
         return float(normal_mixture_log_evalue(self.sum_d, self.n * self._variance_proxy(), rho=self._rho()))
 
     # -- public ---------------------------------------------------------------------------------
-    def update(self, a: Any, b: Any) -> MonitorState:
+    def update(self, a: Any, b: Any) -> MonitorResult:
         """Add the per-item results of new items (aligned arrays) and return the current state."""
         x = as_float_array(a, "a").reshape(-1)
         y = as_float_array(b, "b").reshape(-1)
@@ -321,18 +321,18 @@ class SequentialMonitor:
             self._decision = "A better" if sums[i] > 0 else "B better"
         self._add(d)
 
-    def state(self) -> MonitorState:
+    def state(self) -> MonitorResult:
         """The current verdict, e-value and confidence sequence."""
         n = self.n
         if n == 0:
             inf = ConfidenceInterval(-math.inf, math.inf)
-            return MonitorState(0, math.nan, 1.0, 1 / self.alpha, "undecided", None, inf, None, None)
+            return MonitorResult(0, math.nan, 1.0, 1 / self.alpha, "undecided", None, inf, None, None)
         v = n * self._variance_proxy()
         half = normal_mixture_boundary(v, alpha=self.alpha, rho=self._rho()) / n
         delta = self.sum_d / n
         width = self.score_range[1] - self.score_range[0] if not self.binary else 1.0
         cs = ConfidenceInterval(max(-width, delta - half), min(width, delta + half))
-        return MonitorState(
+        return MonitorResult(
             n=n, delta=delta, e_value=float(math.exp(min(self._log_e(), 700.0))), threshold=1 / self.alpha,
             verdict=self._decision or "undecided", decided_at=self.decided_at, confidence_sequence=cs,
             b=self.b if self.binary else None, c=self.c if self.binary else None,
@@ -340,7 +340,7 @@ class SequentialMonitor:
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class LeaderboardState(Result):
+class LeaderboardMonitorResult(Result):
     """Current state of a :class:`LeaderboardMonitor`.
 
     Attributes
@@ -352,7 +352,7 @@ class LeaderboardState(Result):
     means : list of float
         In that order.
     pairs : dict
-        ``(model_a, model_b) -> MonitorState`` for every pair (model_a listed first as given).
+        ``(model_a, model_b) -> MonitorResult`` for every pair (model_a listed first as given).
     decided : list of tuple
         Pairs with a verdict, as (winner, loser).
     alpha_per_pair : float
@@ -422,7 +422,7 @@ class LeaderboardMonitor:
         self.sums = np.zeros(k)
         self.n = 0
 
-    def update(self, scores: Any) -> LeaderboardState:
+    def update(self, scores: Any) -> LeaderboardMonitorResult:
         """Add new items: an (n_new, n_models) matrix (or DataFrame with the model columns)."""
         if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):
             missing = [m for m in self.models if m not in [str(c) for c in scores.columns]]
@@ -440,7 +440,7 @@ class LeaderboardMonitor:
         self.n += x.shape[0]
         return self.state()
 
-    def state(self) -> LeaderboardState:
+    def state(self) -> LeaderboardMonitorResult:
         """The current ranking and the pairs decided so far."""
         means = self.sums / max(self.n, 1)
         order = np.argsort(-means, kind="stable")
@@ -452,6 +452,6 @@ class LeaderboardMonitor:
                 decided.append((self.models[i], self.models[j]))
             elif st.verdict == "B better":
                 decided.append((self.models[j], self.models[i]))
-        return LeaderboardState(n=self.n, models=[self.models[k] for k in order],
+        return LeaderboardMonitorResult(n=self.n, models=[self.models[k] for k in order],
                                 means=[float(means[k]) for k in order], pairs=pairs, decided=decided,
                                 alpha_per_pair=self.alpha_per_pair)

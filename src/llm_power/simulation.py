@@ -24,7 +24,8 @@ from .paired import mcnemar_pvalue, wilcoxon
 from .permutation import permutation_test
 from .resampling import paired_bootstrap
 
-__all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulation", "calibrate", "simulate_pairs", "simulated_power"]
+__all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulationResult", "calibrate", "simulate_pairs",
+           "simulated_power"]
 
 #: the paired tests, one registry: compare's methods are these plus "auto" and "mcnemar"
 SIMULATION_TESTS = PAIRED_TESTS
@@ -92,7 +93,7 @@ def simulate_pairs(
 
 
 @dataclass(frozen=True, slots=True, repr=False)
-class PowerSimulation(Result):
+class PowerSimulationResult(Result):
     """Empirical power from :func:`simulated_power`."""
 
     power: float
@@ -121,7 +122,7 @@ def simulated_power(
     rng: Any = None,
     correction: bool | None = None,
     test: str | None = None,
-) -> PowerSimulation:
+) -> PowerSimulationResult:
     """Empirical power of a paired test on simulated correlated 0/1 data.
 
     Parameters
@@ -149,7 +150,7 @@ def simulated_power(
 
     Returns
     -------
-    PowerSimulation
+    PowerSimulationResult
         ``power`` and its Monte-Carlo ``standard_error``.
 
     Examples
@@ -193,7 +194,7 @@ def simulated_power(
                 else:
                     pvals[i] = wilcoxon(x, y, alternative=alternative).pvalue if np.any(x != y) else 1.0
     rate = float(np.mean(pvals <= alpha))
-    return PowerSimulation(power=rate, standard_error=math.sqrt(rate * (1 - rate) / sims), n=n, n_sims=sims,
+    return PowerSimulationResult(power=rate, standard_error=math.sqrt(rate * (1 - rate) / sims), n=n, n_sims=sims,
                            test=test, alpha=alpha)
 
 
