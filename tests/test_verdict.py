@@ -1,19 +1,13 @@
-"""One honest verdict (issue 9): every defect's reproducer, and the general property it broke.
-
-Oracles: scipy.stats (binom, t), statsmodels (multipletests), brute-force enumeration of the
-exact McNemar test, and the independently tested intervals/Newcombe functions.
-"""
+"""The verdict kernel (llm_power._verdict): one honest verdict, defect by defect, and its validity by simulation."""
 
 from __future__ import annotations
 
 import json
 import math
 import warnings
-
 import numpy as np
 import pytest
 from scipy import stats
-
 from conftest import table_arrays
 from llm_power import (
     DataError,
@@ -32,19 +26,19 @@ from llm_power import (
     simulated_power,
 )
 from llm_power.cli.main import main
+from llm_power._verdict import cluster_verdict, iid_verdict, pair_sums, paired_t_test
+
+
+# =================================================================================================
+# reproducers and properties (was test_verdict.py)
+# =================================================================================================
 
 ALPHA = 0.05
-
 
 def quiet(func, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return func(*args, **kwargs)
-
-
-# =================================================================================================
-# Oracles
-# =================================================================================================
 
 def brute_force_m_star(b, c, alpha=0.05, power=0.8, alternative="two-sided"):
     """Smallest number of discordant items whose exact conditional McNemar power reaches ``power``
@@ -57,7 +51,6 @@ def brute_force_m_star(b, c, alpha=0.05, power=0.8, alternative="two-sided"):
         if float(np.sum(stats.binom.pmf(k[p <= alpha], m, pi))) >= power:
             return m
     return math.inf
-
 
 def random_leaderboard(rng, kind):
     """(scores, cluster or None) of a random leaderboard of one of several awkward kinds."""
@@ -87,13 +80,7 @@ def random_leaderboard(rng, kind):
         x = x * 0.7 + 0.3 * rng.random(x.shape)
     return x, cluster
 
-
 KINDS = ("tiny_binary", "binary", "graded", "graded_small", "clustered_binary", "clustered_graded")
-
-
-# =================================================================================================
-# 2. compare == diagnose on the same pair, field by field (and through the CLI)
-# =================================================================================================
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_compare_equals_diagnose_field_by_field(kind):
@@ -126,7 +113,6 @@ def test_compare_equals_diagnose_field_by_field(kind):
             lo, hi = cl.confidence_interval()
             assert (p.cluster_ci_low, p.cluster_ci_high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
 
-
 def test_compare_with_clusters_uses_them_in_test_interval_and_n_star():
     # the audit's case: a cluster-bootstrap p = 0.20 beside q = 3.26 "resolved"
     rng = np.random.default_rng(5)
@@ -142,7 +128,6 @@ def test_compare_with_clusters_uses_them_in_test_interval_and_n_star():
     for method in ("mcnemar", "mcnemar_exact", "paired_t", "permutation", "sign", "wilcoxon"):
         with pytest.raises(ValueError, match=rf"`method` '{method}' tests items as independent and cannot use `cluster`"):
             compare(a, b, cluster=cluster, method=method)
-
 
 def test_cli_compare_and_cli_diagnose_agree(tmp_path, capsys):
     rng = np.random.default_rng(9)
@@ -161,11 +146,6 @@ def test_cli_compare_and_cli_diagnose_agree(tmp_path, capsys):
             assert one[key] == pytest.approx(pair[key], rel=1e-9), key
     assert [p["model_a"] for p in pairs] == [names[k] for k in order[:-1]]
 
-
-# =================================================================================================
-# 3. Resolved implies significant
-# =================================================================================================
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_resolved_implies_the_reported_test_rejects_in_every_regime(kind):
     rng = np.random.default_rng(100 + sum(map(ord, kind)))
@@ -182,7 +162,6 @@ def test_resolved_implies_the_reported_test_rejects_in_every_regime(kind):
             if cluster is not None and p.resolved_cluster:
                 assert p.pvalue_cluster <= ALPHA and p.q_cluster >= 1 and p.resolved
 
-
 def test_ten_items_p_0062_is_not_resolved():
     # 10 items, 5 discordant all favouring A: the plug-in Wald q = 1.27 showed "resolved" beside
     # the exact McNemar p = 0.0625
@@ -196,7 +175,6 @@ def test_ten_items_p_0062_is_not_resolved():
     diag = quiet(diagnose, np.c_[a, b])
     assert not diag.pairs[0].resolved and diag.pairs[0].n_star == res.n_star
 
-
 @pytest.mark.parametrize("b,c,n", [(9, 1, 200), (12, 3, 60), (20, 4, 500), (7, 0, 30), (15, 9, 100), (2, 1, 40)])
 def test_exact_regime_n_star_equals_brute_force(b, c, n):
     a_arr, b_arr = table_arrays(n - b - c - 5, b, c, 5)
@@ -209,7 +187,6 @@ def test_exact_regime_n_star_equals_brute_force(b, c, n):
     one = quiet(compare, a_arr, b_arr, alternative="greater")
     assert one.q == pytest.approx((b + c) / brute_force_m_star(b, c, alternative="greater"), rel=1e-12)
 
-
 def test_perfect_separation_is_not_infinitely_resolved():
     a, b = np.ones(5), np.zeros(5)
     res = quiet(compare, a, b)
@@ -221,7 +198,6 @@ def test_perfect_separation_is_not_infinitely_resolved():
     diag = quiet(diagnose, np.c_[np.ones(5), np.zeros(5)])
     assert diag.pairs[0].n_star == 6 and not diag.pairs[0].resolved and math.isinf(diag.pairs[0].mde)
 
-
 @pytest.mark.parametrize("method", ["auto", "mcnemar", "mcnemar_asymptotic", "bootstrap", "permutation",
                                     "sign", "wilcoxon"])
 def test_one_sided_in_the_wrong_direction_is_never_resolved(method):
@@ -231,7 +207,6 @@ def test_one_sided_in_the_wrong_direction_is_never_resolved(method):
     assert math.isinf(res.n_star) and res.q == 0
     right = quiet(compare, a, b, alternative="greater", method=method, rng=0, n_resamples=2000)
     assert right.resolved and right.pvalue <= ALPHA
-
 
 @pytest.mark.parametrize("method", ["auto", "bootstrap", "permutation", "sign", "wilcoxon", "paired_t"])
 def test_one_sided_interval_for_every_method(method):
@@ -254,11 +229,6 @@ def test_one_sided_interval_for_every_method(method):
     ref = paired_difference_ci_from_counts(100, 30, 12, 58, confidence_level=0.9)
     assert (lo, hi) == (pytest.approx(ref.low), 1.0)
 
-
-# =================================================================================================
-# 1. Clustering: refusals, warnings, missing labels, the p-value under a clustered null
-# =================================================================================================
-
 def test_one_cluster_is_refused_and_few_clusters_warn():
     a, b = table_arrays(100, 30, 12, 58)
     with pytest.raises(ValueError, match="every item in one cluster"):
@@ -270,7 +240,6 @@ def test_one_cluster_is_refused_and_few_clusters_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", FewClustersWarning)
         compare(a, b, cluster=np.arange(200) % 30)  # 30 clusters: no warning
-
 
 @pytest.mark.parametrize("bad", [None, np.nan, "", " "])
 def test_missing_cluster_labels_are_a_data_error(bad):
@@ -290,7 +259,6 @@ def test_missing_cluster_labels_are_a_data_error(bad):
     with pytest.raises(DataError, match="no cluster label"):
         paired_bootstrap(a, b, cluster=labels, n_resamples=100, rng=0)
 
-
 def test_diagnose_cluster_pvalue_holds_its_level_under_a_clustered_null():
     # the audit: under a clustered null the IID p column gave p <= 0.05 for 18-51% of pairs
     rng = np.random.default_rng(11)
@@ -308,11 +276,6 @@ def test_diagnose_cluster_pvalue_holds_its_level_under_a_clustered_null():
     # 600 pair tests (10 per leaderboard, correlated within one): allow 3 binomial SEs and more
     assert cluster_hits / total <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / total) * 2
     assert iid_hits / total > 0.3  # the IID p-value is badly anti-conservative here: why it matters
-
-
-# =================================================================================================
-# 4. Feasible planning answers
-# =================================================================================================
 
 def test_mde_never_exceeds_the_discordance_or_leaves_0_1():
     with pytest.warns(InfeasibleDesignWarning, match=r"exceed 0\.0285"):
@@ -333,7 +296,6 @@ def test_mde_never_exceeds_the_discordance_or_leaves_0_1():
         unpaired = quiet(mde, n, p=p, design="unpaired")
         assert math.isnan(unpaired) or unpaired <= 2 * min(p, 1 - p) + 1e-12
 
-
 def test_frechet_checks_for_rho_and_discordance():
     with pytest.raises(ValueError, match=r"rho=-0\.5 is outside the admissible range \[-0\.25, 1\) for two models at p=0\.8"):
         discordance_from_baseline(0.8, -0.5)
@@ -343,7 +305,6 @@ def test_frechet_checks_for_rho_and_discordance():
         sample_size(0.9, 0.85, discordance=0.4)
     with pytest.raises(ValueError, match=r"discordance = 0\.5 is above 0\.4"):
         mde(500, p=0.8, discordance=0.5)
-
 
 @pytest.mark.parametrize("p_a,p_b", [(0.7, 0.6), (0.3, 0.9), (0.5, 0.5), (0.05, 0.02)])
 def test_cells_at_the_exact_frechet_bounds_are_non_negative_and_simulate(p_a, p_b):
@@ -357,11 +318,6 @@ def test_cells_at_the_exact_frechet_bounds_are_non_negative_and_simulate(p_a, p_
             res = quiet(simulated_power, 200, p_a, p_b, rho=rho, n_sims=200, rng=0)
             assert 0 <= res.power <= 1
 
-
-# =================================================================================================
-# 5. Numerics
-# =================================================================================================
-
 def test_a_large_common_offset_changes_nothing():
     rng = np.random.default_rng(6)
     x = rng.normal(0, 1, (400, 3))
@@ -374,7 +330,6 @@ def test_a_large_common_offset_changes_nothing():
     a, b = x[:, 0], x[:, 1]
     assert quiet(compare, a + 1e8, b + 1e8).pvalue == pytest.approx(quiet(compare, a, b).pvalue, rel=1e-5)
 
-
 def test_huge_scores_are_a_clear_error_not_nan():
     rng = np.random.default_rng(7)
     x = rng.random((50, 2)) * 1e200
@@ -382,7 +337,6 @@ def test_huge_scores_are_a_clear_error_not_nan():
         diagnose(x)
     with pytest.raises(DataError, match="overflow"):
         compare(x[:, 0], x[:, 1])
-
 
 def test_pvalues_never_underflow_to_zero():
     a, b = np.r_[np.ones(5000), np.zeros(10)], np.zeros(5010)
@@ -394,7 +348,6 @@ def test_pvalues_never_underflow_to_zero():
     x = rng.normal(size=3000)
     assert quiet(compare, x + 1, x + rng.normal(0, 1e-3, 3000)).pvalue > 0
 
-
 @pytest.mark.parametrize("argv,message", [
     (["coverage", "--n", "10000000000000000000", "--p", "0.5"], "at most 2**53"),
     (["plan", "shortcut", "--pa", "0.5", "--pb", "0.5", "--rho", "0.3"], "delta = 0"),
@@ -404,7 +357,6 @@ def test_cli_numeric_edges_are_one_line_errors(argv, message, capsys):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
-
 def test_cli_tiny_alpha_works(capsys):
     assert main(["plan", "sample-size", "--pa", "0.6", "--pb", "0.5", "--alpha", "1e-300", "--method", "wald",
                  "--format", "json"]) == 0
@@ -412,11 +364,6 @@ def test_cli_tiny_alpha_works(capsys):
     # K = (z_{1-alpha/2} + z_{0.8})^2 from scipy's normal quantile in the upper tail
     k = (stats.norm.isf(0.5e-300) + stats.norm.ppf(0.8)) ** 2
     assert rows[0]["n"] == math.ceil(k * (0.6 * 0.4 + 0.5 * 0.5) / 0.01)  # sigma_D^2 = p_A q_A + p_B q_B at rho = 0
-
-
-# =================================================================================================
-# 6. One confidence level; 7. graded scores in their own units; 8. rounding
-# =================================================================================================
 
 def test_confidence_level_drives_every_interval_of_diagnose(tmp_path):
     rng = np.random.default_rng(10)
@@ -438,7 +385,6 @@ def test_confidence_level_drives_every_interval_of_diagnose(tmp_path):
     html = render_html(res, scores=x, clusters=cluster)
     assert "99% intervals" in html and "99% CI" in html and "95%" not in html
 
-
 def test_graded_scores_are_shown_in_their_own_units(tmp_path, capsys):
     rng = np.random.default_rng(12)
     x = -0.75 + 0.3 * rng.normal(size=(300, 3)) + np.array([0.1, 0.0, -0.2])  # MQM-like, negative
@@ -457,7 +403,6 @@ def test_graded_scores_are_shown_in_their_own_units(tmp_path, capsys):
     assert "mean score" in page and "score units" in page and "−74" not in page and "-74" not in page
     assert "gap (score)" in md.read_text()
 
-
 def test_every_n_star_is_rounded_the_same_way():
     rng = np.random.default_rng(13)
     x, cluster = random_leaderboard(rng, "clustered_graded")
@@ -465,11 +410,6 @@ def test_every_n_star_is_rounded_the_same_way():
     for p in res.pairs:
         for value in (p.n_star, p.n_star_corrected, p.n_star_cluster, p.n_star_anytime):
             assert math.isinf(value) or float(value).is_integer()
-
-
-# =================================================================================================
-# 9. llm-power adjust
-# =================================================================================================
 
 @pytest.mark.parametrize("method,sm_name", [("holm", "holm"), ("bonferroni", "bonferroni"), ("hochberg", "simes-hochberg"),
                                             ("bh", "fdr_bh"), ("by", "fdr_by")])
@@ -485,3 +425,120 @@ def test_cli_adjust_equals_statsmodels(method, sm_name, capsys):
     assert "holm adjusted p-values" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["adjust", "0.01", "1.5"])
+
+
+# =================================================================================================
+# validity (was test_verdict_validity.py)
+# =================================================================================================
+
+ALPHA = 0.05
+
+def simulate(rng, sizes, icc, n_sims, *, clustered=True, binary=False):
+    """Verdict arrays of ``n_sims`` null benchmarks (no true gap) with the given cluster sizes."""
+    g = sizes.size
+    codes = np.repeat(np.arange(g), sizes)
+    n = int(sizes.sum())
+    out = {"iid_resolved": [], "cluster_resolved": [], "cluster_reject": [], "de": []}
+    step = max(1, 4_000_000 // n)
+    for start in range(0, n_sims, step):
+        s = min(step, n_sims - start)
+        if clustered:
+            u = rng.normal(0, math.sqrt(icc), size=(g, s))[codes]
+        else:
+            u = 0.0
+        latent = u + rng.normal(0, math.sqrt(1 - icc) if clustered else 1.0, size=(n, s))
+        if binary:  # two models with the same cluster-level skill: D = x_A - x_B in {-1, 0, 1}
+            other = (u if clustered else 0.0) + rng.normal(0, math.sqrt(1 - icc) if clustered else 1.0, size=(n, s))
+            d = (latent > 0).astype(float) - (other > 0).astype(float)
+        else:
+            d = latent
+        sums = pair_sums(d, codes, g)
+        var = sums.ss / n if binary else sums.ss / (n - 1)
+        if binary:
+            from llm_power._verdict import mcnemar_test
+
+            b = np.sum(d > 0, axis=0).astype(float)
+            c = np.sum(d < 0, axis=0).astype(float)
+            p = mcnemar_test(b, c, "mcnemar_asymptotic", "two-sided")[1]
+            verdict = iid_verdict(sums.delta, var, n, p, alpha=ALPHA, power=0.8, alternative="two-sided", b=b, c=c)
+        else:
+            p = paired_t_test(sums.delta, var, n, "two-sided")[1]
+            verdict = iid_verdict(sums.delta, var, n, p, alpha=ALPHA, power=0.8, alternative="two-sided")
+        cv = cluster_verdict(sums, var, verdict.resolved, alpha=ALPHA, power=0.8, alternative="two-sided",
+                             design_effect="robust")
+        out["iid_resolved"].append(verdict.resolved)
+        out["cluster_resolved"].append(cv.resolved)
+        out["cluster_reject"].append(cv.pvalue <= ALPHA)
+        out["de"].append(cv.design_effect)
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+def true_inflation(sizes, icc):
+    return 1 + (np.sum(sizes.astype(float) ** 2) / sizes.sum() - 1) * icc
+
+def run_de_and_false_resolution(n_sims, seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for icc in (0.05, 0.1, 0.3):
+        sizes = rng.integers(20, 401, size=30)
+        clustered = simulate(rng, sizes, icc, n_sims)
+        iid = simulate(rng, sizes, icc, n_sims, clustered=False)
+        rows.append((icc, sizes, clustered, iid))
+    return rows
+
+def check_de_and_false_resolution(rows, n_sims):
+    for icc, sizes, clustered, iid in rows:
+        true = true_inflation(sizes, icc)
+        # the reported (measured, CR2) design effect tracks the true variance inflation within 25%
+        assert np.mean(clustered["de"]) == pytest.approx(true, rel=0.25)
+        # clustered false resolutions <= 2x the IID-data rate, with Monte Carlo slack
+        rate_c = clustered["cluster_resolved"].mean()
+        rate_i = iid["iid_resolved"].mean()
+        slack = 3 * math.sqrt(rate_i / n_sims) + 3 * math.sqrt(max(rate_c, 1e-4) / n_sims)
+        assert rate_c <= 2 * rate_i + slack, (icc, rate_c, rate_i)
+
+def run_size_with_8_clusters(n_sims, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for icc, equal, binary in ((0.05, False, False), (0.1, False, False), (0.3, False, False), (0.1, True, False),
+                               (0.1, False, True)):
+        sizes = np.full(8, 200) if equal else rng.integers(20, 401, size=8)
+        res = simulate(rng, sizes, icc, n_sims, binary=binary)
+        out.append(((icc, equal, binary), res["cluster_reject"].mean()))
+    return out
+
+def check_size(rows, n_sims):
+    mc = 2 * math.sqrt(ALPHA * (1 - ALPHA) / n_sims)
+    for label, size in rows:
+        assert size <= ALPHA + mc, (label, size)
+
+def test_design_effect_tracks_inflation_and_false_resolutions_are_bounded():
+    check_de_and_false_resolution(run_de_and_false_resolution(4000, 1), 4000)
+
+@pytest.mark.slow
+def test_design_effect_tracks_inflation_and_false_resolutions_are_bounded_large():
+    check_de_and_false_resolution(run_de_and_false_resolution(40_000, 2), 40_000)
+
+def test_cluster_test_size_with_8_clusters():
+    check_size(run_size_with_8_clusters(4000, 3), 4000)
+
+@pytest.mark.slow
+def test_cluster_test_size_with_8_clusters_large():
+    check_size(run_size_with_8_clusters(40_000, 4), 40_000)
+
+def test_the_simulated_path_is_the_one_diagnose_runs():
+    # one simulated benchmark through diagnose itself gives the same DE and cluster p-value
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(20, 401, size=8)
+    codes = np.repeat(np.arange(8), sizes)
+    u = rng.normal(0, math.sqrt(0.1), size=8)[codes]
+    a = u + rng.normal(0, math.sqrt(0.9), size=codes.size)
+    x = np.c_[a + 1.0, np.ones(codes.size)]  # model B scores 1 everywhere: D = a
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = diagnose(x, cluster=codes, cluster_resamples=0)
+    sums = pair_sums(a[:, None], codes, 8)
+    var = sums.ss / (codes.size - 1)
+    cv = cluster_verdict(sums, var, np.array([True]), alpha=ALPHA, power=0.8, alternative="two-sided",
+                         design_effect="robust")
+    assert res.pairs[0].design_effect == pytest.approx(float(cv.design_effect[0]), rel=1e-9)
+    assert res.pairs[0].pvalue_cluster == pytest.approx(float(cv.pvalue[0]), rel=1e-9)
