@@ -22,6 +22,7 @@ import numpy as np
 from scipy import special
 
 from ._results import ConfidenceInterval, Result
+from ._sufficient import paired_counts
 from ._validation import (
     as_float_array,
     as_rng,
@@ -388,8 +389,7 @@ def _cluster_codes(cluster: Any, n: int) -> np.ndarray | None:
 def _bootstrap_binary_mean(a: np.ndarray, b: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
     """Accuracy difference under resampling of the 2x2 table (multinomial on the 4 cells)."""
     n = a.size
-    n10 = np.count_nonzero((a == 1) & (b == 0))
-    n01 = np.count_nonzero((a == 0) & (b == 1))
+    _, n10, n01, _ = paired_counts(a, b)
     # Only the discordant cells matter: draw (n10*, n01*, rest*) from a 3-cell multinomial.
     probs = np.array([n10, n01, n - n10 - n01], dtype=float) / n
     counts = gen.multinomial(n, probs, size=n_resamples)
