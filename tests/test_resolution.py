@@ -461,3 +461,18 @@ def test_columnar_diagnosis_rows_on_demand_and_order():
     assert isinstance(frame, pd.DataFrame) and (frame["n"] == 900).all()
     top = diagnose(x, models=names, top=3)
     assert top.models == res.models[:3] and top.order.tolist() == expected[:3]
+
+
+def test_the_same_mistake_raises_the_same_class_from_a_file_or_an_array(tmp_path):
+    from llm_power import read_results
+
+    with pytest.raises(DataError, match="not numeric"):
+        diagnose([["a", "b"], ["c", "d"]])
+    (tmp_path / "bad.csv").write_text("item,m1,m2\nq1,1,x\nq2,0,1\n")
+    with pytest.raises(DataError, match="'x' is not a number"):
+        read_results(tmp_path / "bad.csv")
+    with pytest.raises(DataError, match="'m' appears twice"):
+        diagnose(np.eye(3), models=["m", "m", "n"])
+    (tmp_path / "dup.csv").write_text("item,m,m\nq1,1,0\nq2,0,1\n")
+    with pytest.raises(DataError, match="appears twice"):
+        read_results(tmp_path / "dup.csv")

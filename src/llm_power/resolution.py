@@ -77,8 +77,9 @@ def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
         try:
             x = np.asarray(scores, dtype=float)
         except (TypeError, ValueError):
-            msg = "`scores` must be a numeric (n_items, n_models) matrix or a DataFrame."
-            raise TypeError(msg) from None
+            # a data problem, the same class as a non-numeric score read from a file
+            msg = "scores are not numeric: `scores` must be a numeric (n_items, n_models) matrix or a DataFrame"
+            raise DataError(msg) from None
         names = None
     if x.ndim != 2:
         msg = f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}."
@@ -92,8 +93,8 @@ def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
         names = [f"model_{j}" for j in range(x.shape[1])]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        msg = f"model names must be unique; {dup!r} appears twice."
-        raise ValueError(msg)
+        msg = f"model names must be unique; {dup!r} appears twice"
+        raise DataError(msg)
     if x.shape[1] < 2:
         msg = f"need at least 2 models to compare; got {x.shape[1]}."
         raise ValueError(msg)
