@@ -12,6 +12,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from .errors import DataError
+
 ALTERNATIVES = ("two-sided", "less", "greater")
 
 
@@ -274,6 +276,50 @@ def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tupl
 
 def check_score_matrix(scores: Any, models: Any = None) -> tuple[np.ndarray, list[str]]:
     """An (n_items, n_models) finite score matrix and unique model names (a DataFrame or an array)."""
-    from .resolution import _as_matrix
-
-    return _as_matrix(scores, models)
+    if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):  # a pandas DataFrame
+        names = [str(c) for c in scores.columns]
+        try:
+            x = scores.to_numpy(dtype=float)
+        except (TypeError, ValueError):
+            bad = [c for c in scores.columns if scores[c].dtype.kind not in "biuf"]
+            raise DataError(f"model column {bad[0]!r} is not numeric" if bad else "scores are not numeric") from None
+    else:
+        try:
+            x = np.asarray(scores, dtype=float)
+        except (TypeError, ValueError):
+            # a data problem, the same class as a non-numeric score read from a file
+            msg = "scores are not numeric: `scores` must be a numeric (n_items, n_models) matrix or a DataFrame"
+            raise DataError(msg) from None
+        names = None
+    if x.ndim != 2:
+        msg = f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}."
+        raise ValueError(msg)
+    if models is not None:
+        names = [str(m) for m in models]
+        if len(names) != x.shape[1]:
+            msg = f"`models` has {len(names)} names for {x.shape[1]} model columns."
+            raise ValueError(msg)
+    if names is None:
+        names = [f"model_{j}" for j in range(x.shape[1])]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        msg = f"model names must be unique; {dup!r} appears twice"
+        raise DataError(msg)
+    if x.shape[1] < 2:
+        msg = f"need at least 2 models to compare; got {x.shape[1]}."
+        raise ValueError(msg)
+    if x.shape[0] < 2:
+        msg = f"need at least 2 items; got {x.shape[0]}."
+        raise ValueError(msg)
+    bad = ~np.isfinite(x)
+    if np.any(bad):
+        item, col = (int(v) for v in np.argwhere(bad)[0])
+        count = int(bad[:, col].sum())
+        msg = (
+            f"model {names[col]!r} has {count} missing or non-finite score(s) (first at item row {item}); "
+            "paired comparisons need every model scored on every item -- drop or score those items first"
+        )
+        raise DataError(
+            msg
+        )
+    return x, names

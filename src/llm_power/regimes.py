@@ -19,7 +19,7 @@ from ._verdict import PairSums, Verdict, cluster_verdict, iid_verdict, t_interva
 from .multiplicity import adjust_pvalues
 from .sequential import anytime_critical_value, beta_mixture_log_evalue
 
-__all__ = ["REGIMES", "Regime", "RegimeOutput"]
+__all__ = ["REGIMES", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
 
 
 @dataclass
@@ -183,3 +183,39 @@ def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, a
     alpha_prime = np.where(rank <= j_star, j_star * alpha / m, alpha_prime)
     corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
     return alpha_prime, corr.resolved & (rank <= j_star), corr
+
+
+def tie_groups_and_rank_intervals(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray,
+          pairs: str) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
+    """Tie groups and rank intervals (1-based) from the resolved flags of the pairs."""
+    if pairs == "adjacent":
+        groups, current = [], [0]
+        for p in range(pair_idx.shape[0]):
+            if resolved[p]:
+                groups.append(current)
+                current = [int(pair_idx[p, 1])]
+            else:
+                current.append(int(pair_idx[p, 1]))
+        groups.append(current)
+        intervals = {}
+        for grp in groups:
+            for g in grp:
+                intervals[g] = (grp[0] + 1, grp[-1] + 1)
+        return groups, intervals
+    above = np.zeros(m_models, dtype=int)  # models resolved above each model
+    below = np.zeros(m_models, dtype=int)
+    for p in range(pair_idx.shape[0]):
+        if resolved[p]:
+            above[pair_idx[p, 1]] += 1
+            below[pair_idx[p, 0]] += 1
+    intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
+    # groups: maximal runs of models whose rank intervals overlap the first member's
+    groups, current = [], [0]
+    for g in range(1, m_models):
+        if intervals[g][0] <= intervals[current[0]][1]:
+            current.append(g)
+        else:
+            groups.append(current)
+            current = [g]
+    groups.append(current)
+    return groups, intervals

@@ -29,7 +29,7 @@ from ._sufficient import (
     pair_sums_graded,
     pairwise_statistics,
 )
-from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
+from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option, check_score_matrix
 from ._verdict import (
     CLT_MIN_ITEMS,
     DESIGN_EFFECTS,
@@ -45,10 +45,9 @@ from ._verdict import (
     t_interval,
     warn_degenerate,
 )
-from .errors import DataError
 from .intervals import proportion_ci
 from .permutation import permutation_test
-from .regimes import REGIMES, Context, Regime, RegimeOutput
+from .regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
 from .simulation import calibrate  # re-exported: it lived here before 0.1
 
 __all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
@@ -64,56 +63,6 @@ MAX_CLUSTER_RESAMPLES = 1_000_000
 # =================================================================================================
 # Sufficient statistics
 # =================================================================================================
-
-def _as_matrix(scores: Any, models: Any) -> tuple[np.ndarray, list[str]]:
-    if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):  # a pandas DataFrame
-        names = [str(c) for c in scores.columns]
-        try:
-            x = scores.to_numpy(dtype=float)
-        except (TypeError, ValueError):
-            bad = [c for c in scores.columns if scores[c].dtype.kind not in "biuf"]
-            raise DataError(f"model column {bad[0]!r} is not numeric" if bad else "scores are not numeric") from None
-    else:
-        try:
-            x = np.asarray(scores, dtype=float)
-        except (TypeError, ValueError):
-            # a data problem, the same class as a non-numeric score read from a file
-            msg = "scores are not numeric: `scores` must be a numeric (n_items, n_models) matrix or a DataFrame"
-            raise DataError(msg) from None
-        names = None
-    if x.ndim != 2:
-        msg = f"`scores` must be a 2-D (n_items, n_models) matrix; got shape {x.shape}."
-        raise ValueError(msg)
-    if models is not None:
-        names = [str(m) for m in models]
-        if len(names) != x.shape[1]:
-            msg = f"`models` has {len(names)} names for {x.shape[1]} model columns."
-            raise ValueError(msg)
-    if names is None:
-        names = [f"model_{j}" for j in range(x.shape[1])]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        msg = f"model names must be unique; {dup!r} appears twice"
-        raise DataError(msg)
-    if x.shape[1] < 2:
-        msg = f"need at least 2 models to compare; got {x.shape[1]}."
-        raise ValueError(msg)
-    if x.shape[0] < 2:
-        msg = f"need at least 2 items; got {x.shape[0]}."
-        raise ValueError(msg)
-    bad = ~np.isfinite(x)
-    if np.any(bad):
-        item, col = (int(v) for v in np.argwhere(bad)[0])
-        count = int(bad[:, col].sum())
-        msg = (
-            f"model {names[col]!r} has {count} missing or non-finite score(s) (first at item row {item}); "
-            "paired comparisons need every model scored on every item -- drop or score those items first"
-        )
-        raise DataError(
-            msg
-        )
-    return x, names
-
 
 # =================================================================================================
 # Results
@@ -413,7 +362,7 @@ def diagnose(
         correction = check_option(correction, "correction", CORRECTIONS)
     cluster_resamples = check_int_at_least(cluster_resamples, "cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES)
     max_pairs = check_int_at_least(max_pairs, "max_pairs", 0)
-    x, names = _as_matrix(scores, models)
+    x, names = check_score_matrix(scores, models)
     if top is not None:
         top = check_int_at_least(top, "top", 2)
         keep = np.sort(np.argsort(-x.mean(axis=0), kind="stable")[:top])
@@ -531,7 +480,7 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
     n_unresolved, tie_groups, rank_intervals = {}, {}, {}
     for key, out in outputs.items():
         n_unresolved[key] = int(np.sum(~np.asarray(out.resolved)))
-        groups, intervals = _ties(m_models, ctx.pair_idx, np.asarray(out.resolved), ctx.pairs)
+        groups, intervals = tie_groups_and_rank_intervals(m_models, ctx.pair_idx, np.asarray(out.resolved), ctx.pairs)
         tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
         rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
     model_lo, model_hi = _model_intervals(ctx.x, ctx.st.binary, ctx.confidence_level)
@@ -599,41 +548,5 @@ def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndar
 def _py(value: Any) -> Any:
     value = value.item() if isinstance(value, np.generic) else value
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-
-
-def _ties(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray,
-          pairs: str) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
-    """Tie groups and rank intervals (1-based) from the resolved flags of the pairs."""
-    if pairs == "adjacent":
-        groups, current = [], [0]
-        for p in range(pair_idx.shape[0]):
-            if resolved[p]:
-                groups.append(current)
-                current = [int(pair_idx[p, 1])]
-            else:
-                current.append(int(pair_idx[p, 1]))
-        groups.append(current)
-        intervals = {}
-        for grp in groups:
-            for g in grp:
-                intervals[g] = (grp[0] + 1, grp[-1] + 1)
-        return groups, intervals
-    above = np.zeros(m_models, dtype=int)  # models resolved above each model
-    below = np.zeros(m_models, dtype=int)
-    for p in range(pair_idx.shape[0]):
-        if resolved[p]:
-            above[pair_idx[p, 1]] += 1
-            below[pair_idx[p, 0]] += 1
-    intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
-    # groups: maximal runs of models whose rank intervals overlap the first member's
-    groups, current = [], [0]
-    for g in range(1, m_models):
-        if intervals[g][0] <= intervals[current[0]][1]:
-            current.append(g)
-        else:
-            groups.append(current)
-            current = [g]
-    groups.append(current)
-    return groups, intervals
 
 

@@ -10,7 +10,8 @@ from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..comparison import COMPARE_METHODS, compare
 from ..errors import DataError
 from ..io import align_results, read_results
-from ..io.harness import FORMATS, expand_paths
+from ..io.detect import expand_paths
+from ..io.harness import FORMATS
 from ..report.terminal import dump_json, print_table
 from ._types import nonnegative_int, positive_int
 

@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 from ..io import align_results, read_results
-from ..io.harness import FORMATS, companion_files, expand_paths
+from ..io.detect import companion_files, expand_paths
+from ..io.harness import FORMATS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text
 from ..resolution import CORRECTIONS, diagnose
