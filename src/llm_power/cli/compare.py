@@ -8,7 +8,7 @@ from typing import Any
 
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..comparison import COMPARE_METHODS, compare
-from ..errors import DataError
+from ..errors import DataError, LLMPowerWarning
 from ..io import align_results, read_results
 from ..io.detect import expand_paths
 from ..io.harness import FORMATS
@@ -84,7 +84,7 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list
         raise DataError(msg)
     aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
     if aligned.note:
-        warnings.warn(aligned.note, stacklevel=2)
+        warnings.warn(aligned.note, LLMPowerWarning, stacklevel=2)  # shown as one note line
     x = aligned.scores
     ia, ib = aligned.models.index(names[0]), aligned.models.index(names[1])
     return names, aligned.items, x[:, ia], x[:, ib], aligned.clusters
