@@ -26,9 +26,9 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     """A Markdown summary: verdict counts, the pairs table, ties (names escaped)."""
     view = build_view(diag)
     lines = [f"# {md_text(title)}", "",
-             f"{view.n_models} models on the same {view.n:,} items; {view.n_pairs} {view.pairs_kind} pairs "
+             f"{view.n_models} models on the same {view.n:,} items; {view.n_pairs} {view.pairs_kind} {view.pairs_word} "
              f"(α = {view.alpha}, power = {view.power}).", ""]
-    lines += [f"- **{key}**: {count} of {view.n_pairs} pairs unresolved" for key, _, count in view.counts]
+    lines += [f"- **{key}**: {count} of {view.n_pairs} {view.pairs_word} unresolved" for key, _, count in view.counts]
     header = view.pair_header()
     lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in view.pairs:

@@ -23,7 +23,8 @@ def print_report(diag: Diagnosis, *, note: str = "") -> None:
     cols = view.pair_header()
     table = [view.pair_cells(row, _mark) for row in view.pairs]
     verdicts = "; ".join(f"{key}: {count} of {view.n_pairs} unresolved" for key, _, count in view.counts)
-    print_table(f"Resolution of {view.n_pairs} {view.pairs_kind} pairs (α = {view.alpha}, power {view.power})", cols,
+    title = f"Resolution of {view.n_pairs} {view.pairs_kind} {view.pairs_word} (α = {view.alpha}, power {view.power})"
+    print_table(title, cols,
                 table, right_align=tuple(k for k, c in enumerate(cols) if c not in ("model A", "model B")),
                 caption=f"{verdicts}. {view.verdict_note}")
     if view.robustness:

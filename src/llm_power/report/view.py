@@ -75,6 +75,11 @@ class ReportView:
     robustness: str | None
     verdict_note: str = VERDICT_NOTE
 
+    @property
+    def pairs_word(self) -> str:
+        """The noun for the pairs: "pair" or "pairs", agreeing with their number."""
+        return "pair" if self.n_pairs == 1 else "pairs"
+
     def pair_header(self, *, ci: bool = False) -> list[str]:
         """Columns of the pairs table; the renderers add no others."""
         head = ["#", "model A", "model B", f"gap ({self.unit})"] + ([f"{self.level} CI"] if ci else []) + ["p"]
