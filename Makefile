@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast venv clean
+.PHONY: demo test test-fast docs venv clean
 
 # A venv with the package (editable) and, for tests, the test extras. The stamp file
 # is rebuilt when pyproject.toml changes.
@@ -32,5 +32,9 @@ test: $(BIN)/.installed-test
 test-fast: $(BIN)/.installed-test
 	$(BIN)/python -m pytest -n auto -m "not slow"
 
+# The documentation site (mkdocs-material + mkdocstrings) in site/; no network needed
+docs: $(BIN)/.installed-test
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache

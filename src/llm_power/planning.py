@@ -343,8 +343,10 @@ def power(
         simulation). Unpaired: ``"normal"`` = ``"wald"`` (pooled variance, as statsmodels'
         ``NormalIndPower`` with effect size :math:`\delta/\sqrt{\bar p\bar q}`),
         ``"per_arm"``, ``"fleiss"`` (as ``power_proportions_2indep``).
-    Other parameters as :func:`sample_size`; with ``design_effect`` the effective number of
-    items is n / design_effect.
+    p_a, p_b, rho, discordance, alpha, design, alternative
+        As in :func:`sample_size`.
+    design_effect : float, default 1.0
+        Variance inflation for clustered items: the effective number of items is n / design_effect.
 
     Returns
     -------
@@ -369,8 +371,8 @@ def power(
     design_effect = _check_design_effect(design_effect)
     n_arr = np.asarray(n, dtype=float)
     if np.any(~(n_arr >= 1)):
-        msg = f"`n` must be >= 1; got {n!r}."
-        raise ValueError(msg)
+        msg = "n"
+        raise fail(msg, ">= 1", n_arr.reshape(-1)[~(n_arr.reshape(-1) >= 1)][0])
     n_eff = n_arr / design_effect
     z_a = _z_alpha(alpha, alternative)
     if design == "unpaired":
@@ -484,8 +486,8 @@ def mde(
                              alternative=alternative, design_effect=design_effect, discordance=discordance)
                          for x in n_arr.reshape(-1)]).reshape(n_arr.shape)
     if not n_arr >= 1:
-        msg = f"`n` must be >= 1; got {n!r}."
-        raise ValueError(msg)
+        msg = "n"
+        raise fail(msg, ">= 1", float(n_arr))
     n_eff = float(n_arr) / design_effect
     z_a, z_b = _z_alpha(alpha, alternative), float(special.ndtri(power_))
     k = (z_a + z_b) ** 2

@@ -35,6 +35,8 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
         Items that some model lacks: an error naming the models and counts (default), or
         ``"intersect"``: keep the items every model has and report how many were dropped per model.
 
+    Notes
+    -----
     Duplicate (model, item) records and items whose target (reference answer) differs between
     models are always errors: they mean different things are being compared.
     """
