@@ -79,7 +79,8 @@ def test_demo_resolution_report_on_bundled_data(tmp_path, capsys):
     report = tmp_path / "report.html"
     code, out, _ = run_cli(capsys, "demo", "--html", str(report))
     assert code == 0 and report.exists()
-    assert "Meta-Llama-3_1-70B-Instruct" in out and "unresolved" in out and f"wrote {report}" in out
+    assert "Meta-Llama-3_1-70B-Instruct" in out and "unresolved" in out and f"report: {report.resolve()}" in out
+    assert out.rstrip().splitlines()[-1].startswith("next: ")  # make demo ends with the path and one next line
     code, out, _ = run_cli(capsys, "demo", "--html", str(report), "--format", "json")
     payload = json.loads(out)
     assert len(payload["pairs"]) == 9 and set(payload["n_unresolved"]) == {"iid", "corrected", "cluster", "anytime"}
@@ -106,8 +107,8 @@ def test_demo_data_reproduces_published_accuracies(shared_data):
         (["ci", "-1", "20"], "llm-power ci: error: `k` must be non-negative; got -1.\n"),
         (["ci", "3", "0"], "llm-power ci: error: `n` must be >= 1; got 0.\n"),
         (["ci", "3", "20", "--confidence-level", "1.5"],
-         "llm-power ci: error: `confidence_level` must be in (0, 1); got 1.5.\n"),
-        (["coverage", "--n", "10", "--p", "1.5"], "llm-power coverage: error: `p` must be in [0, 1]; got 1.5.\n"),
+         "llm-power ci: error: --confidence-level must be in (0, 1); got 1.5.\n"),
+        (["coverage", "--n", "10", "--p", "1.5"], "llm-power coverage: error: --p must be in [0, 1]; got 1.5.\n"),
     ],
 )
 def test_bad_values_exit_1_with_one_line(capsys, argv, message):
@@ -117,7 +118,7 @@ def test_bad_values_exit_1_with_one_line(capsys, argv, message):
 
 @pytest.mark.parametrize(
     "argv",
-    [["ci", "x", "20"], ["ci", "17"], ["ci", "17", "20", "--method", "wilsn"], ["nosuch"], [],
+    [["ci", "x", "20"], ["ci", "17"], ["ci", "17", "20", "--method", "wilsn"], ["nosuch"],
      ["coverage", "--p", "0.5"], ["ci", "17", "20", "--format", "xml"]],
 )
 def test_usage_errors_exit_2(capsys, argv):

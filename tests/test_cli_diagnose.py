@@ -39,8 +39,13 @@ def test_table_and_parquet(wide, tmp_path, capsys):
     pd = pytest.importorskip("pandas")
     path, x, cluster = wide
     assert main(["diagnose", str(path), "--cluster", "subject", "--anytime"]) == 0
-    out = capsys.readouterr().out
-    assert "q cluster" in out and "q anytime" in out and "unresolved" in out
+    out = capsys.readouterr().out  # compact: a verdict per regime, q of the strictest
+    assert "too small for this benchmark" in out and "clustered by subject" in out
+    header = next(line for line in out.splitlines() if line.startswith("#") and "model A" in line).split()
+    assert [w for w in header if w in ("IID", "cluster", "anytime")][:3] == ["IID", "cluster", "anytime"]
+    assert main(["diagnose", str(path), "--cluster", "subject", "--anytime", "--wide"]) == 0
+    out = capsys.readouterr().out  # wide: every regime's N* and q
+    assert "q cluster" in out and "q anytime" in out and "N* anytime" in out
     frame = pd.read_csv(path)
     pq = tmp_path / "scores.parquet"
     frame.to_parquet(pq)
@@ -52,7 +57,6 @@ def test_table_and_parquet(wide, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "argv", "message"),
     [
-        ("item,a\nq1,1\nq2,0\n", [], "found results of 1 model ('a')"),
         ("item,a,b\nq1,1,0\nq2,0,x\n", [], "record line 3, field 'b': score 'x' is not a number"),
         ("item,a,b\nq1,1,0\nq2,0,1\n", ["--cluster", "topic"], "no cluster column 'topic'"),
         ("item,s,a,b\nq1,k,1,0\nq2,k,0,1\n", ["--cluster", "s"], "every item in one cluster"),
@@ -82,7 +86,7 @@ def test_multiple_harness_inputs_and_outputs(tmp_path, capsys):
                  "--json", str(out_json), "--markdown", str(out_md), "--html", str(out_html),
                  "--cluster-resamples", "50"]) == 0
     out = capsys.readouterr().out
-    assert "wrote" in out and "org/model-a" in out
+    assert "report:" in out and "org/model-a" in out
     payload = json.loads(out_json.read_text())
     assert payload["models"] == ["org/model-a", "org/model-b"] and len(payload["pairs"]) == 1
     assert "| 1 | org/model-a | org/model-b |" in out_md.read_text()

@@ -62,9 +62,9 @@ def test_shortcut_command(capsys):
         (["plan", "sample-size", "--pa", "0.65", "--pb", "0.6", "--rho", "0.95"], "admissible range [-0.60, 0.90]"),
         (["plan", "sample-size", "--pa", "0.6", "--pb", "0.6"], "delta = 0"),
         (["plan", "sample-size", "--pa", "0.6"], "--pb required"),
-        (["plan", "power", "--n", "0", "--pa", "0.7", "--pb", "0.6"], "`n` must be >= 1"),
-        (["plan", "mde", "--n", "100", "--p", "1.5"], "`p` must be in (0, 1)"),
-        (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.04"], "`power` must be greater than `alpha`"),
+        (["plan", "power", "--n", "0", "--pa", "0.7", "--pb", "0.6"], "--n must be >= 1"),
+        (["plan", "mde", "--n", "100", "--p", "1.5"], "--p must be in (0, 1)"),  # errors name the flag, not the Python parameter
+        (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.04"], "--power must be greater than --alpha"),
     ],
 )
 def test_bad_values_exit_1(capsys, argv, message):

@@ -395,7 +395,8 @@ def test_graded_scores_are_shown_in_their_own_units(tmp_path, capsys):
     html = tmp_path / "r.html"
     assert main(["diagnose", str(path), "--markdown", str(md), "--html", str(html)]) == 0
     out = capsys.readouterr().out
-    model_rows = [line for line in out.split("Resolution of")[0].splitlines() if line.startswith("│")]
+    models_part = out.split("Models (")[1].split("Resolution of")[0]
+    model_rows = [line for line in models_part.splitlines()[1:] if line.split()[:1] and line.split()[0].isdigit()]
     assert len(model_rows) == 3 and not any("%" in line for line in model_rows)  # no percentages
     assert "-0.65" in out or "-0.6" in out  # the best model's mean, in score units
     assert "gap (score)" in out and "gap (pts)" not in out

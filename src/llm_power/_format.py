@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["fmt_gap", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit", "p_is"]
+__all__ = ["fmt_gap", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit", "p_is", "unique_short_names"]
 
 #: p-values below this are shown as "< 1e-300" (they are floored at the smallest normal double)
 P_DISPLAY_FLOOR = 1e-300
@@ -53,3 +53,61 @@ def fmt_n_star(n_star: Any) -> str:
     if n_star is None or (isinstance(n_star, float) and math.isnan(n_star)):
         return "—"
     return "∞" if math.isinf(n_star) else f"{int(n_star):,}"
+
+
+def unique_short_names(names: Any, width: int) -> list[str]:
+    """Names no longer than ``width`` characters and still distinct: a long name keeps its start and
+    its end around "…" (``Mistral-7B-Instruct-v0.1`` and ``-v0.2`` stay apart), colliding forms
+    move the cut until they differ, and names that differ only in the middle keep the part where
+    they differ (``Meta…70B-Instruct``). A name that cannot be shortened uniquely stays whole.
+
+    >>> unique_short_names(["Mistral-7B-Instruct-v0.1", "Mistral-7B-Instruct-v0.2", "Yi-34B"], 14)
+    ['Mistral…t-v0.1', 'Mistral…t-v0.2', 'Yi-34B']
+    >>> unique_short_names(["Meta-Llama-3_1-70B-Instruct", "Meta-Llama-3_1-8B-Instruct"], 16)
+    ['Meta…0B-Instruct', 'Meta…8B-Instruct']
+    """
+    names = [str(s) for s in names]
+    width = max(int(width), 5)
+    taken = {s for s in names if len(s) <= width}
+    out = list(names)
+    long = [k for k, s in enumerate(names) if len(s) > width]
+    for tail in range((width - 1) // 2, width - 2):  # move the cut towards the start until all differ
+        long = _settle(out, taken, long, {k: names[k][:width - 1 - tail] + "…" + names[k][-tail:] for k in long})
+        if not long:
+            return out
+    # differing only in the middle: a short head, then the name from just before where it differs
+    for head in (4, 2, 0):
+        forms = {}
+        for k in long:
+            start = max(_common_prefix(names[k], names) - 2, head)
+            rest = names[k][start:]
+            body = rest if head + 1 + len(rest) <= width else rest[:width - head - 2] + "…"
+            forms[k] = names[k][:head] + "…" + body
+        long = _settle(out, taken, long, forms)
+    return out
+
+
+def _settle(out: list[str], taken: set[str], todo: list[int], forms: dict[int, str]) -> list[int]:
+    """Adopt the forms that are unique (among themselves and the names already shown); the rest remain."""
+    counts: dict[str, int] = {}
+    for form in forms.values():
+        counts[form] = counts.get(form, 0) + 1
+    settled = {k for k, form in forms.items() if counts[form] == 1 and form not in taken}
+    for k in settled:
+        out[k] = forms[k]
+        taken.add(forms[k])
+    return [k for k in todo if k not in settled]
+
+
+def _common_prefix(name: str, names: list[str]) -> int:
+    """The longest prefix ``name`` shares with another of ``names``."""
+    best = 0
+    for other in names:
+        if other != name:
+            n = 0
+            for x, y in zip(name, other, strict=False):
+                if x != y:
+                    break
+                n += 1
+            best = max(best, n)
+    return best

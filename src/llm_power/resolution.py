@@ -225,12 +225,13 @@ class Diagnosis(Result):
     def summary(self) -> str:
         """A short human-readable summary."""
         m = len(self.pairs)
-        lines = [f"{len(self.models)} models, {self.n:,} items, {m} {self.settings.get('pairs')} pairs "
+        lines = [f"{len(self.models)} models, {self.n:,} items, {m} {self.settings.get('pairs')} "
+                 f"{'pair' if m == 1 else 'pairs'} "
                  f"(alpha = {self.settings['alpha']:g}, power = {self.settings['power']:g})"]
         labels = {"iid": "IID", "corrected": f"{self.settings.get('correction')}-corrected",
                   "cluster": "clustered", "anytime": "anytime-valid"}
         for key, count in self.n_unresolved.items():
-            lines.append(f"  {labels.get(key, key)}: {count} of {m} pairs unresolved")
+            lines.append(f"  {labels.get(key, key)}: {count} of {m} {'pair' if m == 1 else 'pairs'} unresolved")
         if self.cluster_robustness:
             cr = self.cluster_robustness
             lines.append(f"  cluster bootstrap of the clustered count ({cr['n_resamples']} resamples): "

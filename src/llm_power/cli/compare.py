@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 from typing import Any
 
-from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
+from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, p_is
 from ..comparison import COMPARE_METHODS, compare
 from ..errors import DataError, LLMPowerWarning
 from ..io import align_results, read_results
 from ..io.detect import expand_paths
 from ..io.harness import FORMATS
-from ..report.terminal import dump_json, print_table
+from ..report.terminal import dump_json, print_table, say
 from ._types import nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
@@ -97,12 +98,15 @@ def run(args: argparse.Namespace) -> int:
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,
                   n_resamples=args.n_resamples, design_effect=args.design_effect, rng=args.seed)
     if args.format == "json":
-        dump_json({"model_a": names[0], "model_b": names[1], **res.to_dict()})
+        dump_json({"model_a": names[0], "model_b": names[1], "verdict": verdict_sentence(res, names, args.cluster),
+                   **res.to_dict()})
         return 0
     ci = res.confidence_interval()
     binary = res.binary
     unit = "points" if binary else "score units"
     scale = 100 if binary else 1
+    say(verdict_sentence(res, names, args.cluster))
+    print()
     if res.resolved:
         verdict = "resolved: q ≥ 1 and the test rejects at α"
     elif res.q >= 1 and res.pvalue > res.alpha:
@@ -134,4 +138,22 @@ def run(args: argparse.Namespace) -> int:
          f"smallest gap these {res.n:,} items detect with power {res.power:g}"],
     ]
     print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
+    if not res.resolved and math.isfinite(res.n_star) and res.n_star > res.n:
+        like = "in new clusters like these" if res.n_clusters else "like these"
+        say(f"next: about {math.ceil(res.n_star) - res.n:,} more items {like} (N* = {fmt_n_star(res.n_star)}) "
+            "would resolve a gap this size; llm-power plan sample-size --help plans other gaps")
     return 0
+
+
+def verdict_sentence(res: Any, names: list[str], cluster: str | None) -> str:
+    """The comparison's verdict in one plain-language line (the regime it was tested in named)."""
+    gap = f"{fmt_gap(res.delta, res.binary)} {'points' if res.binary else 'score units'}"
+    where = (f" once items are clustered by {cluster} ({res.n_clusters} clusters)" if res.n_clusters
+             else " if they are independent")
+    if res.resolved:
+        what = f"is resolved by these {res.n:,} items{where}"
+    elif res.q >= 1:
+        what = f"is not resolved{where}: the benchmark is big enough for a gap this size, but the test does not reject"
+    else:
+        what = f"is too small for these {res.n:,} items to resolve{where}"
+    return f"{names[0]} vs {names[1]}: the gap of {gap} {what}; q = {res.q:.2f}, {p_is(res.pvalue, 3)} ({res.method})."

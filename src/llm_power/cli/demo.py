@@ -31,6 +31,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="where to write the HTML report (default report.html)")
     p.add_argument("--top", type=positive_int, default=10, metavar="K", help="the K best models (default 10)")
     p.add_argument("--error-bars", action="store_true", help="instead: the error bars of common benchmark sizes")
+    p.add_argument("--wide", action="store_true", help="every column of the pairs table at full width")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
@@ -60,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
     args.alpha, args.power, args.cluster_resamples, args.seed = 0.05, 0.8, 1000, 0
     args.design_effect = "robust"
     args.json_out = args.markdown_out = None
+    args.wide = getattr(args, "wide", False)
     note = ("Data: MMLU-Pro per-question results published by the MMLU-Pro authors (TIGER-AI-Lab, Apache-2.0; "
             "data set MIT), strict correctness, 14 subject categories as clusters.")
     return run_diagnosis(args, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
-                         inputs=(), note=note, title=f"MMLU-Pro: which of the top {args.top} gaps are real?")
+                         inputs=(), note=note, title=f"MMLU-Pro: which of the top {args.top} gaps are real?",
+                         next_line="your own results: llm-power diagnose RESULTS... --cluster FIELD --html "
+                                   "report.html (harness folders, logs or tables; llm-power diagnose --help)")

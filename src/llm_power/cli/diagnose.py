@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..io import align_results, read_results
 from ..io.detect import companion_files, expand_paths
 from ..io.harness import FORMATS
 from ..report.files import check_outputs, write_atomic
-from ..report.terminal import dump_json, safe_text
+from ..report.terminal import dump_json, say
 from ..resolution import CORRECTIONS, diagnose
 from ._types import nonnegative_int, positive_int
 
@@ -32,7 +33,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "
                         "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
     p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
-    p.add_argument("--metric", help="per-item metric (default per format; an unknown one lists the available)")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
+                   help="per-item metric / score column (default per format: score, correct, acc, ...; an unknown "
+                        "one lists the available)")
     p.add_argument("--id-column", metavar="COL",
                    help="item id column of plain tables (default: item, item_id, id, doc_id, seg_id, ...)")
     p.add_argument("--split", default="test", help="HELM split (default test)")
@@ -59,7 +62,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B")
     p.add_argument("--max-pairs", type=nonnegative_int, default=200_000, metavar="P",
                    help="refuse reports with more pairs (default 200,000; --pairs all grows with models squared)")
-    p.add_argument("--seed", type=nonnegative_int, default=0)
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the cluster bootstrap (default 0)")
+    p.add_argument("--wide", action="store_true",
+                   help="every column (N*, q and verdict per regime, CIs) at full width, every pair; default: a "
+                        "compact verdict-first table that fits the terminal")
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON ('-': stdout)")
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
                    help="also write the report as Markdown ('-': stdout)")
@@ -68,14 +74,20 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 
 def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters: Any, *, source: str,
-                  inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report") -> int:
+                  inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report",
+                  next_line: str = "") -> int:
     """Diagnose an aligned matrix, print the report and write the requested files."""
     check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
     diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
                     confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
                     design_effect=args.design_effect, cluster_resamples=args.cluster_resamples,
                     max_pairs=getattr(args, "max_pairs", 200_000), top=args.top, rng=args.seed)
-    payload = {"source": source, "note": note, **diag.to_dict()}
+    from ..report.view import build_view
+
+    cluster_name = args.cluster or "cluster"
+    view = build_view(diag, cluster_name=cluster_name)
+    payload = {"source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
+               "labels": view.labels(), **diag.to_dict()}
     outputs = []
     if args.json_out:
         import json
@@ -87,22 +99,25 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
     if args.markdown_out:
         from ..report.markdown import render_markdown
 
-        outputs.append(write_atomic(args.markdown_out, render_markdown(diag, title=title), inputs=inputs))
+        outputs.append(write_atomic(args.markdown_out, render_markdown(diag, title=title, cluster_name=cluster_name),
+                                    inputs=inputs))
     if args.html_out:
         from ..report.html import render_html
 
         html = render_html(diag, title=title, source=source, scores=x, score_models=models, clusters=clusters,
-                           cluster_name=args.cluster or "cluster", note=note)
+                           cluster_name=cluster_name, note=note)
         outputs.append(write_atomic(args.html_out, html, inputs=inputs))
     if args.format == "json":
         dump_json(payload)
     else:
         from ..report.terminal_report import print_report
 
-        print_report(diag, note=note)
+        print_report(diag, note=note, cluster_name=cluster_name, wide=getattr(args, "wide", False))
         for path in outputs:
             if path != "-":
-                print(f"wrote {safe_text(str(path))}")
+                say(f"report: {Path(path).resolve()}")
+        if next_line:
+            say(f"next: {next_line}")
     return 0
 
 
@@ -111,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([args.json_out, args.markdown_out, args.html_out], args.results)  # before reading anything
     paths = expand_paths(args.results)
     frame = _read(paths, args)
+    if frame["model"].nunique() == 1:  # one model: its score and interval, and where to go next
+        from .one_model import print_one_model
+
+        return print_one_model(args, str(frame["model"].iloc[0]), frame["score"].to_numpy(),
+                               frame["cluster"].tolist() if args.cluster and "cluster" in frame else None)
     aligned = align_results(frame, on_missing=args.on_missing)
     source = ", ".join(str(p) for p in args.results)
     return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,

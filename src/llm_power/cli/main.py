@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 bad data or values (one line on stderr, no traceback un
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -49,11 +50,31 @@ def build_parser() -> argparse.ArgumentParser:
         description="Statistically honest numbers for LLM evaluations.",
     )
     parser.add_argument("--version", action="version", version=f"llm-power {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     parent = common_options()
     for module in COMMANDS:
         module.register(sub, parent)
     return parser
+
+
+def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """Option names -> "--flag" for the options of the subcommand that runs (Python parameters that are
+    named alike, e.g. ``alpha`` -> ``--alpha``, ``p_a`` -> ``--pa``).
+    """
+    chosen: argparse.ArgumentParser | None = parser
+    for name in (getattr(args, "command", None), getattr(args, "plan_command", None)):
+        # argparse has no public way to list a parser's actions
+        subs = [a for a in (chosen._actions if chosen else []) if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
+        if name and subs:
+            chosen = subs[0].choices.get(name)
+    flags: dict[str, str] = {}
+    for action in chosen._actions if chosen else []:  # noqa: SLF001
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if long:
+            flags[action.dest] = long[0]
+            flags[long[0][2:].replace("-", "_")] = long[0]
+    flags.update({k: flags[v] for k, v in (("p_a", "pa"), ("p_b", "pb")) if v in flags})
+    return flags
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -64,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.cli_flags = _option_flags(parser, args)
+    if args.command is None:  # bare `llm-power`: the help, not an error
+        parser.print_help()
+        return 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -85,6 +110,21 @@ def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
         print(f"llm-power {_command(args)}: note: {safe_text(message)}", file=sys.stderr)
 
 
+_PARAMETER = re.compile(r"`([a-z][a-z0-9_]*)`")
+
+
+def as_flags(message: str, args: argparse.Namespace) -> str:
+    """A library message in the CLI's words: a Python parameter the command has as an option
+    (`` `confidence_level` ``) becomes its flag (``--confidence-level``).
+    """
+    flags: dict[str, str] = getattr(args, "cli_flags", {})
+
+    def flag(match: re.Match[str]) -> str:
+        return flags.get(match.group(1), match.group(0))
+
+    return _PARAMETER.sub(flag, message)
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.run(args) or 0)
@@ -99,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
     except (LLMPowerError, ValueError, TypeError, OSError, ArithmeticError) as exc:
         if args.traceback:
             raise
-        print(f"llm-power {_command(args)}: error: {safe_text(str(exc))}", file=sys.stderr)
+        print(f"llm-power {_command(args)}: error: {safe_text(as_flags(str(exc), args))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("llm-power: interrupted", file=sys.stderr)

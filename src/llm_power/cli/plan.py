@@ -15,7 +15,8 @@ HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the s
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
-    p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"))
+    p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"),
+                   help="two-sided (default), or one-sided: greater (A better) / less")
     p.add_argument("--design-effect", type=float, default=1.0, metavar="DE",
                    help="multiplier for clustered items, 1 + (m - 1) ICC (default 1)")
 
@@ -29,18 +30,21 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                          epilog="examples: llm-power plan sample-size --pa 0.65 --pb 0.60 --rho 0.30\n"
                                 "          llm-power plan sample-size --table --p 0.8 --delta 0.02",
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    ss.add_argument("--pa", type=float, help="accuracy of model A")
-    ss.add_argument("--pb", type=float, help="accuracy of model B")
+    ss.add_argument("--pa", type=float, help="accuracy of model A (no default; required unless --table)")
+    ss.add_argument("--pb", type=float, help="accuracy of model B (no default; required unless --table)")
     ss.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
-    ss.add_argument("--discordance", type=float, help="use p_d = p10 + p01 instead of rho")
-    ss.add_argument("--design", default="paired", choices=pl.DESIGNS)
+    ss.add_argument("--discordance", type=float,
+                    help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
+    ss.add_argument("--design", default="paired", choices=pl.DESIGNS,
+                    help="paired (default: both models on the same items) or unpaired")
     ss.add_argument("--method", default="all", help="wald | connor | exact (paired), wald | per_arm | fleiss "
                                                     "(unpaired), or all (default)")
     ss.add_argument("--table", action="store_true",
-                    help="the seeds' table: required n by rho at baseline --p and gap --delta")
+                    help="a table of the items needed by rho, at baseline accuracy --p and gap --delta")
     ss.add_argument("--p", type=float, default=0.8, help="baseline accuracy for --table (default 0.8)")
     ss.add_argument("--delta", type=float, default=0.02, help="gap for --table (default 0.02)")
-    ss.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.3, 0.5, 0.7, 0.9], help="rho values for --table")
+    ss.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.3, 0.5, 0.7, 0.9],
+                    help="rho values for --table (default 0 0.3 0.5 0.7 0.9)")
     _common(ss)
     ss.set_defaults(run=run_sample_size)
 
@@ -48,39 +52,49 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                          epilog="examples: llm-power plan mde --n 1319 --p 0.8 --rho 0.7\n"
                                 "          llm-power plan mde --table --p 0.8",
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    md.add_argument("--n", type=int, nargs="+", default=None, help="number(s) of items")
+    md.add_argument("--n", type=int, nargs="+", default=None,
+                    help="number(s) of items (no default; required unless --table)")
     md.add_argument("--p", type=float, default=0.8, help="baseline accuracy (default 0.8)")
-    md.add_argument("--rho", type=float, default=0.0)
-    md.add_argument("--discordance", type=float)
-    md.add_argument("--design", default="paired", choices=pl.DESIGNS)
-    md.add_argument("--method", default="connor")
-    md.add_argument("--table", action="store_true", help="the seeds' table: MDE by benchmark size, unpaired and paired")
-    md.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.7], help="rho values for --table")
+    md.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
+    md.add_argument("--discordance", type=float,
+                    help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
+    md.add_argument("--design", default="paired", choices=pl.DESIGNS,
+                    help="paired (default: both models on the same items) or unpaired")
+    md.add_argument("--method", default="connor",
+                    help="wald | connor | exact (paired), wald | per_arm | fleiss (unpaired); default connor")
+    md.add_argument("--table", action="store_true",
+                    help="a table of the minimum detectable gap by benchmark size, unpaired and paired")
+    md.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.7], help="rho values for --table (default 0 0.7)")
     _common(md)
     md.set_defaults(run=run_mde)
 
     pw = psub.add_parser("power", parents=[parent], help="power to detect p_a - p_b with n items",
                          epilog="example: llm-power plan power --n 400 --pa 0.70 --pb 0.75 --rho 0 --method exact")
     pw.add_argument("--n", type=int, nargs="+", required=True, help="number(s) of items (several: a power curve)")
-    pw.add_argument("--pa", type=float, required=True)
-    pw.add_argument("--pb", type=float, required=True)
-    pw.add_argument("--rho", type=float, default=0.0)
-    pw.add_argument("--discordance", type=float)
-    pw.add_argument("--design", default="paired", choices=pl.DESIGNS)
+    pw.add_argument("--pa", type=float, required=True, help="accuracy of model A (required)")
+    pw.add_argument("--pb", type=float, required=True, help="accuracy of model B (required)")
+    pw.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
+    pw.add_argument("--discordance", type=float,
+                    help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
+    pw.add_argument("--design", default="paired", choices=pl.DESIGNS,
+                    help="paired (default: both models on the same items) or unpaired")
     pw.add_argument("--method", default="normal",
-                    help="normal | exact | wald | connor (paired); normal | per_arm | fleiss (unpaired)")
-    pw.add_argument("--alpha", type=float, default=0.05)
-    pw.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"))
-    pw.add_argument("--design-effect", type=float, default=1.0, metavar="DE")
+                    help="normal | exact | wald | connor (paired); normal | per_arm | fleiss (unpaired); "
+                         "default normal")
+    pw.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    pw.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"),
+                    help="two-sided (default), or one-sided: greater (A better) / less")
+    pw.add_argument("--design-effect", type=float, default=1.0, metavar="DE",
+                    help="multiplier for clustered items, 1 + (m - 1) ICC (default 1)")
     pw.set_defaults(run=run_power)
 
     sc = psub.add_parser("shortcut", parents=[parent], help="how far off the 'unpaired size x (1 - rho)' recipe is",
                          epilog="example: llm-power plan shortcut --pa 0.65 --pb 0.60 --rho 0.30")
-    sc.add_argument("--pa", type=float, required=True)
-    sc.add_argument("--pb", type=float, required=True)
-    sc.add_argument("--rho", type=float, required=True)
-    sc.add_argument("--alpha", type=float, default=0.05)
-    sc.add_argument("--power", type=float, default=0.8)
+    sc.add_argument("--pa", type=float, required=True, help="accuracy of model A (required)")
+    sc.add_argument("--pb", type=float, required=True, help="accuracy of model B (required)")
+    sc.add_argument("--rho", type=float, required=True, help="per-item correlation of the two models (required)")
+    sc.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    sc.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     sc.set_defaults(run=run_shortcut)
 
 
@@ -225,9 +239,19 @@ def run_shortcut(args: argparse.Namespace) -> int:
         dump_json(payload)
         return 0
     rows = [["shortcut n_h = (1 − ρ)·K/h²", f"{n_short:,}"], ["paired N* (wald)", f"{payload['n_star']:,}"],
-            ["ratio n_h / N*", f"{payload['ratio']:.3f}"], ["Lemma-1 constant C(p, ρ)", f"{c:.4f}"],
-            ["gap below which ratio ≈ ½ ± 0.05", "∞" if math.isinf(payload["prescreen_delta_at_0_05"])
-             else f"{100 * payload['prescreen_delta_at_0_05']:.1f} points"]]
+            ["ratio n_h / N*", f"{payload['ratio']:.3f}"],
+            ["error constant C(p, ρ): ratio ≈ ½ ± C·gap²", f"{c:.4f}"],
+            ["gap below which ratio ≈ ½ ± 0.05", _prescreen_text(payload["prescreen_delta_at_0_05"], p_mid)]]
     print_table(f"The shortcut vs the paired N*: A {args.pa:g} vs B {args.pb:g}, ρ = {args.rho:g}", ["", "value"], rows,
                 right_align=(1,), caption="The recipe under-estimates the paired N* by about half for small gaps.")
     return 0
+
+
+def _prescreen_text(delta: float, p_mid: float) -> str:
+    """The prescreen gap in points, or "every possible gap" when it exceeds the largest gap two
+    accuracies with this midpoint can have (2 min(p, 1 - p)).
+    """
+    largest = 2 * min(p_mid, 1 - p_mid)
+    if math.isinf(delta) or delta >= largest:
+        return f"every possible gap (≤ {100 * largest:.1f} points)"
+    return f"{100 * delta:.1f} points"

@@ -34,13 +34,16 @@ def detect_format(path: Path) -> str:
         return "lm_eval"
     if suffix == ".parquet":
         return "lighteval" if name.startswith("details_") else "parquet"
-    if suffix == ".json":
-        head = _peek_json_keys(path)
+    if suffix == ".json" or (suffix == ".gz" and plain_suffix(path) == ".json"):
+        data = load_json_file(path)
+        head = set(data) if isinstance(data, dict) else set()
         if {"eval", "samples"} <= head or {"version", "eval"} <= head:
             return "inspect"
+        if isinstance(data, list):
+            return "csv"  # an array of records: a plain table
         msg = (
-            "unknown JSON layout (not an inspect_ai log; lm-eval results_*.json hold no per-item "
-                        "scores -- give the samples_*.jsonl files)"
+            "unknown JSON layout (not an inspect_ai log nor an array of records; lm-eval results_*.json hold no "
+            "per-item scores -- give the samples_*.jsonl files)"
         )
         raise DataError(msg, file=str(path))
     if suffix in (".csv", ".tsv", ".txt", ".jsonl", ".ndjson") or (
@@ -52,11 +55,6 @@ def detect_format(path: Path) -> str:
                     "CSV/TSV/JSONL/Parquet"
     )
     raise DataError(msg, file=str(path))
-
-
-def _peek_json_keys(path: Path) -> set[str]:
-    data = load_json_file(path)
-    return set(data) if isinstance(data, dict) else set()
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -113,9 +111,10 @@ def companion_files(paths: Iterable[Path]) -> list[Path]:
 
 def _is_inspect_json(path: Path) -> bool:
     try:
-        return {"eval", "samples"} <= _peek_json_keys(path)
+        data = load_json_file(path)
     except DataError:
         return False
+    return isinstance(data, dict) and {"eval", "samples"} <= set(data)
 
 
 # --- lm-evaluation-harness -----------------------------------------------------------------------

@@ -379,6 +379,8 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
     items, names, values, clusters = read_wide_matrix(path, cluster_column=cluster, item_column=item_column)
     for j, name in enumerate(names):
         for i, item in enumerate(items):
+            if math.isnan(values[i, j]):  # an empty cell: the model lacks the item (see on_missing)
+                continue
             yield Record(name, item, float(values[i, j]), None if clusters is None else clusters[i], None, str(path))
 
 

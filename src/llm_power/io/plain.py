@@ -74,6 +74,18 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield lineno, rec
     elif suffix in (".csv", ".tsv", ".txt"):
         yield from _csv_records(path, suffix)
+    elif suffix == ".json":  # one JSON array of records (pandas' to_json(orient="records"))
+        from .safe import load_json_file
+
+        data = load_json_file(path)
+        if not isinstance(data, list):
+            msg = "a JSON results file must be an array of records (objects)"
+            raise DataError(msg, file=str(path))
+        for k, rec in enumerate(data, start=1):
+            if not isinstance(rec, dict):
+                msg = "each element of the array must be a JSON object"
+                raise DataError(msg, file=str(path), record=f"record {k}")
+            yield k, rec
     else:
         msg = f"unknown file type {suffix or '(none)'!r}; expected .csv, .tsv or .jsonl"
         raise DataError(msg, file=str(path))
@@ -180,12 +192,21 @@ def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], w
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
+#: the hint added to "is not a number": the column may be a label, not a score
+NOT_A_NUMBER_HINT = ("; a label column (subject, category) goes to --cluster, and --score-column names the "
+                     "score column")
+
+
+def parse_score(value: Any, *, file: str, record: Any, field: str, missing_ok: bool = False) -> float:
     """A finite float from a number, boolean or numeric string; DataError otherwise.
 
     Strings must look like a plain decimal number: Python's ``float`` would also take ``"1_0"``
-    (as 10), ``"٣"`` or ``"infinity"``, none of which is a score an eval harness writes.
+    (as 10), ``"٣"`` or ``"infinity"``, none of which is a score an eval harness writes. With
+    ``missing_ok`` an empty cell or null is a missing result (NaN: the model lacks the item).
     """
+    if missing_ok and (value is None or (isinstance(value, str) and value.strip() == "")
+                       or (isinstance(value, float) and math.isnan(value))):
+        return math.nan
     if isinstance(value, (bool, np.bool_)):
         return 1.0 if value else 0.0
     if isinstance(value, numbers.Real):  # int, float and numpy's numbers (Parquet columns)
@@ -205,7 +226,7 @@ def parse_score(value: Any, *, file: str, record: Any, field: str) -> float:
             msg = "empty score (missing result?)"
             raise DataError(msg, file=file, record=record, field=field)
         if not _NUMBER.fullmatch(text):
-            msg = f"score {text[:40]!r} is not a number"
+            msg = f"score {text[:40]!r} is not a number{NOT_A_NUMBER_HINT}"
             raise DataError(msg, file=file, record=record, field=field)
         out = float(text)
     elif value is None:
@@ -263,7 +284,9 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
                             record=record, field=item_col)
         seen[item] = record
         items.append(item)
-        values.append([parse_score(rec.get(c), file=str(path), record=record, field=c) for c in cols])
+        # wide tables: an empty cell is a result the model lacks (handled by --on-missing)
+        values.append([parse_score(rec.get(c), file=str(path), record=record, field=c,
+                                   missing_ok=value_columns is not None) for c in cols])
         if cluster_column is not None:
             label = rec.get(cluster_column)
             if label in (None, ""):
@@ -362,7 +385,7 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
     values = np.empty((len(items), len(names)))
     for j, name in enumerate(names):
         col = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(col)
+        bad = ~np.isfinite(col) & ~frame[name].isna().to_numpy()  # a null cell is a missing result
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             msg = f"score {frame[name].iloc[row]!r} is not a finite number"

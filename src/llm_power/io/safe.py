@@ -81,9 +81,18 @@ def load_json_file(path: str | Path) -> Any:
                             "(LLM_POWER_MAX_JSON_MB)"
             )
             raise DataError(msg, file=str(path))
-        data = path.read_bytes()
-    except OSError as exc:
-        msg = f"cannot read ({exc.strerror or type(exc).__name__})"
+        if path.suffix.lower() == ".gz":  # decompressed under the same bound (a gzip bomb stops at the cap)
+            import gzip
+
+            with gzip.open(path, "rb") as fh:
+                data = fh.read(cap + 1)
+            if len(data) > cap:
+                msg = f"JSON file decompresses to more than the {cap // _MB} MB limit (LLM_POWER_MAX_JSON_MB)"
+                raise DataError(msg, file=str(path))
+        else:
+            data = path.read_bytes()
+    except (OSError, EOFError) as exc:
+        msg = f"cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})"
         raise DataError(msg, file=str(path)) from None
     return load_json_bytes(data, file=str(path))
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from .._format import fmt_gap, fmt_score
+from .._format import fmt_gap, fmt_score, unique_short_names
 from ..resolution import Diagnosis
 from .terminal import safe_text
 from .view import ReportView, build_view
@@ -39,34 +39,43 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
     import matplotlib
 
     # Figure objects and an rc context: the caller's backend, pyplot state and rcParams are untouched
-    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 10, "svg.hashsalt": "llm-power"}):
+    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "llm-power"}):
         return _draw(diag, binary)
 
 
 def _subplots(width: float, height: float) -> tuple[Any, Any]:
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height))
+    # constrained: long tick labels take room from the axes, never widen the figure (a phone scales
+    # the whole figure down, so a wider figure means smaller text)
+    fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.subplots()
+
+
+#: reports with more pairs than this show a pair matrix instead of one row per pair in the plots,
+#: and the first MAX_TABLE_PAIRS pairs in the table
+MAX_PLOT_PAIRS = 40
+MAX_TABLE_PAIRS = 40
+#: figure width (inches): fills a laptop column, stays legible scaled to a phone
+FIG_WIDTH = 6.4
 
 
 def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     names = [safe_text(m) for m in diag.models]  # control characters visible in the plots too
-    n = diag.n
+    short = unique_short_names(names, 24)
     means = np.asarray(diag.means)
     plots = {}
     scale = 100.0 if binary else 1.0  # accuracies in percent / points; graded scores in their own units
-    unit = "points" if binary else "score units"
     level = f"{100 * diag.settings.get('confidence_level', 0.95):g}%"
 
     # leaderboard with intervals
     height = max(2.0, 0.32 * len(names) + 0.8)
-    fig, ax = _subplots(7.5, height)
+    fig, ax = _subplots(FIG_WIDTH, height)
     y = np.arange(len(names))[::-1]
     lo, hi = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
     ax.errorbar(scale * means, y, xerr=[scale * (means - lo), scale * (hi - means)], fmt="o", color=OK, ecolor=OK,
                 capsize=3)
-    ax.set_yticks(y, [m[:40] for m in names], parse_math=False)  # names are data: a "$" is not mathtext
+    ax.set_yticks(y, short, parse_math=False)  # names are data: a "$" is not mathtext
     ax.set_xlabel(f"score (%), {level} interval" if binary else f"mean score ({level} interval)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
@@ -74,10 +83,25 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
         f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
     pairs = diag.pairs
-    labels = [f"{safe_text(p.model_a)[:22]} − {safe_text(p.model_b)[:22]}" for p in pairs]
+    if len(pairs) > MAX_PLOT_PAIRS:
+        plots["matrix"] = _matrix(diag, short)
+    else:
+        plots.update(_pair_plots(diag, pairs, binary, level))
+    plots.update(_mde_plot(diag, binary))
+    return plots
+
+
+def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> dict[str, str]:
+    """The forest plot of the gaps and the bar chart of q, one row per pair."""
+    plots = {}
+    scale = 100.0 if binary else 1.0
+    unit = "points" if binary else "score units"
+    index = {m: k for k, m in enumerate(diag.models)}
+    shorter = unique_short_names([safe_text(m) for m in diag.models], 16)
+    labels = [f"{shorter[index[p.model_a]]} − {shorter[index[p.model_b]]}" for p in pairs]
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
-    fig, ax = _subplots(7.5, height)
+    fig, ax = _subplots(FIG_WIDTH, height)
     y = np.arange(len(pairs))[::-1]
     for k, p in enumerate(pairs):
         color = OK if p.resolved else BAD
@@ -93,7 +117,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
         f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs, strict=False)))
 
     # q on a log scale
-    fig, ax = _subplots(7.5, height)
+    fig, ax = _subplots(FIG_WIDTH, height)
     q = np.array([p.q for p in pairs], dtype=float)
     q_plot = np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4)
     for k, p in enumerate(pairs):
@@ -108,12 +132,53 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     plots["q"] = _svg(fig, "Resolution ratio per pair: " + "; ".join(
         f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})"
         for lab, p in zip(labels, pairs, strict=True)))
+    return plots
 
+
+def _matrix(diag: Diagnosis, short: list[str]) -> str:
+    """All pairs at a glance: q of the strictest regime per pair (A above the diagonal's row), the
+    resolved ones marked; for reports with too many pairs to draw one row each.
+    """
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+
+    view = build_view(diag)
+    cols, m = diag.columns, len(diag.models)
+    q = np.asarray(cols[view.strictest.q_field], dtype=float)
+    flags = np.asarray(cols[view.strictest.resolved_field], dtype=bool)
+    grid = np.full((m, m), np.nan)
+    ra, rb = np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1
+    grid[np.minimum(ra, rb), np.maximum(ra, rb)] = np.log10(np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4))
+    size = max(4.0, min(FIG_WIDTH + 2, 0.24 * m + 2.2))
+    fig, ax = _subplots(size, size)
+    bounds = [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]
+    cmap = ListedColormap(["#a63603", "#D55E00", "#fdae6b", "#fee6ce", "#c6dbef", "#6baed6", "#2171b5", "#0072B2"])
+    image = ax.imshow(grid, cmap=cmap, norm=BoundaryNorm(bounds, cmap.N))
+    for a, b, ok in zip(ra, rb, flags, strict=True):
+        if ok:
+            ax.text(max(a, b), min(a, b), "✓", ha="center", va="center", fontsize=8, color="white")
+    ticks = np.arange(m)
+    ax.set_xticks(ticks, [str(k + 1) for k in ticks], fontsize=8)
+    ax.set_yticks(ticks, [f"{short[k]} {k + 1}" for k in ticks], fontsize=8, parse_math=False)
+    ax.set_xlabel("model B (rank)")
+    ax.set_ylabel("model A")
+    bar = fig.colorbar(image, ax=ax, shrink=0.6, ticks=bounds)
+    bar.ax.set_yticklabels(["≤ 1e-4", "0.01", "0.1", "0.3", "1", "3", "10", "100", "≥ 1e4"])
+    bar.set_label(("q" if view.strictest.key == "iid" else f"q {view.strictest.label}") + " (≥ 1: big enough)")
+    n_ok = int(flags.sum())
+    return _svg(fig, f"Pair matrix of {len(q)} pairs: {n_ok} resolved ({view.strictest.label}), "
+                     f"{len(q) - n_ok} unresolved; colour is q = N/N*, a tick marks a resolved pair")
+
+
+def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
+    """The minimum detectable gap against the number of items, this benchmark marked."""
+    plots = {}
+    n, scale = diag.n, (100.0 if binary else 1.0)
+    unit = "points" if binary else "score units"
     # MDE curve
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
     curve = diag.mde_curve(grid)
     now = float(diag.mde_curve(np.array([n]))[0])
-    fig, ax = _subplots(7.5, 3.2)
+    fig, ax = _subplots(FIG_WIDTH, 3.4)
     ax.plot(grid, scale * curve, color=OK)
     ax.plot([n], [scale * now], "o", color=BAD, ms=8)
     ax.annotate(f"{n:,} items: {fmt_gap(now, binary, sign=False)} {unit}", (n, scale * now), textcoords="offset points",
@@ -155,11 +220,10 @@ def render_html(
     s = diag.settings
     plots = _plots(diag, binary)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
-    view = build_view(diag)
+    view = build_view(diag, cluster_name=cluster_name)
     header, rows = _pair_table(view)
-    cards, headline = _cards(diag)
-    ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
-    ties = "; ".join(" ≈ ".join(g) for g in diag.tie_groups[ties_regime] if len(g) > 1)
+    cards = [{"num": f"{diag.n:,}", "label": f"items × {len(diag.models)} models"}]
+    cards += [{"num": f"{r.unresolved} / {view.n_pairs}", "label": f"unresolved ({r.label})"} for r in view.regimes]
     settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, test = {s['test']}"
                 + (f", correction = {s['correction']}" if s.get("correction") else "")
                 + (f", {s['n_clusters']} clusters" if s.get("n_clusters") else ""))
@@ -167,40 +231,33 @@ def render_html(
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["visible"] = safe_text  # control characters of untrusted names shown, then autoescaped
     return env.get_template("report.html.j2").render(
-        title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {len(diag.pairs)} "
-                              f"{s['pairs']} pairs.",
-        version=__version__, cards=cards, headline=headline, ties=ties, ties_regime=ties_regime, note=note,
-        models=view.models, plots=plots,
-        pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
+        title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {view.n_pairs} "
+                              f"{s['pairs']} {view.pairs_word}.",
+        version=__version__, cards=cards, sentences=view.sentences, next_steps=view.next_steps,
+        ties=" ; ".join(" ≈ ".join(g) for g in view.ties), ties_regime=view.ties_regime, note=note,
+        models=view.models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
         level=level, interval_name="Wilson" if binary else "Student t",
         unit_label="points" if binary else "score units",
         score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
-        de_method=str(s.get("design_effect", "robust")),
-        pair_header=header, pair_rows=rows, alpha=f"{s['alpha']:g}", n_items=f"{diag.n:,}", mde_now=plots["_mde_now"],
+        de_method=str(s.get("design_effect", "robust")), verdict_note=view.verdict_note,
+        strictest=view.strictest.label, pair_header=header, pair_rows=rows, shown_pairs=len(rows),
+        n_pairs=view.n_pairs, alpha=f"{s['alpha']:g}", n_items=f"{diag.n:,}", mde_now=plots["_mde_now"],
         clusters=_cluster_table(diag, binary, scores, clusters), cluster_name=cluster_name,
         explanations=_explanations(s, level), source=source or "an in-memory matrix", settings=settings,
     )
 
 
-def _pair_table(view: ReportView) -> tuple[list[str], list[list[str]]]:
+def _pair_table(view: ReportView) -> tuple[list[str], list[list[tuple[str, str]]]]:
+    """Header and rows (cell, CSS class) of the compact pairs table: every regime's verdict, the
+    strictest regime's q and N*; the first :data:`MAX_TABLE_PAIRS` pairs.
+    """
+    keys = view.columns(wide=False, ci=True, optional=[view.strictest.n_star_field])
     rows = []
-    for row in view.pairs:
-        cells = view.pair_cells(row, _mark, ci=True)
-        cells[1], cells[2] = _esc(cells[1]), _esc(cells[2])
-        rows.append(cells)
-    return view.pair_header(ci=True), rows
-
-
-def _cards(diag: Diagnosis) -> tuple[list[dict[str, Any]], str]:
-    s, m = diag.settings, len(diag.pairs)
-    labels = {r.key: f"unresolved ({s.get('correction') if r.key == 'corrected' else r.title})" for r in diag.regimes}
-    cards = [{"num": f"{diag.n:,}", "label": f"items × {len(diag.models)} models"}]
-    cards += [{"num": f"{diag.n_unresolved[r.key]} / {m}", "label": labels[r.key]} for r in diag.regimes]
-    worst = max(diag.n_unresolved, key=lambda key: diag.n_unresolved[key])
-    headline = (f"{diag.n_unresolved['iid']} of {m} displayed gaps are not resolved by this benchmark if items are "
-                f"independent; {diag.n_unresolved[worst]} of {m} under the strictest regime computed "
-                f"({labels[worst].split('(')[1].rstrip(')')}).")
-    return cards, headline
+    for row in view.pairs[:MAX_TABLE_PAIRS]:
+        cells = view.cells(row, keys, _mark)
+        rows.append([(cell, "v") if key in row.flags else (_esc(cell), "l" if key in ("model_a", "model_b") else "")
+                     for key, cell in zip(keys, cells, strict=True)])
+    return view.header(keys), rows
 
 
 def _cluster_table(diag: Diagnosis, binary: bool, scores: np.ndarray | None, clusters: Any) -> dict[str, Any] | None:
@@ -255,5 +312,5 @@ def _mark(flag: bool | None) -> str:
     if flag is None:
         return ""
     if flag:
-        return '<span class="ok" title="resolved">✓ resolved</span>'
-    return '<span class="bad" title="unresolved">✗ too small</span>'
+        return '<span class="ok" title="resolved" aria-label="resolved">✓</span>'
+    return '<span class="bad" title="too small to tell" aria-label="too small to tell">✗</span>'

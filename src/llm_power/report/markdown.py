@@ -13,6 +13,14 @@ __all__ = ["md_text", "render_markdown"]
 # CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can start
 # markup in a table cell: emphasis, code, links and images, raw HTML, table pipes, headings
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+# our own prose (labels, sentences) never starts a line and holds no link: only what could
+# still be read as emphasis, code, HTML or a table pipe is escaped
+_MD_PROSE = re.compile(r"([\\`*_<>|])")
+
+
+def md_prose(text: object) -> str:
+    """The package's own words (no untrusted text) as literal Markdown inside a line."""
+    return _MD_PROSE.sub(r"\\\1", str(text))
 
 
 def md_text(text: object) -> str:
@@ -22,21 +30,27 @@ def md_text(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", safe_text(text))
 
 
-def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report") -> str:
-    """A Markdown summary: verdict counts, the pairs table, ties (names escaped)."""
-    view = build_view(diag)
+def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report",
+                    cluster_name: str = "cluster") -> str:
+    """A Markdown summary: the verdict in words, the pairs table (every column), ties, next steps
+    (names escaped).
+    """
+    view = build_view(diag, cluster_name=cluster_name)
     lines = [f"# {md_text(title)}", "",
              f"{view.n_models} models on the same {view.n:,} items; {view.n_pairs} {view.pairs_kind} {view.pairs_word} "
              f"(α = {view.alpha}, power = {view.power}).", ""]
-    lines += [f"- **{key}**: {count} of {view.n_pairs} {view.pairs_word} unresolved" for key, _, count in view.counts]
-    header = view.pair_header()
-    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [f"- {md_prose(line)}" for line in view.sentences]
+    keys = view.columns(wide=True, ci=True)
+    header = view.header(keys)
+    lines += ["", "| " + " | ".join(md_prose(h) for h in header) + " |", "|" + "---|" * len(header)]
     for row in view.pairs:
-        cells = view.pair_cells(row, lambda flag: "yes" if flag else "no")
-        cells[1], cells[2] = md_text(cells[1]), md_text(cells[2])
+        cells = [md_text(cell) if key in ("model_a", "model_b") else md_prose(cell)
+                 for key, cell in zip(keys, view.cells(row, keys, lambda flag: "✓" if flag else "✗"), strict=True)]
         lines.append("| " + " | ".join(cells) + " |")
     if view.ties:
         lines += ["", f"Statistical ties ({view.ties_regime}): "
                   + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in view.ties)]
-    lines += ["", view.verdict_note, ""]
+    lines += ["", md_prose(view.verdict_note)]
+    lines += [f"\nNext: {step.text(md_text, md_prose)}" for step in view.steps]
+    lines += [""]
     return "\n".join(lines)

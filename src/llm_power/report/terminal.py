@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from .._results import to_plain
 
-__all__ = ["dump_json", "print_table", "safe_text"]
+__all__ = ["dump_json", "print_table", "safe_text", "say"]
 
 # C0/C1 control characters (escape sequences, carriage returns, bells), DEL, zero-width and
 # bidirectional-override characters: shown as visible escapes, never sent to a terminal raw
@@ -35,6 +35,20 @@ def _cell(text: Any) -> str:
     return escape(safe_text(text))
 
 
+def say(text: Any, stream: TextIO | None = None) -> None:
+    """Print a line of prose (escaped), wrapped to the terminal's width; words are never split
+    (a long path stays whole), continuation lines are indented.
+    """
+    import textwrap
+
+    from .terminal_report import terminal_width
+
+    out = sys.stdout if stream is None else stream
+    lines = textwrap.wrap(safe_text(text), width=terminal_width(out), subsequent_indent="  ",
+                          break_long_words=False, break_on_hyphens=False) or [""]
+    out.write("\n".join(lines) + "\n")
+
+
 def dump_json(payload: Any, stream: TextIO | None = None) -> None:
     """Write ``payload`` as deterministic JSON (plain types, sorted keys) and a newline."""
     stream = sys.stdout if stream is None else stream
@@ -52,15 +66,18 @@ def print_table(
     stream: TextIO | None = None,
 ) -> None:
     """Print a rich table; plain (no colour codes) when the stream is not a terminal."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
+    from .terminal_report import terminal_width
+
     out = sys.stdout if stream is None else stream
-    is_tty = hasattr(out, "isatty") and out.isatty()
-    # A terminal gets its own width; files and pipes a wide, fixed one (no ellipsised names).
-    console = Console(file=out, highlight=False, emoji=False, width=None if is_tty else 200)
+    # the terminal's width; COLUMNS or 100 for files and pipes (long cells wrap, never cut)
+    console = Console(file=out, highlight=False, emoji=False, width=terminal_width(out))
     console.print(_cell(title), style="bold", soft_wrap=True)
-    table = Table(caption=None if caption is None else _cell(caption), caption_justify="left")
+    table = Table(caption=None if caption is None else _cell(caption), caption_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for i, name in enumerate(columns):
         table.add_column(_cell(name), justify="right" if i in right_align else "left", no_wrap=i == 0)
     for row in rows:

@@ -1,35 +1,142 @@
-"""Terminal rendering of a resolution report (rich tables) from its :class:`~.view.ReportView`."""
+"""Terminal rendering of a resolution report from its :class:`~.view.ReportView`.
+
+Verdict first: one sentence per regime, then the leaderboard, then a compact pairs table that fits
+the terminal (100 columns when output is piped, unless ``COLUMNS`` says otherwise) without cutting
+any number: long model names are shortened to unique forms (``Mistral…t-v0.1``), optional columns
+are dropped before names get too short, and ``wide=True`` shows every column at its full width.
+"""
 
 from __future__ import annotations
 
-from ..resolution import Diagnosis
-from .terminal import print_table, safe_text
-from .view import build_view
+import io
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
 
-__all__ = ["print_report"]
+from .._format import unique_short_names
+from ..resolution import Diagnosis
+from .terminal import safe_text
+from .view import ReportView, build_view
+
+__all__ = ["print_report", "terminal_width"]
+
+#: names are not shortened below this many characters (columns are dropped first)
+MIN_NAME = 10
+#: optional compact columns keep names at least this long
+COMFORT_NAME = 20
+#: pairs shown in the terminal before "… N more" (all of them with wide=True)
+MAX_ROWS = 40
 
 
 def _mark(flag: bool) -> str:
     return "✓" if flag else "✗"
 
 
-def print_report(diag: Diagnosis, *, note: str = "") -> None:
-    """Print the resolution report as terminal tables (names escaped)."""
-    view = build_view(diag)
-    rows = [[str(m.rank), m.name, m.score, m.interval] for m in view.models]
-    print_table(f"Models ({view.n:,} items)",
-                ["#", "model", view.score_word, f"{view.level} {view.interval_name} interval"], rows,
-                right_align=(0, 2, 3))
-    cols = view.pair_header()
-    table = [view.pair_cells(row, _mark) for row in view.pairs]
-    verdicts = "; ".join(f"{key}: {count} of {view.n_pairs} unresolved" for key, _, count in view.counts)
+def terminal_width(stream: Any = None) -> int:
+    """The width to render for: the terminal's; ``COLUMNS`` or 100 for files and pipes."""
+    out = sys.stdout if stream is None else stream
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if hasattr(out, "isatty") and out.isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    return 100
+
+
+def _console(out: TextIO, width: int) -> Any:
+    from rich.console import Console
+
+    return Console(file=out, width=width, highlight=False, emoji=False, color_system=None if not (
+        hasattr(out, "isatty") and out.isatty()) else "auto", soft_wrap=False)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int], *,
+           fold: Sequence[int] = ()) -> Any:
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    for i, name in enumerate(header):
+        label = "\n".join(escape(safe_text(part)) for part in name.split("\n"))
+        table.add_column(label, justify="left" if i in left else "right", no_wrap=i not in fold, overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(safe_text(cell)) for cell in row))
+    return table
+
+
+def _width_of(table: Any) -> int:
+    buf = io.StringIO()
+    _console(buf, 10_000).print(table)
+    return max((len(line.rstrip()) for line in buf.getvalue().splitlines()), default=0)
+
+
+def _compact(view: ReportView, rows: list[Any], width: int) -> Any:
+    """The widest compact table that fits ``width``: optional columns go first, then names get
+    shorter (never below :data:`MIN_NAME`), then headers take two lines; a terminal narrower than
+    that gets the names folded over several lines. Numbers are never cut.
+    """
+    names = [safe_text(m.name) for m in view.models]
+    longest = max((len(s) for s in names), default=1)
+    optional = [view.strictest.n_star_field] + (["pvalue_cluster"] if view.has_cluster_p else [])
+    for two_lines in (False, True):
+        for extra in ((optional, optional[:1], []) if not two_lines else ([],)):
+            keys = view.columns(wide=False, optional=extra)
+            header = [h.replace(" ", "\n", 1) if two_lines and k not in ("model_a", "model_b") else h
+                      for k, h in zip(keys, view.header(keys), strict=True)]
+            floor = min(longest, COMFORT_NAME if extra else MIN_NAME)
+            for name_width in range(longest, floor - 1, -1):
+                short = dict(zip((m.name for m in view.models), unique_short_names(names, name_width), strict=True))
+                table = _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2))
+                if _width_of(table) <= width:
+                    return table
+    return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2), fold=(1, 2))
+
+
+def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluster", wide: bool = False,
+                 stream: TextIO | None = None, width: int | None = None) -> ReportView:
+    """Print the resolution report: the verdict in words, the models, the pairs, what to do next.
+
+    Names are escaped; nothing is truncated. Returns the view it printed.
+    """
+    out = sys.stdout if stream is None else stream
+    width = terminal_width(out) if width is None else width
+    view = build_view(diag, cluster_name=cluster_name)
+    console = _console(out, width)
+    console.print("Verdict", style="bold")
+    for line in view.sentences:
+        console.print(safe_text(line), markup=False)
+    console.print()
+    models = [[str(m.rank), m.name, m.score, m.interval] for m in view.models]
+    console.print(f"Models ({view.n:,} items)", style="bold", markup=False)
+    console.print(_table(["#", "model", view.score_word, f"{view.level} {view.interval_name} interval"], models,
+                         left=(1,), fold=(1,)))
+    console.print()
     title = f"Resolution of {view.n_pairs} {view.pairs_kind} {view.pairs_word} (α = {view.alpha}, power {view.power})"
-    print_table(title, cols,
-                table, right_align=tuple(k for k, c in enumerate(cols) if c not in ("model A", "model B")),
-                caption=f"{verdicts}. {view.verdict_note}")
+    console.print(title, style="bold", markup=False)
+    rows = view.pairs if wide else view.pairs[:MAX_ROWS]
+    if wide:
+        keys = view.columns(wide=True)
+        _console(out, 10_000).print(_table(view.header(keys), [view.cells(r, keys, _mark) for r in rows],
+                                           left=(1, 2)))
+    else:
+        console.print(_compact(view, rows, width))
+    if len(rows) < view.n_pairs:
+        console.print(f"… {view.n_pairs - len(rows):,} more pairs: --wide lists them all (or --json / --markdown).",
+                      markup=False)
+    console.print(safe_text(view.verdict_note), markup=False)
+    if not wide and view.strictest.key != "iid":
+        console.print(f"q {view.strictest.label}: q of the strictest regime; --wide shows N*, q and p of every "
+                      "regime.", markup=False)
     if view.robustness:
-        print(view.robustness)
+        console.print(view.robustness, markup=False)
     if view.ties:
-        print(safe_text(f"Statistical ties ({view.ties_regime}): " + "; ".join(" ≈ ".join(g) for g in view.ties)))
+        console.print(safe_text(f"Statistical ties ({view.ties_regime}): "
+                                + "; ".join(" ≈ ".join(g) for g in view.ties)), markup=False)
     if note:
-        print(safe_text(note))
+        console.print(safe_text(note), markup=False)
+    for line in view.next_steps:
+        console.print(safe_text(f"next: {line}"), markup=False)
+    return view

@@ -1,13 +1,15 @@
 """Diagnosis -> ReportView: everything a renderer shows, computed (and worded) once.
 
 The terminal, Markdown and HTML renderers format a :class:`ReportView`; none of them looks into
-a Diagnosis for numbers or decides on a column, a unit or a label. Names stay raw here (they are
-untrusted text): each renderer escapes them for its own medium.
+a Diagnosis for numbers or decides on a column, a label, a unit or a sentence. The column labels
+(:meth:`ReportView.labels`) are the same in every medium and in the JSON report. Names stay raw
+here (they are untrusted text): each renderer escapes them for its own medium.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,11 +17,14 @@ import numpy as np
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
 from ..resolution import Diagnosis
 
-__all__ = ["PairRow", "ReportView", "build_view"]
+__all__ = ["NextStep", "PairRow", "ReportView", "build_view"]
 
 #: how a verdict is explained next to every pairs table
-VERDICT_NOTE = ("Resolved: q = N/N* ≥ 1 and the pair's test rejects at α; otherwise the benchmark is too small to "
-                "tell, which does not mean the models are equal.")
+VERDICT_NOTE = ("Resolved (✓): q = N/N* ≥ 1 and the pair's test rejects at α; otherwise (✗) the benchmark is too "
+                "small to tell, which does not mean the models are equal.")
+
+#: how the multiplicity corrections are named in user text
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "BH"}
 
 
 @dataclass(frozen=True)
@@ -35,19 +40,57 @@ class ModelRow:
 
 @dataclass(frozen=True)
 class PairRow:
-    """One pair of the pairs table: formatted cells; verdicts stay booleans (each medium marks them)."""
+    """One pair of the pairs table: formatted cells by column key; verdicts stay booleans (each
+    medium marks them).
+    """
 
-    rank: int
+    cells: dict[str, str]
+    flags: dict[str, bool]
+
+    @property
+    def model_a(self) -> str:
+        """Model A's full (raw) name."""
+        return self.cells["model_a"]
+
+    @property
+    def model_b(self) -> str:
+        """Model B's full (raw) name."""
+        return self.cells["model_b"]
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """The closest unresolved gap of one regime and the items that would resolve it."""
+
+    regime: str  # "" for IID, else the regime's label
     model_a: str
     model_b: str
-    gap: str
-    ci: str
-    p: str
-    p_cluster: str | None
+    gap: str  # formatted, with its unit
     n_star: str
-    q: str
-    resolved: bool
-    regimes: list[tuple[str, bool]] = field(default_factory=list)  # (q, resolved) per stress regime
+    more: int
+    clustered: bool
+
+    def text(self, esc: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
+        """The step as one sentence: ``esc`` escapes the (untrusted) model names for a medium,
+        ``prose`` the package's own words.
+        """
+        where = f" ({self.regime})" if self.regime else ""
+        like = ", in new clusters like these" if self.clustered else " like these"
+        return (prose(f"the closest unresolved gap{where}, ") + esc(self.model_a) + prose(" vs ")
+                + esc(self.model_b) + prose(f" ({self.gap}), needs N* = {self.n_star} items: about {self.more:,} "
+                                            f"more{like} (same gap, same disagreement rate)."))
+
+
+@dataclass(frozen=True)
+class RegimeView:
+    """One verdict regime as shown: its key, column label, unresolved count and field names."""
+
+    key: str
+    label: str  # "IID", "Holm", "cluster", "anytime"
+    unresolved: int
+    q_field: str
+    n_star_field: str
+    resolved_field: str
 
 
 @dataclass(frozen=True)
@@ -67,39 +110,167 @@ class ReportView:
     interval_name: str  # "Wilson" or "t"
     score_word: str  # "score" or "mean score"
     models: list[ModelRow]
-    regime_labels: list[str]  # the stress regimes' short labels, in the registry's order
+    regimes: list[RegimeView]  # every regime computed, IID first, in the registry's order
+    strictest: RegimeView  # the regime with the most unresolved pairs
     pairs: list[PairRow]
-    counts: list[tuple[str, str, int]]  # (key, label, unresolved) per regime
     ties_regime: str
     ties: list[list[str]]
     robustness: str | None
+    sentences: list[str]  # the verdict, one plain-language line per regime (no untrusted text)
+    steps: list[NextStep]  # what to do next: items that would resolve the closest unresolved gap
+    has_cluster_p: bool
     verdict_note: str = VERDICT_NOTE
+    settings: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def next_steps(self) -> list[str]:
+        """The next steps as plain text (names raw: escape the whole line for a terminal)."""
+        return [step.text() for step in self.steps]
 
     @property
     def pairs_word(self) -> str:
         """The noun for the pairs: "pair" or "pairs", agreeing with their number."""
         return "pair" if self.n_pairs == 1 else "pairs"
 
-    def pair_header(self, *, ci: bool = False) -> list[str]:
-        """Columns of the pairs table; the renderers add no others."""
-        head = ["#", "model A", "model B", f"gap ({self.unit})"] + ([f"{self.level} CI"] if ci else []) + ["p"]
-        head += ["p cluster"] if any(p.p_cluster is not None for p in self.pairs) else []
-        head += ["N*", "q", "IID"]
-        for label in self.regime_labels:
-            head += [f"q {label}", label]
-        return head
+    def labels(self) -> dict[str, str]:
+        """Column label of every pair field shown anywhere (the JSON report carries this map)."""
+        labels = {"rank_a": "#", "model_a": "model A", "model_b": "model B", "delta": f"gap ({self.unit})",
+                  "ci": f"{self.level} CI", "pvalue": "p", "pvalue_cluster": "p cluster"}
+        for r in self.regimes:
+            suffix = "" if r.key == "iid" else f" {r.label}"
+            labels[r.n_star_field] = f"N*{suffix}"
+            labels[r.q_field] = f"q{suffix}"
+            labels[r.resolved_field] = r.label
+        return labels
 
-    def pair_cells(self, row: PairRow, mark: Callable[[bool], str], *, ci: bool = False) -> list[str]:
-        """Cells of one pair in :meth:`pair_header` order; ``mark`` renders a verdict for the medium."""
-        cells = [str(row.rank), row.model_a, row.model_b, row.gap] + ([row.ci] if ci else []) + [row.p]
-        cells += [row.p_cluster] if row.p_cluster is not None else []
-        cells += [row.n_star, row.q, mark(row.resolved)]
-        for q, flag in row.regimes:
-            cells += [q, mark(flag)]
-        return cells
+    def columns(self, *, wide: bool = True, ci: bool = False, optional: Sequence[str] = ()) -> list[str]:
+        """Column keys of the pairs table.
+
+        ``wide``: every number (N*, q and verdict per regime, the cluster p). Compact (verdict
+        first): the gap, its p, one verdict per regime, and q of the strictest regime, plus the
+        ``optional`` keys (e.g. the strictest regime's N*) a renderer has room for.
+        """
+        keys = ["rank_a", "model_a", "model_b", "delta"] + (["ci"] if ci else []) + ["pvalue"]
+        if wide:
+            keys += ["pvalue_cluster"] if self.has_cluster_p else []
+            for r in self.regimes:
+                keys += [r.n_star_field, r.q_field, r.resolved_field]
+            return keys
+        keys += [r.resolved_field for r in self.regimes] + [self.strictest.q_field]
+        return keys + [k for k in optional if k not in keys]
+
+    def header(self, keys: Sequence[str]) -> list[str]:
+        """The labels of ``keys``."""
+        labels = self.labels()
+        return [labels[k] for k in keys]
+
+    @staticmethod
+    def cells(row: PairRow, keys: Sequence[str], mark: Callable[[bool], str],
+              names: dict[str, str] | None = None) -> list[str]:
+        """Cells of one pair for ``keys``; ``mark`` renders a verdict, ``names`` maps a model name to
+        the form shown (short unique names in narrow tables).
+        """
+        out = []
+        for key in keys:
+            if key in row.flags:
+                out.append(mark(row.flags[key]))
+            elif key in ("model_a", "model_b") and names is not None:
+                out.append(names[row.cells[key]])
+            else:
+                out.append(row.cells[key])
+        return out
 
 
-def build_view(diag: Diagnosis) -> ReportView:
+def _regime_views(diag: Diagnosis) -> list[RegimeView]:
+    s = diag.settings
+    views = []
+    for r in diag.regimes:
+        label = CORRECTION_NAMES.get(str(s.get("correction")), str(s.get("correction"))) \
+            if r.key == "corrected" else r.label(s)
+        views.append(RegimeView(r.key, label, int(diag.n_unresolved[r.key]), r.q_field, r.n_star_field,
+                                r.resolved_field))
+    return views
+
+
+def _strictest(diag: Diagnosis, regimes: list[RegimeView]) -> RegimeView:
+    """The regime with the most unresolved pairs; ties go to the smaller median q (then the later one)."""
+    def key(r: RegimeView) -> tuple[int, float]:
+        q = np.asarray(diag.columns[r.q_field], dtype=float)
+        q = q[np.isfinite(q)]
+        return r.unresolved, -float(np.median(q)) if q.size else 0.0
+    return max(reversed(regimes), key=key)
+
+
+def _sentences(diag: Diagnosis, regimes: list[RegimeView], cluster_name: str) -> list[str]:
+    """The verdict in words, one line per regime."""
+    s, m = diag.settings, len(diag.columns["delta"]) if diag.columns else 0
+    kind = "adjacent gap" if s.get("pairs") == "adjacent" else "gap between all pairs"
+    kinds = kind.replace("gap", "gaps") if m != 1 else kind
+    lines = []
+    for r in regimes:
+        u = r.unresolved
+        if r.key == "iid":
+            if u == 0:
+                lines.append(f"{'All ' if m > 1 else 'The '}{m if m > 1 else ''}{' ' if m > 1 else ''}{kinds} "
+                             f"{'are' if m > 1 else 'is'} resolved by this benchmark ({diag.n:,} items) if its "
+                             "items are independent.")
+            else:
+                lines.append(f"{u} of {m} {kinds} {'are' if u != 1 else 'is'} too small for this benchmark "
+                             f"({diag.n:,} items) to resolve if its items are independent.")
+            continue
+        tail = {
+            "corrected": f"with the {r.label} correction for {m} comparison{'s' if m != 1 else ''}.",
+            "cluster": f"once items are clustered{'' if cluster_name == 'cluster' else ' by ' + cluster_name} "
+                       f"({s.get('n_clusters')} clusters).",
+            "anytime": "if the leaderboard is re-tested as results arrive (anytime-valid).",
+        }.get(r.key, f"under the {r.label} regime.")
+        lines.append(f"{u} of {m} {tail}")
+    return lines
+
+
+def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeView) -> list[NextStep]:
+    """How many items would resolve the closest unresolved gap (IID and the strictest regime)."""
+    cols, binary, out = diag.columns, bool(diag.settings.get("binary")), []
+    names = list(diag.models)
+    for r in dict.fromkeys([regimes[0], strictest]):
+        q = np.asarray(cols[r.q_field], dtype=float)
+        n_star = np.asarray(cols[r.n_star_field], dtype=float)
+        open_ = ~np.asarray(cols[r.resolved_field], dtype=bool) & (q < 1) & np.isfinite(n_star) & np.isfinite(q)
+        if not open_.any():
+            continue
+        k = int(np.flatnonzero(open_)[np.argmax(q[open_])])
+        out.append(NextStep(
+            regime="" if r.key == "iid" else r.label, model_a=names[int(cols["rank_a"][k]) - 1],
+            model_b=names[int(cols["rank_b"][k]) - 1],
+            gap=f"{fmt_gap(cols['delta'][k], binary)} {'points' if binary else 'score units'}",
+            n_star=fmt_n_star(n_star[k]), more=max(math.ceil(n_star[k]) - diag.n, 1), clustered=r.key == "cluster"))
+    return out
+
+
+def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool) -> list[PairRow]:
+    cols, binary = diag.columns, bool(diag.settings.get("binary"))
+    names = list(diag.models)
+    clustered = "pvalue_cluster" in cols
+    rows = []
+    for k in range(len(cols["delta"]) if cols else 0):
+        ci = ""
+        if level_ci and "ci_low" in cols and np.isfinite(cols["ci_low"][k]):
+            ci = f"[{fmt_gap(cols['ci_low'][k], binary)}, {fmt_gap(cols['ci_high'][k], binary)}]"
+        cells = {"rank_a": str(int(cols["rank_a"][k])), "model_a": names[int(cols["rank_a"][k]) - 1],
+                 "model_b": names[int(cols["rank_b"][k]) - 1], "delta": fmt_gap(cols["delta"][k], binary),
+                 "ci": ci, "pvalue": fmt_p(cols["pvalue"][k], 2)}
+        if clustered:
+            cells["pvalue_cluster"] = fmt_p(cols["pvalue_cluster"][k], 2)
+        flags = {}
+        for r in regimes:
+            cells[r.n_star_field] = fmt_n_star(float(cols[r.n_star_field][k]))
+            cells[r.q_field] = f"{float(cols[r.q_field][k]):.2f}"
+            flags[r.resolved_field] = bool(cols[r.resolved_field][k])
+        rows.append(PairRow(cells, flags))
+    return rows
+
+
+def build_view(diag: Diagnosis, *, cluster_name: str = "cluster") -> ReportView:
     """The view of a Diagnosis: every number formatted in its units, every label from the result."""
     s = diag.settings
     binary = bool(s.get("binary"))
@@ -113,17 +284,8 @@ def build_view(diag: Diagnosis) -> ReportView:
         else:
             interval, half = f"{lo:.4g} – {hi:.4g}", f"±{(hi - lo) / 2:.3g}"
         models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary), interval, half))
-    extra = diag.regimes[1:]  # the stress regimes computed, in the registry's order
-    clustered = "cluster" in diag.n_unresolved
-    pairs = [PairRow(
-        rank=p.rank_a, model_a=p.model_a, model_b=p.model_b, gap=fmt_gap(p.delta, binary),
-        ci=f"[{fmt_gap(p.ci_low, binary)}, {fmt_gap(p.ci_high, binary)}]" if p.ci_low is not None else "",
-        p=fmt_p(p.pvalue, 2), p_cluster=fmt_p(p.pvalue_cluster, 2) if clustered else None,
-        n_star=fmt_n_star(p.n_star), q=f"{p.q:.2f}", resolved=bool(p.resolved),
-        regimes=[(f"{getattr(p, r.q_field):.2f}", bool(getattr(p, r.resolved_field))) for r in extra],
-    ) for p in diag.pairs]
-    labels = {r.key: (s.get("correction") if r.key == "corrected" else r.title) for r in diag.regimes}
-    counts = [(r.key, str(labels[r.key]), int(diag.n_unresolved[r.key])) for r in diag.regimes]
+    regimes = _regime_views(diag)
+    strictest = _strictest(diag, regimes)
     ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
     robustness = None
     if diag.cluster_robustness:
@@ -131,10 +293,12 @@ def build_view(diag: Diagnosis) -> ReportView:
         robustness = (f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): "
                       f"unresolved count median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
     return ReportView(
-        n=diag.n, n_models=len(diag.models), n_pairs=len(diag.pairs), pairs_kind=str(s["pairs"]), binary=binary,
-        alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level, unit="pts" if binary else "score",
-        unit_long="points" if binary else "score units", interval_name="Wilson" if binary else "t",
-        score_word="score" if binary else "mean score", models=models,
-        regime_labels=[r.label(s) for r in extra], pairs=pairs, counts=counts, ties_regime=ties_regime,
+        n=diag.n, n_models=len(diag.models), n_pairs=len(diag.columns["delta"]) if diag.columns else 0,
+        pairs_kind=str(s["pairs"]), binary=binary, alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level,
+        unit="pts" if binary else "score", unit_long="points" if binary else "score units",
+        interval_name="Wilson" if binary else "t", score_word="score" if binary else "mean score", models=models,
+        regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True), ties_regime=ties_regime,
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
+        sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest),
+        has_cluster_p="pvalue_cluster" in diag.columns, settings=dict(s),
     )
