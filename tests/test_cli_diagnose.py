@@ -130,7 +130,7 @@ def test_refuses_to_overwrite_an_input(tmp_path, capsys):
          [], "record line 2: not valid JSON"),
         ("empty.csv", "", [], "empty.csv: the file is empty"),
         ("x.unknown", "data", [], "x.unknown: unknown format '.unknown'"),
-        ("long.csv", "model,item,score\nA,q1,1\nB,q1,0\n", ["--metric", "f1"], "long format needs item and score columns"),
+        ("long.csv", "model,item,score\nA,q1,1\nB,q1,0\n", ["--metric", "f1"], "no score column 'f1'; columns are"),
         ("dup.csv", "model,item,score\nA,q1,1\nA,q1,0\nB,q1,1\n", [], "model 'A' has item 'q1' more than once"),
         ("disjoint.csv", "model,item,score\nA,q1,1\nB,q2,1\n", ["--on-missing", "intersect"], "no item is shared by all models"),
     ],

@@ -68,3 +68,71 @@ def test_report_renders_offline_in_chromium(tmp_path, capsys):
     assert external == []
     assert shot.stat().st_size > 50_000
     assert width <= 400
+
+
+#: checks run in the page: horizontal overflow of the page, of the pairs/models tables and of any
+#: text cell; every verdict cell's box; the rendered size of the plots' text
+_LAYOUT = """() => {
+  const vw = document.documentElement.clientWidth;
+  const clipped = [];
+  for (const el of document.querySelectorAll('#pairs-table td, #pairs-table th, #models-table td, #models-table th, '
+                                             + 'ul.verdict li, .card, p, h1, h2, figcaption')) {
+    const style = getComputedStyle(el);
+    if (style.display !== 'none' && el.scrollWidth > el.clientWidth + 1) clipped.push(el.textContent.slice(0, 60));
+  }
+  const verdicts = [...document.querySelectorAll('#pairs-table td.v')].map(td => {
+    const r = td.getBoundingClientRect();
+    return {left: r.left, right: r.right, width: r.width, text: td.textContent.trim()};
+  });
+  const scrolls = [...document.querySelectorAll('#pairs-table, #models-table')].map(
+    t => t.parentElement.scrollWidth - t.parentElement.clientWidth);
+  const fonts = [...document.querySelectorAll('figure svg text')].slice(0, 40).map(
+    t => t.getBoundingClientRect().height).filter(h => h > 0);
+  return {vw, page: document.documentElement.scrollWidth, clipped, verdicts, scrolls,
+          font: fonts.sort((a, b) => a - b)[Math.floor(fonts.length / 2)]};
+}"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+def test_every_verdict_is_visible_and_no_text_is_clipped(tmp_path, capsys, width, height):
+    sync = _browser_or_skip()
+    report = tmp_path / "report.html"
+    assert main(["demo", "--html", str(report)]) == 0
+    capsys.readouterr()
+    with sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(report.as_uri())
+        page.wait_for_load_state("load")
+        layout = page.evaluate(_LAYOUT)
+        page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=False)
+        browser.close()
+    assert layout["page"] <= layout["vw"], "the page scrolls sideways"
+    assert layout["scrolls"] == [0, 0], "a table scrolls sideways"
+    assert layout["clipped"] == []
+    verdicts = layout["verdicts"]
+    assert len(verdicts) == 9 * 4  # 9 pairs x 4 regimes, each a cell
+    for cell in verdicts:
+        assert 0 <= cell["left"] and cell["right"] <= layout["vw"] and cell["width"] > 0
+        assert cell["text"] in ("✓", "✗")
+    assert layout["font"] >= 9  # the plots' text stays legible (median rendered height in CSS px)
+
+
+def test_all_pairs_page_stays_short(tmp_path, capsys):
+    sync = _browser_or_skip()
+    from llm_power.io.demo import load_mmlu_pro
+    from llm_power.report.html import render_html
+
+    from llm_power import diagnose
+
+    _, models, x, _ = load_mmlu_pro()
+    report = tmp_path / "all.html"
+    report.write_text(render_html(diagnose(x, models=models, pairs="all", rng=0)))
+    with sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(report.as_uri())
+        page.wait_for_load_state("load")
+        height = page.evaluate("document.documentElement.scrollHeight")
+        browser.close()
+    assert height < 12_000  # 26 models, 325 pairs: a matrix and a top-k table, not 325-row plots

@@ -23,90 +23,184 @@
 85% on 20 items: [64.0%, 94.8%]
 """
 
-from ._results import ConfidenceInterval
+from typing import TYPE_CHECKING
+
 from ._version import __version__
-from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
-from .comparison import COMPARE_METHODS, Comparison, compare
-from .effects import (
-    PAIRED_CI_METHODS,
-    EffectSizesResult,
-    effect_sizes,
-    paired_difference_ci,
-    paired_difference_ci_from_counts,
-)
-from .errors import (
-    ApproximationWarning,
-    DataError,
-    DegenerateDataWarning,
-    FewClustersWarning,
-    InfeasibleDesignWarning,
-    LLMPowerError,
-    LLMPowerWarning,
-)
-from .intervals import (
-    INTERVAL_METHODS,
-    coverage,
-    half_width,
-    n_for_half_width,
-    proportion_ci,
-    rule_of_three,
-)
-from .io import align_results, read_results
-from .multiplicity import (
-    ADJUST_METHODS,
-    CountEffectsResult,
-    ErrorRatesResult,
-    adjust_pvalues,
-    count_effects,
-    partial_conjunction,
-    simulate_error_rates,
-)
-from .paired import (
-    McNemarResult,
-    TestResult,
-    mcnemar,
-    mcnemar_from_counts,
-    paired_t,
-    sign_test,
-    unpaired_z,
-    wilcoxon,
-)
-from .permutation import PermutationResult, permutation_test
-from .planning import (
-    TypeSMResult,
-    bonferroni_factor,
-    cells_from_margins,
-    discordance_from_baseline,
-    margins_from_cells,
-    mde,
-    power,
-    power_curve,
-    rho_bounds,
-    sample_size,
-    sample_size_shortcut,
-    shortcut_constant,
-    shortcut_prescreen,
-    type_s_m,
-)
-from .repeats import (
-    RepeatedSamplingPlanResult,
-    VarianceComponentsResult,
-    paired_variance_components,
-    repeated_sampling_plan,
-    sample_size_repeated,
-    variance_components,
-)
-from .resampling import BootstrapResult, paired_bootstrap
-from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
-from .sequential import (
-    LeaderboardMonitor,
-    LeaderboardMonitorResult,
-    MonitorResult,
-    SequentialMonitor,
-    anytime_critical_value,
-)
-from .several import cochran_q, five_by_two_cv
-from .simulation import CalibrationResult, PowerSimulationResult, simulate_pairs, simulated_power
+
+if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__
+    from ._results import ConfidenceInterval
+    from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
+    from .comparison import COMPARE_METHODS, Comparison, compare
+    from .effects import (
+        PAIRED_CI_METHODS,
+        EffectSizesResult,
+        effect_sizes,
+        paired_difference_ci,
+        paired_difference_ci_from_counts,
+    )
+    from .errors import (
+        ApproximationWarning,
+        DataError,
+        DegenerateDataWarning,
+        FewClustersWarning,
+        InfeasibleDesignWarning,
+        LLMPowerError,
+        LLMPowerWarning,
+    )
+    from .intervals import (
+        INTERVAL_METHODS,
+        coverage,
+        half_width,
+        n_for_half_width,
+        proportion_ci,
+        rule_of_three,
+    )
+    from .io import align_results, read_results
+    from .multiplicity import (
+        ADJUST_METHODS,
+        CountEffectsResult,
+        ErrorRatesResult,
+        adjust_pvalues,
+        count_effects,
+        partial_conjunction,
+        simulate_error_rates,
+    )
+    from .paired import (
+        McNemarResult,
+        TestResult,
+        mcnemar,
+        mcnemar_from_counts,
+        paired_t,
+        sign_test,
+        unpaired_z,
+        wilcoxon,
+    )
+    from .permutation import PermutationResult, permutation_test
+    from .planning import (
+        TypeSMResult,
+        bonferroni_factor,
+        cells_from_margins,
+        discordance_from_baseline,
+        margins_from_cells,
+        mde,
+        power,
+        power_curve,
+        rho_bounds,
+        sample_size,
+        sample_size_shortcut,
+        shortcut_constant,
+        shortcut_prescreen,
+        type_s_m,
+    )
+    from .repeats import (
+        RepeatedSamplingPlanResult,
+        VarianceComponentsResult,
+        paired_variance_components,
+        repeated_sampling_plan,
+        sample_size_repeated,
+        variance_components,
+    )
+    from .resampling import BootstrapResult, paired_bootstrap
+    from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
+    from .sequential import (
+        LeaderboardMonitor,
+        LeaderboardMonitorResult,
+        MonitorResult,
+        SequentialMonitor,
+        anytime_critical_value,
+    )
+    from .several import cochran_q, five_by_two_cv
+    from .simulation import CalibrationResult, PowerSimulationResult, simulate_pairs, simulated_power
+
+#: public name -> the submodule that defines it; imported on first use, so that `import llm_power`
+#: (and the CLI's --help) does not pay for scipy.stats, pandas or matplotlib until they are needed
+_LAZY = {
+    "ADJUST_METHODS": ".multiplicity",
+    "adjust_pvalues": ".multiplicity",
+    "align_results": ".io",
+    "anytime_critical_value": ".sequential",
+    "ApproximationWarning": ".errors",
+    "bonferroni_factor": ".planning",
+    "BootstrapResult": ".resampling",
+    "calibrate": ".resolution",
+    "CalibrationResult": ".simulation",
+    "cells_from_margins": ".planning",
+    "cluster_robust_se": ".clustering",
+    "cochran_q": ".several",
+    "compare": ".comparison",
+    "COMPARE_METHODS": ".comparison",
+    "Comparison": ".comparison",
+    "ConfidenceInterval": "._results",
+    "count_effects": ".multiplicity",
+    "CountEffectsResult": ".multiplicity",
+    "coverage": ".intervals",
+    "DataError": ".errors",
+    "DegenerateDataWarning": ".errors",
+    "design_effect": ".clustering",
+    "design_effects": ".clustering",
+    "DesignEffectsResult": ".clustering",
+    "diagnose": ".resolution",
+    "Diagnosis": ".resolution",
+    "discordance_from_baseline": ".planning",
+    "effect_sizes": ".effects",
+    "EffectSizesResult": ".effects",
+    "ErrorRatesResult": ".multiplicity",
+    "FewClustersWarning": ".errors",
+    "five_by_two_cv": ".several",
+    "half_width": ".intervals",
+    "icc_anova": ".clustering",
+    "ICCResult": ".clustering",
+    "InfeasibleDesignWarning": ".errors",
+    "INTERVAL_METHODS": ".intervals",
+    "LeaderboardMonitor": ".sequential",
+    "LeaderboardMonitorResult": ".sequential",
+    "LLMPowerError": ".errors",
+    "LLMPowerWarning": ".errors",
+    "margins_from_cells": ".planning",
+    "mcnemar": ".paired",
+    "mcnemar_from_counts": ".paired",
+    "McNemarResult": ".paired",
+    "mde": ".planning",
+    "MonitorResult": ".sequential",
+    "n_for_half_width": ".intervals",
+    "paired_bootstrap": ".resampling",
+    "PAIRED_CI_METHODS": ".effects",
+    "paired_difference_ci": ".effects",
+    "paired_difference_ci_from_counts": ".effects",
+    "paired_t": ".paired",
+    "paired_variance_components": ".repeats",
+    "PairResolution": ".resolution",
+    "pairwise_statistics": ".resolution",
+    "partial_conjunction": ".multiplicity",
+    "permutation_test": ".permutation",
+    "PermutationResult": ".permutation",
+    "power": ".planning",
+    "power_curve": ".planning",
+    "PowerSimulationResult": ".simulation",
+    "proportion_ci": ".intervals",
+    "read_results": ".io",
+    "repeated_sampling_plan": ".repeats",
+    "RepeatedSamplingPlanResult": ".repeats",
+    "rho_bounds": ".planning",
+    "rule_of_three": ".intervals",
+    "sample_size": ".planning",
+    "sample_size_repeated": ".repeats",
+    "sample_size_shortcut": ".planning",
+    "SequentialMonitor": ".sequential",
+    "shortcut_constant": ".planning",
+    "shortcut_prescreen": ".planning",
+    "sign_test": ".paired",
+    "simulate_error_rates": ".multiplicity",
+    "simulate_pairs": ".simulation",
+    "simulated_power": ".simulation",
+    "TestResult": ".paired",
+    "type_s_m": ".planning",
+    "TypeSMResult": ".planning",
+    "unpaired_z": ".paired",
+    "variance_components": ".repeats",
+    "VarianceComponentsResult": ".repeats",
+    "wilcoxon": ".paired",
+}
 
 __all__ = [
     "ADJUST_METHODS",
@@ -213,12 +307,24 @@ _RENAMED = {
 
 
 def __getattr__(name: str) -> object:
-    """Deprecated names of renamed results (one release)."""
+    """Public names, imported from their submodule on first use; deprecated names of renamed
+    results (one release).
+    """
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # the next access is a plain attribute lookup
+        return value
     if name in _RENAMED:
         import warnings
 
         warnings.warn(f"`llm_power.{name}` was renamed `{_RENAMED[name]}`; the old name will be removed in the next "
                       "release.", DeprecationWarning, stacklevel=2)
-        return globals()[_RENAMED[name]]
+        return __getattr__(_RENAMED[name])
     msg = f"module 'llm_power' has no attribute {name!r}"
     raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -516,11 +516,6 @@ def t_interval(delta: Any, variance: Any, df: Any, level: float, alternative: st
 # The reported IID test and interval of each pair (the Dror et al. tree, shared by compare/diagnose)
 # =================================================================================================
 
-#: the paired tests of the package, one registry (compare adds "auto" and "mcnemar"; simulated_power
-#: and the CLI take the same names)
-PAIRED_TESTS = ("bootstrap", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
-                "sign", "wilcoxon")
-
 #: graded scores: below this many items the test checks normality instead of relying on the CLT
 CLT_MIN_ITEMS = 30
 

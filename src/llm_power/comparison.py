@@ -10,6 +10,7 @@ import numpy as np
 
 from ._format import fmt_gap, fmt_n_star, fmt_score, p_is
 from ._kernels import _check_alpha_power, ceil_items
+from ._options import COMPARE_METHODS  # one list, shared with the command line
 from ._results import ConfidenceInterval, Result
 from ._validation import (
     as_rng,
@@ -21,7 +22,6 @@ from ._validation import (
 )
 from ._verdict import (
     DESIGN_EFFECTS,
-    PAIRED_TESTS,
     check_cluster_labels,
     choose_iid_test,
     cluster_verdict,
@@ -44,7 +44,6 @@ __all__ = ["COMPARE_METHODS", "Comparison", "compare"]
 
 #: compare's methods: the package's paired tests (one registry, shared with simulated_power) plus
 #: "auto" (the decision tree) and "mcnemar" (exact or asymptotic by the discordant count)
-COMPARE_METHODS = tuple(sorted(("auto", "mcnemar", *PAIRED_TESTS)))
 
 
 @dataclass(frozen=True, slots=True, repr=False)

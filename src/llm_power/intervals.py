@@ -23,8 +23,9 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special  # scipy.stats (slow to import) only where coverage needs it
 
+from ._options import INTERVAL_METHODS  # one list, shared with the command line
 from ._results import ConfidenceInterval
 from ._validation import (
     check_alternative,
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 #: The interval methods of :func:`proportion_ci`, in the order tables show them.
-INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
 
 
 def _z(confidence_level: float, alternative: str) -> float:
@@ -302,6 +302,8 @@ def coverage(
         for start in range(0, sel.size, step):
             idx = sel[start : start + step]
             pv = flat_p[idx]
+            from scipy import stats
+
             pmf = stats.binom.pmf(ks[:, None], n_value, pv[None, :])
             inside = (low[:, None] <= pv[None, :]) & (pv[None, :] <= high[:, None])
             flat_out[idx] = np.sum(pmf * inside, axis=0)
@@ -327,6 +329,8 @@ def _coverage_window(n: int, p: float, method: str, confidence_level: float, alt
         raise ValueError(msg)
     ks = np.arange(lo, hi + 1)
     low, high = _bounds(ks, np.full(ks.shape, n), method, confidence_level, alternative)
+    from scipy import stats
+
     pmf = stats.binom.pmf(ks, n, p)
     return float(np.sum(pmf * ((low <= p) & (p <= high))))
 

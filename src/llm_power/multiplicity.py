@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from ._options import ADJUST_METHODS  # one list, shared with the command line
 from ._results import Result
 from ._validation import as_float_array, as_rng, check_open_unit, check_option, fail
 
@@ -30,7 +31,6 @@ __all__ = [
     "simulate_error_rates",
 ]
 
-ADJUST_METHODS = ("bh", "bonferroni", "by", "hochberg", "holm")
 
 
 def _pvalues(pvalues: Any, name: str = "pvalues") -> np.ndarray:

@@ -48,6 +48,7 @@ from ._kernels import (  # noqa: F401 - the one copy of K, N*, MDE; planning's n
     mde_from_variance,
     n_star_from_variance,
 )
+from ._options import DESIGNS  # one list, shared with the command line
 from ._validation import check_alternative, check_open_unit, check_option, fail, scalar_or_array
 from .designs import (  # noqa: F401 - re-exported: planning's conversions
     _check_prob,
@@ -92,7 +93,6 @@ __all__ = [
 
 PAIRED_METHODS = ("connor", "exact", "wald")
 UNPAIRED_METHODS = ("fleiss", "per_arm", "wald")
-DESIGNS = ("paired", "unpaired")
 
 
 def _check_design(design: str, method: str) -> str:

@@ -22,6 +22,7 @@ from scipy import stats
 
 from ._format import fmt_gap, fmt_n_star, fmt_p
 from ._kernels import _check_alpha_power, k_factor, mde_from_variance
+from ._options import CORRECTIONS  # one list, shared with the command line
 from ._results import Result, to_plain
 from ._sufficient import (
     PairwiseStatistics,
@@ -53,7 +54,6 @@ from .simulation import calibrate  # re-exported: it lived here before 0.1
 __all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
            "diagnose", "pairwise_statistics"]
 
-CORRECTIONS = ("bh", "bonferroni", "holm")
 #: reports with more pairs are refused before allocating (see ``max_pairs``)
 MAX_PAIRS = 200_000
 #: cluster resamples are computed in batches; more than this is refused (time, not memory)

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from ._options import PAIRED_TESTS  # the paired tests, one registry (compare adds auto, mcnemar)
 from ._results import Result
 from ._validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
-from ._verdict import PAIRED_TESTS
 from .designs import cells_from_margins
 from .paired import mcnemar_pvalue, wilcoxon
 from .permutation import permutation_test

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from .._format import fmt_p
-from ..multiplicity import ADJUST_METHODS, adjust_pvalues
+from .._options import ADJUST_METHODS
 from ..report.terminal import dump_json, print_table
 
 HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"
@@ -40,6 +40,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from ..multiplicity import adjust_pvalues
     if not 0.0 < args.alpha < 1.0:
         msg = f"`--alpha` must be in (0, 1); got {args.alpha!r}."
         raise ValueError(msg)

@@ -6,7 +6,7 @@ import argparse
 import warnings
 from typing import Any
 
-from ..intervals import INTERVAL_METHODS, proportion_ci
+from .._options import INTERVAL_METHODS
 from ..report.terminal import dump_json, print_table
 
 HELP = "confidence interval for one score: K correct out of N items"
@@ -33,6 +33,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def compute(k: int, n: int, methods: tuple[str, ...], confidence_level: float, alternative: str) -> dict[str, Any]:
     """The payload shared by the table and JSON output."""
+    from ..intervals import proportion_ci
     rows = []
     for method in methods:
         with warnings.catch_warnings():

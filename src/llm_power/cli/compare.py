@@ -8,11 +8,8 @@ import warnings
 from typing import Any
 
 from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, p_is
-from ..comparison import COMPARE_METHODS, compare
+from .._options import COMPARE_METHODS, FORMATS
 from ..errors import DataError, LLMPowerWarning
-from ..io import align_results, read_results
-from ..io.detect import expand_paths
-from ..io.harness import FORMATS
 from ..report.terminal import dump_json, print_table, say
 from ._types import nonnegative_int, positive_int
 
@@ -31,25 +28,30 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="RESULTS",
                    help="result files or folders, as diagnose reads them (harness logs, long/wide tables, "
                         "one file per model); exactly two models, or choose two with --models")
-    p.add_argument("--models", nargs=2, metavar=("A", "B"), help="the two models to compare (A first)")
+    p.add_argument("--models", nargs=2, metavar=("A", "B"),
+                   help="the two models to compare, A first (default: the two models found)")
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                    help="per-item metric / score column (default per format: score, correct, acc, ...)")
     p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
     p.add_argument("--cluster", metavar="COL",
-                   help="cluster label field (subject, source): cluster-robust test, interval and N*")
+                   help="cluster label field (subject, source): cluster-robust test, interval and N* "
+                        "(default: none, items independent)")
     p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
     p.add_argument("--split", default="test", help="HELM split (default test)")
-    p.add_argument("--filter", help="lm-eval filter when a task wrote several (e.g. strict-match)")
+    p.add_argument("--filter", help="lm-eval filter when a task wrote "
+                                    "several, e.g. strict-match (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items one model lacks: error (default) or keep the shared items and report drops")
     p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
                    help="with --cluster: CR2 with Imbens-Kolesar df (default), CR1, ANOVA/Kish or the paper's form")
     p.add_argument("--method", default="auto", choices=COMPARE_METHODS + ("cluster_t",),
                    help="test (default auto: Dror et al. 2018 tree; with --cluster the cluster-robust t test)")
-    p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"))
-    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L")
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"),
+                   help="two-sided (default), or one-sided: greater (A better) / less")
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
+                   help="level of the gap's interval (default 0.95)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="target power of N* (default 0.8)")
     p.add_argument("--n-resamples", type=positive_int, default=None, metavar="B",
                    help="bootstrap resamples (default 10,000) / random sign patterns of the permutation test "
                         "(default: exact when at most 20 items differ)")
@@ -60,6 +62,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list[str] | None]:
     """(names, items, a, b, clusters) through the one reader stack: read_results -> align_results."""
     import pandas as pd
+
+    from ..io import align_results, read_results
+    from ..io.detect import expand_paths
 
     paths = expand_paths(args.files)
     frame = pd.concat([read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
@@ -93,6 +98,7 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from ..comparison import compare
     names, items, a, b, clusters = load(args)
     res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,

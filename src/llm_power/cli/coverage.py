@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..intervals import INTERVAL_METHODS, coverage
+from .._options import INTERVAL_METHODS
 from ..report.terminal import dump_json, print_table
 
 HELP = "exact coverage probability of interval methods at true accuracy P on N items"
@@ -17,9 +17,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         "coverage", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
         epilog="example: llm-power coverage --n 10 30 100 --p 0.02 0.5",
     )
-    p.add_argument("--n", type=int, nargs="+", required=True, metavar="N", help="number(s) of items")
+    p.add_argument("--n", type=int, nargs="+", required=True, metavar="N", help="number(s) of items (required)")
     p.add_argument("--p", type=float, nargs="+", required=True, metavar="P",
-                   help="true accuracy (or accuracies) in [0, 1]")
+                   help="true accuracy (or accuracies) in [0, 1] (required)")
     p.add_argument("--method", default="all", choices=(*INTERVAL_METHODS, "all"),
                    help="interval method (default: all)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
@@ -29,6 +29,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from ..intervals import coverage
     methods = INTERVAL_METHODS if args.method == "all" else (args.method,)
     records = []
     for n in args.n:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..intervals import half_width
-from ..io.demo import load_mmlu_pro
 from ..report.terminal import dump_json, print_table
 from ._types import positive_int
 from .diagnose import run_diagnosis
@@ -38,6 +36,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def error_bars(confidence_level: float) -> dict[str, Any]:
     """Half-widths of the Wilson interval at the benchmark sizes of the demo table."""
+    from ..intervals import half_width
     rows = [{"benchmark": name, "n": n, "half_width_at_0_8": half_width(n, 0.8, confidence_level=confidence_level),
              "half_width_at_0_5": half_width(n, 0.5, confidence_level=confidence_level)} for n, name in BENCHMARKS]
     return {"method": "wilson", "confidence_level": confidence_level, "benchmarks": rows}
@@ -45,6 +44,7 @@ def error_bars(confidence_level: float) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from ..io.demo import load_mmlu_pro
     if args.error_bars:
         payload = error_bars(args.confidence_level)
         if args.format == "json":
@@ -66,5 +66,4 @@ def run(args: argparse.Namespace) -> int:
             "data set MIT), strict correctness, 14 subject categories as clusters.")
     return run_diagnosis(args, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
                          inputs=(), note=note, title=f"MMLU-Pro: which of the top {args.top} gaps are real?",
-                         next_line="your own results: llm-power diagnose RESULTS... --cluster FIELD --html "
-                                   "report.html (harness folders, logs or tables; llm-power diagnose --help)")
+                         next_line="llm-power diagnose YOUR_RESULTS --cluster FIELD --html report.html")

@@ -7,12 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..io import align_results, read_results
-from ..io.detect import companion_files, expand_paths
-from ..io.harness import FORMATS
+from .._options import CORRECTIONS, FORMATS
 from ..report.files import check_outputs, write_atomic
-from ..report.terminal import dump_json, say
-from ..resolution import CORRECTIONS, diagnose
+from ..report.terminal import dump_json, safe_text, say
 from ._types import nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
@@ -39,7 +36,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--id-column", metavar="COL",
                    help="item id column of plain tables (default: item, item_id, id, doc_id, seg_id, ...)")
     p.add_argument("--split", default="test", help="HELM split (default test)")
-    p.add_argument("--filter", help="lm-eval filter when a task wrote several (e.g. strict-match)")
+    p.add_argument("--filter", help="lm-eval filter when a task wrote "
+                                    "several, e.g. strict-match (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items some model lacks: error (default) or keep the intersection and report drops")
     p.set_defaults(run=run)
@@ -47,36 +45,43 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """Add the options diagnose shares with demo."""
-    p.add_argument("--cluster", metavar="FIELD", help="cluster label: a column, inspect metadata or lm-eval doc field")
-    p.add_argument("--pairs", default="adjacent", choices=("adjacent", "all"))
-    p.add_argument("--correction", choices=CORRECTIONS, help="multiplicity stress test across the pairs")
+    p.add_argument("--cluster", metavar="FIELD",
+                   help="cluster label: a column, inspect metadata or lm-eval doc field (default: none, items "
+                        "independent)")
+    p.add_argument("--pairs", default="adjacent", choices=("adjacent", "all"),
+                   help="adjacent models in the ranking (default) or all pairs")
+    p.add_argument("--correction", choices=CORRECTIONS,
+                   help="multiplicity stress test across the pairs (default: none)")
     p.add_argument("--anytime", action="store_true", help="anytime-valid (continuously monitored) stress test")
-    p.add_argument("--top", type=positive_int, metavar="K", help="only the K best models")
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--power", type=float, default=0.8)
+    p.add_argument("--top", type=positive_int, metavar="K", help="only the K best models (default: all)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="target power of N* (default 0.8)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="level of every interval in the report (default 0.95)")
     p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
                    help="clustered regime: measured CR2 design effect with Imbens-Kolesar df (default), CR1 with "
                         "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
-    p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B")
+    p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B",
+                   help="cluster bootstrap resamples of the clustered unresolved count (default 1000; 0: none)")
     p.add_argument("--max-pairs", type=nonnegative_int, default=200_000, metavar="P",
                    help="refuse reports with more pairs (default 200,000; --pairs all grows with models squared)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the cluster bootstrap (default 0)")
     p.add_argument("--wide", action="store_true",
                    help="every column (N*, q and verdict per regime, CIs) at full width, every pair; default: a "
                         "compact verdict-first table that fits the terminal")
-    p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the report as JSON ('-': stdout)")
+    p.add_argument("--json", dest="json_out", metavar="FILE",
+                   help="also write the report as JSON ('-': stdout; default: none)")
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
-                   help="also write the report as Markdown ('-': stdout)")
+                   help="also write the report as Markdown ('-': stdout; default: none)")
     p.add_argument("--html", dest="html_out", metavar="FILE",
-                   help="also write the self-contained HTML report ('-': stdout)")
+                   help="also write the self-contained HTML report ('-': stdout; default: none)")
 
 
 def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters: Any, *, source: str,
                   inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report",
                   next_line: str = "") -> int:
     """Diagnose an aligned matrix, print the report and write the requested files."""
+    from ..resolution import diagnose
     check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
     diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
                     confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
@@ -115,7 +120,7 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
         print_report(diag, note=note, cluster_name=cluster_name, wide=getattr(args, "wide", False))
         for path in outputs:
             if path != "-":
-                say(f"report: {Path(path).resolve()}")
+                print(safe_text(f"report: {Path(path).resolve()}"))  # one line, never wrapped: copyable
         if next_line:
             say(f"next: {next_line}")
     return 0
@@ -123,6 +128,8 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from ..io import align_results
+    from ..io.detect import companion_files, expand_paths
     check_outputs([args.json_out, args.markdown_out, args.html_out], args.results)  # before reading anything
     paths = expand_paths(args.results)
     frame = _read(paths, args)
@@ -139,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _read(paths: list[Any], args: argparse.Namespace) -> Any:
     import pandas as pd
+
+    from ..io import read_results
 
     if len(paths) > 3 and sys.stderr.isatty():
         from rich.progress import track

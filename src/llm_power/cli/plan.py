@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import Any
 
-from .. import planning as pl
+from .._options import DESIGNS
 from ..report.terminal import dump_json, print_table
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
@@ -35,7 +35,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     ss.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
     ss.add_argument("--discordance", type=float,
                     help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
-    ss.add_argument("--design", default="paired", choices=pl.DESIGNS,
+    ss.add_argument("--design", default="paired", choices=DESIGNS,
                     help="paired (default: both models on the same items) or unpaired")
     ss.add_argument("--method", default="all", help="wald | connor | exact (paired), wald | per_arm | fleiss "
                                                     "(unpaired), or all (default)")
@@ -58,7 +58,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     md.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
     md.add_argument("--discordance", type=float,
                     help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
-    md.add_argument("--design", default="paired", choices=pl.DESIGNS,
+    md.add_argument("--design", default="paired", choices=DESIGNS,
                     help="paired (default: both models on the same items) or unpaired")
     md.add_argument("--method", default="connor",
                     help="wald | connor | exact (paired), wald | per_arm | fleiss (unpaired); default connor")
@@ -70,13 +70,14 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
     pw = psub.add_parser("power", parents=[parent], help="power to detect p_a - p_b with n items",
                          epilog="example: llm-power plan power --n 400 --pa 0.70 --pb 0.75 --rho 0 --method exact")
-    pw.add_argument("--n", type=int, nargs="+", required=True, help="number(s) of items (several: a power curve)")
+    pw.add_argument("--n", type=int, nargs="+", required=True,
+                   help="number(s) of items, several for a power curve (required)")
     pw.add_argument("--pa", type=float, required=True, help="accuracy of model A (required)")
     pw.add_argument("--pb", type=float, required=True, help="accuracy of model B (required)")
     pw.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
     pw.add_argument("--discordance", type=float,
                     help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
-    pw.add_argument("--design", default="paired", choices=pl.DESIGNS,
+    pw.add_argument("--design", default="paired", choices=DESIGNS,
                     help="paired (default: both models on the same items) or unpaired")
     pw.add_argument("--method", default="normal",
                     help="normal | exact | wald | connor (paired); normal | per_arm | fleiss (unpaired); "
@@ -111,6 +112,7 @@ def _kw(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_sample_size(args: argparse.Namespace) -> int:
     """Run `plan sample-size`; returns the exit code."""
+    from .. import planning as pl
     if args.table:
         return _sample_size_table(args)
     _need(args, "pa", "pb")
@@ -154,6 +156,7 @@ def run_sample_size(args: argparse.Namespace) -> int:
 
 
 def _sample_size_table(args: argparse.Namespace) -> int:
+    from .. import planning as pl
     p, delta = args.p, args.delta
     p_a, p_b = p + delta / 2, p - delta / 2
     method = "connor" if args.method == "all" else args.method
@@ -178,6 +181,7 @@ def _sample_size_table(args: argparse.Namespace) -> int:
 
 def run_mde(args: argparse.Namespace) -> int:
     """Run `plan mde`; returns the exit code."""
+    from .. import planning as pl
     ns = args.n or ([80, 164, 198, 1319, 14000] if args.table else None)
     if ns is None:
         msg = "--n required (or use --table)"
@@ -212,6 +216,7 @@ def run_mde(args: argparse.Namespace) -> int:
 
 def run_power(args: argparse.Namespace) -> int:
     """Run `plan power`; returns the exit code."""
+    from .. import planning as pl
     values = pl.power_curve(args.n, args.pa, args.pb, rho=args.rho, alpha=args.alpha, design=args.design,
                             method=args.method, alternative=args.alternative, design_effect=args.design_effect,
                             discordance=args.discordance)
@@ -227,6 +232,7 @@ def run_power(args: argparse.Namespace) -> int:
 
 def run_shortcut(args: argparse.Namespace) -> int:
     """Run `plan shortcut`; returns the exit code."""
+    from .. import planning as pl
     k = pl.k_factor(args.alpha, args.power)
     n_short = pl.sample_size_shortcut(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
     short_raw = pl.shortcut_raw(args.pa, args.pb, args.rho, k)

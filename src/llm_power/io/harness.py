@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .._options import FORMATS  # one list, shared with the command line
 from ..errors import DataError
 from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score
 from .safe import ArchiveReader, load_json_file
@@ -24,7 +25,6 @@ if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
 
 __all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results"]
 
-FORMATS = ("auto", "csv", "helm", "inspect", "lighteval", "lm_eval", "parquet")
 INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 from .detect import _LM_EVAL_SAMPLES, companion_files, detect_format, expand_paths  # noqa: E402, F401 - re-exported
 
@@ -389,8 +389,16 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: 
     """Records of a long table: a model column, an item id and a score column per row."""
     item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
     score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
-    if item_col is None or score_col is None or score_col not in columns:
-        msg = f"long format needs item and score columns; columns are {', '.join(map(repr, columns))}"
+    listed = ", ".join(map(repr, columns))
+    if item_column is not None and item_column not in columns:
+        msg = f"no item id column {item_column!r}; columns are {listed}"
+        raise DataError(msg, file=str(path))
+    if item_col is None:
+        msg = f"cannot tell which column is the item id; columns are {listed} (choose one with --id-column)"
+        raise DataError(msg, file=str(path))
+    if score_col is None or score_col not in columns:
+        msg = (f"no score column {metric!r}; columns are {listed}" if metric else
+               f"cannot tell which column is the score; columns are {listed} (choose one with --score-column)")
         raise DataError(msg, file=str(path))
     if path.suffix.lower() == ".parquet":
         import pandas as pd

@@ -181,7 +181,7 @@ def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], w
             return name
     msg = (
         f"cannot tell which column is the {what}; columns are {', '.join(map(repr, columns))} "
-        f"(choose one with --{'id' if what == 'item id' else 'metric'}-column)"
+        f"(choose one with --{'id' if what == 'item id' else 'score'}-column)"
     )
     raise DataError(
         msg,

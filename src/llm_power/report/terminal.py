@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .._results import to_plain
-
-__all__ = ["dump_json", "print_table", "safe_text", "say"]
+__all__ = ["dump_json", "print_table", "safe_text", "say", "terminal_width"]
 
 # C0/C1 control characters (escape sequences, carriage returns, bells), DEL, zero-width and
 # bidirectional-override characters: shown as visible escapes, never sent to a terminal raw
@@ -35,13 +35,22 @@ def _cell(text: Any) -> str:
     return escape(safe_text(text))
 
 
+def terminal_width(stream: Any = None) -> int:
+    """The width to render for: the terminal's; ``COLUMNS`` or 100 for files and pipes."""
+    out = sys.stdout if stream is None else stream
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if hasattr(out, "isatty") and out.isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    return 100
+
+
 def say(text: Any, stream: TextIO | None = None) -> None:
     """Print a line of prose (escaped), wrapped to the terminal's width; words are never split
     (a long path stays whole), continuation lines are indented.
     """
     import textwrap
-
-    from .terminal_report import terminal_width
 
     out = sys.stdout if stream is None else stream
     lines = textwrap.wrap(safe_text(text), width=terminal_width(out), subsequent_indent="  ",
@@ -51,6 +60,8 @@ def say(text: Any, stream: TextIO | None = None) -> None:
 
 def dump_json(payload: Any, stream: TextIO | None = None) -> None:
     """Write ``payload`` as deterministic JSON (plain types, sorted keys) and a newline."""
+    from .._results import to_plain
+
     stream = sys.stdout if stream is None else stream
     json.dump(to_plain(payload), stream, indent=2, sort_keys=True, allow_nan=False)
     stream.write("\n")
@@ -69,8 +80,6 @@ def print_table(
     from rich import box
     from rich.console import Console
     from rich.table import Table
-
-    from .terminal_report import terminal_width
 
     out = sys.stdout if stream is None else stream
     # the terminal's width; COLUMNS or 100 for files and pipes (long cells wrap, never cut)

@@ -9,15 +9,13 @@ are dropped before names get too short, and ``wide=True`` shows every column at 
 from __future__ import annotations
 
 import io
-import os
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._format import unique_short_names
 from ..resolution import Diagnosis
-from .terminal import safe_text
+from .terminal import safe_text, terminal_width
 from .view import ReportView, build_view
 
 __all__ = ["print_report", "terminal_width"]
@@ -32,17 +30,6 @@ MAX_ROWS = 40
 
 def _mark(flag: bool) -> str:
     return "✓" if flag else "✗"
-
-
-def terminal_width(stream: Any = None) -> int:
-    """The width to render for: the terminal's; ``COLUMNS`` or 100 for files and pipes."""
-    out = sys.stdout if stream is None else stream
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    if hasattr(out, "isatty") and out.isatty():
-        return shutil.get_terminal_size((100, 24)).columns
-    return 100
 
 
 def _console(out: TextIO, width: int) -> Any:

@@ -1,0 +1,24 @@
+"""The choices of the public options, in a module that imports nothing: the statistics modules
+and the command line (whose ``--help`` must not load numpy or scipy) share these tuples.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ADJUST_METHODS", "COMPARE_METHODS", "CORRECTIONS", "DESIGNS", "FORMATS", "INTERVAL_METHODS",
+           "PAIRED_TESTS"]
+
+#: one-score interval methods (``proportion_ci``)
+INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
+#: p-value adjustments (``adjust_pvalues``)
+ADJUST_METHODS = ("bh", "bonferroni", "by", "hochberg", "holm")
+#: multiplicity corrections of a resolution report (``diagnose``)
+CORRECTIONS = ("bh", "bonferroni", "holm")
+#: planning designs
+DESIGNS = ("paired", "unpaired")
+#: input formats of ``read_results``
+FORMATS = ("auto", "csv", "helm", "inspect", "lighteval", "lm_eval", "parquet")
+#: the paired tests of the decision tree (item level)
+PAIRED_TESTS = ("bootstrap", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
+                "sign", "wilcoxon")
+#: the methods ``compare`` accepts
+COMPARE_METHODS = tuple(sorted(("auto", "mcnemar", *PAIRED_TESTS)))
