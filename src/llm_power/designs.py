@@ -101,7 +101,7 @@ def margins_from_cells(p11: float, p10: float, p01: float, p00: float) -> tuple[
 def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     r"""Discordance :math:`p_d = 2p(1-p)(1-\rho)` of two models near a common accuracy p.
 
-    The seeds' tables parametrise paired designs by a baseline accuracy p (the midpoint of the
+    The resolution paper's tables parametrise paired designs by a baseline accuracy p (the midpoint of the
     two models) and rho instead of two margins.
 
     Examples

@@ -251,7 +251,7 @@ def sample_size(
         (the smallest n whose exact power of the exact conditional McNemar test reaches
         ``power``, computed by summing over the distribution of the discordant count; the exact
         power is not monotone in n, and this is the first n that reaches it). Unpaired:
-        ``"wald"`` (:math:`K\cdot 2\bar p(1-\bar p)/\delta^2`, the seeds' convention),
+        ``"wald"`` (:math:`K\cdot 2\bar p(1-\bar p)/\delta^2`, the resolution paper's convention),
         ``"per_arm"`` (:math:`K(p_Aq_A + p_Bq_B)/\delta^2`), ``"fleiss"`` (pooled variance under
         H0, per-arm under H1; as statsmodels' ``power_proportions_2indep``).
     alternative : {"two-sided", "less", "greater"}
@@ -259,7 +259,7 @@ def sample_size(
         Multiplier for clustered items, DE = 1 + (m - 1) ICC (see :func:`design_effect`).
     discordance : float, optional
         Use the discordance p_d = p10 + p01 and delta = p_a - p_b directly instead of rho (the
-        seeds' tables: p_d = 2p(1-p)(1-rho) at a baseline p, :func:`discordance_from_baseline`).
+        the resolution paper's tables: p_d = 2p(1-p)(1-rho) at a baseline p, :func:`discordance_from_baseline`).
 
     Returns
     -------
@@ -456,7 +456,7 @@ def mde(
 
     The smallest gap delta (models at p + delta/2 and p - delta/2) that the design detects with
     the given power. Paired designs use the discordance :math:`p_d = 2p(1-p)(1-\rho)` (or
-    ``discordance``), held fixed as delta varies (the seeds' convention).
+    ``discordance``), held fixed as delta varies (the resolution paper's convention).
 
     Notes
     -----

@@ -37,7 +37,7 @@ def shortcut_raw(p_a: float, p_b: float, rho: float, k: float) -> float:
 
 
 def shortcut_constant(p: float, rho: float) -> float:
-    r"""Lemma-1 constant C(p, rho) of the shortcut's error.
+    r"""Error constant C(p, rho) of the shortcut: its ratio to N* is about 1/2 +- C delta^2.
 
     With models at p +- delta/2 (midpoint p, u = p(1-p)):
     :math:`n_h/N^* = 1/2 - (\delta^2/2)\,[(1+\rho)(1-2p)^2/(16(1-\rho)u^2) - 1/(6u)] + O(\delta^4)`,

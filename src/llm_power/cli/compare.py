@@ -144,7 +144,10 @@ def run(args: argparse.Namespace) -> int:
          f"smallest gap these {res.n:,} items detect with power {res.power:g}"],
     ]
     print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
-    if not res.resolved and math.isfinite(res.n_star) and res.n_star > res.n:
+    if res.resolved:
+        say("next: " + ("llm-power diagnose ranks more than two models and stresses the verdict" if res.n_clusters
+                        else "--cluster FIELD if the items share subjects or sources (the gap may then be unresolved)"))
+    elif math.isfinite(res.n_star) and res.n_star > res.n:
         like = "in new clusters like these" if res.n_clusters else "like these"
         say(f"next: about {math.ceil(res.n_star) - res.n:,} more items {like} (N* = {fmt_n_star(res.n_star)}) "
             "would resolve a gap this size; llm-power plan sample-size --help plans other gaps")

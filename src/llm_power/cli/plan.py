@@ -240,7 +240,7 @@ def run_shortcut(args: argparse.Namespace) -> int:
     p_mid = (args.pa + args.pb) / 2
     c = pl.shortcut_constant(p_mid, args.rho)
     payload = {"shortcut": n_short, "n_star": max(1, int(pl.ceil_items(wald_raw))), "ratio": short_raw / wald_raw,
-               "lemma_constant": c, "prescreen_delta_at_0_05": pl.shortcut_prescreen(0.05, p_mid, args.rho)}
+               "error_constant": c, "prescreen_delta_at_0_05": pl.shortcut_prescreen(0.05, p_mid, args.rho)}
     if args.format == "json":
         dump_json(payload)
         return 0

@@ -126,4 +126,10 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
         console.print(safe_text(note), markup=False)
     for line in view.next_steps:
         console.print(safe_text(f"next: {line}"), markup=False)
+    if not view.steps:
+        computed = {r.key for r in view.regimes}
+        more = [flag for key, flag in (("corrected", "--correction holm"), ("cluster", "--cluster FIELD"),
+                                       ("anytime", "--anytime")) if key not in computed]
+        console.print("next: no displayed gap is too small for this benchmark to resolve"
+                      + (f"; stress the verdict with {', '.join(more)}" if more else ""), markup=False)
     return view
