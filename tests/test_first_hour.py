@@ -412,3 +412,24 @@ def test_lazy_package_exposes_every_public_name():
         assert getattr(llm_power, name) is not None
     assert set(llm_power.__all__) <= set(dir(llm_power))
     assert sorted(llm_power._LAZY) == sorted(n for n in llm_power.__all__ if n != "__version__")  # noqa: SLF001
+
+
+def test_space_separated_mqm_file_reads_like_the_wide_one(shared_data):
+    # WMT's MQM segment scores: "system mqm_avg_score seg_id", separated by spaces despite .tsv
+    from llm_power.io import align_results, read_results
+
+    mqm = shared_data / "wmt20_mqm"
+    long = align_results(read_results(mqm / "mqm_newstest2020_ende.avg_seg_scores.tsv.gz",
+                                      metric="mqm_avg_score"))
+    wide = align_results(read_results(mqm / "wmt20_mqm_ende_wide.csv.gz"))
+    assert long.models == wide.models and long.items == wide.items
+    np.testing.assert_allclose(long.scores, wide.scores, rtol=0, atol=5e-7)  # both written to 6 decimals
+
+
+def test_space_separated_table_and_system_column(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "seg.tsv"
+    path.write_text("system   score  seg_id\n" + "".join(
+        f"{m}  {v}  {i}\n" for m, col in (("A", [1, 0, 1, 1]), ("B", [0, 0, 1, 0])) for i, v in enumerate(col)))
+    code, out, err = run_cli(capsys, monkeypatch, "compare", str(path), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["delta"] == pytest.approx(0.75 - 0.25)

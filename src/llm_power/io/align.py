@@ -76,24 +76,9 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
     per_model = {m: set(frame.loc[frame["model"] == m, "item"]) for m in models}
     all_items = set().union(*per_model.values())
     common = set.intersection(*per_model.values())
-    dropped = {m: len(per_model[m] - common) for m in models}
     missing = {m: len(all_items - per_model[m]) for m in models}
-    note = ""
-    if common != all_items:
-        if on_missing == "error":
-            worst = [f"{m} lacks {k} of {len(all_items)} items, first "
-                     f"{min(all_items - per_model[m], key=lambda i: (_natural(i), str(i)))!r}"
-                     for m, k in missing.items() if k]
-            msg = (
-                f"models were not run on the same items ({'; '.join(worst)}); "
-                            "use --on-missing intersect to keep the items every model has"
-            )
-            raise DataError(msg)
-        if not common:
-            msg = "no item is shared by all models (disjoint item sets): nothing to compare"
-            raise DataError(msg)
-        note = (f"intersection of items: {len(common)} of {len(all_items)} kept; dropped per model: "
-                + ", ".join(f"{m} {k}" for m, k in dropped.items()))
+    dropped = {m: len(per_model[m] - common) for m in models}  # results of each model left out
+    note = _missing_items(per_model, all_items, common, missing, on_missing)
     items = sorted(common, key=lambda item: (_natural(item), str(item)))  # total order: 'q1' and 'q01' never tie
     index = {item: i for i, item in enumerate(items)}
     scores = np.full((len(items), len(models)), np.nan)
@@ -123,3 +108,27 @@ def _natural(item: str) -> tuple[Any, ...]:
 
     # ASCII digits only: '①' or '٣' are characters of the id, not numbers to sort by
     return tuple(int(t) if t.isascii() and t.isdigit() else t for t in re.split(r"([0-9]+)", str(item)))
+
+
+def _missing_items(per_model: dict[str, set[Any]], all_items: set[Any], common: set[Any], missing: dict[str, int],
+                   on_missing: str) -> str:
+    """The error for items some model lacks, or with ``intersect`` the note on what was dropped."""
+    if common == all_items:
+        return ""
+    if on_missing == "error":
+        worst = [f"{m} lacks {k} of {len(all_items)} items, first "
+                 f"{min(all_items - per_model[m], key=lambda i: (_natural(i), str(i)))!r}"
+                 for m, k in missing.items() if k]
+        msg = (
+            f"models were not run on the same items ({'; '.join(worst)}); "
+                        "use --on-missing intersect to keep the items every model has"
+        )
+        raise DataError(msg)
+    if not common:
+        msg = "no item is shared by all models (disjoint item sets): nothing to compare"
+        raise DataError(msg)
+    lacking = [f"{m} {k}" for m, k in missing.items() if k]
+    shown = ", ".join(lacking[:8]) + (f", and {len(lacking) - 8} more" if len(lacking) > 8 else "")
+    note = (f"intersection of items: {len(common)} of {len(all_items)} kept ({len(all_items) - len(common)} "
+            f"dropped from every model's results); models lacking items: {shown}")
+    return note

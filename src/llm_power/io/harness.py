@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._options import FORMATS  # one list, shared with the command line
 from ..errors import DataError
-from .plain import ITEM_COLUMNS, SCORE_COLUMNS, _records, parse_score
+from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score
 from .safe import ArchiveReader, load_json_file
 
 if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
@@ -357,6 +357,8 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
             raise DataError(msg, file=str(path))
         columns = list(first[1].keys())
         rows = _chain_first(first, iterator)
+    if model_column not in columns and model_column == "model":
+        model_column = next((c for c in MODEL_COLUMNS if c in columns), model_column)
     if model_column in columns:
         yield from _read_long(path, rows, columns, metric=metric, cluster=cluster, model_column=model_column,
                               item_column=item_column)

@@ -37,6 +37,8 @@ __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
 ITEM_COLUMNS = ("item", "item_id", "id", "doc_id", "question_id", "sample_id", "seg_id", "segment_id")
 SCORE_COLUMNS = ("score", "correct", "acc", "accuracy", "exact_match", "pass", "value")
+#: the model column of a long table: "model", else these (WMT's MQM files name it "system")
+MODEL_COLUMNS = ("model", "model_name", "system")
 _TRUE = {"true", "yes", "t", "y", "correct", "c"}
 _FALSE = {"false", "no", "f", "n", "incorrect", "i"}
 
@@ -137,8 +139,14 @@ def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]
         with io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline="") as fh:  # -sig: Excel's BOM
             sample = fh.read(4096)
             fh.seek(0)
-            delimiter = "\t" if suffix == ".tsv" or ("\t" in sample and "," not in sample.split("\n", 1)[0]) else ","
-            reader = csv.reader(fh, delimiter=delimiter)
+            first = sample.split("\n", 1)[0]
+            if "\t" in first or (suffix == ".tsv" and " " not in first.strip()):
+                delimiter = "\t"
+            elif "," in first or suffix not in (".tsv", ".txt") or " " not in first.strip():
+                delimiter = ","
+            else:  # a .tsv/.txt whose header has spaces and no tab: separated by runs of spaces (WMT MQM files)
+                delimiter = " "
+            reader = csv.reader(fh, delimiter=delimiter, skipinitialspace=delimiter == " ")
             header = next(reader, None)
             if header is None:
                 msg = "the file is empty (no header row)"
