@@ -39,8 +39,10 @@ How N* is computed
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -306,6 +308,45 @@ def exact_mde(m: int, n: int, *, alpha: float, power: float, alternative: str) -
     return (2.0 * pi - 1.0) * m / n
 
 
+#: the IID verdict's regime of a pair: the plug-in N*, the exact conditional one, or a degenerate variance
+REGIME_NAMES = np.array(["plug-in", "exact", "degenerate"], dtype=object)
+
+#: pairs per block of the per-pair arithmetic: a long chain of elementwise operations on arrays of
+#: this length stays in the CPU cache (7x faster than whole 10-million-pair arrays, measured on
+#: Newcombe's interval)
+PAIR_BLOCK = 1 << 16
+
+
+def by_blocks(fn: Callable[..., Any], size: int, *args: Any, **kwargs: Any) -> Any:
+    """``fn`` on blocks of :data:`PAIR_BLOCK` pairs, the results joined: arguments that are arrays
+    of length ``size`` are sliced, everything else is passed as is; results may be arrays, tuples,
+    dicts or dataclasses of arrays.
+    """
+    if size <= PAIR_BLOCK:
+        return fn(*args, **kwargs)
+
+    def cut(value: Any, sl: slice) -> Any:
+        return value[sl] if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == size else value
+
+    parts = [fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()})
+             for sl in (slice(start, start + PAIR_BLOCK) for start in range(0, size, PAIR_BLOCK))]
+    return _join(parts)
+
+
+def _join(parts: list[Any]) -> Any:
+    first = parts[0]
+    if isinstance(first, np.ndarray):
+        return np.concatenate(parts)
+    if isinstance(first, tuple):
+        return tuple(_join([p[k] for p in parts]) for k in range(len(first)))
+    if isinstance(first, dict):
+        return {k: _join([p[k] for p in parts]) for k in first}
+    if dataclasses.is_dataclass(first) and not isinstance(first, type):
+        return dataclasses.replace(first, **{f.name: _join([getattr(p, f.name) for p in parts])
+                                             for f in dataclasses.fields(first)})
+    return first
+
+
 def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: Any, power: float,
                 alternative: str, b: np.ndarray | None = None, c: np.ndarray | None = None) -> Verdict:
     """The IID verdict of each pair: plug-in N*, or the exact conditional one for 0/1 pairs with few
@@ -313,11 +354,19 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
     per-pair levels of a multiplicity correction).
     """
     delta = np.asarray(delta, dtype=float)
+    verdict: Verdict = by_blocks(_iid_verdict, delta.size, delta, np.asarray(var, dtype=float), n, np.asarray(pvalue),
+                     alpha=np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape).copy(), power=power,
+                     alternative=alternative, b=b, c=c)
+    return dataclasses.replace(verdict, regime=REGIME_NAMES[verdict.regime])
+
+
+def _iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: np.ndarray, power: float,
+                 alternative: str, b: np.ndarray | None, c: np.ndarray | None) -> Verdict:
     alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
     tail = alpha_arr / 2.0 if alternative == "two-sided" else alpha_arr
     k = (-special.ndtri(tail) + special.ndtri(power)) ** 2
     n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
-    regime = np.full(delta.shape, "plug-in", dtype=object)
+    regime = np.zeros(delta.shape, dtype=np.int8)  # codes into REGIME_NAMES (object arrays are slow to fill)
     if b is not None and c is not None:
         exact = ((b + c) < EXACT_MAX_DISCORDANT) | (np.asarray(var) <= 0)
         for p in np.nonzero(exact)[0]:
@@ -327,9 +376,9 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
             n_star[p] = math.inf if (m == 0 or math.isinf(m_star)) else m_star * n / m
             q[p] = 0.0 if math.isinf(m_star) else m / m_star
             mde[p] = exact_mde(m, n, alpha=a_p, power=power, alternative=alternative)
-            regime[p] = "exact"
+            regime[p] = 1
     else:
-        regime[np.asarray(var) <= 0] = "degenerate"
+        regime[np.asarray(var) <= 0] = 2
     resolved = (q >= 1.0) & (np.asarray(pvalue) <= alpha_arr) & np.isfinite(n_star)
     return Verdict(n_star=n_star, q=q, mde=mde, resolved=resolved, regime=regime)
 
@@ -542,8 +591,13 @@ def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str) -
     """McNemar statistic and p-value (floored) of arrays of discordant counts."""
     from .paired import mcnemar_pvalue
 
-    statistic, p = mcnemar_pvalue(b, c, method=variant.removeprefix("mcnemar_"), alternative=alternative)
-    return statistic, floor_pvalue(p)
+    def block(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        statistic, p = mcnemar_pvalue(b, c, method=variant.removeprefix("mcnemar_"), alternative=alternative)
+        return statistic, floor_pvalue(p)
+
+    b, c = np.atleast_1d(np.asarray(b, dtype=float)), np.atleast_1d(np.asarray(c, dtype=float))
+    out: tuple[np.ndarray, np.ndarray] = by_blocks(block, b.size, b, c)
+    return out
 
 
 def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str) -> tuple[np.ndarray, np.ndarray]:
@@ -551,12 +605,18 @@ def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str) 
     return t_test(delta, np.asarray(var, dtype=float) / n, n - 1, alternative)
 
 
-def newcombe_interval(n11: int, b: int, c: int, n00: int, level: float, alternative: str) -> tuple[float, float]:
-    """Newcombe's paired score interval, one-sided per ``alternative`` (bounds of [-1, 1])."""
-    from .effects import paired_difference_ci_from_counts
+def newcombe_interval(n11: Any, b: Any, c: Any, n00: Any, level: float, alternative: str) -> tuple[Any, Any]:
+    """Newcombe's paired score interval, one-sided per ``alternative`` (bounds of [-1, 1]);
+    scalars give floats, arrays (one 2x2 table per pair) give arrays.
+    """
+    from .effects import newcombe_arrays
 
-    if alternative == "two-sided":
-        ci = paired_difference_ci_from_counts(n11, b, c, n00, method="newcombe", confidence_level=level)
-        return float(ci.low), float(ci.high)
-    ci = paired_difference_ci_from_counts(n11, b, c, n00, method="newcombe", confidence_level=2.0 * level - 1.0)
-    return (float(ci.low), 1.0) if alternative == "greater" else (-1.0, float(ci.high))
+    scalar = np.ndim(n11) == 0
+    level_used = level if alternative == "two-sided" else 2.0 * level - 1.0
+    low, high = newcombe_arrays(np.atleast_1d(n11), np.atleast_1d(b), np.atleast_1d(c), np.atleast_1d(n00),
+                                level_used)
+    if alternative == "greater":
+        high = np.ones_like(high)
+    elif alternative == "less":
+        low = -np.ones_like(low)
+    return (float(low[0]), float(high[0])) if scalar else (low, high)

@@ -142,25 +142,42 @@ def paired_difference_ci_from_counts(
 
 
 def _newcombe(n11: int, n10: int, n01: int, n00: int, confidence_level: float) -> ConfidenceInterval:
+    low, high = newcombe_arrays(np.array([n11]), np.array([n10]), np.array([n01]), np.array([n00]), confidence_level)
+    return ConfidenceInterval(float(low[0]), float(high[0]))
+
+
+def newcombe_arrays(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n00: np.ndarray,
+                    confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Newcombe's (1998, method 10) paired score interval for arrays of 2x2 tables (one per pair):
+    the Wilson intervals of both margins combined with the continuity-corrected phi coefficient.
+    """
+    n11, n10, n01, n00 = (np.asarray(v, dtype=float) for v in (n11, n10, n01, n00))
+    n = n11 + n10 + n01 + n00
+    l1, u1 = _bounds(n11 + n10, n, "wilson", confidence_level, "two-sided")
+    l2, u2 = _bounds(n11 + n01, n, "wilson", confidence_level, "two-sided")
+    return newcombe_combine(n11, n10, n01, n00, (l1, u1), (l2, u2))
+
+
+def newcombe_combine(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n00: np.ndarray,
+                     wilson_a: tuple[np.ndarray, np.ndarray],
+                     wilson_b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Newcombe's interval from the 2x2 tables and the Wilson intervals of the two margins (which
+    depend on one model each: a leaderboard computes them once per model, not once per pair).
+    """
     n = n11 + n10 + n01 + n00
     p1, p2 = (n11 + n10) / n, (n11 + n01) / n
-    l1, u1 = (float(v) for v in _bounds(np.array(n11 + n10), np.array(n), "wilson", confidence_level, "two-sided"))
-    l2, u2 = (float(v) for v in _bounds(np.array(n11 + n01), np.array(n), "wilson", confidence_level, "two-sided"))
-    margins = float(n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00)
-    cross = float(n11) * n00 - float(n10) * n01
-    if margins == 0:
-        phi = 0.0
-    elif cross > n / 2:
-        phi = (cross - n / 2) / math.sqrt(margins)
-    elif cross >= 0:
-        phi = 0.0
-    else:
-        phi = cross / math.sqrt(margins)
+    (l1, u1), (l2, u2) = wilson_a, wilson_b
+    margins = (n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00)
+    cross = n11 * n00 - n10 * n01
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.sqrt(margins)
+        phi = np.where(margins == 0, 0.0,
+                       np.where(cross > n / 2, (cross - n / 2) / root, np.where(cross >= 0, 0.0, cross / root)))
     delta = p1 - p2
     dl1, du1, dl2, du2 = p1 - l1, u1 - p1, p2 - l2, u2 - p2
-    low = delta - math.sqrt(max(dl1**2 - 2 * phi * dl1 * du2 + du2**2, 0.0))
-    high = delta + math.sqrt(max(du1**2 - 2 * phi * du1 * dl2 + dl2**2, 0.0))
-    return ConfidenceInterval(max(-1.0, low), min(1.0, high))
+    low = delta - np.sqrt(np.maximum(dl1**2 - 2 * phi * dl1 * du2 + du2**2, 0.0))
+    high = delta + np.sqrt(np.maximum(du1**2 - 2 * phi * du1 * dl2 + dl2**2, 0.0))
+    return np.maximum(-1.0, low), np.minimum(1.0, high)
 
 
 def _tango_z(delta: float, n10: int, n01: int, n: int) -> float:

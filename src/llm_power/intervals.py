@@ -51,6 +51,13 @@ __all__ = [
 #: The interval methods of :func:`proportion_ci`, in the order tables show them.
 
 
+def wilson_bounds(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Wilson bounds for arrays of counts, unvalidated (the package's vectorised kernel)."""
+    low, high = _bounds(np.asarray(k, dtype=float), np.asarray(n, dtype=float), "wilson", confidence_level,
+                        "two-sided")
+    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+
+
 def _z(confidence_level: float, alternative: str) -> float:
     """Normal quantile: two-sided z_{1-alpha/2}, one-sided z_{1-alpha}."""
     alpha = 1.0 - confidence_level

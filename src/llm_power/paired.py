@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from ._results import Result
 from ._sufficient import paired_counts
@@ -169,12 +169,14 @@ def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", continuity_correcti
             shrunk = np.sign(diff) * np.maximum(np.abs(diff) - corr, 0.0)
             z = shrunk / np.sqrt(m)
             statistic = z * z
+            # chi-square(1) and normal tails by the special functions themselves (scipy.stats' frozen
+            # distributions cost ~10x more per element on millions of pairs): P(chi2_1 > z^2) = erfc(|z|/sqrt 2)
             if alternative == "two-sided":
-                p = stats.chi2.sf(statistic, 1)
+                p = special.erfc(np.abs(z) / math.sqrt(2.0))
             elif alternative == "greater":
-                p = stats.norm.sf(z)
+                p = special.ndtr(-z)
             else:
-                p = stats.norm.cdf(z)
+                p = special.ndtr(z)
         else:  # pragma: no cover - validated by callers
             raise ValueError(method)
     p = np.where(m == 0, 1.0, np.clip(p, 0.0, 1.0))

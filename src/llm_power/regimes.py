@@ -24,7 +24,9 @@ __all__ = ["REGIMES", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
 
 @dataclass
 class Context:
-    """Everything the regimes need: the ranked matrix, the pairs, their sums and the IID verdict."""
+    """Everything the regimes need: the score matrix (columns in the caller's order; ``order`` ranks
+    them), the pairs (in ranks), their sums and the IID verdict.
+    """
 
     x: np.ndarray
     names: list[Any]
@@ -46,6 +48,7 @@ class Context:
     gen: np.random.Generator
     columns: dict[str, Any]
     settings: dict[str, Any]
+    model_ci: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # per ranked model
 
 
 @dataclass
@@ -89,11 +92,10 @@ def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     robustness = None
     b_count = options["cluster_resamples"]
     if b_count:
-        counts, d_star = cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
-                                                  power=ctx.power, design_effect=design_effect)
-        tail = (1.0 - ctx.confidence_level) / 2.0
-        columns["cluster_bootstrap_ci_low"], columns["cluster_bootstrap_ci_high"] = np.quantile(
-            d_star, [tail, 1.0 - tail], axis=0)
+        counts, low, high = cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
+                                                    power=ctx.power, design_effect=design_effect,
+                                                    confidence_level=ctx.confidence_level)
+        columns["cluster_bootstrap_ci_low"], columns["cluster_bootstrap_ci_high"] = low, high
         robustness = {"n_resamples": int(b_count), "observed": int(np.sum(~cv.resolved)),
                       "mean": float(counts.mean()), "median": float(np.median(counts)),
                       "q05": float(np.quantile(counts, 0.05)), "q95": float(np.quantile(counts, 0.95)),
@@ -202,12 +204,9 @@ def tie_groups_and_rank_intervals(m_models: int, pair_idx: np.ndarray, resolved:
             for g in grp:
                 intervals[g] = (grp[0] + 1, grp[-1] + 1)
         return groups, intervals
-    above = np.zeros(m_models, dtype=int)  # models resolved above each model
-    below = np.zeros(m_models, dtype=int)
-    for p in range(pair_idx.shape[0]):
-        if resolved[p]:
-            above[pair_idx[p, 1]] += 1
-            below[pair_idx[p, 0]] += 1
+    flags = np.asarray(resolved, dtype=bool)
+    above = np.bincount(pair_idx[flags, 1], minlength=m_models)  # models resolved above each model
+    below = np.bincount(pair_idx[flags, 0], minlength=m_models)
     intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
     # groups: maximal runs of models whose rank intervals overlap the first member's
     groups, current = [], [0]

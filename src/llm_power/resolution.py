@@ -12,6 +12,7 @@ per-cluster products. No loop over items, and none over pairs on the hot path.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from ._options import CORRECTIONS  # one list, shared with the command line
 from ._results import Result, to_plain
 from ._sufficient import (
     PairwiseStatistics,
+    both_counts,
+    model_statistics,
     pair_sums_binary,
     pair_sums_graded,
     pairwise_statistics,
@@ -35,18 +38,19 @@ from ._verdict import (
     CLT_MIN_ITEMS,
     DESIGN_EFFECTS,
     EXACT_MAX_DISCORDANT,
+    by_blocks,
     check_cluster_labels,
     choose_iid_test,
     floor_pvalue,
     iid_verdict,
     mcnemar_test,
-    newcombe_interval,
     paired_t_test,
     require_clusters,
     t_interval,
     warn_degenerate,
 )
-from .intervals import proportion_ci
+from .effects import newcombe_combine
+from .intervals import proportion_ci, wilson_bounds
 from .permutation import permutation_test
 from .regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
 from .simulation import calibrate  # re-exported: it lived here before 0.1
@@ -403,68 +407,85 @@ def _context(x: np.ndarray, names: list[Any], pairs: str, codes: np.ndarray | No
              power: float, confidence_level: float, rng: np.random.Generator) -> Context:
     """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
     n, m_models = x.shape
-    order = np.argsort(-x.mean(axis=0), kind="stable")
-    x = x[:, order]
+    st = model_statistics(x)
+    order = np.argsort(-st.means, kind="stable")
+    st = dataclasses.replace(st, means=st.means[order])  # ranked; x itself keeps the caller's column order
     names = [names[k] for k in order]
-    st = pairwise_statistics(x)
     if pairs == "adjacent":
-        pair_idx = np.c_[np.arange(m_models - 1), np.arange(1, m_models)]
+        pair_idx = np.stack([np.arange(m_models - 1), np.arange(1, m_models)], axis=1)
     else:
-        pair_idx = np.c_[np.triu_indices(m_models, k=1)]
+        pair_idx = np.stack(np.triu_indices(m_models, k=1), axis=1)
     i, j = pair_idx[:, 0], pair_idx[:, 1]
-    if st.b is not None:  # 0/1 scores: the discordant counts of every pair
-        b, c = st.b[i, j], st.b[j, i]
-        sums = pair_sums_binary(x, i, j, codes, n_groups, b, c)
+    ci, cj = order[i], order[j]  # the pairs' columns of x
+    if st.binary:  # 0/1 scores: the discordant counts of the pairs (not of all pairs: adjacent needs M - 1)
+        right = np.rint(st.means * n)
+        both = both_counts(x, ci, cj)
+        b, c = right[i] - both, right[j] - both
+        sums = pair_sums_binary(x, ci, cj, codes, n_groups, b, c)
         var = np.maximum((b + c) / n - sums.delta**2, 0.0)
     else:
         b = c = None
-        sums = pair_sums_graded(x, i, j, codes, n_groups)
+        sums = pair_sums_graded(x, ci, cj, codes, n_groups)
         var = sums.ss / (n - 1)
-    tests, pvalue, columns = _iid_tests(x, st, pair_idx, sums.delta, var, b, c, confidence_level, rng)
+    tests, pvalue, columns = _iid_tests(x, st, pair_idx, np.stack([ci, cj], axis=1), sums.delta, var, b, c,
+                                        confidence_level, rng)
     verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided", b=b, c=c)
     warn_degenerate(var, sums.delta, st.binary, stacklevel=4)
     with np.errstate(divide="ignore", invalid="ignore"):
         t2 = np.where(var > 0, n * sums.delta**2 / var, np.where(sums.delta == 0, 0.0, np.inf))
+    model_lo, model_hi = _model_intervals(x, st.binary, confidence_level)  # in x's column order
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
-                                "test": " / ".join(sorted(set(tests.tolist()))), "k_factor": k_factor(alpha, power)}
+                                "test": " / ".join(sorted(_test_names(tests, b))), "k_factor": k_factor(alpha, power)}
     return Context(x=x, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
                    pvalue=pvalue,
                     tests=tests, b=b, c=c, verdict=verdict, t2=t2, alpha=alpha, power=power,
-                    confidence_level=confidence_level, gen=rng, columns=columns, settings=settings)
+                    confidence_level=confidence_level, gen=rng, columns=columns, settings=settings,
+                    model_ci=(model_lo[order], model_hi[order]))
 
 
-def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray, delta: np.ndarray,  # noqa: PLR0917
-               var: np.ndarray, b: np.ndarray | None, c: np.ndarray | None, confidence_level: float,
-               gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Each pair's test (the one compare picks), p-value and paired interval."""
+def _test_names(tests: np.ndarray, b: np.ndarray | None) -> set[str]:
+    """The tests used, without sorting millions of strings: 0/1 pairs use one of two McNemar variants."""
+    if b is not None:
+        return {t for t in ("mcnemar_exact", "mcnemar_asymptotic") if np.any(tests == t)}
+    return set(tests.tolist())
+
+
+def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray, pair_cols: np.ndarray,  # noqa: PLR0917
+               delta: np.ndarray, var: np.ndarray, b: np.ndarray | None, c: np.ndarray | None,
+               confidence_level: float, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Each pair's test (the one compare picks), p-value and paired interval (``pair_idx``: ranks,
+    ``pair_cols``: the columns of x).
+    """
     n = x.shape[0]
     i, j = pair_idx[:, 0], pair_idx[:, 1]
     n_pairs = pair_idx.shape[0]
     columns: dict[str, Any] = {}
     if b is not None and c is not None:  # 0/1 scores
-        tests = np.where(b + c < EXACT_MAX_DISCORDANT, "mcnemar_exact", "mcnemar_asymptotic").astype(object)
+        exact = b + c < EXACT_MAX_DISCORDANT
+        tests = np.array(["mcnemar_asymptotic", "mcnemar_exact"], dtype=object)[exact.astype(np.intp)]
         pvalue = np.empty(n_pairs)
-        for variant in ("mcnemar_exact", "mcnemar_asymptotic"):
-            sel = tests == variant
+        for variant, sel in (("mcnemar_exact", exact), ("mcnemar_asymptotic", ~exact)):
             if np.any(sel):
                 pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, "two-sided")[1]
-        n11 = np.rint(st.means[i] * n - b)
-        cis = [newcombe_interval(int(n11[p]), int(b[p]), int(c[p]), int(n - n11[p] - b[p] - c[p]),
-                                 confidence_level, "two-sided") for p in range(n_pairs)]
-        columns["ci_low"] = np.array([ci[0] for ci in cis])
-        columns["ci_high"] = np.array([ci[1] for ci in cis])
+        right = np.rint(st.means * n)
+        n11 = right[i] - b
+        # the Wilson intervals of the margins belong to one model each: once per model, gathered per pair
+        lo, hi = wilson_bounds(right, np.full(right.shape, float(n)), confidence_level)
+        columns["ci_low"], columns["ci_high"] = by_blocks(
+            lambda n11, b, c, la, ha, lb, hb: newcombe_combine(n11, b, c, n - n11 - b - c, (la, ha), (lb, hb)),
+            n11.size, n11, b, c, lo[i], hi[i], lo[j], hi[j])
         return tests, pvalue, columns
     tests = np.full(n_pairs, "paired_t", dtype=object)
     pvalue = paired_t_test(delta, var, n, "two-sided")[1]
     if n < CLT_MIN_ITEMS:  # small graded benchmarks: the same per-pair choice as compare
-        for p in range(n_pairs):
-            d = x[:, i[p]] - x[:, j[p]]
+        for p, (a, bb) in enumerate(pair_cols):
+            d = x[:, a] - x[:, bb]
             tests[p] = choose_iid_test(False, n, None, d)[0]
             if tests[p] == "permutation":
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    pvalue[p] = permutation_test(x[:, i[p]], x[:, j[p]], rng=gen).pvalue
+                    pvalue[p] = permutation_test(x[:, a], x[:, bb], rng=gen).pvalue
     columns["ci_low"], columns["ci_high"] = t_interval(delta, var / n, n - 1, confidence_level, "two-sided")
     return tests, floor_pvalue(pvalue), columns
 
@@ -484,7 +505,7 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
         groups, intervals = tie_groups_and_rank_intervals(m_models, ctx.pair_idx, np.asarray(out.resolved), ctx.pairs)
         tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
         rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
-    model_lo, model_hi = _model_intervals(ctx.x, ctx.st.binary, ctx.confidence_level)
+    model_lo, model_hi = ctx.model_ci
     return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.x.shape[0], columns=_columns(ctx, extra),
                      order=ctx.order, n_unresolved=n_unresolved, tie_groups=tie_groups, rank_intervals=rank_intervals,
                      cluster_robustness=robustness, settings=ctx.settings, model_ci_low=model_lo,

@@ -1,0 +1,152 @@
+"""Leaderboards at scale (issue 13): the fast paths of diagnose equal slow, obvious computations.
+
+Every fast path (pair counts without the Gram matrix, the float32 Gram in row blocks, per-cluster
+counts by matrix products, per-pair arithmetic in cache-sized blocks, pair-chunked cluster
+resampling, vectorised rank intervals) is checked against a slow implementation written here from
+the definition, or against the same function forced down its other path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from llm_power import _sufficient, _verdict, diagnose
+from llm_power._sufficient import both_counts, gram_f32, pair_sums_binary, pair_sums_graded
+from llm_power.effects import newcombe_arrays
+from llm_power.regimes import tie_groups_and_rank_intervals
+
+
+def _binary(rng, n=400, m=12, clusters=7):
+    x = (rng.random((n, m)) < rng.uniform(0.2, 0.9, m)).astype(float)
+    return x, rng.integers(0, clusters, size=n)
+
+
+def test_both_counts_equal_brute_force_on_both_paths():
+    rng = np.random.default_rng(1)
+    x, _ = _binary(rng, m=30)
+    few_i, few_j = np.arange(29), np.arange(1, 30)  # 29 pairs < 30^2 / 100: direct products
+    all_i, all_j = np.triu_indices(30, k=1)  # 435 pairs: the Gram matrix
+    for i, j in ((few_i, few_j), (all_i, all_j)):
+        slow = np.array([int(np.sum((x[:, a] == 1) & (x[:, b] == 1))) for a, b in zip(i, j, strict=True)])
+        assert np.array_equal(both_counts(x, i, j), slow)
+
+
+def test_gram_in_row_blocks_is_exact(monkeypatch):
+    rng = np.random.default_rng(2)
+    x, _ = _binary(rng, n=101, m=9)
+    exact = (x.astype(np.int64).T @ x.astype(np.int64)).astype(float)
+    assert np.array_equal(gram_f32(x), exact)  # one block
+    monkeypatch.setattr(_sufficient, "F32_EXACT_ROWS", 7)  # 15 blocks of at most 7 rows
+    assert np.array_equal(gram_f32(x), exact)
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_per_cluster_counts_equal_the_differences(many):
+    """0/1 pair sums per cluster (counts by matrix products) = the graded path on the differences."""
+    rng = np.random.default_rng(3)
+    x, codes = _binary(rng, m=12)
+    i, j = (np.triu_indices(12, k=1) if many else (np.arange(11), np.arange(1, 12)))
+    n = x.shape[0]
+    b = np.array([np.sum((x[:, a] == 1) & (x[:, c] == 0)) for a, c in zip(i, j, strict=True)], dtype=float)
+    c = np.array([np.sum((x[:, a] == 0) & (x[:, cc] == 1)) for a, cc in zip(i, j, strict=True)], dtype=float)
+    fast = pair_sums_binary(x, i, j, codes, 7, b, c)
+    slow = pair_sums_graded(x, i, j, codes, 7)
+    for name in ("delta", "ss", "sizes", "resid", "resid_sq"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(slow, name), rtol=0, atol=1e-9)
+    assert fast.resid is not None and fast.resid.shape == (7, i.size) and n == x.shape[0]
+
+
+def _newcombe_paper(n11, n10, n01, n00, level=0.95):
+    """Newcombe (1998), method 10, from the paper's text, one table at a time."""
+    n = n11 + n10 + n01 + n00
+    z = stats.norm.isf((1 - level) / 2)
+
+    def wilson(k):
+        p = k / n
+        centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
+
+    p1, p2 = (n11 + n10) / n, (n11 + n01) / n
+    (l1, u1), (l2, u2) = wilson(n11 + n10), wilson(n11 + n01)
+    a, b, c, d = n11, n10, n01, n00
+    denom = (a + b) * (c + d) * (a + c) * (b + d)
+    ad_bc = a * d - b * c
+    if denom == 0:
+        phi = 0.0
+    elif ad_bc > n / 2:
+        phi = (ad_bc - n / 2) / math.sqrt(denom)
+    elif ad_bc >= 0:
+        phi = 0.0
+    else:
+        phi = ad_bc / math.sqrt(denom)
+    delta = p1 - p2
+    low = delta - math.sqrt(max((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0))
+    high = delta + math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0))
+    return max(-1.0, low), min(1.0, high)
+
+
+def test_vectorised_newcombe_equals_the_paper_table_by_table():
+    rng = np.random.default_rng(4)
+    tables = rng.integers(0, 60, size=(500, 4))
+    tables[:20, 1:3] = 0  # no discordant items
+    tables[20:40, 0] = 0
+    low, high = newcombe_arrays(*tables.T.astype(float), 0.95)
+    slow = np.array([_newcombe_paper(*map(int, t)) for t in tables])
+    np.testing.assert_allclose(low, slow[:, 0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(high, slow[:, 1], rtol=0, atol=1e-12)
+
+
+def test_blocked_pair_arithmetic_changes_nothing(monkeypatch):
+    rng = np.random.default_rng(5)
+    x, codes = _binary(rng, n=600, m=25)
+    x[:, 1] = x[:, 0]
+    x[:12, 1] = 1 - x[:12, 0]  # a pair with few discordant items: the exact branch inside a block
+    kwargs = dict(pairs="all", cluster=codes, correction="holm", anytime=True, cluster_resamples=30, rng=3)
+    with pytest.warns(Warning):
+        whole = diagnose(x, **kwargs)
+    monkeypatch.setattr(_verdict, "PAIR_BLOCK", 37)  # 300 pairs in 9 blocks
+    monkeypatch.setattr(_sufficient, "BATCH_ELEMENTS", 3_000)  # resamples and products in many chunks
+    with pytest.warns(Warning):
+        blocked = diagnose(x, **kwargs)
+    assert whole.columns.keys() == blocked.columns.keys()
+    for key, value in whole.columns.items():
+        if value.dtype == object:
+            assert value.tolist() == blocked.columns[key].tolist(), key
+        else:
+            np.testing.assert_array_equal(value, blocked.columns[key], err_msg=key)
+    assert whole.cluster_robustness == blocked.cluster_robustness
+    assert "exact" in whole.columns["regime"].tolist()
+
+
+def test_rank_intervals_equal_the_counting_loop():
+    rng = np.random.default_rng(6)
+    m = 15
+    pair_idx = np.stack(np.triu_indices(m, k=1), axis=1)
+    resolved = rng.random(len(pair_idx)) < 0.6
+    groups, intervals = tie_groups_and_rank_intervals(m, pair_idx, resolved, "all")
+    for g in range(m):
+        above = sum(1 for (a, b), ok in zip(pair_idx, resolved, strict=True) if ok and b == g)
+        below = sum(1 for (a, b), ok in zip(pair_idx, resolved, strict=True) if ok and a == g)
+        assert intervals[g] == (above + 1, m - below)
+    assert sorted(k for grp in groups for k in grp) == list(range(m))
+
+
+def test_ranking_does_not_reorder_the_callers_matrix_results():
+    """x keeps the caller's column order; the report ranks by mean: a permuted input gives the same report."""
+    rng = np.random.default_rng(7)
+    x, codes = _binary(rng, n=500, m=8)
+    names = [f"m{k}" for k in range(8)]
+    perm = rng.permutation(8)
+    with pytest.warns(Warning):
+        one = diagnose(x, models=names, cluster=codes, rng=1)
+    with pytest.warns(Warning):
+        two = diagnose(x[:, perm], models=[names[k] for k in perm], cluster=codes, rng=1)
+    assert one.models == two.models
+    np.testing.assert_array_equal(one.model_ci_low, two.model_ci_low)
+    for key, value in one.columns.items():
+        if value.dtype != object:
+            np.testing.assert_array_equal(value, two.columns[key], err_msg=key)
