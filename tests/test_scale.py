@@ -150,3 +150,36 @@ def test_ranking_does_not_reorder_the_callers_matrix_results():
     for key, value in one.columns.items():
         if value.dtype != object:
             np.testing.assert_array_equal(value, two.columns[key], err_msg=key)
+
+
+def test_wide_table_fast_path_equals_the_long_path(tmp_path):
+    """A wide table read straight into the matrix = read_results + align_results, with empty cells."""
+    from llm_power.io import align_results, read_results
+    from llm_power.io.align import align_matrix
+    from llm_power.io.harness import read_wide_table
+
+    rng = np.random.default_rng(8)
+    x, codes = _binary(rng, n=60, m=5)
+    names = ["zeta", "alpha", "m-10", "m-9", "beta"]
+    items = [f"q{k}" for k in rng.permutation(60)]  # natural order differs from file order
+    lines = ["item,subject," + ",".join(names)]
+    for r in range(60):
+        cells = ["" if (r, c) in {(3, 1), (7, 4), (7, 1)} else str(int(x[r, c])) for c in range(5)]
+        lines.append(f"{items[r]},s{codes[r]}," + ",".join(cells))
+    path = tmp_path / "wide.csv"
+    path.write_text("\n".join(lines) + "\n")
+    slow = align_results(read_results(path, cluster="subject"), on_missing="intersect")
+    wide = read_wide_table(path, cluster="subject")
+    assert wide is not None
+    fast = align_matrix(*wide, on_missing="intersect")
+    assert fast.items == slow.items and fast.models == slow.models and fast.clusters == slow.clusters
+    np.testing.assert_array_equal(fast.scores, slow.scores)
+    assert fast.note == slow.note and fast.dropped == slow.dropped
+    from llm_power.errors import DataError
+
+    with pytest.raises(DataError) as a:
+        align_results(read_results(path, cluster="subject"))
+    with pytest.raises(DataError) as b:
+        align_matrix(*wide)
+    assert str(a.value) == str(b.value)
+    assert read_wide_table(tmp_path / "wide.csv", metric="alpha") is None  # a named metric: not a wide table

@@ -128,20 +128,47 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from ..io import align_results
     from ..io.detect import companion_files, expand_paths
+
     check_outputs([args.json_out, args.markdown_out, args.html_out], args.results)  # before reading anything
     paths = expand_paths(args.results)
-    frame = _read(paths, args)
-    if frame["model"].nunique() == 1:  # one model: its score and interval, and where to go next
-        from .one_model import print_one_model
-
-        return print_one_model(args, str(frame["model"].iloc[0]), frame["score"].to_numpy(),
-                               frame["cluster"].tolist() if args.cluster and "cluster" in frame else None)
-    aligned = align_results(frame, on_missing=args.on_missing)
+    aligned = load_aligned(paths, args)
+    if isinstance(aligned, int):
+        return aligned
     source = ", ".join(str(p) for p in args.results)
     return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,
                          inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
+
+
+def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
+    """The aligned matrix of the inputs, or the exit code after printing a one-model summary.
+
+    One wide table (CSV/TSV/JSONL/Parquet: an item column, a column per model) goes straight into
+    the matrix; everything else through the long table of read_results. Both apply the same rules.
+    """
+    import numpy as np
+
+    from ..io import align_results
+    from ..io.align import align_matrix
+    from ..io.harness import read_wide_table
+    from .one_model import print_one_model
+
+    wide = None
+    if len(paths) == 1:
+        wide = read_wide_table(paths[0], format=args.input_format, metric=args.metric, cluster=args.cluster,
+                               item_column=args.id_column)
+    if wide is not None:
+        items, names, values, clusters = wide
+        if len(names) == 1:  # one model: its score and interval, and where to go next
+            keep = ~np.isnan(values[:, 0])
+            return print_one_model(args, str(names[0]), values[keep, 0],
+                                   None if clusters is None else [c for c, k in zip(clusters, keep, strict=True) if k])
+        return align_matrix(items, names, values, clusters, on_missing=args.on_missing)
+    frame = _read(paths, args)
+    if frame["model"].nunique() == 1:
+        return print_one_model(args, str(frame["model"].iloc[0]), frame["score"].to_numpy(),
+                               frame["cluster"].tolist() if args.cluster and "cluster" in frame else None)
+    return align_results(frame, on_missing=args.on_missing)
 
 
 def _read(paths: list[Any], args: argparse.Namespace) -> Any:

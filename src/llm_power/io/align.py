@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import DataError
 
-__all__ = ["Aligned", "align_results"]
+__all__ = ["Aligned", "align_matrix", "align_results"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,58 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
             raise DataError(msg)
         clusters = [str(first[it]) for it in items]
     return Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped, note=note)
+
+
+def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, clusters: list[Any] | None, *,
+                 on_missing: str = "error") -> Aligned:
+    """:func:`align_results` for a wide table read straight into a matrix (one row per item, one
+    column per model, NaN where a model lacks an item): the same rules and the same result as the
+    long path (items in natural order, models sorted, the same errors and notes), without a row
+    per (model, item).
+    """
+    from .._validation import check_option
+
+    on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
+    dup = next((m for k, m in enumerate(models) if m in models[:k]), None) if len(set(models)) < len(models) else None
+    if dup is not None:
+        msg = f"model {dup!r} appears more than once; give each model's results once"
+        raise DataError(msg)
+    scores = np.asarray(scores, dtype=float)
+    present = ~np.isnan(scores)
+    rows = present.any(axis=1)  # items some model has (an all-empty row is no item at all)
+    model_order = sorted(range(len(models)), key=lambda k: str(models[k]))
+    names = [models[k] for k in model_order]
+    if len(names) < 2:
+        msg = (f"found results of {len(names)} model ({', '.join(map(repr, names))}); "
+               "diagnose compares two or more models on the same items")
+        raise DataError(msg)
+    item_order = sorted(np.flatnonzero(rows).tolist(), key=lambda r: (_natural(items[r]), str(items[r])))
+    lacking = rows[:, None] & ~present  # (items, models)
+    missing = {models[k]: int(lacking[:, k].sum()) for k in model_order}
+    note = ""
+    if any(missing.values()):
+        all_count = int(rows.sum())
+        common_rows = [r for r in item_order if present[r].all()]
+        if on_missing == "error":
+            first = {k: next(items[r] for r in item_order if lacking[r, k]) for k in model_order if missing[models[k]]}
+            worst = [f"{models[k]} lacks {missing[models[k]]} of {all_count} items, first {item!r}"
+                     for k, item in first.items()]
+            msg = (f"models were not run on the same items ({'; '.join(worst)}); use --on-missing intersect to keep "
+                   "the items every model has")
+            raise DataError(msg)
+        if not common_rows:
+            msg = "no item is shared by all models (disjoint item sets): nothing to compare"
+            raise DataError(msg)
+        lacks = [f"{m} {k}" for m, k in missing.items() if k]
+        shown = ", ".join(lacks[:8]) + (f", and {len(lacks) - 8} more" if len(lacks) > 8 else "")
+        note = (f"intersection of items: {len(common_rows)} of {all_count} kept ({all_count - len(common_rows)} "
+                f"dropped from every model's results); models lacking items: {shown}")
+        item_order = common_rows
+    take = np.asarray(item_order, dtype=np.intp)
+    matrix = np.ascontiguousarray(scores[np.ix_(take, np.asarray(model_order, dtype=np.intp))])
+    dropped = {models[k]: int(present[:, k].sum()) - take.size for k in model_order}
+    return Aligned(items=[items[r] for r in take], models=names, scores=matrix,
+                   clusters=None if clusters is None else [str(clusters[r]) for r in take], dropped=dropped, note=note)
 
 
 def _natural(item: str) -> tuple[Any, ...]:

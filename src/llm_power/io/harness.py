@@ -21,9 +21,10 @@ from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_s
 from .safe import ArchiveReader, load_json_file
 
 if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
+    import numpy as np
     import pandas as pd
 
-__all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results"]
+__all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results", "read_wide_table"]
 
 INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 from .detect import _LM_EVAL_SAMPLES, companion_files, detect_format, expand_paths  # noqa: E402, F401 - re-exported
@@ -341,10 +342,10 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
     from .plain import read_wide_matrix
 
     if path.suffix.lower() == ".parquet":
-        import pandas as pd
+        import pyarrow.parquet as pq
 
         try:
-            columns = [str(c) for c in pd.read_parquet(path).columns]
+            columns = [str(c) for c in pq.read_schema(path).names]  # the header only, not the table
         except (OSError, ValueError) as exc:
             msg = f"cannot read as Parquet ({type(exc).__name__})"
             raise DataError(msg, file=str(path)) from None
@@ -443,6 +444,39 @@ def iter_records(path: Path, *, format: str = "auto", metric: str | None = None,
     if fmt == "lighteval":
         return read_lighteval(path, metric=metric, cluster=cluster)
     return read_plain(path, metric=metric, cluster=cluster, item_column=item_column)
+
+
+def read_wide_table(path: Path, *, format: str = "auto", metric: str | None = None, cluster: str | None = None,
+                    item_column: str | None = None) -> tuple[list[str], list[str], np.ndarray, list[str] | None] | None:
+    """``(items, models, matrix, clusters)`` when ``path`` is a plain wide table (an item column and
+    one column per model), read straight into the matrix (NaN where a cell is empty); None for any
+    other layout or format (read those with :func:`read_results`). The same reader, checks and
+    errors as :func:`read_results` uses for a wide table, without a row per (model, item).
+    """
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt not in ("csv", "parquet") or metric is not None:
+        return None
+    columns = _plain_columns(path)
+    if columns is None or any(c in columns for c in MODEL_COLUMNS):
+        return None
+    if path.suffix.lower() != ".parquet" and any(c in columns for c in SCORE_COLUMNS):
+        return None  # one model per file
+    from .plain import read_wide_matrix
+
+    return read_wide_matrix(path, cluster_column=cluster, item_column=item_column)
+
+
+def _plain_columns(path: Path) -> list[str] | None:
+    """The header of a plain table (None when it cannot be read: the long path reports why)."""
+    try:
+        if path.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            return [str(c) for c in pq.read_schema(path).names]
+        first = next(_records(path), None)
+    except (DataError, OSError, ValueError):
+        return None
+    return None if first is None else list(first[1].keys())
 
 
 def read_results(

@@ -211,20 +211,20 @@ def _sentences(diag: Diagnosis, regimes: list[RegimeView], cluster_name: str) ->
         u = r.unresolved
         if r.key == "iid":
             if u == 0:
-                lines.append(f"{'All ' if m > 1 else 'The '}{m if m > 1 else ''}{' ' if m > 1 else ''}{kinds} "
+                lines.append(f"{'All ' if m > 1 else 'The '}{f'{m:,}' if m > 1 else ''}{' ' if m > 1 else ''}{kinds} "
                              f"{'are' if m > 1 else 'is'} resolved by this benchmark ({diag.n:,} items) if its "
                              "items are independent.")
             else:
-                lines.append(f"{u} of {m} {kinds} {'are' if u != 1 else 'is'} too small for this benchmark "
+                lines.append(f"{u:,} of {m:,} {kinds} {'are' if u != 1 else 'is'} too small for this benchmark "
                              f"({diag.n:,} items) to resolve if its items are independent.")
             continue
         tail = {
-            "corrected": f"with the {r.label} correction for {m} comparison{'s' if m != 1 else ''}.",
+            "corrected": f"with the {r.label} correction for {m:,} comparison{'s' if m != 1 else ''}.",
             "cluster": f"once items are clustered{'' if cluster_name == 'cluster' else ' by ' + cluster_name} "
                        f"({s.get('n_clusters')} clusters).",
             "anytime": "if the leaderboard is re-tested as results arrive (anytime-valid).",
         }.get(r.key, f"under the {r.label} regime.")
-        lines.append(f"{u} of {m} {tail}")
+        lines.append(f"{u:,} of {m:,} {tail}")
     return lines
 
 
