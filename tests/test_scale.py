@@ -183,3 +183,49 @@ def test_wide_table_fast_path_equals_the_long_path(tmp_path):
         align_matrix(*wide)
     assert str(a.value) == str(b.value)
     assert read_wide_table(tmp_path / "wide.csv", metric="alpha") is None  # a named metric: not a wide table
+
+
+def test_parquet_pairs_round_trip(tmp_path, capsys):
+    """--parquet writes every pair's columns (and the labels) that the JSON report holds."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from llm_power.cli.main import main
+
+    rng = np.random.default_rng(9)
+    x, codes = _binary(rng, n=300, m=14)
+    path = tmp_path / "wide.csv"
+    path.write_text("item,subject," + ",".join(f"m{k}" for k in range(14)) + "\n" + "".join(
+        f"q{r},s{codes[r]}," + ",".join(str(int(v)) for v in x[r]) + "\n" for r in range(300)))
+    out, js = tmp_path / "pairs.parquet", tmp_path / "r.json"
+    assert main(["diagnose", str(path), "--pairs", "all", "--cluster", "subject", "--anytime", "--parquet", str(out),
+                 "--json", str(js), "--cluster-resamples", "20"]) == 0
+    capsys.readouterr()
+    table = pq.read_table(out)
+    payload = json.loads(js.read_text())
+    assert table.num_rows == len(payload["pairs"]) == 91
+    rows = table.to_pylist()
+    for row, pair in zip(rows, payload["pairs"], strict=True):
+        assert row["model_a"] == pair["model_a"] and row["model_b"] == pair["model_b"]
+        for key in ("delta", "pvalue", "n_star", "q", "q_cluster", "resolved_anytime", "test", "regime"):
+            assert row[key] == pytest.approx(pair[key]) if isinstance(pair[key], float) else row[key] == pair[key]
+    meta = {k.decode(): v.decode() for k, v in table.schema.metadata.items()}
+    assert json.loads(meta["llm_power.labels"]) == payload["labels"]
+    assert json.loads(meta["llm_power.n_unresolved"]) == payload["n_unresolved"]
+
+
+def test_many_models_html_and_markdown_summarise(monkeypatch):
+    from llm_power.report import html as html_mod
+    from llm_power.report import markdown as md_mod
+
+    rng = np.random.default_rng(10)
+    x, _ = _binary(rng, n=200, m=30)
+    diag = diagnose(x, pairs="all")
+    monkeypatch.setattr(html_mod, "MATRIX_SIDE", 8)  # 30 models: cells pool 4 ranks a side
+    page = html_mod.render_html(diag)
+    assert "each cell the smallest q of a 4 x 4 block of ranks" in page
+    monkeypatch.setattr(md_mod, "MAX_ROWS", 50)
+    text = md_mod.render_markdown(diag)
+    assert "The first 50 of 435 pairs" in text
+    assert sum(1 for line in text.splitlines() if line.startswith("| ") and line[2:3].isdigit()) == 50

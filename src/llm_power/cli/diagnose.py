@@ -73,6 +73,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="also write the report as JSON ('-': stdout; default: none)")
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
                    help="also write the report as Markdown ('-': stdout; default: none)")
+    p.add_argument("--parquet", dest="parquet_out", metavar="FILE",
+                   help="also write every pair's columns as a Parquet table (for millions of pairs; default: none)")
     p.add_argument("--html", dest="html_out", metavar="FILE",
                    help="also write the self-contained HTML report ('-': stdout; default: none)")
 
@@ -81,19 +83,21 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
                   inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report",
                   next_line: str = "") -> int:
     """Diagnose an aligned matrix, print the report and write the requested files."""
+    from ..report.view import build_view
     from ..resolution import diagnose
-    check_outputs([args.json_out, args.markdown_out, args.html_out], inputs)
+
+    parquet_out = getattr(args, "parquet_out", None)
+    check_outputs([args.json_out, args.markdown_out, args.html_out, parquet_out], inputs)
     diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
                     confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
                     design_effect=args.design_effect, cluster_resamples=args.cluster_resamples,
                     max_pairs=getattr(args, "max_pairs", 200_000), top=args.top, rng=args.seed)
-    from ..report.view import build_view
-
     cluster_name = args.cluster or "cluster"
-    view = build_view(diag, cluster_name=cluster_name)
-    payload = {"source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
-               "labels": view.labels(), **diag.to_dict()}
+    view = build_view(diag, cluster_name=cluster_name, max_rows=0)
     outputs = []
+    if args.json_out or args.format == "json":  # every pair as an object: built only when asked for
+        payload = {"source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
+                   "labels": view.labels(), **diag.to_dict()}
     if args.json_out:
         import json
 
@@ -101,6 +105,11 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
 
         outputs.append(write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True,
                                                                allow_nan=False) + "\n", inputs=inputs))
+    if parquet_out:
+        from ..report.parquet import write_pairs
+
+        outputs.append(write_atomic(parquet_out, lambda fh: write_pairs(diag, fh, labels=view.labels()),
+                                    inputs=inputs))
     if args.markdown_out:
         from ..report.markdown import render_markdown
 
@@ -130,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from ..io.detect import companion_files, expand_paths
 
-    check_outputs([args.json_out, args.markdown_out, args.html_out], args.results)  # before reading anything
+    check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out],
+                  args.results)  # before reading anything
     paths = expand_paths(args.results)
     aligned = load_aligned(paths, args)
     if isinstance(aligned, int):

@@ -17,9 +17,9 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["OutputPathError", "check_outputs", "write_atomic"]
 
@@ -71,10 +71,18 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | Path] = 
                 raise OutputPathError(msg)
 
 
-def write_atomic(path: str | Path, text: str, *, inputs: tuple[Any, ...] = ()) -> Path | str:
-    """Write ``text`` to ``path`` atomically (``"-"``: standard output) under the rules above."""
+def write_atomic(path: str | Path, text: str | bytes | Callable[[BinaryIO], None], *,
+                 inputs: tuple[Any, ...] = ()) -> Path | str:
+    """Write ``text`` to ``path`` atomically (``"-"``: standard output) under the rules above;
+    ``text`` may be str (UTF-8), bytes, or a function that writes to a binary file object (Parquet).
+    """
     if str(path) == "-":
-        sys.stdout.write(text)
+        if callable(text):
+            text(sys.stdout.buffer)
+        elif isinstance(text, bytes):
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         sys.stdout.flush()
         return "-"
     check_outputs([str(path)], inputs)
@@ -85,8 +93,11 @@ def write_atomic(path: str | Path, text: str, *, inputs: tuple[Any, ...] = ()) -
         mode = stat.S_IMODE(os.stat(target).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            if callable(text):
+                text(fh)
+            else:
+                fh.write(text.encode("utf-8") if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         if mode is None:

@@ -56,6 +56,8 @@ def _subplots(width: float, height: float) -> tuple[Any, Any]:
 #: and the first MAX_TABLE_PAIRS pairs in the table
 MAX_PLOT_PAIRS = 40
 MAX_TABLE_PAIRS = 40
+#: models drawn in the leaderboard plot (the best ones; the table lists them all)
+MAX_PLOT_MODELS = 60
 #: figure width (inches): fills a laptop column, stays legible scaled to a phone
 FIG_WIDTH = 6.4
 
@@ -68,11 +70,13 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     scale = 100.0 if binary else 1.0  # accuracies in percent / points; graded scores in their own units
     level = f"{100 * diag.settings.get('confidence_level', 0.95):g}%"
 
-    # leaderboard with intervals
+    # leaderboard with intervals (the best MAX_PLOT_MODELS: a plot of thousands of rows is no plot)
+    names, short, means = names[:MAX_PLOT_MODELS], short[:MAX_PLOT_MODELS], means[:MAX_PLOT_MODELS]
     height = max(2.0, 0.32 * len(names) + 0.8)
     fig, ax = _subplots(FIG_WIDTH, height)
     y = np.arange(len(names))[::-1]
-    lo, hi = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
+    lo = np.asarray(diag.model_ci_low)[:MAX_PLOT_MODELS]
+    hi = np.asarray(diag.model_ci_high)[:MAX_PLOT_MODELS]
     ax.errorbar(scale * means, y, xerr=[scale * (means - lo), scale * (hi - means)], fmt="o", color=OK, ecolor=OK,
                 capsize=3)
     ax.set_yticks(y, short, parse_math=False)  # names are data: a "$" is not mathtext
@@ -82,11 +86,10 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(
         f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
-    pairs = diag.pairs
-    if len(pairs) > MAX_PLOT_PAIRS:
+    if len(diag.columns["delta"]) > MAX_PLOT_PAIRS:
         plots["matrix"] = _matrix(diag, short)
     else:
-        plots.update(_pair_plots(diag, pairs, binary, level))
+        plots.update(_pair_plots(diag, diag.pairs, binary, level))
     plots.update(_mde_plot(diag, binary))
     return plots
 
@@ -135,38 +138,57 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     return plots
 
 
+#: the pair matrix draws at most this many models a side; more are pooled into blocks
+MATRIX_SIDE = 60
+
+
 def _matrix(diag: Diagnosis, short: list[str]) -> str:
-    """All pairs at a glance: q of the strictest regime per pair (A above the diagonal's row), the
-    resolved ones marked; for reports with too many pairs to draw one row each.
+    """All pairs at a glance: q of the strictest regime per pair (model A's row, model B's column),
+    the resolved ones ticked; for reports with too many pairs to draw one row each. Beyond
+    :data:`MATRIX_SIDE` models a cell pools a block of consecutive ranks and shows its smallest q
+    (the hardest pair in the block), without ticks.
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
 
-    view = build_view(diag)
+    view = build_view(diag, max_rows=0)
     cols, m = diag.columns, len(diag.models)
     q = np.asarray(cols[view.strictest.q_field], dtype=float)
     flags = np.asarray(cols[view.strictest.resolved_field], dtype=bool)
-    grid = np.full((m, m), np.nan)
     ra, rb = np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1
-    grid[np.minimum(ra, rb), np.maximum(ra, rb)] = np.log10(np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4))
-    size = max(4.0, min(FIG_WIDTH + 2, 0.24 * m + 2.2))
+    block = max(1, -(-m // MATRIX_SIDE))  # ranks per cell
+    side = -(-m // block)
+    logq = np.log10(np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4))
+    grid = np.full((side, side), np.inf)
+    np.minimum.at(grid, (np.minimum(ra, rb) // block, np.maximum(ra, rb) // block), logq)
+    grid[np.isinf(grid)] = np.nan
+    size = max(4.0, min(FIG_WIDTH + 2, 0.24 * side + 2.2))
     fig, ax = _subplots(size, size)
     bounds = [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]
     cmap = ListedColormap(["#a63603", "#D55E00", "#fdae6b", "#fee6ce", "#c6dbef", "#6baed6", "#2171b5", "#0072B2"])
     image = ax.imshow(grid, cmap=cmap, norm=BoundaryNorm(bounds, cmap.N))
-    for a, b, ok in zip(ra, rb, flags, strict=True):
-        if ok:
-            ax.text(max(a, b), min(a, b), "✓", ha="center", va="center", fontsize=8, color="white")
-    ticks = np.arange(m)
-    ax.set_xticks(ticks, [str(k + 1) for k in ticks], fontsize=8)
-    ax.set_yticks(ticks, [f"{short[k]} {k + 1}" for k in ticks], fontsize=8, parse_math=False)
-    ax.set_xlabel("model B (rank)")
-    ax.set_ylabel("model A")
+    if block == 1:
+        for a, b, ok in zip(ra, rb, flags, strict=True):
+            if ok:
+                ax.text(max(a, b), min(a, b), "✓", ha="center", va="center", fontsize=8, color="white")
+        ticks = np.arange(m)
+        ax.set_xticks(ticks, [str(k + 1) for k in ticks], fontsize=8)
+        ax.set_yticks(ticks, [f"{short[k]} {k + 1}" for k in ticks], fontsize=8, parse_math=False)
+        ax.set_xlabel("model B (rank)")
+        ax.set_ylabel("model A")
+    else:
+        ticks = np.arange(0, side, max(1, side // 10))
+        ax.set_xticks(ticks, [str(k * block + 1) for k in ticks], fontsize=8)
+        ax.set_yticks(ticks, [str(k * block + 1) for k in ticks], fontsize=8)
+        ax.set_xlabel(f"model B (rank; a cell pools {block} ranks a side, smallest q shown)")
+        ax.set_ylabel("model A (rank)")
     bar = fig.colorbar(image, ax=ax, shrink=0.6, ticks=bounds)
     bar.ax.set_yticklabels(["≤ 1e-4", "0.01", "0.1", "0.3", "1", "3", "10", "100", "≥ 1e4"])
     bar.set_label(("q" if view.strictest.key == "iid" else f"q {view.strictest.label}") + " (≥ 1: big enough)")
     n_ok = int(flags.sum())
-    return _svg(fig, f"Pair matrix of {len(q)} pairs: {n_ok} resolved ({view.strictest.label}), "
-                     f"{len(q) - n_ok} unresolved; colour is q = N/N*, a tick marks a resolved pair")
+    return _svg(fig, f"Pair matrix of {len(q):,} pairs: {n_ok:,} resolved ({view.strictest.label}), "
+                     f"{len(q) - n_ok:,} unresolved; colour is q = N/N*"
+                     + (", a tick marks a resolved pair" if block == 1 else f", each cell the smallest q of a "
+                                                                            f"{block} x {block} block of ranks"))
 
 
 def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
@@ -220,7 +242,7 @@ def render_html(
     s = diag.settings
     plots = _plots(diag, binary)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
-    view = build_view(diag, cluster_name=cluster_name)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_TABLE_PAIRS)
     header, rows = _pair_table(view)
     cards = [{"num": f"{diag.n:,}", "label": f"items × {len(diag.models)} models"}]
     cards += [{"num": f"{r.unresolved} / {view.n_pairs}", "label": f"unresolved ({r.label})"} for r in view.regimes]
@@ -233,6 +255,8 @@ def render_html(
     return env.get_template("report.html.j2").render(
         title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {view.n_pairs} "
                               f"{s['pairs']} {view.pairs_word}.",
+        plotted=(f" (the best {MAX_PLOT_MODELS} of {len(diag.models):,} models; the table lists them all)"
+                 if len(diag.models) > MAX_PLOT_MODELS else ""),
         version=__version__, cards=cards, sentences=view.sentences, next_steps=view.next_steps,
         ties=" ; ".join(" ≈ ".join(g) for g in view.ties), ties_regime=view.ties_regime, note=note,
         models=view.models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",

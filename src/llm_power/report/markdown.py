@@ -10,6 +10,9 @@ from .view import build_view
 
 __all__ = ["md_text", "render_markdown"]
 
+#: pairs listed in a Markdown report (a table of millions of rows is no report)
+MAX_ROWS = 1_000
+
 # CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can start
 # markup in a table cell: emphasis, code, links and images, raw HTML, table pipes, headings
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
@@ -35,7 +38,7 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     """A Markdown summary: the verdict in words, the pairs table (every column), ties, next steps
     (names escaped).
     """
-    view = build_view(diag, cluster_name=cluster_name)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_ROWS)
     lines = [f"# {md_text(title)}", "",
              f"{view.n_models} models on the same {view.n:,} items; {view.n_pairs} {view.pairs_kind} {view.pairs_word} "
              f"(α = {view.alpha}, power = {view.power}).", ""]
@@ -43,10 +46,14 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     keys = view.columns(wide=True, ci=True)
     header = view.header(keys)
     lines += ["", "| " + " | ".join(md_prose(h) for h in header) + " |", "|" + "---|" * len(header)]
+    shown = len(view.pairs)
     for row in view.pairs:
         cells = [md_text(cell) if key in ("model_a", "model_b") else md_prose(cell)
                  for key, cell in zip(keys, view.cells(row, keys, lambda flag: "✓" if flag else "✗"), strict=True)]
         lines.append("| " + " | ".join(cells) + " |")
+    if shown < view.n_pairs:
+        lines += ["", f"The first {shown:,} of {view.n_pairs:,} pairs; every pair is in the JSON (--json) and "
+                      "Parquet (--parquet) reports."]
     if view.ties:
         lines += ["", f"Statistical ties ({view.ties_regime}): "
                   + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in view.ties)]

@@ -90,7 +90,7 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
     """
     out = sys.stdout if stream is None else stream
     width = terminal_width(out) if width is None else width
-    view = build_view(diag, cluster_name=cluster_name)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=None if wide else MAX_ROWS)
     console = _console(out, width)
     console.print("Verdict", style="bold")
     for line in view.sentences:
@@ -103,7 +103,7 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
     console.print()
     title = f"Resolution of {view.n_pairs} {view.pairs_kind} {view.pairs_word} (α = {view.alpha}, power {view.power})"
     console.print(title, style="bold", markup=False)
-    rows = view.pairs if wide else view.pairs[:MAX_ROWS]
+    rows = view.pairs
     if wide:
         keys = view.columns(wide=True)
         _console(out, 10_000).print(_table(view.header(keys), [view.cells(r, keys, _mark) for r in rows],

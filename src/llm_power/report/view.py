@@ -247,12 +247,13 @@ def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeVie
     return out
 
 
-def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool) -> list[PairRow]:
+def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit: int | None) -> list[PairRow]:
     cols, binary = diag.columns, bool(diag.settings.get("binary"))
     names = list(diag.models)
     clustered = "pvalue_cluster" in cols
     rows = []
-    for k in range(len(cols["delta"]) if cols else 0):
+    size = len(cols["delta"]) if cols else 0
+    for k in range(size if limit is None else min(limit, size)):
         ci = ""
         if level_ci and "ci_low" in cols and np.isfinite(cols["ci_low"][k]):
             ci = f"[{fmt_gap(cols['ci_low'][k], binary)}, {fmt_gap(cols['ci_high'][k], binary)}]"
@@ -270,8 +271,12 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool) -> li
     return rows
 
 
-def build_view(diag: Diagnosis, *, cluster_name: str = "cluster") -> ReportView:
-    """The view of a Diagnosis: every number formatted in its units, every label from the result."""
+def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None) -> ReportView:
+    """The view of a Diagnosis: every number formatted in its units, every label from the result.
+
+    ``max_rows``: format only the first pairs (a report of millions of pairs shows a summary and
+    the first rows; :attr:`ReportView.n_pairs` still counts them all).
+    """
     s = diag.settings
     binary = bool(s.get("binary"))
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
@@ -297,7 +302,7 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster") -> ReportView:
         pairs_kind=str(s["pairs"]), binary=binary, alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level,
         unit="pts" if binary else "score", unit_long="points" if binary else "score units",
         interval_name="Wilson" if binary else "t", score_word="score" if binary else "mean score", models=models,
-        regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True), ties_regime=ties_regime,
+        regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True, max_rows), ties_regime=ties_regime,
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
         sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest),
         has_cluster_p="pvalue_cluster" in diag.columns, settings=dict(s),
