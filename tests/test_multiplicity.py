@@ -81,6 +81,83 @@ def test_rows_of_a_matrix_are_separate_families():
             np.testing.assert_array_equal(mat[r], adjust_pvalues(p[r], method=method))
 
 
+# --- the unstable sort (issue 13): same results as the stable one, and as statsmodels, with ties ---
+
+def _adjust_with_stable_sort(p, method):
+    """Oracle: adjust_pvalues as it was before issue 13 (a stable argsort), verbatim."""
+    p = np.asarray(p, dtype=float)
+    m = p.shape[-1]
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    order = np.argsort(p, axis=-1, kind="stable")
+    ps = np.take_along_axis(p, order, axis=-1)
+    ranks = np.arange(1, m + 1, dtype=float)
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, (m - ranks + 1) * ps), axis=-1)
+    elif method == "hochberg":
+        adj = np.minimum.accumulate(((m - ranks + 1) * ps)[..., ::-1], axis=-1)[..., ::-1]
+    else:
+        factor = float(np.sum(1.0 / ranks)) if method == "by" else 1.0
+        adj = np.minimum.accumulate((factor * m / ranks * ps)[..., ::-1], axis=-1)[..., ::-1]
+    adj = np.minimum(1.0, adj)
+    out = np.empty_like(adj)
+    np.put_along_axis(out, order, adj, axis=-1)
+    return out
+
+
+def _tied_families(rng):
+    """p-values with many ties (rounded to 2-3 digits, runs of 0 and 1, -0.0), on both sides of
+    the size from which the packed-key sort is used, and values equal in their high bits."""
+    for m in (1, 2, 7, 100, 2047, 2048, 2049, 5_000, 40_000):
+        yield np.round(rng.random(m), 2)
+        yield np.round(rng.random(m) ** 3, 3)
+        p = rng.random(m)
+        p[rng.random(m) < 0.2] = 1.0
+        p[rng.random(m) < 0.1] = 0.0
+        p[rng.random(m) < 0.05] = -0.0
+        yield p
+        # values a few ulps apart: they agree in the high bits the packed key keeps
+        yield 0.001 + rng.integers(0, 50, size=m) * np.spacing(0.001)
+        yield rng.random(m)
+
+
+@pytest.mark.parametrize("method", sorted(SM))
+def test_unstable_sort_gives_the_stable_sorts_results_exactly(method):
+    rng = np.random.default_rng(52)
+    for p in _tied_families(rng):
+        ours = adjust_pvalues(p, method=method)
+        np.testing.assert_array_equal(ours, _adjust_with_stable_sort(p, method))
+        # and the order of the input does not matter, ties included
+        perm = rng.permutation(p.size)
+        np.testing.assert_array_equal(adjust_pvalues(p[perm], method=method), ours[perm])
+    mat = np.round(rng.random((30, 3000)), 2)  # rows as families, packed path
+    np.testing.assert_array_equal(adjust_pvalues(mat, method=method), _adjust_with_stable_sort(mat, method))
+
+
+@pytest.mark.parametrize("method", sorted(SM))
+def test_equals_statsmodels_multipletests_with_many_ties(method):
+    # statsmodels sorts with an unstable argsort too; its BH/BY divide by j/m where we multiply by
+    # m/j, a rounding apart (a few units in the last place)
+    rng = np.random.default_rng(53)
+    for p in _tied_families(rng):
+        if p.size > 5_000 and method == "holm":
+            continue  # statsmodels' Holm calls gc.collect() on every call
+        p = np.abs(p)  # statsmodels has no -0.0 handling to compare
+        ref = multipletests(p, method=SM[method])[1]
+        np.testing.assert_allclose(adjust_pvalues(p, method=method), ref, rtol=2e-15, atol=0)
+
+
+def test_sort_order_is_a_sorting_permutation():
+    from llm_power.multiplicity import _sort_order
+
+    rng = np.random.default_rng(54)
+    for p in _tied_families(rng):
+        order, ps = _sort_order(p)
+        assert np.array_equal(np.sort(order), np.arange(p.size))
+        assert np.array_equal(ps, p[order]) and np.all(np.diff(ps) >= 0)
+        assert np.array_equal(ps, np.sort(p))
+
+
 @given(arrays(float, st.integers(1, 40), elements=st.floats(0, 1)), st.sampled_from(sorted(SM)))
 def test_adjusted_are_monotone_and_not_below_raw(p, method):
     adj = adjust_pvalues(p, method=method)

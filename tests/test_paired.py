@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 import numpy as np
 import pytest
@@ -403,6 +404,124 @@ def test_monte_carlo_permutation_close_to_exact_and_valid_formula():
     assert mc.pvalue == pytest.approx(approx, abs=0.02)
     # same seed, same numbers
     assert permutation_test(a, b, n_resamples=20_000, rng=1).pvalue == mc.pvalue
+
+# --- binary data: the sign-flip null is a binomial (issue 13) -----------------------------------
+
+def _binary_pair(rng, n, p_a=0.7, agree=0.6):
+    a = (rng.random(n) < p_a).astype(float)
+    return a, np.where(rng.random(n) < agree, a, (rng.random(n) < 0.5).astype(float))
+
+def _item_level_pvalue(a, b, alternative, n_resamples=None, rng=None):
+    """Oracle: the sign-flip p-value by flipping items (the path graded data still take)."""
+    from llm_power.permutation import _flip_null_exact, _flip_null_random
+    from llm_power.resampling import _pvalue_from_null
+
+    n, idx = a.size, np.flatnonzero(a != b)
+    observed = float((a - b).mean())
+    if n_resamples is None:
+        return _pvalue_from_null(_flip_null_exact(None, a, b, idx, n), observed, alternative, add_one=False)
+    null = _flip_null_random(None, a, b, idx, n, n_resamples, np.random.default_rng(rng))
+    return _pvalue_from_null(null, observed, alternative, add_one=True)
+
+@pytest.mark.parametrize("alternative", ALTS)
+def test_binary_exact_pvalue_equals_the_enumeration_exactly(alternative):
+    rng = np.random.default_rng(60)
+    for _ in range(60):
+        a, b = _binary_pair(rng, int(rng.integers(2, 40)))
+        if np.all(a == b) or np.count_nonzero(a != b) > 16:
+            continue
+        for scale in (1.0, 100.0, 0.5):  # 0/1, 0/100 and 0/0.5 scores: differences of one size
+            res = permutation_test(scale * a, scale * b, alternative=alternative)
+            assert res.exact and res.n_resamples == 2 ** np.count_nonzero(a != b)
+            assert res.pvalue == _item_level_pvalue(scale * a, scale * b, alternative)
+
+@pytest.mark.parametrize("alternative", ALTS)
+def test_binary_exact_pvalue_equals_scipy_binomtest(alternative):
+    # K = items favouring A ~ Binomial(m, 1/2) under the flips; "greater" is A > B. For p = 1/2
+    # scipy's two-sided rule (outcomes no more likely than the observed) is the |2K - m| rule.
+    from llm_power.permutation import _binomial_exact_pvalue
+
+    rng = np.random.default_rng(61)
+    for _ in range(80):
+        m = int(rng.integers(1, 62))
+        k = int(rng.integers(0, m + 1))
+        n = m + int(rng.integers(0, 50))
+        ours, count = _binomial_exact_pvalue(m, 1.0, n, (2 * k - m) / n, alternative)
+        ref = stats.binomtest(k, m, 0.5, alternative=alternative).pvalue
+        assert count == 2**m and ours == pytest.approx(ref, rel=1e-12)
+    a, b = _binary_pair(rng, 200)
+    m, k = int(np.sum(a != b)), int(np.sum(a > b))
+    res = permutation_test(a, b, alternative=alternative, n_resamples=2**m) if m < 25 else None
+    if res is not None:
+        assert res.exact and res.pvalue == pytest.approx(stats.binomtest(k, m, alternative=alternative).pvalue,
+                                                         rel=1e-12)
+
+def test_binary_monte_carlo_null_has_the_item_level_distribution():
+    # the shortcut draws K ~ Binomial(m, 1/2) where the item-level path flips m signs: the same
+    # law. Chi-square goodness of fit of each against Binomial(m, 1/2) and of one against the
+    # other (cells pooled to expected counts >= 20), 200,000 draws each, fixed seeds: each test
+    # would fail with probability 1e-4 if the laws were equal, and detects a 0.5% shift in mean.
+    from llm_power.permutation import _binomial_null_random, _flip_null_random
+
+    for m, n in [(7, 10), (40, 100), (301, 1000)]:
+        a = np.zeros(n)
+        b = np.zeros(n)
+        a[: m // 2 + 1] = 1.0
+        b[m // 2 + 1 : m] = 1.0  # m differing items, both directions
+        idx = np.flatnonzero(a != b)
+        draws = 200_000
+        item = _flip_null_random(None, a, b, idx, n, draws, np.random.default_rng(1))
+        short = _binomial_null_random(m, 1.0, n, draws, np.random.default_rng(2))
+        k_item = np.rint((item * n + m) / 2).astype(int)
+        k_short = np.rint((short * n + m) / 2).astype(int)
+        # the statistics are exactly the lattice (2k - m)/n
+        assert np.array_equal(item, (2 * k_item - m) / n) and np.array_equal(short, (2 * k_short - m) / n)
+        expected = draws * stats.binom.pmf(np.arange(m + 1), m, 0.5)
+        edges = _pooled_cells(expected, 20.0)
+        exp_cells = np.add.reduceat(expected, edges)
+        obs_item = np.add.reduceat(np.bincount(k_item, minlength=m + 1), edges)
+        obs_short = np.add.reduceat(np.bincount(k_short, minlength=m + 1), edges)
+        assert stats.chisquare(obs_item, exp_cells * obs_item.sum() / exp_cells.sum()).pvalue > 1e-4
+        assert stats.chisquare(obs_short, exp_cells * obs_short.sum() / exp_cells.sum()).pvalue > 1e-4
+        assert stats.chi2_contingency(np.vstack([obs_item, obs_short]))[1] > 1e-4
+        assert stats.ks_2samp(item, short).pvalue > 1e-4
+
+def _pooled_cells(expected, minimum):
+    """Start indices of consecutive cells pooled until each holds at least ``minimum`` expected."""
+    starts, total = [0], 0.0
+    for i, e in enumerate(expected):
+        if total >= minimum:
+            starts.append(i)
+            total = 0.0
+        total += e
+    if total < minimum and len(starts) > 1:
+        starts.pop()
+    return np.array(starts)
+
+@pytest.mark.parametrize("alternative", ALTS)
+def test_binary_monte_carlo_pvalue_close_to_the_exact_one(alternative):
+    rng = np.random.default_rng(63)
+    for n in (200, 1000, 5000):
+        a, b = _binary_pair(rng, n, agree=0.8)
+        b[: n // 20] = 0.0  # a gap
+        m, k = int(np.sum(a != b)), int(np.sum(a > b))
+        exact = stats.binomtest(k, m, alternative=alternative).pvalue
+        mc = permutation_test(a, b, alternative=alternative, n_resamples=100_000, rng=3)
+        assert not mc.exact and mc.n_resamples == 100_000 and mc.pvalue >= 1 / 100_001
+        assert abs(mc.pvalue - exact) <= 4 * math.sqrt(exact * (1 - exact) / 100_000) + 2 / 100_001
+
+def test_binary_monte_carlo_same_seed_same_numbers_and_graded_data_flip_items():
+    rng = np.random.default_rng(64)
+    a, b = _binary_pair(rng, 3000)
+    first = permutation_test(a, b, rng=5)
+    assert not first.exact and first.n_resamples == 10_000
+    assert permutation_test(a, b, rng=5).pvalue == first.pvalue
+    assert permutation_test(a, b, rng=np.random.default_rng(5)).pvalue == first.pvalue
+    # graded data (differences of several sizes) still flip items: the item-level path, same seed
+    g_a, g_b = rng.integers(0, 5, size=300) / 4, rng.integers(0, 5, size=300) / 4
+    for alternative in ALTS:
+        ours = permutation_test(g_a, g_b, alternative=alternative, n_resamples=2_000, rng=7)
+        assert ours.pvalue == _item_level_pvalue(g_a, g_b, alternative, n_resamples=2_000, rng=7)
 
 def test_cochran_q_equals_statsmodels():
     rng = np.random.default_rng(10)

@@ -26,6 +26,7 @@ from llm_power import (
     discordance_from_baseline,
     shortcut_constant,
 )
+from llm_power._exact import _exact_power_paired
 from llm_power.planning import k_factor, unrounded_sample_size
 from scipy import stats
 from conftest import load_reference
@@ -351,6 +352,153 @@ def test_exact_power_is_below_normal_approximation_for_conservative_exact_test()
     # the exact conditional test is conservative, so it needs more items than Connor's formula
     for p_a, p_b, rho in GRID:
         assert sample_size(p_a, p_b, rho=rho, method="exact") >= sample_size(p_a, p_b, rho=rho, method="connor") - 2
+
+# --- the exact N* search against the scan it replaced (issue 13) ---------------------------------
+
+def _scan_exact_sample_size(p_d, p10, alpha, power_, alternative):
+    """Oracle: the exact N* as computed before issue 13, verbatim -- a scan of every n upward from
+    half of Connor's N*, one convolution step of the discordant count's distribution per n."""
+    from llm_power._exact import _rejection_probability
+
+    z_a = -stats.norm.ppf(alpha / 2 if alternative == "two-sided" else alpha)
+    z_b = stats.norm.ppf(power_)
+    delta = 2 * p10 - p_d
+    connor = (z_a * math.sqrt(p_d) + z_b * math.sqrt(p_d - delta * delta)) ** 2 / (delta * delta)
+    start = max(1, int(0.5 * connor))
+    size = 4 * start + 64
+    reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
+    pmf = np.zeros(size)
+    pmf[: start + 1] = stats.binom.pmf(np.arange(start + 1), start, p_d)
+    n = start
+    while True:
+        if float(pmf[: n + 1] @ reject[: n + 1]) >= power_:
+            return n
+        n += 1
+        if n + 1 >= size:
+            size *= 2
+            reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
+            pmf = np.concatenate([pmf, np.zeros(size - pmf.size)])
+        shifted = pmf[:n] * p_d
+        pmf[: n + 1] *= 1.0 - p_d
+        pmf[1 : n + 1] += shifted
+
+def _first_n_by_brute_force(p_d, p10, alpha, power_, alternative, n_max):
+    """Oracle: the exact power of every n = 1..n_max, the first that reaches the target (or None)."""
+    curve = _exact_power_paired(np.arange(1, n_max + 1), p_d, p10, alpha, alternative)
+    hits = np.flatnonzero(curve >= power_)
+    return int(hits[0]) + 1 if hits.size else None
+
+def _random_exact_designs(seed, count, min_connor, max_connor):
+    """Random (p_a, p_b, rho) on a grid, alpha, power and alternative, with Connor's N* in the range."""
+    rng = np.random.default_rng(seed)
+    grid = np.round(np.arange(0.05, 0.96, 0.01), 2)
+    designs = []
+    while len(designs) < count:
+        p_a, p_b = (float(x) for x in rng.choice(grid, size=2, replace=False))
+        low, high = rho_bounds(p_a, p_b)
+        rho = float(np.round(rng.uniform(max(low, -0.3), min(high, 0.9) - 1e-9), 2))
+        alternative = ("two-sided", "greater", "less")[len(designs) % 3]
+        if alternative == "greater" and p_a < p_b or alternative == "less" and p_a > p_b:
+            p_a, p_b = p_b, p_a
+        alpha = float(rng.choice([0.01, 0.05, 0.1]))
+        power_ = float(rng.choice([0.5, 0.8, 0.9, 0.95]))
+        try:
+            connor = unrounded_sample_size(p_a, p_b, rho=rho, alpha=alpha, power=power_, method="connor",
+                                           alternative=alternative)
+        except ValueError:  # outside the admissible range after rounding rho
+            continue
+        if min_connor <= connor <= max_connor:
+            designs.append((p_a, p_b, rho, alpha, power_, alternative))
+    return designs
+
+def _cells(p_a, p_b, rho):
+    p11, p10, p01, _ = cells_from_margins(p_a, p_b, rho)
+    return p10 + p01, p10
+
+@pytest.mark.parametrize(("seed", "min_connor", "max_connor"), [(130, 1, 300), (131, 300, 4_000)])
+def test_exact_n_star_equals_the_scan_of_every_n(seed, min_connor, max_connor):
+    # equality, not closeness: the search must return what the scan returned
+    for p_a, p_b, rho, alpha, power_, alternative in _random_exact_designs(seed, 60, min_connor, max_connor):
+        p_d, p10 = _cells(p_a, p_b, rho)
+        ours = sample_size(p_a, p_b, rho=rho, alpha=alpha, power=power_, method="exact", alternative=alternative)
+        assert ours == _scan_exact_sample_size(p_d, p10, alpha, power_, alternative), (p_a, p_b, rho, alpha, power_)
+
+def test_exact_n_star_is_the_first_n_from_one():
+    # the documented definition, by brute force over every n from 1 (the old scan started at half
+    # Connor's N*, assuming nothing below reaches the target; the search does not assume it)
+    for p_a, p_b, rho, alpha, power_, alternative in _random_exact_designs(132, 80, 1, 400):
+        p_d, p10 = _cells(p_a, p_b, rho)
+        ours = sample_size(p_a, p_b, rho=rho, alpha=alpha, power=power_, method="exact", alternative=alternative)
+        assert ours == _first_n_by_brute_force(p_d, p10, alpha, power_, alternative, ours)
+
+def _saw_tooth_designs():
+    """High-discordance designs (p_d >= 0.8), where the exact power saw-tooths in n: for typical
+    LLM designs (p_d <= 0.5) it is numerically monotone, here it falls back below the target after
+    first reaching it in about one design in eight."""
+    for p_d in (0.8, 0.9, 0.95, 0.99):
+        for share in (0.2, 0.3, 0.5, 0.9):  # delta / p_d
+            for alpha, power_ in [(0.05, 0.8), (0.1, 0.3), (0.05, 0.5), (0.1, 0.7), (0.01, 0.9)]:
+                yield p_d, p_d * (1 + share) / 2, alpha, power_
+
+def test_exact_n_star_where_the_power_saw_tooths():
+    dips = 0
+    for p_d, p10, alpha, power_ in _saw_tooth_designs():
+        for alternative in ("two-sided", "greater"):
+            ours = sample_size(p10 + (1 - p_d) / 2, 1 - p10 - (1 - p_d) / 2, discordance=p_d, alpha=alpha,
+                               power=power_, method="exact", alternative=alternative)
+            assert ours == _first_n_by_brute_force(p_d, p10, alpha, power_, alternative, ours)
+            assert ours == _scan_exact_sample_size(p_d, p10, alpha, power_, alternative)
+            later = _exact_power_paired(np.arange(ours + 1, ours + 60), p_d, p10, alpha, alternative)
+            dips += bool(np.any(later < power_))
+    assert dips >= 10  # the case a bisection on the power itself can get wrong is exercised
+
+def test_exact_power_bound_is_monotone_and_above_the_power():
+    # the bound the search bisects on: U(n) = E[max_{j <= M_n} R(j)] >= P(n), non-decreasing in n
+    from llm_power._exact import _rejection_probability
+
+    for p_d, p10 in [(0.16, 0.0825), (0.5, 0.3), (0.95, 0.6), (0.99, 0.6)]:
+        ns = np.arange(1, 1500)
+        reject = _rejection_probability(np.arange(ns[-1] + 1), p10 / p_d, 0.05, "two-sided")
+        pmf = stats.binom.pmf(np.arange(ns[-1] + 1)[None, :], ns[:, None], p_d)
+        exact, bound = pmf @ reject, pmf @ np.maximum.accumulate(reject)
+        assert np.all(bound >= exact - 1e-12)
+        assert np.all(np.diff(bound) >= -1e-12)
+        if p_d > 0.9:
+            assert np.min(np.diff(exact)) < -1e-3  # while the power itself saw-tooths
+
+def test_exact_n_star_for_a_half_point_gap():
+    # within the new limit (Connor's N* up to 200,000): the answer reaches the target, the item
+    # before does not, and it lies a little above Connor's (the exact test is conservative)
+    n = sample_size(0.800, 0.795, rho=0.5, method="exact")
+    connor = sample_size(0.800, 0.795, rho=0.5, method="connor")
+    assert connor < n < 1.02 * connor
+    curve = power(np.array([n - 1, n]), 0.800, 0.795, rho=0.5, method="exact")
+    assert curve[0] < 0.8 <= curve[1]
+    with pytest.raises(ValueError, match=r"beyond the 200,000 the exact method computes"):
+        sample_size(0.5, 0.4965, method="exact")
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("p_a", "p_b", "rho"), [(0.9, 0.895, 0.5), (0.8, 0.79, 0.3)])
+def test_exact_n_star_equals_the_scan_for_small_gaps(p_a, p_b, rho):
+    p_d, p10 = _cells(p_a, p_b, rho)
+    assert sample_size(p_a, p_b, rho=rho, method="exact") == _scan_exact_sample_size(p_d, p10, 0.05, 0.8, "two-sided")
+
+def test_exact_mde_equals_root_finding_on_the_exact_power():
+    # oracle: the exact MDE as computed before issue 13 (the full exact power at every step). The
+    # new power sums only counts with probability >= 1e-290, in another order: the power moves by
+    # an ulp or so, the root (found to 1e-12) by as little
+    from scipy import optimize
+
+    for n, p, rho, alternative in [(200, 0.8, 0.5, "two-sided"), (1319, 0.7, 0.3, "two-sided"),
+                                   (3000, 0.6, 0.0, "greater"), (150, 0.9, 0.3, "two-sided"),
+                                   (40, 0.7, 0.0, "greater")]:
+        p_d = discordance_from_baseline(p, rho)
+
+        def shortfall(d, n=n, p_d=p_d, alternative=alternative):
+            return 0.8 - float(_exact_power_paired(np.array([n]), p_d, (p_d + d) / 2, 0.05, alternative)[0])
+
+        ref = optimize.brentq(shortfall, 1e-9, p_d - 1e-12, xtol=1e-12, rtol=1e-12)
+        assert mde(n, p=p, rho=rho, method="exact", alternative=alternative) == pytest.approx(ref, rel=1e-10)
 
 def _margins(p10, p01):
     return 0.5 + (p10 - p01) / 2, 0.5 - (p10 - p01) / 2, p10 + p01

@@ -229,3 +229,46 @@ def test_many_models_html_and_markdown_summarise(monkeypatch):
     text = md_mod.render_markdown(diag)
     assert "The first 50 of 435 pairs" in text
     assert sum(1 for line in text.splitlines() if line.startswith("| ") and line[2:3].isdigit()) == 50
+
+
+def test_progress_reports_reach_a_listener(monkeypatch):
+    from llm_power._progress import listening
+
+    rng = np.random.default_rng(11)
+    x, codes = _binary(rng, n=200, m=20)
+    seen: list[tuple[str, int, int]] = []
+    monkeypatch.setattr(_verdict, "PAIR_BLOCK", 50)  # 190 pairs in 4 blocks
+    with listening(lambda task, done, total: seen.append((task, done, total))), pytest.warns(Warning):
+        diagnose(x, pairs="all", cluster=codes, cluster_resamples=10, rng=0)
+    verdicts = [(d, t) for task, d, t in seen if task == "pairs: N* and q"]
+    intervals = [(d, t) for task, d, t in seen if task == "pairs: tests and intervals"]
+    assert intervals == [(50, 190), (100, 190), (150, 190), (190, 190)]
+    assert verdicts[:4] == intervals and verdicts[-1] == (190, 190)  # the IID verdict, then each regime's
+    assert any(task == "cluster resamples" for task, _, _ in seen)
+    seen.clear()
+    diagnose(x, pairs="all")  # nobody listening: nothing reported, nothing printed
+    assert seen == []
+
+
+def test_progress_bar_on_a_terminal_and_quiet(monkeypatch, tmp_path):
+    import io
+
+    from llm_power.cli.main import main
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    rng = np.random.default_rng(12)
+    x, _ = _binary(rng, n=100, m=12)
+    path = tmp_path / "w.csv"
+    path.write_text("item," + ",".join(f"m{k}" for k in range(12)) + "\n" + "".join(
+        f"q{r}," + ",".join(str(int(v)) for v in x[r]) + "\n" for r in range(100)))
+    monkeypatch.setattr(_verdict, "PAIR_BLOCK", 5)
+    for quiet, expect in ((False, True), (True, False)):
+        out, err = Tty(), Tty()
+        monkeypatch.setattr("sys.stdout", out)
+        monkeypatch.setattr("sys.stderr", err)
+        assert main(["diagnose", str(path), "--pairs", "all", *(["--quiet"] if quiet else [])]) == 0
+        assert ("pairs: N* and q" in err.getvalue()) == expect
+        assert "Verdict" in out.getvalue()

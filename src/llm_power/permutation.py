@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,16 @@ def permutation_test(
     extreme as the observed statistic. Monte Carlo: :math:`p = (c + 1)/(B + 1)` with c the
     number of the B random patterns at least as extreme, which keeps the test valid.
 
+    0/1 data (more generally: the default statistic, with every differing item's difference
+    a - b of the same size u) need no item flips: a pattern in which K of the m differing items
+    favour A has mean difference (2K - m) u / n, and under the flips K ~ Binomial(m, 1/2). The
+    exact p-value is then a binomial tail sum over the 2**m patterns, equal to the enumeration's
+    (and to the exact McNemar test's two-sided p-value), and Monte Carlo draws B values of K
+    instead of B x m signs: O(B) instead of O(B m) work, the same null distribution and so the
+    same distribution of p, still (c + 1)/(B + 1) -- a Monte-Carlo p-value when Monte Carlo is
+    asked for (``exact`` and ``n_resamples`` follow the same rule as for any data). For the same
+    ``rng`` the draws, hence the p-values, differ from those of the item-level flips.
+
     References
     ----------
     .. [1] Yeh, A. (2000). More accurate tests for the statistical significance of result
@@ -137,16 +148,73 @@ def permutation_test(
     if n_resamples is None:
         n_resamples = 10_000
     idx = np.flatnonzero(differs)
+    unit = None if func is not None else _common_magnitude((a_arr - b_arr)[idx])
     if exact:
-        null = _flip_null_exact(func, a_arr, b_arr, idx, n)
-        pvalue = _pvalue_from_null(null, observed, alternative, add_one=False)
-        count = null.size
+        if unit is not None:
+            pvalue, count = _binomial_exact_pvalue(m, unit, n, observed, alternative)
+        else:
+            null = _flip_null_exact(func, a_arr, b_arr, idx, n)
+            pvalue = _pvalue_from_null(null, observed, alternative, add_one=False)
+            count = null.size
     else:
-        null = _flip_null_random(func, a_arr, b_arr, idx, n, n_resamples, gen)
+        if unit is not None:
+            null = _binomial_null_random(m, unit, n, n_resamples, gen)
+        else:
+            null = _flip_null_random(func, a_arr, b_arr, idx, n, n_resamples, gen)
         pvalue = _pvalue_from_null(null, observed, alternative, add_one=True)
         count = n_resamples
     return PermutationResult(estimate=observed, pvalue=min(1.0, pvalue), n=n, n_differing=m, exact=exact,
                              n_resamples=int(count), alternative=alternative)
+
+
+# --- binary data: the null distribution is a binomial ---------------------------------------------
+
+def _common_magnitude(d: np.ndarray) -> float | None:
+    """|d| when every differing item's difference a - b has the same size (0/1 data: 1), else None."""
+    size = np.abs(d)
+    return float(size[0]) if np.all(size == size[0]) else None
+
+
+def _binomial_statistics(k: np.ndarray, m: int, unit: float, n: int) -> np.ndarray:
+    """Mean difference when k of the m differing items favour A: (k - (m - k)) * unit / n.
+
+    For unit 1 the same floating-point values as flipping items (an integer sum divided by n).
+    """
+    return (2 * k - m) * unit / n
+
+
+def _binomial_exact_pvalue(m: int, unit: float, n: int, observed: float, alternative: str) -> tuple[float, int]:
+    """Exact sign-flip p-value when the m differing items differ by +-unit: a binomial tail sum.
+
+    Flipping each item's sign with probability 1/2 makes the number K of items favouring A
+    Binomial(m, 1/2); the 2**m patterns with K = k all give the statistic (2k - m) unit / n. The
+    p-value counts the patterns at least as extreme (as :func:`_pvalue_from_null`, same tie
+    tolerance) in exact integers, so it equals the enumeration's count / 2**m exactly.
+    """
+    k = np.arange(m + 1)
+    extreme = _extreme(_binomial_statistics(k, m, unit, n), observed, alternative)
+    count = sum(math.comb(m, int(j)) for j in k[extreme])
+    return count / 2**m, 2**m
+
+
+def _binomial_null_random(m: int, unit: float, n: int, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
+    """Monte Carlo null when the m differing items differ by +-unit: K ~ Binomial(m, 1/2) per resample.
+
+    The same distribution as flipping each differing item with probability 1/2 (the number of
+    items favouring A after the flips is Binomial(m, 1/2)), in O(n_resamples) work instead of
+    O(n_resamples * m); the draws differ from the item-level ones for the same seed.
+    """
+    return _binomial_statistics(gen.binomial(m, 0.5, size=n_resamples), m, unit, n)
+
+
+def _extreme(null: np.ndarray, observed: float, alternative: str) -> np.ndarray:
+    """Which null statistics are at least as extreme as the observed one (the tolerance of _pvalue_from_null)."""
+    tol = 1e-9 * max(1.0, abs(observed))
+    if alternative == "two-sided":
+        return np.asarray(np.abs(null) >= abs(observed) - tol)
+    if alternative == "greater":
+        return np.asarray(null >= observed - tol)
+    return np.asarray(null <= observed + tol)
 
 
 def _flip_values(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: np.ndarray, n: int,

@@ -474,7 +474,7 @@ def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray, pair
         lo, hi = wilson_bounds(right, np.full(right.shape, float(n)), confidence_level)
         columns["ci_low"], columns["ci_high"] = by_blocks(
             lambda n11, b, c, la, ha, lb, hb: newcombe_combine(n11, b, c, n - n11 - b - c, (la, ha), (lb, hb)),
-            n11.size, n11, b, c, lo[i], hi[i], lo[j], hi[j])
+            n11.size, n11, b, c, lo[i], hi[i], lo[j], hi[j], progress="pairs: tests and intervals")
         return tests, pvalue, columns
     tests = np.full(n_pairs, "paired_t", dtype=object)
     pvalue = paired_t_test(delta, var, n, "two-sided")[1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -184,14 +183,12 @@ def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
 def _read(paths: list[Any], args: argparse.Namespace) -> Any:
     import pandas as pd
 
+    from .._progress import advance
     from ..io import read_results
 
-    if len(paths) > 3 and sys.stderr.isatty():
-        from rich.progress import track
-
-        iterator = track(paths, description="reading results", transient=True)
-    else:
-        iterator = paths
-    frames = [read_results(p, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
-                           filter=args.filter, item_column=args.id_column) for p in iterator]
+    frames = []
+    for k, path in enumerate(paths, start=1):
+        frames.append(read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                                   split=args.split, filter=args.filter, item_column=args.id_column))
+        advance("files read", k, len(paths))
     return pd.concat(frames, ignore_index=True)

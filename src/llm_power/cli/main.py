@@ -32,6 +32,9 @@ def common_options() -> argparse.ArgumentParser:
     parent.add_argument(
         "--traceback", action="store_true", help="show the full Python traceback on errors"
     )
+    parent.add_argument(
+        "--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)"
+    )
     return parent
 
 
@@ -126,8 +129,11 @@ def as_flags(message: str, args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ._bar import progress_bar
+
     try:
-        return int(args.run(args) or 0)
+        with progress_bar(args):
+            return int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         sys.stderr.close()
         return 0
