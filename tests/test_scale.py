@@ -25,7 +25,8 @@ def _binary(rng, n=400, m=12, clusters=7):
     return x, rng.integers(0, clusters, size=n)
 
 
-def test_both_counts_equal_brute_force_on_both_paths():
+def test_both_counts_equal_brute_force_on_both_paths(monkeypatch):
+    monkeypatch.setattr(_sufficient, "DIRECT_MIN_MODELS", 2)  # small matrices down the many-model path too
     rng = np.random.default_rng(1)
     x, _ = _binary(rng, m=30)
     few_i, few_j = np.arange(29), np.arange(1, 30)  # 29 pairs < 30^2 / 100: direct products
@@ -45,8 +46,9 @@ def test_gram_in_row_blocks_is_exact(monkeypatch):
 
 
 @pytest.mark.parametrize("many", [False, True])
-def test_per_cluster_counts_equal_the_differences(many):
+def test_per_cluster_counts_equal_the_differences(many, monkeypatch):
     """0/1 pair sums per cluster (counts by matrix products) = the graded path on the differences."""
+    monkeypatch.setattr(_sufficient, "DIRECT_MIN_MODELS", 2)
     rng = np.random.default_rng(3)
     x, codes = _binary(rng, m=12)
     i, j = (np.triu_indices(12, k=1) if many else (np.arange(11), np.arange(1, 12)))
@@ -110,6 +112,7 @@ def test_blocked_pair_arithmetic_changes_nothing(monkeypatch):
         whole = diagnose(x, **kwargs)
     monkeypatch.setattr(_verdict, "PAIR_BLOCK", 37)  # 300 pairs in 9 blocks
     monkeypatch.setattr(_sufficient, "BATCH_ELEMENTS", 3_000)  # resamples and products in many chunks
+    monkeypatch.setattr(_sufficient, "DIRECT_MIN_MODELS", 2)
     with pytest.warns(Warning):
         blocked = diagnose(x, **kwargs)
     assert whole.columns.keys() == blocked.columns.keys()

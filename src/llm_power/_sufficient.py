@@ -24,6 +24,8 @@ __all__ = ["PairwiseStatistics", "both_counts", "cluster_resample_counts", "gram
 #: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
 #: scores is formed in float32 (twice BLAS's float64 speed, half its memory) over blocks of rows
 F32_EXACT_ROWS = 1 << 24
+#: below this many models the Gram matrix is always the cheaper way to the pair counts
+DIRECT_MIN_MODELS = 400
 #: elements of one batch of per-pair products (bounded memory)
 BATCH_ELEMENTS = 4_000_000
 
@@ -104,7 +106,7 @@ def both_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     n P multiply-adds against n M^2 / 2 in BLAS, which is ~100 times faster per operation.
     """
     n, m = x.shape
-    if i.size * 100 < m * m:
+    if _direct(i.size, m):
         xt = np.ascontiguousarray(x.T)  # models as rows: gathering a model's scores reads contiguous memory
         out = np.empty(i.size)
         step = max(1, BATCH_ELEMENTS // max(n, 1))
@@ -114,6 +116,13 @@ def both_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         return out
     gram = gram_f32(x)
     return np.asarray(gram[i, j], dtype=float)
+
+
+def _direct(n_pairs: int, m_models: int) -> bool:
+    """Sum per-pair products (transposing the matrix once) rather than form the Gram matrix: for
+    few pairs of many models. With a few hundred models the Gram matrix is cheaper either way.
+    """
+    return m_models > DIRECT_MIN_MODELS and n_pairs * 100 < m_models * m_models
 
 
 def gram_f32(x: np.ndarray) -> np.ndarray:
@@ -170,7 +179,7 @@ def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
     s_g = col[:, i] - col[:, j]
     disc = np.empty_like(s_g)
     m_models = x.shape[1]
-    if i.size * 100 < m_models * m_models:  # few pairs: per-pair products summed within clusters
+    if _direct(i.size, m_models):  # few pairs of many models: per-pair products summed within clusters
         step = max(1, BATCH_ELEMENTS // max(n, 1))
         for start in range(0, i.size, step):
             sl = slice(start, start + step)
