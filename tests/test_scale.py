@@ -275,3 +275,24 @@ def test_progress_bar_on_a_terminal_and_quiet(monkeypatch, tmp_path):
         assert main(["diagnose", str(path), "--pairs", "all", *(["--quiet"] if quiet else [])]) == 0
         assert ("pairs: N* and q" in err.getvalue()) == expect
         assert "Verdict" in out.getvalue()
+
+
+def test_compare_reads_a_wide_table_like_the_long_one(tmp_path, capsys):
+    import json
+
+    from llm_power.cli.main import main
+
+    rng = np.random.default_rng(13)
+    x, codes = _binary(rng, n=120, m=6)
+    wide, long = tmp_path / "w.csv", tmp_path / "l.csv"
+    wide.write_text("item,subject," + ",".join(f"m{k}" for k in range(6)) + "\n" + "".join(
+        f"q{r},s{codes[r]}," + ",".join("" if (r == 5 and k == 2) else str(int(x[r, k])) for k in range(6)) + "\n"
+        for r in range(120)))
+    long.write_text("model,item,score,subject\n" + "".join(
+        f"m{k},q{r},{int(x[r, k])},s{codes[r]}\n" for k in range(6) for r in range(120) if not (r == 5 and k == 2)))
+    outs = []
+    for path in (wide, long):
+        assert main(["compare", str(path), "--models", "m2", "m4", "--cluster", "subject", "--on-missing",
+                     "intersect", "--format", "json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0] == outs[1] and outs[0]["n"] == 119

@@ -60,40 +60,59 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list[str] | None]:
-    """(names, items, a, b, clusters) through the one reader stack: read_results -> align_results."""
-    import pandas as pd
-
+    """(names, items, a, b, clusters) through the one reader stack: a wide table straight into the
+    matrix, anything else read_results -> align_results (the same rules).
+    """
     from ..io import align_results, read_results
+    from ..io.align import align_matrix
     from ..io.detect import expand_paths
+    from ..io.harness import read_wide_table
 
     paths = expand_paths(args.files)
-    frame = pd.concat([read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
-                                    split=args.split, filter=args.filter, item_column=args.id_column)
-                       for path in paths], ignore_index=True)
-    found = list(dict.fromkeys(frame["model"]))  # in the order read: the first file's model is A
-    if args.models:
-        names = list(args.models)
-        missing = [m for m in names if m not in found]
-        if missing:
-            msg = f"no model {missing[0]!r} in the results; models found: {', '.join(map(repr, found))}"
-            raise DataError(msg)
-        if names[0] == names[1]:
-            msg = "--models names the same model twice"
-            raise DataError(msg)
-    elif len(found) == 2:
-        names = found
+    wide = None
+    if len(paths) == 1:
+        wide = read_wide_table(paths[0], format=args.input_format, metric=args.metric, cluster=args.cluster,
+                               item_column=args.id_column)
+    if wide is not None:
+        found = [str(m) for m in wide[1]]
     else:
-        msg = (
-            f"found {len(found)} model(s) ({', '.join(map(repr, found[:8]))}"
-                        f"{', ...' if len(found) > 8 else ''}); choose two with --models A B"
-        )
-        raise DataError(msg)
-    aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
+        import pandas as pd
+
+        frame = pd.concat([read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                                        split=args.split, filter=args.filter, item_column=args.id_column)
+                           for path in paths], ignore_index=True)
+        found = list(dict.fromkeys(frame["model"]))  # in the order read: the first file's model is A
+    names = _choose(args, found)
+    if wide is not None:
+        items, models, values, clusters = wide
+        cols = [found.index(m) for m in names]
+        aligned = align_matrix(items, names, values[:, cols], clusters, on_missing=args.on_missing)
+    else:
+        aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
     if aligned.note:
         warnings.warn(aligned.note, LLMPowerWarning, stacklevel=2)  # shown as one note line
     x = aligned.scores
     ia, ib = aligned.models.index(names[0]), aligned.models.index(names[1])
     return names, aligned.items, x[:, ia], x[:, ib], aligned.clusters
+
+
+def _choose(args: argparse.Namespace, found: list[str]) -> list[str]:
+    """The two models: --models, or the only two found."""
+    listed = f"{', '.join(map(repr, found[:8]))}{f', ... ({len(found):,} in all)' if len(found) > 8 else ''}"
+    if args.models:
+        names = list(args.models)
+        missing = [m for m in names if m not in found]
+        if missing:
+            msg = f"no model {missing[0]!r} in the results; models found: {listed}"
+            raise DataError(msg)
+        if names[0] == names[1]:
+            msg = "--models names the same model twice"
+            raise DataError(msg)
+        return names
+    if len(found) == 2:
+        return found
+    msg = f"found {len(found)} model(s) ({listed}); choose two with --models A B"
+    raise DataError(msg)
 
 
 def run(args: argparse.Namespace) -> int:
