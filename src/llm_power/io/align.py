@@ -134,18 +134,10 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
         common_rows = [r for r in item_order if present[r].all()]
         if on_missing == "error":
             first = {k: next(items[r] for r in item_order if lacking[r, k]) for k in model_order if missing[models[k]]}
-            worst = [f"{models[k]} lacks {missing[models[k]]} of {all_count} items, first {item!r}"
-                     for k, item in first.items()]
-            msg = (f"models were not run on the same items ({'; '.join(worst)}); use --on-missing intersect to keep "
-                   "the items every model has")
-            raise DataError(msg)
+            raise _not_aligned({models[k]: (missing[models[k]], item) for k, item in first.items()}, all_count)
         if not common_rows:
-            msg = "no item is shared by all models (disjoint item sets): nothing to compare"
-            raise DataError(msg)
-        lacks = [f"{m} {k}" for m, k in missing.items() if k]
-        shown = ", ".join(lacks[:8]) + (f", and {len(lacks) - 8} more" if len(lacks) > 8 else "")
-        note = (f"intersection of items: {len(common_rows)} of {all_count} kept ({all_count - len(common_rows)} "
-                f"dropped from every model's results); models lacking items: {shown}")
+            raise _disjoint()
+        note = _intersection_note(len(common_rows), all_count, missing)
         item_order = common_rows
     take = np.asarray(item_order, dtype=np.intp)
     matrix = np.ascontiguousarray(scores[np.ix_(take, np.asarray(model_order, dtype=np.intp))])
@@ -168,19 +160,28 @@ def _missing_items(per_model: dict[str, set[Any]], all_items: set[Any], common: 
     if common == all_items:
         return ""
     if on_missing == "error":
-        worst = [f"{m} lacks {k} of {len(all_items)} items, first "
-                 f"{min(all_items - per_model[m], key=lambda i: (_natural(i), str(i)))!r}"
-                 for m, k in missing.items() if k]
-        msg = (
-            f"models were not run on the same items ({'; '.join(worst)}); "
-                        "use --on-missing intersect to keep the items every model has"
-        )
-        raise DataError(msg)
+        first = {m: (k, min(all_items - per_model[m], key=lambda i: (_natural(i), str(i))))
+                 for m, k in missing.items() if k}
+        raise _not_aligned(first, len(all_items))
     if not common:
-        msg = "no item is shared by all models (disjoint item sets): nothing to compare"
-        raise DataError(msg)
+        raise _disjoint()
+    return _intersection_note(len(common), len(all_items), missing)
+
+
+def _not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:
+    """The error for models that lack items: per model, how many and the first (natural order)."""
+    worst = [f"{m} lacks {k} of {n_items} items, first {item!r}" for m, (k, item) in lacking.items()]
+    return DataError(f"models were not run on the same items ({'; '.join(worst)}); use --on-missing intersect to "
+                     "keep the items every model has")
+
+
+def _disjoint() -> DataError:
+    return DataError("no item is shared by all models (disjoint item sets): nothing to compare")
+
+
+def _intersection_note(kept: int, total: int, missing: dict[Any, int]) -> str:
+    """What ``on_missing="intersect"`` did, naming (at most eight of) the models that lacked items."""
     lacking = [f"{m} {k}" for m, k in missing.items() if k]
     shown = ", ".join(lacking[:8]) + (f", and {len(lacking) - 8} more" if len(lacking) > 8 else "")
-    note = (f"intersection of items: {len(common)} of {len(all_items)} kept ({len(all_items) - len(common)} "
-            f"dropped from every model's results); models lacking items: {shown}")
-    return note
+    return (f"intersection of items: {kept} of {total} kept ({total - kept} dropped from every model's results); "
+            f"models lacking items: {shown}")
