@@ -296,3 +296,56 @@ def test_compare_reads_a_wide_table_like_the_long_one(tmp_path, capsys):
                      "intersect", "--format", "json"]) == 0
         outs.append(json.loads(capsys.readouterr().out))
     assert outs[0] == outs[1] and outs[0]["n"] == 119
+
+
+def _align_slow(frame, on_missing):
+    """The aligner written from its definition with per-model sets (the implementation before
+    issue 13): items every model has, in natural order; models sorted; clusters per item.
+    """
+    import re
+
+    def natural(item):
+        return tuple(int(t) if t.isascii() and t.isdigit() else t for t in re.split(r"([0-9]+)", str(item)))
+
+    models = sorted(set(frame["model"]), key=str)
+    per_model = {m: set(frame.loc[frame["model"] == m, "item"]) for m in models}
+    all_items = set().union(*per_model.values())
+    common = set.intersection(*per_model.values())
+    if common != all_items and on_missing == "error":
+        return ("error", {m: min(all_items - per_model[m], key=lambda i: (natural(i), str(i)))
+                          for m in models if all_items - per_model[m]})
+    items = sorted(common, key=lambda i: (natural(i), str(i)))
+    scores = np.full((len(items), len(models)), np.nan)
+    for r in frame.itertuples():
+        if r.item in common:
+            scores[items.index(r.item), models.index(r.model)] = r.score
+    clusters = [str(frame.loc[frame["item"] == it, "cluster"].iloc[0]) for it in items]
+    return items, models, scores, clusters, {m: len(per_model[m] - common) for m in models}
+
+
+@pytest.mark.parametrize("on_missing", ["intersect", "error"])
+def test_vectorised_aligner_equals_per_model_sets(on_missing):
+    import pandas as pd
+
+    from llm_power.errors import DataError
+    from llm_power.io import align_results
+
+    rng = np.random.default_rng(14)
+    for trial in range(6):
+        m, n = int(rng.integers(2, 7)), int(rng.integers(5, 40))
+        rows = [(f"m{k}", f"t:{i}", float(rng.random() < 0.5), f"c{i % 3}")
+                for k in range(m) for i in range(n) if trial % 2 == 0 or rng.random() > 0.1]
+        rng.shuffle(rows)
+        frame = pd.DataFrame(rows, columns=["model", "item", "score", "cluster"])
+        slow = _align_slow(frame, on_missing)
+        if slow[0] == "error":
+            with pytest.raises(DataError) as info:
+                align_results(frame, on_missing=on_missing)
+            for model, first in slow[1].items():
+                assert f"{model} lacks" in str(info.value) and f"first {first!r}" in str(info.value)
+            continue
+        fast = align_results(frame, on_missing=on_missing)
+        items, models, scores, clusters, dropped = slow
+        assert fast.items == items and fast.models == models and fast.clusters == clusters
+        np.testing.assert_array_equal(fast.scores, scores)
+        assert fast.dropped == dropped

@@ -52,7 +52,7 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
                         f"(in {', '.join(sources)}); give each model's results once"
         )
         raise DataError(msg)
-    models = sorted(dict.fromkeys(frame["model"]), key=str)  # a total order: the same whatever the file order
+    models = sorted(frame["model"].unique().tolist(), key=str)  # a total order: the same whatever the file order
     if len(models) < 2:
         msg = (
             f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
@@ -73,33 +73,77 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
                                 f"{len(bad)} item(s) disagree -- the runs used different data and must not be mixed"
                 )
                 raise DataError(msg)
-    per_model = {m: set(frame.loc[frame["model"] == m, "item"]) for m in models}
-    all_items = set().union(*per_model.values())
-    common = set.intersection(*per_model.values())
-    missing = {m: len(all_items - per_model[m]) for m in models}
-    dropped = {m: len(per_model[m] - common) for m in models}  # results of each model left out
-    note = _missing_items(per_model, all_items, common, missing, on_missing)
-    items = sorted(common, key=lambda item: (_natural(item), str(item)))  # total order: 'q1' and 'q01' never tie
-    index = {item: i for i, item in enumerate(items)}
-    scores = np.full((len(items), len(models)), np.nan)
-    sub = frame[frame["item"].isin(common)]
-    cols = {m: j for j, m in enumerate(models)}
-    scores[sub["item"].map(index).to_numpy(), sub["model"].map(cols).to_numpy()] = sub["score"].to_numpy(dtype=float)
+    return _align_codes(frame, models, on_missing)
+
+
+def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
+    """The matrix of a long table from integer codes of models and items (O(rows), no per-model
+    sets): which items each model has, the intersection, the natural order, the scores.
+    """
+    import pandas as pd
+
+    model_code = pd.Categorical(frame["model"], categories=models).codes.astype(np.intp)
+    item_code, item_values = pd.factorize(frame["item"], sort=False)
+    n_items, n_models = len(item_values), len(models)
+    item_names = list(item_values)
+    has = np.bincount(item_code, minlength=n_items)  # models per item (no duplicates: checked)
+    per_model = np.bincount(model_code, minlength=n_models)
+    missing = {models[k]: int(n_items - per_model[k]) for k in range(n_models)}
+    rank = np.empty(n_items, dtype=np.intp)  # natural order of the items: 'q1' and 'q01' never tie
+    rank[sorted(range(n_items), key=lambda r: (_natural(item_names[r]), str(item_names[r])))] = np.arange(n_items)
+    common = has == n_models
+    note = ""
+    if not common.all():
+        if on_missing == "error":
+            raise _not_aligned(_first_lacking(item_code, model_code, models, missing, rank, item_names), n_items)
+        if not common.any():
+            raise _disjoint()
+        note = _intersection_note(int(common.sum()), n_items, missing)
+    kept = np.flatnonzero(common)
+    kept = kept[np.argsort(rank[kept], kind="stable")]
+    row_of = np.full(n_items, -1, dtype=np.intp)
+    row_of[kept] = np.arange(kept.size)
+    take = row_of[item_code] >= 0
+    scores = np.full((kept.size, n_models), np.nan)
+    scores[row_of[item_code[take]], model_code[take]] = frame["score"].to_numpy(dtype=float)[take]
+    dropped = {models[k]: int(per_model[k]) - int(kept.size) for k in range(n_models)}
+    items = [item_names[r] for r in kept]
     clusters = None
     if "cluster" in frame.columns:
-        labels = sub.dropna(subset=["cluster"]).groupby("item")["cluster"]
-        conflict = labels.nunique()
-        if (conflict > 1).any():
-            item = conflict[conflict > 1].index[0]
-            msg = f"item {item!r} has different cluster labels across models"
-            raise DataError(msg)
-        first = labels.first()
-        missing_label = [it for it in items if it not in first.index]
-        if missing_label:
-            msg = f"item {missing_label[0]!r} has no cluster label"
-            raise DataError(msg)
-        clusters = [str(first[it]) for it in items]
+        clusters = _cluster_labels(frame["cluster"].to_numpy(dtype=object)[take], row_of[item_code[take]], items)
     return Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped, note=note)
+
+
+def _first_lacking(item_code: np.ndarray, model_code: np.ndarray, models: list[Any], missing: dict[Any, int],
+                   rank: np.ndarray, item_names: list[Any]) -> dict[Any, tuple[int, Any]]:
+    """For each model that lacks items: how many, and the first it lacks in natural order."""
+    out = {}
+    by_rank = np.argsort(rank)  # item codes in natural order
+    for k, m in enumerate(models):
+        if missing[m]:
+            present = np.zeros(len(item_names), dtype=bool)
+            present[item_code[model_code == k]] = True
+            first = by_rank[np.argmax(~present[by_rank])]
+            out[m] = (missing[m], item_names[first])
+    return out
+
+
+def _cluster_labels(labels: np.ndarray, rows: np.ndarray, items: list[Any]) -> list[str]:
+    """One cluster label per kept item: all its models must agree and one must give it."""
+    import pandas as pd
+
+    table = pd.DataFrame({"row": rows, "cluster": labels}).dropna(subset=["cluster"])
+    grouped = table.groupby("row")["cluster"]
+    conflict = grouped.nunique()
+    if (conflict > 1).any():
+        msg = f"item {items[int(conflict[conflict > 1].index[0])]!r} has different cluster labels across models"
+        raise DataError(msg)
+    first = grouped.first()
+    if len(first) < len(items):
+        missing_label = next(k for k in range(len(items)) if k not in first.index)
+        msg = f"item {items[missing_label]!r} has no cluster label"
+        raise DataError(msg)
+    return [str(v) for v in first.sort_index().tolist()]
 
 
 def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, clusters: list[Any] | None, *,
@@ -153,19 +197,6 @@ def _natural(item: str) -> tuple[Any, ...]:
     # ASCII digits only: '①' or '٣' are characters of the id, not numbers to sort by
     return tuple(int(t) if t.isascii() and t.isdigit() else t for t in re.split(r"([0-9]+)", str(item)))
 
-
-def _missing_items(per_model: dict[str, set[Any]], all_items: set[Any], common: set[Any], missing: dict[str, int],
-                   on_missing: str) -> str:
-    """The error for items some model lacks, or with ``intersect`` the note on what was dropped."""
-    if common == all_items:
-        return ""
-    if on_missing == "error":
-        first = {m: (k, min(all_items - per_model[m], key=lambda i: (_natural(i), str(i))))
-                 for m, k in missing.items() if k}
-        raise _not_aligned(first, len(all_items))
-    if not common:
-        raise _disjoint()
-    return _intersection_note(len(common), len(all_items), missing)
 
 
 def _not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:
