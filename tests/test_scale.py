@@ -349,3 +349,98 @@ def test_vectorised_aligner_equals_per_model_sets(on_missing):
         assert fast.items == items and fast.models == models and fast.clusters == clusters
         np.testing.assert_array_equal(fast.scores, scores)
         assert fast.dropped == dropped
+
+
+def _lm_eval_file(folder, lines):
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "samples_demo_2026-01-21T03-44-18.458309.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _sample(i, **over):
+    rec = {"doc_id": i, "doc": {"subject": f"s{i % 3}", "text": "x" * 50}, "target": str(i % 4),
+           "arguments": {"a": [1, 2]}, "resps": [["long response"]], "filter": "none", "metrics": ["acc"],
+           "acc": float(i % 2)}
+    rec.update(over)
+    return rec
+
+
+CASES = {
+    "clean": [_sample(i) for i in range(30)],
+    "int targets and string ids": [_sample(i, target=i % 4, doc_id=f"d{i}") for i in range(30)],
+    "two filters": [_sample(i, filter=f) for i in range(20) for f in ("strict", "flex")],
+    "a bool metric": [_sample(i, acc=bool(i % 2)) for i in range(10)],
+    "a duplicate doc id": [_sample(i) for i in range(10)] + [_sample(3)],
+    "a missing metric": [_sample(i) for i in range(10)] + [{k: v for k, v in _sample(10).items() if k != "acc"}],
+    "a numeric cluster label": [_sample(i, doc={"subject": i % 3}) for i in range(10)],
+    "a missing cluster label": [_sample(i) for i in range(5)] + [_sample(5, doc={})],
+    "a later line of another type": [_sample(i) for i in range(5)] + [_sample(5, target=[1, 2])],
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("options", [{}, {"cluster": "subject"}, {"filter": "strict", "cluster": "subject"}])
+def test_columnar_lm_eval_reader_equals_the_line_reader(tmp_path, monkeypatch, case, options):
+    """The fast path reads what the line reader reads, or steps aside (same errors)."""
+    from llm_power.errors import DataError
+    from llm_power.io import harness, read_results
+
+    path = _lm_eval_file(tmp_path / "model-x", CASES[case])
+    results = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(harness, "_columns_fast", lambda *a, **k: None)
+        try:
+            results.append(read_results(path, **options))
+        except DataError as exc:
+            results.append(str(exc))
+    fast_result, slow_result = results
+    if isinstance(slow_result, str):
+        assert fast_result == slow_result
+    else:
+        import pandas as pd
+
+        pd.testing.assert_frame_equal(fast_result, slow_result)
+
+
+def test_columnar_reader_is_used_on_clean_files(tmp_path):
+    from llm_power.io.harness import _columns_fast
+
+    path = _lm_eval_file(tmp_path / "model-x", CASES["clean"])
+    cols = _columns_fast(path, format="auto", metric=None, cluster="subject", filter_name=None)
+    assert cols is not None and cols["model"] == "model-x" and list(cols["item"][:2]) == ["demo:0", "demo:1"]
+    assert _columns_fast(_lm_eval_file(tmp_path / "b", CASES["a bool metric"]), format="auto", metric=None,
+                         cluster=None, filter_name=None) is None
+
+
+def test_columnar_reader_on_the_real_lm_eval_file(shared_data, monkeypatch):
+    import pandas as pd
+
+    from llm_power.io import harness, read_results
+
+    path = next((shared_data / "formats" / "lm_eval").glob("samples_*.jsonl"))
+    fast = read_results(path, cluster="type")
+    monkeypatch.setattr(harness, "_columns_fast", lambda *a, **k: None)
+    pd.testing.assert_frame_equal(fast, read_results(path, cluster="type"))
+
+
+def test_parallel_reading_equals_sequential(tmp_path, monkeypatch):
+    """Files read in worker processes give the same table, in the same order, and the same errors."""
+    import pandas as pd
+
+    from llm_power.errors import DataError
+    from llm_power.io import harness, read_results
+
+    paths = [_lm_eval_file(tmp_path / f"model-{k}", [_sample(i, acc=float((i + k) % 2)) for i in range(25)])
+             for k in range(3)]
+    sequential = read_results(paths, cluster="subject")
+    monkeypatch.setattr(harness, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    parallel = read_results(paths, cluster="subject")
+    pd.testing.assert_frame_equal(parallel, sequential)
+    bad = _lm_eval_file(tmp_path / "model-bad", [_sample(i) for i in range(5)] + [_sample(2)])
+    with pytest.raises(DataError, match=r"line 6, field 'doc_id': duplicate doc_id 2"):
+        read_results([*paths, bad])

@@ -76,11 +76,8 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list
     if wide is not None:
         found = [str(m) for m in wide[1]]
     else:
-        import pandas as pd
-
-        frame = pd.concat([read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
-                                        split=args.split, filter=args.filter, item_column=args.id_column)
-                           for path in paths], ignore_index=True)
+        frame = read_results(paths, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                             split=args.split, filter=args.filter, item_column=args.id_column)
         found = list(dict.fromkeys(frame["model"]))  # in the order read: the first file's model is A
     names = _choose(args, found)
     if wide is not None:

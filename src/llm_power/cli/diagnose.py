@@ -181,14 +181,8 @@ def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
 
 
 def _read(paths: list[Any], args: argparse.Namespace) -> Any:
-    import pandas as pd
-
-    from .._progress import advance
+    """The long table of every input, read at once (large inputs in parallel processes)."""
     from ..io import read_results
 
-    frames = []
-    for k, path in enumerate(paths, start=1):
-        frames.append(read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
-                                   split=args.split, filter=args.filter, item_column=args.id_column))
-        advance("files read", k, len(paths))
-    return pd.concat(frames, ignore_index=True)
+    return read_results(paths, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
+                        filter=args.filter, item_column=args.id_column)

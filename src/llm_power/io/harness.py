@@ -446,6 +446,74 @@ def iter_records(path: Path, *, format: str = "auto", metric: str | None = None,
     return read_plain(path, metric=metric, cluster=cluster, item_column=item_column)
 
 
+#: read files in parallel processes when there are at least this many bytes to read (below it,
+#: starting the processes costs more than it saves)
+PARALLEL_MIN_BYTES = 64 << 20
+
+
+def _read_parts(files: list[Path], options: dict[str, Any]) -> list[Any]:
+    """One DataFrame (or None) per file, in order: in parallel processes for large inputs."""
+    import os
+
+    from .._progress import advance
+
+    sizes = [p.stat().st_size if p.is_file() else 0 for p in files]
+    workers = min(os.cpu_count() or 1, len(files))
+    if workers < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
+        parts = []
+        for k, path in enumerate(files, start=1):
+            parts.append(_read_part(path, options))
+            advance("files read", k, len(files))
+        return parts
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_read_part, path, options) for path in files]
+        parts = []
+        for k, future in enumerate(futures, start=1):
+            parts.append(future.result())  # in file order; a worker's DataError is raised here
+            advance("files read", k, len(files))
+        return parts
+
+
+def _read_part(path: Path, options: dict[str, Any]) -> Any:
+    """The long table of one file (None when it has no rows): columnar when possible."""
+    import pandas as pd
+
+    cluster = options["cluster"]
+    columns = _columns_fast(path, format=options["format"], metric=options["metric"], cluster=cluster,
+                            filter_name=options["filter"])
+    if columns is None:  # the line-by-line readers (and their exact error messages)
+        rows = list(iter_records(path, format=options["format"], metric=options["metric"], cluster=cluster,
+                                 split=options["split"], filter_name=options["filter"],
+                                 item_column=options["item_column"]))
+        columns = {"model": [r.model for r in rows], "item": [r.item for r in rows],
+                   "score": [r.score for r in rows], "cluster": [r.cluster for r in rows],
+                   "target": [r.target for r in rows], "source": [r.source for r in rows]}
+    if not len(columns["score"]):
+        return None
+    part = pd.DataFrame({"model": columns["model"], "item": columns["item"], "score": columns["score"]})
+    if cluster is not None:
+        part["cluster"] = columns["cluster"]
+    part["target"] = columns["target"]
+    part["source"] = columns["source"]
+    return part
+
+
+def _columns_fast(path: Path, *, format: str, metric: str | None, cluster: str | None,
+                  filter_name: str | None) -> dict[str, Any] | None:
+    """The columns of a clean lm-eval samples file by the columnar reader, else None."""
+    if not path.is_file() or (format == "auto" and not _LM_EVAL_SAMPLES.match(path.name)) or format not in (
+            "auto", "lm_eval"):
+        return None
+    from .columnar import lm_eval_columns
+
+    match = _LM_EVAL_SAMPLES.match(path.name)
+    task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
+    return lm_eval_columns(path, task=task, model=_lm_eval_model(path, date), metric=metric,
+                           filter_name=filter_name, cluster=cluster)
+
+
 def read_wide_table(path: Path, *, format: str = "auto", metric: str | None = None, cluster: str | None = None,
                     item_column: str | None = None) -> tuple[list[str], list[str], np.ndarray, list[str] | None] | None:
     """``(items, models, matrix, clusters)`` when ``path`` is a plain wide table (an item column and
@@ -534,6 +602,7 @@ def read_results(
     >>> df.groupby("model")["score"].mean().to_dict()
     {'A': 0.5, 'B': 1.0}
     """
+    import numpy as np
     import pandas as pd
 
     from .._validation import check_option
@@ -541,23 +610,16 @@ def read_results(
     format = check_option(format, "format", FORMATS)
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    rows: list[Record] = []
-    for path in expand_paths(paths):
-        rows.extend(iter_records(path, format=format, metric=metric, cluster=cluster, split=split,
-                                 filter_name=filter, item_column=item_column))
-    if not rows:
+    options = {"format": format, "metric": metric, "cluster": cluster, "split": split, "filter": filter,
+               "item_column": item_column}
+    files = expand_paths(paths)
+    parts = [part for part in _read_parts(files, options) if part is not None]
+    if not parts:
         msg = "no per-item results found"
         raise DataError(msg)
-    frame = pd.DataFrame({
-        "model": [r.model for r in rows],
-        "item": [r.item for r in rows],
-        "score": [r.score for r in rows],
-    })
-    if cluster is not None:
-        frame["cluster"] = [r.cluster for r in rows]
-    frame["target"] = [r.target for r in rows]
-    frame["source"] = [r.source for r in rows]
-    if not all(math.isfinite(s) for s in frame["score"]):  # pragma: no cover - parse_score guarantees
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    frame["score"] = frame["score"].astype(float)
+    if not np.isfinite(frame["score"].to_numpy()).all():  # pragma: no cover - parse_score guarantees
         msg = "non-finite score"
         raise DataError(msg)
     return cast("pd.DataFrame", frame)
