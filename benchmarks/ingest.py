@@ -1,0 +1,82 @@
+"""Reading lm-eval ``--log_samples`` folders into the score matrix: the columnar reader in
+parallel processes vs the line-by-line reader, end to end (read_results + align_results).
+
+Generates M model folders of one samples file each (12,032 docs, lines shaped like the real
+lm-eval file in ../shared/data/formats/lm_eval: a document, arguments, responses, a per-item
+metric) in a temporary folder, then times each path in a fresh interpreter and reports MB/s and
+peak RSS. Both paths give the same matrix (checked here and in tests/test_scale.py).
+
+Run: ``.venv/bin/python benchmarks/ingest.py [M]`` (default 40 folders, about 1.2 GB of JSONL).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ITEMS = 12_032
+CASE = r"""
+import json, resource, sys, time
+from pathlib import Path
+import numpy as np
+from llm_power.io import align_results, harness, read_results
+folder, mode = Path(sys.argv[1]), sys.argv[2]
+if mode == "line":
+    harness._columns_fast = lambda *a, **k: None
+    harness.PARALLEL_MIN_BYTES = 1 << 62
+start = time.perf_counter()
+aligned = align_results(read_results(folder, cluster="type"))
+elapsed = time.perf_counter() - start
+digest = float(np.nansum(aligned.scores * np.arange(1, aligned.scores.shape[1] + 1)))
+print(json.dumps({"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "shape": list(aligned.scores.shape), "digest": digest}))
+"""
+
+
+def make(folder: Path, models: int) -> float:
+    """Write the folders; returns the megabytes written."""
+    rng = random.Random(0)
+    total = 0
+    for k in range(models):
+        sub = folder / f"org__model-{k:04d}"
+        sub.mkdir(parents=True)
+        (sub / "results_2026-01-21T03-44-18.458309.json").write_text(json.dumps({"model_name": f"org/model-{k:04d}"}))
+        path = sub / "samples_mmlu_2026-01-21T03-44-18.458309.jsonl"
+        with open(path, "w") as fh:
+            for i in range(ITEMS):
+                rec = {"doc_id": i, "doc": {"question": f"Question {i}: " + "which of these " * 8, "type": f"T{i % 14}",
+                                            "choices": ["alpha", "beta", "gamma", "delta"]},
+                       "target": str(i % 4), "arguments": {"gen_args_0": {"arg_0": "Answer the question. " * 10}},
+                       "resps": [["The answer is " + "because " * 10]], "filtered_resps": ["B"], "filter": "none",
+                       "metrics": ["exact_match"], "exact_match": float(rng.random() < 0.3 + 0.4 * k / models)}
+                fh.write(json.dumps(rec) + "\n")
+        total += path.stat().st_size
+    return total / 1e6
+
+
+def run(folder: Path, mode: str) -> dict[str, float]:
+    """One path in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", CASE, str(folder), mode], capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    """Print the comparison."""
+    models = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    with tempfile.TemporaryDirectory() as tmp:
+        size = make(Path(tmp), models)
+        fast, line = run(Path(tmp), "fast"), run(Path(tmp), "line")
+    assert fast["digest"] == line["digest"] and fast["shape"] == line["shape"], "the two paths disagree"
+    print(f"{models} folders x {ITEMS:,} docs, {size:,.0f} MB of JSONL; matrix {fast['shape']}")
+    for name, res in (("columnar, parallel processes", fast), ("line by line, one process", line)):
+        print(f"  {name:<30} {res['seconds']:6.2f} s  {size / res['seconds']:6.1f} MB/s  peak RSS "
+              f"{res['rss_mb']:,.0f} MB")
+    print(f"  ratio: {line['seconds'] / fast['seconds']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
