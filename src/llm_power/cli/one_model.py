@@ -58,10 +58,9 @@ def print_one_model(args: argparse.Namespace, model: str, scores: Any, clusters:
     interval = f"{100 * lo:.1f} – {100 * hi:.1f}%" if binary else f"{lo:.4g} – {hi:.4g}"
     half = f"±{100 * (hi - lo) / 2:.1f} points" if binary else f"±{(hi - lo) / 2:.3g}"
     say(f"One model ({model}): nothing to compare; its score and {100 * level:g}% interval.")
-    print_table(f"{n:,} items", ["model", "score" if binary else "mean score", f"{100 * level:g}% interval",
-                                 "±", "method"],
-                [[model, fmt_score(summary["mean"], binary), interval, half, summary["method"]]],
-                right_align=(1, 2, 3))
+    # the name is in the sentence above (a long one would squeeze the numbers)
+    print_table(f"{n:,} items", ["score" if binary else "mean score", f"{100 * level:g}% interval", "±", "method"],
+                [[fmt_score(summary["mean"], binary), interval, half, summary["method"]]], right_align=(0, 1, 2))
     k = int(round(summary["mean"] * n))
     if binary:
         say(f"next: llm-power ci {k} {n} --method all   (every interval method for this score)")
