@@ -330,27 +330,44 @@ def by_blocks(fn: Callable[..., Any], size: int, *args: Any, progress: str | Non
 
     from ._progress import advance
 
-    parts = []
+    out: Any = None
     for start in range(0, size, PAIR_BLOCK):
         sl = slice(start, start + PAIR_BLOCK)
-        parts.append(fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()}))
+        part = fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()})
+        out = _allocate(part, size) if out is None else out
+        _place(out, part, sl)
         if progress is not None:
             advance(progress, min(start + PAIR_BLOCK, size), size)
-    return _join(parts)
+    return out
 
 
-def _join(parts: list[Any]) -> Any:
-    first = parts[0]
-    if isinstance(first, np.ndarray):
-        return np.concatenate(parts)
-    if isinstance(first, tuple):
-        return tuple(_join([p[k] for p in parts]) for k in range(len(first)))
-    if isinstance(first, dict):
-        return {k: _join([p[k] for p in parts]) for k in first}
-    if dataclasses.is_dataclass(first) and not isinstance(first, type):
-        return dataclasses.replace(first, **{f.name: _join([getattr(p, f.name) for p in parts])
-                                             for f in dataclasses.fields(first)})
-    return first
+def _allocate(part: Any, size: int) -> Any:
+    """Empty results shaped like one block's, for all ``size`` pairs (filled block by block)."""
+    if isinstance(part, np.ndarray):
+        return np.empty((size, *part.shape[1:]), dtype=part.dtype)
+    if isinstance(part, tuple):
+        return tuple(_allocate(v, size) for v in part)
+    if isinstance(part, dict):
+        return {k: _allocate(v, size) for k, v in part.items()}
+    if dataclasses.is_dataclass(part) and not isinstance(part, type):
+        return dataclasses.replace(part, **{f.name: _allocate(getattr(part, f.name), size)
+                                            for f in dataclasses.fields(part)})
+    return part
+
+
+def _place(out: Any, part: Any, sl: slice) -> None:
+    """Write one block's results into the full results."""
+    if isinstance(out, np.ndarray):
+        out[sl] = part
+    elif isinstance(out, tuple):
+        for o, p in zip(out, part, strict=True):
+            _place(o, p, sl)
+    elif isinstance(out, dict):
+        for k in out:
+            _place(out[k], part[k], sl)
+    elif dataclasses.is_dataclass(out) and not isinstance(out, type):
+        for f in dataclasses.fields(out):
+            _place(getattr(out, f.name), getattr(part, f.name), sl)
 
 
 def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: Any, power: float,
