@@ -21,6 +21,15 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="multiplier for clustered items, 1 + (m - 1) ICC (default 1)")
 
 
+def _pair_options(p: argparse.ArgumentParser) -> None:
+    """How the two models' results relate: correlation or discordance, paired or unpaired."""
+    p.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
+    p.add_argument("--discordance", type=float,
+                   help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
+    p.add_argument("--design", default="paired", choices=DESIGNS,
+                   help="paired (default: both models on the same items) or unpaired")
+
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     plan = sub.add_parser("plan", help=HELP, description=HELP.capitalize() + ".")
@@ -32,11 +41,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     ss.add_argument("--pa", type=float, help="accuracy of model A (no default; required unless --table)")
     ss.add_argument("--pb", type=float, help="accuracy of model B (no default; required unless --table)")
-    ss.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
-    ss.add_argument("--discordance", type=float,
-                    help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
-    ss.add_argument("--design", default="paired", choices=DESIGNS,
-                    help="paired (default: both models on the same items) or unpaired")
+    _pair_options(ss)
     ss.add_argument("--method", default="all", help="wald | connor | exact (paired), wald | per_arm | fleiss "
                                                     "(unpaired), or all (default)")
     ss.add_argument("--table", action="store_true",
@@ -55,11 +60,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     md.add_argument("--n", type=int, nargs="+", default=None,
                     help="number(s) of items (no default; required unless --table)")
     md.add_argument("--p", type=float, default=0.8, help="baseline accuracy (default 0.8)")
-    md.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
-    md.add_argument("--discordance", type=float,
-                    help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
-    md.add_argument("--design", default="paired", choices=DESIGNS,
-                    help="paired (default: both models on the same items) or unpaired")
+    _pair_options(md)
     md.add_argument("--method", default="connor",
                     help="wald | connor | exact (paired), wald | per_arm | fleiss (unpaired); default connor")
     md.add_argument("--table", action="store_true",
@@ -74,11 +75,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="number(s) of items, several for a power curve (required)")
     pw.add_argument("--pa", type=float, required=True, help="accuracy of model A (required)")
     pw.add_argument("--pb", type=float, required=True, help="accuracy of model B (required)")
-    pw.add_argument("--rho", type=float, default=0.0, help="per-item correlation of the two models (default 0)")
-    pw.add_argument("--discordance", type=float,
-                    help="share of items the models disagree on, p10 + p01, instead of --rho (default: from --rho)")
-    pw.add_argument("--design", default="paired", choices=DESIGNS,
-                    help="paired (default: both models on the same items) or unpaired")
+    _pair_options(pw)
     pw.add_argument("--method", default="normal",
                     help="normal | exact | wald | connor (paired); normal | per_arm | fleiss (unpaired); "
                          "default normal")
