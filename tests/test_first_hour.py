@@ -433,3 +433,10 @@ def test_space_separated_table_and_system_column(tmp_path, capsys, monkeypatch):
     code, out, err = run_cli(capsys, monkeypatch, "compare", str(path), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["delta"] == pytest.approx(0.75 - 0.25)
+
+
+def test_a_battle_log_is_named_for_what_it_is(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "battles.csv"
+    path.write_text("question_id,model_a,model_b,winner\nq1,x,y,model_a\nq2,x,y,tie\n")
+    code, _, err = run_cli(capsys, monkeypatch, "diagnose", str(path))
+    assert code == 1 and "pairwise battles" in err and err.count("\n") == 1

@@ -360,6 +360,10 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         rows = _chain_first(first, iterator)
     if model_column not in columns and model_column == "model":
         model_column = next((c for c in MODEL_COLUMNS if c in columns), model_column)
+    if {"model_a", "model_b"} <= set(columns) and model_column not in columns:
+        msg = ("looks like pairwise battles (model_a, model_b, winner), not per-item scores: diagnose and compare "
+               "need each model's score on each item (pairwise preferences are not read yet)")
+        raise DataError(msg, file=str(path))
     if model_column in columns:
         yield from _read_long(path, rows, columns, metric=metric, cluster=cluster, model_column=model_column,
                               item_column=item_column)
@@ -525,7 +529,7 @@ def read_wide_table(path: Path, *, format: str = "auto", metric: str | None = No
     if fmt not in ("csv", "parquet") or metric is not None:
         return None
     columns = _plain_columns(path)
-    if columns is None or any(c in columns for c in MODEL_COLUMNS):
+    if columns is None or any(c in columns for c in MODEL_COLUMNS) or {"model_a", "model_b"} <= set(columns):
         return None
     if path.suffix.lower() != ".parquet" and any(c in columns for c in SCORE_COLUMNS):
         return None  # one model per file
