@@ -6,7 +6,8 @@ lm-eval file in ../shared/data/formats/lm_eval: a document, arguments, responses
 metric) in a temporary folder, then times each path in a fresh interpreter and reports MB/s and
 peak RSS. Both paths give the same matrix (checked here and in tests/test_scale.py).
 
-Run: ``.venv/bin/python benchmarks/ingest.py [M]`` (default 40 folders, about 1.2 GB of JSONL).
+Run: ``.venv/bin/python benchmarks/ingest.py [M [FOLDER]]`` (default 40 folders, about 340 MB of JSONL;
+FOLDER: write the data there once and reuse it).
 """
 
 from __future__ import annotations
@@ -33,27 +34,34 @@ aligned = align_results(read_results(folder, cluster="type"))
 elapsed = time.perf_counter() - start
 digest = float(np.nansum(aligned.scores * np.arange(1, aligned.scores.shape[1] + 1)))
 print(json.dumps({"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
                   "shape": list(aligned.scores.shape), "digest": digest}))
 """
 
 
 def make(folder: Path, models: int) -> float:
-    """Write the folders; returns the megabytes written."""
+    """Write the folders (or reuse those already there); returns the megabytes of JSONL."""
     rng = random.Random(0)
     total = 0
+    # every line is the same JSON but for the doc id, the category and the score: format once
+    lines = []
+    for i in range(ITEMS):
+        rec = {"doc_id": i, "doc": {"question": f"Question {i}: " + "which of these " * 8, "type": f"T{i % 14}",
+                                    "choices": ["alpha", "beta", "gamma", "delta"]},
+               "target": str(i % 4), "arguments": {"gen_args_0": {"arg_0": "Answer the question. " * 10}},
+               "resps": [["The answer is " + "because " * 10]], "filtered_resps": ["B"], "filter": "none",
+               "metrics": ["exact_match"], "exact_match": 0.0}
+        lines.append(json.dumps(rec)[:-len("0.0}")])
     for k in range(models):
         sub = folder / f"org__model-{k:04d}"
-        sub.mkdir(parents=True)
-        (sub / "results_2026-01-21T03-44-18.458309.json").write_text(json.dumps({"model_name": f"org/model-{k:04d}"}))
         path = sub / "samples_mmlu_2026-01-21T03-44-18.458309.jsonl"
-        with open(path, "w") as fh:
-            for i in range(ITEMS):
-                rec = {"doc_id": i, "doc": {"question": f"Question {i}: " + "which of these " * 8, "type": f"T{i % 14}",
-                                            "choices": ["alpha", "beta", "gamma", "delta"]},
-                       "target": str(i % 4), "arguments": {"gen_args_0": {"arg_0": "Answer the question. " * 10}},
-                       "resps": [["The answer is " + "because " * 10]], "filtered_resps": ["B"], "filter": "none",
-                       "metrics": ["exact_match"], "exact_match": float(rng.random() < 0.3 + 0.4 * k / models)}
-                fh.write(json.dumps(rec) + "\n")
+        if not path.exists():
+            sub.mkdir(parents=True, exist_ok=True)
+            (sub / "results_2026-01-21T03-44-18.458309.json").write_text(
+                json.dumps({"model_name": f"org/model-{k:04d}"}))
+            p = 0.3 + 0.4 * k / models
+            with open(path, "w") as fh:
+                fh.write("".join(line + ("1.0}\n" if rng.random() < p else "0.0}\n") for line in lines))
         total += path.stat().st_size
     return total / 1e6
 
@@ -67,14 +75,16 @@ def run(folder: Path, mode: str) -> dict[str, float]:
 def main() -> None:
     """Print the comparison."""
     models = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    keep = sys.argv[2] if len(sys.argv) > 2 else None  # a folder to write once and reuse
     with tempfile.TemporaryDirectory() as tmp:
-        size = make(Path(tmp), models)
-        fast, line = run(Path(tmp), "fast"), run(Path(tmp), "line")
+        folder = Path(keep or tmp)
+        size = make(folder, models)
+        fast, line = run(folder, "fast"), run(folder, "line")
     assert fast["digest"] == line["digest"] and fast["shape"] == line["shape"], "the two paths disagree"
     print(f"{models} folders x {ITEMS:,} docs, {size:,.0f} MB of JSONL; matrix {fast['shape']}")
     for name, res in (("columnar, parallel processes", fast), ("line by line, one process", line)):
         print(f"  {name:<30} {res['seconds']:6.2f} s  {size / res['seconds']:6.1f} MB/s  peak RSS "
-              f"{res['rss_mb']:,.0f} MB")
+              f"{res['rss_mb']:,.0f} MB (largest worker process {res['child_rss_mb']:,.0f} MB)")
     print(f"  ratio: {line['seconds'] / fast['seconds']:.1f}x")
 
 

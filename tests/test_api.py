@@ -69,6 +69,7 @@ EXPECTED_ALL = [
     "design_effect",
     "design_effects",
     "diagnose",
+    "diagnose_files",
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         rule_of_three,
     )
     from .io import align_results, read_results
+    from .io.distributed import diagnose_files
     from .multiplicity import (
         ADJUST_METHODS,
         CountEffectsResult,
@@ -140,6 +141,7 @@ _LAZY = {
     "design_effects": ".clustering",
     "DesignEffectsResult": ".clustering",
     "diagnose": ".resolution",
+    "diagnose_files": ".io.distributed",
     "Diagnosis": ".resolution",
     "discordance_from_baseline": ".planning",
     "effect_sizes": ".effects",
@@ -251,6 +253,7 @@ __all__ = [
     "design_effect",
     "design_effects",
     "diagnose",
+    "diagnose_files",
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",

@@ -18,8 +18,9 @@ from ._progress import advance
 from ._verdict import PairSums, cluster_design_effects, pair_sums
 from .errors import DataError
 
-__all__ = ["PairwiseStatistics", "both_counts", "cluster_resample_counts", "gram_f32", "model_statistics",
-           "pair_sums_binary", "pair_sums_graded", "paired_counts", "pairwise_statistics"]
+__all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
+           "gram_f32", "merge_pair_sums", "model_statistics", "pair_sums_binary", "pair_sums_graded", "paired_counts",
+           "pairwise_statistics"]
 
 #: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
 #: scores is formed in float32 (twice BLAS's float64 speed, half its memory) over blocks of rows
@@ -167,17 +168,25 @@ def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
     cluster (one Gram matrix per cluster), exact in integer arithmetic.
     """
     n = x.shape[0]
-    delta = (b - c) / n
-    ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|
     if codes is None:
-        return PairSums(n=n, delta=delta, ss=ss)
+        return binary_pair_sums(n, b, c)
+    col, disc = binary_cluster_counts(x, i, j, codes, n_groups)
     sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    return binary_pair_sums(n, b, c, sizes=sizes, s_g=col[:, i] - col[:, j], disc=disc)
+
+
+def binary_cluster_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray,
+                          n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster: correct answers of each model (G x models) and discordant items of each pair
+    (G x pairs). Integer-valued, so the counts of disjoint sets of items add up exactly (the
+    partial statistics of :mod:`llm_power.io.distributed`).
+    """
+    n = x.shape[0]
     xt = np.ascontiguousarray(x.T)  # models as rows (no copy when x is already a transposed view)
     onehot = np.zeros((n, n_groups))
     onehot[np.arange(n), codes] = 1.0
     col = (xt @ onehot).T  # (G, models): correct answers per cluster, one matrix product
-    s_g = col[:, i] - col[:, j]
-    disc = np.empty_like(s_g)
+    disc = np.empty((n_groups, i.size))
     m_models = x.shape[1]
     if _direct(i.size, m_models):  # few pairs of many models: per-pair products summed within clusters
         step = max(1, BATCH_ELEMENTS // max(n, 1))
@@ -189,9 +198,43 @@ def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
         for g in range(n_groups):
             both = gram_f32(xt[:, codes == g].T)
             disc[g] = col[g, i] + col[g, j] - 2.0 * both[i, j]  # discordant items of the pair in cluster g
+    return col, disc
+
+
+def binary_pair_sums(n: int, b: np.ndarray, c: np.ndarray, *, sizes: np.ndarray | None = None,
+                     s_g: np.ndarray | None = None, disc: np.ndarray | None = None) -> PairSums:
+    """The pair sums of 0/1 scores from counts: overall discordant counts (b, c), and with clusters
+    their sizes, per-cluster sums of the differences ``s_g`` and discordant items ``disc`` (G x P).
+    """
+    delta = (b - c) / n
+    ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|
+    if sizes is None or s_g is None or disc is None:
+        return PairSums(n=n, delta=delta, ss=ss)
     resid = s_g - sizes[:, None] * delta
     resid_sq = disc - 2.0 * delta * s_g + sizes[:, None] * delta * delta
     return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=np.maximum(resid_sq, 0.0))
+
+
+def merge_pair_sums(parts: list[PairSums]) -> PairSums:
+    """The pair sums of the union of disjoint sets of items from the sums of each set (each centred
+    at its own mean): sums of squares are shifted to the common mean (Chan, Golub and LeVeque's
+    pairwise update), never formed from raw squares, so no precision is lost to cancellation.
+    """
+    parts = [p for p in parts if p.n > 0]
+    n = sum(p.n for p in parts)
+    delta = np.sum([p.n * p.delta for p in parts], axis=0) / n
+    ss = np.sum([p.ss + p.n * (p.delta - delta) ** 2 for p in parts], axis=0)
+    if parts[0].sizes is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    sizes = np.sum([p.clusters()[0] for p in parts], axis=0)
+    resid = np.zeros_like(parts[0].clusters()[1])
+    resid_sq = np.zeros_like(resid)
+    for p in parts:
+        m, r, q = p.clusters()
+        shift = p.delta - delta  # per pair: the part's mean minus the common mean
+        resid_sq += q + 2.0 * shift * r + m[:, None] * shift * shift
+        resid += r + m[:, None] * shift
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=resid_sq)
 
 
 def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,

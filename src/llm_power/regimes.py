@@ -24,11 +24,11 @@ __all__ = ["REGIMES", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
 
 @dataclass
 class Context:
-    """Everything the regimes need: the score matrix (columns in the caller's order; ``order`` ranks
-    them), the pairs (in ranks), their sums and the IID verdict.
+    """Everything the regimes need: the number of items, the ranking (``order``: the source's columns
+    by rank), the pairs (in ranks), their sums and the IID verdict.
     """
 
-    x: np.ndarray
+    n: int  # items
     names: list[Any]
     order: np.ndarray
     pairs: str
@@ -64,7 +64,7 @@ class RegimeOutput:
 def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
     correction = options["correction"]
-    n = ctx.x.shape[0]
+    n = ctx.n
     alpha_prime, resolved, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
                                              correction, ctx.b, ctx.c)
     resolved &= ctx.verdict.resolved
@@ -75,7 +75,7 @@ def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
 
 def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     """Clustering: cluster-robust test, interval, design effect and N*/q/MDE; robustness of the count."""
-    sums, n = ctx.sums, ctx.x.shape[0]
+    sums, n = ctx.sums, ctx.n
     design_effect = options["design_effect"]
     cv = cluster_verdict(sums, ctx.var, ctx.verdict.resolved, alpha=ctx.alpha, power=ctx.power,
                          alternative="two-sided", design_effect=design_effect)

@@ -12,7 +12,6 @@ per-cluster products. No loop over items, and none over pairs on the hot path.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -25,12 +24,9 @@ from ._format import fmt_gap, fmt_n_star, fmt_p
 from ._kernels import _check_alpha_power, k_factor, mde_from_variance
 from ._options import CORRECTIONS  # one list, shared with the command line
 from ._results import Result, to_plain
+from ._sources import MatrixSource, ScoreSource
 from ._sufficient import (
     PairwiseStatistics,
-    both_counts,
-    model_statistics,
-    pair_sums_binary,
-    pair_sums_graded,
     pairwise_statistics,
 )
 from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option, check_score_matrix
@@ -358,21 +354,47 @@ def diagnose(
     >>> res.models, res.n_unresolved, res.tie_groups["iid"]
     (['w', 'x', 'y', 'z'], {'iid': 1}, [['w', 'x'], ['y'], ['z']])
     """
-    pairs = check_option(pairs, "pairs", ("adjacent", "all"))
-    method = check_option(method, "method", ("wald",))
-    alpha, power = _check_alpha_power(alpha, power)
-    confidence_level = check_confidence_level(confidence_level)
-    design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
+    checked = _diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
+                                correction=correction, anytime=anytime, method=method, design_effect=design_effect,
+                                cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, rng=rng)
+    x, names = check_score_matrix(scores, models)
+    codes, n_groups = None, 0
+    if cluster is not None:
+        codes, n_groups = check_cluster_labels(cluster, x.shape[0])
+        require_clusters(n_groups, stacklevel=3)
+    return diagnose_source(MatrixSource(x, codes, n_groups), names, **checked)
+
+
+def _diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
+                      confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
+                      method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
+                      max_pairs: int = MAX_PAIRS, top: int | None = None, rng: Any = None) -> dict[str, Any]:
+    """The options of diagnose (its defaults; an unknown keyword is a TypeError), checked."""
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)
-    cluster_resamples = check_int_at_least(cluster_resamples, "cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES)
-    max_pairs = check_int_at_least(max_pairs, "max_pairs", 0)
-    x, names = check_score_matrix(scores, models)
+    return {"pairs": check_option(pairs, "pairs", ("adjacent", "all")),
+            **dict(zip(("alpha", "power"), _check_alpha_power(alpha, power), strict=True)),
+            "confidence_level": check_confidence_level(confidence_level), "correction": correction,
+            "anytime": bool(anytime), "method": check_option(method, "method", ("wald",)),
+            "design_effect": check_option(design_effect, "design_effect", DESIGN_EFFECTS),
+            "cluster_resamples": check_int_at_least(cluster_resamples, "cluster_resamples", 0,
+                                                    maximum=MAX_CLUSTER_RESAMPLES),
+            "max_pairs": check_int_at_least(max_pairs, "max_pairs", 0),
+            "top": None if top is None else check_int_at_least(top, "top", 2), "rng": rng}
+
+
+def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha: float, power: float,  # noqa: PLR0913
+                    confidence_level: float, correction: str | None, anytime: bool, method: str,
+                    design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
+                    rng: Any) -> Diagnosis:
+    """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
+    memory, or item shards on a cluster: :func:`llm_power.io.distributed.diagnose_files`).
+    """
+    keep = None
     if top is not None:
-        top = check_int_at_least(top, "top", 2)
-        keep = np.sort(np.argsort(-x.mean(axis=0), kind="stable")[:top])
-        x, names = x[:, keep], [names[k] for k in keep]
-    n, m_models = x.shape
+        keep = np.sort(np.argsort(-source.moments()[0], kind="stable")[:top])
+        source, names = source.select(keep), [names[k] for k in keep]
+    m_models = source.n_models
     n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
     if n_pairs_planned > max_pairs:
         msg = (
@@ -381,16 +403,12 @@ def diagnose(
                          "models (--top K), or raise max_pairs (--max-pairs)"
         )
         raise ValueError(msg)
-    codes, n_groups = None, 0
-    if cluster is not None:
-        codes, n_groups = check_cluster_labels(cluster, n)
-        require_clusters(n_groups, stacklevel=3)
-    ctx = _context(x, names, pairs, codes, n_groups, alpha=alpha, power=power, confidence_level=confidence_level,
+    ctx = _context(source, names, pairs, alpha=alpha, power=power, confidence_level=confidence_level,
                    rng=as_rng(rng))
-    if top is not None:
+    if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns
     ctx.settings.update(method=method, correction=correction, anytime=anytime)
-    requested = {"corrected": correction is not None, "cluster": cluster is not None, "anytime": anytime}
+    requested = {"corrected": correction is not None, "cluster": source.n_groups > 0, "anytime": anytime}
     options = {"correction": correction, "design_effect": design_effect, "cluster_resamples": cluster_resamples}
     outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
     for regime in REGIMES[1:]:
@@ -403,41 +421,42 @@ def diagnose(
 # The pieces of diagnose: context (sufficient statistics + the IID verdict), regimes, result
 # =================================================================================================
 
-def _context(x: np.ndarray, names: list[Any], pairs: str, codes: np.ndarray | None, n_groups: int, *, alpha: float,
-             power: float, confidence_level: float, rng: np.random.Generator) -> Context:
+def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float, power: float,
+             confidence_level: float, rng: np.random.Generator) -> Context:
     """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
-    n, m_models = x.shape
-    st = model_statistics(x)
-    order = np.argsort(-st.means, kind="stable")
-    st = dataclasses.replace(st, means=st.means[order])  # ranked; x itself keeps the caller's column order
-    names = [names[k] for k in order]
+    n, m_models = source.n, source.n_models
+    means, m2 = source.moments()
+    order = np.argsort(-means, kind="stable")
+    st = PairwiseStatistics(n=n, means=means[order], mean_diff=None, var_diff=None, binary=source.binary, b=None)
+    names = [names[k] for k in order]  # ranked; the source keeps the caller's column order
     if pairs == "adjacent":
         pair_idx = np.stack([np.arange(m_models - 1), np.arange(1, m_models)], axis=1)
     else:
         pair_idx = np.stack(np.triu_indices(m_models, k=1), axis=1)
     i, j = pair_idx[:, 0], pair_idx[:, 1]
-    ci, cj = order[i], order[j]  # the pairs' columns of x
+    ci, cj = order[i], order[j]  # the pairs' columns of the source
     if st.binary:  # 0/1 scores: the discordant counts of the pairs (not of all pairs: adjacent needs M - 1)
         right = np.rint(st.means * n)
-        both = both_counts(x, ci, cj)
+        both = source.both_counts(ci, cj)
         b, c = right[i] - both, right[j] - both
-        sums = pair_sums_binary(x, ci, cj, codes, n_groups, b, c)
+        sums = source.pair_sums_binary(ci, cj, b, c)
         var = np.maximum((b + c) / n - sums.delta**2, 0.0)
     else:
         b = c = None
-        sums = pair_sums_graded(x, ci, cj, codes, n_groups)
+        sums = source.pair_sums_graded(ci, cj)
         var = sums.ss / (n - 1)
+    x = source.matrix() if not st.binary and n < CLT_MIN_ITEMS else None
     tests, pvalue, columns = _iid_tests(x, st, pair_idx, (ci, cj), sums.delta, var, b, c, confidence_level, rng)
     verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided", b=b, c=c)
-    warn_degenerate(var, sums.delta, st.binary, stacklevel=4)
+    warn_degenerate(var, sums.delta, st.binary, stacklevel=5)
     with np.errstate(divide="ignore", invalid="ignore"):
         t2 = np.where(var > 0, n * sums.delta**2 / var, np.where(sums.delta == 0, 0.0, np.inf))
-    model_lo, model_hi = _model_intervals(x, st.binary, confidence_level)  # in x's column order
+    model_lo, model_hi = _model_intervals(n, means, m2, st.binary, confidence_level)  # in the source's order
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
                                 "test": " / ".join(sorted(_test_names(tests, b, c))),
                                 "k_factor": k_factor(alpha, power)}
-    return Context(x=x, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
+    return Context(n=n, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
                    pvalue=pvalue,
                     tests=tests, b=b, c=c, verdict=verdict, t2=t2, alpha=alpha, power=power,
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings,
@@ -455,14 +474,14 @@ def _test_names(tests: np.ndarray, b: np.ndarray | None, c: np.ndarray | None) -
     return set(tests.tolist())
 
 
-def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray,  # noqa: PLR0917
+def _iid_tests(x: np.ndarray | None, st: PairwiseStatistics, pair_idx: np.ndarray,  # noqa: PLR0917
                pair_cols: tuple[np.ndarray, np.ndarray],
                delta: np.ndarray, var: np.ndarray, b: np.ndarray | None, c: np.ndarray | None,
                confidence_level: float, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Each pair's test (the one compare picks), p-value and paired interval (``pair_idx``: ranks,
     ``pair_cols``: the columns of x).
     """
-    n = x.shape[0]
+    n = st.n
     i, j = pair_idx[:, 0], pair_idx[:, 1]
     n_pairs = pair_idx.shape[0]
     columns: dict[str, Any] = {}
@@ -483,7 +502,7 @@ def _iid_tests(x: np.ndarray, st: PairwiseStatistics, pair_idx: np.ndarray,  # n
         return tests, pvalue, columns
     tests = np.full(n_pairs, "paired_t", dtype=object)
     pvalue = paired_t_test(delta, var, n, "two-sided")[1]
-    if n < CLT_MIN_ITEMS:  # small graded benchmarks: the same per-pair choice as compare
+    if x is not None:  # small graded benchmarks (x given below 30 items): the same per-pair choice as compare
         for p, (a, bb) in enumerate(zip(*pair_cols, strict=True)):
             d = x[:, a] - x[:, bb]
             tests[p] = choose_iid_test(False, n, None, d)[0]
@@ -511,7 +530,7 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
         tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
         rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
     model_lo, model_hi = ctx.model_ci
-    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.x.shape[0], columns=_columns(ctx, extra),
+    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.n, columns=_columns(ctx, extra),
                      order=ctx.order, n_unresolved=n_unresolved, tie_groups=tie_groups, rank_intervals=rank_intervals,
                      cluster_robustness=robustness, settings=ctx.settings, model_ci_low=model_lo,
                      model_ci_high=model_hi)
@@ -541,7 +560,7 @@ def _columns(ctx: Context, extra: dict[str, Any]) -> dict[str, np.ndarray]:
     """The pairs as columns: the IID arrays, then each regime's (N* rounded, flags boolean)."""
     i, j = ctx.pair_idx[:, 0], ctx.pair_idx[:, 1]
     names = np.array(ctx.names, dtype=object)
-    n = ctx.x.shape[0]
+    n = ctx.n
     v = ctx.verdict
     cols: dict[str, np.ndarray] = {
         "model_a": names[i], "model_b": names[j], "rank_a": i + 1, "rank_b": j + 1,
@@ -560,14 +579,15 @@ def _columns(ctx: Context, extra: dict[str, Any]) -> dict[str, np.ndarray]:
     return cols
 
 
-def _model_intervals(x: np.ndarray, binary: bool, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-model intervals at ``level``: Wilson for accuracies, Student t for graded means."""
-    n = x.shape[0]
+def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,
+                     level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model intervals at ``level`` from the means and sums of squared deviations: Wilson for
+    accuracies, Student t for graded means.
+    """
     if binary:
-        lo, hi = proportion_ci(np.rint(x.sum(axis=0)).astype(np.int64), n, confidence_level=level)
+        lo, hi = proportion_ci(np.rint(means * n).astype(np.int64), n, confidence_level=level)
         return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-    means = x.mean(axis=0)
-    sd = (x - means).std(axis=0, ddof=1)
+    sd = np.sqrt(m2 / (n - 1))
     half = stats.t.isf((1.0 - level) / 2.0, n - 1) * sd / math.sqrt(n)
     return means - half, means + half
 

@@ -39,6 +39,13 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                                     "several, e.g. strict-match (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items some model lacks: error (default) or keep the intersection and report drops")
+    p.add_argument("--engine", default="local", choices=("local", "dask"),
+                   help="read and reduce on this machine (default) or on a Dask cluster (needs llm-power[dask]; "
+                        "RESULTS may then be fsspec URLs: s3://, gs://, hf://)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster for the run)")
+    p.add_argument("--workers", type=positive_int, metavar="N",
+                   help="worker processes of the local Dask cluster (default: the CPU count)")
     p.set_defaults(run=run)
 
 
@@ -82,15 +89,31 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
                   inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report",
                   next_line: str = "") -> int:
     """Diagnose an aligned matrix, print the report and write the requested files."""
-    from ..report.view import build_view
     from ..resolution import diagnose
 
+    check_outputs([args.json_out, args.markdown_out, args.html_out, getattr(args, "parquet_out", None)], inputs)
+    diag = diagnose(x, models=models, cluster=clusters, **diagnose_options(args))
+    return report_diagnosis(args, diag, x, models, clusters, source=source, inputs=inputs, note=note, title=title,
+                            next_line=next_line)
+
+
+def diagnose_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of diagnose from the command line."""
+    return {"pairs": args.pairs, "alpha": args.alpha, "power": args.power,
+            "confidence_level": args.confidence_level, "correction": args.correction, "anytime": args.anytime,
+            "design_effect": args.design_effect, "cluster_resamples": args.cluster_resamples,
+            "max_pairs": getattr(args, "max_pairs", 200_000), "top": args.top, "rng": args.seed}
+
+
+def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[str] | None, clusters: Any, *,
+                     source: str, inputs: tuple[Any, ...], note: str = "",
+                     title: str = "Leaderboard resolution report", next_line: str = "") -> int:
+    """Print the report of a diagnosis and write the requested files (``x``: the matrix, when it
+    is in memory, for the per-cluster table of the HTML report).
+    """
+    from ..report.view import build_view
+
     parquet_out = getattr(args, "parquet_out", None)
-    check_outputs([args.json_out, args.markdown_out, args.html_out, parquet_out], inputs)
-    diag = diagnose(x, models=models, cluster=clusters, pairs=args.pairs, alpha=args.alpha, power=args.power,
-                    confidence_level=args.confidence_level, correction=args.correction, anytime=args.anytime,
-                    design_effect=args.design_effect, cluster_resamples=args.cluster_resamples,
-                    max_pairs=getattr(args, "max_pairs", 200_000), top=args.top, rng=args.seed)
     cluster_name = args.cluster or "cluster"
     view = build_view(diag, cluster_name=cluster_name, max_rows=0)
     outputs = []
@@ -140,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out],
                   args.results)  # before reading anything
+    if args.engine == "dask":
+        return _run_dask(args)
     paths = expand_paths(args.results)
     aligned = load_aligned(paths, args)
     if isinstance(aligned, int):
@@ -147,6 +172,23 @@ def run(args: argparse.Namespace) -> int:
     source = ", ".join(str(p) for p in args.results)
     return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,
                          inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
+
+
+def _run_dask(args: argparse.Namespace) -> int:
+    """Read, align and reduce on a Dask cluster; the same report."""
+    from ..io.detect import companion_files, expand_paths
+    from ..io.distributed import load_and_diagnose
+
+    local = [p for p in args.results if "://" not in str(p)]
+    paths = expand_paths(local) if local else []
+    inputs = tuple(local) + tuple(paths) + tuple(companion_files(paths))
+    check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out], inputs)
+    diag, note = load_and_diagnose(args.results, engine="dask", scheduler=args.scheduler, n_workers=args.workers,
+                                   read={"format": args.input_format, "metric": args.metric, "cluster": args.cluster,
+                                         "split": args.split, "filter": args.filter, "item_column": args.id_column},
+                                   on_missing=args.on_missing, options=diagnose_options(args))
+    return report_diagnosis(args, diag, None, None, None, source=", ".join(str(p) for p in args.results),
+                            inputs=inputs, note=note)
 
 
 def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:

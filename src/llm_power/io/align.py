@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,42 +44,79 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
     from .._validation import check_option
 
     on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
+    check_duplicates(frame)
+    models = sorted(frame["model"].unique().tolist(), key=str)  # a total order: the same whatever the file order
+    if len(models) < 2:
+        raise too_few_models(models)
+    conflict = target_conflicts(frame)
+    if conflict is not None:
+        raise targets_differ(*conflict)
+    return _align_codes(frame, models, on_missing)
+
+
+def check_duplicates(frame: Any) -> None:
+    """A model with an item more than once is an error naming the item and its files."""
     dup = frame.duplicated(["model", "item"], keep=False)
     if dup.any():
         row = frame[dup].iloc[0]
         sources = sorted(set(frame[dup & (frame["model"] == row["model"]) & (frame["item"] == row["item"])]["source"]))
         msg = (
             f"model {row['model']!r} has item {row['item']!r} more than once "
-                        f"(in {', '.join(sources)}); give each model's results once"
+                        f"(in {', '.join(map(str, sources))}); give each model's results once"
         )
         raise DataError(msg)
-    models = sorted(frame["model"].unique().tolist(), key=str)  # a total order: the same whatever the file order
-    if len(models) < 2:
-        msg = (
-            f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
-                        "diagnose compares two or more models on the same items"
-        )
-        raise DataError(msg)
-    if "target" in frame.columns:
-        targets = frame.dropna(subset=["target"])
-        if len(targets):
-            n_targets = targets.groupby("item")["target"].nunique()
-            bad = n_targets[n_targets > 1]
-            if len(bad):
-                item = bad.index[0]
-                vals = targets[targets["item"] == item][["model", "target"]].drop_duplicates("target")
-                detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(vals["model"], vals["target"], strict=False))
-                msg = (
-                    f"item {item!r} has different targets across models ({detail}); "
-                                f"{len(bad)} item(s) disagree -- the runs used different data and must not be mixed"
-                )
-                raise DataError(msg)
-    return _align_codes(frame, models, on_missing)
+
+
+def too_few_models(models: list[Any]) -> DataError:
+    """The error for fewer than two models."""
+    return DataError(f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
+                     "diagnose compares two or more models on the same items")
+
+
+def target_conflicts(frame: Any) -> tuple[int, Any, str] | None:
+    """Items whose target (reference answer) differs between models: how many, the first and the
+    targets it has (None when they all agree or the format has none).
+    """
+    if "target" not in frame.columns:
+        return None
+    targets = frame.dropna(subset=["target"])
+    if not len(targets):
+        return None
+    n_targets = targets.groupby("item", observed=True)["target"].nunique()
+    bad = n_targets[n_targets > 1]
+    if not len(bad):
+        return None
+    item = bad.index[0]
+    vals = targets[targets["item"] == item][["model", "target"]]
+    vals = vals.iloc[np.argsort(vals["model"].astype(str).to_numpy(), kind="stable")].drop_duplicates("target")
+    detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(vals["model"], vals["target"], strict=False))
+    return len(bad), item, detail
+
+
+def targets_differ(count: int, item: Any, detail: str) -> DataError:
+    """The error for items scored against different targets."""
+    return DataError(f"item {item!r} has different targets across models ({detail}); {count} item(s) disagree -- "
+                     "the runs used different data and must not be mixed")
 
 
 def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
-    """The matrix of a long table from integer codes of models and items (O(rows), no per-model
-    sets): which items each model has, the intersection, the natural order, the scores.
+    """The matrix of a long table with the missing-item policy applied."""
+    aligned, lacking, n_items = align_common(frame, models)
+    note = ""
+    if lacking:
+        if on_missing == "error":
+            raise not_aligned(lacking, n_items)
+        if not aligned.items:
+            raise disjoint()
+        note = intersection_note(len(aligned.items), n_items, {m: k for m, (k, _) in lacking.items()})
+    return dataclasses.replace(aligned, note=note)
+
+
+def align_common(frame: Any, models: list[Any]) -> tuple[Aligned, dict[Any, tuple[int, Any]], int]:
+    """The items every model has, as a matrix from integer codes of models and items (O(rows), no
+    per-model sets), in natural item order; which models lack items (how many, the first in
+    natural order); and how many items there are in all. Items are independent of each other, so
+    disjoint sets of items can be aligned apart (:mod:`llm_power.io.distributed`).
     """
     import pandas as pd
 
@@ -90,15 +128,9 @@ def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
     per_model = np.bincount(model_code, minlength=n_models)
     missing = {models[k]: int(n_items - per_model[k]) for k in range(n_models)}
     rank = np.empty(n_items, dtype=np.intp)  # natural order of the items: 'q1' and 'q01' never tie
-    rank[sorted(range(n_items), key=lambda r: (_natural(item_names[r]), str(item_names[r])))] = np.arange(n_items)
+    rank[sorted(range(n_items), key=lambda r: natural_key(item_names[r]))] = np.arange(n_items)
     common = has == n_models
-    note = ""
-    if not common.all():
-        if on_missing == "error":
-            raise _not_aligned(_first_lacking(item_code, model_code, models, missing, rank, item_names), n_items)
-        if not common.any():
-            raise _disjoint()
-        note = _intersection_note(int(common.sum()), n_items, missing)
+    lacking = {} if common.all() else _first_lacking(item_code, model_code, models, missing, rank, item_names)
     kept = np.flatnonzero(common)
     kept = kept[np.argsort(rank[kept], kind="stable")]
     row_of = np.full(n_items, -1, dtype=np.intp)
@@ -111,7 +143,8 @@ def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
     clusters = None
     if "cluster" in frame.columns:
         clusters = _cluster_labels(frame["cluster"].to_numpy(dtype=object)[take], row_of[item_code[take]], items)
-    return Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped, note=note)
+    return (Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped), lacking,
+            n_items)
 
 
 def _first_lacking(item_code: np.ndarray, model_code: np.ndarray, models: list[Any], missing: dict[Any, int],
@@ -166,10 +199,8 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     model_order = sorted(range(len(models)), key=lambda k: str(models[k]))
     names = [models[k] for k in model_order]
     if len(names) < 2:
-        msg = (f"found results of {len(names)} model ({', '.join(map(repr, names))}); "
-               "diagnose compares two or more models on the same items")
-        raise DataError(msg)
-    item_order = sorted(np.flatnonzero(rows).tolist(), key=lambda r: (_natural(items[r]), str(items[r])))
+        raise too_few_models(names)
+    item_order = sorted(np.flatnonzero(rows).tolist(), key=lambda r: natural_key(items[r]))
     lacking = rows[:, None] & ~present  # (items, models)
     missing = {models[k]: int(lacking[:, k].sum()) for k in model_order}
     note = ""
@@ -178,16 +209,21 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
         common_rows = [r for r in item_order if present[r].all()]
         if on_missing == "error":
             first = {k: next(items[r] for r in item_order if lacking[r, k]) for k in model_order if missing[models[k]]}
-            raise _not_aligned({models[k]: (missing[models[k]], item) for k, item in first.items()}, all_count)
+            raise not_aligned({models[k]: (missing[models[k]], item) for k, item in first.items()}, all_count)
         if not common_rows:
-            raise _disjoint()
-        note = _intersection_note(len(common_rows), all_count, missing)
+            raise disjoint()
+        note = intersection_note(len(common_rows), all_count, missing)
         item_order = common_rows
     take = np.asarray(item_order, dtype=np.intp)
     matrix = np.ascontiguousarray(scores[np.ix_(take, np.asarray(model_order, dtype=np.intp))])
     dropped = {models[k]: int(present[:, k].sum()) - take.size for k in model_order}
     return Aligned(items=[items[r] for r in take], models=names, scores=matrix,
                    clusters=None if clusters is None else [str(clusters[r]) for r in take], dropped=dropped, note=note)
+
+
+def natural_key(item: Any) -> tuple[Any, ...]:
+    """The sort key of item ids: natural order, then the text (so 'q1' and 'q01' never tie)."""
+    return _natural(item), str(item)
 
 
 def _natural(item: str) -> tuple[Any, ...]:
@@ -199,18 +235,18 @@ def _natural(item: str) -> tuple[Any, ...]:
 
 
 
-def _not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:
+def not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:
     """The error for models that lack items: per model, how many and the first (natural order)."""
     worst = [f"{m} lacks {k} of {n_items} items, first {item!r}" for m, (k, item) in lacking.items()]
     return DataError(f"models were not run on the same items ({'; '.join(worst)}); use --on-missing intersect to "
                      "keep the items every model has")
 
 
-def _disjoint() -> DataError:
+def disjoint() -> DataError:
     return DataError("no item is shared by all models (disjoint item sets): nothing to compare")
 
 
-def _intersection_note(kept: int, total: int, missing: dict[Any, int]) -> str:
+def intersection_note(kept: int, total: int, missing: dict[Any, int]) -> str:
     """What ``on_missing="intersect"`` did, naming (at most eight of) the models that lacked items."""
     lacking = [f"{m} {k}" for m, k in missing.items() if k]
     shown = ", ".join(lacking[:8]) + (f", and {len(lacking) - 8} more" if len(lacking) > 8 else "")

@@ -1,0 +1,85 @@
+"""Where diagnose's sufficient statistics come from: a score matrix in memory, or (in
+:mod:`llm_power.io.distributed`) item shards held by the workers of a cluster.
+
+A source answers the few questions diagnose asks of the data — per-model moments, the pairs'
+discordant counts or sums of differences, per cluster when there are clusters — so that the
+statistics, tests, verdicts and regimes are one code path whatever holds the items.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from ._sufficient import both_counts, pair_sums_binary, pair_sums_graded
+from ._verdict import PairSums
+
+__all__ = ["MatrixSource", "ScoreSource"]
+
+
+class ScoreSource(Protocol):
+    """The questions diagnose asks of the scores (columns are models in the source's order)."""
+
+    n: int  # items
+    n_models: int
+    n_groups: int  # clusters (0: none)
+    binary: bool
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per model: the mean score and the sum of squared deviations from it."""
+        ...
+
+    def select(self, keep: np.ndarray) -> ScoreSource:
+        """The same items with only the columns ``keep``."""
+        ...
+
+    def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """0/1 scores: items both columns of each pair got right."""
+        ...
+
+    def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> PairSums:
+        """0/1 scores: the pairs' sums from their discordant counts (and per cluster)."""
+        ...
+
+    def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> PairSums:
+        """Graded scores: centred sums of the pairs' differences (and per cluster)."""
+        ...
+
+    def matrix(self) -> np.ndarray:
+        """The items x models matrix itself (small benchmarks only: the per-pair choice of test
+        for fewer than 30 graded items looks at the differences).
+        """
+        ...
+
+
+class MatrixSource:
+    """A score matrix in memory (items x models, no missing values) and optional cluster codes."""
+
+    def __init__(self, x: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0) -> None:
+        self.x = x
+        self.codes = codes
+        self.n_groups = n_groups
+        self.n, self.n_models = x.shape
+        self.binary = bool(np.all((x == 0) | (x == 1)))
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        means = self.x.mean(axis=0)
+        resid = self.x - means
+        return means, np.einsum("ij,ij->j", resid, resid)
+
+    def select(self, keep: np.ndarray) -> MatrixSource:
+        return MatrixSource(self.x[:, keep], self.codes, self.n_groups)
+
+    def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        return both_counts(self.x, i, j)
+
+    def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> PairSums:
+        return pair_sums_binary(self.x, i, j, self.codes, self.n_groups, b, c)
+
+    def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> PairSums:
+        return pair_sums_graded(self.x, i, j, self.codes, self.n_groups)
+
+    def matrix(self) -> np.ndarray:
+        return self.x
+
