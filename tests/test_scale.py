@@ -444,3 +444,35 @@ def test_parallel_reading_equals_sequential(tmp_path, monkeypatch):
     bad = _lm_eval_file(tmp_path / "model-bad", [_sample(i) for i in range(5)] + [_sample(2)])
     with pytest.raises(DataError, match=r"line 6, field 'doc_id': duplicate doc_id 2"):
         read_results([*paths, bad])
+
+
+def test_folding_parts_equals_concatenating_them():
+    """concat_parts (codes against one growing list of values) gives pandas.concat's table:
+    missing values, values new in later parts, int and text ids mixed, an all-missing column.
+    """
+    import pandas as pd
+
+    from llm_power.io.harness import _categorical, concat_parts
+
+    rng = np.random.default_rng(21)
+    parts, plain = [], []
+    for k in range(6):
+        n = int(rng.integers(1, 40))
+        items = [int(v) if v % 3 == 0 else f"q{v}" for v in rng.integers(0, 30 + 10 * k, size=n)]
+        target = [None if rng.random() < 0.2 else str(rng.integers(0, 4)) for _ in range(n)]
+        columns = {"model": f"m{k % 4}", "item": items, "score": rng.random(n), "target": target,
+                   "source": None if k == 2 else f"file{k}"}
+        plain.append(pd.DataFrame({key: (value if not isinstance(value, str | None) else [value] * n)
+                                   for key, value in columns.items()}))
+        parts.append(pd.DataFrame({key: _categorical(value, n) if key != "score" else value
+                                   for key, value in columns.items()}))
+    folded = concat_parts([None, *parts[:3], None, *parts[3:]])
+    expected = pd.concat(plain, ignore_index=True)
+    got = folded.astype({c: object for c in folded.columns if isinstance(folded[c].dtype, pd.CategoricalDtype)})
+    for col in expected.columns:
+        want = [None if (v is None or (isinstance(v, float) and np.isnan(v) and col != "score")) else v
+                for v in expected[col].tolist()]
+        have = [None if (v is None or (isinstance(v, float) and np.isnan(v) and col != "score")) else v
+                for v in got[col].tolist()]
+        assert have == want, col
+    assert concat_parts([None, None]) is None

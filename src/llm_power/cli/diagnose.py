@@ -224,7 +224,7 @@ def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
 
 def _read(paths: list[Any], args: argparse.Namespace) -> Any:
     """The long table of every input, read at once (large inputs in parallel processes)."""
-    from ..io import read_results
+    from ..io.harness import read_frame
 
-    return read_results(paths, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
+    return read_frame(paths, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
                         filter=args.filter, item_column=args.id_column)

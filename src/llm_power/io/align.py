@@ -56,6 +56,16 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
 
 def check_duplicates(frame: Any) -> None:
     """A model with an item more than once is an error naming the item and its files."""
+    import pandas as pd
+
+    model_code, models = pd.factorize(frame["model"], sort=False)
+    item_code, _ = pd.factorize(frame["item"], sort=False)
+    key = item_code.astype(np.int64) * max(len(models), 1) + model_code
+    if not key.size:
+        return
+    dense = key.max() < 4 * key.size + 1024  # count in an array, else sort
+    if not (np.bincount(key).max() > 1 if dense else np.unique(key).size < key.size):
+        return
     dup = frame.duplicated(["model", "item"], keep=False)
     if dup.any():
         row = frame[dup].iloc[0]
@@ -79,18 +89,19 @@ def target_conflicts(frame: Any) -> tuple[int, Any, str] | None:
     """
     if "target" not in frame.columns:
         return None
-    targets = frame.dropna(subset=["target"])
-    if not len(targets):
+    import pandas as pd
+
+    item_code, item_values = pd.factorize(frame["item"], sort=False)
+    target_code, _ = pd.factorize(frame["target"], sort=False)  # None/NaN: -1, never a conflict
+    lo, hi = _code_range(target_code, item_code, len(item_values))
+    bad = np.flatnonzero(lo < hi)
+    if not bad.size:
         return None
-    n_targets = targets.groupby("item", observed=True)["target"].nunique()
-    bad = n_targets[n_targets > 1]
-    if not len(bad):
-        return None
-    item = bad.index[0]
-    vals = targets[targets["item"] == item][["model", "target"]]
-    vals = vals.iloc[np.argsort(vals["model"].astype(str).to_numpy(), kind="stable")].drop_duplicates("target")
-    detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(vals["model"], vals["target"], strict=False))
-    return len(bad), item, detail
+    item = min((item_values[k] for k in bad), key=natural_key)
+    rows = frame[(frame["item"] == item) & (target_code >= 0)][["model", "target"]]
+    rows = rows.iloc[np.argsort(rows["model"].astype(str).to_numpy(), kind="stable")].drop_duplicates("target")
+    detail = "; ".join(f"{m}: {str(t)[:30]!r}" for m, t in zip(rows["model"], rows["target"], strict=False))
+    return int(bad.size), item, detail
 
 
 def targets_differ(count: int, item: Any, detail: str) -> DataError:
@@ -135,14 +146,17 @@ def align_common(frame: Any, models: list[Any]) -> tuple[Aligned, dict[Any, tupl
     kept = kept[np.argsort(rank[kept], kind="stable")]
     row_of = np.full(n_items, -1, dtype=np.intp)
     row_of[kept] = np.arange(kept.size)
-    take = row_of[item_code] >= 0
+    take: Any = row_of[item_code] >= 0
+    if take.all():  # every item kept (the usual case): no copies of the rows' columns
+        take = slice(None)
     scores = np.full((kept.size, n_models), np.nan)
     scores[row_of[item_code[take]], model_code[take]] = frame["score"].to_numpy(dtype=float)[take]
     dropped = {models[k]: int(per_model[k]) - int(kept.size) for k in range(n_models)}
     items = [item_names[r] for r in kept]
     clusters = None
     if "cluster" in frame.columns:
-        clusters = _cluster_labels(frame["cluster"].to_numpy(dtype=object)[take], row_of[item_code[take]], items)
+        label_code, label_values = pd.factorize(frame["cluster"], sort=False)  # None/NaN: -1
+        clusters = _cluster_labels(label_code[take], list(label_values), row_of[item_code[take]], items)
     return (Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped), lacking,
             n_items)
 
@@ -161,22 +175,33 @@ def _first_lacking(item_code: np.ndarray, model_code: np.ndarray, models: list[A
     return out
 
 
-def _cluster_labels(labels: np.ndarray, rows: np.ndarray, items: list[Any]) -> list[str]:
-    """One cluster label per kept item: all its models must agree and one must give it."""
-    import pandas as pd
+def _cluster_labels(codes: np.ndarray, values: list[Any], rows: np.ndarray, items: list[Any]) -> list[str]:
+    """One cluster label per kept item (``codes`` of the labels per row, -1 where missing, and
+    the kept ``rows`` they belong to): all its models must agree and one must give it.
+    """
+    lo, hi = _code_range(codes, rows, len(items))
+    conflict = np.flatnonzero(lo < hi)
+    if conflict.size:
+        msg = f"item {items[int(conflict[0])]!r} has different cluster labels across models"
+        raise DataError(msg)
+    unlabelled = np.flatnonzero(hi < 0)
+    if unlabelled.size:
+        msg = f"item {items[int(unlabelled[0])]!r} has no cluster label"
+        raise DataError(msg)
+    text = np.array([str(v) for v in values], dtype=object)
+    return list(text[hi])
 
-    table = pd.DataFrame({"row": rows, "cluster": labels}).dropna(subset=["cluster"])
-    grouped = table.groupby("row")["cluster"]
-    conflict = grouped.nunique()
-    if (conflict > 1).any():
-        msg = f"item {items[int(conflict[conflict > 1].index[0])]!r} has different cluster labels across models"
-        raise DataError(msg)
-    first = grouped.first()
-    if len(first) < len(items):
-        missing_label = next(k for k in range(len(items)) if k not in first.index)
-        msg = f"item {items[missing_label]!r} has no cluster label"
-        raise DataError(msg)
-    return [str(v) for v in first.sort_index().tolist()]
+
+def _code_range(codes: np.ndarray, groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group, the smallest and largest of the codes >= 0 in it (no code: lo > hi, hi = -1):
+    whether the rows of an item agree on a value, without a Python object per row.
+    """
+    ok = codes >= 0
+    lo = np.full(n_groups, np.iinfo(np.int64).max)
+    hi = np.full(n_groups, -1, dtype=np.int64)
+    np.minimum.at(lo, groups[ok], codes[ok])
+    np.maximum.at(hi, groups[ok], codes[ok])
+    return lo, hi
 
 
 def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, clusters: list[Any] | None, *,

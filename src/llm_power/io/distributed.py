@@ -109,9 +109,10 @@ def load_and_diagnose(paths: Any, *, engine: str, scheduler: Any, n_workers: int
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if engine == "local":
-        from . import align_results, read_results
+        from .align import align_results
+        from .harness import read_frame
 
-        aligned = align_results(read_results(paths, **read), on_missing=on_missing)
+        aligned = align_results(read_frame(paths, **read), on_missing=on_missing)
         diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, **options)
         note = aligned.note
     else:
@@ -179,7 +180,7 @@ def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_
     models = summaries[0]["models"]
     conflicts = [s["targets"] for s in summaries if s["targets"] is not None]
     if conflicts:
-        first = min(conflicts, key=lambda t: str(t[1]))
+        first = min(conflicts, key=lambda t: natural_key(t[1]))
         raise targets_differ(sum(t[0] for t in conflicts), first[1], first[2])
     n_all = sum(s["n_all"] for s in summaries)
     lacking: dict[Any, tuple[int, Any]] = {}
@@ -317,7 +318,7 @@ def _read_share(files: list[str], read: dict[str, Any], n_shards: int) -> list[A
     """Parse a share of the files; the rows split into item shards by a hash of the item id."""
     import pandas as pd
 
-    from .harness import _read_part
+    from .harness import _read_part, concat_parts
 
     options = {key: read.get(key) for key in READ_OPTIONS}
     options["format"] = options["format"] or "auto"
@@ -333,11 +334,7 @@ def _read_share(files: list[str], read: dict[str, Any], n_shards: int) -> list[A
                 parts.append(part)
     if not parts:
         return [None] * n_shards
-    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    frame["score"] = frame["score"].astype(float)
-    for col in ("model", "source", "target", "cluster"):
-        if col in frame.columns:
-            frame[col] = frame[col].astype("category")
+    frame = concat_parts(parts)
     key = pd.util.hash_array(frame["item"].astype(str).to_numpy(dtype=object)) % np.uint64(n_shards)
     return [frame[key == k].reset_index(drop=True) for k in range(n_shards)]
 
@@ -358,9 +355,8 @@ class _Shard:
 
 def _align_shard(pieces: list[Any]) -> Any:
     """Align one item shard over all the files (rules of align_results, applied to its items)."""
-    import pandas as pd
-
     from .align import align_common, check_duplicates, target_conflicts, too_few_models
+    from .harness import concat_parts
 
     frames = [p for p in pieces if p is not None and len(p)]
     models_all: set[Any] = set()
@@ -379,8 +375,7 @@ def _align_shard(pieces: list[Any]) -> Any:
         return _Shard(x=np.zeros((0, len(models))), items=[], labels=empty,
                       summary={"models": models, "n": 0, "n_all": 0, "lacking": {}, "targets": None,
                                "labels": set() if with_clusters else None})
-    frame = pd.concat([f.astype({c: object for c in f.columns if isinstance(f[c].dtype, pd.CategoricalDtype)})
-                       for f in frames], ignore_index=True)
+    frame = concat_parts(frames)
     check_duplicates(frame)
     conflict = target_conflicts(frame)
     aligned, lacking, n_all = align_common(frame, models)
