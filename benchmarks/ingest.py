@@ -24,13 +24,14 @@ CASE = r"""
 import json, resource, sys, time
 from pathlib import Path
 import numpy as np
-from llm_power.io import align_results, harness, read_results
+from llm_power.io import align_results, harness
+from llm_power.io.harness import read_frame
 folder, mode = Path(sys.argv[1]), sys.argv[2]
 if mode == "line":
     harness._columns_fast = lambda *a, **k: None
     harness.PARALLEL_MIN_BYTES = 1 << 62
 start = time.perf_counter()
-aligned = align_results(read_results(folder, cluster="type"))
+aligned = align_results(read_frame(folder, cluster="type"))
 elapsed = time.perf_counter() - start
 digest = float(np.nansum(aligned.scores * np.arange(1, aligned.scores.shape[1] + 1)))
 print(json.dumps({"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

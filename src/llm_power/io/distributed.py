@@ -209,7 +209,7 @@ def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_
     if with_clusters:
         from .._verdict import require_clusters
 
-        require_clusters(len(labels), stacklevel=5)
+        require_clusters(len(labels), stacklevel=6)  # the caller of diagnose_files
     if len(models) < 2:  # pragma: no cover - _read_share checks first
         raise too_few_models(models)
     keep = [shard for shard, s in zip(shards, summaries, strict=True) if s["n"] > 0]
