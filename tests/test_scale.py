@@ -243,10 +243,8 @@ def test_progress_reports_reach_a_listener(monkeypatch):
     monkeypatch.setattr(_verdict, "PAIR_BLOCK", 50)  # 190 pairs in 4 blocks
     with listening(lambda task, done, total: seen.append((task, done, total))), pytest.warns(Warning):
         diagnose(x, pairs="all", cluster=codes, cluster_resamples=10, rng=0)
-    verdicts = [(d, t) for task, d, t in seen if task == "pairs: N* and q"]
-    intervals = [(d, t) for task, d, t in seen if task == "pairs: tests and intervals"]
-    assert intervals == [(50, 190), (100, 190), (150, 190), (190, 190)]
-    assert verdicts[:4] == intervals and verdicts[-1] == (190, 190)  # the IID verdict, then each regime's
+    fused = [(d, t) for task, d, t in seen if task == "pairs: tests, intervals, N* and q"]  # the IID pass
+    assert fused == [(50, 190), (100, 190), (150, 190), (190, 190)]
     assert any(task == "cluster resamples" for task, _, _ in seen)
     seen.clear()
     diagnose(x, pairs="all")  # nobody listening: nothing reported, nothing printed
@@ -273,7 +271,7 @@ def test_progress_bar_on_a_terminal_and_quiet(monkeypatch, tmp_path):
         monkeypatch.setattr("sys.stdout", out)
         monkeypatch.setattr("sys.stderr", err)
         assert main(["diagnose", str(path), "--pairs", "all", *(["--quiet"] if quiet else [])]) == 0
-        assert ("pairs: N* and q" in err.getvalue()) == expect
+        assert ("pairs: tests, intervals, N* and q" in err.getvalue()) == expect
         assert "Verdict" in out.getvalue()
 
 
@@ -476,3 +474,25 @@ def test_folding_parts_equals_concatenating_them():
                 for v in got[col].tolist()]
         assert have == want, col
     assert concat_parts([None, None]) is None
+
+
+def test_pair_columns_are_formed_on_first_read_and_equal_the_gathers():
+    import pickle
+
+    rng = np.random.default_rng(22)
+    x = (rng.random((300, 9)) < np.linspace(0.4, 0.7, 9)).astype(float)
+    diag = diagnose(x, pairs="all")
+    cols = diag.columns
+    assert "model_a" in cols and "nope" not in cols and list(cols)[:4] == ["model_a", "model_b", "rank_a", "rank_b"]
+    i, j = np.triu_indices(9, k=1)  # the pairs in rank order, as numpy forms them
+    names = np.array(diag.models, dtype=object)
+    assert cols["model_a"].tolist() == names[i].tolist() and cols["model_b"].tolist() == names[j].tolist()
+    np.testing.assert_array_equal(cols["rank_a"], i + 1)
+    np.testing.assert_array_equal(cols["mean_b"], np.asarray(diag.means)[j])
+    exact = (cols["b"] + cols["c"]) < 25
+    assert cols["test"].tolist() == np.where(exact, "mcnemar_exact", "mcnemar_asymptotic").tolist()
+    assert set(cols["regime"].tolist()) <= {"plug-in", "exact", "degenerate"}
+    again = pickle.loads(pickle.dumps(diag.columns))
+    assert list(again) == list(cols) and all(np.array_equal(again[k], cols[k]) for k in cols)
+    with pytest.raises(KeyError):
+        cols["nope"]

@@ -100,6 +100,14 @@ def ceil_items(value: float) -> float:
     return float(math.ceil(value - 1e-9))
 
 
+def ceil_items_array(values: Any) -> np.ndarray:
+    """:func:`ceil_items` on an array (inf and NaN kept)."""
+    values = np.asarray(values, dtype=float)
+    with np.errstate(invalid="ignore"):
+        out: np.ndarray = np.where(np.isfinite(values), np.ceil(values - 1e-9), values)
+    return out
+
+
 def _check_delta(delta: float) -> None:
     if delta == 0:
         msg = "`p_a` and `p_b` are equal (delta = 0): no sample size detects a zero gap."

@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from ._sufficient import both_counts, pair_sums_binary, pair_sums_graded
+from ._validation import all_rows
 from ._verdict import PairSums
 
 __all__ = ["MatrixSource", "ScoreSource"]
@@ -61,12 +62,18 @@ class MatrixSource:
         self.codes = codes
         self.n_groups = n_groups
         self.n, self.n_models = x.shape
-        self.binary = bool(np.all((x == 0) | (x == 1)))
+        self.binary = all_rows(x, lambda block: (block == 0) | (block == 1))
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
         means = self.x.mean(axis=0)
-        resid = self.x - means
-        return means, np.einsum("ij,ij->j", resid, resid)
+        if self.binary:  # sum (x - mean)^2 = n p (1 - p) for 0/1 scores: no pass over the matrix
+            return means, self.n * means * (1.0 - means)
+        m2 = np.empty(self.n_models)
+        step = max(1, (1 << 22) // max(self.n, 1))  # centred squares of a few columns at a time
+        for start in range(0, self.n_models, step):
+            resid = self.x[:, start:start + step] - means[start:start + step]
+            m2[start:start + step] = np.einsum("ij,ij->j", resid, resid)
+        return means, m2
 
     def select(self, keep: np.ndarray) -> MatrixSource:
         return MatrixSource(self.x[:, keep], self.codes, self.n_groups)

@@ -116,7 +116,7 @@ def both_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
             out[sl] = np.einsum("ij,ij->i", xt[i[sl]], xt[j[sl]])
         return out
     gram = gram_f32(x)
-    return np.asarray(gram[i, j], dtype=float)
+    return np.asarray(gram[i, j])  # float32 counts are exact integers (below 2**24 items)
 
 
 def _direct(n_pairs: int, m_models: int) -> bool:

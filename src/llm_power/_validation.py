@@ -274,6 +274,14 @@ def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tupl
     return _codes(cluster, n, name=name)
 
 
+def all_rows(x: np.ndarray, test: Any) -> bool:
+    """Whether ``test`` (elementwise, boolean) holds everywhere in a 2-D array, checked a block of
+    rows at a time: no full-size boolean temporaries for a matrix of hundreds of MB.
+    """
+    step = max(1, (1 << 20) // max(x.shape[1], 1))
+    return all(bool(np.all(test(x[start:start + step]))) for start in range(0, x.shape[0], step))
+
+
 def check_score_matrix(scores: Any, models: Any = None) -> tuple[np.ndarray, list[str]]:
     """An (n_items, n_models) finite score matrix and unique model names (a DataFrame or an array)."""
     if hasattr(scores, "columns") and hasattr(scores, "to_numpy"):  # a pandas DataFrame
@@ -311,8 +319,8 @@ def check_score_matrix(scores: Any, models: Any = None) -> tuple[np.ndarray, lis
     if x.shape[0] < 2:
         msg = f"need at least 2 items; got {x.shape[0]}."
         raise ValueError(msg)
-    bad = ~np.isfinite(x)
-    if np.any(bad):
+    if not all_rows(x, np.isfinite):
+        bad = ~np.isfinite(x)
         item, col = (int(v) for v in np.argwhere(bad)[0])
         count = int(bad[:, col].sum())
         msg = (

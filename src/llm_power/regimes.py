@@ -37,11 +37,10 @@ class Context:
     sums: PairSums
     var: np.ndarray
     pvalue: np.ndarray
-    tests: np.ndarray
+    tests: Any  # per pair: an array of names, or (names, codes) for 0/1 pairs
     b: np.ndarray | None
     c: np.ndarray | None
     verdict: Any
-    t2: np.ndarray
     alpha: float
     power: float
     confidence_level: float
@@ -111,7 +110,10 @@ def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
     n_star, q = ctx.verdict.n_star, ctx.verdict.q
     with np.errstate(divide="ignore", invalid="ignore"):
         n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
-    q_any = np.where(np.isnan(q), np.nan, ctx.t2 / k_any)
+    delta, var = ctx.sums.delta, ctx.var
+    with np.errstate(divide="ignore", invalid="ignore"):  # t^2 = n delta^2 / var, the statistic q scales
+        t2 = np.where(var > 0, ctx.n * delta**2 / var, np.where(delta == 0, 0.0, np.inf))
+    q_any = np.where(np.isnan(q), np.nan, t2 / k_any)
     resolved = (q_any >= 1) & ctx.verdict.resolved
     columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
     settings: dict[str, Any] = {"z_anytime": z_any, "z_fixed": float(-special.ndtri(ctx.alpha / 2)), "mixture_ratio": r}

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from ._binary_pairs import binary_pair_columns
 from ._format import fmt_gap, fmt_n_star, fmt_p
-from ._kernels import _check_alpha_power, k_factor, mde_from_variance
+from ._kernels import _check_alpha_power, ceil_items_array, k_factor, mde_from_variance
 from ._options import CORRECTIONS  # one list, shared with the command line
+from ._pair_columns import PairColumns, pair_indices
 from ._results import Result, to_plain
 from ._sources import MatrixSource, ScoreSource
 from ._sufficient import (
@@ -33,19 +36,18 @@ from ._validation import as_rng, check_confidence_level, check_int_at_least, che
 from ._verdict import (
     CLT_MIN_ITEMS,
     DESIGN_EFFECTS,
-    EXACT_MAX_DISCORDANT,
-    by_blocks,
+    REGIME_NAMES,
+    PairSums,
+    Verdict,
     check_cluster_labels,
     choose_iid_test,
     floor_pvalue,
     iid_verdict,
-    mcnemar_test,
     paired_t_test,
     require_clusters,
     t_interval,
     warn_degenerate,
 )
-from .effects import newcombe_combine
 from .intervals import proportion_ci, wilson_bounds
 from .permutation import permutation_test
 from .regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
@@ -163,7 +165,7 @@ class Diagnosis(Result):
     models: list[Any]
     means: np.ndarray = field(compare=False)
     n: int = 0
-    columns: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
     order: np.ndarray | None = field(default=None, compare=False)
     n_unresolved: dict[str, Any] = field(default_factory=dict)
     tie_groups: dict[str, Any] = field(default_factory=dict)
@@ -224,7 +226,7 @@ class Diagnosis(Result):
 
     def summary(self) -> str:
         """A short human-readable summary."""
-        m = len(self.pairs)
+        m = len(self.columns["delta"]) if "delta" in self.columns else 0
         lines = [f"{len(self.models)} models, {self.n:,} items, {m} {self.settings.get('pairs')} "
                  f"{'pair' if m == 1 else 'pairs'} "
                  f"(alpha = {self.settings['alpha']:g}, power = {self.settings['power']:g})"]
@@ -429,80 +431,62 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
     order = np.argsort(-means, kind="stable")
     st = PairwiseStatistics(n=n, means=means[order], mean_diff=None, var_diff=None, binary=source.binary, b=None)
     names = [names[k] for k in order]  # ranked; the source keeps the caller's column order
-    if pairs == "adjacent":
-        pair_idx = np.stack([np.arange(m_models - 1), np.arange(1, m_models)], axis=1)
-    else:
-        pair_idx = np.stack(np.triu_indices(m_models, k=1), axis=1)
+    pair_idx = pair_indices(m_models, pairs)
     i, j = pair_idx[:, 0], pair_idx[:, 1]
-    ci, cj = order[i], order[j]  # the pairs' columns of the source
+    ci, cj = order.astype(np.int32)[i], order.astype(np.int32)[j]  # the pairs' columns of the source
+    b: np.ndarray | None = None
+    c: np.ndarray | None = None
     if st.binary:  # 0/1 scores: the discordant counts of the pairs (not of all pairs: adjacent needs M - 1)
         right = np.rint(st.means * n)
-        both = source.both_counts(ci, cj)
-        b, c = right[i] - both, right[j] - both
-        sums = source.pair_sums_binary(ci, cj, b, c)
-        var = np.maximum((b + c) / n - sums.delta**2, 0.0)
+        margins = wilson_bounds(right, np.full(right.shape, float(n)), confidence_level)  # once per model
+        cols = binary_pair_columns(source.both_counts(ci, cj), right, i, j, n, margins=margins, alpha=alpha,
+                                   power=power)
+        b, c, var, pvalue = cols["b"], cols["c"], cols["var"], cols["pvalue"]
+        sums = (PairSums(n=n, delta=cols["delta"], ss=cols["ss"]) if not source.n_groups
+                else source.pair_sums_binary(ci, cj, b, c))
+        tests: Any = (MCNEMAR_VARIANTS, cols["exact"].view(np.int8))  # names by code, formed when read
+        verdict = Verdict(n_star=cols["n_star"], q=cols["q"], mde=cols["mde"], resolved=cols["resolved"],
+                          regime=cols["regime"])  # codes into REGIME_NAMES
+        columns = {"ci_low": cols["ci_low"], "ci_high": cols["ci_high"]}
     else:
-        b = c = None
         sums = source.pair_sums_graded(ci, cj)
         var = sums.ss / (n - 1)
-    x = source.matrix() if not st.binary and n < CLT_MIN_ITEMS else None
-    tests, pvalue, columns = _iid_tests(x, st, pair_idx, (ci, cj), sums.delta, var, b, c, confidence_level, rng)
-    verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided", b=b, c=c)
+        x = source.matrix() if n < CLT_MIN_ITEMS else None
+        tests, pvalue, columns = _graded_tests(x, n, (ci, cj), sums.delta, var, confidence_level=confidence_level,
+                                                gen=rng)
+        verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided")
     warn_degenerate(var, sums.delta, st.binary, stacklevel=5)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t2 = np.where(var > 0, n * sums.delta**2 / var, np.where(sums.delta == 0, 0.0, np.inf))
     model_lo, model_hi = _model_intervals(n, means, m2, st.binary, confidence_level)  # in the source's order
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
-                                "test": " / ".join(sorted(_test_names(tests, b, c))),
+                                "test": " / ".join(sorted(_test_names(tests))),
                                 "k_factor": k_factor(alpha, power)}
     return Context(n=n, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
                    pvalue=pvalue,
-                    tests=tests, b=b, c=c, verdict=verdict, t2=t2, alpha=alpha, power=power,
+                    tests=tests, b=b, c=c, verdict=verdict, alpha=alpha, power=power,
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings,
                     model_ci=(model_lo[order], model_hi[order]))
 
 
-def _test_names(tests: np.ndarray, b: np.ndarray | None, c: np.ndarray | None) -> set[str]:
-    """The tests used, without comparing millions of strings: 0/1 pairs use one of two McNemar
-    variants, chosen by the discordant count.
+def _test_names(tests: Any) -> set[str]:
+    """The tests used, without comparing millions of strings: 0/1 pairs carry (names, codes) of
+    the two McNemar variants, so the codes present name them.
     """
-    if b is not None and c is not None:
-        exact = b + c < EXACT_MAX_DISCORDANT
-        return {name for name, used in (("mcnemar_exact", exact.any()), ("mcnemar_asymptotic", (~exact).any()))
-                if used}
+    if isinstance(tests, tuple):
+        names, codes = tests
+        return {str(names[k]) for k in range(len(names)) if (codes == k).any()}
     return set(tests.tolist())
 
 
-def _iid_tests(x: np.ndarray | None, st: PairwiseStatistics, pair_idx: np.ndarray,  # noqa: PLR0917
-               pair_cols: tuple[np.ndarray, np.ndarray],
-               delta: np.ndarray, var: np.ndarray, b: np.ndarray | None, c: np.ndarray | None,
-               confidence_level: float, gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Each pair's test (the one compare picks), p-value and paired interval (``pair_idx``: ranks,
-    ``pair_cols``: the columns of x).
+def _graded_tests(x: np.ndarray | None, n: int, pair_cols: tuple[np.ndarray, np.ndarray], delta: np.ndarray,
+                  var: np.ndarray, *, confidence_level: float,
+                  gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Each graded pair's test (the one compare picks), p-value and paired interval (``pair_cols``:
+    the columns of x, given below 30 items, where the choice looks at the differences).
     """
-    n = st.n
-    i, j = pair_idx[:, 0], pair_idx[:, 1]
-    n_pairs = pair_idx.shape[0]
-    columns: dict[str, Any] = {}
-    if b is not None and c is not None:  # 0/1 scores
-        exact = b + c < EXACT_MAX_DISCORDANT
-        tests = np.array(["mcnemar_asymptotic", "mcnemar_exact"], dtype=object)[exact.astype(np.intp)]
-        pvalue = np.empty(n_pairs)
-        for variant, sel in (("mcnemar_exact", exact), ("mcnemar_asymptotic", ~exact)):
-            if np.any(sel):
-                pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, "two-sided")[1]
-        right = np.rint(st.means * n)
-        n11 = right[i] - b
-        # the Wilson intervals of the margins belong to one model each: once per model, gathered per pair
-        lo, hi = wilson_bounds(right, np.full(right.shape, float(n)), confidence_level)
-        columns["ci_low"], columns["ci_high"] = by_blocks(
-            lambda n11, b, c, la, ha, lb, hb: newcombe_combine(n11, b, c, n - n11 - b - c, (la, ha), (lb, hb)),
-            n11.size, n11, b, c, lo[i], hi[i], lo[j], hi[j], progress="pairs: tests and intervals")
-        return tests, pvalue, columns
-    tests = np.full(n_pairs, "paired_t", dtype=object)
+    tests = np.full(delta.size, "paired_t", dtype=object)
     pvalue = paired_t_test(delta, var, n, "two-sided")[1]
-    if x is not None:  # small graded benchmarks (x given below 30 items): the same per-pair choice as compare
+    if x is not None:  # small graded benchmarks: the same per-pair choice as compare
         for p, (a, bb) in enumerate(zip(*pair_cols, strict=True)):
             d = x[:, a] - x[:, bb]
             tests[p] = choose_iid_test(False, n, None, d)[0]
@@ -510,7 +494,8 @@ def _iid_tests(x: np.ndarray | None, st: PairwiseStatistics, pair_idx: np.ndarra
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     pvalue[p] = permutation_test(x[:, a], x[:, bb], rng=gen).pvalue
-    columns["ci_low"], columns["ci_high"] = t_interval(delta, var / n, n - 1, confidence_level, "two-sided")
+    columns = dict(zip(("ci_low", "ci_high"), t_interval(delta, var / n, n - 1, confidence_level, "two-sided"),
+                       strict=True))
     return tests, floor_pvalue(pvalue), columns
 
 
@@ -536,6 +521,8 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
                      model_ci_high=model_hi)
 
 
+#: the names of the two McNemar variants of 0/1 pairs, by code (exact below 25 discordant items)
+MCNEMAR_VARIANTS = np.array(["mcnemar_asymptotic", "mcnemar_exact"], dtype=object)
 _INT_FIELDS = frozenset({"rank_a", "rank_b", "b", "c"})
 
 
@@ -549,34 +536,49 @@ def _cell(key: str, value: Any) -> Any:
     return float(value)
 
 
-def _ceil_items(values: np.ndarray) -> np.ndarray:
-    """:func:`ceil_items` on an array (inf and NaN kept)."""
-    values = np.asarray(values, dtype=float)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(values), np.ceil(values - 1e-9), values)
-
-
-def _columns(ctx: Context, extra: dict[str, Any]) -> dict[str, np.ndarray]:
-    """The pairs as columns: the IID arrays, then each regime's (N* rounded, flags boolean)."""
+def _columns(ctx: Context, extra: dict[str, Any]) -> PairColumns:
+    """The pairs as columns: the IID arrays, then each regime's (N* rounded, flags boolean). A
+    column the IID pass already computed (``extra``) is taken as is; the models' names, ranks and
+    means and the test and regime names are gathered when first read (:class:`PairColumns`).
+    """
     i, j = ctx.pair_idx[:, 0], ctx.pair_idx[:, 1]
     names = np.array(ctx.names, dtype=object)
-    n = ctx.n
     v = ctx.verdict
-    cols: dict[str, np.ndarray] = {
-        "model_a": names[i], "model_b": names[j], "rank_a": i + 1, "rank_b": j + 1,
-        "mean_a": ctx.st.means[i], "mean_b": ctx.st.means[j], "delta": np.asarray(ctx.sums.delta, dtype=float),
-        "se": np.sqrt(ctx.var / n), "pvalue": np.asarray(ctx.pvalue, dtype=float), "test": ctx.tests,
-        "n_star": _ceil_items(v.n_star), "q": np.asarray(v.q, dtype=float), "mde": np.asarray(v.mde, dtype=float),
-        "resolved": np.asarray(v.resolved, dtype=bool), "regime": v.regime,
-    }
+    derived: dict[str, tuple[Any, ...]] = {
+        "model_a": (names, i), "model_b": (names, j), "rank_a": ("rank", i), "rank_b": ("rank", j),
+        "mean_a": (ctx.st.means, i), "mean_b": (ctx.st.means, j)}
+    data: dict[str, np.ndarray] = {}
+    if isinstance(ctx.tests, tuple):  # (names, codes) of 0/1 pairs: the test and the regime by code
+        derived["test"] = ctx.tests
+    else:
+        data["test"] = ctx.tests
+    regime = v.regime if v.regime.dtype == object else None
+    if regime is None:
+        derived["regime"] = (REGIME_NAMES, v.regime)
+    else:
+        data["regime"] = regime
+    computed: dict[str, Callable[[], np.ndarray]] = {
+        "delta": lambda: np.asarray(ctx.sums.delta, dtype=float),
+        "pvalue": lambda: np.asarray(ctx.pvalue, dtype=float), "q": lambda: np.asarray(v.q, dtype=float),
+        "mde": lambda: np.asarray(v.mde, dtype=float), "resolved": lambda: np.asarray(v.resolved, dtype=bool)}
+    derived["se"], derived["n_star"] = ("se", ctx.var, ctx.n), ("items", v.n_star)  # formed when read
+    for key, make in computed.items():
+        data[key] = extra[key] if key in extra else make()
     if ctx.b is not None and ctx.c is not None:
-        cols["b"], cols["c"] = ctx.b.astype(np.int64), ctx.c.astype(np.int64)
+        data["b"], data["c"] = np.asarray(ctx.b, dtype=np.int64), np.asarray(ctx.c, dtype=np.int64)
+    keys = ["model_a", "model_b", "rank_a", "rank_b", "mean_a", "mean_b", "delta", "se", "pvalue", "test",
+            "n_star", "q", "mde", "resolved", "regime", *(["b", "c"] if "b" in data else [])]
     rounded = {r.n_star_field for r in REGIMES[1:]}
     flags = {r.resolved_field for r in REGIMES[1:]}
     for key, val in extra.items():
+        if key in computed:
+            continue
         arr = np.asarray(val)
-        cols[key] = _ceil_items(arr) if key in rounded else (arr.astype(bool) if key in flags else arr)
-    return cols
+        data[key] = ceil_items_array(arr) if key in rounded else (np.asarray(arr, dtype=bool) if key in flags
+                                                                   else arr)
+        if key not in keys:
+            keys.append(key)
+    return PairColumns(data, derived, keys)
 
 
 def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,

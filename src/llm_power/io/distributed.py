@@ -405,7 +405,7 @@ def _codes(shard: _Shard, labels: list[str]) -> np.ndarray:
 
 
 def _shard_both(shard: _Shard, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    return both_counts(shard.x, i, j)
+    return np.asarray(both_counts(shard.x, i, j), dtype=float)  # float64: sums of shards stay exact
 
 
 def _shard_binary_clusters(shard: _Shard, i: np.ndarray, j: np.ndarray,

@@ -1,0 +1,74 @@
+"""Every per-pair quantity of 0/1 pairs in one pass over blocks of pairs.
+
+With millions of pairs (all pairs of thousands of models) the cost is not the arithmetic but the
+memory it walks through: each intermediate array of 10 million pairs is 80 MB written and read
+again. Here the discordant counts, the McNemar test, Newcombe's interval, N*, q, MDE and the
+verdict of a block of ``_verdict.PAIR_BLOCK`` pairs are computed while the block
+is in cache, and only the result columns are full length. The formulas are those of the
+per-quantity functions it calls (:func:`~llm_power._verdict.mcnemar_test`,
+:func:`~llm_power.effects.newcombe_combine`, the IID verdict), block by block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _verdict
+from ._progress import advance
+from ._verdict import EXACT_MAX_DISCORDANT, _iid_verdict, mcnemar_test
+from .effects import newcombe_combine
+
+__all__ = ["TASK", "binary_pair_columns"]
+
+#: the name of this pass in progress reports
+TASK = "pairs: tests, intervals, N* and q"
+
+#: the result columns and their types
+COLUMNS = {"b": np.int64, "c": np.int64, "delta": float, "ss": float, "var": float, "pvalue": float, "exact": bool,
+           "ci_low": float, "ci_high": float, "n_star": float, "q": float, "mde": float, "resolved": bool,
+           "regime": np.int8}
+
+
+def binary_pair_columns(both: np.ndarray, right: np.ndarray, i: np.ndarray, j: np.ndarray, n: int, *,
+                        margins: tuple[np.ndarray, np.ndarray], alpha: float, power: float) -> dict[str, np.ndarray]:
+    """The IID columns of 0/1 pairs (ranks ``i`` above ``j``): ``both`` items both got right,
+    ``right`` each model's correct answers and ``margins`` its Wilson interval (by rank).
+
+    Returns b, c (discordant counts, int64), delta, ss (sum of squared deviations of D), var
+    (plug-in variance of D), pvalue and exact (McNemar, exact below 25 discordant items),
+    ci_low/ci_high (Newcombe), n_star (unrounded), q, mde, resolved and regime (codes of
+    ``REGIME_NAMES``).
+    """
+    size = i.size
+    out = {name: np.empty(size, dtype=dtype) for name, dtype in COLUMNS.items()}
+    lo_m, hi_m = margins
+    block_size = _verdict.PAIR_BLOCK  # read when called (tests shrink it)
+    for start in range(0, size, block_size):
+        sl = slice(start, start + block_size)
+        ii, jj, bo = i[sl], j[sl], both[sl]
+        b = right[ii] - bo
+        c = right[jj] - bo
+        disc = b + c
+        delta = (b - c) / n
+        var = np.maximum(disc / n - delta * delta, 0.0)
+        exact = disc < EXACT_MAX_DISCORDANT
+        pvalue = np.empty(bo.size)
+        for variant, sel in (("mcnemar_exact", exact), ("mcnemar_asymptotic", ~exact)):
+            if sel.all():
+                pvalue = mcnemar_test(b, c, variant, "two-sided")[1]
+            elif sel.any():
+                pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, "two-sided")[1]
+        low, high = newcombe_combine(bo, b, c, n - bo - disc, (lo_m[ii], hi_m[ii]), (lo_m[jj], hi_m[jj]))
+        verdict = _iid_verdict(delta, var, n, pvalue, alpha=np.full(bo.size, alpha), power=power,
+                               alternative="two-sided", b=b, c=c)
+        block: dict[str, Any] = {
+            "b": b, "c": c, "delta": delta, "ss": disc - n * delta * delta, "var": var, "pvalue": pvalue,
+            "exact": exact, "ci_low": low, "ci_high": high, "n_star": verdict.n_star, "q": verdict.q,
+            "mde": verdict.mde, "resolved": verdict.resolved, "regime": verdict.regime}
+        for name, values in block.items():
+            out[name][sl] = values
+        if size > block_size:
+            advance(TASK, min(start + block_size, size), size)
+    return out
