@@ -188,3 +188,36 @@ def test_unknown_engine_and_bad_option_fail_before_any_cluster_starts(tmp_path):
         diagnose_files(paths, engine="spark")
     with pytest.raises(ValueError, match="alpha"):
         diagnose_files(paths, engine="dask", scheduler="tcp://127.0.0.1:1", alpha=2.0)
+
+
+def test_a_bad_file_is_the_same_one_line_error(tmp_path, client):
+    """A worker's parse error reaches the caller as the DataError the local reader raises."""
+    paths = _csv_per_model(tmp_path, np.eye(4)[:, :3].repeat(10, axis=0))
+    paths[1].write_text(paths[1].read_text().replace("model-01,q3,0.0", "model-01,q3,zero"))
+    messages = []
+    for engine in ("local", "dask"):
+        with pytest.raises(DataError) as info:
+            diagnose_files(paths, engine=engine, scheduler=client)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "model-01.csv" in messages[1] and "zero" in messages[1]
+
+
+def test_without_the_extra_the_error_names_it(tmp_path, monkeypatch, capsys):
+    """No distributed installed: one line naming the extra to install (exit 1), not a traceback."""
+    import builtins
+
+    from llm_power.cli.main import main
+
+    real_import = builtins.__import__
+
+    def no_distributed(name, *args, **kwargs):
+        if name == "distributed" or name.startswith("distributed."):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    paths = _csv_per_model(tmp_path, np.eye(3).repeat(5, axis=0))
+    monkeypatch.setattr(builtins, "__import__", no_distributed)
+    assert main(["diagnose", *map(str, paths), "--engine", "dask"]) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'llm-power[dask]'" in err and "Traceback" not in err

@@ -137,10 +137,12 @@ class Diagnosis(Result):
         Mean scores in that order.
     n : int
         Items.
-    columns : dict of ndarray
+    columns : Mapping of str to ndarray
         The pairs, columnar: one array per field of :class:`PairResolution` (model_a, model_b,
         rank_a, delta, pvalue, n_star, q, resolved, ..., and each regime's columns), pairs in
-        rank order. ``pairs`` gives them as rows on demand, ``to_frame()`` as a DataFrame.
+        rank order; a read-only mapping whose per-pair model names, ranks and means, test and
+        regime names, se and N* are formed on first read. ``pairs`` gives them as rows on
+        demand, ``to_frame()`` as a DataFrame.
     order : ndarray
         Indices of the input's model columns, best first (``models`` = input names[order]).
     n_unresolved : dict

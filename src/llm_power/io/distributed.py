@@ -36,7 +36,7 @@ import numpy as np
 from .._sufficient import binary_cluster_counts, binary_pair_sums, both_counts, merge_pair_sums, pair_sums_graded
 from .._validation import check_option
 from .._verdict import PairSums
-from ..errors import DataError
+from ..errors import DataError, LLMPowerError
 
 __all__ = ["ENGINES", "diagnose_files"]
 
@@ -129,9 +129,9 @@ def _client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], No
     """A connected client and how to release it (a local cluster is closed, a given client kept)."""
     try:
         from distributed import Client, LocalCluster
-    except ImportError as exc:  # pragma: no cover - exercised without the extra installed
-        msg = "engine='dask' needs the dask extra: pip install 'llm-power[dask]'"
-        raise ImportError(msg) from exc
+    except ImportError as exc:
+        msg = "engine='dask' (--engine dask) needs the dask extra: pip install 'llm-power[dask]'"
+        raise LLMPowerError(msg) from exc
     if scheduler is not None and not isinstance(scheduler, str):
         return scheduler, lambda: None
     if scheduler is not None:
@@ -160,6 +160,7 @@ def _diagnose_dask(paths: list[Any], *, scheduler: Any, n_workers: int | None, r
         n_shards = max(1, workers)
         shares = _shares(files, 4 * workers)
         read_futures = [client.submit(_read_share, share, read, n_shards, pure=False) for share in shares]
+        _follow(read_futures, "file shares read")
         shards = []
         for k in range(n_shards):
             pieces = [client.submit(_piece, fut, k) for fut in read_futures]
@@ -171,6 +172,18 @@ def _diagnose_dask(paths: list[Any], *, scheduler: Any, n_workers: int | None, r
     finally:
         close()
     return diag, note
+
+
+def _follow(futures: list[Any], task: str) -> None:
+    """Report the futures' progress as they finish (a failed one raises its error here)."""
+    from distributed import as_completed
+
+    from .._progress import advance
+
+    for done, future in enumerate(as_completed(futures), start=1):
+        if future.status == "error":
+            future.result()
+        advance(task, done, len(futures))
 
 
 def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_missing: str) -> tuple[Any, str]:
