@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerError,
         LLMPowerWarning,
     )
+    from .gating import GateResult, gate
     from .intervals import (
         INTERVAL_METHODS,
         coverage,
@@ -149,6 +150,8 @@ _LAZY = {
     "ErrorRatesResult": ".multiplicity",
     "FewClustersWarning": ".errors",
     "five_by_two_cv": ".several",
+    "gate": ".gating",
+    "GateResult": ".gating",
     "half_width": ".intervals",
     "icc_anova": ".clustering",
     "ICCResult": ".clustering",
@@ -220,6 +223,7 @@ __all__ = [
     "EffectSizesResult",
     "ErrorRatesResult",
     "FewClustersWarning",
+    "GateResult",
     "ICCResult",
     "INTERVAL_METHODS",
     "InfeasibleDesignWarning",
@@ -257,6 +261,7 @@ __all__ = [
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",
+    "gate",
     "half_width",
     "icc_anova",
     "margins_from_cells",

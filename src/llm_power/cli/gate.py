@@ -1,0 +1,175 @@
+"""``llm-power gate BASELINE CANDIDATE``: a regression gate for CI (PASS / FAIL / INCONCLUSIVE)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from .._options import FORMATS
+from ..errors import DataError
+from ..report.files import check_outputs, write_atomic
+from ..report.terminal import dump_json, safe_text, say
+
+HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
+EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
+
+examples:
+  llm-power gate runs/main/ runs/pr-123/ --margin 0.01           # two lm-eval output folders
+  llm-power gate base.eval cand.eval --cluster subject --anytime  # inspect logs, re-checked per commit
+  llm-power gate gpt-x gpt-y --data scores.csv --markdown comment.md
+  llm-power gate Meta-Llama-3_1-70B Meta-Llama-3_1-70B-Instruct --demo
+"""
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
+    p = sub.add_parser("gate", parents=[parent], help=HELP, description=HELP.capitalize(), epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("baseline", metavar="BASELINE",
+                   help="the baseline's results (a file or folder of one model), or its name in --data/--demo")
+    p.add_argument("candidate", metavar="CANDIDATE",
+                   help="the candidate's results (a file or folder of one model), or its name in --data/--demo")
+    p.add_argument("--data", nargs="+", metavar="RESULTS",
+                   help="result files holding both models (BASELINE and CANDIDATE are then model names; "
+                        "default: none)")
+    p.add_argument("--demo", action="store_true",
+                   help="use the bundled MMLU-Pro results (BASELINE and CANDIDATE are model names)")
+    p.add_argument("--margin", type=float, default=0.01,
+                   help="the regression tolerated, in score units (default 0.01 = 1 point of accuracy)")
+    p.add_argument("--alpha", type=float, default=0.05, help="level of each one-sided test (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8,
+                   help="power of the items estimate when inconclusive (default 0.8)")
+    p.add_argument("--cluster", metavar="FIELD",
+                   help="cluster label field: cluster-robust test (default: none, items independent)")
+    p.add_argument("--anytime", action="store_true",
+                   help="anytime-valid: a gate re-checked as items accumulate keeps its error at most alpha")
+    p.add_argument("--horizon", type=int, metavar="N",
+                   help="with --anytime: the planned final number of items (default: this run's)")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
+                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
+    p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
+    p.add_argument("--split", default="test", help="HELM split (default test)")
+    p.add_argument("--filter", help="lm-eval filter when a task wrote several (default: the only one)")
+    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                   help="items one model lacks: error (default) or keep the shared items")
+    p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
+                   help="also write a pull-request comment (Markdown; '-': stdout; default: none)")
+    p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the result as JSON (default: none)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code of the verdict."""
+    from ..gating import gate
+
+    inputs = [p for p in (args.data or []) if p] + ([] if args.data or args.demo else [args.baseline, args.candidate])
+    check_outputs([args.markdown_out, args.json_out], inputs)
+    names, base, cand, clusters = _load(args)
+    res = gate(base, cand, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
+               anytime=args.anytime, horizon=args.horizon)
+    line = res.sentence(*names)
+    payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
+               **res.to_dict()}
+    if args.json_out:
+        import json
+
+        from .._results import to_plain
+
+        write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True) + "\n",
+                     inputs=tuple(inputs))
+    if args.markdown_out:
+        write_atomic(args.markdown_out, markdown_comment(res, names), inputs=tuple(inputs))
+    if args.format == "json":
+        dump_json(payload)
+    else:
+        print(safe_text(line))  # one line, never wrapped: what a CI log shows first
+        say(f"n = {res.n:,} items, {res.test} test; one-sided p: non-inferiority {res.pvalue_noninferiority:.3g}, "
+            f"inferiority {res.pvalue_inferiority:.3g} (alpha = {res.alpha:g})"
+            + (f"; {res.n_clusters} clusters, design effect {res.design_effect:.2f}" if res.n_clusters else ""))
+    return res.exit_code
+
+
+def _load(args: argparse.Namespace) -> tuple[list[str], Any, Any, Any]:
+    """(names, baseline scores, candidate scores, clusters) on the shared items."""
+    from . import compare
+
+    if args.demo or args.data:
+        files = [str(_demo_file())] if args.demo else list(args.data)
+        # the bundled file has a category column: read as labels, used only when --cluster asks for them
+        read_cluster = args.cluster or ("category" if args.demo else None)
+        ns = argparse.Namespace(**{**vars(args), "files": files, "models": [args.baseline, args.candidate],
+                                   "cluster": read_cluster})
+        names, _items, base, cand, clusters = compare.load(ns)
+        return names, base, cand, clusters if args.cluster else None
+    return _load_two_paths(args)
+
+
+def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], Any, Any, Any]:
+    """Each path holds one model's results (the same model name in both is fine: two runs)."""
+    import warnings
+
+    import pandas as pd
+
+    from ..errors import LLMPowerWarning
+    from ..io import align_results, read_results
+
+    frames, names = [], []
+    for role, path in (("baseline", args.baseline), ("candidate", args.candidate)):
+        if not Path(path).exists():
+            msg = f"{role.upper()} {path!r}: no such file or folder (to name models in a file, use --data FILE)"
+            raise DataError(msg)
+        frame = read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                             split=args.split, filter=args.filter, item_column=args.id_column)
+        found = list(dict.fromkeys(frame["model"]))
+        if len(found) != 1:
+            shown = ", ".join(map(repr, found[:5])) + (", ..." if len(found) > 5 else "")
+            msg = (f"{role.upper()} {path!r} holds {len(found)} models ({shown}); give one model's results, or "
+                   f"name both models with --data {path}")
+            raise DataError(msg)
+        names.append(str(found[0]))
+        frames.append(frame.assign(model=role))
+    if names[0] == names[1]:
+        names = [f"{names[0]} (baseline)", f"{names[1]} (candidate)"]
+    aligned = align_results(pd.concat(frames, ignore_index=True), on_missing=args.on_missing)
+    if aligned.note:
+        warnings.warn(aligned.note.replace("baseline", names[0]).replace("candidate", names[1]), LLMPowerWarning,
+                      stacklevel=2)
+    x = aligned.scores
+    base, cand = x[:, aligned.models.index("baseline")], x[:, aligned.models.index("candidate")]
+    return names, base, cand, aligned.clusters
+
+
+def _demo_file() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("llm_power") / "data" / "mmlu_pro_correct.csv.gz"))
+
+
+def markdown_comment(res: Any, names: list[str]) -> str:
+    """A pull-request comment: the verdict, the numbers and what they mean (names escaped)."""
+    from ..report.markdown import md_text
+
+    base, cand = md_text(names[0]), md_text(names[1])
+    binary = res.test != "paired_t"
+    scale, unit = (100.0, " pts") if binary else (1.0, "")
+    level = f"{1 - (res.alpha if res.anytime else 2 * res.alpha):.0%}"
+    more = ("no number of items decides a gap exactly at the margin" if not math.isfinite(res.more_items)
+            else f"about {res.more_items:,.0f} more items like these would decide a gap of this size")
+    meaning = {"PASS": "the candidate is not worse than the baseline by more than the margin.",
+               "FAIL": "the candidate is worse than the baseline by more than the margin.",
+               "INCONCLUSIVE": f"the benchmark cannot tell yet: {more}."}[res.verdict]
+    rows = [("gap (candidate - baseline)", f"{scale * res.delta:+.2f}{unit}"),
+            (f"{level}{' anytime-valid' if res.anytime else ''} interval",
+             f"[{scale * res.ci_low:+.2f}, {scale * res.ci_high:+.2f}]{unit}"),
+            ("margin", f"{scale * res.margin:g}{unit}"), ("items", f"{res.n:,}"), ("test", res.test),
+            ("one-sided p: non-inferiority / inferiority",
+             f"{res.pvalue_noninferiority:.3g} / {res.pvalue_inferiority:.3g}")]
+    if res.n_clusters:
+        rows.append(("clusters, design effect", f"{res.n_clusters}, {res.design_effect:.2f}"))
+    table = "\n".join(f"| {k} | {v} |" for k, v in rows)
+    return (f"### llm-power gate: **{res.verdict}**\n\n{cand} vs {base}: {meaning}\n\n| | |\n| --- | --- |\n{table}\n\n"
+            f"<sub>PASS needs the interval's lower bound above -margin, FAIL its upper bound below it (each a "
+            f"one-sided test at alpha = {res.alpha:g}). Generated by llm-power.</sub>\n")

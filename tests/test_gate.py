@@ -1,0 +1,195 @@
+"""The regression gate: acceptance on the bundled MMLU-Pro data, tests against independent
+oracles (statsmodels' McNemar, scipy's paired t, a numerical restricted MLE for Tango's score
+test, compare() for the clustered test), the one-verdict property, and by simulation the error
+of a gate checked at 50 looks (anytime-valid vs fixed n).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from llm_power import gate
+from llm_power.cli.main import main
+
+
+# ---- acceptance: the demo data through the command line ----------------------------------------
+
+@pytest.mark.parametrize(("baseline", "candidate", "margin", "verdict", "code"), [
+    ("Meta-Llama-3_1-70B", "Meta-Llama-3_1-70B-Instruct", "0.01", "PASS", 0),
+    ("Meta-Llama-3_1-70B-Instruct", "Meta-Llama-3_1-70B", "0.01", "FAIL", 4),
+    ("Yi-34B", "mathstral-7B", "0.005", "INCONCLUSIVE", 3),
+])
+def test_demo_gates(capsys, baseline, candidate, margin, verdict, code):
+    assert main(["gate", baseline, candidate, "--demo", "--margin", margin]) == code
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(verdict + " ")
+    if verdict == "INCONCLUSIVE":
+        more = int(first.split("about ")[1].split(" more items")[0].replace(",", ""))
+        # the oracle: N* of the one-sided test of the observed gap against the margin
+        res = gate(*_demo(baseline, candidate), margin=float(margin))
+        sigma2 = res.n_star * (res.delta + res.margin) ** 2 / (stats.norm.isf(0.05) + stats.norm.ppf(0.8)) ** 2
+        assert more == math.ceil(res.n_star) - res.n and 0.1 < sigma2 < 0.5  # sigma^2 of a 0/1 difference
+
+
+def _demo(baseline, candidate):
+    import pandas as pd
+
+    from llm_power.cli.gate import _demo_file
+
+    frame = pd.read_csv(_demo_file())
+    return frame[baseline].to_numpy(), frame[candidate].to_numpy()
+
+
+def test_markdown_and_json_outputs(tmp_path):
+    md, js = tmp_path / "comment.md", tmp_path / "gate.json"
+    code = main(["gate", "Yi-34B", "mathstral-7B", "--demo", "--margin", "0.005", "--markdown", str(md),
+                 "--json", str(js)])
+    payload = json.loads(js.read_text())
+    assert code == payload["exit_code"] == 3 and payload["verdict"] == "INCONCLUSIVE"
+    text = md.read_text()
+    assert "**INCONCLUSIVE**" in text and "| items | 12,032 |" in text
+
+
+def test_two_paths_of_the_same_model_are_two_runs(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    base = (rng.random(800) < 0.6).astype(int)
+    cand = np.where(rng.random(800) < 0.95, base, 1 - base)
+    for name, scores in (("base.csv", base), ("cand.csv", cand)):
+        (tmp_path / name).write_text("model,item,score\n" + "".join(f"my-model,q{i},{s}\n"
+                                                                    for i, s in enumerate(scores)))
+    code = main(["gate", str(tmp_path / "base.csv"), str(tmp_path / "cand.csv"), "--margin", "0.05"])
+    out = capsys.readouterr().out
+    assert code == gate(base, cand, margin=0.05).exit_code
+    assert "my-model (candidate) vs my-model (baseline)" in out.splitlines()[0]
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
+    assert main(["gate", "Yi-34B", "nope", "--demo"]) == 1
+    assert "no model 'nope'" in capsys.readouterr().err
+    assert main(["gate", str(tmp_path / "missing.csv"), str(tmp_path / "other.csv")]) == 1
+    assert "no such file or folder" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="margin"):
+        gate([0, 1, 1], [1, 1, 0], margin=-0.1)
+
+
+# ---- oracles ------------------------------------------------------------------------------------
+
+def test_zero_margin_is_mcnemars_z():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        base = (rng.random(300) < rng.uniform(0.3, 0.8)).astype(int)
+        cand = np.where(rng.random(300) < rng.uniform(0.6, 0.95), base, 1 - base)
+        res = gate(base, cand, margin=0.0)
+        table = [[np.sum((base == 1) & (cand == 1)), np.sum((base == 1) & (cand == 0))],
+                 [np.sum((base == 0) & (cand == 1)), np.sum((base == 0) & (cand == 0))]]
+        two_sided = mcnemar(table, exact=False, correction=False).pvalue
+        assert min(res.pvalue_noninferiority, res.pvalue_inferiority) * 2 == pytest.approx(two_sided, rel=1e-9)
+
+
+def _tango_oracle(b, c, n, delta0):
+    """Tango's score z for H0: p10 - p01 = delta0 with the restricted MLE found numerically."""
+    def nll(p01):
+        p10 = p01 + delta0
+        return -(b * math.log(p10) + c * math.log(p01) + (n - b - c) * math.log(1 - p10 - p01))
+    lo, hi = max(0.0, -delta0) + 1e-12, (1 - delta0) / 2 - 1e-12
+    p01 = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}).x
+    return (b - c - n * delta0) / math.sqrt(n * (2 * p01 + delta0 * (1 - delta0)))
+
+
+@pytest.mark.parametrize("margin", [0.01, 0.03, 0.1])
+def test_binary_margin_test_is_tangos_score_test(margin):
+    rng = np.random.default_rng(6)
+    for _ in range(15):
+        base = (rng.random(500) < 0.6).astype(int)
+        cand = np.where(rng.random(500) < rng.uniform(0.7, 0.97), base, 1 - base)
+        b, c = int(np.sum((cand == 1) & (base == 0))), int(np.sum((cand == 0) & (base == 1)))
+        z = _tango_oracle(b, c, 500, -margin)
+        res = gate(base, cand, margin=margin)
+        assert res.pvalue_noninferiority == pytest.approx(stats.norm.sf(z), rel=1e-6, abs=1e-12)
+        # one verdict: the interval's bound is on the margin's side exactly when the test rejects
+        assert (res.ci_low > -margin) == (res.pvalue_noninferiority <= 0.05)
+        assert (res.ci_high < -margin) == (res.pvalue_inferiority <= 0.05)
+
+
+def test_graded_margin_test_is_scipys_shifted_paired_t():
+    rng = np.random.default_rng(7)
+    base = rng.normal(0.5, 0.2, 200)
+    cand = base + rng.normal(-0.01, 0.05, 200)
+    res = gate(base, cand, margin=0.02)
+    want = stats.ttest_rel(cand + 0.02, base, alternative="greater").pvalue
+    assert res.test == "paired_t" and res.pvalue_noninferiority == pytest.approx(want, rel=1e-10)
+
+
+def test_clustered_zero_margin_equals_compare():
+    from llm_power import compare
+
+    rng = np.random.default_rng(8)
+    cl = np.repeat(np.arange(40), 25)
+    base = (rng.random(1000) < 0.6).astype(int)
+    cand = np.where(rng.random(1000) < 0.9, base, 1 - base)
+    res = gate(base, cand, margin=0.0, cluster=cl)
+    other = compare(cand, base, cluster=cl, alternative="greater")
+    assert res.test == "cluster_t" and res.pvalue_noninferiority == pytest.approx(other.pvalue, rel=1e-9)
+
+
+# ---- validity: 50 looks at a gate as items accumulate ------------------------------------------
+
+def _false_fail_rates(replicates: int, looks: int = 50, n_max: int = 2000, margin: float = 0.02,
+                      seed: int = 9) -> tuple[float, float]:
+    """The candidate is worse by exactly the margin (FAIL is wrong); the gate is checked at every
+    look. Returns the share of runs with a FAIL at some look: fixed-n, anytime-valid.
+    """
+    rng = np.random.default_rng(seed)
+    p10, p01 = 0.10, 0.10 + margin  # candidate right only / baseline right only
+    sizes = np.linspace(n_max / looks, n_max, looks).astype(int)
+    fixed = anytime = 0
+    for _ in range(replicates):
+        u = rng.random(n_max)
+        cand = (u < p10) | ((u >= p10 + p01) & (u < 0.5 + p01))  # concordant items half right, half wrong
+        base = ((u >= p10) & (u < p10 + p01)) | ((u >= p10 + p01) & (u < 0.5 + p01))
+        cand, base = cand.astype(float), base.astype(float)
+        fixed += any(gate(base[:k], cand[:k], margin=margin).verdict == "FAIL" for k in sizes)
+        anytime += any(gate(base[:k], cand[:k], margin=margin, anytime=True, horizon=n_max).verdict == "FAIL"
+                       for k in sizes)
+    return fixed / replicates, anytime / replicates
+
+
+@pytest.mark.slow
+def test_anytime_gate_keeps_its_error_over_50_looks():
+    fixed, anytime = _false_fail_rates(replicates=2000)
+    se = math.sqrt(0.05 * 0.95 / 2000)
+    assert anytime <= 0.05 + 2 * se  # at most alpha over all 50 looks (observed far below)
+    assert fixed > 0.05 + 4 * se  # the fixed-n gate checked 50 times is not
+
+
+def test_fixed_gate_at_one_look_has_size_alpha():
+    """At the margin exactly, the fixed-n gate FAILs (wrongly) with probability about alpha."""
+    rng = np.random.default_rng(10)
+    fails = 0
+    for _ in range(3000):
+        u = rng.random(1500)
+        cand = ((u < 0.1) | ((u >= 0.22) & (u < 0.62))).astype(float)
+        base = (((u >= 0.1) & (u < 0.22)) | ((u >= 0.22) & (u < 0.62))).astype(float)
+        fails += gate(base, cand, margin=0.02).verdict == "FAIL"
+    se = math.sqrt(0.05 * 0.95 / 3000)
+    assert abs(fails / 3000 - 0.05) < 4 * se
+
+
+def test_pytest_helper_message():
+    from llm_power.testing import assert_not_worse
+
+    base, cand = _demo("Meta-Llama-3_1-70B-Instruct", "Meta-Llama-3_1-70B")
+    with pytest.raises(AssertionError) as info:
+        assert_not_worse(base, cand, names=("70B-Instruct", "70B"))
+    assert str(info.value).startswith("FAIL  70B vs 70B-Instruct: -10.36 points")
+    base, cand = _demo("Yi-34B", "mathstral-7B")
+    with pytest.raises(AssertionError, match="more items would decide it"):
+        assert_not_worse(base, cand, margin=0.005)
+    assert assert_not_worse(base, cand, margin=0.005, allow_inconclusive=True).verdict == "INCONCLUSIVE"
