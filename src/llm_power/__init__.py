@@ -23,7 +23,7 @@
 85% on 20 items: [64.0%, 94.8%]
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
@@ -336,3 +336,44 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+# --- the pandas accessor (``df.llm_power``): registered when pandas is loaded, never loading it ---
+
+class _AfterPandas:
+    """A ``sys.meta_path`` finder that registers the accessor right after pandas is first imported."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:  # noqa: ARG002 - the protocol's
+        if fullname != "pandas":
+            return None
+        import importlib.machinery
+        import sys
+
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module: Any) -> None:
+            exec_module(module)
+            from .io.accessor import register
+
+            register()
+
+        spec.loader.exec_module = exec_and_register  # type: ignore[method-assign]
+        return spec
+
+
+def _install_accessor() -> None:
+    import sys
+
+    if "pandas" in sys.modules:
+        from .io.accessor import register
+
+        register()
+    elif not any(isinstance(f, _AfterPandas) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterPandas())
+
+
+_install_accessor()
