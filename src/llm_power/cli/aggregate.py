@@ -1,0 +1,98 @@
+"""``llm-power aggregate RESULTS...``: what lm-eval aggregate scores alone can tell (no per-item samples)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from ..report.terminal import dump_json, print_table, say
+
+HELP = "lm-eval results_*.json without --log_samples: intervals, MDE, and what a paired test could say"
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
+    p = sub.add_parser("aggregate", parents=[parent], help=HELP, description=HELP.capitalize(),
+                       epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="+", metavar="RESULTS", help="lm-eval results_*.json files or folders holding them")
+    p.add_argument("--metric", metavar="NAME", help="keep one metric, e.g. acc (default: every metric)")
+    p.add_argument("--filter", help="keep one lm-eval filter, e.g. strict-match (default: every filter)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="target power of MDE and N* (default 0.8)")
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
+                   help="level of the score intervals (default 0.95)")
+    p.set_defaults(run=run)
+
+
+def _interval(value: float, n: int, stderr: float | None, level: float) -> tuple[float, float, str]:
+    """Wilson for a mean of 0/1 scores (value x n a whole number), else value +- z stderr."""
+    from scipy import special
+
+    from ..intervals import proportion_ci
+
+    k = value * n
+    if 0.0 <= value <= 1.0 and abs(k - round(k)) < 1e-6 * max(n, 1):
+        ci = proportion_ci(round(k), n, confidence_level=level)
+        return float(ci.low), float(ci.high), "wilson"
+    if stderr is None:
+        return math.nan, math.nan, "none"
+    z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+    return value - z * stderr, value + z * stderr, "normal"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
+    from ..aggregates import paired_bounds
+    from ..io.aggregate import read_lm_eval_aggregates
+    from ..planning import mde
+
+    scores = read_lm_eval_aggregates(args.results, metric=args.metric, filter=args.filter)
+    rows: list[list[str]] = []
+    payload: dict[str, list[dict[str, Any]]] = {"scores": [], "pairs": []}
+    for s in scores:
+        lo, hi, kind = _interval(s.value, s.n, s.stderr, args.confidence_level)
+        binary = kind == "wilson"
+        detect = float(mde(s.n, p=min(max(s.value, 1e-9), 1 - 1e-9), rho=0.0, alpha=args.alpha, power=args.power)) \
+            if binary else math.nan
+        payload["scores"].append({**s._asdict(), "ci_low": lo, "ci_high": hi, "interval": kind, "mde_rho0": detect})
+        rows.append([s.model, s.task, f"{s.metric},{s.filter}", f"{s.value:.4f}", f"[{lo:.4f}, {hi:.4f}]",
+                     f"{s.n:,}", f"{100 * detect:.2f} pts" if binary else "—"])
+    models = list(dict.fromkeys(s.model for s in scores))
+    if len(models) == 2:
+        by_key: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for s in scores:
+            by_key.setdefault((s.task, s.metric, s.filter), {})[s.model] = s
+        for (task, metric, filt), pair in by_key.items():
+            if len(pair) != 2:
+                continue
+            a, b = pair[models[0]], pair[models[1]]
+            if a.n != b.n or not (0 <= a.value <= 1 and 0 <= b.value <= 1):
+                continue
+            res = paired_bounds(a.value, b.value, a.n, alpha=args.alpha, power=args.power)
+            payload["pairs"].append({"task": task, "metric": metric, "filter": filt, **res.to_dict()})
+    if args.format == "json":
+        dump_json(payload)
+        return 0
+    print_table("Scores", ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"], rows,
+                caption=f"{args.confidence_level:.0%} intervals (Wilson for accuracies). MDE: the paired gap "
+                        f"detectable at alpha = {args.alpha:g}, power {args.power:g}, against a model whose "
+                        "errors are independent of this one's (correlated errors: smaller).", right_align=(3, 5, 6))
+    if payload["pairs"]:
+        prow: list[list[str]] = []
+        for p in payload["pairs"]:
+            prow.append([p["task"], f"{100 * (p['p_a'] - p['p_b']):+.2f} pts",
+                         f"{p['pvalue_low']:.2g} – {p['pvalue_high']:.2g}",
+                         f"{p['n_star_low']:,.0f} – {p['n_star_high']:,.0f}", p["verdict"]])
+        print_table(f"{models[0]} vs {models[1]}: McNemar's test over every joint table the two scores allow",
+                    ["task", "gap", "p (range)", "N* (range)", "verdict"], prow,
+                    caption="Ranges over the Fréchet bounds of the disagreement rate (the least disagreement "
+                            "gives the smallest p and N*).", right_align=(1,))
+        if any(p["verdict"] == "undetermined" for p in payload["pairs"]):
+            say("Aggregate scores cannot settle an 'undetermined' comparison: it depends on how often the models "
+                "disagree, which only per-item results show. Re-run lm-eval with --log_samples and use "
+                "`llm-power compare` or `llm-power gate`.")
+    elif len(models) > 2:
+        say(f"{len(models)} models: give two to see the range of their paired test.")
+    return 0
