@@ -193,3 +193,55 @@ def test_pytest_helper_message():
     with pytest.raises(AssertionError, match="more items would decide it"):
         assert_not_worse(base, cand, margin=0.005)
     assert assert_not_worse(base, cand, margin=0.005, allow_inconclusive=True).verdict == "INCONCLUSIVE"
+
+
+# ---- several tasks ---------------------------------------------------------------------------
+
+def test_tasks_combine_by_intersection_union_and_holm():
+    from statsmodels.stats.multitest import multipletests
+
+    from llm_power.gating import gate_tasks
+
+    rng = np.random.default_rng(11)
+    tasks = np.repeat(["a", "b", "c"], 1500)
+    base = (rng.random(4500) < 0.6).astype(int)
+    redo = rng.random(4500) < 0.1
+    cand = np.where(redo, rng.random(4500) < 0.6, base).astype(int)
+    res = gate_tasks(base, cand, tasks, margin=0.03)
+    singles = {t: gate(base[tasks == t], cand[tasks == t], margin=0.03) for t in "abc"}
+    holm0 = multipletests([singles[t].pvalue_inferiority for t in "abc"], method="holm")[1]
+    expected = ("PASS" if all(r.verdict == "PASS" for r in singles.values()) else
+                "FAIL" if any(h <= 0.05 and singles[t].ci_high < -0.03 for t, h in zip("abc", holm0, strict=True))
+                else "INCONCLUSIVE")
+    assert res.verdict == expected == "PASS"  # each task re-answers 10% of items as accurately
+    assert {t: r.pvalue_inferiority for t, r in res.tasks.items()} == {t: r.pvalue_inferiority
+                                                                        for t, r in singles.items()}
+    # task c regresses by 8 points: FAIL through Holm over the three inferiority p-values
+    cand2 = cand.copy()
+    worse = np.flatnonzero((tasks == "c") & (cand2 == 1))[:120]
+    cand2[worse] = 0
+    res2 = gate_tasks(base, cand2, tasks, margin=0.03)
+    p = [gate(base[tasks == t], cand2[tasks == t], margin=0.03).pvalue_inferiority for t in "abc"]
+    holm = multipletests(p, method="holm")[1]
+    assert res2.pvalue_inferiority_holm == pytest.approx(dict(zip("abc", holm, strict=True)), rel=1e-12)
+    assert res2.verdict == "FAIL" and res2.exit_code == 4 and "on c (Holm over 3 tasks)" in res2.sentence()
+
+
+def test_per_task_command_on_lm_eval_folders(tmp_path, capsys):
+    rng = np.random.default_rng(12)
+    truth = {t: (rng.random(1200) < 0.6).astype(int) for t in ("alpha", "beta")}
+    for name, drop in (("base", 0), ("cand", 150)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "results_2026-01-21T03-44-18.458309.json").write_text(json.dumps({"model_name": "org/m"}))
+        for task, scores in truth.items():
+            s = scores.copy()
+            if task == "beta" and drop:
+                s[np.flatnonzero(s == 1)[:drop]] = 0  # the candidate loses 150 items of beta (12.5 points)
+            lines = [json.dumps({"doc_id": i, "doc": {}, "target": "x", "filter": "none", "metrics": ["acc"],
+                                 "acc": float(v)}) for i, v in enumerate(s)]
+            (folder / f"samples_{task}_2026-01-21T03-44-18.458309.jsonl").write_text("\n".join(lines) + "\n")
+    code = main(["gate", str(tmp_path / "base"), str(tmp_path / "cand"), "--per-task", "--margin", "0.02"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 4 and out[0].startswith("FAIL  org/m (candidate) vs org/m (baseline) on 2 tasks")
+    assert "on beta (Holm over 2 tasks)" in out[0] and any(line.strip().startswith("alpha: PASS") for line in out)

@@ -39,7 +39,7 @@ from ._verdict import check_cluster_labels, cluster_verdict, pair_sums, require_
 from .effects import _tango_z, paired_difference_ci_from_counts
 from .sequential import anytime_critical_value, normal_mixture_boundary
 
-__all__ = ["EXIT_CODES", "GateResult", "gate"]
+__all__ = ["EXIT_CODES", "GateResult", "TaskGateResult", "gate", "gate_tasks"]
 
 #: the command line's exit code of each verdict (usage errors exit 2, bad input 1)
 EXIT_CODES = {"PASS": 0, "INCONCLUSIVE": 3, "FAIL": 4}
@@ -244,3 +244,96 @@ def anytime_half_width(n: int, horizon: int, alpha: float) -> float:
     """
     r = anytime_critical_value(alpha)[1]
     return float(normal_mixture_boundary(float(n), alpha=alpha, rho=r * horizon)) / math.sqrt(n)
+
+
+@dataclass(frozen=True)
+class TaskGateResult(Result):
+    """Result of :func:`gate_tasks`: one gate per task and the verdict over all of them.
+
+    PASS when every task passes (an intersection-union test: each at level alpha, no adjustment
+    needed); FAIL when some task is worse by more than the margin with its inferiority p-value
+    Holm-adjusted over the tasks at most alpha (family-wise error at most alpha; with ``anytime``,
+    its confidence sequence at alpha / tasks); INCONCLUSIVE otherwise. ``tasks`` maps each task
+    to its :class:`GateResult`; ``pvalue_inferiority_holm`` to its Holm-adjusted inferiority
+    p-value.
+    """
+
+    verdict: str
+    tasks: dict[str, GateResult]
+    pvalue_inferiority_holm: dict[str, float]
+    margin: float
+    alpha: float
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("verdict", "margin", "alpha")
+
+    @property
+    def exit_code(self) -> int:
+        """The command line's exit code: 0 PASS, 3 INCONCLUSIVE, 4 FAIL."""
+        return EXIT_CODES[self.verdict]
+
+    def sentence(self, baseline: str = "baseline", candidate: str = "candidate") -> str:
+        """The one-line verdict over the tasks."""
+        counts = {v: sum(r.verdict == v for r in self.tasks.values()) for v in EXIT_CODES}
+        failing = [t for t, p in self.pvalue_inferiority_holm.items() if p <= self.alpha]
+        what = {"PASS": "not worse by more than the margin on any task",
+                "FAIL": f"worse by more than the margin on {', '.join(failing)} (Holm over {len(self.tasks)} tasks)",
+                "INCONCLUSIVE": "not shown within the margin on every task, nor worse beyond it on any"}[self.verdict]
+        return (f"{self.verdict}  {candidate} vs {baseline} on {len(self.tasks)} tasks ({counts['PASS']} pass, "
+                f"{counts['FAIL']} fail, {counts['INCONCLUSIVE']} inconclusive alone) -- {what}")
+
+
+def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.01, alpha: float = 0.05,
+               power: float = 0.8, cluster: Any = None, anytime: bool = False,
+               horizon: int | None = None) -> TaskGateResult:
+    """:func:`gate` on each task (one label per item in ``tasks``), and one verdict over them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power.gating import gate_tasks
+    >>> rng = np.random.default_rng(2)
+    >>> base = (rng.random(6000) < 0.7).astype(int)
+    >>> cand = np.where(rng.random(6000) < 0.05, rng.random(6000) < 0.7, base).astype(int)
+    >>> res = gate_tasks(base, cand, np.repeat(["math", "code", "qa"], 2000), margin=0.03)
+    >>> res.verdict, sorted(res.tasks)
+    ('PASS', ['code', 'math', 'qa'])
+    """
+    from .multiplicity import adjust_pvalues
+
+    labels = np.asarray(tasks, dtype=object)
+    b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
+    if labels.shape != b_arr.shape:
+        msg = f"`tasks` must have one label per item ({b_arr.size}); got shape {labels.shape}."
+        raise ValueError(msg)
+    clusters = None if cluster is None else np.asarray(cluster, dtype=object)
+    names = sorted({str(t) for t in labels.tolist()})
+    text = np.array([str(t) for t in labels.tolist()], dtype=object)
+    results = {}
+    for name in names:
+        keep = text == name
+        results[name] = gate(b_arr[keep], c_arr[keep], margin=margin, alpha=alpha, power=power,
+                             cluster=None if clusters is None else clusters[keep], anytime=anytime,
+                             horizon=None if horizon is None else max(1, round(horizon * keep.mean())))
+    adjusted = adjust_pvalues([results[t].pvalue_inferiority for t in names], method="holm")
+    holm = {t: float(p) for t, p in zip(names, np.atleast_1d(adjusted), strict=True)}
+    if all(r.verdict == "PASS" for r in results.values()):
+        verdict = "PASS"
+    elif not anytime and any(holm[t] <= alpha and results[t].ci_high < -margin for t in names):
+        verdict = "FAIL"
+    elif anytime and any(_anytime_fail(b_arr, c_arr, text == t, clusters, margin=margin, alpha=alpha / len(names),
+                                       power=power, horizon=horizon) for t in names if results[t].verdict == "FAIL"):
+        verdict = "FAIL"  # anytime: Bonferroni over the tasks' confidence sequences (valid at every look)
+    else:
+        verdict = "INCONCLUSIVE"
+    return TaskGateResult(verdict=verdict, tasks=results, pvalue_inferiority_holm=holm, margin=float(margin),
+                          alpha=alpha)
+
+
+def _anytime_fail(b_arr: np.ndarray, c_arr: np.ndarray, keep: np.ndarray, clusters: np.ndarray | None, *,
+                  margin: float, alpha: float, power: float, horizon: int | None) -> bool:
+    """Whether one task's anytime gate FAILs at the (Bonferroni) level ``alpha``."""
+    res = gate(b_arr[keep], c_arr[keep], margin=margin, alpha=alpha, power=power,
+               cluster=None if clusters is None else clusters[keep], anytime=True,
+               horizon=None if horizon is None else max(1, round(horizon * keep.mean())))
+    return res.verdict == "FAIL"
+

@@ -47,6 +47,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="anytime-valid: a gate re-checked as items accumulate keeps its error at most alpha")
     p.add_argument("--horizon", type=int, metavar="N",
                    help="with --anytime: the planned final number of items (default: this run's)")
+    p.add_argument("--per-task", action="store_true",
+                   help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
+                        "when every task passes, FAIL when one fails after Holm's adjustment (default: one gate)")
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                    help="per-item metric / score column (default per format: score, correct, acc, ...)")
     p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
@@ -67,21 +70,15 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = [p for p in (args.data or []) if p] + ([] if args.data or args.demo else [args.baseline, args.candidate])
     check_outputs([args.markdown_out, args.json_out], inputs)
-    names, base, cand, clusters = _load(args)
+    names, items, base, cand, clusters = _load(args)
+    if args.per_task:
+        return _run_per_task(args, names, items, base, cand, clusters, inputs)
     res = gate(base, cand, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
                anytime=args.anytime, horizon=args.horizon)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                **res.to_dict()}
-    if args.json_out:
-        import json
-
-        from .._results import to_plain
-
-        write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True) + "\n",
-                     inputs=tuple(inputs))
-    if args.markdown_out:
-        write_atomic(args.markdown_out, markdown_comment(res, names), inputs=tuple(inputs))
+    _write(args, payload, markdown_comment(res, names), inputs)
     if args.format == "json":
         dump_json(payload)
     else:
@@ -92,8 +89,54 @@ def run(args: argparse.Namespace) -> int:
     return res.exit_code
 
 
-def _load(args: argparse.Namespace) -> tuple[list[str], Any, Any, Any]:
-    """(names, baseline scores, candidate scores, clusters) on the shared items."""
+def _write(args: argparse.Namespace, payload: dict[str, Any], markdown: str, inputs: list[Any]) -> None:
+    if args.json_out:
+        import json
+
+        from .._results import to_plain
+
+        write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True) + "\n",
+                     inputs=tuple(inputs))
+    if args.markdown_out:
+        write_atomic(args.markdown_out, markdown, inputs=tuple(inputs))
+
+
+def _run_per_task(args: argparse.Namespace, names: list[str], items: list[Any], base: Any, cand: Any,  # noqa: PLR0917
+                  clusters: Any, inputs: list[Any]) -> int:
+    """One gate per task and the verdict over them."""
+    from ..gating import gate_tasks
+    from ..report.markdown import md_text
+
+    lacking = next((it for it in items if ":" not in str(it)), None)
+    if lacking is not None:
+        msg = (f"--per-task needs item ids of the form TASK:ID (as lm-eval writes them); item {lacking!r} has no "
+               "task prefix")
+        raise DataError(msg)
+    tasks = [str(it).split(":", 1)[0] for it in items]
+    res = gate_tasks(base, cand, tasks, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
+                     anytime=args.anytime, horizon=args.horizon)
+    line = res.sentence(*names)
+    payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
+               "verdict": res.verdict, "margin": res.margin, "alpha": res.alpha,
+               "tasks": {t: {**r.to_dict(), "pvalue_inferiority_holm": res.pvalue_inferiority_holm[t]}
+                         for t, r in res.tasks.items()}}
+    rows = "\n".join(f"| {md_text(t)} | {r.verdict} | {100 * r.delta:+.2f} | [{100 * r.ci_low:+.2f}, "
+                     f"{100 * r.ci_high:+.2f}] | {r.n:,} | {res.pvalue_inferiority_holm[t]:.3g} |"
+                     for t, r in res.tasks.items())
+    markdown = (f"### llm-power gate: **{res.verdict}**\n\n{md_text(line)}\n\n| task | verdict | gap | interval | "
+                f"items | inferiority p (Holm) |\n| --- | --- | --- | --- | --- | --- |\n{rows}\n")
+    _write(args, payload, markdown, inputs)
+    if args.format == "json":
+        dump_json(payload)
+    else:
+        print(safe_text(line))
+        for task, r in res.tasks.items():
+            say(f"  {task}: {r.sentence(*names)}")
+    return res.exit_code
+
+
+def _load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, Any]:
+    """(names, items, baseline scores, candidate scores, clusters) on the shared items."""
     from . import compare
 
     if args.demo or args.data:
@@ -102,12 +145,12 @@ def _load(args: argparse.Namespace) -> tuple[list[str], Any, Any, Any]:
         read_cluster = args.cluster or ("category" if args.demo else None)
         ns = argparse.Namespace(**{**vars(args), "files": files, "models": [args.baseline, args.candidate],
                                    "cluster": read_cluster})
-        names, _items, base, cand, clusters = compare.load(ns)
-        return names, base, cand, clusters if args.cluster else None
+        names, items, base, cand, clusters = compare.load(ns)
+        return names, items, base, cand, clusters if args.cluster else None
     return _load_two_paths(args)
 
 
-def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], Any, Any, Any]:
+def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, Any]:
     """Each path holds one model's results (the same model name in both is fine: two runs)."""
     import warnings
 
@@ -139,7 +182,7 @@ def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], Any, Any, Any]
                       stacklevel=2)
     x = aligned.scores
     base, cand = x[:, aligned.models.index("baseline")], x[:, aligned.models.index("candidate")]
-    return names, base, cand, aligned.clusters
+    return names, aligned.items, base, cand, aligned.clusters
 
 
 def _demo_file() -> Path:
