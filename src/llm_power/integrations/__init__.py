@@ -1,0 +1,1 @@
+"""Extensions for the tools evaluations run in (optional extras)."""

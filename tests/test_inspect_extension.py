@@ -1,0 +1,118 @@
+"""The inspect_ai extension, run for real: ``inspect_ai.eval`` with ``mockllm`` models (no
+network) on a small task with the llm-power metrics, the report hook and early stopping.
+Oracles: the metrics equal proportion_ci / cluster_robust_se / mde on the log's scores; the
+report is diagnose of the two logs as read_results reads them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+import llm_power as lp  # noqa: E402
+
+FIXTURE = Path(__file__).parent / "fixtures" / "inspect"
+
+
+def _model(name: str, right_every: int):
+    """A mock model answering 'x' on every ``right_every``-th question, else the right digit (with
+    its token usage given: mockllm would otherwise count tokens with an encoding it downloads).
+    """
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    def answer(messages, tools, tool_choice, config):
+        i = int(re.search(r"Question (\d+)", messages[-1].text).group(1))
+        out = ModelOutput.from_content(model=name, content=str(i % 10) if i % right_every else "x")
+        out.usage = ModelUsage(input_tokens=10, output_tokens=1, total_tokens=11)
+        return out
+
+    return get_model(f"mockllm/{name}", custom_outputs=answer)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    from inspect_ai import eval as inspect_eval
+
+    sys.path.insert(0, str(FIXTURE))
+    from task import digits
+
+    log_dir = tmp_path_factory.mktemp("logs")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LLM_POWER_REPORT", "1")
+    logs = inspect_eval(digits(), model=[_model("good", 10), _model("weak", 3)], log_dir=str(log_dir),
+                        display="none")
+    mp.undo()
+    sys.path.remove(str(FIXTURE))
+    return logs, log_dir
+
+
+def test_entry_point_lists_the_extension():
+    from inspect_ai._util.registry import registry_lookup
+
+    assert "llm_power.integrations.inspect" in [ep.value for ep in entry_points(group="inspect_ai")]
+    # inspect resolves the names through the entry point, as a task file naming them would
+    from llm_power.integrations import inspect as ext
+
+    assert registry_lookup("metric", "llm_power/interval") is ext.interval
+    assert registry_lookup("metric", "llm_power/mde") is ext.mde
+
+
+def test_metrics_equal_llm_power_on_the_logged_scores(run):
+    logs, _ = run
+    for log in logs:
+        assert log.status == "success"
+        scores = np.array([1.0 if s.scores["match"].value == "C" else 0.0 for s in log.samples])
+        subjects = [s.metadata["subject"] for s in log.samples]
+        metrics = log.results.scores[0].metrics
+        ci = lp.proportion_ci(int(scores.sum()), scores.size)
+        assert metrics["ci_low"].value == pytest.approx(ci.low, rel=1e-12)
+        assert metrics["ci_high"].value == pytest.approx(ci.high, rel=1e-12)
+        assert metrics["mde"].value == pytest.approx(lp.mde(scores.size, p=scores.mean()), rel=1e-12)
+        se = lp.cluster_robust_se(scores, subjects)
+        from scipy import stats
+
+        half = stats.t.isf(0.025, 5) * se  # 6 subjects: t with 5 df
+        assert metrics["ci_low_subject"].value == pytest.approx(scores.mean() - half, rel=1e-12)
+        assert metrics["ci_high_subject"].value == pytest.approx(scores.mean() + half, rel=1e-12)
+
+
+def test_hook_writes_the_resolution_report_next_to_the_logs(run):
+    logs, log_dir = run
+    html = log_dir / "llm-power-digits.html"
+    md = log_dir / "llm-power-digits.md"
+    assert html.is_file() and md.is_file()
+    frame = lp.read_results([Path(log.location) for log in logs])
+    aligned = lp.align_results(frame)
+    diag = lp.diagnose(aligned.scores, models=aligned.models)
+    text = md.read_text()
+    assert all(name in text for name in diag.models)
+    assert f"{abs(diag.columns['delta'][0]) * 100:.2f}" in text  # the gap, in points
+
+
+def test_early_stopping_stops_once_the_sequence_is_narrow(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    sys.path.insert(0, str(FIXTURE))
+    from task import digits
+
+    (log,) = inspect_eval(digits(stop=0.2), model=_model("good", 10), log_dir=str(tmp_path), display="none")
+    sys.path.remove(str(FIXTURE))
+    summary = log.results.early_stopping
+    scored = [s for s in log.samples if s.scores]
+    assert summary.manager == "llm_power_anytime" and summary.early_stops
+    assert 20 <= len(scored) < 120 and len(scored) + len(summary.early_stops) == 120
+    assert all(float(stop.reason.split("half-width ")[1].split(" <=")[0]) <= 0.2 for stop in summary.early_stops)
+    x = np.array([1.0 if s.scores["match"].value == "C" else 0.0 for s in scored])
+    from llm_power.gating import anytime_half_width
+
+    # the reported final half-width is the confidence sequence of the scored samples
+    half = anytime_half_width(x.size, 120, 0.05) * math.sqrt(x.var(ddof=1) / x.size)
+    assert summary.metadata["half_width"] == pytest.approx(half, rel=1e-9) and half <= 0.2
