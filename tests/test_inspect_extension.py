@@ -116,3 +116,35 @@ def test_early_stopping_stops_once_the_sequence_is_narrow(tmp_path):
     # the reported final half-width is the confidence sequence of the scored samples
     half = anytime_half_width(x.size, 120, 0.05) * math.sqrt(x.var(ddof=1) / x.size)
     assert summary.metadata["half_width"] == pytest.approx(half, rel=1e-9) and half <= 0.2
+
+
+def test_early_stopping_on_a_resolved_pair(tmp_path):
+    """Two models, one right on 90% of the questions and one on 67%: both runs stop once the
+    confidence sequence of the paired difference excludes 0; the reported difference and
+    half-width are those of the samples both scored.
+    """
+    from inspect_ai import eval as inspect_eval
+
+    sys.path.insert(0, str(FIXTURE))
+    from task import digits
+
+    logs = inspect_eval(digits(resolve=True), model=[_model("good", 10), _model("weak", 3)], log_dir=str(tmp_path),
+                        display="none", max_samples=4)  # few in flight: samples are scheduled as others finish
+    sys.path.remove(str(FIXTURE))
+    by_model = {}
+    for log in logs:
+        summary = log.results.early_stopping
+        assert summary.early_stops and all(s.reason.startswith("pair resolved") for s in summary.early_stops)
+        by_model[log.eval.model] = {s.id: 1.0 if s.scores["match"].value == "C" else 0.0
+                                    for s in log.samples if s.scores}
+    first, second = "mockllm/good", "mockllm/weak"
+    common = sorted(set(by_model[first]) & set(by_model[second]))
+    d = np.array([by_model[first][i] - by_model[second][i] for i in common])
+    assert 20 <= len(common) < 120
+    meta = logs[0].results.early_stopping.metadata
+    from llm_power.gating import anytime_half_width
+
+    assert meta["pairs"] == len(common) and meta["difference"] == pytest.approx(d.mean(), rel=1e-12)
+    half = anytime_half_width(d.size, 120, 0.05) * math.sqrt(d.var(ddof=1) / d.size)
+    assert meta["difference_half_width"] == pytest.approx(half, rel=1e-7)  # one-pass running sums and abs(d.mean()) > half
+

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,20 @@ __all__ = ["AnytimeEarlyStopping", "LLMPowerReport", "interval", "mde"]
 
 
 _TO_FLOAT = value_to_float()  # inspect's own reading of C / I / P / N, booleans and numbers
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Metrics are recomputed on partial results while a run goes (inspect's live display): their
+    value says what can be said (NaN when nothing can), so llm-power's warnings stay quiet there.
+    """
+    import warnings
+
+    from ..errors import LLMPowerWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LLMPowerWarning)
+        yield
 
 
 def _values(scores: list[SampleScore]) -> np.ndarray:
@@ -49,6 +65,10 @@ def interval(method: str = "wilson", confidence_level: float = 0.95, cluster: st
     from ..intervals import proportion_ci
 
     def compute(scores: list[SampleScore]) -> Value:
+        with _quiet():
+            return _interval(scores)
+
+    def _interval(scores: list[SampleScore]) -> dict[str, float]:
         x = _values(scores)
         n = x.size
         low, high = ("ci_low", "ci_high") if cluster is None else (f"ci_low_{cluster}", f"ci_high_{cluster}")
@@ -75,7 +95,10 @@ def mde(alpha: float = 0.05, power: float = 0.8) -> Metric:
     from ..planning import mde as paired_mde
 
     def compute(scores: list[SampleScore]) -> Value:
-        x = _values(scores)
+        with _quiet():
+            return _mde(_values(scores))
+
+    def _mde(x: np.ndarray) -> float:
         if x.size < 2:
             return math.nan
         if np.all((x == 0) | (x == 1)):
@@ -142,66 +165,138 @@ def write_reports(logs: Any, target: str) -> list[Path]:
     return written
 
 
-class AnytimeEarlyStopping:
-    """Stop a task when the anytime-valid confidence sequence of its mean score is narrower than
-    ``half_width`` (checked after every sample; valid under this optional stopping).
+class _Running:
+    """Running count, sum and sum of squares (the mean and variance of a stream of scores)."""
 
-    Parameters
-    ----------
-    half_width : float
-        Target half-width of the confidence sequence (score units; 0.02 = 2 points).
-    confidence_level : float, default 0.95
-    min_samples : int, default 30
-        Never stop before this many scored samples.
-    """
+    def __init__(self) -> None:
+        self.n, self.total, self.squares = 0, 0.0, 0.0
 
-    def __init__(self, half_width: float, *, confidence_level: float = 0.95, min_samples: int = 30) -> None:
-        if not half_width > 0:
-            msg = f"`half_width` must be positive; got {half_width!r}."
-            raise ValueError(msg)
-        self.half_width, self.level, self.min_samples = float(half_width), float(confidence_level), int(min_samples)
-        self._n, self._sum, self._sumsq, self._planned = 0, 0.0, 0.0, 1
-        self._stopped: list[tuple[Any, int]] = []
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+        self.squares += value * value
 
-    async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:  # noqa: ARG002 - protocol
-        """Reset for a task of ``len(samples) * epochs`` planned samples (the sequence's horizon)."""
-        self._n, self._sum, self._sumsq, self._planned = 0, 0.0, 0.0, max(len(samples) * epochs, 1)
-        self._stopped = []
-        return "llm_power_anytime"
-
-    def current(self) -> tuple[float, float]:
-        """(mean, half-width of the confidence sequence) of the samples scored so far."""
+    def sequence(self, horizon: int, alpha: float) -> tuple[float, float]:
+        """(mean, half-width of the normal-mixture confidence sequence tuned for ``horizon``)."""
         from ..gating import anytime_half_width
 
-        if self._n < 2:
+        if self.n < 2:
             return math.nan, math.inf
-        mean = self._sum / self._n
-        var = max(self._sumsq / self._n - mean * mean, 0.0) * self._n / (self._n - 1)
-        alpha = 1.0 - self.level
-        return mean, anytime_half_width(self._n, self._planned, alpha) * math.sqrt(var / self._n)
+        mean = self.total / self.n
+        var = max(self.squares / self.n - mean * mean, 0.0) * self.n / (self.n - 1)
+        return mean, anytime_half_width(self.n, max(horizon, self.n), alpha) * math.sqrt(var / self.n)
+
+
+class AnytimeEarlyStopping:
+    """Stop a task early on an anytime-valid confidence sequence (checked after every sample;
+    valid under this optional stopping, unlike a fixed-n interval checked the same way).
+
+    Criteria (at least one):
+
+    - ``half_width``: stop a model's run once the confidence sequence of its mean score is
+      narrower than this (score units; 0.02 = 2 points);
+    - ``resolve=True``: with two models in the run, stop both once the confidence sequence of their
+      paired difference (samples both have scored) excludes 0 — the pair is resolved;
+    - ``margin``: with two models, stop both once that sequence lies inside (-margin, margin) —
+      shown not to differ by more than the margin.
+
+    ``confidence_level`` (default 0.95) is that of each sequence; ``min_samples`` (default 30) the
+    fewest scored samples (or pairs) before any stop. The sequences are tuned for the planned
+    number of samples. Samples are stopped in schedule order: shuffle the dataset.
+    """
+
+    def __init__(self, half_width: float | None = None, *, resolve: bool = False, margin: float | None = None,
+                 confidence_level: float = 0.95, min_samples: int = 30) -> None:
+        if half_width is None and not resolve and margin is None:
+            msg = "give at least one stopping criterion: half_width, resolve=True or margin"
+            raise ValueError(msg)
+        for value, name in ((half_width, "half_width"), (margin, "margin")):
+            if value is not None and not value > 0:
+                msg = f"`{name}` must be positive; got {value!r}."
+                raise ValueError(msg)
+        self.half_width, self.margin, self.resolve = half_width, margin, bool(resolve)
+        self.level, self.min_samples = float(confidence_level), int(min_samples)
+        self._planned: dict[str, int] = {}
+        self._runs: dict[str, _Running] = {}
+        self._scores: dict[str, dict[tuple[Any, int], float]] = {}
+        self._pair = _Running()
+        self._pair_stop: str | None = None
+        self._stops: dict[str, int] = {}
+
+    @staticmethod
+    def _model() -> str:
+        from inspect_ai.model import get_model
+
+        return str(get_model())  # the model of the task run calling (inspect's active model)
+
+    async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
+        """Register a model's run of ``len(samples) * epochs`` planned samples."""
+        model = str(getattr(task, "model", "") or self._model())
+        self._planned[model] = max(len(samples) * epochs, 1)
+        self._runs[model], self._scores[model], self._stops[model] = _Running(), {}, 0
+        return "llm_power_anytime"
+
+    def current(self, model: str | None = None) -> tuple[float, float]:
+        """(mean, half-width of the confidence sequence) of a model's scored samples (default: the
+        only or first model).
+        """
+        key = model if model is not None else next(iter(self._runs), "")
+        run = self._runs.get(key, _Running())
+        return run.sequence(self._planned.get(key, 1), 1.0 - self.level)
+
+    def pair(self) -> tuple[float, float]:
+        """(mean difference first - second model, half-width of its confidence sequence)."""
+        return self._pair.sequence(min(self._planned.values(), default=1), 1.0 - self.level)
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:  # noqa: A002 - protocol
-        """Stop every later sample once the confidence sequence is narrow enough."""
-        _, half = self.current()
-        if self._n >= self.min_samples and half <= self.half_width:
-            self._stopped.append((id, epoch))
-            return EarlyStop(id=id, epoch=epoch, reason=f"confidence sequence half-width {half:.4f} <= "
-                                                        f"{self.half_width:g}")
-        return None
+        """Stop the sample when a criterion has been met."""
+        model = self._model()
+        reason = self._pair_stop
+        if reason is None and self.half_width is not None and model in self._runs:
+            _, half = self.current(model)
+            if self._runs[model].n >= self.min_samples and half <= self.half_width:
+                reason = f"confidence sequence half-width {half:.4f} <= {self.half_width:g}"
+        if reason is None:
+            return None
+        self._stops[model] = self._stops.get(model, 0) + 1
+        return EarlyStop(id=id, epoch=epoch, reason=reason)
 
-    async def complete_sample(self, id: str | int, epoch: int,  # noqa: A002, ARG002 - protocol
+    async def complete_sample(self, id: str | int, epoch: int,  # noqa: A002 - protocol
                               scores: dict[str, SampleScore]) -> None:
-        """Add the sample's (first scorer's) score."""
+        """Add the sample's (first scorer's) score to its model's sequence and to the pair's."""
         if not scores:
             return
+        model = self._model()
         value = _TO_FLOAT(next(iter(scores.values())).score.value)
-        self._n += 1
-        self._sum += value
-        self._sumsq += value * value
+        self._runs.setdefault(model, _Running()).add(value)
+        self._scores.setdefault(model, {})[(id, epoch)] = value
+        models = list(self._planned)
+        if len(models) == 2 and model in models and (self.resolve or self.margin is not None):
+            other = models[1] if model == models[0] else models[0]
+            if (id, epoch) in self._scores.get(other, {}):
+                mine, theirs = value, self._scores[other][(id, epoch)]
+                self._pair.add(mine - theirs if model == models[0] else theirs - mine)
+                self._check_pair()
+
+    def _check_pair(self) -> None:
+        if self._pair_stop is not None or self._pair.n < self.min_samples:
+            return
+        mean, half = self.pair()
+        if self.resolve and abs(mean) > half:
+            self._pair_stop = f"pair resolved: difference {mean:+.4f} +- {half:.4f} excludes 0"
+        elif self.margin is not None and abs(mean) + half < self.margin:
+            self._pair_stop = f"pair within the margin: difference {mean:+.4f} +- {half:.4f} inside +-{self.margin:g}"
 
     async def complete_task(self) -> dict[str, Any]:
-        """What stopping did: samples scored and stopped, the mean and the half-width reached."""
-        mean, half = self.current()
-        return {"scored": self._n, "stopped": len(self._stopped), "mean": mean,
-                "half_width": half if math.isfinite(half) else None, "target_half_width": self.half_width,
-                "confidence_level": self.level}
+        """What stopping did for the calling model's run (and the pair's sequence, with two models)."""
+        model = self._model()
+        mean, half = self.current(model)
+        out: dict[str, Any] = {"model": model, "scored": self._runs.get(model, _Running()).n,
+                               "stopped": self._stops.get(model, 0), "mean": mean,
+                               "half_width": half if math.isfinite(half) else None,
+                               "target_half_width": self.half_width, "confidence_level": self.level}
+        if self._pair.n:
+            d, h = self.pair()
+            out.update(pairs=self._pair.n, difference=d, difference_half_width=h if math.isfinite(h) else None,
+                       pair_stop=self._pair_stop)
+        return out
