@@ -245,3 +245,15 @@ def test_per_task_command_on_lm_eval_folders(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert code == 4 and out[0].startswith("FAIL  org/m (candidate) vs org/m (baseline) on 2 tasks")
     assert "on beta (Holm over 2 tasks)" in out[0] and any(line.strip().startswith("alpha: PASS") for line in out)
+
+
+def test_lower_is_better_gates_the_improvement():
+    """Error scores (MQM): the gap is baseline - candidate, so a candidate with more errors is worse."""
+    rng = np.random.default_rng(13)
+    base = rng.gamma(2.0, 1.0, 800)
+    cand = base + rng.normal(0.3, 0.5, 800)  # 0.3 more error points: a regression
+    res = gate(base, cand, margin=0.1, higher_is_better=False)
+    want = stats.ttest_rel(base - cand + 0.1, np.zeros(800), alternative="greater").pvalue
+    assert res.delta == pytest.approx(np.mean(base - cand), rel=1e-12) and res.verdict == "FAIL"
+    assert res.pvalue_noninferiority == pytest.approx(want, rel=1e-10)
+    assert "improvement (lower is better)" in res.sentence()

@@ -53,7 +53,8 @@ class GateResult(Result):
     ----------
     verdict : {"PASS", "FAIL", "INCONCLUSIVE"}
     delta : float
-        Mean of candidate - baseline (positive: the candidate is better).
+        Mean of candidate - baseline (positive: the candidate is better; with
+        ``higher_is_better=False``, baseline - candidate).
     margin : float
         The tolerated regression m (the candidate passes when shown to be above -m).
     ci_low, ci_high : float
@@ -88,6 +89,7 @@ class GateResult(Result):
     horizon: int | None = None
     n_clusters: int | None = None
     design_effect: float | None = None
+    higher_is_better: bool = True
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("verdict", "delta", "margin", "ci_low", "ci_high", "n")
 
@@ -105,7 +107,8 @@ class GateResult(Result):
         points = 100 * self.margin
         margin = f"{points:g} point{'' if points == 1 else 's'}" if self.test != "paired_t" else f"{self.margin:g}"
         kind = " anytime-valid" if self.anytime else ""
-        where = f"{candidate} vs {baseline}: {gap}, {level}{kind} CI {ci}, margin {margin}"
+        improvement = "" if self.higher_is_better else " improvement (lower is better)"
+        where = f"{candidate} vs {baseline}:{improvement} {gap}, {level}{kind} CI {ci}, margin {margin}"
         if self.verdict == "PASS":
             return f"PASS  {where} -- not worse by more than the margin"
         if self.verdict == "FAIL":
@@ -126,7 +129,8 @@ class GateResult(Result):
 
 
 def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 0.05, power: float = 0.8,
-         cluster: Any = None, anytime: bool = False, horizon: int | None = None) -> GateResult:
+         cluster: Any = None, anytime: bool = False, horizon: int | None = None,
+         higher_is_better: bool = True) -> GateResult:
     r"""Regression gate of a candidate against a baseline on the same items.
 
     Parameters
@@ -149,6 +153,9 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
     horizon : int, optional
         With ``anytime``: the number of items the sequence is tuned for (default: this run's n;
         set the planned final number of items when looks come before it).
+    higher_is_better : bool, default True
+        False for error scores (MQM, loss, latency): the gap and its interval are then reported as
+        improvement, baseline - candidate, so that "worse" keeps its meaning.
 
     Returns
     -------
@@ -174,27 +181,16 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         msg = f"`margin` (--margin) must be a finite number >= 0; got {margin!r}."
         raise ValueError(msg)
     b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
+    if not higher_is_better:  # error scores: the gate runs on their negatives (improvement is positive)
+        b_arr, c_arr = -b_arr, -c_arr
     d = c_arr - b_arr
     n = d.size
-    binary = is_binary(b_arr, c_arr)
+    binary = higher_is_better and is_binary(b_arr, c_arr)
     delta = float(d.mean())
     n_clusters = de = None
     if cluster is not None:
-        codes, g = check_cluster_labels(cluster, n)
-        require_clusters(g, stacklevel=3)
-        sums = pair_sums(d[:, None], codes, g)
-        var_item = float(sums.ss[0] / (n if binary else n - 1))
-        cv = cluster_verdict(sums, np.array([var_item]), np.array([True]), alpha=alpha, power=power,
-                             alternative="greater", design_effect="robust")
-        variance, df = float(cv.variance[0]), float(cv.df[0])
-        n_clusters, de = g, float(cv.design_effect[0])
-        test = "cluster_t"
-        t = (delta + margin) / math.sqrt(variance) if variance > 0 else math.copysign(math.inf, delta + margin)
-        p_non, p_inf = float(stats.t.sf(t, df)), float(stats.t.cdf(t, df))
-        half = float(stats.t.isf(alpha, df)) * math.sqrt(variance)
-        lo, hi = delta - half, delta + half
-        k = float((stats.t.isf(alpha, df) + stats.t.ppf(power, df)) ** 2)
-        var_nstar = max(de, 1.0) * var_item
+        test, p_non, p_inf, lo, hi, k, var_nstar, n_clusters, de = _clustered(d, cluster, binary=binary, margin=margin,
+                                                                             alpha=alpha, power=power)
     elif binary:
         n10 = int(np.sum((c_arr == 1) & (b_arr == 0)))  # candidate right, baseline wrong
         n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
@@ -234,7 +230,27 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
                       pvalue_noninferiority=p_non, pvalue_inferiority=p_inf, n=n, n_star=n_star,
                       more_items=max(math.ceil(n_star - n), 0) if math.isfinite(n_star) else math.inf, test=test,
                       alpha=alpha, power=power, anytime=bool(anytime), horizon=horizon if anytime else None,
-                      n_clusters=n_clusters, design_effect=de)
+                      n_clusters=n_clusters, design_effect=de, higher_is_better=bool(higher_is_better))
+
+
+def _clustered(d: np.ndarray, cluster: Any, *, binary: bool, margin: float, alpha: float,
+               power: float) -> tuple[Any, ...]:
+    """The cluster-robust branch of :func:`gate`: CR2 variance with Imbens-Kolesar df."""
+    n = d.size
+    delta = float(d.mean())
+    codes, g = check_cluster_labels(cluster, n)
+    require_clusters(g, stacklevel=4)
+    sums = pair_sums(d[:, None], codes, g)
+    var_item = float(sums.ss[0] / (n if binary else n - 1))
+    cv = cluster_verdict(sums, np.array([var_item]), np.array([True]), alpha=alpha, power=power,
+                         alternative="greater", design_effect="robust")
+    variance, df = float(cv.variance[0]), float(cv.df[0])
+    de = float(cv.design_effect[0])
+    t = (delta + margin) / math.sqrt(variance) if variance > 0 else math.copysign(math.inf, delta + margin)
+    half = float(stats.t.isf(alpha, df)) * math.sqrt(variance)
+    k = float((stats.t.isf(alpha, df) + stats.t.ppf(power, df)) ** 2)
+    return ("cluster_t", float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)), delta - half, delta + half, k,
+            max(de, 1.0) * var_item, g, de)
 
 
 def anytime_half_width(n: int, horizon: int, alpha: float) -> float:

@@ -44,22 +44,31 @@ def _interval(value: float, n: int, stderr: float | None, level: float) -> tuple
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    import warnings
+
+    from .._format import unique_short_names
     from ..aggregates import paired_bounds
+    from ..errors import InfeasibleDesignWarning
     from ..io.aggregate import read_lm_eval_aggregates
     from ..planning import mde
 
     scores = read_lm_eval_aggregates(args.results, metric=args.metric, filter=args.filter)
+    models = list(dict.fromkeys(s.model for s in scores))
+    short = dict(zip(models, unique_short_names(models, 20), strict=True))  # the numbers keep their room
     rows: list[list[str]] = []
     payload: dict[str, list[dict[str, Any]]] = {"scores": [], "pairs": []}
     for s in scores:
         lo, hi, kind = _interval(s.value, s.n, s.stderr, args.confidence_level)
         binary = kind == "wilson"
-        detect = float(mde(s.n, p=min(max(s.value, 1e-9), 1 - 1e-9), rho=0.0, alpha=args.alpha, power=args.power)) \
-            if binary else math.nan
+        detect = math.nan
+        if binary:
+            with warnings.catch_warnings():  # a score at 0 or 1 leaves no room to disagree: no MDE ("—")
+                warnings.simplefilter("ignore", InfeasibleDesignWarning)
+                detect = float(mde(s.n, p=min(max(s.value, 1e-9), 1 - 1e-9), rho=0.0, alpha=args.alpha,
+                                   power=args.power))
         payload["scores"].append({**s._asdict(), "ci_low": lo, "ci_high": hi, "interval": kind, "mde_rho0": detect})
-        rows.append([s.model, s.task, f"{s.metric},{s.filter}", f"{s.value:.4f}", f"[{lo:.4f}, {hi:.4f}]",
-                     f"{s.n:,}", f"{100 * detect:.2f} pts" if binary else "—"])
-    models = list(dict.fromkeys(s.model for s in scores))
+        rows.append([short[s.model], s.task, f"{s.metric},{s.filter}", f"{s.value:.4f}", f"[{lo:.4f}, {hi:.4f}]",
+                     f"{s.n:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
     if len(models) == 2:
         by_key: dict[tuple[str, str, str], dict[str, Any]] = {}
         for s in scores:
@@ -75,17 +84,22 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    print_table("Scores", ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"], rows,
+    one = len(models) == 1  # one model: its name in the title, the columns for the numbers
+    header = ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"]
+    print_table(f"Scores of {models[0]}" if one else "Scores", header[one:], [r[one:] for r in rows],
                 caption=f"{args.confidence_level:.0%} intervals (Wilson for accuracies). MDE: the paired gap "
                         f"detectable at alpha = {args.alpha:g}, power {args.power:g}, against a model whose "
-                        "errors are independent of this one's (correlated errors: smaller).", right_align=(3, 5, 6))
+                        "errors are independent of this one's (correlated errors: smaller); —: none detectable "
+                        "(a score near 0 or 1 leaves too few items to disagree on).",
+                right_align=(2, 4, 5) if one else (3, 5, 6))
     if payload["pairs"]:
         prow: list[list[str]] = []
         for p in payload["pairs"]:
             prow.append([p["task"], f"{100 * (p['p_a'] - p['p_b']):+.2f} pts",
                          f"{p['pvalue_low']:.2g} – {p['pvalue_high']:.2g}",
                          f"{p['n_star_low']:,.0f} – {p['n_star_high']:,.0f}", p["verdict"]])
-        print_table(f"{models[0]} vs {models[1]}: McNemar's test over every joint table the two scores allow",
+        print_table(f"{short[models[0]]} vs {short[models[1]]}: McNemar's test over every joint table the two "
+                    "scores allow",
                     ["task", "gap", "p (range)", "N* (range)", "verdict"], prow,
                     caption="Ranges over the Fréchet bounds of the disagreement rate (the least disagreement "
                             "gives the smallest p and N*).", right_align=(1,))

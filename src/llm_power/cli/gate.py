@@ -47,6 +47,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="anytime-valid: a gate re-checked as items accumulate keeps its error at most alpha")
     p.add_argument("--horizon", type=int, metavar="N",
                    help="with --anytime: the planned final number of items (default: this run's)")
+    p.add_argument("--lower-is-better", action="store_true",
+                   help="the score is an error (MQM, loss): a higher candidate score is a regression (default: "
+                        "higher is better)")
     p.add_argument("--per-task", action="store_true",
                    help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
                         "when every task passes, FAIL when one fails after Holm's adjustment (default: one gate)")
@@ -74,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.per_task:
         return _run_per_task(args, names, items, base, cand, clusters, inputs)
     res = gate(base, cand, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
-               anytime=args.anytime, horizon=args.horizon)
+               anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                **res.to_dict()}
@@ -113,6 +116,8 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: list[Any], 
                "task prefix")
         raise DataError(msg)
     tasks = [str(it).split(":", 1)[0] for it in items]
+    if args.lower_is_better:  # error scores: gate their negatives (improvement is positive)
+        base, cand = -base, -cand
     res = gate_tasks(base, cand, tasks, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
                      anytime=args.anytime, horizon=args.horizon)
     line = res.sentence(*names)
