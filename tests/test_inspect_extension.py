@@ -103,7 +103,8 @@ def test_early_stopping_stops_once_the_sequence_is_narrow(tmp_path):
     sys.path.insert(0, str(FIXTURE))
     from task import digits
 
-    (log,) = inspect_eval(digits(stop=0.2), model=_model("good", 10), log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(digits(stop=0.2), model=_model("good", 10), log_dir=str(tmp_path), display="none",
+                          max_samples=4)  # few in flight: samples are scheduled as others finish
     sys.path.remove(str(FIXTURE))
     summary = log.results.early_stopping
     scored = [s for s in log.samples if s.scores]
@@ -115,7 +116,7 @@ def test_early_stopping_stops_once_the_sequence_is_narrow(tmp_path):
 
     # the reported final half-width is the confidence sequence of the scored samples
     half = anytime_half_width(x.size, 120, 0.05) * math.sqrt(x.var(ddof=1) / x.size)
-    assert summary.metadata["half_width"] == pytest.approx(half, rel=1e-9) and half <= 0.2
+    assert summary.metadata["half_width"] == pytest.approx(half, rel=1e-7) and half <= 0.2  # one-pass running sums
 
 
 def test_early_stopping_on_a_resolved_pair(tmp_path):
@@ -137,14 +138,16 @@ def test_early_stopping_on_a_resolved_pair(tmp_path):
         assert summary.early_stops and all(s.reason.startswith("pair resolved") for s in summary.early_stops)
         by_model[log.eval.model] = {s.id: 1.0 if s.scores["match"].value == "C" else 0.0
                                     for s in log.samples if s.scores}
-    first, second = "mockllm/good", "mockllm/weak"
+    first, second = "mockllm/good", "mockllm/weak"  # the pair's order: by name
     common = sorted(set(by_model[first]) & set(by_model[second]))
     d = np.array([by_model[first][i] - by_model[second][i] for i in common])
     assert 20 <= len(common) < 120
     meta = logs[0].results.early_stopping.metadata
     from llm_power.gating import anytime_half_width
 
+    assert meta["pair_models"] == [first, second]
     assert meta["pairs"] == len(common) and meta["difference"] == pytest.approx(d.mean(), rel=1e-12)
     half = anytime_half_width(d.size, 120, 0.05) * math.sqrt(d.var(ddof=1) / d.size)
-    assert meta["difference_half_width"] == pytest.approx(half, rel=1e-7)  # one-pass running sums and abs(d.mean()) > half
+    assert meta["difference_half_width"] == pytest.approx(half, rel=1e-7)  # one-pass running sums
+    assert abs(d.mean()) > half  # resolved: the sequence excludes 0
 

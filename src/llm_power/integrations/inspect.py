@@ -245,7 +245,9 @@ class AnytimeEarlyStopping:
         return run.sequence(self._planned.get(key, 1), 1.0 - self.level)
 
     def pair(self) -> tuple[float, float]:
-        """(mean difference first - second model, half-width of its confidence sequence)."""
+        """(mean difference of the two models, first minus second in name order, and the half-width
+        of its confidence sequence).
+        """
         return self._pair.sequence(min(self._planned.values(), default=1), 1.0 - self.level)
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:  # noqa: A002 - protocol
@@ -270,7 +272,7 @@ class AnytimeEarlyStopping:
         value = _TO_FLOAT(next(iter(scores.values())).score.value)
         self._runs.setdefault(model, _Running()).add(value)
         self._scores.setdefault(model, {})[(id, epoch)] = value
-        models = list(self._planned)
+        models = sorted(self._planned)  # the pair in name order: its sign does not depend on which run started first
         if len(models) == 2 and model in models and (self.resolve or self.margin is not None):
             other = models[1] if model == models[0] else models[0]
             if (id, epoch) in self._scores.get(other, {}):
@@ -297,6 +299,6 @@ class AnytimeEarlyStopping:
                                "target_half_width": self.half_width, "confidence_level": self.level}
         if self._pair.n:
             d, h = self.pair()
-            out.update(pairs=self._pair.n, difference=d, difference_half_width=h if math.isfinite(h) else None,
-                       pair_stop=self._pair_stop)
+            out.update(pairs=self._pair.n, pair_models=sorted(self._planned), difference=d,
+                       difference_half_width=h if math.isfinite(h) else None, pair_stop=self._pair_stop)
         return out
