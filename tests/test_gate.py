@@ -257,3 +257,21 @@ def test_lower_is_better_gates_the_improvement():
     assert res.delta == pytest.approx(np.mean(base - cand), rel=1e-12) and res.verdict == "FAIL"
     assert res.pvalue_noninferiority == pytest.approx(want, rel=1e-10)
     assert "improvement (lower is better)" in res.sentence()
+
+
+def test_anytime_pvalues_agree_with_the_verdict():
+    """With --anytime the printed p-values come from the sequence's own e-process: PASS exactly
+    when the non-inferiority p is at most alpha, FAIL exactly when the inferiority p is.
+    """
+    rng = np.random.default_rng(14)
+    seen = set()
+    for _ in range(300):
+        n = int(rng.integers(50, 3000))
+        base = (rng.random(n) < 0.6).astype(int)
+        shift = rng.uniform(-0.3, 0.1)
+        cand = np.where(rng.random(n) < 0.5, rng.random(n) < 0.6 + shift, base).astype(int)
+        res = gate(base, cand, margin=0.02, anytime=True, horizon=3000)
+        assert (res.verdict == "PASS") == (res.pvalue_noninferiority <= 0.05)
+        assert (res.verdict == "FAIL") == (res.pvalue_inferiority <= 0.05)
+        seen.add(res.verdict)
+    assert seen == {"PASS", "FAIL", "INCONCLUSIVE"}

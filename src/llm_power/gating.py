@@ -61,8 +61,9 @@ class GateResult(Result):
         Confidence bounds of delta at level 1 - 2 alpha (each one-sided at 1 - alpha; with
         ``anytime``, the confidence sequence at level 1 - alpha).
     pvalue_noninferiority, pvalue_inferiority : float
-        One-sided p-values of H0: delta <= -m and of H0: delta >= -m (fixed-n tests; with
-        ``anytime`` the decision uses the confidence sequence).
+        One-sided p-values of H0: delta <= -m and of H0: delta >= -m (with ``anytime``,
+        anytime-valid p-values 1/E of the normal-mixture e-process behind the sequence: at most
+        alpha exactly when the sequence's bound clears -m).
     n : int
         Items.
     n_star : float
@@ -218,6 +219,9 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         se_cs = math.sqrt(max(de or 1.0, 1.0) * float(d.var(ddof=1 if n > 1 else 0)) / n)
         half = anytime_half_width(n, horizon, alpha) * se_cs
         lo, hi = delta - half, delta + half
+        p_any = anytime_pvalue(delta + margin, se_cs, n, horizon, alpha)
+        # the anytime p-values: the same e-process as the sequence, so p <= alpha exactly when a bound clears
+        p_non, p_inf = (p_any, 1.0) if delta > -margin else ((1.0, p_any) if delta < -margin else (1.0, 1.0))
         z_any = anytime_critical_value(alpha)[0]
         k = float((z_any + special.ndtri(power)) ** 2)
     verdict = "PASS" if lo > -margin else ("FAIL" if hi < -margin else "INCONCLUSIVE")
@@ -251,6 +255,18 @@ def _clustered(d: np.ndarray, cluster: Any, *, binary: bool, margin: float, alph
     k = float((stats.t.isf(alpha, df) + stats.t.ppf(power, df)) ** 2)
     return ("cluster_t", float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)), delta - half, delta + half, k,
             max(de, 1.0) * var_item, g, de)
+
+
+def anytime_pvalue(gap: float, se: float, n: int, horizon: int, alpha: float) -> float:
+    """Anytime-valid p-value min(1, 1/E) of a zero ``gap`` from the normal-mixture e-process of the
+    standardised sum S = gap / se * sqrt(n) at intrinsic time n (rho tuned as in
+    :func:`anytime_half_width`): at most alpha exactly when that sequence excludes the zero gap.
+    """
+    r = anytime_critical_value(alpha)[1]
+    rho = r * max(horizon, 1)
+    s = math.copysign(math.inf, gap) if se == 0 and gap != 0 else (0.0 if se == 0 else gap / se * math.sqrt(n))
+    log_e = 0.5 * math.log(rho / (n + rho)) + s * s / (2.0 * (n + rho))
+    return float(min(1.0, math.exp(-log_e)))
 
 
 def anytime_half_width(n: int, horizon: int, alpha: float) -> float:
