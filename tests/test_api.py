@@ -11,7 +11,7 @@ import llm_power
 
 SRC = Path(llm_power.__file__).resolve().parent
 # the protocol layer (diagnose) may use pandas lazily for to_frame(), but never io/report/cli
-PROTOCOL = ["resolution.py"]
+PROTOCOL = ["resolution.py", "preferences.py"]
 # the statistics core: every top-level module but the protocol and the package plumbing (derived,
 # so a new module is covered without editing this list)
 CORE = sorted(p.name for p in SRC.glob("*.py")
@@ -24,6 +24,7 @@ EXPECTED_ALL = [
     "ADJUST_METHODS",
     "ApproximationWarning",
     "BootstrapResult",
+    "BradleyTerryResult",
     "COMPARE_METHODS",
     "CalibrationResult",
     "Comparison",
@@ -60,6 +61,7 @@ EXPECTED_ALL = [
     "align_results",
     "anytime_critical_value",
     "bonferroni_factor",
+    "bradley_terry",
     "calibrate",
     "cells_from_margins",
     "cluster_robust_se",

@@ -26,8 +26,8 @@ pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed (pip i
 import llm_power  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "gate", "clustering", "sequential",
-             "io", "errors"]
+REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "gate", "preferences", "clustering",
+             "sequential", "io", "errors"]
 PAGES = ["", "quickstart", "guide", "gallery", "intervals", "paired", "planning", "resolution", "inputs",
          "security", "architecture", "scale", "integrations", "reference", *(f"reference/{name}" for name in REFERENCE)]
 #: attributes whose value is a URL (SVG plots in the report use xlink:href for their markers)

@@ -94,6 +94,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         shortcut_prescreen,
         type_s_m,
     )
+    from .preferences import BradleyTerryResult, bradley_terry
     from .repeats import (
         RepeatedSamplingPlanResult,
         VarianceComponentsResult,
@@ -124,6 +125,8 @@ _LAZY = {
     "ApproximationWarning": ".errors",
     "bonferroni_factor": ".planning",
     "BootstrapResult": ".resampling",
+    "bradley_terry": ".preferences",
+    "BradleyTerryResult": ".preferences",
     "calibrate": ".resolution",
     "CalibrationResult": ".simulation",
     "cells_from_margins": ".planning",
@@ -211,6 +214,7 @@ __all__ = [
     "ADJUST_METHODS",
     "ApproximationWarning",
     "BootstrapResult",
+    "BradleyTerryResult",
     "COMPARE_METHODS",
     "CalibrationResult",
     "Comparison",
@@ -247,6 +251,7 @@ __all__ = [
     "align_results",
     "anytime_critical_value",
     "bonferroni_factor",
+    "bradley_terry",
     "calibrate",
     "cells_from_margins",
     "cluster_robust_se",
