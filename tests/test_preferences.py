@@ -98,3 +98,38 @@ def test_difference_intervals_cover_in_simulation():
         lo, hi = res.difference_ci("m0", "m5")
         hits += lo <= theta[0] - theta[5] <= hi
     assert 0.94 <= hits / 1000 <= 0.96
+
+
+def _arena(rng, prompts, per=40, sd=0.8):
+    """Battles on prompts that shift each model's strength (model x prompt effects, SD ``sd``):
+    votes on one prompt are not independent.
+    """
+    theta = np.array([0.4, 0.2, 0.0, -0.2, -0.4])
+    names = np.array([f"m{k}" for k in range(5)], dtype=object)
+    q = np.repeat(np.arange(prompts), per)
+    i = rng.integers(0, 5, prompts * per)
+    j = (i + rng.integers(1, 5, prompts * per)) % 5
+    u = rng.normal(0, sd, (prompts, 5))
+    win = rng.random(prompts * per) < 1 / (1 + np.exp(-(theta[i] - theta[j] + u[q, i] - u[q, j])))
+    return {"model_a": names[i], "model_b": names[j], "winner": np.where(win, "model_a", "model_b")}, q
+
+
+@pytest.mark.slow
+def test_clustered_intervals_cover_where_iid_ones_do_not():
+    """60 prompts x 40 battles with prompt effects, 1,000 arenas. The estimand is the Bradley-Terry
+    difference the fit targets under this distribution (its pseudo-true value, from one arena of
+    50,000 prompts): the prompt-clustered 95% interval covers it (observed 0.950), the iid one
+    does not (observed 0.773).
+    """
+    star = bradley_terry(_arena(np.random.default_rng(0), 50_000)[0])
+    true = star.ratings[0] - star.ratings[4]
+    rng = np.random.default_rng(23)
+    iid = clustered = 0
+    for _ in range(1000):
+        battles, prompts = _arena(rng, 60)
+        lo, hi = bradley_terry(battles).difference_ci("m0", "m4")
+        iid += lo <= true <= hi
+        lo, hi = bradley_terry(battles, cluster=prompts).difference_ci("m0", "m4")
+        clustered += lo <= true <= hi
+    assert 0.93 <= clustered / 1000 <= 0.97  # Monte-Carlo SE 0.007
+    assert iid / 1000 < 0.90
