@@ -22,6 +22,7 @@ RENDERER_ALLOWED = {"..resolution", ".._format", ".._results", "..", ".terminal"
 
 EXPECTED_ALL = [
     "ADJUST_METHODS",
+    "AgreementResult",
     "ApproximationWarning",
     "BootstrapResult",
     "BradleyTerryResult",
@@ -79,6 +80,7 @@ EXPECTED_ALL = [
     "gate",
     "half_width",
     "icc_anova",
+    "judge_agreement",
     "margins_from_cells",
     "mcnemar",
     "mcnemar_from_counts",

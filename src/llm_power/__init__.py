@@ -94,7 +94,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         shortcut_prescreen,
         type_s_m,
     )
-    from .preferences import BradleyTerryResult, bradley_terry
+    from .preferences import AgreementResult, BradleyTerryResult, bradley_terry, judge_agreement
     from .repeats import (
         RepeatedSamplingPlanResult,
         VarianceComponentsResult,
@@ -126,6 +126,8 @@ _LAZY = {
     "bonferroni_factor": ".planning",
     "BootstrapResult": ".resampling",
     "bradley_terry": ".preferences",
+    "AgreementResult": ".preferences",
+    "judge_agreement": ".preferences",
     "BradleyTerryResult": ".preferences",
     "calibrate": ".resolution",
     "CalibrationResult": ".simulation",
@@ -212,6 +214,7 @@ _LAZY = {
 
 __all__ = [
     "ADJUST_METHODS",
+    "AgreementResult",
     "ApproximationWarning",
     "BootstrapResult",
     "BradleyTerryResult",
@@ -269,6 +272,7 @@ __all__ = [
     "gate",
     "half_width",
     "icc_anova",
+    "judge_agreement",
     "margins_from_cells",
     "mcnemar",
     "mcnemar_from_counts",

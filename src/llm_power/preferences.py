@@ -24,7 +24,7 @@ from ._results import ConfidenceInterval, Result
 from ._validation import check_confidence_level, check_option
 from .errors import DataError
 
-__all__ = ["BradleyTerryResult", "bradley_terry"]
+__all__ = ["AgreementResult", "BradleyTerryResult", "bradley_terry", "judge_agreement"]
 
 
 @dataclass(frozen=True)
@@ -227,3 +227,80 @@ def _newton(pi: np.ndarray, pj: np.ndarray, count: np.ndarray, points: np.ndarra
                "all connect through battles")
         raise DataError(msg)
     return np.asarray(theta - theta.mean(), dtype=float)
+
+
+@dataclass(frozen=True)
+class AgreementResult(Result):
+    """Result of :func:`judge_agreement`: point estimates and bootstrap percentile intervals
+    (items resampled) of percent agreement, Cohen's kappa and Krippendorff's alpha (nominal).
+    """
+
+    n: int
+    agreement: float
+    kappa: float
+    alpha: float
+    agreement_ci: ConfidenceInterval
+    kappa_ci: ConfidenceInterval
+    alpha_ci: ConfidenceInterval
+    categories: list[str]
+    confidence_level: float
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("n", "agreement", "kappa", "alpha")
+
+
+def _agreement_stats(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(agreement, Cohen's kappa, Krippendorff's nominal alpha) of (B x K x K) contingency tables."""
+    n = table.sum(axis=(1, 2))
+    observed = np.trace(table, axis1=1, axis2=2) / n
+    rows, cols = table.sum(axis=2) / n[:, None], table.sum(axis=1) / n[:, None]
+    expected = np.sum(rows * cols, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = (observed - expected) / (1.0 - expected)
+        # Krippendorff: coincidences of the 2n pairable values; D_o = 1 - agreement,
+        # D_e = 1 - sum_c n_c (n_c - 1) / (2n (2n - 1)) with n_c the category's count over both raters
+        n_c = (rows + cols) * n[:, None]
+        total = 2.0 * n
+        d_e = 1.0 - np.sum(n_c * (n_c - 1.0), axis=1) / (total * (total - 1.0))
+        alpha = 1.0 - (1.0 - observed) / d_e
+    return observed, kappa, alpha
+
+
+def judge_agreement(labels_a: Any, labels_b: Any, *, confidence_level: float = 0.95, n_resamples: int = 2000,
+                    rng: Any = None) -> AgreementResult:
+    """Agreement of two judges (or a judge and the human majority) labelling the same items:
+    percent agreement, Cohen's kappa and Krippendorff's alpha (nominal; "tie" is a category like
+    any other), with percentile intervals from resampling items.
+
+    Examples
+    --------
+    >>> from llm_power import judge_agreement
+    >>> a = ["model_a", "model_b", "tie", "model_a", "model_b", "model_a"] * 20
+    >>> b = ["model_a", "model_b", "tie", "model_b", "model_b", "model_a"] * 20
+    >>> res = judge_agreement(a, b, rng=0)
+    >>> round(res.agreement, 4), round(res.kappa, 4)
+    (0.8333, 0.7391)
+    """
+    from ._validation import as_rng, check_int_at_least
+
+    level = check_confidence_level(confidence_level)
+    n_resamples = check_int_at_least(n_resamples, "n_resamples", 0)
+    x = np.array([str(v) for v in np.asarray(labels_a, dtype=object).tolist()], dtype=object)
+    y = np.array([str(v) for v in np.asarray(labels_b, dtype=object).tolist()], dtype=object)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        msg = f"labels_a and labels_b must be two 1-D label sequences of one length (>= 2); got {x.shape}, {y.shape}"
+        raise ValueError(msg)
+    categories = sorted(set(x.tolist()) | set(y.tolist()))
+    code = {c: k for k, c in enumerate(categories)}
+    k = len(categories)
+    cell = np.array([code[v] for v in x.tolist()]) * k + np.array([code[v] for v in y.tolist()])
+    table = np.bincount(cell, minlength=k * k).reshape(1, k, k).astype(float)
+    agree, kappa, alpha = (float(v[0]) for v in _agreement_stats(table))
+    tail = (1.0 - level) / 2.0
+    cis = [ConfidenceInterval(math.nan, math.nan)] * 3
+    if n_resamples:
+        gen = as_rng(rng)
+        counts = gen.multinomial(x.size, table.ravel() / x.size, size=n_resamples).reshape(n_resamples, k, k)
+        boot = _agreement_stats(counts.astype(float))
+        cis = [ConfidenceInterval(*(float(q) for q in np.nanquantile(b, [tail, 1.0 - tail]))) for b in boot]
+    return AgreementResult(n=int(x.size), agreement=agree, kappa=kappa, alpha=alpha, agreement_ci=cis[0],
+                           kappa_ci=cis[1], alpha_ci=cis[2], categories=categories, confidence_level=level)
