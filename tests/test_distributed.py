@@ -74,6 +74,17 @@ def _both(paths, client, **kwargs):
     return local, dask
 
 
+def _same_error(paths, client, **kwargs):
+    """The DataError message of both engines, checked equal."""
+    messages = []
+    for engine in ("local", "dask"):
+        with pytest.raises(DataError) as info:
+            diagnose_files(paths, engine=engine, scheduler=client, **kwargs)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    return messages[1]
+
+
 def test_binary_scores_with_unequal_clusters_all_pairs_every_regime(tmp_path, client):
     rng = np.random.default_rng(11)
     n, m = 2_400, 9
@@ -117,13 +128,7 @@ def test_missing_items_intersect_note_and_error(tmp_path, client):
     _same(local, dask)
     assert local.n == 596 and dask.settings["note"] == local.settings["note"]
     assert "model-01 3, model-03 2" in dask.settings["note"]
-    errors = []
-    for engine in ("local", "dask"):
-        with pytest.raises(DataError) as info:
-            diagnose_files(paths, engine=engine, scheduler=client)
-        errors.append(str(info.value))
-    assert errors[0] == errors[1]
-    assert "model-01 lacks 3 of 600 items, first 'q3'" in errors[1]
+    assert "model-01 lacks 3 of 600 items, first 'q3'" in _same_error(paths, client)
 
 
 def test_conflicting_targets_are_the_same_error(tmp_path, client):
@@ -133,13 +138,7 @@ def test_conflicting_targets_are_the_same_error(tmp_path, client):
     for i in (5, 9, 77):
         lines[i]["target"] = "changed"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    messages = []
-    for engine in ("local", "dask"):
-        with pytest.raises(DataError) as info:
-            diagnose_files([root], engine=engine, scheduler=client)
-        messages.append(str(info.value))
-    assert "3 item(s) disagree" in messages[0] and "3 item(s) disagree" in messages[1]
-    assert messages[0] == messages[1]
+    assert "3 item(s) disagree" in _same_error([root], client)
 
 
 def _lm_eval_folders(root: Path, m: int, n: int, seed: int) -> Path:
@@ -194,13 +193,8 @@ def test_a_bad_file_is_the_same_one_line_error(tmp_path, client):
     """A worker's parse error reaches the caller as the DataError the local reader raises."""
     paths = _csv_per_model(tmp_path, np.eye(4)[:, :3].repeat(10, axis=0))
     paths[1].write_text(paths[1].read_text().replace("model-01,q3,0.0", "model-01,q3,zero"))
-    messages = []
-    for engine in ("local", "dask"):
-        with pytest.raises(DataError) as info:
-            diagnose_files(paths, engine=engine, scheduler=client)
-        messages.append(str(info.value))
-    assert messages[0] == messages[1]
-    assert "model-01.csv" in messages[1] and "zero" in messages[1]
+    message = _same_error(paths, client)
+    assert "model-01.csv" in message and "zero" in message
 
 
 def test_without_the_extra_the_error_names_it(tmp_path, monkeypatch, capsys):
