@@ -248,7 +248,7 @@ def test_per_task_command_on_lm_eval_folders(tmp_path, capsys):
 
 
 def test_lower_is_better_gates_the_improvement():
-    """Error scores (MQM): the gap is baseline - candidate, so a candidate with more errors is worse."""
+    """Error scores (error counts): the gap is baseline - candidate, so a candidate with more errors is worse."""
     rng = np.random.default_rng(13)
     base = rng.gamma(2.0, 1.0, 800)
     cand = base + rng.normal(0.3, 0.5, 800)  # 0.3 more error points: a regression

@@ -155,7 +155,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         With ``anytime``: the number of items the sequence is tuned for (default: this run's n;
         set the planned final number of items when looks come before it).
     higher_is_better : bool, default True
-        False for error scores (MQM, loss, latency): the gap and its interval are then reported as
+        False for error scores (error counts, loss, latency): the gap and its interval are then reported as
         improvement, baseline - candidate, so that "worse" keeps its meaning.
 
     Returns

@@ -48,7 +48,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--horizon", type=int, metavar="N",
                    help="with --anytime: the planned final number of items (default: this run's)")
     p.add_argument("--lower-is-better", action="store_true",
-                   help="the score is an error (MQM, loss): a higher candidate score is a regression (default: "
+                   help="the score is an error (error count, loss): a higher candidate score is a regression (default: "
                         "higher is better)")
     p.add_argument("--per-task", action="store_true",
                    help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
