@@ -136,3 +136,25 @@ def test_all_pairs_page_stays_short(tmp_path, capsys):
         height = page.evaluate("document.documentElement.scrollHeight")
         browser.close()
     assert height < 12_000  # 26 models, 325 pairs: a matrix and a top-k table, not 325-row plots
+
+
+def test_a_long_source_path_does_not_widen_the_phone_page(tmp_path, capsys):
+    """The footer names the input file: a long path without spaces must wrap at 390 px (found on
+    the real WMT20 wide table, whose report scrolled sideways by 62 px).
+    """
+    sync = _browser_or_skip()
+    folder = tmp_path / ("very_long_folder_name_without_any_spaces_" * 3)
+    folder.mkdir()
+    table = folder / "scores_of_every_system_on_every_segment.csv"
+    rows = [f"q{i}," + ",".join(str((i * (k + 3)) % 7 / 7) for k in range(3)) for i in range(60)]
+    table.write_text("item,sys_a,sys_b,sys_c\n" + "\n".join(rows) + "\n")
+    report = tmp_path / "r.html"
+    assert main(["diagnose", str(table), "--html", str(report), "--quiet"]) == 0
+    capsys.readouterr()
+    with sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.goto(report.as_uri())
+        width = page.evaluate("document.documentElement.scrollWidth")
+        browser.close()
+    assert width <= 390
