@@ -11,19 +11,20 @@ import llm_power
 
 SRC = Path(llm_power.__file__).resolve().parent
 # the protocol layer (diagnose) may use pandas lazily for to_frame(), but never io/report/cli
-PROTOCOL = ["resolution.py", "preferences.py"]
+PROTOCOL = ["resolution.py", "preferences.py", "judges.py", "arena.py"]
 # the statistics core: every top-level module but the protocol and the package plumbing (derived,
 # so a new module is covered without editing this list)
 CORE = sorted(p.name for p in SRC.glob("*.py")
               if p.name not in {"__init__.py", "__main__.py", "_version.py", *PROTOCOL})
 #: what a renderer may import from the package: result types and formatting, no statistics
-RENDERER_ALLOWED = {"..resolution", ".._format", ".._results", "..", ".terminal", ".files", ".markdown", ".html",
+RENDERER_ALLOWED = {"..resolution", "..arena", ".._format", ".._results", "..", ".terminal", ".files", ".markdown", ".html",
                     ".terminal_report", ".view"}
 
 EXPECTED_ALL = [
     "ADJUST_METHODS",
     "AgreementResult",
     "ApproximationWarning",
+    "ArenaDiagnosis",
     "BootstrapResult",
     "BradleyTerryResult",
     "COMPARE_METHODS",
@@ -46,9 +47,11 @@ EXPECTED_ALL = [
     "LLMPowerWarning",
     "LeaderboardMonitor",
     "LeaderboardMonitorResult",
+    "LengthBiasResult",
     "McNemarResult",
     "MonitorResult",
     "PAIRED_CI_METHODS",
+    "PPIResult",
     "PairResolution",
     "PermutationResult",
     "PowerSimulationResult",
@@ -57,10 +60,13 @@ EXPECTED_ALL = [
     "TestResult",
     "TypeSMResult",
     "VarianceComponentsResult",
+    "WinRateComparison",
+    "WinRateResult",
     "__version__",
     "adjust_pvalues",
     "align_results",
     "anytime_critical_value",
+    "arena_diagnose",
     "bonferroni_factor",
     "bradley_terry",
     "calibrate",
@@ -68,6 +74,7 @@ EXPECTED_ALL = [
     "cluster_robust_se",
     "cochran_q",
     "compare",
+    "compare_win_rates",
     "count_effects",
     "coverage",
     "design_effect",
@@ -81,6 +88,9 @@ EXPECTED_ALL = [
     "half_width",
     "icc_anova",
     "judge_agreement",
+    "judge_vs_majority",
+    "length_bias",
+    "majority_vote",
     "margins_from_cells",
     "mcnemar",
     "mcnemar_from_counts",
@@ -96,7 +106,11 @@ EXPECTED_ALL = [
     "permutation_test",
     "power",
     "power_curve",
+    "ppi_labels_needed",
+    "ppi_mean",
+    "ppi_mean_difference",
     "proportion_ci",
+    "read_battles",
     "read_results",
     "repeated_sampling_plan",
     "rho_bounds",
@@ -110,10 +124,12 @@ EXPECTED_ALL = [
     "simulate_error_rates",
     "simulate_pairs",
     "simulated_power",
+    "swap_consistency",
     "type_s_m",
     "unpaired_z",
     "variance_components",
     "wilcoxon",
+    "win_rate",
 ]
 
 

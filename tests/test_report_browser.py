@@ -158,3 +158,41 @@ def test_a_long_source_path_does_not_widen_the_phone_page(tmp_path, capsys):
         width = page.evaluate("document.documentElement.scrollWidth")
         browser.close()
     assert width <= 390
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+def test_arena_report_renders_offline_and_fits_the_screen(tmp_path, capsys, width, height):
+    """``llm-power arena --html`` on the bundled MT-Bench battles (clustered by question): the ranking
+    and pairs tables and the forest plot render, nothing is fetched, nothing scrolls sideways."""
+    sync = _browser_or_skip()
+    report = tmp_path / "arena.html"
+    assert main(["arena", "--demo", "--cluster", "question_id", "--html", str(report)]) == 0
+    capsys.readouterr()
+    external = []
+    with sync.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": height})
+
+        def guard(route):
+            if not route.request.url.startswith("file://"):
+                external.append(route.request.url)
+                route.abort()
+            else:
+                route.continue_()
+
+        page.route("**/*", guard)
+        page.goto(report.as_uri())
+        page.wait_for_load_state("load")
+        assert page.locator("#models-table tbody tr").count() == 6
+        assert page.locator("#pairs-table tbody tr").count() == 5
+        svg = page.locator("figure svg")
+        assert svg.count() == 1 and svg.get_attribute("role") == "img"
+        box = svg.bounding_box()
+        assert box and box["width"] > 200 and box["height"] > 100
+        layout = page.evaluate(_LAYOUT)
+        page.screenshot(path=str(tmp_path / f"arena-{width}.png"), full_page=True)
+        browser.close()
+    assert external == []
+    assert layout["page"] <= layout["vw"], "the page scrolls sideways"
+    assert layout["scrolls"] == [0, 0], "a table scrolls sideways"
+    assert layout["clipped"] == []

@@ -29,6 +29,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__
     from ._results import ConfidenceInterval
+    from .arena import ArenaDiagnosis, arena_diagnose
     from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
     from .comparison import COMPARE_METHODS, Comparison, compare
     from .effects import (
@@ -56,8 +57,17 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         proportion_ci,
         rule_of_three,
     )
-    from .io import align_results, read_results
+    from .io import align_results, read_battles, read_results
     from .io.distributed import diagnose_files
+    from .judges import (
+        AgreementResult,
+        LengthBiasResult,
+        judge_agreement,
+        judge_vs_majority,
+        length_bias,
+        majority_vote,
+        swap_consistency,
+    )
     from .multiplicity import (
         ADJUST_METHODS,
         CountEffectsResult,
@@ -94,7 +104,8 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         shortcut_prescreen,
         type_s_m,
     )
-    from .preferences import AgreementResult, BradleyTerryResult, bradley_terry, judge_agreement
+    from .ppi import PPIResult, ppi_labels_needed, ppi_mean, ppi_mean_difference
+    from .preferences import BradleyTerryResult, bradley_terry
     from .repeats import (
         RepeatedSamplingPlanResult,
         VarianceComponentsResult,
@@ -114,6 +125,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
     )
     from .several import cochran_q, five_by_two_cv
     from .simulation import CalibrationResult, PowerSimulationResult, simulate_pairs, simulated_power
+    from .winrates import WinRateComparison, WinRateResult, compare_win_rates, win_rate
 
 #: public name -> the submodule that defines it; imported on first use, so that `import llm_power`
 #: (and the CLI's --help) does not pay for scipy.stats, pandas or matplotlib until they are needed
@@ -126,8 +138,24 @@ _LAZY = {
     "bonferroni_factor": ".planning",
     "BootstrapResult": ".resampling",
     "bradley_terry": ".preferences",
-    "AgreementResult": ".preferences",
-    "judge_agreement": ".preferences",
+    "AgreementResult": ".judges",
+    "judge_agreement": ".judges",
+    "judge_vs_majority": ".judges",
+    "length_bias": ".judges",
+    "LengthBiasResult": ".judges",
+    "majority_vote": ".judges",
+    "swap_consistency": ".judges",
+    "ArenaDiagnosis": ".arena",
+    "arena_diagnose": ".arena",
+    "read_battles": ".io",
+    "PPIResult": ".ppi",
+    "ppi_labels_needed": ".ppi",
+    "ppi_mean": ".ppi",
+    "ppi_mean_difference": ".ppi",
+    "WinRateComparison": ".winrates",
+    "WinRateResult": ".winrates",
+    "compare_win_rates": ".winrates",
+    "win_rate": ".winrates",
     "BradleyTerryResult": ".preferences",
     "calibrate": ".resolution",
     "CalibrationResult": ".simulation",
@@ -216,6 +244,7 @@ __all__ = [
     "ADJUST_METHODS",
     "AgreementResult",
     "ApproximationWarning",
+    "ArenaDiagnosis",
     "BootstrapResult",
     "BradleyTerryResult",
     "COMPARE_METHODS",
@@ -238,9 +267,11 @@ __all__ = [
     "LLMPowerWarning",
     "LeaderboardMonitor",
     "LeaderboardMonitorResult",
+    "LengthBiasResult",
     "McNemarResult",
     "MonitorResult",
     "PAIRED_CI_METHODS",
+    "PPIResult",
     "PairResolution",
     "PermutationResult",
     "PowerSimulationResult",
@@ -249,10 +280,13 @@ __all__ = [
     "TestResult",
     "TypeSMResult",
     "VarianceComponentsResult",
+    "WinRateComparison",
+    "WinRateResult",
     "__version__",
     "adjust_pvalues",
     "align_results",
     "anytime_critical_value",
+    "arena_diagnose",
     "bonferroni_factor",
     "bradley_terry",
     "calibrate",
@@ -260,6 +294,7 @@ __all__ = [
     "cluster_robust_se",
     "cochran_q",
     "compare",
+    "compare_win_rates",
     "count_effects",
     "coverage",
     "design_effect",
@@ -273,6 +308,9 @@ __all__ = [
     "half_width",
     "icc_anova",
     "judge_agreement",
+    "judge_vs_majority",
+    "length_bias",
+    "majority_vote",
     "margins_from_cells",
     "mcnemar",
     "mcnemar_from_counts",
@@ -288,7 +326,11 @@ __all__ = [
     "permutation_test",
     "power",
     "power_curve",
+    "ppi_labels_needed",
+    "ppi_mean",
+    "ppi_mean_difference",
     "proportion_ci",
+    "read_battles",
     "read_results",
     "repeated_sampling_plan",
     "rho_bounds",
@@ -302,10 +344,12 @@ __all__ = [
     "simulate_error_rates",
     "simulate_pairs",
     "simulated_power",
+    "swap_consistency",
     "type_s_m",
     "unpaired_z",
     "variance_components",
     "wilcoxon",
+    "win_rate",
 ]
 
 

@@ -2,11 +2,14 @@ r"""Bradley-Terry ratings of pairwise battles with honest intervals.
 
 A battle is (model_a, model_b, winner in {model_a, model_b, tie}). The Bradley-Terry model
 :math:`P(i \text{ beats } j) = \sigma(\theta_i - \theta_j)` is fitted by Newton's method on the
-deduplicated outcome counts (one row per ordered pair of models), ties counted as half a win for
-each side (``ties="half"``). Point estimates are the full-data MLE (never a bootstrap median).
-The covariance is the sandwich :math:`H^{-1} M H^{-1}` — :math:`H` the Fisher information, :math:`M`
-the outer products of the per-battle scores — summed within clusters of battles (``cluster``: one
-label per battle, e.g. the prompt or the voter) when votes are not independent. Ratings are
+deduplicated outcome counts (one row per ordered pair of models and outcome). Ties count as half a
+win for each side (``ties="half"``) or follow Davidson's (1970) model
+:math:`P(\text{tie}) = \nu\sqrt{\pi_i\pi_j}/(\pi_i + \pi_j + \nu\sqrt{\pi_i\pi_j})`
+(``ties="davidson"``, :math:`\nu` estimated). Point estimates are the full-data MLE (never a
+bootstrap median). The covariance is the sandwich :math:`H^{-1} M H^{-1}` — :math:`H` the Fisher
+information, :math:`M` the outer products of the per-battle scores — summed within clusters of
+battles (``cluster``: the prompt or the voter) when votes are not independent, or the covariance of
+bootstrap refits (``method="bootstrap"``: battles, or whole clusters, resampled). Ratings are
 identified only up to a constant: they are centred (mean 0), and intervals of rating
 *differences* (:meth:`BradleyTerryResult.difference_ci`) need no anchor.
 """
@@ -21,13 +24,15 @@ import numpy as np
 from scipy import special
 
 from ._results import ConfidenceInterval, Result
-from ._validation import check_confidence_level, check_option
+from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .errors import DataError
 
-__all__ = ["AgreementResult", "BradleyTerryResult", "bradley_terry", "judge_agreement"]
+__all__ = ["BradleyTerryResult", "bradley_terry"]
+
+_OUTCOMES = ("model_a", "model_b", "tie")  # outcome codes 0, 1, 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BradleyTerryResult(Result):
     """Result of :func:`bradley_terry`.
 
@@ -38,10 +43,19 @@ class BradleyTerryResult(Result):
     ratings : ndarray
         Log-strengths theta (natural log-odds units), centred to mean 0.
     covariance : ndarray
-        Sandwich covariance of ``ratings`` (cluster-robust when fitted with ``cluster``).
+        Covariance of ``ratings``: sandwich (cluster-robust when fitted with ``cluster``) or the
+        covariance of the bootstrap refits.
     n_battles : int
     n_clusters : int or None
     confidence_level : float
+    ties : str
+        ``"half"`` or ``"davidson"``.
+    tie_parameter : float or None
+        Davidson's nu (None with ``ties="half"``).
+    method : str
+        ``"sandwich"`` or ``"bootstrap"``.
+    replicates : ndarray or None
+        The bootstrap refits' centred ratings (``n_resamples`` x models) with ``method="bootstrap"``.
     """
 
     models: list[str]
@@ -50,8 +64,12 @@ class BradleyTerryResult(Result):
     n_battles: int
     n_clusters: int | None
     confidence_level: float
+    ties: str = "half"
+    tie_parameter: float | None = None
+    method: str = "sandwich"
+    replicates: np.ndarray | None = None
 
-    _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles", "n_clusters")
+    _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles", "n_clusters", "ties", "method")
 
     def _index(self, name: str) -> int:
         try:
@@ -61,15 +79,43 @@ class BradleyTerryResult(Result):
             msg = f"no model {name!r}; models: {shown}"
             raise KeyError(msg) from None
 
-    def difference_ci(self, a: str, b: str, confidence_level: float | None = None) -> ConfidenceInterval:
-        """Wald interval of theta_a - theta_b from the (sandwich) covariance: anchor-free."""
-        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+    def difference_se(self, a: str, b: str) -> float:
+        """Standard error of theta_a - theta_b."""
         i, j = self._index(a), self._index(b)
         var = self.covariance[i, i] + self.covariance[j, j] - 2.0 * self.covariance[i, j]
-        z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+        return math.sqrt(max(float(var), 0.0))
+
+    def difference_ci(self, a: str, b: str, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Interval of theta_a - theta_b: anchor-free.
+
+        Wald (normal) from the sandwich covariance; with ``method="bootstrap"`` the percentile
+        interval of the refits' differences.
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        i, j = self._index(a), self._index(b)
         diff = float(self.ratings[i] - self.ratings[j])
-        half = z * math.sqrt(max(var, 0.0))
+        if self.replicates is not None:
+            tail = (1.0 - level) / 2.0
+            lo, hi = np.quantile(self.replicates[:, i] - self.replicates[:, j], [tail, 1.0 - tail])
+            return ConfidenceInterval(float(lo), float(hi))
+        z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+        half = z * self.difference_se(a, b)
         return ConfidenceInterval(diff - half, diff + half)
+
+    def difference_pvalue(self, a: str, b: str) -> float:
+        """Two-sided Wald p-value of theta_a = theta_b."""
+        se = self.difference_se(a, b)
+        diff = float(self.ratings[self._index(a)] - self.ratings[self._index(b)])
+        if se == 0.0:
+            return 1.0 if diff == 0.0 else 0.0
+        return float(special.ndtr(-abs(diff) / se) * 2.0)
+
+    def rating_ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Wald intervals of the centred ratings (they depend on the centring; prefer differences)."""
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+        half = z * np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        return ConfidenceInterval(self.ratings - half, self.ratings + half)
 
     def elo(self, scale: float = 400.0, base: float = 10.0, anchor: tuple[str, float] | None = None) -> np.ndarray:
         """Ratings on the Elo scale: scale / ln(base) x theta, shifted so that ``anchor`` = (model,
@@ -86,8 +132,78 @@ class BradleyTerryResult(Result):
         w = np.exp(self.ratings - self.ratings.max())
         return np.asarray(w / w.sum(), dtype=float)
 
+    def pairwise(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All pairs i < j (in ``models`` order): (i, j, difference theta_i - theta_j, its standard error)."""
+        i, j = np.triu_indices(len(self.models), k=1)
+        c = self.covariance
+        var = c[i, i] + c[j, j] - 2.0 * c[i, j]
+        return i, j, self.ratings[i] - self.ratings[j], np.sqrt(np.maximum(var, 0.0))
+
+    def simultaneous_critical_value(self, confidence_level: float | None = None, *, n_draws: int = 20000,
+                                    rng: Any = None) -> float:
+        """The max-t critical value c: P(max over all pairs |d_ij - delta_ij| / se_ij <= c) = level.
+
+        From the refits with ``method="bootstrap"`` (studentised by the bootstrap standard errors),
+        else from ``n_draws`` draws of N(0, covariance).
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        i, j, diff, se = self.pairwise()
+        safe = np.where(se > 0, se, np.inf)
+        if self.replicates is not None:
+            dev = self.replicates - self.ratings
+            stat = np.max(np.abs(dev[:, i] - dev[:, j]) / safe, axis=1)
+            return float(np.quantile(stat, level))
+        gen = as_rng(rng)
+        vals, vecs = np.linalg.eigh(self.covariance)
+        root = vecs * np.sqrt(np.maximum(vals, 0.0))
+        out = []
+        for start in range(0, n_draws, 2000):
+            z = gen.standard_normal((min(2000, n_draws - start), len(self.models))) @ root.T
+            out.append(np.max(np.abs(z[:, i] - z[:, j]) / safe, axis=1))
+        return float(np.quantile(np.concatenate(out), level))
+
+    def rank_intervals(self, *, method: str = "max-t", confidence_level: float | None = None,
+                       rng: Any = None) -> Any:
+        """Simultaneous rank intervals and tie groups (pandas, best model first).
+
+        A pair is *separated* when its difference is resolved simultaneously over all pairs:
+        ``"max-t"`` (|d| / se above the max-t critical value; exact family-wise level under the
+        normal approximation) or ``"holm"`` (Holm's step-down on the pairwise Wald p-values). A
+        model's rank interval runs from 1 + the number of models separated above it to M - the
+        number separated below it; the family-wise level of all intervals together is the
+        confidence level. Tie groups are maximal runs of models whose intervals overlap the
+        group's first member.
+        """
+        import pandas as pd
+
+        from .multiplicity import adjust_pvalues
+        from .regimes import tie_groups_and_rank_intervals
+
+        check_option(method, "method", ("max-t", "holm"))
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        order = np.argsort(-self.ratings, kind="stable")
+        rank_of = np.empty_like(order)
+        rank_of[order] = np.arange(order.size)
+        i, j, diff, se = self.pairwise()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(se > 0, np.abs(diff) / se, np.where(diff == 0, 0.0, np.inf))
+        if method == "max-t":
+            separated = z > self.simultaneous_critical_value(level, rng=rng)
+        else:
+            p = special.ndtr(-z) * 2.0
+            separated = adjust_pvalues(p, method="holm") <= 1.0 - level
+        ri, rj = rank_of[i], rank_of[j]
+        pair_idx = np.stack([np.minimum(ri, rj), np.maximum(ri, rj)], axis=1)
+        groups, intervals = tie_groups_and_rank_intervals(order.size, pair_idx, separated, "all")
+        group_of = {g: k + 1 for k, grp in enumerate(groups) for g in grp}
+        return pd.DataFrame({
+            "model": [self.models[k] for k in order], "rating": self.ratings[order],
+            "rank": np.arange(1, order.size + 1), "rank_low": [intervals[r][0] for r in range(order.size)],
+            "rank_high": [intervals[r][1] for r in range(order.size)],
+            "tie_group": [group_of[r] for r in range(order.size)]})
+
     def to_frame(self) -> Any:
-        """One row per model: rating, standard error, Elo, strength (pandas)."""
+        """One row per model, best first: rating, standard error, Elo, strength (pandas)."""
         import pandas as pd
 
         se = np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
@@ -96,35 +212,281 @@ class BradleyTerryResult(Result):
                                                                         ignore_index=True)
 
 
-def _battles(battles: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@dataclass
+class Battles:
+    """Battles encoded: model codes, outcome codes (0 a wins, 1 b wins, 2 tie), sorted model names."""
+
+    models: list[str]
+    ia: np.ndarray
+    ib: np.ndarray
+    outcome: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.outcome.size)
+
+
+def _column(battles: Any, name: str) -> np.ndarray:
+    return np.asarray(battles[name], dtype=object)
+
+
+def encode_battles(battles: Any) -> Battles:
+    """Check and encode a battles table (DataFrame or mapping with model_a, model_b, winner)."""
     try:
-        a = np.asarray(battles["model_a"], dtype=object)
-        b = np.asarray(battles["model_b"], dtype=object)
-        w = np.asarray(battles["winner"], dtype=object)
-    except (KeyError, TypeError, IndexError):
+        a, b, w = (_column(battles, c) for c in ("model_a", "model_b", "winner"))
+    except (KeyError, TypeError, IndexError, ValueError):
         msg = "battles need columns model_a, model_b and winner (model_a | model_b | tie)"
         raise DataError(msg) from None
     if not (a.shape == b.shape == w.shape) or a.ndim != 1:
         msg = "battles: model_a, model_b and winner must be 1-D columns of one length"
         raise DataError(msg)
-    return a, b, w
+    a = np.array([str(v) for v in a.tolist()], dtype=object)
+    b = np.array([str(v) for v in b.tolist()], dtype=object)
+    if (a == b).any():
+        row = int(np.argmax(a == b))
+        msg = f"battle {row}: a model against itself ({a[row]!r})"
+        raise DataError(msg)
+    outcome = np.full(a.size, -1, dtype=np.int8)
+    outcome[(w == "tie")] = 2
+    outcome[(w == "model_b") | (w == b)] = 1
+    outcome[(w == "model_a") | (w == a)] = 0
+    if (outcome < 0).any():
+        row = int(np.argmax(outcome < 0))
+        msg = f"battle {row}: winner {w[row]!r} is none of model_a, model_b, tie"
+        raise DataError(msg)
+    models, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
+    if models.size < 2:
+        msg = "battles between at least two models are needed"
+        raise DataError(msg)
+    return Battles(models=[str(m) for m in models], ia=codes[: a.size].astype(np.intp),
+                   ib=codes[a.size:].astype(np.intp), outcome=outcome)
 
 
-def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, confidence_level: float = 0.95,
-                  tol: float = 1e-12, max_iter: int = 200) -> BradleyTerryResult:
-    r"""Bradley-Terry ratings with a sandwich (optionally cluster-robust) covariance.
+@dataclass
+class Cells:
+    """Deduplicated outcome counts: per ordered pair (pi, pj), wins of pi, wins of pj, ties."""
+
+    m: int
+    pi: np.ndarray
+    pj: np.ndarray
+    counts: np.ndarray  # (pairs, 3)
+
+    @classmethod
+    def from_cell_counts(cls, m: int, cell_ids: np.ndarray, counts: np.ndarray) -> Cells:
+        """From per-cell counts (cell id = (pi * m + pj) * 3 + outcome)."""
+        pair = cell_ids // 3
+        uniq, inv = np.unique(pair, return_inverse=True)
+        table = np.zeros((uniq.size, 3))
+        np.add.at(table, (inv, cell_ids % 3), counts)
+        return cls(m=m, pi=uniq // m, pj=uniq % m, counts=table)
+
+
+def _score_terms(d: np.ndarray, tau: float | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Per pair: scores in d per outcome (pairs x 3), scores in tau per outcome (or None), and the
+    information blocks (pairs x 3: dd, d-tau, tau-tau) per battle.
+    """
+    if tau is None:  # ties = half a win: y in {1, 0, 1/2}
+        p = special.expit(d)
+        s_d = np.stack([1.0 - p, -p, 0.5 - p], axis=1)
+        info = np.stack([p * (1.0 - p), np.zeros_like(p), np.zeros_like(p)], axis=1)
+        return s_d, None, info
+    nu = math.exp(tau)
+    sh, ch = np.sinh(d / 2.0), np.cosh(d / 2.0)
+    den = 2.0 * ch + nu
+    base = sh / den
+    s_d = np.stack([0.5 - base, -0.5 - base, -base], axis=1)
+    s_t = np.stack([-nu / den, -nu / den, 1.0 - nu / den], axis=1)
+    info = np.stack([(0.5 * ch * den - sh * sh) / den**2, -sh * nu / den**2, nu * (den - nu) / den**2], axis=1)
+    return s_d, s_t, info
+
+
+def _loglik(cells: Cells, theta: np.ndarray, tau: float | None) -> float:
+    d = theta[cells.pi] - theta[cells.pj]
+    won, lost, tied = cells.counts.T
+    if tau is None:
+        return float(np.sum((won + 0.5 * tied) * -np.logaddexp(0.0, -d) + (lost + 0.5 * tied) * -np.logaddexp(0.0, d)))
+    log_den = np.logaddexp(np.logaddexp(d / 2.0, -d / 2.0), tau)
+    return float(np.sum(won * d / 2.0 - lost * d / 2.0 + tied * tau - (won + lost + tied) * log_den))
+
+
+def _information(cells: Cells, d: np.ndarray, tau: float | None) -> np.ndarray:
+    """Fisher information of (theta, [tau]) summed over battles (observed = expected here)."""
+    m = cells.m
+    size = m + (tau is not None)
+    _, _, info = _score_terms(d, tau)
+    n = cells.counts.sum(axis=1)
+    h = np.zeros((size, size))
+    wgt = n * info[:, 0]
+    np.add.at(h, (cells.pi, cells.pi), wgt)
+    np.add.at(h, (cells.pj, cells.pj), wgt)
+    np.add.at(h, (cells.pi, cells.pj), -wgt)
+    np.add.at(h, (cells.pj, cells.pi), -wgt)
+    if tau is not None:
+        cross = n * info[:, 1]
+        h[m, :m] = np.bincount(cells.pi, weights=cross, minlength=m) - np.bincount(cells.pj, weights=cross,
+                                                                                   minlength=m)
+        h[:m, m] = h[m, :m]
+        h[m, m] = float(np.sum(n * info[:, 2]))
+    return h
+
+
+def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int = 200) -> tuple[np.ndarray,
+                                                                                                  float | None]:
+    """The MLE (theta centred, log nu or None) by damped Newton steps on the sum-zero subspace.
+
+    Raises DataError when the MLE does not exist (a model that never wins or never loses, or a
+    comparison graph in pieces).
+    """
+    m = cells.m
+    theta, tau = np.zeros(m), (math.log(max(cells.counts[:, 2].sum(), 0.5) / max(cells.counts.sum(), 1.0))
+                               if davidson else None)
+    size_p = m + davidson
+    pin = np.zeros((size_p, size_p))
+    pin[:m, :m] = 1.0 / m  # fixes the free constant of theta
+    proj = np.eye(size_p)
+    proj[:m, :m] -= 1.0 / m
+    for _ in range(max_iter):
+        d = theta[cells.pi] - theta[cells.pj]
+        s_d, s_t, _ = _score_terms(d, tau)
+        g_pair = np.sum(cells.counts * s_d, axis=1)
+        grad = np.bincount(cells.pi, weights=g_pair, minlength=m) - np.bincount(cells.pj, weights=g_pair, minlength=m)
+        if s_t is not None:
+            grad = np.append(grad, np.sum(cells.counts * s_t))
+        step = proj @ np.linalg.lstsq(_information(cells, d, tau) + pin, grad, rcond=None)[0]
+        current = _loglik(cells, theta, tau)
+        size = 1.0
+        while size > 1e-8:
+            new_tau = None if tau is None else tau + size * float(step[m])
+            if _loglik(cells, theta + size * step[:m], new_tau) >= current - 1e-12 * abs(current):
+                break
+            size /= 2.0
+        theta = theta + size * step[:m]
+        if tau is not None:
+            tau += size * float(step[m])
+        if float(np.max(np.abs(size * step))) < tol:
+            break
+    else:
+        msg = ("Bradley-Terry did not converge: some model never wins or never loses, or the models do not "
+               "all connect through battles")
+        raise DataError(msg)
+    if not (np.all(np.isfinite(theta)) and np.max(np.abs(theta)) < 30):
+        msg = ("Bradley-Terry has no finite estimate: some model never wins or never loses, or the models do not "
+               "all connect through battles")
+        raise DataError(msg)
+    return theta - theta.mean(), tau
+
+
+def _cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
+    if cluster is None:
+        return None
+    if isinstance(cluster, str):
+        name = cluster
+        if name not in getattr(battles, "columns", battles) and f"{name}_id" in getattr(battles, "columns", battles):
+            name = f"{name}_id"
+        try:
+            cluster = battles[name]
+        except (KeyError, TypeError, IndexError):
+            msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
+            raise DataError(msg) from None
+    labels = np.asarray(cluster, dtype=object)
+    if labels.shape != (n,):
+        msg = f"`cluster` must have one label per battle ({n}); got shape {labels.shape}"
+        raise ValueError(msg)
+    _, groups = np.unique(np.array([str(v) for v in labels.tolist()]), return_inverse=True)
+    return np.asarray(groups, dtype=np.intp)
+
+
+def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
+              groups: np.ndarray | None) -> np.ndarray:
+    """H^-1 M H^-1 on the sum-zero subspace of theta (the tau row/column dropped)."""
+    m = cells.m
+    size = m + (tau is not None)
+    d = theta[cells.pi] - theta[cells.pj]
+    s_d, s_t, _ = _score_terms(d, tau)
+    if groups is None:  # one cluster per battle: sum over cells of count x s s'
+        cell_sd, cell_st = s_d.ravel(), (None if s_t is None else s_t.ravel())
+        wgt = cells.counts.ravel()
+        pi, pj = np.repeat(cells.pi, 3), np.repeat(cells.pj, 3)
+        rows = np.arange(wgt.size)
+        scores = np.zeros((wgt.size, size))
+        scores[rows, pi] = cell_sd
+        scores[rows, pj] = -cell_sd
+        if cell_st is not None:
+            scores[:, m] = cell_st
+        meat = (scores * wgt[:, None]).T @ scores
+    else:
+        g = int(groups.max()) + 1
+        pair_row = np.searchsorted(cells.pi * m + cells.pj, enc.ia * m + enc.ib)  # cells are sorted by pair
+        sd = s_d[pair_row, enc.outcome]
+        scores = np.zeros((g, size))
+        np.add.at(scores, (groups, enc.ia), sd)
+        np.add.at(scores, (groups, enc.ib), -sd)
+        if s_t is not None:
+            scores[:, m] = np.bincount(groups, weights=s_t[pair_row, enc.outcome], minlength=g)
+        meat = scores.T @ scores
+    h = _information(cells, d, tau)
+    pin = np.zeros((size, size))
+    pin[:m, :m] = 1.0 / m
+    proj = np.eye(size)
+    proj[:m, :m] -= 1.0 / m
+    h_inv = proj @ np.linalg.inv(h + pin) @ proj  # the generalised inverse on the sum-zero subspace
+    cov = h_inv @ meat @ h_inv
+    return np.asarray(cov[:m, :m], dtype=float)
+
+
+def _bootstrap(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_resamples: int,
+               gen: np.random.Generator, *, davidson: bool) -> np.ndarray:
+    """Refits on resampled battles (or whole clusters): rows of centred ratings (NaN: no finite MLE)."""
+    from scipy import sparse
+
+    m = len(enc.models)
+    uniq, inv = np.unique(cell_id, return_inverse=True)
+    out = np.full((n_resamples, m), np.nan)
+    if groups is None:
+        freq = np.bincount(inv).astype(float)
+        draws = gen.multinomial(enc.n, freq / freq.sum(), size=n_resamples).astype(float)
+    else:
+        g = int(groups.max()) + 1
+        by_group = sparse.csr_matrix((np.ones(enc.n), (groups, inv)), shape=(g, uniq.size))
+        weights = gen.multinomial(g, np.full(g, 1.0 / g), size=n_resamples).astype(float)
+        draws = np.asarray((sparse.csr_matrix(weights) @ by_group).todense())
+    for r in range(n_resamples):
+        keep = draws[r] > 0
+        try:
+            theta, _ = fit_cells(Cells.from_cell_counts(m, uniq[keep], draws[r, keep]), davidson=davidson,
+                                 max_iter=100)
+        except (DataError, np.linalg.LinAlgError):
+            continue
+        out[r] = theta
+    return out
+
+
+def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, method: str = "sandwich",  # noqa: PLR0913
+                  confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
+                  max_iter: int = 200) -> BradleyTerryResult:
+    r"""Bradley-Terry ratings with a sandwich (optionally cluster-robust) or bootstrap covariance.
 
     Parameters
     ----------
     battles : DataFrame or mapping of columns
         ``model_a``, ``model_b``, ``winner`` (``"model_a"``, ``"model_b"`` or ``"tie"``; the
-        winner's name is accepted too).
-    ties : {"half"}, default "half"
-        A tie counts as half a win for each side.
-    cluster : array_like, optional
-        One label per battle (prompt, voter): the covariance sums scores within clusters.
+        winner's name is accepted too), e.g. from :func:`llm_power.read_battles`.
+    ties : {"half", "davidson"}, default "half"
+        ``"half"``: a tie counts as half a win for each side. ``"davidson"``: Davidson's tie
+        model, with its tie parameter nu estimated (``tie_parameter``).
+    cluster : str or array_like, optional
+        A column of ``battles`` (``"question"`` finds ``question_id``; ``"judge"``) or one label
+        per battle: scores are summed within clusters (sandwich) or whole clusters resampled
+        (bootstrap), for votes that share a prompt or a voter.
+    method : {"sandwich", "bootstrap"}, default "sandwich"
+        ``"bootstrap"`` refits ``n_resamples`` resamples; the point estimate stays the full-data
+        MLE, the covariance is that of the refits, and ``difference_ci`` gives percentile intervals.
     confidence_level : float, default 0.95
-        Default level of :meth:`BradleyTerryResult.difference_ci`.
+        Default level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap refits (``method="bootstrap"``).
+    rng : seed or Generator, optional
+        For the bootstrap.
 
     Examples
     --------
@@ -135,172 +497,30 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, conf
     >>> res.models, [round(float(r), 3) for r in res.ratings]
     (['x', 'y', 'z'], [0.862, 0.446, -1.308])
     """
-    check_option(ties, "ties", ("half",))
+    check_option(ties, "ties", ("half", "davidson"))
+    check_option(method, "method", ("sandwich", "bootstrap"))
     confidence_level = check_confidence_level(confidence_level)
-    a, b, w = _battles(battles)
-    if (a == b).any():
-        row = int(np.argmax(a == b))
-        msg = f"battle {row}: a model against itself ({a[row]!r})"
-        raise DataError(msg)
-    y = np.where((w == "model_a") | (w == a), 1.0, np.where((w == "model_b") | (w == b), 0.0,
-                                                            np.where(w == "tie", 0.5, np.nan)))
-    if np.isnan(y).any():
-        row = int(np.argmax(np.isnan(y)))
-        msg = f"battle {row}: winner {w[row]!r} is none of model_a, model_b, tie"
-        raise DataError(msg)
-    models = sorted({str(m) for m in np.concatenate([a, b]).tolist()})
-    if len(models) < 2:
-        msg = "battles between at least two models are needed"
-        raise DataError(msg)
-    code = {m: k for k, m in enumerate(models)}
-    ia = np.array([code[str(m)] for m in a.tolist()], dtype=np.intp)
-    ib = np.array([code[str(m)] for m in b.tolist()], dtype=np.intp)
-    m = len(models)
-    # deduplicated: per ordered pair, battles and points won by the first model
-    key = ia * m + ib
-    uniq, inv = np.unique(key, return_inverse=True)
-    count = np.bincount(inv).astype(float)
-    points = np.bincount(inv, weights=y)
-    pi, pj = uniq // m, uniq % m
-    theta = _newton(pi, pj, count, points, m, tol=tol, max_iter=max_iter)
-    # sandwich: H = sum n p (1 - p) x x', scores (y - p) x per battle (summed within clusters)
-    p_pair = special.expit(theta[pi] - theta[pj])
-    h = np.zeros((m, m))
-    wgt = count * p_pair * (1.0 - p_pair)
-    np.add.at(h, (pi, pi), wgt)
-    np.add.at(h, (pj, pj), wgt)
-    np.add.at(h, (pi, pj), -wgt)
-    np.add.at(h, (pj, pi), -wgt)
-    resid = y - p_pair[inv]
-    n_clusters = None
-    if cluster is None:
-        groups, n_groups = np.arange(y.size), y.size
+    n_resamples = check_int_at_least(n_resamples, "n_resamples", 2)
+    enc = encode_battles(battles)
+    groups = _cluster_codes(cluster, battles, enc.n)
+    m = len(enc.models)
+    cell_id = (enc.ia * m + enc.ib) * 3 + enc.outcome
+    uniq, counts = np.unique(cell_id, return_counts=True)
+    cells = Cells.from_cell_counts(m, uniq, counts.astype(float))
+    davidson = ties == "davidson"
+    theta, tau = fit_cells(cells, davidson=davidson, tol=tol, max_iter=max_iter)
+    n_clusters = None if groups is None else int(groups.max()) + 1
+    replicates = None
+    if method == "sandwich":
+        cov = _sandwich(enc, cells, theta, tau, groups)
     else:
-        labels = np.asarray(cluster, dtype=object)
-        if labels.shape != y.shape:
-            msg = f"`cluster` must have one label per battle ({y.size}); got shape {labels.shape}"
-            raise ValueError(msg)
-        _, groups = np.unique(np.array([str(v) for v in labels.tolist()]), return_inverse=True)
-        n_groups = n_clusters = int(groups.max() + 1)
-    scores = np.zeros((n_groups, m))
-    np.add.at(scores, (groups, ia), resid)
-    np.add.at(scores, (groups, ib), -resid)
-    meat = scores.T @ scores
-    # theta is identified up to a constant: invert on the sum-zero subspace (centred ratings)
-    centre = np.eye(m) - 1.0 / m
-    h_inv = np.linalg.pinv(h, hermitian=True)
-    cov = centre @ h_inv @ meat @ h_inv @ centre
-    return BradleyTerryResult(models=models, ratings=theta - theta.mean(), covariance=cov, n_battles=int(y.size),
-                              n_clusters=n_clusters, confidence_level=confidence_level)
-
-
-def _newton(pi: np.ndarray, pj: np.ndarray, count: np.ndarray, points: np.ndarray, m: int, *, tol: float,
-            max_iter: int) -> np.ndarray:
-    """The MLE of theta (mean 0) by damped Newton steps on the sum-zero subspace."""
-    theta = np.zeros(m)
-    centre = np.eye(m) - 1.0 / m
-
-    def loglik(t: np.ndarray) -> float:
-        d = t[pi] - t[pj]
-        return float(np.sum(points * -np.logaddexp(0.0, -d) + (count - points) * -np.logaddexp(0.0, d)))
-
-    for _ in range(max_iter):
-        p = special.expit(theta[pi] - theta[pj])
-        g_pair = points - count * p
-        grad = np.bincount(pi, weights=g_pair, minlength=m) - np.bincount(pj, weights=g_pair, minlength=m)
-        wgt = count * p * (1.0 - p)
-        h = np.zeros((m, m))
-        np.add.at(h, (pi, pi), wgt)
-        np.add.at(h, (pj, pj), wgt)
-        np.add.at(h, (pi, pj), -wgt)
-        np.add.at(h, (pj, pi), -wgt)
-        step = centre @ np.linalg.lstsq(h + np.ones((m, m)) / m, grad, rcond=None)[0]
-        current = loglik(theta)
-        size = 1.0
-        while size > 1e-8 and loglik(theta + size * step) < current - 1e-12 * abs(current):
-            size /= 2.0
-        theta = theta + size * step
-        if float(np.max(np.abs(size * step))) < tol:
-            break
-    else:  # pragma: no cover - a disconnected comparison graph or a model that never loses
-        msg = ("Bradley-Terry did not converge: some model never wins or never loses, or the models do not "
-               "all connect through battles")
-        raise DataError(msg)
-    return np.asarray(theta - theta.mean(), dtype=float)
-
-
-@dataclass(frozen=True)
-class AgreementResult(Result):
-    """Result of :func:`judge_agreement`: point estimates and bootstrap percentile intervals
-    (items resampled) of percent agreement, Cohen's kappa and Krippendorff's alpha (nominal).
-    """
-
-    n: int
-    agreement: float
-    kappa: float
-    alpha: float
-    agreement_ci: ConfidenceInterval
-    kappa_ci: ConfidenceInterval
-    alpha_ci: ConfidenceInterval
-    categories: list[str]
-    confidence_level: float
-
-    _repr_fields: ClassVar[tuple[str, ...]] = ("n", "agreement", "kappa", "alpha")
-
-
-def _agreement_stats(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(agreement, Cohen's kappa, Krippendorff's nominal alpha) of (B x K x K) contingency tables."""
-    n = table.sum(axis=(1, 2))
-    observed = np.trace(table, axis1=1, axis2=2) / n
-    rows, cols = table.sum(axis=2) / n[:, None], table.sum(axis=1) / n[:, None]
-    expected = np.sum(rows * cols, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = (observed - expected) / (1.0 - expected)
-        # Krippendorff: coincidences of the 2n pairable values; D_o = 1 - agreement,
-        # D_e = 1 - sum_c n_c (n_c - 1) / (2n (2n - 1)) with n_c the category's count over both raters
-        n_c = (rows + cols) * n[:, None]
-        total = 2.0 * n
-        d_e = 1.0 - np.sum(n_c * (n_c - 1.0), axis=1) / (total * (total - 1.0))
-        alpha = 1.0 - (1.0 - observed) / d_e
-    return observed, kappa, alpha
-
-
-def judge_agreement(labels_a: Any, labels_b: Any, *, confidence_level: float = 0.95, n_resamples: int = 2000,
-                    rng: Any = None) -> AgreementResult:
-    """Agreement of two judges (or a judge and the human majority) labelling the same items:
-    percent agreement, Cohen's kappa and Krippendorff's alpha (nominal; "tie" is a category like
-    any other), with percentile intervals from resampling items.
-
-    Examples
-    --------
-    >>> from llm_power import judge_agreement
-    >>> a = ["model_a", "model_b", "tie", "model_a", "model_b", "model_a"] * 20
-    >>> b = ["model_a", "model_b", "tie", "model_b", "model_b", "model_a"] * 20
-    >>> res = judge_agreement(a, b, rng=0)
-    >>> round(res.agreement, 4), round(res.kappa, 4)
-    (0.8333, 0.7391)
-    """
-    from ._validation import as_rng, check_int_at_least
-
-    level = check_confidence_level(confidence_level)
-    n_resamples = check_int_at_least(n_resamples, "n_resamples", 0)
-    x = np.array([str(v) for v in np.asarray(labels_a, dtype=object).tolist()], dtype=object)
-    y = np.array([str(v) for v in np.asarray(labels_b, dtype=object).tolist()], dtype=object)
-    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
-        msg = f"labels_a and labels_b must be two 1-D label sequences of one length (>= 2); got {x.shape}, {y.shape}"
-        raise ValueError(msg)
-    categories = sorted(set(x.tolist()) | set(y.tolist()))
-    code = {c: k for k, c in enumerate(categories)}
-    k = len(categories)
-    cell = np.array([code[v] for v in x.tolist()]) * k + np.array([code[v] for v in y.tolist()])
-    table = np.bincount(cell, minlength=k * k).reshape(1, k, k).astype(float)
-    agree, kappa, alpha = (float(v[0]) for v in _agreement_stats(table))
-    tail = (1.0 - level) / 2.0
-    cis = [ConfidenceInterval(math.nan, math.nan)] * 3
-    if n_resamples:
-        gen = as_rng(rng)
-        counts = gen.multinomial(x.size, table.ravel() / x.size, size=n_resamples).reshape(n_resamples, k, k)
-        boot = _agreement_stats(counts.astype(float))
-        cis = [ConfidenceInterval(*(float(q) for q in np.nanquantile(b, [tail, 1.0 - tail]))) for b in boot]
-    return AgreementResult(n=int(x.size), agreement=agree, kappa=kappa, alpha=alpha, agreement_ci=cis[0],
-                           kappa_ci=cis[1], alpha_ci=cis[2], categories=categories, confidence_level=level)
+        reps = _bootstrap(enc, cell_id, groups, n_resamples, as_rng(rng), davidson=davidson)
+        replicates = reps[np.all(np.isfinite(reps), axis=1)]
+        if replicates.shape[0] < 2:
+            msg = "bootstrap: fewer than two resamples had a finite Bradley-Terry fit"
+            raise DataError(msg)
+        cov = np.cov(replicates, rowvar=False)
+    return BradleyTerryResult(models=enc.models, ratings=theta, covariance=cov, n_battles=enc.n,
+                              n_clusters=n_clusters, confidence_level=confidence_level, ties=ties,
+                              tie_parameter=None if tau is None else math.exp(tau), method=method,
+                              replicates=replicates)

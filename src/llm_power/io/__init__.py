@@ -1,6 +1,7 @@
 """Readers: turn result files into aligned per-item score arrays. Errors name file, record, field."""
 
 from .align import Aligned, align_results
+from .battles import read_battles
 from .harness import FORMATS, Record, detect_format, iter_records, read_results
 from .plain import ItemScores, read_item_scores, read_wide_matrix
 
@@ -12,6 +13,7 @@ __all__ = [
     "align_results",
     "detect_format",
     "iter_records",
+    "read_battles",
     "read_item_scores",
     "read_results",
     "read_wide_matrix",

@@ -1,0 +1,225 @@
+"""Read pairwise battles: arena logs (CSV / JSONL / JSON / Parquet), MT-Bench ``*_pair.jsonl``
+judgments and AlpacaEval ``annotations.json``, into one long table.
+
+Columns of the result (pandas): ``model_a``, ``model_b``, ``winner`` (model_a | model_b | tie),
+``question_id``, ``judge``, plus ``g1_winner`` / ``g2_winner`` when every verdict was given in both
+presentation orders (MT-Bench), ``turn`` (MT-Bench), ``preference`` (AlpacaEval: in [0, 1], the
+share of the win that goes to model_b, the evaluated model; the baseline is model_a) and
+``source`` (file). Extra columns of a plain battle log are kept. Errors name the file, the
+record and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+
+__all__ = ["read_battles"]
+
+_WINNERS = {"model_a": "model_a", "model_b": "model_b", "tie": "tie", "tie (bothbad)": "tie", "a": "model_a",
+            "b": "model_b", "model_1": "model_a", "model_2": "model_b"}
+_SWAP = {"model_1": "model_a", "model_2": "model_b", "tie": "tie"}
+
+
+def _kind(path: Path, first: Any) -> str:  # noqa: D103
+    if isinstance(first, dict):
+        if {"model_1", "model_2", "g1_winner", "g2_winner"} <= first.keys():
+            return "mtbench"
+        if {"generator_1", "generator_2", "preference"} <= first.keys():
+            return "alpaca_eval"
+        if {"model_a", "model_b", "winner"} <= first.keys():
+            return "log"
+        keys = ", ".join(sorted(map(str, first.keys()))[:12])
+        msg = ("not a battle log: expected model_a/model_b/winner (arena log), model_1/model_2/g1_winner/g2_winner "
+               f"(MT-Bench *_pair.jsonl) or generator_1/generator_2/preference (AlpacaEval); has {keys}")
+        raise DataError(msg, file=str(path))
+    msg = "not a battle log (no records)"
+    raise DataError(msg, file=str(path))
+
+
+def _records(path: Path) -> Iterator[tuple[Any, dict[Any, Any]]]:
+    from .plain import _records as plain_records
+    from .plain import plain_suffix
+
+    if plain_suffix(path) == ".parquet":
+        import pandas as pd
+
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+            msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
+            raise DataError(msg, file=str(path)) from None
+        for k, row in enumerate(frame.to_dict(orient="records"), start=1):
+            yield f"row {k}", row
+        return
+    yield from plain_records(path)
+
+
+def _text(value: Any, *, file: str, record: Any, field: str) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        msg = "is missing"
+        raise DataError(msg, file=file, record=record, field=field)
+    if isinstance(value, (list, tuple)):  # MT-Bench: judge = [model, prompt name]
+        value = value[0] if value else ""
+    text = str(value).strip()
+    if not text:
+        msg = "is empty"
+        raise DataError(msg, file=file, record=record, field=field)
+    return text
+
+
+def _log_row(rec: dict[str, Any], file: str, record: Any) -> dict[str, Any]:
+    row = dict(rec)
+    a = _text(rec.get("model_a"), file=file, record=record, field="model_a")
+    b = _text(rec.get("model_b"), file=file, record=record, field="model_b")
+    raw = _text(rec.get("winner"), file=file, record=record, field="winner")
+    winner = _WINNERS.get(raw.lower(), "model_a" if raw == a else "model_b" if raw == b else None)
+    if winner is None:
+        msg = f"{raw!r} is none of model_a, model_b, tie (or either model's name)"
+        raise DataError(msg, file=file, record=record, field="winner")
+    row.update(model_a=a, model_b=b, winner=winner)
+    for g in ("g1_winner", "g2_winner"):
+        if g in rec and rec[g] not in (None, ""):
+            value = _WINNERS.get(str(rec[g]).strip().lower())
+            if value is None:
+                msg = f"{rec[g]!r} is none of model_a, model_b, tie"
+                raise DataError(msg, file=file, record=record, field=g)
+            row[g] = value
+    return row
+
+
+def _mtbench_row(rec: dict[str, Any], file: str, record: Any) -> dict[str, Any] | None:
+    a = _text(rec.get("model_1"), file=file, record=record, field="model_1")
+    b = _text(rec.get("model_2"), file=file, record=record, field="model_2")
+    g = []
+    for field in ("g1_winner", "g2_winner"):
+        raw = _text(rec.get(field), file=file, record=record, field=field).lower()
+        if raw == "error":
+            return None
+        if raw not in _SWAP:
+            msg = f"{raw!r} is none of model_1, model_2, tie, error"
+            raise DataError(msg, file=file, record=record, field=field)
+        g.append(_SWAP[raw])
+    qid = rec.get("question_id", rec.get("id"))
+    return {"model_a": a, "model_b": b, "winner": g[0] if g[0] == g[1] else "tie",
+            "question_id": _text(qid, file=file, record=record, field="question_id"),
+            "judge": _text(rec.get("judge", "judge"), file=file, record=record, field="judge"),
+            "turn": rec.get("turn"), "g1_winner": g[0], "g2_winner": g[1]}
+
+
+def _alpaca_row(rec: dict[str, Any], file: str, record: Any) -> dict[str, Any] | None:
+    a = _text(rec.get("generator_1"), file=file, record=record, field="generator_1")
+    b = _text(rec.get("generator_2"), file=file, record=record, field="generator_2")
+    raw = rec.get("preference")
+    if raw is None or (isinstance(raw, float) and raw != raw):
+        return None  # not annotated (AlpacaEval leaves a few null)
+    try:
+        pref = float(raw)
+    except (TypeError, ValueError):
+        msg = f"{raw!r} is not a number in [1, 2]"
+        raise DataError(msg, file=file, record=record, field="preference") from None
+    if not 1.0 <= pref <= 2.0:
+        msg = f"{pref!r} is outside [1, 2] (1 = generator_1 preferred, 2 = generator_2, 1.5 = tie)"
+        raise DataError(msg, file=file, record=record, field="preference")
+    instruction = rec.get("instruction")
+    qid = rec.get("question_id", rec.get("instruction_id"))
+    if qid is None and instruction is not None:
+        qid = hashlib.sha1(str(instruction).encode("utf-8")).hexdigest()  # noqa: S324 - an id, not security
+    winner = "model_b" if pref > 1.5 else "model_a" if pref < 1.5 else "tie"
+    return {"model_a": a, "model_b": b, "winner": winner, "preference": pref - 1.0,
+            "question_id": "" if qid is None else str(qid),
+            "judge": str(rec.get("annotator", "judge")), "dataset": rec.get("dataset")}
+
+
+def _read_one(path: Path) -> tuple[list[dict[str, Any]], int]:
+    rows: list[dict[str, Any]] = []
+    dropped = 0
+    kind = None
+    file = str(path)
+    for record, rec in _records(path):
+        if kind is None:
+            kind = _kind(path, rec)
+        where = record if isinstance(record, str) else f"line {record}" if path.suffix != ".json" else record
+        if kind == "log":
+            row: dict[str, Any] | None = _log_row(rec, file, where)
+        elif kind == "mtbench":
+            row = _mtbench_row(rec, file, where)
+        else:
+            row = _alpaca_row(rec, file, where)
+        if row is None:
+            dropped += 1
+            continue
+        if row["model_a"] == row["model_b"] and kind != "alpaca_eval":
+            msg = f"a model against itself ({row['model_a']!r})"
+            raise DataError(msg, file=file, record=where, field="model_b")
+        row["source"] = path.name
+        rows.append(row)
+    if kind is None:
+        msg = "no battles in this file"
+        raise DataError(msg, file=file)
+    return rows, dropped
+
+
+def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
+    r"""Read battle logs and judge verdicts into one long table (pandas DataFrame).
+
+    Formats (detected per file from its first record): an arena log with ``model_a``,
+    ``model_b``, ``winner`` (``model_a`` | ``model_b`` | ``tie`` | ``tie (bothbad)`` or a model's
+    name; optional ``question_id``, ``judge``, ``g1_winner``, ``g2_winner``, anything else kept) as
+    CSV/TSV, JSONL, a JSON array or Parquet (optionally .gz); MT-Bench ``*_pair.jsonl``
+    (``model_1``, ``model_2``, ``g1_winner``, ``g2_winner``: FastChat's rule, a verdict that flips
+    with the order is a tie; records whose judge output failed to parse — ``error`` — are dropped
+    and counted in ``frame.attrs["n_dropped"]``); AlpacaEval ``annotations.json``
+    (``generator_1`` is the baseline = model_a, ``generator_2`` the model = model_b;
+    ``preference`` 1..2 becomes ``preference - 1`` in [0, 1]; unannotated rows are dropped).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from llm_power.io import read_battles
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "gpt-4_pair.jsonl").write_text(
+    ...     '{"question_id": 81, "model_1": "x", "model_2": "y", "g1_winner": "model_1", '
+    ...     '"g2_winner": "model_1", "judge": ["gpt-4", "pair-v2"], "turn": 1}\n'
+    ...     '{"question_id": 82, "model_1": "x", "model_2": "y", "g1_winner": "model_1", '
+    ...     '"g2_winner": "model_2", "judge": ["gpt-4", "pair-v2"], "turn": 1}\n')
+    >>> read_battles(folder / "gpt-4_pair.jsonl")[["question_id", "winner", "g1_winner", "g2_winner"]]
+      question_id   winner g1_winner g2_winner
+    0          81  model_a   model_a   model_a
+    1          82      tie   model_a   model_b
+    """
+    import pandas as pd
+
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    if not items:
+        msg = "no battle files given"
+        raise DataError(msg)
+    rows: list[dict[str, Any]] = []
+    dropped = 0
+    for raw in items:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and (
+                p.name.endswith(("_pair.jsonl", "annotations.json"))))
+            if not found:
+                msg = "no battle files in this folder (*_pair.jsonl, annotations.json); give the files"
+                raise DataError(msg, file=str(path))
+        else:
+            found = [path]
+        for p in found:
+            got, n_drop = _read_one(p)
+            rows.extend(got)
+            dropped += n_drop
+    frame = pd.DataFrame(rows)
+    for column in ("question_id", "judge"):
+        if column not in frame.columns:
+            frame[column] = ""
+        frame[column] = frame[column].fillna("").astype(str)
+    front = ["model_a", "model_b", "winner", "question_id", "judge"]
+    frame = frame[front + [c for c in frame.columns if c not in front]]
+    frame.attrs["n_dropped"] = dropped
+    return frame

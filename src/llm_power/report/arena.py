@@ -1,0 +1,197 @@
+"""Arena resolution report: terminal, Markdown and self-contained HTML views of an
+:class:`~llm_power.ArenaDiagnosis`. Every rendering shows the same rows and the same words.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import __version__
+from ..arena import ArenaDiagnosis
+from .terminal import safe_text
+
+__all__ = ["arena_header", "arena_legend", "arena_rows", "arena_sentences", "rank_rows", "render_arena_html",
+           "render_arena_markdown"]
+
+MAX_TABLE_PAIRS = 40
+
+
+def _fmt_n(value: float) -> str:
+    if not math.isfinite(value):
+        return "∞"
+    return f"{math.ceil(value):,}"
+
+
+def _strictest(diag: ArenaDiagnosis) -> tuple[str, str]:
+    """(label, suffix) of the regime with the most unresolved pairs (the last such regime wins ties)."""
+    counts = diag.unresolved()
+    label = max(counts, key=lambda k: (counts[k], list(counts).index(k)))
+    suffix = {"IID": "", "cluster": "_cluster", "anytime": "_anytime"}.get(label, "_corrected")
+    return label, suffix
+
+
+def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
+    """The ranking table: model, Elo, rank, simultaneous rank interval, tie group."""
+    r = diag.ranks
+    return [[str(r["model"][k]), f"{r['elo'][k]:.1f}", str(r["rank"][k]),
+             f"{r['rank_low'][k]}–{r['rank_high'][k]}" if r["rank_low"][k] != r["rank_high"][k]
+             else str(r["rank_low"][k]),
+             str(r["tie_group"][k])] for k in range(len(r["model"]))]
+
+
+def arena_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every table helper
+    """Column names of the pairs table (terminal, Markdown and HTML alike); :func:`arena_legend` says
+    which regime each column is computed under.
+    """
+    return ["A", "B", "gap (Elo)", "interval", "p", "battles", "N*", "q", "resolved"]
+
+
+def arena_legend(diag: ArenaDiagnosis) -> str:
+    """What the pairs table's columns are (the same sentence under every rendering)."""
+    label, _ = _strictest(diag)
+    clustered = "se_cluster" in diag.columns
+    level = f"{100 * diag.settings['confidence_level']:g}%"
+    return (f"gap: A − B in Elo points; interval: {level}{', cluster-robust' if clustered else ''}; p: Wald test"
+            f"{' (cluster-robust)' if clustered else ''}; battles: between A and B; N*: battles in the whole arena "
+            f"needed to separate the pair ({label}, the strictest regime) if new battles are spread over pairs as "
+            f"these were; q = N/N*; resolved (q ≥ 1 and the test rejects) under "
+            f"{' · '.join(name for name, _ in diag.regimes())}.")
+
+
+def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: int | None = None) -> list[list[str]]:
+    """Rows of the pairs table: names, gap, interval, p (cluster-robust when clustered), direct
+    battles, N* and q of the strictest regime, and a mark per regime.
+    """
+    from .._format import unique_short_names
+
+    c = diag.columns
+    _, suffix = _strictest(diag)
+    low = c.get("ci_low_elo_cluster", c["ci_low_elo"])
+    high = c.get("ci_high_elo_cluster", c["ci_high_elo"])
+    p = c.get("pvalue_cluster", c["pvalue"])
+    short = dict.fromkeys(diag.models)
+    for name, cut in zip(diag.models, unique_short_names(diag.models, name_width) if name_width else diag.models,
+                         strict=True):
+        short[name] = cut
+    rows = []
+    for k in range(diag.n_pairs if limit is None else min(limit, diag.n_pairs)):
+        marks = " ".join("✓" if c[col][k] else "✗" for _, col in diag.regimes())
+        rows.append([str(short[c["model_a"][k]]), str(short[c["model_b"][k]]), f"{c['gap_elo'][k]:+.1f}",
+                     f"[{low[k]:.1f}, {high[k]:.1f}]", f"{p[k]:.2g}", f"{int(c['battles'][k]):,}",
+                     _fmt_n(float(c[f"n_star{suffix}"][k])), f"{float(c[f'q{suffix}'][k]):.2f}", marks])
+    return rows
+
+
+def arena_sentences(diag: ArenaDiagnosis) -> list[str]:
+    """The verdict in words, one sentence per regime, then the next step."""
+    n_pairs = diag.n_pairs
+    words = "adjacent pairs" if diag.settings["pairs"] == "adjacent" else "pairs"
+    out = []
+    for label, count in diag.unresolved().items():
+        out.append(f"{count} of {n_pairs} {words} unresolved ({label}).")
+    label, suffix = _strictest(diag)
+    need = np.asarray(diag.columns[f"n_star{suffix}"], dtype=float)
+    resolved = np.asarray(diag.columns[dict(diag.regimes())[label]], dtype=bool)
+    todo = need[~resolved]
+    finite = todo[np.isfinite(todo)]
+    if todo.size == 0:
+        out.append(f"Every displayed gap is separated ({label}).")
+    elif finite.size:
+        out.append(f"Separating every unresolved gap ({label}) takes about {_fmt_n(float(finite.max()))} battles in "
+                   f"the arena (now {diag.n_battles:,}), if new battles are spread over pairs as these were"
+                   + (f"; {todo.size - finite.size} gap(s) are exactly 0 and never separate." if finite.size < todo.size
+                      else "."))
+    return out
+
+
+def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolution report") -> str:
+    """GitHub-flavoured Markdown: the verdict sentences and the pairs table (names escaped)."""
+    from .markdown import md_prose, md_text
+
+    lines = [f"## {md_text(title)}", "", f"{len(diag.models)} models, {diag.n_battles:,} battles.", ""]
+    lines += [f"- {md_prose(s)}" for s in arena_sentences(diag)]
+    header = arena_header(diag)
+    lines += ["", "| " + " | ".join(md_prose(h) for h in header) + " |",
+              "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
+    lines += ["| " + " | ".join(md_text(cell) if i < 2 else cell for i, cell in enumerate(row)) + " |"
+              for row in arena_rows(diag)]
+    return "\n".join([*lines, "", md_prose(arena_legend(diag))]) + "\n"
+
+
+def _forest(diag: ArenaDiagnosis, limit: int) -> str:
+    import matplotlib
+
+    from .._format import unique_short_names
+    from .html import BAD, OK, _subplots, _svg
+
+    c = diag.columns
+    k = min(limit, diag.n_pairs)
+    names = unique_short_names([f"{a} − {b}" for a, b in zip(c["model_a"][:k], c["model_b"][:k], strict=True)], 48)
+    low = np.asarray(c.get("ci_low_elo_cluster", c["ci_low_elo"]))[:k]
+    high = np.asarray(c.get("ci_high_elo_cluster", c["ci_high_elo"]))[:k]
+    gap = np.asarray(c["gap_elo"])[:k]
+    label, _ = _strictest(diag)
+    resolved = np.asarray(c[dict(diag.regimes())[label]], dtype=bool)[:k]
+    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "llm-power"}):
+        fig, ax = _subplots(7.5, 0.9 + 0.38 * k)
+        y = np.arange(k)[::-1]
+        colours = [OK if r else BAD for r in resolved]
+        ax.hlines(y, low, high, colors=colours, linewidth=2)
+        ax.scatter(gap, y, color=colours, zorder=3, s=22)
+        ax.axvline(0.0, color="#57606a", linestyle="--", linewidth=1)
+        ax.set_yticks(y, [safe_text(n) for n in names])
+        ax.set_xlabel("rating gap, Elo points")
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        return _svg(fig, f"Forest plot of {k} rating gaps with intervals; blue resolved ({label}), orange not")
+
+
+def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution report", source: str = "",
+                      note: str = "") -> str:
+    """One self-contained HTML page (inline CSS and SVG; nothing fetched)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    s = diag.settings
+    level = f"{100 * s['confidence_level']:g}%"
+    models = [{"rank": r[2], "name": r[0], "elo": r[1], "ranks": r[3], "group": r[4]} for r in rank_rows(diag)]
+    cards = [{"num": f"{diag.n_battles:,}", "label": f"battles × {len(diag.models)} models"}]
+    cards += [{"num": f"{n} / {diag.n_pairs}", "label": f"unresolved ({label})"}
+              for label, n in diag.unresolved().items()]
+    header = arena_header(diag)
+    rows = [[(cell, "l" if i < 2 else "") for i, cell in enumerate(row)] for row in arena_rows(diag, MAX_TABLE_PAIRS)]
+    clustered = s.get("n_clusters") is not None
+    explanations = [
+        {"title": "Rating gaps and their intervals",
+         "text": "Bradley–Terry fits P(A beats B) = 1/(1 + exp(−(θA − θB))) to every battle at once; a tie counts as "
+                 "half a win for each side" + (" (Davidson's tie model)" if s["ties"] == "davidson" else "") + ". "
+                 "The gap of two ratings needs no anchor; its standard error is the sandwich (robust) one"
+                 + (", summed within clusters of battles that share a prompt or voter" if clustered else "") + "."},
+        {"title": "N* and q",
+         "text": "The variance of a gap shrinks like 1/N when the arena grows with the same mix of pairs (and the same "
+                 "cluster structure), so N* = (z(1−α/2) + z(power))² × N × se² / gap². q = N/N* < 1: the arena is too "
+                 "small to separate that gap reliably even if it is real."},
+        {"title": f"{s['correction_label']}, cluster and anytime regimes",
+         "text": f"{s['correction_label']}: the family of {diag.n_pairs} pairs is tested together. "
+                 + ("Cluster: battles on one prompt (or by one voter) are not independent; their cluster-robust "
+                    "variance replaces the IID one. " if clustered else "")
+                 + "Anytime: a live arena is looked at again and again; the normal-mixture boundary "
+                   f"(z = {s['z_anytime']:.2f} instead of {s['z_fixed']:.2f}) keeps the error "
+                   "rate valid however often you look."},
+    ]
+    env = Environment(loader=PackageLoader("llm_power.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
+    env.filters["visible"] = safe_text
+    settings = (f"alpha = {s['alpha']:g}, power = {s['power']:g}, pairs = {s['pairs']}, ties = {s['ties']}, "
+                f"correction = {s['correction']}" + (f", {s['n_clusters']} clusters" if clustered else ""))
+    return env.get_template("arena.html.j2").render(
+        title=title, subtitle=f"{len(diag.models)} models, {diag.n_battles:,} battles; {diag.n_pairs} "
+                              f"{'adjacent pairs' if s['pairs'] == 'adjacent' else 'pairs'}.",
+        version=__version__, cards=cards, sentences=arena_sentences(diag), note=note, models=models, level=level,
+        cov_note=", cluster-robust" if clustered else "", pair_kind="adjacent" if s["pairs"] == "adjacent" else "all",
+        forest=_forest(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if clustered else "",
+        shown_pairs=len(rows), n_pairs=diag.n_pairs, pair_header=header, pair_rows=rows, legend=arena_legend(diag),
+        strictest=_strictest(diag)[0],
+        explanations=explanations,
+        source=source or "an in-memory table", settings=settings)

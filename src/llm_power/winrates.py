@@ -1,0 +1,220 @@
+"""Win rates against a baseline (AlpacaEval, judge A/B tests) and paired comparisons of two
+models' win rates on the same instructions.
+
+A preference is a number in [0, 1] per judged instruction: 1 = the model's output preferred,
+0 = the baseline's, 1/2 = a tie; continuous values (a judge's probability) are allowed. The win
+rate is their mean. Its standard error is the plain one (sd with ddof = 1 over sqrt(n), what the
+AlpacaEval leaderboard prints) or cluster-robust when several judgments share a prompt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import stats
+
+from ._results import ConfidenceInterval, Result
+from ._validation import check_confidence_level, check_option
+from .errors import DataError
+
+__all__ = ["WinRateComparison", "WinRateResult", "compare_win_rates", "win_rate"]
+
+
+@dataclass(frozen=True, repr=False)
+class WinRateResult(Result):
+    """Result of :func:`win_rate`.
+
+    ``estimate`` in [0, 1]; ``standard_error``; ``n`` preferences used (after dropping missing
+    ones and, with ``ties="exclude"``, ties); ``n_clusters`` when clustered; ``method`` of the
+    interval (``"wilson"``, ``"exact"``, ``"t"`` or ``"cluster-t"``); ``df`` of the t interval.
+    """
+
+    estimate: float
+    standard_error: float
+    n: int
+    n_ties: int
+    n_clusters: int | None
+    method: str
+    df: float | None
+    confidence_level: float
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("estimate", "standard_error", "n", "method")
+
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Interval of the win rate (``method``; Wilson and exact for 0/1 preferences)."""
+        from .intervals import proportion_ci
+
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        if self.method in {"wilson", "exact"}:
+            k = round(self.estimate * self.n)
+            lo, hi = proportion_ci(k, self.n, confidence_level=level,
+                                   method="wilson" if self.method == "wilson" else "clopper_pearson")
+            return ConfidenceInterval(float(lo), float(hi))
+        df = self.df if self.df is not None else math.inf
+        half = float(stats.t.isf((1.0 - level) / 2.0, df)) * self.standard_error
+        return ConfidenceInterval(max(0.0, self.estimate - half), min(1.0, self.estimate + half))
+
+
+def _preferences(values: Any, name: str = "preferences") -> np.ndarray:
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1:
+        msg = f"{name} must be 1-D (one preference per judged instruction); got shape {x.shape}"
+        raise ValueError(msg)
+    bad = np.isfinite(x) & ((x < 0) | (x > 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        msg = (f"{name}[{i}] = {float(x[i])!r} is outside [0, 1] (1 = the model wins, 1/2 = tie; "
+               "AlpacaEval's 1-2 scale: subtract 1)")
+        raise DataError(msg)
+    return x
+
+
+def _clustered_se(x: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
+    """CR1 standard error of the mean and the number of clusters."""
+    _, codes = np.unique(groups, return_inverse=True)
+    g = int(codes.max()) + 1
+    sums = np.bincount(codes, weights=x - x.mean(), minlength=g)
+    if g < 2:
+        msg = "a clustered win rate needs at least two clusters"
+        raise DataError(msg)
+    return math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / x.size, g
+
+
+def _cluster_labels(cluster: Any, size: int) -> np.ndarray | None:
+    if cluster is None:
+        return None
+    labels = np.array([str(v) for v in np.asarray(cluster, dtype=object).tolist()], dtype=object)
+    if labels.shape != (size,):
+        msg = f"`cluster` must have one label per preference ({size}); got shape {labels.shape}"
+        raise ValueError(msg)
+    return labels
+
+
+def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, method: str = "auto",
+             confidence_level: float = 0.95) -> WinRateResult:
+    """Win rate against a baseline with a standard error and interval.
+
+    Parameters
+    ----------
+    preferences : array_like of float in [0, 1]
+        1 = the model preferred, 0 = the baseline, 1/2 = tie, anything between for a judge's
+        probability; NaN = not judged (dropped).
+    ties : {"half", "exclude"}, default "half"
+        ``"exclude"`` drops exact ties (1/2) before averaging.
+    cluster : array_like, optional
+        One label per preference (the prompt when several judgments or samples share it):
+        cluster-robust (CR1) standard error, t interval on G - 1 degrees of freedom.
+    method : {"auto", "wilson", "exact", "t"}, default "auto"
+        ``"auto"``: Wilson for 0/1 preferences without clusters, else t (n - 1 df; the interval is
+        clipped to [0, 1]). ``"exact"``: Clopper-Pearson (0/1 preferences only).
+
+    Examples
+    --------
+    AlpacaEval's published win rate is 100 x this estimate, its standard error 100 x this one:
+
+    >>> from llm_power import win_rate
+    >>> res = win_rate([1, 0, 0.5, 1, 0.8, 0.1, 1, 0.6])
+    >>> round(res.estimate, 4), round(res.standard_error, 4)
+    (0.625, 0.1424)
+    """
+    check_option(ties, "ties", ("half", "exclude"))
+    check_option(method, "method", ("auto", "wilson", "exact", "t"))
+    level = check_confidence_level(confidence_level)
+    x = _preferences(preferences)
+    labels = _cluster_labels(cluster, x.size)
+    keep = np.isfinite(x)
+    n_ties = int(np.sum(x[keep] == 0.5))
+    if ties == "exclude":
+        keep &= x != 0.5
+    x = x[keep]
+    labels = None if labels is None else labels[keep]
+    if x.size < 2:
+        msg = f"a win rate needs at least two judged preferences; got {x.size}"
+        raise DataError(msg)
+    binary = bool(np.all((x == 0) | (x == 1)))
+    if method in {"wilson", "exact"} and (not binary or labels is not None):
+        msg = f"method={method!r} needs 0/1 preferences (ties='exclude' drops ties) and no clusters"
+        raise DataError(msg)
+    est = float(x.mean())
+    if labels is not None:
+        se, g = _clustered_se(x, labels)
+        return WinRateResult(estimate=est, standard_error=se, n=int(x.size), n_ties=n_ties, n_clusters=g,
+                             method="cluster-t", df=float(g - 1), confidence_level=level)
+    se = float(x.std(ddof=1) / math.sqrt(x.size))
+    chosen = ("wilson" if binary else "t") if method == "auto" else method
+    return WinRateResult(estimate=est, standard_error=se, n=int(x.size), n_ties=n_ties, n_clusters=None,
+                         method=chosen, df=float(x.size - 1), confidence_level=level)
+
+
+@dataclass(frozen=True, repr=False)
+class WinRateComparison(Result):
+    """Result of :func:`compare_win_rates`: the difference of two models' win rates on the same
+    instructions (A - B), its paired standard error, t interval and p-value.
+    """
+
+    difference: float
+    standard_error: float
+    confidence_interval: ConfidenceInterval
+    pvalue: float
+    df: float
+    n: int
+    n_clusters: int | None
+    win_rate_a: float
+    win_rate_b: float
+    correlation: float
+    confidence_level: float
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("difference", "standard_error", "pvalue", "n")
+
+
+def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = None, confidence_level: float = 0.95,
+                      alternative: str = "two-sided") -> WinRateComparison:
+    """Paired comparison of two models' win rates against the same baseline on the same instructions.
+
+    Both models were judged on the same instructions (position i = instruction i), so the test
+    is on the per-instruction differences (paired t; cluster-robust t with ``cluster``). Two
+    unpaired standard errors combined would ignore the (usually positive) correlation of the two
+    models' preferences and overstate the uncertainty — ``correlation`` reports it. Instructions
+    where either preference is missing (NaN) are dropped.
+
+    Examples
+    --------
+    >>> from llm_power import compare_win_rates
+    >>> res = compare_win_rates([1, 1, 0.5, 1, 0, 1, 1, 0.5], [1, 0, 0.5, 0, 0, 1, 0.5, 0])
+    >>> round(res.difference, 4), round(res.pvalue, 4)
+    (0.375, 0.0479)
+    """
+    check_option(alternative, "alternative", ("two-sided", "greater", "less"))
+    level = check_confidence_level(confidence_level)
+    a, b = _preferences(preferences_a, "preferences_a"), _preferences(preferences_b, "preferences_b")
+    if a.shape != b.shape:
+        msg = f"preferences_a and preferences_b must cover the same instructions; got {a.size} and {b.size}"
+        raise ValueError(msg)
+    labels = _cluster_labels(cluster, a.size)
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    labels = None if labels is None else labels[keep]
+    if a.size < 2:
+        msg = f"a paired comparison needs at least two instructions judged for both models; got {a.size}"
+        raise DataError(msg)
+    d = a - b
+    if labels is None:
+        se, df, g = float(d.std(ddof=1) / math.sqrt(d.size)), float(d.size - 1), None
+    else:
+        se, g = _clustered_se(d, labels)
+        df = float(g - 1)
+    delta = float(d.mean())
+    from ._verdict import t_interval, t_test
+
+    _, p = t_test(np.array([delta]), np.array([se * se]), df, alternative)
+    lo, hi = t_interval(np.array([delta]), np.array([se * se]), df, level, alternative)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else math.nan
+    return WinRateComparison(difference=delta, standard_error=se, confidence_interval=ConfidenceInterval(
+        float(lo[0]), float(hi[0])), pvalue=float(p[0]), df=df, n=int(d.size), n_clusters=g,
+        win_rate_a=float(a.mean()), win_rate_b=float(b.mean()), correlation=corr, confidence_level=level)
+
+
