@@ -28,7 +28,7 @@ from scipy import special
 
 from ._results import Result
 from ._validation import check_confidence_level, check_open_unit, check_option
-from .preferences import BradleyTerryResult, bradley_terry
+from .preferences import BradleyTerryResult
 
 __all__ = ["ArenaDiagnosis", "arena_diagnose"]
 
@@ -164,12 +164,14 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     power = check_open_unit(power, "power")
     level = check_confidence_level(confidence_level)
     from ._verdict import iid_verdict
+    from .preferences import _cluster_codes, encode_battles, fit_battles
     from .regimes import _corrected
     from .sequential import anytime_critical_value
 
-    iid = bradley_terry(battles, ties=ties, confidence_level=level)
-    clustered = None if cluster is None else bradley_terry(battles, ties=ties, cluster=cluster,
-                                                           confidence_level=level)
+    enc = encode_battles(battles)
+    groups = _cluster_codes(cluster, battles, enc.n)
+    iid = fit_battles(enc, None, ties=ties, confidence_level=level)
+    clustered = None if groups is None else fit_battles(enc, groups, ties=ties, confidence_level=level)
     fit = clustered or iid
     order = np.argsort(-iid.ratings, kind="stable")
     m = len(iid.models)
@@ -181,7 +183,7 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     z_half = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
     names = [iid.models[k] for k in order]
     a_codes, b_codes = order[idx[:, 0]], order[idx[:, 1]]
-    direct = _direct_counts(battles, iid.models, a_codes, b_codes)
+    direct = _direct_counts(enc, a_codes, b_codes)
     cols: dict[str, Any] = {
         "model_a": np.array([names[k] for k in idx[:, 0]], dtype=object),
         "model_b": np.array([names[k] for k in idx[:, 1]], dtype=object),
@@ -231,11 +233,8 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     return ArenaDiagnosis(models=names, ratings=fit, columns=cols, n_battles=n, ranks=ranks, settings=settings)
 
 
-def _direct_counts(battles: Any, models: list[str], a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:
-    from .preferences import encode_battles
-
-    enc = encode_battles(battles)
-    m = len(models)
+def _direct_counts(enc: Any, a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:
+    m = len(enc.models)
     lo, hi = np.minimum(enc.ia, enc.ib), np.maximum(enc.ia, enc.ib)
     table = np.bincount(lo * m + hi, minlength=m * m)
     return np.asarray(table[np.minimum(a_codes, b_codes) * m + np.maximum(a_codes, b_codes)], dtype=np.int64)

@@ -240,26 +240,32 @@ def encode_battles(battles: Any) -> Battles:
     if not (a.shape == b.shape == w.shape) or a.ndim != 1:
         msg = "battles: model_a, model_b and winner must be 1-D columns of one length"
         raise DataError(msg)
-    a = np.array([str(v) for v in a.tolist()], dtype=object)
-    b = np.array([str(v) for v in b.tolist()], dtype=object)
-    if (a == b).any():
-        row = int(np.argmax(a == b))
-        msg = f"battle {row}: a model against itself ({a[row]!r})"
+    import pandas as pd  # factorize: hashing, not sorting millions of strings
+
+    sa, sb, sw = (pd.Series(x, dtype=object).astype(str) for x in (a, b, w))
+    codes_a, uniq_a = pd.factorize(sa)
+    codes_b, uniq_b = pd.factorize(sb)
+    models = sorted(set(uniq_a.tolist()) | set(uniq_b.tolist()))
+    index = {name: k for k, name in enumerate(models)}
+    ia = np.array([index[u] for u in uniq_a.tolist()], dtype=np.intp)[codes_a]
+    ib = np.array([index[u] for u in uniq_b.tolist()], dtype=np.intp)[codes_b]
+    if (ia == ib).any():
+        row = int(np.argmax(ia == ib))
+        msg = f"battle {row}: a model against itself ({sa.iloc[row]!r})"
         raise DataError(msg)
-    outcome = np.full(a.size, -1, dtype=np.int8)
-    outcome[(w == "tie")] = 2
-    outcome[(w == "model_b") | (w == b)] = 1
-    outcome[(w == "model_a") | (w == a)] = 0
+    if len(models) < 2:
+        msg = "battles between at least two models are needed"
+        raise DataError(msg)
+    outcome = np.full(ia.size, -1, dtype=np.int8)
+    wv, av, bv = sw.to_numpy(), sa.to_numpy(), sb.to_numpy()
+    outcome[wv == "tie"] = 2
+    outcome[(wv == "model_b") | (wv == bv)] = 1
+    outcome[(wv == "model_a") | (wv == av)] = 0
     if (outcome < 0).any():
         row = int(np.argmax(outcome < 0))
         msg = f"battle {row}: winner {w[row]!r} is none of model_a, model_b, tie"
         raise DataError(msg)
-    models, codes = np.unique(np.concatenate([a, b]).astype(str), return_inverse=True)
-    if models.size < 2:
-        msg = "battles between at least two models are needed"
-        raise DataError(msg)
-    return Battles(models=[str(m) for m in models], ia=codes[: a.size].astype(np.intp),
-                   ib=codes[a.size:].astype(np.intp), outcome=outcome)
+    return Battles(models=models, ia=ia, ib=ib, outcome=outcome)
 
 
 @dataclass
@@ -503,6 +509,14 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 2)
     enc = encode_battles(battles)
     groups = _cluster_codes(cluster, battles, enc.n)
+    return fit_battles(enc, groups, ties=ties, method=method, confidence_level=confidence_level,
+                       n_resamples=n_resamples, rng=rng, tol=tol, max_iter=max_iter)
+
+
+def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", method: str = "sandwich",  # noqa: PLR0913
+                confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
+                max_iter: int = 200) -> BradleyTerryResult:
+    """:func:`bradley_terry` on encoded battles and cluster codes (checked by the caller)."""
     m = len(enc.models)
     cell_id = (enc.ia * m + enc.ib) * 3 + enc.outcome
     uniq, counts = np.unique(cell_id, return_counts=True)

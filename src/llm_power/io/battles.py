@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import DataError
 
 __all__ = ["read_battles"]
@@ -135,7 +137,10 @@ def _alpaca_row(rec: dict[str, Any], file: str, record: Any) -> dict[str, Any] |
             "judge": str(rec.get("annotator", "judge")), "dataset": rec.get("dataset")}
 
 
-def _read_one(path: Path) -> tuple[list[dict[str, Any]], int]:
+def _read_slow(path: Path) -> tuple[Any, int]:
+    """Record by record (every format; the precise error for a bad record)."""
+    import pandas as pd
+
     rows: list[dict[str, Any]] = []
     dropped = 0
     kind = None
@@ -156,12 +161,67 @@ def _read_one(path: Path) -> tuple[list[dict[str, Any]], int]:
         if row["model_a"] == row["model_b"] and kind != "alpaca_eval":
             msg = f"a model against itself ({row['model_a']!r})"
             raise DataError(msg, file=file, record=where, field="model_b")
-        row["source"] = path.name
         rows.append(row)
     if kind is None:
         msg = "no battles in this file"
         raise DataError(msg, file=file)
-    return rows, dropped
+    return pd.DataFrame(rows), dropped
+
+
+def _table(path: Path) -> Any:
+    """A plain battle log read by pandas in one go (None: leave it to the record reader)."""
+    import pandas as pd
+
+    from .plain import plain_suffix
+
+    suffix = plain_suffix(path)
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(path)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(path, lines=True, dtype=False)
+        if suffix == ".csv":
+            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+    except Exception:  # noqa: BLE001 - any failure: the record reader finds and names it
+        return None
+    return None
+
+
+def _normalised_log(frame: Any) -> Any:
+    """The log with names stripped and winners mapped, or None when any row is bad (vectorised)."""
+    import pandas as pd
+
+    if not {"model_a", "model_b", "winner"} <= set(frame.columns) or frame.empty:
+        return None
+    out = frame.copy()
+    for column in ("model_a", "model_b", "winner"):
+        if out[column].isna().any():
+            return None
+        out[column] = out[column].astype(str).str.strip()
+    a, b, raw = out["model_a"], out["model_b"], out["winner"]
+    winner = raw.str.lower().map(_WINNERS)
+    named = pd.Series(np.where(raw == a, "model_a", np.where(raw == b, "model_b", "")), index=out.index)
+    winner = winner.where(winner.notna(), named.replace("", np.nan))
+    if winner.isna().any() or (a == "").any() or (b == "").any() or (a == b).any():
+        return None
+    out["winner"] = winner
+    for g in ("g1_winner", "g2_winner"):
+        if g in out.columns:
+            present = out[g].notna() & (out[g].astype(str) != "")
+            mapped = out[g].astype(str).str.strip().str.lower().map(_WINNERS)
+            if (present & mapped.isna()).any():
+                return None
+            out[g] = mapped.where(present, None)
+    return out
+
+
+def _read_one(path: Path) -> tuple[Any, int]:
+    frame = _table(path)
+    if frame is not None:
+        good = _normalised_log(frame)
+        if good is not None:
+            return good, 0
+    return _read_slow(path)
 
 
 def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
@@ -198,7 +258,7 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     if not items:
         msg = "no battle files given"
         raise DataError(msg)
-    rows: list[dict[str, Any]] = []
+    frames: list[Any] = []
     dropped = 0
     for raw in items:
         path = Path(raw)
@@ -212,9 +272,10 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
             found = [path]
         for p in found:
             got, n_drop = _read_one(p)
-            rows.extend(got)
+            got["source"] = p.name
+            frames.append(got)
             dropped += n_drop
-    frame = pd.DataFrame(rows)
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
     for column in ("question_id", "judge"):
         if column not in frame.columns:
             frame[column] = ""
