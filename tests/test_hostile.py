@@ -219,6 +219,8 @@ def run_capped(argv, cwd):
     (lambda root: ["plan", "sample-size", "--pa", "0.5", "--pb", "0.5001", "--method", "exact"], 1, "connor"),
     (lambda root: ["diagnose", str(root / "many.csv"), "--pairs", "all"], 1, "pairs"),
     (lambda root: ["diagnose", str(root / "bomb.eval"), str(root / "good.eval")], 1, "zip bomb"),
+    (lambda root: ["arena", str(root / "crowd.csv"), "--pairs", "all"], 1, "pairs"),
+    (lambda root: ["arena", str(root / "crowd.csv"), "--html", str(root / "crowd.html")], 0, ""),
     (lambda root: ["coverage", "--n", "1000000000", "--p", "0.3"], 0, ""),
     (lambda root: ["compare", str(root / "ok.csv"), "--models", "model-a", "model-b", "--method", "bootstrap",
                    "--n-resamples", "1000000000"], 1, "at most"),

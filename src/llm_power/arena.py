@@ -28,7 +28,11 @@ from scipy import special
 
 from ._results import Result
 from ._validation import check_confidence_level, check_open_unit, check_option
+from .errors import DataError
 from .preferences import BradleyTerryResult
+
+#: all-pairs reports with more pairs are refused before allocating (as diagnose's max_pairs)
+MAX_PAIRS = 200_000
 
 __all__ = ["ArenaDiagnosis", "arena_diagnose"]
 
@@ -170,6 +174,11 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
 
     enc = encode_battles(battles)
     groups = _cluster_codes(cluster, battles, enc.n)
+    m_models = len(enc.models)
+    if pairs == "all" and m_models * (m_models - 1) // 2 > MAX_PAIRS:
+        msg = (f"{m_models:,} models have {m_models * (m_models - 1) // 2:,} pairs, more than {MAX_PAIRS:,} (each pair "
+               "is a row of the report); use pairs='adjacent' (--pairs adjacent) or fewer models")
+        raise DataError(msg)
     iid = fit_battles(enc, None, ties=ties, confidence_level=level)
     clustered = None if groups is None else fit_battles(enc, groups, ties=ties, confidence_level=level)
     fit = clustered or iid

@@ -144,7 +144,8 @@ class BradleyTerryResult(Result):
         """The max-t critical value c: P(max over all pairs |d_ij - delta_ij| / se_ij <= c) = level.
 
         From the refits with ``method="bootstrap"`` (studentised by the bootstrap standard errors),
-        else from ``n_draws`` draws of N(0, covariance).
+        else from ``n_draws`` draws of N(0, covariance) (fewer, down to 2,000, when there are more
+        than 20,000 pairs: the work is bounded by 4e8 pair-draws).
         """
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         i, j, diff, se = self.pairwise()
@@ -156,9 +157,12 @@ class BradleyTerryResult(Result):
         gen = as_rng(rng)
         vals, vecs = np.linalg.eigh(self.covariance)
         root = vecs * np.sqrt(np.maximum(vals, 0.0))
+        # bounded work and memory: at most ~4e8 pair-draws in all, blocks of ~4e6 (32 MB)
+        n_draws = int(max(2000, min(n_draws, 400_000_000 // max(i.size, 1))))
+        block = max(1, 4_000_000 // max(i.size, 1))
         out = []
-        for start in range(0, n_draws, 2000):
-            z = gen.standard_normal((min(2000, n_draws - start), len(self.models))) @ root.T
+        for start in range(0, n_draws, block):
+            z = gen.standard_normal((min(block, n_draws - start), len(self.models))) @ root.T
             out.append(np.max(np.abs(z[:, i] - z[:, j]) / safe, axis=1))
         return float(np.quantile(np.concatenate(out), level))
 
@@ -409,27 +413,26 @@ def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
     size = m + (tau is not None)
     d = theta[cells.pi] - theta[cells.pj]
     s_d, s_t, _ = _score_terms(d, tau)
+    from scipy import sparse
+
     if groups is None:  # one cluster per battle: sum over cells of count x s s'
-        cell_sd, cell_st = s_d.ravel(), (None if s_t is None else s_t.ravel())
-        wgt = cells.counts.ravel()
+        root = np.sqrt(cells.counts.ravel())
+        rows = np.arange(root.size)
         pi, pj = np.repeat(cells.pi, 3), np.repeat(cells.pj, 3)
-        rows = np.arange(wgt.size)
-        scores = np.zeros((wgt.size, size))
-        scores[rows, pi] = cell_sd
-        scores[rows, pj] = -cell_sd
-        if cell_st is not None:
-            scores[:, m] = cell_st
-        meat = (scores * wgt[:, None]).T @ scores
-    else:
-        g = int(groups.max()) + 1
+        parts = [(rows, pi, root * s_d.ravel()), (rows, pj, -root * s_d.ravel())]
+        if s_t is not None:
+            parts.append((rows, np.full(rows.size, m), root * s_t.ravel()))
+        n_rows = rows.size
+    else:  # per cluster: the sum of its battles' scores (sparse: a cluster touches few models)
+        n_rows = int(groups.max()) + 1
         pair_row = np.searchsorted(cells.pi * m + cells.pj, enc.ia * m + enc.ib)  # cells are sorted by pair
         sd = s_d[pair_row, enc.outcome]
-        scores = np.zeros((g, size))
-        np.add.at(scores, (groups, enc.ia), sd)
-        np.add.at(scores, (groups, enc.ib), -sd)
+        parts = [(groups, enc.ia, sd), (groups, enc.ib, -sd)]
         if s_t is not None:
-            scores[:, m] = np.bincount(groups, weights=s_t[pair_row, enc.outcome], minlength=g)
-        meat = scores.T @ scores
+            parts.append((groups, np.full(groups.size, m), s_t[pair_row, enc.outcome]))
+    r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
+    scores = sparse.csr_matrix((v, (r, c)), shape=(n_rows, size))  # duplicates are summed
+    meat = np.asarray((scores.T @ scores).toarray())
     h = _information(cells, d, tau)
     pin = np.zeros((size, size))
     pin[:m, :m] = 1.0 / m
@@ -450,17 +453,18 @@ def _bootstrap(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_r
     out = np.full((n_resamples, m), np.nan)
     if groups is None:
         freq = np.bincount(inv).astype(float)
-        draws = gen.multinomial(enc.n, freq / freq.sum(), size=n_resamples).astype(float)
+        freq /= freq.sum()
     else:
         g = int(groups.max()) + 1
-        by_group = sparse.csr_matrix((np.ones(enc.n), (groups, inv)), shape=(g, uniq.size))
-        weights = gen.multinomial(g, np.full(g, 1.0 / g), size=n_resamples).astype(float)
-        draws = np.asarray((sparse.csr_matrix(weights) @ by_group).todense())
-    for r in range(n_resamples):
-        keep = draws[r] > 0
+        by_group = sparse.csr_matrix((np.ones(enc.n), (groups, inv)), shape=(g, uniq.size)).T.tocsr()
+    for r in range(n_resamples):  # one resample at a time: memory O(cells), not O(resamples x cells)
+        if groups is None:
+            draw = gen.multinomial(enc.n, freq).astype(float)
+        else:
+            draw = by_group @ gen.multinomial(g, np.full(g, 1.0 / g)).astype(float)
+        keep = draw > 0
         try:
-            theta, _ = fit_cells(Cells.from_cell_counts(m, uniq[keep], draws[r, keep]), davidson=davidson,
-                                 max_iter=100)
+            theta, _ = fit_cells(Cells.from_cell_counts(m, uniq[keep], draw[keep]), davidson=davidson, max_iter=100)
         except (DataError, np.linalg.LinAlgError):
             continue
         out[r] = theta

@@ -240,6 +240,29 @@ def build(out: Path) -> list[Case]:
                       0))
     cases.append(Case("coverage at n = 10^15", ["coverage", "--n", "1000000000000000", "--p", "0.5"], 1,
                       "binomial terms"))
+    # 13. arena battles: hostile names, outputs onto inputs or links, broken judge files, too many pairs
+    battles = out / "battles.csv"
+    rows = ["model_a,model_b,winner"]
+    for k in range(60):
+        a, b = evil[k % len(evil)], evil[(k + 1 + (k // len(evil)) % (len(evil) - 1)) % len(evil)]
+        rows.append(f"{_csv_quote(a)},{_csv_quote(b)},{('model_a', 'model_b', 'tie')[k % 3]}")
+    battles.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    cases.append(Case("arena: hostile model names", ["arena", str(battles), "--markdown", str(out / "arena.md"),
+                      "--html", str(out / "arena.html")], 0, stdout_absent=("\x1b", "\x07")))
+    cases.append(Case("arena: output onto the input", ["arena", str(battles), "--json", str(battles)], 2,
+                      "is the input"))
+    cases.append(Case("arena: output is a symlink", ["arena", str(battles), "--html", str(link)], 2, "symbolic link"))
+    pair = out / "gpt-4_pair.jsonl"
+    pair.write_text('{"question_id": 81, "model_1": "x", "model_2": "y", "g1_winner": "model_1", "g2_winner": '
+                    '"model_1"}\n{"question_id": 82, "model_1": "x", "model_2"\n', encoding="utf-8")
+    cases.append(Case("arena: truncated MT-Bench judgment", ["arena", str(pair)], 1, "gpt-4_pair.jsonl, record line 2"))
+    (out / "annotations.json").write_text('{"preference": 1}', encoding="utf-8")
+    cases.append(Case("arena: AlpacaEval file that is not an array", ["arena", str(out / "annotations.json")], 1,
+                      "must be an array"))
+    crowd = out / "crowd.csv"
+    crowd.write_text("model_a,model_b,winner\n" + "".join(f"m{k},m{k + 1},model_a\nm{k + 1},m{k},tie\nm{k},m{k + 1},model_b\n"
+                                                           for k in range(700)), encoding="utf-8")
+    cases.append(Case("arena: 701 models, all pairs", ["arena", str(crowd), "--pairs", "all"], 1, "245,350 pairs"))
     many = _wide_csv(out / "many.csv", [f"m{k}" for k in range(700)], n=20)
     cases.append(Case("700 models, all pairs", ["diagnose", str(many), "--pairs", "all"], 1, "244,650 pairs"))
     return cases

@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from ..arena import arena_diagnose
     from ..errors import DataError
     from ..report.arena import (
+        MAX_TERMINAL_ROWS,
         arena_header,
         arena_legend,
         arena_rows,
@@ -140,7 +141,10 @@ def run(args: argparse.Namespace) -> int:
                 caption=f"Elo: 400/ln 10 × Bradley–Terry log-strength, mean 1000. Rank intervals: simultaneous "
                         f"{args.confidence_level:.0%} (max-t over all pairs).", right_align=(0, 2))
     header = arena_header(diag)
-    print_table(f"Rating gaps, {args.pairs} pairs", header, arena_rows(diag, name_width=16),
+    rows = arena_rows(diag, MAX_TERMINAL_ROWS, name_width=16)
+    title = f"Rating gaps, {args.pairs} pairs" + (f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has "
+                                                  "every pair)" if len(rows) < diag.n_pairs else "")
+    print_table(title, header, rows,
                 caption=arena_legend(diag), right_align=tuple(range(2, len(header))))
     for line in arena_sentences(diag):
         say(line)

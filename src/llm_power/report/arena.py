@@ -16,6 +16,9 @@ __all__ = ["arena_header", "arena_legend", "arena_rows", "arena_sentences", "ran
            "render_arena_markdown"]
 
 MAX_TABLE_PAIRS = 40
+#: pairs listed in the terminal and Markdown reports (every pair is in the JSON)
+MAX_TERMINAL_ROWS = 40
+MAX_MARKDOWN_ROWS = 1_000
 
 
 def _fmt_n(value: float) -> str:
@@ -90,7 +93,7 @@ def arena_sentences(diag: ArenaDiagnosis) -> list[str]:
     words = "adjacent pairs" if diag.settings["pairs"] == "adjacent" else "pairs"
     out = []
     for label, count in diag.unresolved().items():
-        out.append(f"{count} of {n_pairs} {words} unresolved ({label}).")
+        out.append(f"{count:,} of {n_pairs:,} {words} unresolved ({label}).")
     label, suffix = _strictest(diag)
     need = np.asarray(diag.columns[f"n_star{suffix}"], dtype=float)
     resolved = np.asarray(diag.columns[dict(diag.regimes())[label]], dtype=bool)
@@ -116,7 +119,9 @@ def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolutio
     lines += ["", "| " + " | ".join(md_prose(h) for h in header) + " |",
               "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
     lines += ["| " + " | ".join(md_text(cell) if i < 2 else cell for i, cell in enumerate(row)) + " |"
-              for row in arena_rows(diag)]
+              for row in arena_rows(diag, MAX_MARKDOWN_ROWS)]
+    if diag.n_pairs > MAX_MARKDOWN_ROWS:
+        lines += ["", f"The first {MAX_MARKDOWN_ROWS:,} of {diag.n_pairs:,} pairs; every pair is in the JSON report."]
     return "\n".join([*lines, "", md_prose(arena_legend(diag))]) + "\n"
 
 
