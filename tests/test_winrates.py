@@ -107,3 +107,34 @@ def test_win_rate_errors():
         win_rate([1.0, np.nan])
     with pytest.raises(ValueError, match="same instructions"):
         compare_win_rates([1, 0], [1, 0, 1])
+
+
+def test_bootstrap_interval_agrees_with_scipy_bootstrap(alpaca):
+    """Percentile bootstrap of continuous preferences: within Monte-Carlo error of
+    scipy.stats.bootstrap's percentile interval (5,000 resamples each: endpoints within 0.15 SE),
+    and close to the t interval."""
+    from scipy import stats
+
+    prefs, _ = alpaca
+    x = (prefs["claude-2.1"] - 1).dropna().to_numpy()
+    res = win_rate(x, method="bootstrap", n_resamples=5000, rng=0)
+    assert res.method == "bootstrap" and res.replicates.shape == (5000,)
+    ref = stats.bootstrap((x,), np.mean, n_resamples=5000, method="percentile", rng=np.random.default_rng(1))
+    lo, hi = res.confidence_interval()
+    assert abs(lo - ref.confidence_interval.low) < 0.15 * res.standard_error
+    assert abs(hi - ref.confidence_interval.high) < 0.15 * res.standard_error
+    t_lo, t_hi = win_rate(x).confidence_interval()
+    assert abs(lo - t_lo) < 0.2 * res.standard_error and abs(hi - t_hi) < 0.2 * res.standard_error
+
+
+def test_cluster_bootstrap_resamples_whole_prompts():
+    rng = np.random.default_rng(6)
+    prompts = np.repeat(np.arange(80), 5)
+    prefs = np.clip(rng.normal(0.55, 0.2, 80)[prompts] + rng.normal(0, 0.2, 400), 0, 1)
+    boot = win_rate(prefs, cluster=prompts, method="bootstrap", n_resamples=4000, rng=1)
+    assert boot.method == "cluster-bootstrap"
+    # the bootstrap SD of the mean tracks the CR1 standard error (x sqrt((G-1)/G) for the plug-in), not the iid one
+    assert np.std(boot.replicates) == pytest.approx(boot.standard_error * np.sqrt(79 / 80), rel=0.06)
+    assert np.std(boot.replicates) > 1.5 * win_rate(prefs).standard_error
+    again = win_rate(prefs, cluster=prompts, method="bootstrap", n_resamples=4000, rng=1)
+    np.testing.assert_array_equal(again.replicates, boot.replicates)  # same seed, same numbers

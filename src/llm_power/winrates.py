@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from ._results import ConfidenceInterval, Result
-from ._validation import check_confidence_level, check_option
+from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .errors import DataError
 
 __all__ = ["WinRateComparison", "WinRateResult", "compare_win_rates", "win_rate"]
@@ -29,7 +29,8 @@ class WinRateResult(Result):
 
     ``estimate`` in [0, 1]; ``standard_error``; ``n`` preferences used (after dropping missing
     ones and, with ``ties="exclude"``, ties); ``n_clusters`` when clustered; ``method`` of the
-    interval (``"wilson"``, ``"exact"``, ``"t"`` or ``"cluster-t"``); ``df`` of the t interval.
+    interval (``"wilson"``, ``"exact"``, ``"t"``, ``"cluster-t"``, ``"bootstrap"`` or
+    ``"cluster-bootstrap"``); ``df`` of the t interval; ``replicates``: the bootstrap means.
     """
 
     estimate: float
@@ -40,6 +41,7 @@ class WinRateResult(Result):
     method: str
     df: float | None
     confidence_level: float
+    replicates: np.ndarray | None = None
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("estimate", "standard_error", "n", "method")
 
@@ -52,6 +54,10 @@ class WinRateResult(Result):
             k = round(self.estimate * self.n)
             lo, hi = proportion_ci(k, self.n, confidence_level=level,
                                    method="wilson" if self.method == "wilson" else "clopper_pearson")
+            return ConfidenceInterval(float(lo), float(hi))
+        if self.replicates is not None:  # percentile bootstrap
+            tail = (1.0 - level) / 2.0
+            lo, hi = np.quantile(self.replicates, [tail, 1.0 - tail])
             return ConfidenceInterval(float(lo), float(hi))
         df = self.df if self.df is not None else math.inf
         half = float(stats.t.isf((1.0 - level) / 2.0, df)) * self.standard_error
@@ -93,8 +99,8 @@ def _cluster_labels(cluster: Any, size: int) -> np.ndarray | None:
     return labels
 
 
-def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, method: str = "auto",
-             confidence_level: float = 0.95) -> WinRateResult:
+def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, method: str = "auto",  # noqa: PLR0913
+             confidence_level: float = 0.95, n_resamples: int = 2000, rng: Any = None) -> WinRateResult:
     """Win rate against a baseline with a standard error and interval.
 
     Parameters
@@ -107,9 +113,14 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
     cluster : array_like, optional
         One label per preference (the prompt when several judgments or samples share it):
         cluster-robust (CR1) standard error, t interval on G - 1 degrees of freedom.
-    method : {"auto", "wilson", "exact", "t"}, default "auto"
-        ``"auto"``: Wilson for 0/1 preferences without clusters, else t (n - 1 df; the interval is
-        clipped to [0, 1]). ``"exact"``: Clopper-Pearson (0/1 preferences only).
+    method : {"auto", "wilson", "exact", "t", "bootstrap"}, default "auto"
+        ``"auto"``: Wilson for 0/1 preferences without clusters, else t (n - 1 df, or G - 1 with
+        clusters; the interval is clipped to [0, 1]). ``"exact"``: Clopper-Pearson (0/1
+        preferences only). ``"bootstrap"``: percentile interval of ``n_resamples`` resampled
+        means (whole clusters resampled with ``cluster``).
+    n_resamples : int, default 2000
+    rng : seed or Generator, optional
+        For ``method="bootstrap"``.
 
     Examples
     --------
@@ -121,8 +132,9 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
     (0.625, 0.1424)
     """
     check_option(ties, "ties", ("half", "exclude"))
-    check_option(method, "method", ("auto", "wilson", "exact", "t"))
+    check_option(method, "method", ("auto", "wilson", "exact", "t", "bootstrap"))
     level = check_confidence_level(confidence_level)
+    n_resamples = check_int_at_least(n_resamples, "n_resamples", 2, maximum=10_000_000)
     x = _preferences(preferences)
     labels = _cluster_labels(cluster, x.size)
     keep = np.isfinite(x)
@@ -139,14 +151,34 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
         msg = f"method={method!r} needs 0/1 preferences (ties='exclude' drops ties) and no clusters"
         raise DataError(msg)
     est = float(x.mean())
+    reps = _bootstrap_means(x, labels, n_resamples, as_rng(rng)) if method == "bootstrap" else None
     if labels is not None:
         se, g = _clustered_se(x, labels)
         return WinRateResult(estimate=est, standard_error=se, n=int(x.size), n_ties=n_ties, n_clusters=g,
-                             method="cluster-t", df=float(g - 1), confidence_level=level)
+                             method="cluster-bootstrap" if reps is not None else "cluster-t", df=float(g - 1),
+                             confidence_level=level, replicates=reps)
     se = float(x.std(ddof=1) / math.sqrt(x.size))
     chosen = ("wilson" if binary else "t") if method == "auto" else method
     return WinRateResult(estimate=est, standard_error=se, n=int(x.size), n_ties=n_ties, n_clusters=None,
-                         method=chosen, df=float(x.size - 1), confidence_level=level)
+                         method=chosen, df=float(x.size - 1), confidence_level=level, replicates=reps)
+
+
+def _bootstrap_means(x: np.ndarray, labels: np.ndarray | None, n_resamples: int,
+                     gen: np.random.Generator) -> np.ndarray:
+    """Means of resampled preferences (or of whole resampled clusters), in blocks of bounded memory."""
+    if labels is None:
+        sums, sizes = x, np.ones(x.size)
+    else:
+        _, codes = np.unique(labels, return_inverse=True)
+        sums, sizes = np.bincount(codes, weights=x), np.bincount(codes).astype(float)
+    units = sums.size
+    out = np.empty(n_resamples)
+    block = max(1, 4_000_000 // units)
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        weights = gen.multinomial(units, np.full(units, 1.0 / units), size=rows).astype(float)
+        out[start:start + rows] = (weights @ sums) / (weights @ sizes)
+    return out
 
 
 @dataclass(frozen=True, repr=False)
