@@ -39,6 +39,7 @@ def _design(frame, models):
     return x, y
 
 
+@pytest.mark.filterwarnings("ignore::llm_power.errors.FewClustersWarning")  # 19 prompts: the oracle does not care
 @pytest.mark.parametrize("clustered", [False, True])
 def test_sandwich_equals_statsmodels_glm(llmfao, clustered):
     import statsmodels.api as sm
@@ -291,6 +292,7 @@ def test_cluster_bootstrap_resamples_whole_prompts():
     assert robust.difference_se("m0", "m4") > 1.3 * iid.difference_se("m0", "m4")
 
 
+@pytest.mark.filterwarnings("ignore::llm_power.errors.FewClustersWarning")
 def test_cluster_by_column_name(llmfao):
     battles = llmfao[llmfao["judge"] == "gpt-4"].reset_index(drop=True)
     by_name = bradley_terry(battles, cluster="question")  # finds question_id
@@ -340,3 +342,16 @@ def test_max_t_critical_value_matches_numerical_integration():
     prob, _ = integrate.dblquad(lambda y, x: dens([x, y]), -c * s_ac, c * s_ac, lambda x: inner(x)[0],
                                 lambda x: inner(x)[1], epsabs=1e-10)
     assert prob == pytest.approx(0.95, abs=0.002)
+
+
+def test_cluster_labels_are_checked():
+    battles = _simulated_arena(np.random.default_rng(1), 200, np.array([0.3, 0.0, -0.3]))
+    labels = np.arange(200) % 40
+    with pytest.raises(DataError, match="1 battle\\(s\\) have no cluster label \\(first at battle 7"):
+        bradley_terry(battles, cluster=np.where(np.arange(200) == 7, None, labels).astype(object))
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        bradley_terry(battles, cluster=np.zeros(200))
+    from llm_power.errors import FewClustersWarning
+
+    with pytest.warns(FewClustersWarning, match="only 10 clusters"):
+        bradley_terry(battles, cluster=np.arange(200) % 10)

@@ -398,11 +398,31 @@ def _cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
         except (KeyError, TypeError, IndexError):
             msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
             raise DataError(msg) from None
+    from ._verdict import FEW_CLUSTERS, _missing_label
+
     labels = np.asarray(cluster, dtype=object)
     if labels.shape != (n,):
         msg = f"`cluster` must have one label per battle ({n}); got shape {labels.shape}"
         raise ValueError(msg)
+    bad = np.array([_missing_label(v) for v in labels.tolist()], dtype=bool)
+    if bad.any():
+        first = int(np.argmax(bad))
+        msg = (f"{int(bad.sum())} battle(s) have no cluster label (first at battle {first}: {labels[first]!r}); "
+               "give every battle a cluster or drop those battles")
+        raise DataError(msg, field="cluster")
     _, groups = np.unique(np.array([str(v) for v in labels.tolist()]), return_inverse=True)
+    g = int(groups.max()) + 1
+    if g < 2:
+        msg = "`cluster` puts every battle in one cluster: cluster-robust inference needs at least 2 clusters"
+        raise ValueError(msg)
+    if g < FEW_CLUSTERS:
+        import warnings
+
+        from .errors import FewClustersWarning
+
+        warnings.warn(f"only {g} clusters: the cluster-robust covariance of Bradley-Terry ratings is approximate "
+                      f"with fewer than {FEW_CLUSTERS} clusters (intervals tend to be too narrow)", FewClustersWarning,
+                      stacklevel=3)
     return np.asarray(groups, dtype=np.intp)
 
 

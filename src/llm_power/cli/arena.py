@@ -23,7 +23,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="battle logs (CSV/TSV/JSONL/JSON/Parquet with model_a, model_b, winner), MT-Bench "
                         "*_pair.jsonl, AlpacaEval annotations.json, or folders of the latter two")
     p.add_argument("--demo", action="store_true",
-                   help="use the bundled MT-Bench judge battles (English, six judges; default: off)")
+                   help="use the bundled MT-Bench judge battles (six judges; English unless --where lang=ko; "
+                        "default: off)")
     p.add_argument("--judge", action="append", metavar="NAME",
                    help="keep only verdicts of this judge (repeatable; default: every judge)")
     p.add_argument("--where", action="append", metavar="COLUMN=VALUE",
