@@ -26,10 +26,11 @@ pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed (pip i
 import llm_power  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "gate", "preferences", "clustering",
-             "sequential", "io", "errors"]
+REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "gate", "preferences", "passk",
+             "clustering", "sequential", "io", "errors"]
 PAGES = ["", "quickstart", "guide", "gallery", "intervals", "paired", "planning", "resolution", "inputs",
-         "security", "architecture", "scale", "integrations", "preferences", "reference", *(f"reference/{name}" for name in REFERENCE)]
+         "security", "architecture", "scale", "integrations", "preferences", "repeated-samples", "reference",
+         *(f"reference/{name}" for name in REFERENCE)]
 #: attributes whose value is a URL (SVG plots in the report use xlink:href for their markers)
 URL_ATTRIBUTES = {"href", "src", "xlink:href", "poster", "data"}
 LOADED_RELS = {"stylesheet", "icon", "preload", "modulepreload", "manifest"}

@@ -17,9 +17,9 @@ from .. import __version__
 from ..errors import LLMPowerError
 from ..report.files import OutputPathError
 from ..report.terminal import safe_text
-from . import adjust, aggregate, arena, ci, compare, coverage, demo, diagnose, gate, plan
+from . import adjust, aggregate, arena, ci, compare, coverage, demo, diagnose, gate, passk, plan
 
-COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, gate, aggregate, arena, demo)
+COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, gate, aggregate, arena, passk, demo)
 
 
 def common_options() -> argparse.ArgumentParser:

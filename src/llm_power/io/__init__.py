@@ -4,6 +4,7 @@ from .align import Aligned, align_results
 from .battles import read_battles
 from .harness import FORMATS, Record, detect_format, iter_records, read_results
 from .plain import ItemScores, read_item_scores, read_wide_matrix
+from .samples import read_samples, sample_matrices
 
 __all__ = [
     "FORMATS",
@@ -16,5 +17,7 @@ __all__ = [
     "read_battles",
     "read_item_scores",
     "read_results",
+    "read_samples",
     "read_wide_matrix",
+    "sample_matrices",
 ]

@@ -148,6 +148,26 @@ def _inspect_value(value: Any, *, file: str, record: str, field: str) -> float:
     return parse_score(value, file=file, record=record, field=field)
 
 
+def inspect_score(sample: dict[str, Any], record: str, metric: str | None, path: Path) -> float:
+    """One inspect sample's score: the first scorer, or ``metric`` = "scorer" / "scorer.key"."""
+    scores = sample.get("scores") or {}
+    _expect(scores, dict, "'scores'", file=str(path), record=record)
+    if not scores:
+        msg = "sample has no scores (was the log scored?)"
+        raise DataError(msg, file=str(path), record=record, field="scores")
+    scorer, key = (metric.split(".", 1) + [None])[:2] if metric else (next(iter(scores)), None)
+    if scorer not in scores:
+        msg = f"no scorer {scorer!r}; available: {', '.join(map(repr, scores))}"
+        raise DataError(msg, file=str(path), record=record, field="scores")
+    value = scores[scorer].get("value") if isinstance(scores[scorer], dict) else scores[scorer]
+    if key is not None:
+        if not isinstance(value, dict) or key not in value:
+            msg = f"no value {key!r} in scorer {scorer!r}"
+            raise DataError(msg, file=str(path), record=record, field=f"scores.{scorer}")
+        value = value[key]
+    return _inspect_value(value, file=str(path), record=record, field=f"scores.{scorer}.value")
+
+
 def _inspect_samples(samples: Sequence[dict[str, Any]], model: str, task: str, path: Path, metric: str | None,
                      cluster: str | None) -> Iterator[Record]:
     values: dict[str, list[float]] = {}
@@ -168,24 +188,7 @@ def _inspect_samples(samples: Sequence[dict[str, Any]], model: str, task: str, p
         if str(sample.get("id", k)).strip() == "":
             msg = "empty sample id"
             raise DataError(msg, file=str(path), record=f"sample #{k}", field="id")
-        scores = sample.get("scores") or {}
-        _expect(scores, dict, "'scores'", file=str(path), record=record)
-        if not scores:
-            msg = "sample has no scores (was the log scored?)"
-            raise DataError(msg, file=str(path), record=record, field="scores")
-        scorer, key = (metric.split(".", 1) + [None])[:2] if metric else (next(iter(scores)), None)
-        if scorer not in scores:
-            msg = f"no scorer {scorer!r}; available: {', '.join(map(repr, scores))}"
-            raise DataError(msg, file=str(path),
-                            record=record, field="scores")
-        value = scores[scorer].get("value") if isinstance(scores[scorer], dict) else scores[scorer]
-        if key is not None:
-            if not isinstance(value, dict) or key not in value:
-                msg = f"no value {key!r} in scorer {scorer!r}"
-                raise DataError(msg, file=str(path), record=record,
-                                field=f"scores.{scorer}")
-            value = value[key]
-        score = _inspect_value(value, file=str(path), record=record, field=f"scores.{scorer}.value")
+        score = inspect_score(sample, record, metric, path)
         item = f"{task}:{sample.get('id', k)}"
         values.setdefault(item, []).append(score)  # epochs: averaged (inspect's default mean reducer)
         label = None
@@ -206,6 +209,12 @@ def _inspect_samples(samples: Sequence[dict[str, Any]], model: str, task: str, p
 
 def read_inspect(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
     """inspect_ai logs: ``.eval`` (zip: header.json + summaries.json or samples/*) or ``.json``."""
+    samples, model, task = load_inspect_log(path)
+    yield from _inspect_samples(samples, model, task, path, metric, cluster)
+
+
+def load_inspect_log(path: Path) -> tuple[Any, str, str]:
+    """(samples, model, task) of an inspect log, archives bounded by io.safe."""
     if path.suffix.lower() == ".eval":
         with ArchiveReader(path) as archive:
             names = archive.names()
@@ -222,8 +231,7 @@ def read_inspect(path: Path, *, metric: str | None = None, cluster: str | None =
         samples = header.get("samples") or []
     ev = header.get("eval") or {}
     _expect(ev, dict, "'eval'", file=str(path))
-    model, task = str(ev.get("model", path.stem)), str(ev.get("task", path.stem))
-    yield from _inspect_samples(samples, model, task, path, metric, cluster)
+    return samples, str(ev.get("model", path.stem)), str(ev.get("task", path.stem))
 
 
 # --- HELM ------------------------------------------------------------------------------------------

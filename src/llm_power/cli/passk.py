@@ -1,0 +1,117 @@
+"""``llm-power passk FILES --k 1 5 10``: pass@k with intervals for new questions and for these questions."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+HELP = "pass@k / pass^k from several samples per question, with intervals that name their population"
+
+EPILOG = """examples:
+  llm-power passk logs/ --k 1 5 10
+  llm-power passk humaneval/model-a_eval_results.json humaneval/model-b_eval_results.json --k 1 10
+  llm-power passk reports/*.json --instances swe_bench_verified_ids.txt --metric 'pass^k' --k 1 2 3
+"""
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
+    p = sub.add_parser("passk", parents=[parent], help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", metavar="FILES",
+                   help="inspect logs (epochs > 1), EvalPlus *_eval_results.json, SWE-bench run reports "
+                        "(<model>.<run>.json; runs are samples) or long CSV/JSONL (model, item, sample, score)")
+    p.add_argument("--k", type=int, nargs="+", default=[1], metavar="K", help="the k to report (default 1)")
+    p.add_argument("--metric", dest="kind", choices=("pass@k", "pass^k", "avg@k"), default="pass@k",
+                   help="pass@k (any of k passes), pass^k (all k pass) or avg@k (default pass@k)")
+    p.add_argument("--score", dest="metric", metavar="NAME",
+                   help="which score of the logs: an inspect scorer (scorer.key) or EvalPlus 'base' / 'plus' "
+                        "(default: the first scorer; EvalPlus plus)")
+    p.add_argument("--cluster", metavar="KEY", help="inspect metadata key grouping questions (default: none)")
+    p.add_argument("--instances", metavar="FILE",
+                   help="SWE-bench instance ids, one per line: the denominator (default: the ids in the reports)")
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
+                   help="level of the intervals (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap band (default 0)")
+    p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the numbers as JSON (default: none)")
+    p.set_defaults(run=run)
+
+
+def _fmt_ci(lo: float, hi: float) -> str:
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
+    import io
+
+    import numpy as np
+
+    from ..errors import DataError
+    from ..io.samples import read_samples, sample_matrices
+    from ..passk import compare_pass_at_k, pass_at_k_ci
+    from ..report.files import check_outputs, write_atomic
+    from ..report.terminal import dump_json, print_table, say
+
+    check_outputs([args.json_out], args.files)
+    frame = read_samples(args.files, metric=args.metric, cluster=args.cluster, instances=args.instances)
+    matrices = sample_matrices(frame)
+    ks = sorted(set(args.k))
+    payload: dict[str, Any] = {"metric": args.kind, "k": ks, "models": {}, "comparison": None}
+    for model, wide in matrices.items():
+        x = wide.to_numpy(dtype=float)
+        if np.isnan(x).all(axis=1).any():
+            item = wide.index[np.isnan(x).all(axis=1)][0]
+            msg = f"model {model!r} has no sample of question {item!r} (the models must answer the same questions)"
+            raise DataError(msg)
+        clusters = None
+        if args.cluster:
+            labels = frame[frame["model"] == model].groupby("item")["cluster"].first()
+            clusters = labels.reindex(wide.index).to_numpy()
+        new = pass_at_k_ci(x, ks, metric=args.kind, cluster=clusters, confidence_level=args.confidence_level)
+        fixed = pass_at_k_ci(x, ks, metric=args.kind, population="fixed_questions",
+                             confidence_level=args.confidence_level)
+        lo_n, hi_n = new.confidence_interval()
+        lo_f, hi_f = fixed.confidence_interval()
+        n_samples = (~np.isnan(x)).sum(axis=1)
+        payload["models"][model] = {"questions": int(x.shape[0]), "samples_min": int(n_samples.min()),
+                                    "samples_max": int(n_samples.max()), "estimate": new.estimate,
+                                    "se_questions": new.standard_error, "ci_questions": [lo_n, hi_n],
+                                    "se_fixed_questions": fixed.standard_error, "ci_fixed_questions": [lo_f, hi_f]}
+        if args.format != "json":
+            level = f"{args.confidence_level:.0%}"
+            rows = [[str(k), f"{100 * e:.1f}", _fmt_ci(a, b), _fmt_ci(c, d),
+                     f"{se_n / se_f:.1f}×" if se_f and se_n else "—"]
+                    for k, e, a, b, c, d, se_n, se_f in zip(ks, new.estimate, lo_n, hi_n, lo_f, hi_f,
+                                                           new.standard_error, fixed.standard_error, strict=True)]
+            spread = (f"{n_samples.min()} samples per question" if n_samples.min() == n_samples.max()
+                      else f"{n_samples.min()}–{n_samples.max()} samples per question")
+            print_table(f"{model}: {args.kind} on {x.shape[0]:,} questions, {spread}",
+                        ["k", args.kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
+                        caption="New questions: what generalises beyond these questions (between-question spread "
+                                "and sampling noise). These questions: only what re-running them would change. "
+                                "Ratio: of the two standard errors.", right_align=(0, 1, 2, 3, 4))
+    if len(matrices) == 2:
+        (name_a, a), (name_b, b) = matrices.items()
+        cmp = compare_pass_at_k(a.to_numpy(dtype=float), b.to_numpy(dtype=float), ks, metric=args.kind,
+                                confidence_level=args.confidence_level, rng=args.seed)
+        payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),
+                                 "critical_value": cmp.critical_value}
+        if args.format != "json":
+            rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
+                    for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
+                                                          cmp.band_high, cmp.pvalue, cmp.resolved, strict=True)]
+            print_table(f"{name_a} − {name_b}, same questions", ["k", "difference", "interval", "band (all k)", "p",
+                                                                 "resolved"], rows,
+                        caption="Paired over questions (new questions). Band: holds for every k shown at once "
+                                "(max-t bootstrap); resolved: the band excludes 0.", right_align=(0, 1, 2, 3, 4))
+    elif len(matrices) > 2 and args.format != "json":
+        say(f"{len(matrices)} models: give two to compare them at each k (or use `llm-power diagnose` on their "
+            "per-question pass@k).")
+    if args.json_out:
+        buf = io.StringIO()
+        dump_json(payload, buf)
+        write_atomic(args.json_out, buf.getvalue(), inputs=tuple(args.files))
+    if args.format == "json":
+        dump_json(payload)
+    return 0

@@ -1,0 +1,239 @@
+"""Read repeated samples per question — one 0/1 score per sample, nothing averaged away — from
+inspect logs with ``epochs > 1``, EvalPlus ``*_eval_results.json``, SWE-bench run reports
+(several runs of a model = several samples) and plain long tables (``model, item, sample, score``).
+
+The result is a long pandas table ``model, item, sample, score`` (+ ``cluster``), from which
+:func:`sample_matrices` builds each model's questions x samples matrix for
+:func:`llm_power.pass_at_k_ci`. Errors name the file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+
+__all__ = ["read_samples", "sample_matrices"]
+
+_STATUS = {"pass": 1.0, "fail": 0.0, "timeout": 0.0, "error": 0.0}
+
+
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if path.suffix.lower() == ".eval":
+        return "inspect"
+    if name.endswith(("_eval_results.json", ".eval_results.json")) or name == "eval_results.json":
+        return "evalplus"
+    if path.suffix.lower() == ".json":
+        from .safe import load_json_file
+
+        data = load_json_file(path)
+        if isinstance(data, dict) and "resolved_ids" in data:
+            return "swebench"
+        if isinstance(data, dict) and isinstance(data.get("eval"), dict) and "samples" in data:
+            return "inspect"
+        if isinstance(data, dict) and isinstance(data.get("eval"), dict):
+            return "evalplus"
+        msg = ("not a samples file: expected an inspect log, EvalPlus eval_results.json ({'eval': {task: [...]}}) or a "
+               "SWE-bench report (resolved_ids)")
+        raise DataError(msg, file=str(path))
+    return "long"
+
+
+def _inspect(path: Path, metric: str | None, cluster: str | None) -> Iterator[dict[str, Any]]:
+    from .harness import inspect_score, load_inspect_log
+
+    samples, model, task = load_inspect_log(path)
+    if not isinstance(samples, list) or not samples:
+        msg = "the log holds no samples"
+        raise DataError(msg, file=str(path))
+    seen: set[tuple[str, str]] = set()
+    for k, sample in enumerate(samples):
+        if not isinstance(sample, dict):
+            msg = "each sample must be a JSON object"
+            raise DataError(msg, file=str(path), record=f"sample #{k}")
+        sid, epoch = str(sample.get("id", k)), str(sample.get("epoch", 1))
+        record = f"sample {sid} epoch {epoch}"
+        if (sid, epoch) in seen:
+            msg = f"sample id {sid!r} appears twice for epoch {epoch}"
+            raise DataError(msg, file=str(path), record=record)
+        seen.add((sid, epoch))
+        label = None
+        if cluster is not None:
+            label = (sample.get("metadata") or {}).get(cluster)
+            if label is None:
+                msg = f"no cluster field {cluster!r} in sample metadata"
+                raise DataError(msg, file=str(path), record=record, field=f"metadata.{cluster}")
+        yield {"model": model, "item": f"{task}:{sid}", "sample": epoch,
+               "score": inspect_score(sample, record, metric, path), "cluster": label}
+
+
+def _status(entry: dict[str, Any], key: str, path: Path, record: str) -> float:
+    value = entry.get(f"{key}_status")
+    if value is None and isinstance(entry.get(key), list) and entry[key]:  # older EvalPlus: "base": [status, ...]
+        value = entry[key][0]
+    if value not in _STATUS:
+        msg = f"{value!r} is not a status (pass, fail, timeout, error)"
+        raise DataError(msg, file=str(path), record=record, field=f"{key}_status")
+    return _STATUS[str(value)]
+
+
+def _evalplus(path: Path, metric: str | None) -> Iterator[dict[str, Any]]:
+    from .safe import load_json_file
+
+    which = metric or "plus"
+    if which not in ("plus", "base"):
+        msg = f"EvalPlus scores are 'plus' (base and extra tests pass; default) or 'base'; got {which!r}"
+        raise DataError(msg, file=str(path), field="metric")
+    data = load_json_file(path)
+    tasks = data.get("eval") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict) or not tasks:
+        msg = "no 'eval' mapping of tasks to samples"
+        raise DataError(msg, file=str(path), field="eval")
+    model = re.sub(r"[._]eval_results$", "", path.stem) or path.parent.name
+    if path.stem == "eval_results":
+        model = path.parent.name
+    for task, entries in tasks.items():
+        if not isinstance(entries, list) or not entries:
+            msg = "must be a non-empty list of samples"
+            raise DataError(msg, file=str(path), record=f"task {task}", field="eval")
+        for s, entry in enumerate(entries):
+            record = f"task {task} sample {s}"
+            if not isinstance(entry, dict):
+                msg = "each sample must be a JSON object"
+                raise DataError(msg, file=str(path), record=record)
+            base = _status(entry, "base", path, record)
+            score = base if which == "base" else base * _status(entry, "plus", path, record)
+            yield {"model": model, "item": str(task), "sample": str(s), "score": score, "cluster": None}
+
+
+def _swebench(path: Path, instances: list[str] | None) -> Iterator[dict[str, Any]]:
+    from .safe import load_json_file
+
+    data = load_json_file(path)
+    resolved = data.get("resolved_ids")
+    if not isinstance(resolved, list):
+        msg = "resolved_ids must be a list of instance ids"
+        raise DataError(msg, file=str(path), field="resolved_ids")
+    known = set(map(str, resolved))
+    for key in ("unresolved_ids", "submitted_ids", "completed_ids", "error_ids", "empty_patch_ids", "incomplete_ids"):
+        if isinstance(data.get(key), list):
+            known |= set(map(str, data[key]))
+    if instances is None:
+        total = data.get("total_instances")
+        if isinstance(total, int) and total > len(known):
+            msg = (f"the report covers {len(known)} of total_instances = {total}; the other instances count as "
+                   "failures only if named: give the instance list (--instances FILE)")
+            raise DataError(msg, file=str(path), field="total_instances")
+        universe = sorted(known)
+    else:
+        missing = sorted(set(map(str, resolved)) - set(instances))
+        if missing:
+            msg = f"resolved instance {missing[0]!r} is not in the instance list"
+            raise DataError(msg, file=str(path), field="resolved_ids")
+        universe = instances
+    parts = path.name[: -len(".json")].split(".")
+    model = parts[0] if len(parts) > 1 else path.parent.name
+    run = ".".join(parts[1:]) if len(parts) > 1 else path.stem
+    hit = set(map(str, resolved))
+    for item in universe:
+        yield {"model": model, "item": item, "sample": run, "score": 1.0 if item in hit else 0.0, "cluster": None}
+
+
+def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
+    from .plain import _records, parse_score
+
+    needed = ("model", "item", "sample", "score")
+    for record, rec in _records(path):
+        where = f"line {record}" if isinstance(record, int) else str(record)
+        for field in needed:
+            if rec.get(field) in (None, ""):
+                msg = "is missing (a long samples table has model, item, sample, score)"
+                raise DataError(msg, file=str(path), record=where, field=field)
+        label = None
+        if cluster is not None:
+            label = rec.get(cluster)
+            if label in (None, ""):
+                msg = "is missing"
+                raise DataError(msg, file=str(path), record=where, field=cluster)
+        yield {"model": str(rec["model"]), "item": str(rec["item"]), "sample": str(rec["sample"]),
+               "score": parse_score(rec["score"], file=str(path), record=where, field="score"), "cluster": label}
+
+
+def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None = None, cluster: str | None = None,
+                 instances: str | Path | None = None) -> Any:
+    """Read repeated samples per question into a long table ``model, item, sample, score, cluster``.
+
+    Formats (by file): inspect ``.eval``/``.json`` logs — one row per sample *and epoch*
+    (``metric`` = scorer or scorer.key; ``cluster`` = a metadata key); EvalPlus
+    ``*_eval_results.json`` — one row per generated solution, score 1 when it passes the base and
+    the extra tests (``metric="base"``: the base tests only), model from the file name; SWE-bench
+    run reports ``<model>.<run>.json`` — one row per instance per run, 1 if resolved (several runs
+    of a model are its samples; ``instances`` = a file of instance ids, one per line, is the
+    denominator, required when the report does not name every instance); CSV/TSV/JSONL long
+    tables with ``model, item, sample, score``. Duplicate (model, item, sample) rows are an error.
+    """
+    import pandas as pd
+
+    from .detect import expand_paths
+
+    universe = None
+    if instances is not None:
+        text = Path(instances).read_text(encoding="utf-8") if Path(instances).exists() else None
+        if text is None:
+            msg = "instance list not found"
+            raise DataError(msg, file=str(instances))
+        universe = [line.strip() for line in text.splitlines() if line.strip()]
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files: list[Path] = []
+    for raw in items:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and (
+                p.suffix.lower() == ".eval" or p.name.endswith(("eval_results.json",))))
+            files += found or expand_paths([path])
+        else:
+            if not path.exists():
+                msg = "file not found"
+                raise DataError(msg, file=str(path))
+            files.append(path)
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        kind = _kind(path)
+        if kind == "inspect":
+            rows.extend(_inspect(path, metric, cluster))
+        elif kind == "evalplus":
+            rows.extend(_evalplus(path, metric))
+        elif kind == "swebench":
+            rows.extend(_swebench(path, universe))
+        else:
+            rows.extend(_long(path, cluster))
+    if not rows:
+        msg = "no samples in the given files"
+        raise DataError(msg)
+    frame = pd.DataFrame(rows)
+    dup = frame.duplicated(["model", "item", "sample"])
+    if dup.any():
+        row = frame[dup].iloc[0]
+        msg = (f"model {row['model']!r}, item {row['item']!r}, sample {row['sample']!r} appears twice (two runs with "
+               "one name?)")
+        raise DataError(msg)
+    if cluster is None:
+        frame = frame.drop(columns="cluster")
+    return frame
+
+
+def sample_matrices(frame: Any) -> dict[str, Any]:
+    """Per model (in order of appearance), its questions x samples matrix (pandas, NaN where a
+    question has fewer samples), questions in one common order (the union, sorted) so two models'
+    rows line up.
+    """
+    out = {}
+    items = sorted(set(frame["item"]))
+    for model, part in frame.groupby("model", sort=False):
+        wide = part.pivot(index="item", columns="sample", values="score").reindex(items)
+        out[str(model)] = wide
+    return out
