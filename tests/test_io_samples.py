@@ -110,3 +110,16 @@ def test_cli_equals_the_api(tmp_path, capsys):
     assert "CI, new questions" in out and "band (all k)" in out
     assert main(["passk", str(files[0]), "--k", "7"]) == 1
     assert "k = 7 but question" in capsys.readouterr().err
+
+
+def test_cli_diagnose_at_one_k_equals_the_api(tmp_path, capsys):
+    from llm_power import diagnose, pass_at_k_matrix
+
+    xs = {name: _truth(5, shift=s) for name, s in (("base", 0.0), ("mid", 0.08), ("tuned", 0.16))}
+    files = [str(_inspect_log(tmp_path / f"{name}.json", name, x)) for name, x in xs.items()]
+    assert main(["passk", *files, "--k", "1", "--diagnose", "3", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    values, names = pass_at_k_matrix(xs, 3)
+    diag = diagnose(values, models=names, rng=0)
+    np.testing.assert_allclose(payload["diagnosis"]["pvalue"], diag.to_frame()["pvalue"], rtol=1e-12)
+    assert payload["diagnosis"]["model_a"] == diag.to_frame()["model_a"].tolist()

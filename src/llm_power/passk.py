@@ -36,7 +36,7 @@ from ._validation import as_rng, check_confidence_level, check_int_at_least, che
 from .errors import DataError
 
 __all__ = ["PassAtKComparison", "PassAtKPlanResult", "PassAtKResult", "compare_pass_at_k", "maj_at_k", "pass_at_k",
-           "pass_at_k_ci", "pass_at_k_mde", "pass_at_k_plan", "pass_hat_k"]
+           "pass_at_k_ci", "pass_at_k_matrix", "pass_at_k_mde", "pass_at_k_plan", "pass_hat_k"]
 
 METRICS = ("pass@k", "pass^k", "avg@k")
 
@@ -469,6 +469,44 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     return PassAtKResult(metric=metric, k=ks, estimate=mean, standard_error=se, population=population,
                          n_questions=int(n.size), n_clusters=g, df=df, method=method, confidence_level=level,
                          replicates=reps)
+
+
+def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[np.ndarray, list[str]]:
+    """Questions x models matrix of per-question estimates at one k, for :func:`llm_power.diagnose`.
+
+    ``results`` maps model name -> its questions x samples 0/1 matrix (or (n, c) counts), the
+    questions in the same order for every model. Each column holds that model's unbiased
+    per-question pass@k (pass^k, avg@k); their means are the benchmark values, and ``diagnose``
+    on the matrix ranks the models with paired tests over questions (the ``questions`` population).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import diagnose, pass_at_k_matrix
+    >>> rng = np.random.default_rng(2)
+    >>> p = rng.beta(0.7, 0.8, 300)
+    >>> runs = {f"ckpt-{s}": (rng.random((300, 8)) < np.clip(p + s / 20, 0, 1)[:, None]).astype(float)
+    ...         for s in range(3)}
+    >>> values, names = pass_at_k_matrix(runs, 4)
+    >>> values.shape, diagnose(values, models=names).models
+    ((300, 3), ['ckpt-2', 'ckpt-1', 'ckpt-0'])
+    """
+    check_option(metric, "metric", METRICS)
+    if not isinstance(results, dict) or not results:
+        msg = "results must map model names to their questions x samples results"
+        raise ValueError(msg)
+    names = [str(name) for name in results]
+    columns = []
+    sizes = set()
+    for name, res in results.items():
+        n, c = _results(res)
+        ks = _ks(k, n)
+        columns.append(_per_question(metric, n, c, ks)[:, 0])
+        sizes.add(n.size)
+        if len(sizes) > 1:
+            msg = f"model {name!r} has {n.size} questions, the others {min(sizes)}: the models must share the questions"
+            raise ValueError(msg)
+    return np.column_stack(columns), names
 
 
 @dataclass(frozen=True, repr=False)

@@ -32,6 +32,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="SWE-bench instance ids, one per line: the denominator (default: the ids in the reports)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="level of the intervals (default 0.95)")
+    p.add_argument("--diagnose", type=int, metavar="K",
+                   help="also rank every model at this k: the leaderboard resolution report on the per-question "
+                        "estimates (default: off)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap band (default 0)")
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the numbers as JSON (default: none)")
     p.set_defaults(run=run)
@@ -105,9 +108,21 @@ def run(args: argparse.Namespace) -> int:
                                                                  "resolved"], rows,
                         caption="Paired over questions (new questions). Band: holds for every k shown at once "
                                 "(max-t bootstrap); resolved: the band excludes 0.", right_align=(0, 1, 2, 3, 4))
-    elif len(matrices) > 2 and args.format != "json":
-        say(f"{len(matrices)} models: give two to compare them at each k (or use `llm-power diagnose` on their "
-            "per-question pass@k).")
+    elif len(matrices) > 2 and args.format != "json" and args.diagnose is None:
+        say(f"{len(matrices)} models: give two to compare them at each k, or rank them all at one k with --diagnose K.")
+    if args.diagnose is not None:
+        from ..passk import pass_at_k_matrix
+        from ..resolution import diagnose
+
+        values, names = pass_at_k_matrix({m: w.to_numpy(dtype=float) for m, w in matrices.items()}, args.diagnose,
+                                         metric=args.kind)
+        diag = diagnose(values, models=names, rng=args.seed)
+        payload["diagnosis"] = diag.to_frame().to_dict("list")
+        if args.format != "json":
+            from ..report.terminal_report import print_report
+
+            print_report(diag, note=f"{args.kind} at k = {args.diagnose}: the per-question estimates, paired over "
+                                    "questions (new questions).")
     if args.json_out:
         buf = io.StringIO()
         dump_json(payload, buf)
