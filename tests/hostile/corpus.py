@@ -263,6 +263,20 @@ def build(out: Path) -> list[Case]:
     crowd.write_text("model_a,model_b,winner\n" + "".join(f"m{k},m{k + 1},model_a\nm{k + 1},m{k},tie\nm{k},m{k + 1},model_b\n"
                                                            for k in range(700)), encoding="utf-8")
     cases.append(Case("arena: 701 models, all pairs", ["arena", str(crowd), "--pairs", "all"], 1, "245,350 pairs"))
+    # 14. repeated samples (llm-power passk)
+    evalplus = out / "m_eval_results.json"
+    evalplus.write_text(json.dumps({"eval": {"T/0": [{"base_status": "pass", "plus_status": "pass"},
+                                                     {"base_status": "pass", "plus_status": "fail"}],
+                                             "T/1": [{"base_status": "fail", "plus_status": "fail"},
+                                                     {"base_status": "pass", "plus_status": "pass"}]}}))
+    cases.append(Case("passk: output onto the input", ["passk", str(evalplus), "--json", str(evalplus)], 2,
+                      "is the input"))
+    cases.append(Case("passk: k above the samples", ["passk", str(evalplus), "--k", "3"], 1, "k = 3 but question"))
+    (out / "bad_eval_results.json").write_text(json.dumps({"eval": {"T/0": "pass"}}))
+    cases.append(Case("passk: EvalPlus task that is not a list", ["passk", str(out / "bad_eval_results.json")], 1,
+                      "non-empty list of samples"))
+    (out / "odd.json").write_text(json.dumps({"hello": 1}))
+    cases.append(Case("passk: JSON of no known kind", ["passk", str(out / "odd.json")], 1, "not a samples file"))
     many = _wide_csv(out / "many.csv", [f"m{k}" for k in range(700)], n=20)
     cases.append(Case("700 models, all pairs", ["diagnose", str(many), "--pairs", "all"], 1, "244,650 pairs"))
     return cases
