@@ -95,6 +95,7 @@ EXPECTED_ALL = [
     "judge_vs_majority",
     "length_bias",
     "maj_at_k",
+    "maj_at_k_ci",
     "majority_vote",
     "margins_from_cells",
     "mcnemar",

@@ -123,3 +123,41 @@ def test_cli_diagnose_at_one_k_equals_the_api(tmp_path, capsys):
     diag = diagnose(values, models=names, rng=0)
     np.testing.assert_allclose(payload["diagnosis"]["pvalue"], diag.to_frame()["pvalue"], rtol=1e-12)
     assert payload["diagnosis"]["model_a"] == diag.to_frame()["model_a"].tolist()
+
+
+def _lm_eval_file(folder, model, x, metric="pass@1", k=1):
+    from llm_power import pass_at_k
+
+    run = folder / model
+    run.mkdir(parents=True)
+    date = "2025-01-01T00-00-00.000000"
+    (run / f"results_{date}.json").write_text(json.dumps({"model_name": model, "config": {"model": "hf"}}))
+    lines = []
+    for i, row in enumerate(x):
+        n, c = row.size, int(row.sum())
+        lines.append(json.dumps({"doc_id": i, "doc": {"subject": f"s{i % 3}"}, "filter": "create_test",
+                                "resps": [[f"def f(): return {j}" for j in range(n)]], "metrics": [metric],
+                                metric: float(pass_at_k(n, c, k))}))
+    path = run / f"samples_humaneval_{date}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_lm_eval_repeats_give_the_counts_of_passing_repeats(tmp_path):
+    x = _truth(6, n_q=25, n_s=10)
+    frame = read_samples(_lm_eval_file(tmp_path, "org/coder", x), cluster="subject")
+    wide = sample_matrices(frame)["org/coder"]
+    order = [int(item.split(":")[1]) for item in wide.index]
+    np.testing.assert_array_equal(wide.to_numpy().sum(axis=1), x[order].sum(axis=1))
+    assert wide.shape == (25, 10)
+    res = pass_at_k_ci(wide.to_numpy(dtype=float), [1, 5])
+    np.testing.assert_allclose(res.estimate, pass_at_k_ci(x, [1, 5]).estimate, rtol=1e-12)
+    # pass@3 of 10 repeats is invertible where fewer than 8 passed
+    y = np.zeros((5, 10))
+    for i, c in enumerate([0, 2, 4, 6, 7]):
+        y[i, :c] = 1
+    frame = read_samples(_lm_eval_file(tmp_path / "k3", "m", y, metric="pass@3", k=3))
+    assert sample_matrices(frame)["m"].to_numpy().sum(axis=1).tolist() == [0, 2, 4, 6, 7]
+    # pass@10 of 10 repeats is 1 whenever one passed: the count is unknowable
+    with pytest.raises(DataError, match="does not say how many passed"):
+        read_samples(_lm_eval_file(tmp_path / "k10", "m", x[:3], metric="pass@10", k=10))

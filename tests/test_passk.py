@@ -262,3 +262,36 @@ def test_flat_estimates_get_the_wilson_interval():
     assert res.estimate[1] == 1.0 and res.standard_error[1] == 0.0
     assert (lo[1], hi[1]) == pytest.approx(proportion_confint(30, 30, method="wilson"), rel=1e-12)
     assert lo[0] < res.estimate[0] < hi[0]
+
+
+def test_avg_at_k_of_graded_scores():
+    """Graded scores: the questions SE is the SD of the question means over sqrt(N) (scipy), the
+    fixed_questions SE the within-question variances summed (by definition), and 0/1 data give
+    the same avg@k as pass@1."""
+    rng = np.random.default_rng(9)
+    x = np.clip(rng.normal(0.6, 0.2, 50)[:, None] + rng.normal(0, 0.15, (50, 6)), 0, 1)
+    x[3, 5] = np.nan
+    res = pass_at_k_ci(x, [1, 3], metric="avg@k")
+    means = np.nanmean(x, axis=1)
+    assert res.estimate == pytest.approx([means.mean()] * 2, rel=1e-12)
+    assert res.standard_error[0] == pytest.approx(stats.sem(means), rel=1e-12)
+    fixed = pass_at_k_ci(x, 1, metric="avg@k", population="fixed_questions")
+    within = np.array([np.var(row[np.isfinite(row)], ddof=1) / np.isfinite(row).sum() for row in x])
+    assert fixed.standard_error[0] == pytest.approx(np.sqrt(within.sum()) / 50, rel=1e-12)
+    binary = (rng.random((40, 8)) < 0.4).astype(float)
+    assert pass_at_k_ci(binary, 2, metric="avg@k").estimate[0] == pytest.approx(
+        pass_at_k_ci(binary, 1).estimate[0], rel=1e-12)
+    with pytest.raises(DataError, match="not 0/1"):
+        pass_at_k_ci(x, 1)
+
+
+def test_maj_at_k_ci_is_the_mean_of_per_question_values():
+    from llm_power import maj_at_k_ci
+
+    rng = np.random.default_rng(10)
+    answers = rng.choice(np.array(["a", "b", "c"], dtype=object), (40, 6), p=[0.5, 0.3, 0.2])
+    res = maj_at_k_ci(answers, ["a"] * 40, [1, 5])
+    per_question = np.column_stack([maj_at_k(answers, ["a"] * 40, k) for k in (1, 5)])
+    assert res.estimate == pytest.approx(per_question.mean(axis=0), rel=1e-12)
+    assert res.standard_error == pytest.approx(stats.sem(per_question, axis=0), rel=1e-12)
+    assert res.estimate[0] == pytest.approx(np.mean(answers == "a"), rel=1e-12)  # maj@1 is the share right

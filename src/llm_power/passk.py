@@ -36,7 +36,7 @@ from ._validation import as_rng, check_confidence_level, check_int_at_least, che
 from .errors import DataError
 
 __all__ = ["PassAtKComparison", "PassAtKPlanResult", "PassAtKResult", "compare_pass_at_k", "maj_at_k", "pass_at_k",
-           "pass_at_k_ci", "pass_at_k_matrix", "pass_at_k_mde", "pass_at_k_plan", "pass_hat_k"]
+           "maj_at_k_ci", "pass_at_k_ci", "pass_at_k_matrix", "pass_at_k_mde", "pass_at_k_plan", "pass_hat_k"]
 
 METRICS = ("pass@k", "pass^k", "avg@k")
 
@@ -299,6 +299,28 @@ def _results(results: Any) -> tuple[np.ndarray, np.ndarray]:
     return n.astype(np.int64), np.where(seen, x, 0).sum(axis=1).astype(np.int64)
 
 
+def _graded(results: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(samples, mean, within-question variance) per question of a matrix with graded scores, or
+    None for 0/1 results or (n, c) counts.
+    """
+    if isinstance(results, tuple):
+        return None
+    x = np.asarray(results, dtype=float)
+    if x.ndim != 2:
+        return None
+    seen = np.isfinite(x)
+    if not np.any(seen & (x != 0) & (x != 1)):
+        return None
+    n = seen.sum(axis=1)
+    if np.any(n < 2):
+        msg = f"question {int(np.argmax(n < 2))}: graded avg@k needs at least 2 samples per question"
+        raise DataError(msg)
+    filled = np.where(seen, x, 0.0)
+    means = filled.sum(axis=1) / n
+    within = np.where(seen, (x - means[:, None]) ** 2, 0.0).sum(axis=1) / (n - 1)
+    return n.astype(np.int64), means, within
+
+
 def _ks(k: Any, n: np.ndarray) -> np.ndarray:
     ks = np.atleast_1d(np.asarray(k))
     if ks.dtype.kind not in "iu" or ks.ndim != 1 or np.any(ks < 1):
@@ -404,7 +426,8 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     ----------
     results : array_like (questions x samples) or tuple (n, c)
         0/1 per sample (NaN where a question has fewer samples), or per-question sample and pass
-        counts.
+        counts. With ``metric="avg@k"`` graded scores are allowed too (the mean per question; its
+        within-question sample variance for ``fixed_questions``).
     k : int or sequence of int
         Every k at once (vectorised), each at most the samples of every question.
     metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
@@ -438,12 +461,25 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     check_option(population, "population", ("questions", "fixed_questions"))
     check_option(method, "method", ("t", "bootstrap"))
     level = check_confidence_level(confidence_level)
-    n, c = _results(results)
+    graded = _graded(results) if metric == "avg@k" else None
+    if graded is not None:  # avg@k of graded scores: the mean per question, its within-question variance
+        n, means, within = graded
+        c = np.zeros_like(n)
+    else:
+        n, c = _results(results)
     if n.size < 2:
         msg = f"an interval over questions needs at least 2 questions; got {n.size}"
         raise DataError(msg)
     ks = _ks(k, n)
-    values = _per_question(metric, n, c, ks)
+    values = _per_question(metric, n, c, ks) if graded is None else np.repeat(means[:, None], ks.size, axis=1)
+    if population == "fixed_questions" and graded is not None:
+        if cluster is not None or method != "t":
+            msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
+            raise ValueError(msg)
+        se = np.full(ks.size, math.sqrt(float(np.sum(within / n))) / n.size)
+        return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0), standard_error=se,
+                             population=population, n_questions=int(n.size), n_clusters=None, df=math.inf,
+                             method="normal", confidence_level=level)
     if population == "fixed_questions":
         if cluster is not None or method != "t":
             msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
@@ -469,6 +505,31 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     return PassAtKResult(metric=metric, k=ks, estimate=mean, standard_error=se, population=population,
                          n_questions=int(n.size), n_clusters=g, df=df, method=method, confidence_level=level,
                          replicates=reps)
+
+
+def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
+                confidence_level: float = 0.95) -> PassAtKResult:
+    """maj@k of a benchmark (the mean over questions of :func:`maj_at_k`) with its interval for new
+    questions: the standard error over questions (cluster-robust with ``cluster``), t interval.
+
+    Examples
+    --------
+    >>> from llm_power import maj_at_k_ci
+    >>> answers = [["4", "4", "5", "4"], ["7", "1", "1", "7"], ["2", "2", "2", "3"], ["9", "8", "6", "9"]]
+    >>> res = maj_at_k_ci(answers, ["4", "7", "2", "6"], [1, 3])
+    >>> res.estimate.round(3)
+    array([0.562, 0.667])
+    """
+    level = check_confidence_level(confidence_level)
+    ks = np.atleast_1d(np.asarray(k)).astype(np.int64)
+    values = np.column_stack([maj_at_k(answers, correct, int(kk)) for kk in ks])
+    if values.shape[0] < 2:
+        msg = f"an interval over questions needs at least 2 questions; got {values.shape[0]}"
+        raise DataError(msg)
+    codes = _cluster_codes(cluster, values.shape[0])
+    mean, se, df, g = _mean_and_se(values, codes)
+    return PassAtKResult(metric="maj@k", k=ks, estimate=mean, standard_error=se, population="questions",
+                         n_questions=int(values.shape[0]), n_clusters=g, df=df, method="t", confidence_level=level)
 
 
 def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[np.ndarray, list[str]]:

@@ -19,14 +19,16 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("passk", parents=[parent], help=HELP, description=HELP + ".", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="+", metavar="FILES",
-                   help="inspect logs (epochs > 1), EvalPlus *_eval_results.json, SWE-bench run reports "
-                        "(<model>.<run>.json; runs are samples) or long CSV/JSONL (model, item, sample, score)")
+                   help="inspect logs (epochs > 1), lm-eval samples of a task run with repeats, EvalPlus "
+                        "*_eval_results.json, SWE-bench run reports (<model>.<run>.json; runs are samples) or "
+                        "long CSV/JSONL (model, item, sample, score)")
     p.add_argument("--k", type=int, nargs="+", default=[1], metavar="K", help="the k to report (default 1)")
     p.add_argument("--metric", dest="kind", choices=("pass@k", "pass^k", "avg@k"), default="pass@k",
                    help="pass@k (any of k passes), pass^k (all k pass) or avg@k (default pass@k)")
     p.add_argument("--score", dest="metric", metavar="NAME",
-                   help="which score of the logs: an inspect scorer (scorer.key) or EvalPlus 'base' / 'plus' "
-                        "(default: the first scorer; EvalPlus plus)")
+                   help="which score of the logs: an inspect scorer (scorer.key), an lm-eval pass@k metric or "
+                        "EvalPlus 'base' / 'plus' (default: the first scorer; lm-eval's smallest pass@k; "
+                        "EvalPlus plus)")
     p.add_argument("--cluster", metavar="KEY", help="inspect metadata key grouping questions (default: none)")
     p.add_argument("--instances", metavar="FILE",
                    help="SWE-bench instance ids, one per line: the denominator (default: the ids in the reports)")

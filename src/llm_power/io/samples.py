@@ -22,9 +22,13 @@ _STATUS = {"pass": 1.0, "fail": 0.0, "timeout": 0.0, "error": 0.0}
 
 
 def _kind(path: Path) -> str:
+    from .detect import _LM_EVAL_SAMPLES
+
     name = path.name.lower()
     if path.suffix.lower() == ".eval":
         return "inspect"
+    if _LM_EVAL_SAMPLES.match(path.name):
+        return "lm_eval"
     if name.endswith(("_eval_results.json", ".eval_results.json")) or name == "eval_results.json":
         return "evalplus"
     if path.suffix.lower() == ".json":
@@ -143,6 +147,79 @@ def _swebench(path: Path, instances: list[str] | None) -> Iterator[dict[str, Any
         yield {"model": model, "item": item, "sample": run, "score": 1.0 if item in hit else 0.0, "cluster": None}
 
 
+def _passing_repeats(value: float, n: int, k: int, *, file: str, record: str, field: str) -> int:
+    """The number c of passing repeats among n that gives this document's pass@k (unique, or an error)."""
+    import numpy as np
+
+    from ..passk import pass_at_k
+
+    if k > n:
+        msg = f"pass@{k} with only {n} repeats"
+        raise DataError(msg, file=file, record=record, field=field)
+    matches = np.nonzero(np.abs(pass_at_k(n, np.arange(n + 1), k) - value) < 1e-9)[0]
+    if matches.size == 1:
+        return int(matches[0])
+    if matches.size == 0:
+        msg = f"{value!r} is not pass@{k} of any count of passing repeats among {n}"
+        raise DataError(msg, file=file, record=record, field=field)
+    msg = (f"pass@{k} = {value!r} with {n} repeats does not say how many passed (any of {matches[0]}..{matches[-1]}); "
+           "log pass@1 as well (it is c/n), or read EvalPlus / inspect results")
+    raise DataError(msg, file=file, record=record, field=field)
+
+
+def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[dict[str, Any]]:
+    """lm-eval samples of a task run with ``repeats``: one record per document holds every repeat's
+    response but a single score; the per-document pass@k (preferably pass@1 = c / n) gives the number
+    c of passing repeats, which is all pass@k needs (the file does not say which repeats passed).
+    """
+    from .detect import _LM_EVAL_SAMPLES
+    from .harness import _lm_eval_model
+    from .plain import _records, parse_score
+
+    match = _LM_EVAL_SAMPLES.match(path.name)
+    task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
+    model = _lm_eval_model(path, date)
+    filters: set[str] = set()
+    for lineno, rec in _records(path):
+        where = f"line {lineno}"
+        filters.add(str(rec.get("filter", "none")))
+        if len(filters) > 1:
+            msg = f"several filters ({', '.join(sorted(filters))}); keep one filter's records per file"
+            raise DataError(msg, file=str(path), record=where, field="filter")
+        resps = rec.get("resps")
+        if not (isinstance(resps, list) and resps and isinstance(resps[0], list)):
+            msg = "no list of repeated responses (was the task run with repeats > 1?)"
+            raise DataError(msg, file=str(path), record=where, field="resps")
+        n = len(resps[0])
+        if n < 2:
+            msg = "one response per document: pass@k needs a task run with repeats > 1"
+            raise DataError(msg, file=str(path), record=where, field="resps")
+        names = [m for m in (rec.get("metrics") or []) if isinstance(m, str)] or [
+            key for key in rec if re.fullmatch(r"pass(@|_at_)\d+", str(key))]
+        wanted = [metric] if metric else sorted(
+            (m for m in names if re.fullmatch(r"pass(@|_at_)\d+", m)), key=lambda m: int(re.split(r"@|_at_", m)[1]))
+        if not wanted or wanted[0] not in rec:
+            msg = f"no per-document pass@k; metrics: {', '.join(map(repr, names)) or 'none'} (choose one with --score)"
+            raise DataError(msg, file=str(path), record=where, field=str(metric or "metrics"))
+        name = wanted[0]
+        k_match = re.fullmatch(r"pass(?:@|_at_)(\d+)", name)
+        if k_match is None:
+            msg = "is not a pass@k metric (pass@1, pass@10, pass_at_1, ...)"
+            raise DataError(msg, file=str(path), record=where, field=name)
+        value = parse_score(rec[name], file=str(path), record=where, field=name)
+        c = _passing_repeats(value, n, int(k_match.group(1)), file=str(path), record=where, field=name)
+        label = None
+        if cluster is not None:
+            doc = rec.get("doc") or {}
+            label = doc.get(cluster) if isinstance(doc, dict) else None
+            if label is None:
+                msg = f"no cluster field {cluster!r} in 'doc'"
+                raise DataError(msg, file=str(path), record=where, field=f"doc.{cluster}")
+        for r in range(n):
+            yield {"model": model, "item": f"{task}:{rec.get('doc_id', lineno)}", "sample": f"repeat {r + 1}",
+                   "score": 1.0 if r < c else 0.0, "cluster": label}
+
+
 def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
     from .plain import _records, parse_score
 
@@ -167,7 +244,10 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
                  instances: str | Path | None = None) -> Any:
     """Read repeated samples per question into a long table ``model, item, sample, score, cluster``.
 
-    Formats (by file): inspect ``.eval``/``.json`` logs — one row per sample *and epoch*
+    Formats (by file): lm-eval ``samples_<task>_<date>.jsonl`` of a task run with ``repeats`` — the
+    count of passing repeats per document from its pass@1 (= c/n) or another invertible pass@k
+    (the file does not say which repeats passed; rows are ordered passes first);
+    inspect ``.eval``/``.json`` logs — one row per sample *and epoch*
     (``metric`` = scorer or scorer.key; ``cluster`` = a metadata key); EvalPlus
     ``*_eval_results.json`` — one row per generated solution, score 1 when it passes the base and
     the extra tests (``metric="base"``: the base tests only), model from the file name; SWE-bench
@@ -209,6 +289,8 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
             rows.extend(_evalplus(path, metric))
         elif kind == "swebench":
             rows.extend(_swebench(path, universe))
+        elif kind == "lm_eval":
+            rows.extend(_lm_eval(path, metric, cluster))
         else:
             rows.extend(_long(path, cluster))
     if not rows:
