@@ -11,7 +11,7 @@ import llm_power
 
 SRC = Path(llm_power.__file__).resolve().parent
 # the protocol layer (diagnose) may use pandas lazily for to_frame(), but never io/report/cli
-PROTOCOL = ["resolution.py", "preferences.py", "judges.py", "arena.py", "passk.py"]
+PROTOCOL = ["resolution.py", "preferences.py", "judges.py", "arena.py", "passk.py", "passk_plan.py"]
 # the statistics core: every top-level module but the protocol and the package plumbing (derived,
 # so a new module is covered without editing this list)
 CORE = sorted(p.name for p in SRC.glob("*.py")

@@ -238,7 +238,7 @@ def test_plan_and_mde_deliver_in_simulation():
 def test_planned_noise_is_unbiased_from_a_larger_pilot():
     """The plan's per-question variance at m = 8 samples, from pilots of 16 samples, averages to
     the exact binomial variance of the 8-sample estimator (20,000 pilots; within 2%)."""
-    from llm_power.passk import _variance_at
+    from llm_power.passk_plan import _variance_at
 
     rng = np.random.default_rng(8)
     p = rng.beta(0.6, 0.9, 30)

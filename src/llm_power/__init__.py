@@ -89,7 +89,6 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
     )
     from .passk import (
         PassAtKComparison,
-        PassAtKPlanResult,
         PassAtKResult,
         compare_pass_at_k,
         maj_at_k,
@@ -97,10 +96,9 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         pass_at_k,
         pass_at_k_ci,
         pass_at_k_matrix,
-        pass_at_k_mde,
-        pass_at_k_plan,
         pass_hat_k,
     )
+    from .passk_plan import PassAtKPlanResult, pass_at_k_mde, pass_at_k_plan
     from .permutation import PermutationResult, permutation_test
     from .planning import (
         TypeSMResult,
@@ -172,9 +170,9 @@ _LAZY = {
     "pass_at_k_ci": ".passk",
     "pass_at_k_matrix": ".passk",
     "pass_hat_k": ".passk",
-    "PassAtKPlanResult": ".passk",
-    "pass_at_k_plan": ".passk",
-    "pass_at_k_mde": ".passk",
+    "PassAtKPlanResult": ".passk_plan",
+    "pass_at_k_plan": ".passk_plan",
+    "pass_at_k_mde": ".passk_plan",
     "ppi_labels_needed": ".ppi",
     "ppi_mean": ".ppi",
     "ppi_mean_difference": ".ppi",
