@@ -27,6 +27,20 @@ def _browser_or_skip():
     return pytest.importorskip("playwright.sync_api")
 
 
+def _offline(page, external):
+    """Abort every request that is not a local file, recording its URL in ``external``."""
+
+    def guard(route):
+        url = route.request.url
+        if not url.startswith("file://"):
+            external.append(url)
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/*", guard)
+
+
 def test_report_renders_offline_in_chromium(tmp_path, capsys):
     sync = _browser_or_skip()
     report = tmp_path / "report.html"
@@ -36,16 +50,7 @@ def test_report_renders_offline_in_chromium(tmp_path, capsys):
     with sync.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1200, "height": 900})
-
-        def guard(route):
-            url = route.request.url
-            if not url.startswith("file://"):
-                external.append(url)
-                route.abort()
-            else:
-                route.continue_()
-
-        page.route("**/*", guard)
+        _offline(page, external)
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
         assert page.locator("#models-table tbody tr").count() == 10
@@ -172,15 +177,7 @@ def test_arena_report_renders_offline_and_fits_the_screen(tmp_path, capsys, widt
     with sync.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": width, "height": height})
-
-        def guard(route):
-            if not route.request.url.startswith("file://"):
-                external.append(route.request.url)
-                route.abort()
-            else:
-                route.continue_()
-
-        page.route("**/*", guard)
+        _offline(page, external)
         page.goto(report.as_uri())
         page.wait_for_load_state("load")
         assert page.locator("#models-table tbody tr").count() == 6

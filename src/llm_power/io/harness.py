@@ -75,6 +75,18 @@ def _lm_eval_model(path: Path, date: str) -> str:
     return path.parent.name
 
 
+def doc_cluster(rec: dict[str, Any], cluster: str | None, *, file: str, record: str) -> Any:
+    """The cluster label of an lm-eval record (a field of its 'doc'), or None without ``cluster``."""
+    if cluster is None:
+        return None
+    doc = rec.get("doc") or {}
+    label = doc.get(cluster) if isinstance(doc, dict) else None
+    if label is None:
+        msg = f"no cluster field {cluster!r} in 'doc'"
+        raise DataError(msg, file=file, record=record, field=f"doc.{cluster}")
+    return label
+
+
 def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | None = None,
                  cluster: str | None = None) -> Iterator[Record]:
     """lm-eval ``samples_<task>_<date>.jsonl``: one line per (doc_id, filter); streamed."""
@@ -105,13 +117,7 @@ def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | No
             raise DataError(msg,
                             **where, field="doc_id")
         seen[key] = lineno
-        label = None
-        if cluster is not None:
-            doc = rec.get("doc") or {}
-            label = doc.get(cluster) if isinstance(doc, dict) else None
-            if label is None:
-                msg = f"no cluster field {cluster!r} in 'doc'"
-                raise DataError(msg, **where, field=f"doc.{cluster}")
+        label = doc_cluster(rec, cluster, file=str(path), record=f"line {lineno}")
         score = parse_score(rec[name], file=str(path), record=f"line {lineno}", field=name)
         by_filter.setdefault(filt, []).append(Record(model, f"{task}:{rec['doc_id']}", score,
                                                      None if label is None else str(label),

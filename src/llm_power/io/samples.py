@@ -173,7 +173,7 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
     c of passing repeats, which is all pass@k needs (the file does not say which repeats passed).
     """
     from .detect import _LM_EVAL_SAMPLES
-    from .harness import _lm_eval_model
+    from .harness import _lm_eval_model, doc_cluster
     from .plain import _records, parse_score
 
     match = _LM_EVAL_SAMPLES.match(path.name)
@@ -208,13 +208,7 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
             raise DataError(msg, file=str(path), record=where, field=name)
         value = parse_score(rec[name], file=str(path), record=where, field=name)
         c = _passing_repeats(value, n, int(k_match.group(1)), file=str(path), record=where, field=name)
-        label = None
-        if cluster is not None:
-            doc = rec.get("doc") or {}
-            label = doc.get(cluster) if isinstance(doc, dict) else None
-            if label is None:
-                msg = f"no cluster field {cluster!r} in 'doc'"
-                raise DataError(msg, file=str(path), record=where, field=f"doc.{cluster}")
+        label = doc_cluster(rec, cluster, file=str(path), record=where)
         for r in range(n):
             yield {"model": model, "item": f"{task}:{rec.get('doc_id', lineno)}", "sample": f"repeat {r + 1}",
                    "score": 1.0 if r < c else 0.0, "cluster": label}

@@ -21,6 +21,14 @@ MAX_TERMINAL_ROWS = 40
 MAX_MARKDOWN_ROWS = 1_000
 
 
+def _interval(low: float, high: float) -> str:
+    """[low, high] in Elo points: one decimal for small gaps, none once a bound reaches 10 (the table
+    stays narrow; an Elo point is already a fine unit).
+    """
+    digits = 0 if max(abs(low), abs(high)) >= 10 else 1
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def _fmt_n(value: float) -> str:
     if not math.isfinite(value):
         return "∞"
@@ -44,11 +52,13 @@ def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
              str(r["tie_group"][k])] for k in range(len(r["model"]))]
 
 
-def arena_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every table helper
+def arena_header(diag: ArenaDiagnosis) -> list[str]:
     """Column names of the pairs table (terminal, Markdown and HTML alike); :func:`arena_legend` says
     which regime each column is computed under.
     """
-    return ["A", "B", "gap (Elo)", "interval", "p", "battles", "N*", "q", "resolved"]
+    clustered = "pvalue_cluster" in diag.columns
+    return ["A", "B", "gap (Elo)", "interval", "p", *(["p cluster"] if clustered else []), "battles", "N*", "q",
+            "resolved"]
 
 
 def arena_legend(diag: ArenaDiagnosis) -> str:
@@ -57,15 +67,17 @@ def arena_legend(diag: ArenaDiagnosis) -> str:
     clustered = "se_cluster" in diag.columns
     level = f"{100 * diag.settings['confidence_level']:g}%"
     return (f"gap: A − B in Elo points; interval: {level}{', cluster-robust' if clustered else ''}; p: Wald test"
-            f"{' (cluster-robust)' if clustered else ''}; battles: between A and B; N*: battles in the whole arena "
+            f"{' (IID); p cluster: the cluster-robust one' if clustered else ''}; battles: between A and B; N*: "
+            "battles in the whole arena "
             f"needed to separate the pair ({label}, the strictest regime) if new battles are spread over pairs as "
             f"these were; q = N/N*; resolved (q ≥ 1 and the test rejects) under "
             f"{' · '.join(name for name, _ in diag.regimes())}.")
 
 
 def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: int | None = None) -> list[list[str]]:
-    """Rows of the pairs table: names, gap, interval, p (cluster-robust when clustered), direct
-    battles, N* and q of the strictest regime, and a mark per regime.
+    """Rows of the pairs table: names, gap, interval (cluster-robust when clustered), p (IID; and the
+    cluster-robust p when clustered), direct battles, N* and q of the strictest regime, a mark per
+    regime.
     """
     from .._format import unique_short_names
 
@@ -73,7 +85,7 @@ def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: in
     _, suffix = _strictest(diag)
     low = c.get("ci_low_elo_cluster", c["ci_low_elo"])
     high = c.get("ci_high_elo_cluster", c["ci_high_elo"])
-    p = c.get("pvalue_cluster", c["pvalue"])
+    p_cluster = c.get("pvalue_cluster")
     short = dict.fromkeys(diag.models)
     for name, cut in zip(diag.models, unique_short_names(diag.models, name_width) if name_width else diag.models,
                          strict=True):
@@ -82,7 +94,8 @@ def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: in
     for k in range(diag.n_pairs if limit is None else min(limit, diag.n_pairs)):
         marks = " ".join("✓" if c[col][k] else "✗" for _, col in diag.regimes())
         rows.append([str(short[c["model_a"][k]]), str(short[c["model_b"][k]]), f"{c['gap_elo'][k]:+.1f}",
-                     f"[{low[k]:.1f}, {high[k]:.1f}]", f"{p[k]:.2g}", f"{int(c['battles'][k]):,}",
+                     _interval(float(low[k]), float(high[k])), f"{c['pvalue'][k]:.2g}",
+                     *([] if p_cluster is None else [f"{p_cluster[k]:.2g}"]), f"{int(c['battles'][k]):,}",
                      _fmt_n(float(c[f"n_star{suffix}"][k])), f"{float(c[f'q{suffix}'][k]):.2f}", marks])
     return rows
 
@@ -102,8 +115,11 @@ def arena_sentences(diag: ArenaDiagnosis) -> list[str]:
     if todo.size == 0:
         out.append(f"Every displayed gap is separated ({label}).")
     elif finite.size:
-        out.append(f"Separating every unresolved gap ({label}) takes about {_fmt_n(float(finite.max()))} battles in "
-                   f"the arena (now {diag.n_battles:,}), if new battles are spread over pairs as these were"
+        nearest = (f"the nearest to separation needs about {_fmt_n(float(finite.min()))}, "
+                   if finite.size > 1 else "")
+        out.append(f"Unresolved gaps ({label}): {nearest}separating every one takes about "
+                   f"{_fmt_n(float(finite.max()))} battles in the arena (now {diag.n_battles:,}), if new battles are "
+                   "spread over pairs as these were"
                    + (f"; {todo.size - finite.size} gap(s) are exactly 0 and never separate." if finite.size < todo.size
                       else "."))
     return out
