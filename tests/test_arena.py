@@ -223,3 +223,29 @@ def test_clustered_n_star_gives_the_planned_power_and_the_iid_one_falls_short():
         power[regime] = rejected / 1000
     assert power["n_star_cluster"] == pytest.approx(0.8, abs=0.03)
     assert power["n_star"] < 0.74
+
+
+def test_narrow_terminal_prints_one_line_per_pair_and_cuts_no_number(tmp_path, capsys, monkeypatch):
+    """At 60 columns the pairs table becomes one line per pair: every number of the wide table is
+    there in full, hostile names escaped."""
+    evil = "\x1b[2Jx<b>"
+    src = tmp_path / "battles.csv"
+    pd.DataFrame({"model_a": [evil, "y", evil, "z", "y", "z"] * 12, "model_b": ["y", evil, "z", evil, "z", "y"] * 12,
+                  "winner": ["model_a", "model_a", "tie", "model_b", "model_a", "tie"] * 12}).to_csv(src, index=False)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["arena", str(src)]) == 0
+    wide = capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["arena", str(src)]) == 0
+    narrow = capsys.readouterr().out
+    assert "\x1b" not in narrow and "\\x1b[2Jx<b>" in narrow
+    from llm_power.report.arena import arena_header, arena_rows
+
+    diag = arena_diagnose(pd.read_csv(src))
+    header = arena_header(diag)
+    flat = " ".join(narrow.split())
+    for row in arena_rows(diag):
+        for cell in row[2:]:
+            assert cell in flat and cell in wide
+        n_star, q, marks = (row[header.index(name)] for name in ("N*", "q", "resolved"))
+        assert f"N* {n_star}, q {q}, resolved {marks}" in flat

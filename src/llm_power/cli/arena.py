@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
+
+#: below this terminal width the pairs table puts both names in one wrapping column and drops "battles"
+NARROW = 100
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
 
@@ -107,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         render_arena_markdown,
     )
     from ..report.files import check_outputs, write_atomic
-    from ..report.terminal import dump_json, print_table, say
+    from ..report.terminal import dump_json, print_table, say, terminal_width
 
     outputs = [args.html_out, args.markdown_out, args.json_out]
     check_outputs(outputs, args.files)
@@ -145,8 +149,15 @@ def run(args: argparse.Namespace) -> int:
     rows = arena_rows(diag, MAX_TERMINAL_ROWS, name_width=16)
     title = f"Rating gaps, {args.pairs} pairs" + (f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has "
                                                   "every pair)" if len(rows) < diag.n_pairs else "")
-    print_table(title, header, rows,
-                caption=arena_legend(diag), right_align=tuple(range(2, len(header))))
+    width = terminal_width(sys.stdout)
+    if width < NARROW:  # a narrow terminal: one line per pair (wrapping as it must), no number cut
+        say(title)
+        for row in arena_rows(diag, MAX_TERMINAL_ROWS):  # whole names: the lines wrap
+            say(f"{row[0]} − {row[1]}: " + ", ".join(f"{name} {cell}" for name, cell in zip(header[2:], row[2:],
+                                                                                         strict=True)))
+        say(arena_legend(diag))
+    else:
+        print_table(title, header, rows, caption=arena_legend(diag), right_align=tuple(range(2, len(header))))
     for line in arena_sentences(diag):
         say(line)
     return 0
