@@ -295,3 +295,15 @@ def test_maj_at_k_ci_is_the_mean_of_per_question_values():
     assert res.estimate == pytest.approx(per_question.mean(axis=0), rel=1e-12)
     assert res.standard_error == pytest.approx(stats.sem(per_question, axis=0), rel=1e-12)
     assert res.estimate[0] == pytest.approx(np.mean(answers == "a"), rel=1e-12)  # maj@1 is the share right
+
+
+def test_one_sample_per_question_has_no_fixed_questions_interval():
+    """A single sample of a question says nothing about its sampling noise: NaN with a warning, not a
+    zero-width interval."""
+    from llm_power.errors import ApproximationWarning
+
+    x = np.array([[1.0], [0.0], [0.0], [1.0]])
+    with pytest.warns(ApproximationWarning, match="single sample"):
+        res = pass_at_k_ci(x, 1, population="fixed_questions")
+    assert np.isnan(res.standard_error[0]) and np.isnan(res.confidence_interval().low[0])
+    assert res.estimate[0] == 0.5

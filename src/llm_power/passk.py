@@ -484,11 +484,19 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
         if cluster is not None or method != "t":
             msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
             raise ValueError(msg)
+        import warnings
+
+        from .errors import ApproximationWarning
+
+        if n.min() < 2:  # one sample of some question: its sampling noise cannot be estimated at all
+            warnings.warn(f"question {int(np.argmin(n))} has a single sample: the sampling noise of these questions "
+                          "cannot be estimated (standard error NaN); draw at least 2 samples per question",
+                          ApproximationWarning, stacklevel=2)
+            return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0),
+                                 standard_error=np.full(ks.size, np.nan), population=population,
+                                 n_questions=int(n.size), n_clusters=None, df=math.inf, method="normal",
+                                 confidence_level=level)
         if np.any(n.min() < 2 * ks) and metric != "avg@k":
-            import warnings
-
-            from .errors import ApproximationWarning
-
             warnings.warn(f"k = {int(ks[n.min() < 2 * ks][0])} is more than half the samples of some question "
                           f"({int(n.min())}): its conditional variance is a plug-in at the observed pass rate and "
                           "tends to be too small; draw at least 2k samples per question", ApproximationWarning,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 HELP = "pass@k / pass^k from several samples per question, with intervals that name their population"
@@ -43,6 +44,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def _fmt_ci(lo: float, hi: float) -> str:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "—"
     return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
@@ -86,10 +89,11 @@ def run(args: argparse.Namespace) -> int:
         if args.format != "json":
             level = f"{args.confidence_level:.0%}"
             rows = [[str(k), f"{100 * e:.1f}", _fmt_ci(a, b), _fmt_ci(c, d),
-                     f"{se_n / se_f:.1f}×" if se_f and se_n else "—"]
+                     f"{se_n / se_f:.1f}×" if se_f > 0 and se_n > 0 else "—"]
                     for k, e, a, b, c, d, se_n, se_f in zip(ks, new.estimate, lo_n, hi_n, lo_f, hi_f,
                                                            new.standard_error, fixed.standard_error, strict=True)]
-            spread = (f"{n_samples.min()} samples per question" if n_samples.min() == n_samples.max()
+            spread = (f"{n_samples.min()} sample{'s' if n_samples.min() > 1 else ''} per question"
+                      if n_samples.min() == n_samples.max()
                       else f"{n_samples.min()}–{n_samples.max()} samples per question")
             print_table(f"{model}: {args.kind} on {x.shape[0]:,} questions, {spread}",
                         ["k", args.kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
