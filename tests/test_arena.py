@@ -66,7 +66,7 @@ def test_arena_sampled_at_n_star_separates_the_pair_at_the_planned_power():
             counts = np.array([rng.multinomial(c, p) for c, p in zip(per_pair, probs, strict=True)], dtype=float)
             cells = Cells(m=m, pi=i, pj=j, counts=counts)
             theta, _ = fit_cells(cells, davidson=False)
-            cov = _sandwich(None, cells, theta, None, None)  # type: ignore[arg-type]
+            cov = _sandwich(None, cells, theta, None, None).covariance  # type: ignore[arg-type]
             z = (theta[a] - theta[b]) / np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b])
             rejected += abs(z) > 1.959963984540054
         assert rejected / 2000 == pytest.approx(0.8, abs=0.03), (k, n_star)

@@ -159,8 +159,12 @@ def test_length_bias_equals_statsmodels_glm(clustered):
         warnings.simplefilter("ignore")
         fit = sm.GLM(y, x, family=sm.families.Binomial()).fit(tol=1e-13, **kwargs)
     assert res.coefficient == pytest.approx(fit.params[-1], rel=1e-8)
-    assert res.standard_error == pytest.approx(fit.bse[-1], rel=1e-7)
-    assert res.pvalue == pytest.approx(fit.pvalues[-1], rel=1e-6)
+    g = battles["prompt"].nunique()
+    factor = g / (g - 1) if clustered else 1.0  # CR1: statsmodels' uncorrected cluster sandwich x G/(G-1)
+    se = float(fit.bse[-1]) * np.sqrt(factor)
+    assert res.standard_error == pytest.approx(se, rel=1e-7)
+    want = 2 * (stats.t.sf(abs(fit.params[-1]) / se, g - 1) if clustered else stats.norm.sf(abs(fit.params[-1]) / se))
+    assert res.pvalue == pytest.approx(want, rel=1e-6)
     decisive = (battles["winner"] != "tie") & (battles["length_a"] != battles["length_b"])
     longer = np.where(battles["length_a"] > battles["length_b"], battles["winner"] == "model_a",
                       battles["winner"] == "model_b")[decisive]

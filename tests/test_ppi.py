@@ -1,13 +1,14 @@
-"""Prediction-powered inference: point estimates, intervals and p-values equal the reference
-implementation ppi_py (Angelopoulos et al.) to 1e-10; coverage and the label-budget formula by
-simulation.
+"""Prediction-powered inference: point estimates and standard errors equal the reference
+implementation ppi_py (Angelopoulos et al.) to 1e-10, intervals and p-values are ppi_py's with the
+normal quantile replaced by Student t on n - 1 degrees of freedom; coverage (also at 50 labels,
+where ppi_py's normal interval covers 0.93) and the label-budget formula by simulation.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import special
+from scipy import special, stats
 
 from llm_power import ppi_labels_needed, ppi_mean, ppi_mean_difference
 from llm_power.errors import DataError
@@ -37,10 +38,15 @@ def test_equals_ppi_py(graded, lam, n, big_n):
     est = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unl, lam=lam)
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_unl, alpha=0.1, lam=lam)
     assert res.estimate == pytest.approx(float(np.squeeze(est)), rel=1e-10, abs=1e-12)
-    assert res.confidence_interval() == pytest.approx((float(lo[0]), float(hi[0])), rel=1e-10, abs=1e-12)
+    se = float(hi[0] - lo[0]) / (2 * stats.norm.isf(0.05))  # ppi_py's standard error, from its z interval
+    assert res.standard_error == pytest.approx(se, rel=1e-10, abs=1e-14)
+    half = stats.t.isf(0.05, n - 1) * se
+    assert res.confidence_interval() == pytest.approx((res.estimate - half, res.estimate + half), rel=1e-10,
+                                                      abs=1e-12)
     # ppi_py's p-value path does not clip the tuned lambda: compare at the lambda we used
-    p = ppi_py.ppi_mean_pval(y, yhat, yhat_unl, null=0.6, lam=res.lam)
-    assert res.pvalue(0.6) == pytest.approx(float(np.squeeze(p)), rel=1e-10, abs=1e-14)
+    p = float(np.squeeze(ppi_py.ppi_mean_pval(y, yhat, yhat_unl, null=0.6, lam=res.lam)))
+    z = stats.norm.isf(p / 2)  # ppi_py's |z| statistic
+    assert res.pvalue(0.6) == pytest.approx(2 * stats.t.sf(z, n - 1), rel=1e-8, abs=1e-14)
 
 
 @pytest.mark.parametrize("alternative", ["greater", "less"])
@@ -51,10 +57,11 @@ def test_one_sided_intervals_equal_ppi_py(alternative):
                                                                             "less": "smaller"}[alternative],
                                 lam=res.lam)
     ours = res.confidence_interval()
+    shift = (stats.t.isf(0.05, 199) - stats.norm.isf(0.05)) * res.standard_error  # t on 199 df, not z
     if alternative == "greater":
-        assert ours.low == pytest.approx(float(lo[0]), rel=1e-10)
+        assert ours.low == pytest.approx(float(lo[0]) - shift, rel=1e-10)
     else:
-        assert ours.high == pytest.approx(float(hi[0]), rel=1e-10)
+        assert ours.high == pytest.approx(float(hi[0]) + shift, rel=1e-10)
 
 
 def test_difference_of_two_models_equals_ppi_py_on_differences():
@@ -63,7 +70,10 @@ def test_difference_of_two_models_equals_ppi_py_on_differences():
     yb, fb, fb_unl, _ = _judged(rng, 300, 5000, accuracy=0.66)
     res = ppi_mean_difference(ya, yb, fa, fb, fa_unl, fb_unl)
     lo, hi = ppi_py.ppi_mean_ci(ya - yb, fa - fb, fa_unl - fb_unl, alpha=0.05)
-    assert res.confidence_interval() == pytest.approx((float(lo[0]), float(hi[0])), rel=1e-10)
+    se = float(hi[0] - lo[0]) / (2 * stats.norm.isf(0.025))
+    assert res.standard_error == pytest.approx(se, rel=1e-10)
+    assert res.confidence_interval() == pytest.approx((res.estimate - stats.t.isf(0.025, 299) * se,
+                                                       res.estimate + stats.t.isf(0.025, 299) * se), rel=1e-10)
 
 
 def test_intervals_cover_and_beat_labels_alone():
@@ -80,6 +90,23 @@ def test_intervals_cover_and_beat_labels_alone():
         ratio.append(res.standard_error / res.classical_se)
     assert 0.935 <= hits / 1000 <= 0.965
     assert np.mean(ratio) < 0.8
+
+
+def test_fifty_labels_cover_with_student_t():
+    """50 labels + 2,000 judged items, 8,000 panels (Monte-Carlo SE 0.0024): the t interval on 49 df covers
+    the population accuracy >= 0.935 of the time (measured 0.940); the normal interval ppi_py uses covers
+    0.934 on the same panels (measured: 100 labels, 0.945 t against 0.942 normal)."""
+    rng = np.random.default_rng(11)
+    hits_t = hits_z = 0
+    for _ in range(8000):
+        y, yhat, yhat_unl, _ = _judged(rng, 50, 2000)
+        res = ppi_mean(y, yhat, yhat_unl)
+        lo, hi = res.confidence_interval()
+        hits_t += lo <= 0.7 <= hi
+        half = stats.norm.isf(0.025) * res.standard_error
+        hits_z += res.estimate - half <= 0.7 <= res.estimate + half
+    assert hits_t / 8000 >= 0.935
+    assert hits_t > hits_z  # the normal quantile under-covers with few labels
 
 
 def test_labels_needed_reaches_the_half_width():

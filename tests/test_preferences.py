@@ -1,18 +1,21 @@
 """Bradley-Terry: ratings against evalica's published golden file on the LLMFAO crowd votes,
-the sandwich covariance against statsmodels' GLM (HC0, and clustered without small-sample
-correction) on the same design, and coverage of rating-difference intervals by simulation.
+the sandwich covariance against statsmodels' GLM (HC0, and clustered: statsmodels' sandwich
+times the CR1 factor G/(G-1)) on the same design, and coverage of rating-difference intervals by
+simulation.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from llm_power import bradley_terry
-from llm_power.errors import DataError
+from llm_power.errors import DataError, DegenerateDataWarning
 
 
 @pytest.fixture
@@ -39,14 +42,20 @@ def _design(frame, models):
     return x, y
 
 
-@pytest.mark.filterwarnings("ignore::llm_power.errors.FewClustersWarning")  # 19 prompts: the oracle does not care
 @pytest.mark.parametrize("clustered", [False, True])
 def test_sandwich_equals_statsmodels_glm(llmfao, clustered):
+    """The sandwich against statsmodels' binomial GLM: HC0 on the GPT-4 judge's battles; CR1 on the crowd's
+    votes clustered by worker (124 workers, more than the 69 free ratings), which is statsmodels' cluster
+    covariance times G/(G-1), with Student-t intervals on G - 1 degrees of freedom."""
     import statsmodels.api as sm
 
-    battles = llmfao[llmfao["judge"] == "gpt-4"].reset_index(drop=True)
-    groups = battles["question_id"].to_numpy()
-    res = bradley_terry(battles, cluster=groups if clustered else None)
+    if clustered:
+        battles = llmfao[llmfao["judge"].str.startswith("crowd")].reset_index(drop=True)
+        groups = battles["judge"].to_numpy()
+    else:
+        battles = llmfao[llmfao["judge"] == "gpt-4"].reset_index(drop=True)
+        groups = None
+    res = bradley_terry(battles, cluster=groups)
     x, y = _design(battles, res.models)
     ref = len(res.models) - 1  # statsmodels: the last model is the reference (coefficient 0)
     with warnings.catch_warnings():
@@ -54,12 +63,30 @@ def test_sandwich_equals_statsmodels_glm(llmfao, clustered):
         kwargs = {"cov_type": "cluster", "cov_kwds": {"groups": groups, "use_correction": False}} if clustered \
             else {"cov_type": "HC0"}
         fit = sm.GLM(y, x[:, :ref], family=sm.families.Binomial()).fit(tol=1e-13, **kwargs)
+    g = len(set(groups)) if clustered else None
+    factor = g / (g - 1) if clustered else 1.0
+    assert res.not_estimable is None and res.df == (g - 1 if clustered else math.inf)
     diff = np.eye(len(res.models))[:ref] - np.eye(len(res.models))[ref]  # theta_k - theta_ref
     np.testing.assert_allclose(diff @ res.ratings, fit.params, rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(diff @ res.covariance @ diff.T, fit.cov_params(), rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(diff @ res.covariance @ diff.T, factor * fit.cov_params(), rtol=1e-7, atol=1e-12)
     lo, hi = res.difference_ci(res.models[0], res.models[ref])
-    se = float(np.sqrt(fit.cov_params()[0, 0]))
-    assert (lo, hi) == pytest.approx((fit.params[0] - 1.959963984540054 * se, fit.params[0] + 1.959963984540054 * se))
+    se = float(np.sqrt(factor * fit.cov_params()[0, 0]))
+    crit = stats.t.isf(0.025, g - 1) if clustered else 1.959963984540054
+    assert (lo, hi) == pytest.approx((fit.params[0] - crit * se, fit.params[0] + crit * se))
+    p = res.difference_pvalue(res.models[0], res.models[ref])
+    assert p == pytest.approx(2 * (stats.t.sf(abs(fit.params[0]) / se, g - 1) if clustered
+                                   else stats.norm.sf(abs(fit.params[0]) / se)), rel=1e-6)
+
+
+def test_too_few_clusters_are_not_estimable(llmfao):
+    """19 prompts cannot estimate the covariance of 69 free ratings: NaN everywhere, never a number."""
+    battles = llmfao[llmfao["judge"] == "gpt-4"].reset_index(drop=True)
+    with pytest.warns(DegenerateDataWarning, match="19 clusters cannot estimate the covariance of 69 free ratings"):
+        res = bradley_terry(battles, cluster="question_id")
+    assert res.not_estimable is not None and np.isnan(res.covariance).all()
+    a, b = res.models[:2]
+    assert math.isnan(res.difference_se(a, b)) and math.isnan(res.difference_pvalue(a, b))
+    assert all(math.isnan(v) for v in res.difference_ci(a, b))
 
 
 def test_elo_scale_and_anchor():
@@ -293,10 +320,12 @@ def test_cluster_bootstrap_resamples_whole_prompts():
 
 
 @pytest.mark.filterwarnings("ignore::llm_power.errors.FewClustersWarning")
+@pytest.mark.filterwarnings("ignore::llm_power.errors.DegenerateDataWarning")
 def test_cluster_by_column_name(llmfao):
     battles = llmfao[llmfao["judge"] == "gpt-4"].reset_index(drop=True)
     by_name = bradley_terry(battles, cluster="question")  # finds question_id
     by_labels = bradley_terry(battles, cluster=battles["question_id"].to_numpy())
+    assert by_name.n_clusters == by_labels.n_clusters == 19
     np.testing.assert_array_equal(by_name.covariance, by_labels.covariance)
     with pytest.raises(DataError, match="no column 'voter'"):
         bradley_terry(battles, cluster="voter")

@@ -7,7 +7,7 @@ For a paired difference with per-item variance sigma_D^2::
     MDE   = sqrt(K * sigma_D^2 / N)                 (gap detectable with N items)
     q     = N / N* = T^2 / K,  T = sqrt(N) delta / sigma_D
 
-Quantiles are taken in the upper tail as ``-ndtri(tail)``, exact for alpha down to 1e-300.
+Quantiles come from :mod:`llm_power._kernel.quantiles` (the only place they are computed).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from ._kernel import quantiles as _q
 from ._validation import check_alternative, check_open_unit, fail, scalar_or_array
 
 __all__ = ["ceil_items", "k_factor", "mde_from_variance", "n_star_from_variance"]
@@ -45,8 +45,7 @@ def k_factor(alpha: float = 0.05, power: float = 0.8, alternative: str = "two-si
     """
     alpha, power = _check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
-    tail = alpha / 2.0 if alternative == "two-sided" else alpha
-    return float((-special.ndtri(tail) + special.ndtri(power)) ** 2)
+    return float(_q.k_constant(alpha, power, alternative))
 
 
 def n_star_from_variance(
@@ -115,4 +114,4 @@ def _check_delta(delta: float) -> None:
 
 
 def _z_alpha(alpha: float, alternative: str) -> float:
-    return float(-special.ndtri(alpha / 2.0 if alternative == "two-sided" else alpha))
+    return float(_q.upper_quantile(_q.tail_level(alpha, alternative)))

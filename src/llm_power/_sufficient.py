@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from ._kernel.clusters import cluster_design_effects
+from ._kernel.quantiles import k_constant, upper_quantile
 from ._progress import advance
-from ._verdict import PairSums, cluster_design_effects, pair_sums
+from ._verdict import PairSums, pair_sums
 from .errors import DataError
 
 __all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
@@ -253,8 +254,8 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
     w = np.zeros((n_resamples, g))
     np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
     # the critical values of each pair's cluster test, once
-    crit = np.asarray(stats.t.isf(alpha / 2.0, df), dtype=float)
-    k_df = np.asarray((crit + stats.t.ppf(power, df)) ** 2, dtype=float)
+    crit = np.asarray(upper_quantile(alpha / 2.0, df), dtype=float)
+    k_df = np.asarray(k_constant(alpha, power, "two-sided", df), dtype=float)
     tail = (1.0 - confidence_level) / 2.0
     counts = np.zeros(n_resamples, dtype=np.int64)
     low, high = np.empty(n_pairs), np.empty(n_pairs)
@@ -282,21 +283,17 @@ def _resample_batch(sums: PairSums, binary: bool, w: np.ndarray, crit: np.ndarra
     e = (w @ r) / n_b[:, None]  # delta_b - delta
     d_star = sums.delta[None, :] + e
     var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
-    var = var0 if binary else var0 * (n_b / (n_b - 1.0))[:, None]
+    var = var0 if binary else var0 / (1.0 - 1.0 / n_b)[:, None]  # ddof 1 for graded scores
     wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
     r2 = np.maximum(w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
     r2h = np.maximum(wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
     r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
     ssw = w @ qc - w @ (r * r / m[:, None])
     nn = n_b[:, None]
-    if design_effect == "robust":
-        variance = r2h / (nn * nn)
-    elif design_effect == "cr1":
-        variance = g / (g - 1.0) * r2 / (nn * nn)
-    else:
-        _, _, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m),
-                                                           ssw)
-        variance = (de_a if design_effect == "anova" else de_p) * var / nn
+    v_cr2, v_cr1, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0),
+                                                               w @ (m * m), ssw)
+    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, (de_a if design_effect == "anova" else de_p)
+                                                   * var / nn)
     # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
     with np.errstate(divide="ignore", invalid="ignore"):
         t_abs = np.abs(d_star) / np.sqrt(variance)

@@ -269,9 +269,9 @@ def check_positive_int(value: Any, name: str, *, maximum: int | None = None) -> 
 
 def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 of per-item cluster labels (missing labels: DataError); see ``_verdict``."""
-    from ._verdict import check_cluster_labels as _codes
+    from ._kernel.clusters import code_labels
 
-    return _codes(cluster, n, name=name)
+    return code_labels(cluster, n, name=name)
 
 
 def all_rows(x: np.ndarray, test: Any) -> bool:

@@ -47,9 +47,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
-from .errors import DataError, DegenerateDataWarning, FewClustersWarning
+from ._kernel import quantiles as _q
+from ._kernel.clusters import (
+    FEW_CLUSTERS,
+    cluster_design_effects,
+    cluster_df,
+    cluster_structure,
+    code_labels,
+)
+from .errors import DataError, DegenerateDataWarning
 
 __all__ = [
     "DESIGN_EFFECTS",
@@ -61,8 +69,6 @@ __all__ = [
 
 #: binary pairs with fewer discordant items than this are judged by the exact McNemar test
 EXACT_MAX_DISCORDANT = 25
-#: warn when a cluster analysis has fewer clusters than this
-FEW_CLUSTERS = 30
 #: design-effect models: measured (CR2; CR1), ANOVA ICC with Kish's size, the paper's mean-size form
 DESIGN_EFFECTS = ("anova", "cr1", "paper", "robust")
 #: p-values are never reported below the smallest normal double (underflow is not "p = 0")
@@ -76,20 +82,19 @@ _MAX_SCAN = 50_000_000
 # =================================================================================================
 
 def tail_level(alpha: float, alternative: str) -> float:
-    return alpha / 2.0 if alternative == "two-sided" else alpha
+    """Alpha / 2 two-sided, alpha one-sided (:func:`llm_power._kernel.quantiles.tail_level`)."""
+    return float(_q.tail_level(alpha, alternative))
 
 
 def critical_values(alpha: float, power: float, alternative: str, df: float | None = None) -> tuple[float, float]:
     """(z_{1-alpha/2}, z_{1-beta}) -- or Student-t quantiles with ``df`` degrees of freedom."""
-    tail = tail_level(alpha, alternative)
-    if df is None:
-        return float(-special.ndtri(tail)), float(special.ndtri(power))
-    return float(stats.t.isf(tail, df)), float(stats.t.ppf(power, df))
+    a, b = _q.critical_values(alpha, power, alternative, df)
+    return float(a), float(b)
 
 
 def k_constant(alpha: float, power: float, alternative: str, df: float | None = None) -> float:
-    z_a, z_b = critical_values(alpha, power, alternative, df)
-    return (z_a + z_b) ** 2
+    """K = (c_{1-alpha/2} + c_{power})^2 (:func:`llm_power._kernel.quantiles.k_constant`)."""
+    return float(_q.k_constant(alpha, power, alternative, df))
 
 
 def in_direction(delta: np.ndarray, alternative: str) -> np.ndarray:
@@ -111,62 +116,8 @@ def floor_pvalue(p: Any) -> Any:
 # =================================================================================================
 
 def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
-    """Integer codes 0..G-1 for per-item cluster labels; missing labels are a :class:`DataError`.
-
-    NaN, None, empty or blank strings are not a cluster: pooling them silently into one cluster
-    would change the design effect without telling anyone.
-    """
-    labels = np.asarray(cluster, dtype=object) if not isinstance(cluster, np.ndarray) else cluster
-    if labels.ndim != 1 or labels.shape[0] != n:
-        msg = f"`{name}` must have one label per item ({n}); got shape {np.shape(labels)}."
-        raise ValueError(msg)
-    if labels.dtype.kind == "f":
-        bad = np.isnan(labels)
-    elif labels.dtype.kind in "biu":
-        bad = np.zeros(n, dtype=bool)
-    else:
-        bad = np.array([_missing_label(v) for v in labels.tolist()], dtype=bool)
-    if np.any(bad):
-        first = int(np.argmax(bad))
-        msg = (
-            f"{int(bad.sum())} item(s) have no cluster label (first at item row {first}: "
-                        f"{labels[first]!r}); give every item a cluster or drop those items"
-        )
-        raise DataError(msg, field=name)
-    if labels.dtype.kind == "O":
-        keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}"
-                         for v in labels.tolist()])
-        _, codes = np.unique(keys, return_inverse=True)
-    else:
-        _, codes = np.unique(labels, return_inverse=True)
-    codes = codes.reshape(-1).astype(np.int64)
-    return codes, int(codes.max() + 1) if codes.size else 0
-
-
-def _missing_label(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    if isinstance(value, str):
-        return value.strip() == ""
-    try:  # pandas NA / NaT
-        return bool(value != value)
-    except (TypeError, ValueError):
-        return False
-
-
-def require_clusters(n_groups: int, *, stacklevel: int = 3) -> None:
-    if n_groups < 2:
-        msg = (
-            "`cluster` puts every item in one cluster: cluster-robust inference needs at "
-                         "least 2 clusters (with one cluster there is no between-cluster variation to measure)."
-        )
-        raise ValueError(msg)
-    if n_groups < FEW_CLUSTERS:
-        warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
-                      f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
-                      "cluster-robust inference is approximate.", FewClustersWarning, stacklevel=stacklevel)
+    """Integer codes 0..G-1 for per-item cluster labels (:func:`llm_power._kernel.clusters.code_labels`)."""
+    return code_labels(cluster, n, name=name, unit="item")
 
 
 # =================================================================================================
@@ -386,8 +337,7 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
 def _iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: np.ndarray, power: float,
                  alternative: str, b: np.ndarray | None, c: np.ndarray | None) -> Verdict:
     alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
-    tail = alpha_arr / 2.0 if alternative == "two-sided" else alpha_arr
-    k = (-special.ndtri(tail) + special.ndtri(power)) ** 2
+    k = _q.k_constant(alpha_arr, power, alternative)
     n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
     regime = np.zeros(delta.shape, dtype=np.int8)  # codes into REGIME_NAMES (object arrays are slow to fill)
     if b is not None and c is not None:
@@ -438,90 +388,11 @@ class ClusterVerdict:
     resolved: np.ndarray
 
 
-#: above this many clusters the degrees of freedom are G - 1 (t is then practically normal)
-_MAX_DF_CLUSTERS = 2000
-
-
-@dataclass(frozen=True)
-class ClusterStructure:
-    """Cluster sizes and the traces behind the Bell-McCaffrey / Imbens-Kolesar degrees of freedom.
-
-    For the mean (intercept-only regression) the CR2 adjustment of cluster g is the scalar
-    h_g = 1 / (1 - m_g/N), and with G = [g_1 .. g_G], g_s = sqrt(h_s) (1_s - (m_s/N) 1_N) / N,
-    the working covariance Omega = (1 - rho) I + rho blockdiag(1 1') gives
-    G' Omega G = (1 - rho) M + rho V with M = G'G and V = sum_h (G' 1_h)(G' 1_h)'.
-    """
-
-    n: float
-    sizes: np.ndarray
-    h: np.ndarray
-    traces: tuple[float, float, float, float, float] | None  # tr M, tr V, tr M^2, tr MV, tr V^2
-
-
-def cluster_structure(sizes: np.ndarray) -> ClusterStructure:
-    m = np.asarray(sizes, dtype=float)
-    n = float(m.sum())
-    g = m.size
-    h = 1.0 / (1.0 - m / n)
-    traces = None
-    if g <= _MAX_DF_CLUSTERS:
-        c = np.sqrt(h)
-        core = np.diag(m) - np.outer(m, m) / n  # [s, t] = delta_st m_s - m_s m_t / N
-        mat_m = np.outer(c, c) * core / n**2
-        vh = c[:, None] * core / n  # [s, h] = c_s (delta_sh m_h - m_s m_h / N) / N  (core is symmetric)
-        mat_v = vh @ vh.T
-        traces = (float(np.trace(mat_m)), float(np.trace(mat_v)), float(np.sum(mat_m * mat_m)),
-                  float(np.sum(mat_m * mat_v)), float(np.sum(mat_v * mat_v)))
-    return ClusterStructure(n=n, sizes=m, h=h, traces=traces)
-
-
-def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
-    """Imbens-Kolesar (2016) degrees of freedom of the CR2 t test of a mean, under the working model
-    of exchangeable errors with intraclass correlation ``rho`` (G - 1 for equal cluster sizes).
-    """
-    g = structure.sizes.size
-    rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float), nan=0.0), 0.0, 1.0)
-    if structure.traces is None:
-        return np.full(rho.shape, float(g - 1))
-    tr_m, tr_v, tr_mm, tr_mv, tr_vv = structure.traces
-    a = 1.0 - rho
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = (a * tr_m + rho * tr_v) ** 2 / (a * a * tr_mm + 2.0 * a * rho * tr_mv + rho * rho * tr_vv)
-    return np.clip(np.where(np.isfinite(df), df, g - 1.0), 1.0, g - 1.0)
-
-
-def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray,  # noqa: PLR0917
-                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The design effects from cluster sums (vectorised over a leading resample axis).
-
-    ``var`` the variance used for N* (ddof 0 for 0/1, 1 graded), ``r2`` = sum_g (S_g - m_g delta)^2,
-    ``r2h`` = the same weighted by the CR2 factor 1/(1 - m_g/N), ``r2m`` = sum_g (S_g - m_g delta)^2 / m_g
-    (the between sum of squares), ``wm2`` = sum_g m_g^2, ``ssw`` the within sum of squares.
-    Returns (v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper).
-    """
-    n = np.asarray(n, dtype=float)
-    nn = n[..., None] if n.ndim else n
-    wm2 = np.asarray(wm2, dtype=float)
-    w2 = wm2[..., None] if wm2.ndim else wm2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        v_cr1 = g / (g - 1.0) * r2 / (nn * nn)
-        v_cr2 = r2h / (nn * nn)
-        de_cr1 = v_cr1 / (var / nn)
-        de_cr2 = v_cr2 / (var / nn)
-        msb = r2m / (g - 1.0)
-        msw = ssw / (nn - g)
-        n0 = (nn - w2 / nn) / (g - 1.0)
-        icc = (msb - msw) / (msb + (n0 - 1.0) * msw)
-    icc = np.clip(np.where(np.isfinite(icc), icc, 0.0), 0.0, 1.0)
-    kish = w2 / nn
-    de_anova = 1.0 + (kish - 1.0) * icc
-    de_paper = 1.0 + (nn / g - 1.0) * icc
-    return v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper
-
-
 def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,
                     alternative: str, design_effect: str) -> ClusterVerdict:
-    """Cluster test, design effect and N*/q/MDE of each pair (see the module docstring)."""
+    """Cluster test, design effect and N*/q/MDE of each pair of means (see the module docstring):
+    the variance of the chosen design-effect model, then :func:`cluster_verdict_from_variance`.
+    """
     sizes, resid, resid_sq = sums.clusters()
     g = int(sizes.size)
     n = sums.n
@@ -535,12 +406,27 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
     variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n)
     df = cluster_df(structure, icc) if design_effect == "robust" else np.full(icc.shape, g - 1.0)
-    statistic, pvalue, n_star, q, mde, resolved = _cluster_decision(sums.delta, var, n, variance, de, df,
-                                                                    alpha=alpha, power=power,
+    out = cluster_verdict_from_variance(sums.delta, var, n, variance, de, df, iid_resolved, n_clusters=g, alpha=alpha,
+                                        power=power, alternative=alternative)
+    return dataclasses.replace(out, design_effect_robust=de_r, design_effect_cr1=de_1, design_effect_anova=de_a,
+                               design_effect_paper=de_p, icc=icc)
+
+
+def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray,  # noqa: PLR0917
+                                  de: np.ndarray, df: np.ndarray, iid_resolved: np.ndarray, *, n_clusters: int,
+                                  alpha: float, power: float, alternative: str) -> ClusterVerdict:
+    """The cluster regime's decision from a cluster-robust ``variance`` of each estimate (a pair of
+    means, a Bradley-Terry rating gap): the t test on ``df`` degrees of freedom, N* =
+    max(DE, 1) K_df sigma^2 / delta^2, and "resolved" only where the IID verdict holds too. A NaN
+    variance (not estimable) gives NaN numbers and never "resolved".
+    """
+    statistic, pvalue, n_star, q, mde, resolved = _cluster_decision(np.asarray(delta, dtype=float), var, n, variance,
+                                                                    de, df, alpha=alpha, power=power,
                                                                     alternative=alternative)
-    resolved &= np.asarray(iid_resolved)
-    return ClusterVerdict(n_clusters=g, design_effect=de, design_effect_robust=de_r, design_effect_cr1=de_1,
-                          design_effect_anova=de_a, design_effect_paper=de_p, icc=icc, variance=variance, df=df,
+    resolved &= np.asarray(iid_resolved, dtype=bool) & np.isfinite(np.asarray(variance, dtype=float))
+    nan = np.full(np.shape(delta), np.nan)
+    return ClusterVerdict(n_clusters=n_clusters, design_effect=de, design_effect_robust=nan, design_effect_cr1=nan,
+                          design_effect_anova=nan, design_effect_paper=nan, icc=nan, variance=variance, df=df,
                           statistic=statistic, pvalue=pvalue, n_star=n_star, q=q, mde=mde, resolved=resolved)
 
 
@@ -548,8 +434,7 @@ def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.n
                       df: np.ndarray, *, alpha: float, power: float, alternative: str) -> tuple[np.ndarray, ...]:
     """Cluster t test, then N* = max(DE, 1) K_df sigma^2 / delta^2 with Student-t quantiles."""
     statistic, pvalue = t_test(delta, variance, df, alternative)
-    tail = tail_level(alpha, alternative)
-    k_df = (stats.t.isf(tail, df) + stats.t.ppf(power, df)) ** 2
+    k_df = _q.k_constant(alpha, power, alternative, df)
     de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
     n_star, q, mde = plugin_verdict(delta, de_floor * var, n, k_df, alternative)
     resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star)
@@ -557,28 +442,23 @@ def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.n
 
 
 def t_test(delta: np.ndarray, variance: np.ndarray, df: Any, alternative: str) -> tuple[np.ndarray, np.ndarray]:
-    """T statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom."""
+    """T statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom
+    (NaN variance: NaN statistic, p = 1 -- not estimable is no evidence).
+    """
     delta = np.asarray(delta, dtype=float)
+    variance = np.asarray(variance, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(variance > 0, delta / np.sqrt(variance), np.where(delta == 0, 0.0, np.sign(delta) * np.inf))
-    if alternative == "greater":
-        p = stats.t.sf(t, df)
-    elif alternative == "less":
-        p = stats.t.cdf(t, df)
-    else:
-        p = np.minimum(1.0, 2.0 * stats.t.sf(np.abs(t), df))
-    p = np.where(np.isnan(t), 1.0, p)
-    return t, floor_pvalue(p)
+        t = np.where(variance > 0, delta / np.sqrt(variance),
+                     np.where(np.isnan(variance), np.nan, np.where(delta == 0, 0.0, np.sign(delta) * np.inf)))
+    return t, floor_pvalue(_q.t_pvalue(t, df, alternative))
 
 
 def t_interval(delta: Any, variance: Any, df: Any, level: float, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """Student-t interval (one-sided per ``alternative``) for delta with the given variance."""
     delta = np.asarray(delta, dtype=float)
-    se = np.sqrt(np.asarray(variance, dtype=float))
+    half = _q.interval_half_width(np.sqrt(np.asarray(variance, dtype=float)), level, alternative, df)
     if alternative == "two-sided":
-        half = stats.t.isf((1.0 - level) / 2.0, df) * se
         return delta - half, delta + half
-    half = stats.t.isf(1.0 - level, df) * se
     if alternative == "greater":
         return delta - half, np.full_like(delta, np.inf)
     return np.full_like(delta, -np.inf), delta + half

@@ -15,8 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from scipy import special
-
+from ._kernel.quantiles import k_constant, normal_pvalue
 from ._results import Result
 from ._validation import check_open_unit
 
@@ -77,12 +76,12 @@ def paired_bounds(p_a: float, p_b: float, n: int, *, alpha: float = 0.05, power:
         raise ValueError(msg)
     delta = p_a - p_b
     lo, hi = abs(delta), min(p_a + p_b, 2.0 - p_a - p_b)
-    k = float((special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power)) ** 2)
+    k = float(k_constant(alpha, power))
 
     def pvalue(pi: float) -> float:
         if pi <= 0:
             return 1.0
-        return float(min(1.0, 2.0 * special.ndtr(-max(n * abs(delta) - 1.0, 0.0) / math.sqrt(n * pi))))
+        return float(normal_pvalue(max(n * abs(delta) - 1.0, 0.0) / math.sqrt(n * pi)))
 
     def n_star(pi: float) -> float:
         return math.inf if delta == 0 else k * max(pi - delta * delta, 0.0) / (delta * delta)

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ._kernel.clusters import code_labels
 from ._results import Result
 from ._validation import as_float_array
-from ._verdict import check_cluster_labels
 from .errors import DegenerateDataWarning
 
 __all__ = ["ICCResult", "DesignEffectsResult", "cluster_robust_se", "design_effect", "design_effects", "icc_anova"]
@@ -42,7 +42,7 @@ def _codes(values: Any, cluster: Any) -> tuple[np.ndarray, np.ndarray, int]:
     if not np.all(np.isfinite(y)):
         msg = "`values` must not contain NaN or inf."
         raise ValueError(msg)
-    codes, g = check_cluster_labels(cluster, y.shape[0])
+    codes, g = code_labels(cluster, y.shape[0])
     return y, codes, g
 
 
@@ -175,8 +175,9 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
         warnings.warn("one cluster: the cluster-robust standard error is undefined.",
                       DegenerateDataWarning, stacklevel=2)
         return math.nan
-    resid_sums = np.bincount(codes, weights=y - y.mean(), minlength=g)
-    return float(math.sqrt(g / (g - 1) * np.sum(resid_sums**2)) / y.size)
+    from ._kernel.clusters import mean_variance
+
+    return float(math.sqrt(float(mean_variance(y, codes, g, kind="cr1").variance[0])))
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -239,7 +240,8 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
     >>> de.n_clusters, round(de.kish_cluster_size, 2), round(de.mean_cluster_size, 2)
     (2, 5.0, 4.0)
     """
-    from ._verdict import cluster_design_effects, cluster_df, cluster_structure, pair_sums
+    from ._kernel.clusters import cluster_design_effects, cluster_df, cluster_structure
+    from ._verdict import pair_sums
 
     y, codes, g = _codes(values, cluster)
     n = y.size

@@ -9,6 +9,7 @@ from typing import Any, cast
 import numpy as np
 
 from ._format import fmt_gap, fmt_n_star, fmt_score, p_is
+from ._kernel.clusters import code_labels, require_clusters
 from ._kernels import _check_alpha_power, ceil_items
 from ._options import COMPARE_METHODS  # one list, shared with the command line
 from ._results import ConfidenceInterval, Result
@@ -22,7 +23,6 @@ from ._validation import (
 )
 from ._verdict import (
     DESIGN_EFFECTS,
-    check_cluster_labels,
     choose_iid_test,
     cluster_verdict,
     floor_pvalue,
@@ -30,7 +30,6 @@ from ._verdict import (
     newcombe_interval,
     pair_sums,
     paired_t_test,
-    require_clusters,
     t_interval,
     warn_degenerate,
 )
@@ -307,7 +306,7 @@ def compare(
                              "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap)."
             )
             raise ValueError(msg)
-        codes, n_groups = check_cluster_labels(cluster, n)
+        codes, n_groups = code_labels(cluster, n)
         require_clusters(n_groups, stacklevel=3)
     if method.startswith("mcnemar") and not binary:
         msg = (

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
+from ._kernel.quantiles import level_quantile
 from ._results import ConfidenceInterval, Result
 from ._sufficient import paired_counts
 from ._validation import check_binary, check_confidence_level, check_option, check_paired, is_binary
@@ -131,7 +132,7 @@ def paired_difference_ci_from_counts(
     if n == 0:
         msg = "the 2x2 table is empty: need at least 1 item."
         raise ValueError(msg)
-    z = float(special.ndtri(1.0 - (1.0 - confidence_level) / 2.0))
+    z = float(level_quantile(confidence_level))
     delta = (n10 - n01) / n
     if method == "wald":
         half = z * math.sqrt(max((n10 + n01) / n - delta * delta, 0.0) / n)
@@ -180,10 +181,21 @@ def newcombe_combine(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n00: np.
     return np.maximum(-1.0, low), np.minimum(1.0, high)
 
 
-def _tango_z(delta: float, n10: int, n01: int, n: int) -> float:
+def _tango_p01(delta: float, n10: int, n01: int, n: int) -> float:
+    """Tango's restricted MLE of p01 under a difference ``delta`` (closed form of the quadratic)."""
     w = -n10 - n01 + (2 * n - n10 + n01) * delta
-    p01 = (math.sqrt(max(w * w + 8.0 * n * n01 * delta * (1.0 - delta), 0.0)) - w) / (4.0 * n)
-    var = n * (2.0 * p01 + delta * (1.0 - delta))
+    return (math.sqrt(max(w * w + 8.0 * n * n01 * delta * (1.0 - delta), 0.0)) - w) / (4.0 * n)
+
+
+def tango_null_variance(delta: float, n10: int, n01: int, n: int) -> float:
+    """Per-item variance of D under a difference ``delta``, at Tango's restricted MLE:
+    2 p01~ + delta (1 - delta) (the variance his score test of delta uses).
+    """
+    return max(2.0 * _tango_p01(delta, n10, n01, n) + delta * (1.0 - delta), 0.0)
+
+
+def _tango_z(delta: float, n10: int, n01: int, n: int) -> float:
+    var = n * tango_null_variance(delta, n10, n01, n)
     num = n10 - n01 - n * delta
     if var <= 0:
         return math.copysign(math.inf, num) if num != 0 else 0.0

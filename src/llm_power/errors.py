@@ -9,6 +9,7 @@ Every exception subclasses the built-in it refines, so ``except ValueError`` kee
     UserWarning
     └── LLMPowerWarning                    base of every llm-power warning
         ├── DegenerateDataWarning          the data cannot support the request (e.g. k = 0 with Wald)
+        │   └── SeparationWarning          a model never wins or never loses: no finite rating
         └── ApproximationWarning           an approximation is used outside its comfort zone
             └── FewClustersWarning         fewer than 30 clusters: cluster-robust inference is approximate
         └── InfeasibleDesignWarning        no feasible answer for the design (e.g. an MDE above the discordance)
@@ -27,6 +28,7 @@ __all__ = [
     "InfeasibleDesignWarning",
     "LLMPowerError",
     "LLMPowerWarning",
+    "SeparationWarning",
 ]
 
 
@@ -73,6 +75,13 @@ class LLMPowerWarning(UserWarning):
 
 class DegenerateDataWarning(LLMPowerWarning):
     """The data are degenerate for the request; the result is NaN or a documented limit."""
+
+
+class SeparationWarning(DegenerateDataWarning):
+    """Some models never win (or never lose) against the rest: their Bradley-Terry rating has no
+    finite maximum-likelihood estimate (reported as -inf / +inf, never a finite Elo) and their gaps
+    are not estimable.
+    """
 
 
 class ApproximationWarning(LLMPowerWarning):

@@ -17,10 +17,16 @@ difference of paired proportions against :math:`-m` for 0/1 scores (McNemar's z 
 :math:`m = 0`), the paired t test of the shifted differences for graded scores, a cluster-robust
 t test (CR2 variance, Imbens-Kolesar degrees of freedom) with clusters.
 
-``anytime=True`` replaces the fixed-n bounds by a normal-mixture confidence sequence (two-sided
-at level :math:`\alpha`, tuned for ``horizon`` items): a gate checked again and again as items
-accumulate keeps its error rate at most :math:`\alpha` over all the looks, where the fixed-n gate's
-grows with every look (simulated in ``tests/test_gate.py``; numbers in ``docs/integrations.md``).
+``anytime=True`` replaces the fixed-n bounds by confidence sequences (each side at level
+:math:`\alpha`, tuned for ``horizon`` items): a gate checked again and again as items accumulate
+keeps each error at most :math:`\alpha` over all the looks, where the fixed-n gate's grows with
+every look. Without clusters the sequences are *betting* sequences for bounded differences
+(Waudby-Smith & Ramdas 2024; :mod:`llm_power._kernel.betting`), valid at any stopping time with no
+variance plugged in: a run that shows no change yet (every difference 0) gets a wide sequence, not
+a zero-width one, and PASSes only once enough items have been seen (about 1,200 identical 0/1 items
+for a 1-point margin at alpha = 0.05). With clusters: the normal-mixture sequence on the
+cluster-robust variance (design effect floored at 1), never below the variance at the null
+(approximate; its size is simulated in ``tests/test_gate.py``, numbers in ``docs/integrations.md``).
 """
 
 from __future__ import annotations
@@ -30,13 +36,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special, stats
 
 from ._format import fmt_gap
+from ._kernel.betting import bets, betting_bound, betting_pvalue
+from ._kernel.clusters import code_labels, mean_variance, require_clusters
+from ._kernel.quantiles import critical_values, interval_half_width, normal_pvalue, t_pvalue, z_quantile
 from ._results import Result
-from ._validation import check_open_unit, check_paired, is_binary
-from ._verdict import check_cluster_labels, cluster_verdict, pair_sums, require_clusters
-from .effects import _tango_z, paired_difference_ci_from_counts
+from ._validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
+from .effects import _tango_z, paired_difference_ci_from_counts, tango_null_variance
 from .sequential import anytime_critical_value, normal_mixture_boundary
 
 __all__ = ["EXIT_CODES", "GateResult", "TaskGateResult", "gate", "gate_tasks"]
@@ -59,18 +66,19 @@ class GateResult(Result):
         The tolerated regression m (the candidate passes when shown to be above -m).
     ci_low, ci_high : float
         Confidence bounds of delta at level 1 - 2 alpha (each one-sided at 1 - alpha; with
-        ``anytime``, the confidence sequence at level 1 - alpha).
+        ``anytime``, the two one-sided confidence sequences, each at 1 - alpha).
     pvalue_noninferiority, pvalue_inferiority : float
         One-sided p-values of H0: delta <= -m and of H0: delta >= -m (with ``anytime``,
-        anytime-valid p-values 1/E of the normal-mixture e-process behind the sequence: at most
-        alpha exactly when the sequence's bound clears -m).
+        anytime-valid p-values 1/sup E of the e-process behind each sequence: at most alpha
+        exactly when that sequence's bound clears -m).
     n : int
         Items.
     n_star : float
         Items at which the one-sided test of the observed gap against -m has the requested
         power (inf when the gap is exactly at the margin); ``more_items`` = max(n_star - n, 0).
     test : str
-        "tango" (0/1 scores), "paired_t" (graded) or "cluster_t".
+        "tango" (0/1 scores), "paired_t" (graded) or "cluster_t"; with ``anytime``, "betting" or
+        "cluster_normal_mixture".
     """
 
     verdict: str
@@ -91,6 +99,7 @@ class GateResult(Result):
     n_clusters: int | None = None
     design_effect: float | None = None
     higher_is_better: bool = True
+    binary: bool = True
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("verdict", "delta", "margin", "ci_low", "ci_high", "n")
 
@@ -99,14 +108,25 @@ class GateResult(Result):
         """The command line's exit code: 0 PASS, 3 INCONCLUSIVE, 4 FAIL."""
         return EXIT_CODES[self.verdict]
 
+    def outlook(self) -> str:
+        """What more items would do, in words (the INCONCLUSIVE sentence's ending)."""
+        if math.isnan(self.more_items):
+            return "the differences show no spread yet: run more items before planning how many"
+        if not math.isfinite(self.more_items):
+            return "no number of items decides a gap exactly at the margin"
+        if self.more_items == 0:
+            return "a gap of this size is decided at about this many items: run a few more"
+        return f"about {self.more_items:,.0f} more items like these would decide a gap of this size"
+
     def sentence(self, baseline: str = "baseline", candidate: str = "candidate") -> str:
         """The one-line verdict the command line prints first (names as given: escape for your medium)."""
-        gap = f"{fmt_gap(self.delta, True)} points" if self.test != "paired_t" else f"{self.delta:+.4g}"
-        level = f"{1 - (self.alpha if self.anytime else 2 * self.alpha):.0%}"
-        ci = f"[{fmt_gap(self.ci_low, True)}, {fmt_gap(self.ci_high, True)}]" if self.test != "paired_t" else \
+        points = self.binary
+        gap = f"{fmt_gap(self.delta, True)} points" if points else f"{self.delta:+.4g}"
+        level = f"{1 - 2 * self.alpha:.0%}"
+        ci = f"[{fmt_gap(self.ci_low, True)}, {fmt_gap(self.ci_high, True)}]" if points else \
             f"[{self.ci_low:+.4g}, {self.ci_high:+.4g}]"
-        points = 100 * self.margin
-        margin = f"{points:g} point{'' if points == 1 else 's'}" if self.test != "paired_t" else f"{self.margin:g}"
+        pts = 100 * self.margin
+        margin = f"{pts:g} point{'' if pts == 1 else 's'}" if points else f"{self.margin:g}"
         kind = " anytime-valid" if self.anytime else ""
         improvement = "" if self.higher_is_better else " improvement (lower is better)"
         where = f"{candidate} vs {baseline}:{improvement} {gap}, {level}{kind} CI {ci}, margin {margin}"
@@ -114,9 +134,7 @@ class GateResult(Result):
             return f"PASS  {where} -- not worse by more than the margin"
         if self.verdict == "FAIL":
             return f"FAIL  {where} -- worse by more than the margin"
-        more = ("no number of items decides a gap exactly at the margin" if not math.isfinite(self.more_items)
-                else f"about {self.more_items:,.0f} more items like these would decide a gap of this size")
-        return f"INCONCLUSIVE  {where} -- {more}"
+        return f"INCONCLUSIVE  {where} -- {self.outlook()}"
 
     def summary(self) -> str:
         """The verdict line and the tests behind it."""
@@ -131,7 +149,7 @@ class GateResult(Result):
 
 def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 0.05, power: float = 0.8,
          cluster: Any = None, anytime: bool = False, horizon: int | None = None,
-         higher_is_better: bool = True) -> GateResult:
+         higher_is_better: bool = True, score_range: Any = None) -> GateResult:
     r"""Regression gate of a candidate against a baseline on the same items.
 
     Parameters
@@ -149,14 +167,20 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
     cluster : array_like, optional
         One cluster label per item: the cluster-robust t test (CR2, Imbens-Kolesar df).
     anytime : bool, default False
-        Use a normal-mixture confidence sequence instead of the fixed-n bounds, for a gate that
-        is checked again as items accumulate (any number of looks; error at most alpha overall).
+        Use confidence sequences instead of the fixed-n bounds, for a gate that is checked again
+        as items accumulate (any number of looks; each error at most alpha overall): betting
+        sequences for bounded scores, computed over the items in the order given (the order they
+        arrived); with ``cluster``, the normal-mixture sequence on the cluster-robust variance.
     horizon : int, optional
         With ``anytime``: the number of items the sequence is tuned for (default: this run's n;
         set the planned final number of items when looks come before it).
     higher_is_better : bool, default True
-        False for error scores (error counts, loss, latency): the gap and its interval are then reported as
-        improvement, baseline - candidate, so that "worse" keeps its meaning.
+        False for error scores (0/1 error flags, error counts, loss): the gap and its interval are
+        then reported as improvement, baseline - candidate, so that "worse" keeps its meaning.
+        0/1 error flags are gated as the correctness flags 1 - x (Tango's test, as for accuracy).
+    score_range : (float, float), optional
+        With ``anytime`` and scores outside [0, 1]: the range any per-item score can take (the
+        betting sequence needs bounded differences).
 
     Returns
     -------
@@ -182,79 +206,181 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         msg = f"`margin` (--margin) must be a finite number >= 0; got {margin!r}."
         raise ValueError(msg)
     b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
-    if not higher_is_better:  # error scores: the gate runs on their negatives (improvement is positive)
-        b_arr, c_arr = -b_arr, -c_arr
+    binary = is_binary(b_arr, c_arr)
+    if not higher_is_better:  # error scores: the gate runs on the improvement (baseline - candidate)
+        # 0/1 error flags become 0/1 correctness flags (1 - x: the same differences, and Tango's test
+        # as for correctness); other error scores their negatives
+        b_arr, c_arr = (1.0 - b_arr, 1.0 - c_arr) if binary else (-b_arr, -c_arr)
     d = c_arr - b_arr
     n = d.size
-    binary = higher_is_better and is_binary(b_arr, c_arr)
     delta = float(d.mean())
-    n_clusters = de = None
+    n_clusters: int | None = None
+    de: float | None = None
+    codes, g = None, 0
     if cluster is not None:
-        test, p_non, p_inf, lo, hi, k, var_nstar, n_clusters, de = _clustered(d, cluster, binary=binary, margin=margin,
-                                                                             alpha=alpha, power=power)
-    elif binary:
-        n10 = int(np.sum((c_arr == 1) & (b_arr == 0)))  # candidate right, baseline wrong
-        n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
-        n11 = int(np.sum((c_arr == 1) & (b_arr == 1)))
-        test = "tango"
-        z = _tango_z(-margin, n10, n01, n)
-        p_non, p_inf = float(special.ndtr(-z)), float(special.ndtr(z))
-        ci = paired_difference_ci_from_counts(n11, n10, n01, n - n11 - n10 - n01, method="tango",
-                                              confidence_level=1.0 - 2.0 * alpha)
-        lo, hi = float(ci.low), float(ci.high)
-        k = float((special.ndtri(1.0 - alpha) + special.ndtri(power)) ** 2)
-        var_nstar = max((n10 + n01) / n - delta * delta, 0.0)
-    else:
-        test = "paired_t"
-        sd = float(d.std(ddof=1))
-        se = sd / math.sqrt(n)
-        t = (delta + margin) / se if se > 0 else math.copysign(math.inf, delta + margin)
-        p_non, p_inf = float(stats.t.sf(t, n - 1)), float(stats.t.cdf(t, n - 1))
-        half = float(stats.t.isf(alpha, n - 1)) * se
-        lo, hi = delta - half, delta + half
-        k = float((stats.t.isf(alpha, n - 1) + stats.t.ppf(power, n - 1)) ** 2)
-        var_nstar = sd * sd
+        codes, g = code_labels(cluster, n)
+        require_clusters(g, stacklevel=3)
+        n_clusters = g
     if anytime:
-        horizon = n if horizon is None else int(horizon)
-        se_cs = math.sqrt(max(de or 1.0, 1.0) * float(d.var(ddof=1 if n > 1 else 0)) / n)
-        half = anytime_half_width(n, horizon, alpha) * se_cs
-        lo, hi = delta - half, delta + half
-        p_any = anytime_pvalue(delta + margin, se_cs, n, horizon, alpha)
-        # the anytime p-values: the same e-process as the sequence, so p <= alpha exactly when a bound clears
-        p_non, p_inf = (p_any, 1.0) if delta > -margin else ((1.0, p_any) if delta < -margin else (1.0, 1.0))
-        z_any = anytime_critical_value(alpha)[0]
-        k = float((z_any + special.ndtri(power)) ** 2)
-    verdict = "PASS" if lo > -margin else ("FAIL" if hi < -margin else "INCONCLUSIVE")
-    if not anytime:  # the bounds invert the tests: the same verdict from either (one verdict)
-        verdict = "PASS" if p_non <= alpha and lo > -margin else ("FAIL" if p_inf <= alpha and hi < -margin
-                                                                  else "INCONCLUSIVE")
-    gap = delta + margin
-    n_star = math.inf if gap == 0 else k * var_nstar / (gap * gap)
-    return GateResult(verdict=verdict, delta=delta, margin=float(margin), ci_low=lo, ci_high=hi,
-                      pvalue_noninferiority=p_non, pvalue_inferiority=p_inf, n=n, n_star=n_star,
-                      more_items=max(math.ceil(n_star - n), 0) if math.isfinite(n_star) else math.inf, test=test,
+        horizon = n if horizon is None else check_int_at_least(horizon, "horizon", 1)
+        if codes is None:
+            test, p_non, p_inf, lo, hi = _anytime_betting(d, b_arr, c_arr, margin=margin, alpha=alpha,
+                                                          horizon=horizon, score_range=score_range)
+            var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
+        else:
+            test, p_non, p_inf, lo, hi, var_alt, var_null, de = _anytime_clustered(
+                d, b_arr, c_arr, codes, g, binary=binary, margin=margin, alpha=alpha, horizon=horizon)
+        z_a, z_b = float(anytime_critical_value(alpha)[0]), float(z_quantile(power))
+    else:
+        if codes is not None:
+            test, p_non, p_inf, lo, hi, df, de = _clustered(d, codes, g, binary=binary, margin=margin,
+                                                            alpha=alpha)
+            z_a, z_b = critical_values(alpha, power, "greater", df)
+        elif binary:
+            n10 = int(np.sum((c_arr == 1) & (b_arr == 0)))  # candidate right, baseline wrong
+            n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
+            n11 = int(np.sum((c_arr == 1) & (b_arr == 1)))
+            test = "tango"
+            z = _tango_z(-margin, n10, n01, n)
+            p_non, p_inf = float(normal_pvalue(z, "greater")), float(normal_pvalue(z, "less"))
+            ci = paired_difference_ci_from_counts(n11, n10, n01, n - n11 - n10 - n01, method="tango",
+                                                  confidence_level=1.0 - 2.0 * alpha)
+            lo, hi = float(ci.low), float(ci.high)
+            z_a, z_b = critical_values(alpha, power, "greater")
+        else:
+            test = "paired_t"
+            se = float(d.std(ddof=1)) / math.sqrt(n)
+            t = (delta + margin) / se if se > 0 else math.copysign(math.inf, delta + margin) if delta + margin else 0.0
+            p_non, p_inf = float(t_pvalue(t, n - 1, "greater")), float(t_pvalue(t, n - 1, "less"))
+            half = float(interval_half_width(se, 1.0 - alpha, "greater", n - 1))
+            lo, hi = delta - half, delta + half
+            z_a, z_b = critical_values(alpha, power, "greater", n - 1)
+        var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
+        if de is not None:
+            var_alt, var_null = max(de, 1.0) * var_alt, max(de, 1.0) * var_null
+    # one verdict: each bound is its test inverted, so PASS (FAIL) exactly when that test rejects
+    verdict = "PASS" if p_non <= alpha and p_inf > alpha else ("FAIL" if p_inf <= alpha and p_non > alpha
+                                                               else "INCONCLUSIVE")
+    n_star = _n_star(delta + margin, var_alt, var_null, float(z_a), float(z_b))
+    return GateResult(verdict=verdict, delta=delta, margin=float(margin), ci_low=float(lo), ci_high=float(hi),
+                      pvalue_noninferiority=float(p_non), pvalue_inferiority=float(p_inf), n=n, n_star=n_star,
+                      more_items=max(math.ceil(n_star - n), 0) if math.isfinite(n_star) else n_star, test=test,
                       alpha=alpha, power=power, anytime=bool(anytime), horizon=horizon if anytime else None,
-                      n_clusters=n_clusters, design_effect=de, higher_is_better=bool(higher_is_better))
+                      n_clusters=n_clusters, design_effect=de, higher_is_better=bool(higher_is_better),
+                      binary=bool(binary))
 
 
-def _clustered(d: np.ndarray, cluster: Any, *, binary: bool, margin: float, alpha: float,
-               power: float) -> tuple[Any, ...]:
-    """The cluster-robust branch of :func:`gate`: CR2 variance with Imbens-Kolesar df."""
+def _n_star(gap: float, var_alt: float, var_null: float, z_a: float, z_b: float) -> float:
+    """Items at which the one-sided test of a gap ``gap`` above -margin has the requested power:
+    N* = (z_a sigma_0 + z_b sigma_1)^2 / gap^2 (sigma_0 under the null at the margin, sigma_1 at the
+    observed gap); inf at the margin, NaN when neither variance is known (no spread yet).
+    """
+    if gap == 0:
+        return math.inf
+    s0 = math.sqrt(var_null) if math.isfinite(var_null) else math.nan
+    s1 = math.sqrt(var_alt)
+    if not (s0 > 0 or s1 > 0):
+        return math.nan
+    s0 = s0 if math.isfinite(s0) else s1
+    return float((z_a * s0 + z_b * s1) ** 2 / (gap * gap))
+
+
+def _variances(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool,
+               margin: float) -> tuple[float, float]:
+    """(per-item variance of d at the observed gap, at the null gap -margin): for 0/1 scores the
+    plug-in (n10 + n01)/n - delta^2 and Tango's restricted MLE; graded: the sample variance, twice.
+    """
+    n = d.size
+    if binary:
+        n10 = int(np.sum((c_arr == 1) & (b_arr == 0)))
+        n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
+        delta = (n10 - n01) / n
+        return max((n10 + n01) / n - delta * delta, 0.0), tango_null_variance(-margin, n10, n01, n)
+    var = float(d.var(ddof=1)) if n > 1 else 0.0
+    return var, var
+
+
+def _score_range(b_arr: np.ndarray, c_arr: np.ndarray, score_range: Any) -> tuple[float, float]:
+    """The range [low, high] every per-item score lies in (the anytime sequence needs it)."""
+    if score_range is None:
+        if np.all((b_arr >= 0) & (b_arr <= 1)) and np.all((c_arr >= 0) & (c_arr <= 1)):
+            return 0.0, 1.0
+        msg = ("`anytime=True` needs scores in a known range; these lie outside [0, 1] (min "
+               f"{min(b_arr.min(), c_arr.min()):g}, max {max(b_arr.max(), c_arr.max()):g}): give "
+               "`score_range=(low, high)` (--score-range LOW HIGH), the range any score can take")
+        raise ValueError(msg)
+    try:
+        low, high = (float(v) for v in score_range)
+    except (TypeError, ValueError):
+        name = "score_range"
+        raise fail(name, "a pair (low, high) of numbers", score_range) from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        name = "score_range"
+        raise fail(name, "finite (low, high) with low < high", score_range)
+    if min(b_arr.min(), c_arr.min()) < low or max(b_arr.max(), c_arr.max()) > high:
+        msg = (f"a score lies outside `score_range` [{low:g}, {high:g}] (min {min(b_arr.min(), c_arr.min()):g}, "
+               f"max {max(b_arr.max(), c_arr.max()):g})")
+        raise ValueError(msg)
+    return low, high
+
+
+def _anytime_betting(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, margin: float, alpha: float,
+                     horizon: int, score_range: Any) -> tuple[str, float, float, float, float]:
+    """The anytime gate without clusters: betting confidence sequences (one-sided, each at level
+    alpha) for the mean difference in [-w, w], in the items' order; no plug-in variance.
+    """
+    low, high = _score_range(b_arr, c_arr, score_range)
+    w = high - low  # d lies in [-w, w]
+    y = (d + w) / (2.0 * w)
+    m0 = (w - margin) / (2.0 * w)
+    if m0 <= 0:  # a margin of the whole range: nothing can be worse than that
+        return "betting", 0.0, 1.0, -w, w
+    lam = bets(y, alpha, horizon)
+    p_non = betting_pvalue(y, lam, m0, "greater")
+    p_inf = betting_pvalue(y, lam, m0, "less")
+    lo = 2.0 * w * betting_bound(y, lam, alpha, "lower") - w
+    hi = 2.0 * w * betting_bound(y, lam, alpha, "upper") - w
+    if p_non <= alpha:  # the bound and the test are one computation: keep them exactly in step
+        lo = max(lo, -margin + 1e-12 * w)
+    if p_inf <= alpha:
+        hi = min(hi, -margin - 1e-12 * w)
+    return "betting", p_non, p_inf, lo, hi
+
+
+def _anytime_clustered(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, codes: np.ndarray, g: int, *,
+                       binary: bool, margin: float, alpha: float, horizon: int) -> tuple[Any, ...]:
+    """The anytime gate with clusters: the normal-mixture sequence on the cluster-robust variance
+    (design effect floored at 1), never below the variance at the null (Tango's restricted MLE for
+    0/1 scores); zero spread gives no verdict. Approximate (the sequence assumes sub-Gaussian
+    increments); its size is simulated in tests/test_gate.py.
+    """
     n = d.size
     delta = float(d.mean())
-    codes, g = check_cluster_labels(cluster, n)
-    require_clusters(g, stacklevel=4)
-    sums = pair_sums(d[:, None], codes, g)
-    var_item = float(sums.ss[0] / (n if binary else n - 1))
-    cv = cluster_verdict(sums, np.array([var_item]), np.array([True]), alpha=alpha, power=power,
-                         alternative="greater", design_effect="robust")
-    variance, df = float(cv.variance[0]), float(cv.df[0])
-    de = float(cv.design_effect[0])
-    t = (delta + margin) / math.sqrt(variance) if variance > 0 else math.copysign(math.inf, delta + margin)
-    half = float(stats.t.isf(alpha, df)) * math.sqrt(variance)
-    k = float((stats.t.isf(alpha, df) + stats.t.ppf(power, df)) ** 2)
-    return ("cluster_t", float(stats.t.sf(t, df)), float(stats.t.cdf(t, df)), delta - half, delta + half, k,
-            max(de, 1.0) * var_item, g, de)
+    cr = mean_variance(d, codes, g, kind="cr2", ddof=0 if binary else 1)
+    var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
+    de = float(cr.design_effect[0])
+    var = max(de if math.isfinite(de) else 1.0, 1.0) * max(var_alt, var_null)
+    se = math.sqrt(var / n)
+    if se == 0:
+        return "cluster_normal_mixture", 1.0, 1.0, -math.inf, math.inf, 0.0, 0.0, de
+    half = anytime_half_width(n, horizon, 2.0 * alpha) * se  # each side at alpha
+    p_any = anytime_pvalue(delta + margin, se, n, horizon, 2.0 * alpha) / 2.0
+    p_non, p_inf = (p_any, 1.0) if delta > -margin else ((1.0, p_any) if delta < -margin else (1.0, 1.0))
+    return ("cluster_normal_mixture", min(p_non, 1.0), min(p_inf, 1.0), delta - half, delta + half,
+            max(de, 1.0) * var_alt, max(de, 1.0) * var_null, de)
+
+
+def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin: float,
+               alpha: float) -> tuple[Any, ...]:
+    """The cluster-robust branch of :func:`gate`: CR2 variance with Imbens-Kolesar df (the kernel's)."""
+    delta = float(d.mean())
+    cr = mean_variance(d, codes, g, kind="cr2", ddof=0 if binary else 1)
+    variance, df, de = float(cr.variance[0]), float(cr.df[0]), float(cr.design_effect[0])
+    se = math.sqrt(variance)
+    t = (delta + margin) / se if se > 0 else (math.copysign(math.inf, delta + margin) if delta + margin else 0.0)
+    half = float(interval_half_width(se, 1.0 - alpha, "greater", df))
+    return ("cluster_t", float(t_pvalue(t, df, "greater")), float(t_pvalue(t, df, "less")), delta - half,
+            delta + half, df, de)
 
 
 def anytime_pvalue(gap: float, se: float, n: int, horizon: int, alpha: float) -> float:
@@ -316,7 +442,7 @@ class TaskGateResult(Result):
 
 def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.01, alpha: float = 0.05,
                power: float = 0.8, cluster: Any = None, anytime: bool = False,
-               horizon: int | None = None) -> TaskGateResult:
+               horizon: int | None = None, higher_is_better: bool = True, score_range: Any = None) -> TaskGateResult:
     """:func:`gate` on each task (one label per item in ``tasks``), and one verdict over them.
 
     Examples
@@ -345,7 +471,8 @@ def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.0
         keep = text == name
         results[name] = gate(b_arr[keep], c_arr[keep], margin=margin, alpha=alpha, power=power,
                              cluster=None if clusters is None else clusters[keep], anytime=anytime,
-                             horizon=None if horizon is None else max(1, round(horizon * keep.mean())))
+                             horizon=None if horizon is None else max(1, round(horizon * keep.mean())),
+                             higher_is_better=higher_is_better, score_range=score_range)
     adjusted = adjust_pvalues([results[t].pvalue_inferiority for t in names], method="holm")
     holm = {t: float(p) for t, p in zip(names, np.atleast_1d(adjusted), strict=True)}
     if all(r.verdict == "PASS" for r in results.values()):
@@ -353,7 +480,9 @@ def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.0
     elif not anytime and any(holm[t] <= alpha and results[t].ci_high < -margin for t in names):
         verdict = "FAIL"
     elif anytime and any(_anytime_fail(b_arr, c_arr, text == t, clusters, margin=margin, alpha=alpha / len(names),
-                                       power=power, horizon=horizon) for t in names if results[t].verdict == "FAIL"):
+                                       power=power, horizon=horizon, higher_is_better=higher_is_better,
+                                       score_range=score_range)
+                         for t in names if results[t].verdict == "FAIL"):
         verdict = "FAIL"  # anytime: Bonferroni over the tasks' confidence sequences (valid at every look)
     else:
         verdict = "INCONCLUSIVE"
@@ -361,11 +490,13 @@ def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.0
                           alpha=alpha)
 
 
-def _anytime_fail(b_arr: np.ndarray, c_arr: np.ndarray, keep: np.ndarray, clusters: np.ndarray | None, *,
-                  margin: float, alpha: float, power: float, horizon: int | None) -> bool:
+def _anytime_fail(b_arr: np.ndarray, c_arr: np.ndarray, keep: np.ndarray, clusters: np.ndarray | None, *,  # noqa: PLR0913
+                  margin: float, alpha: float, power: float, horizon: int | None, higher_is_better: bool,
+                  score_range: Any) -> bool:
     """Whether one task's anytime gate FAILs at the (Bonferroni) level ``alpha``."""
     res = gate(b_arr[keep], c_arr[keep], margin=margin, alpha=alpha, power=power,
                cluster=None if clusters is None else clusters[keep], anytime=True,
-               horizon=None if horizon is None else max(1, round(horizon * keep.mean())))
+               horizon=None if horizon is None else max(1, round(horizon * keep.mean())),
+               higher_is_better=higher_is_better, score_range=score_range)
     return res.verdict == "FAIL"
 

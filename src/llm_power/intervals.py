@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import special  # scipy.stats (slow to import) only where coverage needs it
 
+from ._kernel.quantiles import level_quantile
 from ._options import INTERVAL_METHODS  # one list, shared with the command line
 from ._results import ConfidenceInterval
 from ._validation import (
@@ -60,9 +61,7 @@ def wilson_bounds(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tupl
 
 def _z(confidence_level: float, alternative: str) -> float:
     """Normal quantile: two-sided z_{1-alpha/2}, one-sided z_{1-alpha}."""
-    alpha = 1.0 - confidence_level
-    tail = alpha / 2.0 if alternative == "two-sided" else alpha
-    return float(special.ndtri(1.0 - tail))
+    return float(level_quantile(confidence_level, alternative))
 
 
 def _bounds(

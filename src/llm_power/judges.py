@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special
 
+from ._kernel.quantiles import level_quantile, t_pvalue
 from ._results import ConfidenceInterval, Result
 from ._validation import as_rng, check_confidence_level, check_int_at_least
 from .errors import DataError
@@ -276,8 +277,11 @@ class LengthBiasResult(Result):
     _repr_fields: ClassVar[tuple[str, ...]] = ("n", "longer_win_rate", "coefficient", "pvalue")
 
 
-def _logistic_sandwich(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Quasi-binomial logistic regression (y in [0, 1]) by Newton; (coefficients, sandwich covariance)."""
+def _logistic_sandwich(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> tuple[np.ndarray, Any]:
+    """Quasi-binomial logistic regression (y in [0, 1]) by Newton; (coefficients, the kernel's sandwich:
+    HC0 per battle, or CR1 per cluster with G - 1 degrees of freedom)."""
+    from ._kernel.clusters import sandwich
+
     beta = np.zeros(x.shape[1])
     for _ in range(100):
         p = special.expit(x @ beta)
@@ -290,13 +294,15 @@ def _logistic_sandwich(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) 
         msg = "length_bias: the logistic fit did not converge (a model that never wins or never loses?)"
         raise DataError(msg)
     p = special.expit(x @ beta)
-    h_inv = np.linalg.inv((x * (p * (1 - p))[:, None]).T @ x)
     scores = x * (y - p)[:, None]
+    n_clusters = None
     if groups is not None:
-        summed = np.zeros((int(groups.max()) + 1, x.shape[1]))
+        n_clusters = int(groups.max()) + 1
+        summed = np.zeros((n_clusters, x.shape[1]))
         np.add.at(summed, groups, scores)
         scores = summed
-    return beta, h_inv @ (scores.T @ scores) @ h_inv
+    return beta, sandwich((x * (p * (1 - p))[:, None]).T @ x, scores.T @ scores, n_clusters=n_clusters,
+                          what="coefficients")
 
 
 def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "length_b", cluster: Any = None,
@@ -332,11 +338,14 @@ def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "le
     x[np.arange(enc.n), enc.ib] -= 1.0
     x[:, m - 1] = np.log2(la / lb)  # the last model is the reference: its column becomes the covariate
     groups = _cluster_codes(cluster, frame, enc.n)
-    beta, cov = _logistic_sandwich(x, y, groups)
-    se = math.sqrt(max(float(cov[m - 1, m - 1]), 0.0))
-    z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+    beta, sw = _logistic_sandwich(x, y, groups)
+    contrast = np.zeros(m)
+    contrast[m - 1] = 1.0
+    var, _ = sw.contrast_variance(contrast[None, :])
+    se = math.sqrt(float(var[0])) if np.isfinite(var[0]) else math.nan
+    z = float(level_quantile(level, "two-sided", sw.df))
     coef = float(beta[m - 1])
-    p = float(2.0 * special.ndtr(-abs(coef) / se)) if se > 0 else math.nan
+    p = float(t_pvalue(coef / se, sw.df)) if se > 0 else math.nan
     return LengthBiasResult(n=enc.n, n_decisive=n_dec, longer_win_rate=k / n_dec if n_dec else math.nan,
                             longer_win_ci=ConfidenceInterval(float(ci[0]), float(ci[1])),
                             pvalue_longer=float(stats.binomtest(k, n_dec).pvalue) if n_dec else math.nan,

@@ -31,6 +31,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special, stats
 
+from ._kernel.clusters import mean_variance
+from ._kernel.quantiles import level_quantile, t_pvalue, upper_quantile
 from ._results import ConfidenceInterval, Result
 from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .errors import DataError
@@ -212,7 +214,7 @@ class PassAtKResult(Result):
     n_questions : int
     n_clusters : int or None
     df : float
-        Degrees of freedom of the t interval (questions - 1 or clusters - 1; inf for
+        Degrees of freedom of the t interval (questions - 1, or the cluster-robust (CR2) Imbens-Kolesar df; inf for
         ``fixed_questions``, a normal interval).
     method : str
         ``"t"`` or ``"bootstrap"`` (questions, or whole clusters, resampled).
@@ -246,7 +248,7 @@ class PassAtKResult(Result):
         if self.replicates is not None:
             lo, hi = np.quantile(self.replicates, [tail, 1.0 - tail], axis=0)
         else:
-            q = float(stats.t.isf(tail, self.df)) if math.isfinite(self.df) else float(-special.ndtri(tail))
+            q = float(upper_quantile(tail, self.df))
             lo, hi = self.estimate - q * self.standard_error, self.estimate + q * self.standard_error
             if self.population == "questions":
                 # every question with the same estimate (all 0, all 1, ...): no spread to measure; a
@@ -254,7 +256,7 @@ class PassAtKResult(Result):
                 # score interval on the number of questions
                 flat = self.standard_error == 0
                 if np.any(flat):
-                    z = float(-special.ndtri(tail))
+                    z = float(upper_quantile(tail))
                     m, e = float(self.n_questions), self.estimate
                     centre = (e + z * z / (2 * m)) / (1 + z * z / m)
                     half = z / (1 + z * z / m) * np.sqrt(e * (1 - e) / m + z * z / (4 * m * m))
@@ -377,24 +379,23 @@ def _plugin_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) 
 def _cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
     if cluster is None:
         return None
-    from ._verdict import check_cluster_labels, require_clusters
+    from ._kernel.clusters import code_labels, require_clusters
 
-    codes, g = check_cluster_labels(cluster, n_questions)
-    require_clusters(g, stacklevel=4)
+    codes, g = code_labels(cluster, n_questions, unit="question")
+    require_clusters(g, unit="question", stacklevel=4)
     return codes
 
 
 def _mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, int | None]:
-    """Column means, their SE over questions (CR1 with clusters), df and cluster count."""
+    """Column means, their SE over questions (the kernel's cluster-robust CR2 with clusters), the df of
+    their t quantiles (questions - 1, or the smallest Imbens-Kolesar df of the columns) and the cluster count."""
     n = values.shape[0]
     mean = values.mean(axis=0)
     if codes is None:
         return mean, values.std(axis=0, ddof=1) / math.sqrt(n), float(n - 1), None
     g = int(codes.max()) + 1
-    sums = np.zeros((g, values.shape[1]))
-    np.add.at(sums, codes, values - mean)
-    se = np.sqrt(g / (g - 1) * np.sum(sums**2, axis=0)) / n
-    return mean, se, float(g - 1), g
+    v = mean_variance(values, codes, g, kind="cr2")
+    return mean, np.sqrt(v.variance), float(np.min(v.df)), g
 
 
 def _bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: int,
@@ -433,7 +434,7 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
     population : {"questions", "fixed_questions"}, default "questions"
         ``"questions"``: new questions from the same population (the between-question spread
-        counts; t interval on questions - 1 degrees of freedom, or cluster-robust on clusters - 1).
+        counts; t interval on questions - 1 degrees of freedom, or cluster-robust: CR2, Imbens-Kolesar df).
         ``"fixed_questions"``: these questions, new samples only (normal interval from the exact
         conditional variances).
     cluster : array_like, optional
@@ -651,9 +652,8 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     safe = np.where(se > 0, se, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, mean / safe, np.where(mean == 0, 0.0, np.inf))
-    p = np.minimum(1.0, 2.0 * stats.t.sf(np.abs(t), df))
-    tail = (1.0 - level) / 2.0
-    q = float(stats.t.isf(tail, df))
+    p = np.asarray(t_pvalue(t, df))
+    q = float(level_quantile(level, "two-sided", df))
     reps = _bootstrap_means(d, codes, check_int_at_least(n_resamples, "n_resamples", 100), as_rng(rng))
     # studentise each resample by its own standard error? The plug-in se keeps it simple and stable:
     stat = np.max(np.abs(reps - mean) / safe, axis=1)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
+from ._kernel.quantiles import k_constant, level_quantile
 from ._results import Result
 from ._validation import check_confidence_level, check_int_at_least, check_option
 from .errors import DataError
@@ -144,7 +145,7 @@ def pass_at_k_plan(pilot: Any, k: int, half_width: float, *, metric: str = "pass
             msg = f"every samples_per_question must be at least k = {k}"
             raise ValueError(msg)
     _, between, within = _components(metric, n, c, k, samples)
-    z = float(-special.ndtri((1.0 - level) / 2.0))
+    z = float(level_quantile(level))
     n_questions = np.ceil(z * z * (between + within) / (half_width * half_width) - 1e-9).astype(np.int64)
     n_questions = np.maximum(n_questions, 2)
     cost = n_questions * (float(cost_per_question) + samples * float(cost_per_sample))
@@ -194,4 +195,4 @@ def pass_at_k_mde(pilot_a: Any, pilot_b: Any, k: int, *, n_questions: int, sampl
     noise = _conditional_variance(metric, na, ca, ks)[:, 0] + _conditional_variance(metric, nb, cb, ks)[:, 0]
     between_d = max(0.0, float((est_a - est_b).var(ddof=1) - noise.mean()))
     var = between_d + float(within_a[0] + within_b[0])
-    return float((-special.ndtri(alpha / 2.0) + special.ndtri(power)) * math.sqrt(var / big_n))
+    return float(math.sqrt(k_constant(alpha, power)) * math.sqrt(var / big_n))

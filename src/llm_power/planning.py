@@ -30,7 +30,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, stats
 
 from ._exact import (  # noqa: F401 - part of planning's namespace
     EXACT_POWER_MAX_N,
@@ -41,6 +41,7 @@ from ._exact import (  # noqa: F401 - part of planning's namespace
     _PowerInGap,
     _rejection_probability,
 )
+from ._kernel.quantiles import z_quantile
 from ._kernels import (  # noqa: F401 - the one copy of K, N*, MDE; planning's namespace
     _check_alpha_power,
     _check_delta,
@@ -165,7 +166,7 @@ def unrounded_sample_size(
     alternative = check_alternative(alternative)
     design = _check_design(design, method)
     design_effect = _check_design_effect(design_effect)
-    z_a, z_b = _z_alpha(alpha, alternative), float(special.ndtri(power))
+    z_a, z_b = _z_alpha(alpha, alternative), float(z_quantile(power))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
         p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
@@ -484,7 +485,7 @@ def mde(
         msg = "n"
         raise fail(msg, ">= 1", float(n_arr))
     n_eff = float(n_arr) / design_effect
-    z_a, z_b = _z_alpha(alpha, alternative), float(special.ndtri(power_))
+    z_a, z_b = _z_alpha(alpha, alternative), float(z_quantile(power_))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
         limit = 2.0 * min(p, 1.0 - p)  # both accuracies p +- delta/2 must stay in [0, 1]

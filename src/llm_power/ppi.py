@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special
 
+from ._kernel.quantiles import interval_half_width, level_quantile, t_pvalue
 from ._results import ConfidenceInterval, Result
 from ._validation import check_confidence_level, check_open_unit, check_option
 from .errors import DataError
@@ -59,27 +59,28 @@ class PPIResult(Result):
             return math.inf
         return float(self.n_labeled * (self.classical_se / self.standard_error) ** 2)
 
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of the t quantiles: labelled items - 1 (the labels' variance is the
+        estimate that is scarce; measured coverage in ``docs/preferences.md``).
+        """
+        return float(self.n_labeled - 1)
+
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
-        """Normal interval (one-sided per ``alternative``)."""
+        """Student-t interval on n_labeled - 1 degrees of freedom (one-sided per ``alternative``)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        half = float(interval_half_width(self.standard_error, level, self.alternative, self.df))
         if self.alternative == "two-sided":
-            half = float(special.ndtri(1.0 - (1.0 - level) / 2.0)) * self.standard_error
             return ConfidenceInterval(self.estimate - half, self.estimate + half)
-        half = float(special.ndtri(level)) * self.standard_error
         if self.alternative == "greater":
             return ConfidenceInterval(self.estimate - half, math.inf)
         return ConfidenceInterval(-math.inf, self.estimate + half)
 
     def pvalue(self, null: float = 0.0) -> float:
-        """Wald p-value of mean = ``null`` against ``alternative``."""
+        """T p-value (n_labeled - 1 df) of mean = ``null`` against ``alternative``."""
         if self.standard_error == 0:
             return 1.0 if self.estimate == null else 0.0
-        z = (self.estimate - null) / self.standard_error
-        if self.alternative == "greater":
-            return float(special.ndtr(-z))
-        if self.alternative == "less":
-            return float(special.ndtr(z))
-        return float(2.0 * special.ndtr(-abs(z)))
+        return float(t_pvalue((self.estimate - null) / self.standard_error, self.df, self.alternative))
 
 
 def _vector(values: Any, name: str) -> np.ndarray:
@@ -210,7 +211,7 @@ def ppi_labels_needed(half_width: float, *, sd: float, correlation: float, n_unl
         msg = f"n_unlabeled must be positive; got {n_unlabeled!r}"
         raise ValueError(msg)
     level = check_open_unit(confidence_level, "confidence_level")
-    c = (float(special.ndtri(1.0 - (1.0 - level) / 2.0)) * sd / h) ** 2  # classical n
+    c = (float(level_quantile(level)) * sd / h) ** 2  # classical n
     # n (n + N) = c (n + N - rho^2 N)  ->  n^2 + (N - c) n - c N (1 - rho^2) = 0
     b = big_n - c
     n = (-b + math.sqrt(b * b + 4.0 * c * big_n * (1.0 - rho2))) / 2.0

@@ -17,15 +17,18 @@ identified only up to a constant: they are centred (mean 0), and intervals of ra
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import special
 
+from ._kernel.clusters import Sandwich, code_labels, require_clusters, sandwich
+from ._kernel.quantiles import interval_half_width, t_pvalue
 from ._results import ConfidenceInterval, Result
 from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
-from .errors import DataError
+from .errors import DataError, DegenerateDataWarning, SeparationWarning
 
 __all__ = ["BradleyTerryResult", "bradley_terry"]
 
@@ -41,10 +44,14 @@ class BradleyTerryResult(Result):
     models : list of str
         In the order of ``ratings`` (sorted by name).
     ratings : ndarray
-        Log-strengths theta (natural log-odds units), centred to mean 0.
+        Log-strengths theta (natural log-odds units), centred to mean 0 over the models with a
+        finite rating. A model that never loses (never wins) against the rest has no finite
+        maximum-likelihood rating: +inf (-inf); a group the comparisons cannot place against the
+        others: NaN (see ``separated``).
     covariance : ndarray
-        Covariance of ``ratings``: sandwich (cluster-robust when fitted with ``cluster``) or the
-        covariance of the bootstrap refits.
+        Covariance of ``ratings``: sandwich (cluster-robust CR1, G/(G-1), when fitted with
+        ``cluster``) or the covariance of the bootstrap refits; NaN rows for separated models and,
+        with too few clusters, everywhere (``not_estimable``).
     n_battles : int
     n_clusters : int or None
     confidence_level : float
@@ -56,6 +63,18 @@ class BradleyTerryResult(Result):
         ``"sandwich"`` or ``"bootstrap"``.
     replicates : ndarray or None
         The bootstrap refits' centred ratings (``n_resamples`` x models) with ``method="bootstrap"``.
+    df : float
+        Degrees of freedom of the intervals' and tests' quantiles: clusters - 1 with ``cluster``
+        (Student t), inf otherwise (normal).
+    not_estimable : str or None
+        Why the cluster-robust covariance cannot be estimated (fewer clusters than free
+        ratings): every interval and test is then NaN, never a number.
+    separated : dict
+        Model -> why it has no finite rating ("never loses to the rest", "never wins against the
+        rest", "not comparable with the rest").
+    sandwich_parts : Sandwich or None
+        The kernel's sandwich (bread, the directions the cluster meat does not see): what
+        :meth:`contrast_se` checks a contrast against. Not part of ``to_dict()``.
     """
 
     models: list[str]
@@ -68,8 +87,15 @@ class BradleyTerryResult(Result):
     tie_parameter: float | None = None
     method: str = "sandwich"
     replicates: np.ndarray | None = None
+    df: float = math.inf
+    not_estimable: str | None = None
+    separated: dict[str, str] = field(default_factory=dict)
+    sandwich_parts: Any = field(default=None, compare=False)
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles", "n_clusters", "ties", "method")
+
+    def _fields(self) -> tuple[str, ...]:
+        return tuple(name for name in Result._fields(self) if name != "sandwich_parts")
 
     def _index(self, name: str) -> int:
         try:
@@ -79,90 +105,122 @@ class BradleyTerryResult(Result):
             msg = f"no model {name!r}; models: {shown}"
             raise KeyError(msg) from None
 
+    def contrast_se(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Standard errors of theta_i - theta_j for arrays of model indices (NaN where not estimable:
+        a separated model, too few clusters, or a direction the cluster meat does not see).
+        """
+        i, j = np.asarray(i, dtype=np.intp), np.asarray(j, dtype=np.intp)
+        c = self.covariance
+        var = c[i, i] + c[j, j] - 2.0 * c[i, j]
+        if self.not_estimable is not None:
+            return np.full(var.shape, np.nan)
+        if self.sandwich_parts is not None:
+            var = np.where(self.sandwich_parts.pair_estimable(i, j), var, np.nan)
+        return np.sqrt(np.where(np.isnan(var), np.nan, np.maximum(var, 0.0)))
+
     def difference_se(self, a: str, b: str) -> float:
-        """Standard error of theta_a - theta_b."""
+        """Standard error of theta_a - theta_b (NaN when not estimable)."""
         i, j = self._index(a), self._index(b)
-        var = self.covariance[i, i] + self.covariance[j, j] - 2.0 * self.covariance[i, j]
-        return math.sqrt(max(float(var), 0.0))
+        return float(self.contrast_se(np.array([i]), np.array([j]))[0])
 
     def difference_ci(self, a: str, b: str, confidence_level: float | None = None) -> ConfidenceInterval:
         """Interval of theta_a - theta_b: anchor-free.
 
-        Wald (normal) from the sandwich covariance; with ``method="bootstrap"`` the percentile
-        interval of the refits' differences.
+        Wald from the sandwich covariance (normal; Student t on clusters - 1 degrees of freedom
+        with clusters); with ``method="bootstrap"`` the percentile interval of the refits'
+        differences. NaN when the difference is not estimable.
         """
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         i, j = self._index(a), self._index(b)
         diff = float(self.ratings[i] - self.ratings[j])
-        if self.replicates is not None:
+        if self.replicates is not None and math.isfinite(diff):
             tail = (1.0 - level) / 2.0
             lo, hi = np.quantile(self.replicates[:, i] - self.replicates[:, j], [tail, 1.0 - tail])
             return ConfidenceInterval(float(lo), float(hi))
-        z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
-        half = z * self.difference_se(a, b)
+        half = float(interval_half_width(self.difference_se(a, b), level, "two-sided", self.df))
         return ConfidenceInterval(diff - half, diff + half)
 
     def difference_pvalue(self, a: str, b: str) -> float:
-        """Two-sided Wald p-value of theta_a = theta_b."""
+        """Two-sided Wald p-value of theta_a = theta_b (t on clusters - 1 df with clusters; NaN when
+        not estimable).
+        """
         se = self.difference_se(a, b)
         diff = float(self.ratings[self._index(a)] - self.ratings[self._index(b)])
+        if not (math.isfinite(se) and math.isfinite(diff)):
+            return math.nan
         if se == 0.0:
             return 1.0 if diff == 0.0 else 0.0
-        return float(special.ndtr(-abs(diff) / se) * 2.0)
+        return float(t_pvalue(diff / se, self.df))
 
     def rating_ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Wald intervals of the centred ratings (they depend on the centring; prefer differences)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
-        z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
-        half = z * np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        se = np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        if self.not_estimable is not None:
+            se = np.full(se.shape, np.nan)
+        half = np.asarray(interval_half_width(se, level, "two-sided", self.df))
         return ConfidenceInterval(self.ratings - half, self.ratings + half)
 
     def elo(self, scale: float = 400.0, base: float = 10.0, anchor: tuple[str, float] | None = None) -> np.ndarray:
         """Ratings on the Elo scale: scale / ln(base) x theta, shifted so that ``anchor`` = (model,
-        rating) holds (default: mean 1000).
+        rating) holds (default: mean 1000 over the models with a finite rating; separated models
+        keep their +-inf / NaN).
         """
         elo: np.ndarray = scale / math.log(base) * np.asarray(self.ratings, dtype=float)
         if anchor is None:
-            return np.asarray(elo - elo.mean() + 1000.0, dtype=float)
+            finite = np.isfinite(elo)
+            shift = 1000.0 - (float(elo[finite].mean()) if finite.any() else 0.0)
+            return np.asarray(elo + shift, dtype=float)
         name, value = anchor
         return np.asarray(elo - elo[self._index(name)] + value, dtype=float)
 
     def strengths(self) -> np.ndarray:
         """exp(theta) normalised to sum 1 (the scale of many published Bradley-Terry scores)."""
+        if self.separated:
+            return np.full(len(self.models), np.nan)
         w = np.exp(self.ratings - self.ratings.max())
         return np.asarray(w / w.sum(), dtype=float)
 
     def pairwise(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All pairs i < j (in ``models`` order): (i, j, difference theta_i - theta_j, its standard error)."""
         i, j = np.triu_indices(len(self.models), k=1)
-        c = self.covariance
-        var = c[i, i] + c[j, j] - 2.0 * c[i, j]
-        return i, j, self.ratings[i] - self.ratings[j], np.sqrt(np.maximum(var, 0.0))
+        with np.errstate(invalid="ignore"):
+            diff = self.ratings[i] - self.ratings[j]
+        return i, j, diff, self.contrast_se(i, j)
 
     def simultaneous_critical_value(self, confidence_level: float | None = None, *, n_draws: int = 20000,
                                     rng: Any = None) -> float:
         """The max-t critical value c: P(max over all pairs |d_ij - delta_ij| / se_ij <= c) = level.
 
         From the refits with ``method="bootstrap"`` (studentised by the bootstrap standard errors),
-        else from ``n_draws`` draws of N(0, covariance) (fewer, down to 2,000, when there are more
-        than 20,000 pairs: the work is bounded by 4e8 pair-draws).
+        else from ``n_draws`` draws of N(0, covariance) -- a multivariate t on clusters - 1 degrees
+        of freedom with clusters -- (fewer, down to 2,000, when there are more than 20,000 pairs:
+        the work is bounded by 4e8 pair-draws). Pairs whose difference is not estimable are left out.
         """
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         i, j, diff, se = self.pairwise()
+        keep = np.isfinite(se) & np.isfinite(diff)
+        i, j, se = i[keep], j[keep], se[keep]
+        if i.size == 0:
+            return math.nan
         safe = np.where(se > 0, se, np.inf)
         if self.replicates is not None:
             dev = self.replicates - self.ratings
             stat = np.max(np.abs(dev[:, i] - dev[:, j]) / safe, axis=1)
             return float(np.quantile(stat, level))
         gen = as_rng(rng)
-        vals, vecs = np.linalg.eigh(self.covariance)
+        cov = np.nan_to_num(self.covariance, nan=0.0)
+        vals, vecs = np.linalg.eigh(cov)
         root = vecs * np.sqrt(np.maximum(vals, 0.0))
         # bounded work and memory: at most ~4e8 pair-draws in all, blocks of ~4e6 (32 MB)
         n_draws = int(max(2000, min(n_draws, 400_000_000 // max(i.size, 1))))
         block = max(1, 4_000_000 // max(i.size, 1))
         out = []
         for start in range(0, n_draws, block):
-            z = gen.standard_normal((min(block, n_draws - start), len(self.models))) @ root.T
+            rows = min(block, n_draws - start)
+            z = gen.standard_normal((rows, len(self.models))) @ root.T
+            if math.isfinite(self.df):  # multivariate t: one chi-square scale per draw
+                z = z / np.sqrt(gen.chisquare(self.df, rows) / self.df)[:, None]
             out.append(np.max(np.abs(z[:, i] - z[:, j]) / safe, axis=1))
         return float(np.quantile(np.concatenate(out), level))
 
@@ -175,8 +233,8 @@ class BradleyTerryResult(Result):
         normal approximation) or ``"holm"`` (Holm's step-down on the pairwise Wald p-values). A
         model's rank interval runs from 1 + the number of models separated above it to M - the
         number separated below it; the family-wise level of all intervals together is the
-        confidence level. Tie groups are maximal runs of models whose intervals overlap the
-        group's first member.
+        confidence level. Tie groups: models connected by pairs that are not separated (each
+        group a run of ranks). A pair whose difference is not estimable is never separated.
         """
         import pandas as pd
 
@@ -185,17 +243,20 @@ class BradleyTerryResult(Result):
 
         check_option(method, "method", ("max-t", "holm"))
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
-        order = np.argsort(-self.ratings, kind="stable")
+        order = _rank_order(self.ratings)
         rank_of = np.empty_like(order)
         rank_of[order] = np.arange(order.size)
         i, j, diff, se = self.pairwise()
+        ok = np.isfinite(se) & np.isfinite(diff)
         with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(se > 0, np.abs(diff) / se, np.where(diff == 0, 0.0, np.inf))
+            z = np.where(ok & (se > 0), np.abs(diff) / np.where(se > 0, se, 1.0), np.where(ok & (diff != 0), np.inf,
+                                                                                         0.0))
         if method == "max-t":
-            separated = z > self.simultaneous_critical_value(level, rng=rng)
+            crit = self.simultaneous_critical_value(level, rng=rng)
+            separated = ok & (z > crit) if math.isfinite(crit) else np.zeros(z.shape, dtype=bool)
         else:
-            p = special.ndtr(-z) * 2.0
-            separated = adjust_pvalues(p, method="holm") <= 1.0 - level
+            p = np.where(ok, np.asarray(t_pvalue(z, self.df)), 1.0)
+            separated = ok & (adjust_pvalues(p, method="holm") <= 1.0 - level)
         ri, rj = rank_of[i], rank_of[j]
         pair_idx = np.stack([np.minimum(ri, rj), np.maximum(ri, rj)], axis=1)
         groups, intervals = tie_groups_and_rank_intervals(order.size, pair_idx, separated, "all")
@@ -211,9 +272,19 @@ class BradleyTerryResult(Result):
         import pandas as pd
 
         se = np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
-        return pd.DataFrame({"model": self.models, "rating": self.ratings, "se": se, "elo": self.elo(),
-                             "strength": self.strengths()}).sort_values("rating", ascending=False,
-                                                                        ignore_index=True)
+        if self.not_estimable is not None:
+            se = np.full(se.shape, np.nan)
+        order = _rank_order(self.ratings)
+        frame = pd.DataFrame({"model": self.models, "rating": self.ratings, "se": se, "elo": self.elo(),
+                              "strength": self.strengths()})
+        return frame.iloc[order].reset_index(drop=True)
+
+
+def _rank_order(ratings: np.ndarray) -> np.ndarray:
+    """Models best first: +inf first, NaN (not comparable) last, ties by name order."""
+    key = np.where(np.isnan(ratings), -np.inf, ratings)
+    nan_last = np.isnan(ratings).astype(int)
+    return np.lexsort((np.arange(ratings.size), -key, nan_last))
 
 
 @dataclass
@@ -387,6 +458,9 @@ def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int
 
 
 def _cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
+    """Cluster codes of the battles (a column name, ``"question"`` finding ``question_id``, or one
+    label per battle), through the package's one label coder: a missing label is a DataError.
+    """
     if cluster is None:
         return None
     if isinstance(cluster, str):
@@ -398,37 +472,16 @@ def _cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
         except (KeyError, TypeError, IndexError):
             msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
             raise DataError(msg) from None
-    from ._verdict import FEW_CLUSTERS, _missing_label
-
-    labels = np.asarray(cluster, dtype=object)
-    if labels.shape != (n,):
-        msg = f"`cluster` must have one label per battle ({n}); got shape {labels.shape}"
-        raise ValueError(msg)
-    bad = np.array([_missing_label(v) for v in labels.tolist()], dtype=bool)
-    if bad.any():
-        first = int(np.argmax(bad))
-        msg = (f"{int(bad.sum())} battle(s) have no cluster label (first at battle {first}: {labels[first]!r}); "
-               "give every battle a cluster or drop those battles")
-        raise DataError(msg, field="cluster")
-    _, groups = np.unique(np.array([str(v) for v in labels.tolist()]), return_inverse=True)
-    g = int(groups.max()) + 1
-    if g < 2:
-        msg = "`cluster` puts every battle in one cluster: cluster-robust inference needs at least 2 clusters"
-        raise ValueError(msg)
-    if g < FEW_CLUSTERS:
-        import warnings
-
-        from .errors import FewClustersWarning
-
-        warnings.warn(f"only {g} clusters: the cluster-robust covariance of Bradley-Terry ratings is approximate "
-                      f"with fewer than {FEW_CLUSTERS} clusters (intervals tend to be too narrow)", FewClustersWarning,
-                      stacklevel=3)
-    return np.asarray(groups, dtype=np.intp)
+    codes, g = code_labels(cluster, n, unit="battle")
+    require_clusters(g, unit="battle", stacklevel=4)
+    return np.asarray(codes, dtype=np.intp)
 
 
 def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
-              groups: np.ndarray | None) -> np.ndarray:
-    """H^-1 M H^-1 on the sum-zero subspace of theta (the tau row/column dropped)."""
+              groups: np.ndarray | None) -> Sandwich:
+    """The sandwich of the ratings (and Davidson's tau) from the kernel: meat summed per battle, or per
+    cluster (CR1, G/(G-1), t on G - 1 df, not estimable with no more clusters than free parameters).
+    """
     m = cells.m
     size = m + (tau is not None)
     d = theta[cells.pi] - theta[cells.pj]
@@ -453,14 +506,10 @@ def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
     r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
     scores = sparse.csr_matrix((v, (r, c)), shape=(n_rows, size))  # duplicates are summed
     meat = np.asarray((scores.T @ scores).toarray())
-    h = _information(cells, d, tau)
     pin = np.zeros((size, size))
-    pin[:m, :m] = 1.0 / m
-    proj = np.eye(size)
-    proj[:m, :m] -= 1.0 / m
-    h_inv = proj @ np.linalg.inv(h + pin) @ proj  # the generalised inverse on the sum-zero subspace
-    cov = h_inv @ meat @ h_inv
-    return np.asarray(cov[:m, :m], dtype=float)
+    pin[:m, :m] = 1.0 / m  # the projection onto the constant the ratings are free of
+    return sandwich(_information(cells, d, tau), meat, n_clusters=None if groups is None else n_rows,
+                    n_free=size - 1, constraint=pin, what="free ratings")
 
 
 def _bootstrap(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_resamples: int,
@@ -540,17 +589,38 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
 def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", method: str = "sandwich",  # noqa: PLR0913
                 confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
                 max_iter: int = 200) -> BradleyTerryResult:
-    """:func:`bradley_terry` on encoded battles and cluster codes (checked by the caller)."""
+    """:func:`bradley_terry` on encoded battles and cluster codes (checked by the caller).
+
+    A comparison graph in pieces is a DataError naming them; models that never lose (never win)
+    against the rest get +inf (-inf) and a SeparationWarning, the others are fitted among
+    themselves (the limit of the likelihood as the separated ratings run off).
+    """
     m = len(enc.models)
     cell_id = (enc.ia * m + enc.ib) * 3 + enc.outcome
     uniq, counts = np.unique(cell_id, return_counts=True)
     cells = Cells.from_cell_counts(m, uniq, counts.astype(float))
+    main, outside, separated = _separation(cells, enc.models)
+    if separated:
+        keep = main[enc.ia] & main[enc.ib]
+        index = np.cumsum(main) - 1
+        sub = Battles(models=[x for x, ok in zip(enc.models, main, strict=True) if ok], ia=index[enc.ia[keep]],
+                      ib=index[enc.ib[keep]], outcome=enc.outcome[keep])
+        part = fit_battles(sub, None if groups is None else np.unique(groups[keep], return_inverse=True)[1],
+                           ties=ties, method=method, confidence_level=confidence_level, n_resamples=n_resamples,
+                           rng=rng, tol=tol, max_iter=max_iter)
+        return _with_separated(part, enc, main, outside, separated)
     davidson = ties == "davidson"
     theta, tau = fit_cells(cells, davidson=davidson, tol=tol, max_iter=max_iter)
     n_clusters = None if groups is None else int(groups.max()) + 1
     replicates = None
+    sw = None
+    df, reason = math.inf, None
     if method == "sandwich":
-        cov = _sandwich(enc, cells, theta, tau, groups)
+        sw = _sandwich(enc, cells, theta, tau, groups)
+        cov = sw.covariance[:m, :m]
+        df, reason = sw.df, sw.not_estimable
+        if reason is not None:
+            cov = np.full((m, m), np.nan)
     else:
         reps = _bootstrap(enc, cell_id, groups, n_resamples, as_rng(rng), davidson=davidson)
         replicates = reps[np.all(np.isfinite(reps), axis=1)]
@@ -558,7 +628,102 @@ def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", 
             msg = "bootstrap: fewer than two resamples had a finite Bradley-Terry fit"
             raise DataError(msg)
         cov = np.cov(replicates, rowvar=False)
+    if reason is not None:
+        warnings.warn(f"Bradley-Terry: {reason}; every interval and test of the ratings is NaN (fit without "
+                      "`cluster`, or with coarser clusters that are more numerous than the models)",
+                      DegenerateDataWarning, stacklevel=3)
     return BradleyTerryResult(models=enc.models, ratings=theta, covariance=cov, n_battles=enc.n,
                               n_clusters=n_clusters, confidence_level=confidence_level, ties=ties,
                               tie_parameter=None if tau is None else math.exp(tau), method=method,
-                              replicates=replicates)
+                              replicates=replicates, df=df, not_estimable=reason, sandwich_parts=sw)
+
+
+def _separation(cells: Cells, models: list[str]) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+    """The comparison digraph (i -> j when i beat or tied j at least once): a DataError when it is in
+    pieces; else (main, ratings of the others: +inf / -inf / NaN, {model: why}) where ``main`` marks
+    the largest strongly connected group (every model there both wins and loses within it).
+    """
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    m = cells.m
+    won, lost, tied = cells.counts.T
+    src = np.r_[cells.pi[(won > 0) | (tied > 0)], cells.pj[(lost > 0) | (tied > 0)]]
+    dst = np.r_[cells.pj[(won > 0) | (tied > 0)], cells.pi[(lost > 0) | (tied > 0)]]
+    graph = sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
+    n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
+    if n_weak > 1:
+        parts = [[models[k] for k in np.nonzero(weak == c)[0]] for c in range(n_weak)]
+        shown = "; ".join("{" + ", ".join(map(repr, p[:4])) + (", ..." if len(p) > 4 else "") + "}" for p in parts[:4])
+        msg = (f"the battles fall into {n_weak} groups of models that never met each other ({shown}"
+               f"{'; ...' if n_weak > 4 else ''}): Bradley-Terry cannot compare across them; rate each group alone")
+        raise DataError(msg)
+    n_strong, strong = csgraph.connected_components(graph, directed=True, connection="strong")
+    main = np.ones(m, dtype=bool)
+    outside = np.zeros(m)
+    if n_strong == 1:
+        return main, outside, {}
+    sizes = np.bincount(strong, minlength=n_strong)
+    main = strong == int(np.argmax(sizes))
+    below = _reached(graph, main)  # beaten, directly or through others, by the main group
+    above = _reached(graph.T.tocsr(), main)  # beating the main group
+    separated: dict[str, str] = {}
+    for k in np.nonzero(~main)[0]:
+        if below[k]:
+            outside[k], separated[models[k]] = -np.inf, "never wins against the rest"
+        elif above[k]:
+            outside[k], separated[models[k]] = np.inf, "never loses to the rest"
+        else:
+            outside[k], separated[models[k]] = np.nan, "not comparable with the rest"
+    shown = ", ".join(f"{name!r} ({why})" for name, why in list(separated.items())[:5])
+    warnings.warn(f"Bradley-Terry has no finite rating for {len(separated)} model(s): {shown}"
+                  f"{', ...' if len(separated) > 5 else ''}; their ratings are +-inf (or NaN), their gaps are not "
+                  "estimable and never reported as resolved", SeparationWarning, stacklevel=4)
+    return main, outside, separated
+
+
+def _reached(graph: Any, start: np.ndarray) -> np.ndarray:
+    """Models reachable along the edges of ``graph`` from any model in ``start``."""
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    m = graph.shape[0]
+    idx = np.nonzero(start)[0]
+    edges = graph.tocoo()
+    rows = np.r_[edges.row, np.full(idx.size, m)]  # node m: a source pointing at every start model
+    cols = np.r_[edges.col, idx]
+    padded = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(m + 1, m + 1))
+    out = np.zeros(m + 1, dtype=bool)
+    out[csgraph.breadth_first_order(padded, m, directed=True, return_predecessors=False)] = True
+    return out[:m]
+
+
+def _with_separated(part: BradleyTerryResult, enc: Battles, main: np.ndarray, outside: np.ndarray,
+                    separated: dict[str, str]) -> BradleyTerryResult:
+    """The fit of the main group placed among every model: separated ones at +-inf / NaN, NaN covariance."""
+    m = len(enc.models)
+    ratings = outside.copy()
+    ratings[main] = part.ratings
+    cov = np.full((m, m), np.nan)
+    idx = np.nonzero(main)[0]
+    cov[np.ix_(idx, idx)] = part.covariance
+    reps = None
+    if part.replicates is not None:
+        reps = np.tile(outside, (part.replicates.shape[0], 1))
+        reps[:, main] = part.replicates
+    sw = part.sandwich_parts
+    if sw is not None:  # the kernel's sandwich on the main group, embedded: contrasts with others are NaN anyway
+        from ._kernel.clusters import Sandwich
+
+        size = sw.bread.shape[0] + (m - int(main.sum()))
+        pos = np.r_[idx, np.arange(m, m + sw.bread.shape[0] - idx.size)]  # ratings of main, then tau
+        bread = np.zeros((size, size))
+        bread[np.ix_(pos, pos)] = sw.bread
+        blind = np.zeros((size, sw.blind.shape[1]))
+        blind[pos] = sw.blind
+        sw = Sandwich(covariance=np.zeros((size, size)), bread=bread, df=sw.df, n_clusters=sw.n_clusters,
+                      not_estimable=sw.not_estimable, blind=blind)
+    return BradleyTerryResult(models=enc.models, ratings=ratings, covariance=cov, n_battles=enc.n,
+                              n_clusters=part.n_clusters, confidence_level=part.confidence_level, ties=part.ties,
+                              tie_parameter=part.tie_parameter, method=part.method, replicates=reps, df=part.df,
+                              not_estimable=part.not_estimable, separated=separated, sandwich_parts=sw)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from ._kernel.quantiles import upper_quantile, z_quantile
 from ._sufficient import PairwiseStatistics, cluster_resample_counts
 from ._verdict import PairSums, Verdict, cluster_verdict, iid_verdict, t_interval
 from .multiplicity import adjust_pvalues
@@ -103,20 +103,21 @@ def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
 
 
 def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
-    """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2}; Beta-mixture e-values."""
-    z_b = float(special.ndtri(ctx.power))
+    """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2} in K, so N* grows and q
+    shrinks by K / K_anytime (for the exact conditional N* of few discordant items too); Beta-mixture
+    e-values for 0/1 pairs.
+    """
+    z_b = float(z_quantile(ctx.power))
     z_any, r = anytime_critical_value(ctx.alpha)
     k, k_any = ctx.settings["k_factor"], (z_any + z_b) ** 2
-    n_star, q = ctx.verdict.n_star, ctx.verdict.q
+    n_star, q = np.asarray(ctx.verdict.n_star, dtype=float), np.asarray(ctx.verdict.q, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
-    delta, var = ctx.sums.delta, ctx.var
-    with np.errstate(divide="ignore", invalid="ignore"):  # t^2 = n delta^2 / var, the statistic q scales
-        t2 = np.where(var > 0, ctx.n * delta**2 / var, np.where(delta == 0, 0.0, np.inf))
-    q_any = np.where(np.isnan(q), np.nan, t2 / k_any)
+    q_any = q * k / k_any  # never above q: the boundary is wider than z_{1-alpha/2}
     resolved = (q_any >= 1) & ctx.verdict.resolved
     columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
-    settings: dict[str, Any] = {"z_anytime": z_any, "z_fixed": float(-special.ndtri(ctx.alpha / 2)), "mixture_ratio": r}
+    settings: dict[str, Any] = {"z_anytime": z_any, "z_fixed": float(upper_quantile(ctx.alpha / 2)),
+                                "mixture_ratio": r}
     if ctx.b is not None and ctx.c is not None:  # 0/1 scores
         # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
         a_mix = np.maximum(0.5, (r * np.maximum(ctx.b + ctx.c, 1) - 1) / 2)
@@ -191,32 +192,36 @@ def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, a
 
 def tie_groups_and_rank_intervals(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray,
           pairs: str) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
-    """Tie groups and rank intervals (1-based) from the resolved flags of the pairs."""
-    if pairs == "adjacent":
-        groups, current = [], [0]
-        for p in range(pair_idx.shape[0]):
-            if resolved[p]:
-                groups.append(current)
-                current = [int(pair_idx[p, 1])]
-            else:
-                current.append(int(pair_idx[p, 1]))
-        groups.append(current)
-        intervals = {}
-        for grp in groups:
-            for g in grp:
-                intervals[g] = (grp[0] + 1, grp[-1] + 1)
-        return groups, intervals
+    """Tie groups and rank intervals (1-based) from the resolved flags of the pairs (models by rank).
+
+    A tie group holds models connected by unresolved pairs of the family -- every unresolved pair
+    lies inside one group, by definition -- made into runs of consecutive ranks (groups whose
+    spans overlap are merged, so that each is shown as "ranks i-j"). Rank intervals: adjacent
+    pairs, the span of the model's group; all pairs, [1 + models resolved above it, M - models
+    resolved below it] (inside its group's span).
+    """
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
     flags = np.asarray(resolved, dtype=bool)
+    open_ = pair_idx[~flags]
+    graph = sparse.csr_matrix((np.ones(open_.shape[0]), (open_[:, 0], open_[:, 1])), shape=(m_models, m_models))
+    _, comp = csgraph.connected_components(graph, directed=False)
+    first = np.full(comp.max() + 1 if comp.size else 0, m_models)
+    last = np.full(first.shape, -1)
+    np.minimum.at(first, comp, np.arange(m_models))
+    np.maximum.at(last, comp, np.arange(m_models))
+    groups: list[list[int]] = []
+    end = -1
+    for g in range(m_models):  # runs of ranks: a new group starts where no earlier span reaches
+        if g > end:
+            groups.append([])
+        groups[-1].append(g)
+        end = max(end, int(last[comp[g]]))
+    if pairs == "adjacent":
+        intervals = {g: (grp[0] + 1, grp[-1] + 1) for grp in groups for g in grp}
+        return groups, intervals
     above = np.bincount(pair_idx[flags, 1], minlength=m_models)  # models resolved above each model
     below = np.bincount(pair_idx[flags, 0], minlength=m_models)
     intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
-    # groups: maximal runs of models whose rank intervals overlap the first member's
-    groups, current = [], [0]
-    for g in range(1, m_models):
-        if intervals[g][0] <= intervals[current[0]][1]:
-            current.append(g)
-        else:
-            groups.append(current)
-            current = [g]
-    groups.append(current)
     return groups, intervals

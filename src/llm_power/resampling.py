@@ -21,6 +21,7 @@ from typing import Any, cast
 import numpy as np
 from scipy import special
 
+from ._kernel.quantiles import z_quantile
 from ._results import ConfidenceInterval, Result
 from ._sufficient import paired_counts
 from ._validation import (
@@ -108,7 +109,7 @@ class BootstrapResult(Result):
         else:
             probs = np.array([0.0, 1.0 - alpha])
         if self.method == "bca":
-            z = special.ndtri(np.clip(probs, 1e-300, 1 - 1e-16))
+            z = z_quantile(np.clip(probs, 1e-300, 1 - 1e-16))
             z0, acc = self._bias_z0, self._acceleration
             adj = special.ndtr(z0 + (z0 + z) / (1.0 - acc * (z0 + z)))
             probs = np.where((probs > 0) & (probs < 1), adj, probs)
@@ -381,9 +382,9 @@ def _cluster_codes(cluster: Any, n: int) -> np.ndarray | None:
     """Integer codes 0..G-1 for per-item cluster labels, or None (missing labels: DataError)."""
     if cluster is None:
         return None
-    from ._verdict import check_cluster_labels
+    from ._kernel.clusters import code_labels
 
-    return check_cluster_labels(cluster, n)[0]
+    return code_labels(cluster, n)[0]
 
 
 def _bootstrap_binary_mean(a: np.ndarray, b: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
@@ -452,7 +453,7 @@ def _bca_parameters(dist: np.ndarray, estimate: float, func: Statistic | None, a
                     b: np.ndarray, codes: np.ndarray | None) -> tuple[float, float]:
     """Bias correction z0 and jackknife acceleration (Efron 1987)."""
     below = np.count_nonzero(dist < estimate) + 0.5 * np.count_nonzero(dist == estimate)
-    z0 = float(special.ndtri(np.clip(below / dist.size, 1e-12, 1 - 1e-12)))
+    z0 = float(z_quantile(np.clip(below / dist.size, 1e-12, 1 - 1e-12)))
     jack, weights = _jackknife(func, a, b, codes)
     mean = np.sum(weights * jack) / np.sum(weights)
     dev = mean - jack

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ._binary_pairs import binary_pair_columns
 from ._format import fmt_gap, fmt_n_star, fmt_p
+from ._kernel.clusters import code_labels, require_clusters
+from ._kernel.quantiles import level_quantile
 from ._kernels import _check_alpha_power, ceil_items_array, k_factor, mde_from_variance
 from ._options import CORRECTIONS  # one list, shared with the command line
 from ._pair_columns import PairColumns, pair_indices
@@ -39,12 +40,10 @@ from ._verdict import (
     REGIME_NAMES,
     PairSums,
     Verdict,
-    check_cluster_labels,
     choose_iid_test,
     floor_pvalue,
     iid_verdict,
     paired_t_test,
-    require_clusters,
     t_interval,
     warn_degenerate,
 )
@@ -364,7 +363,7 @@ def diagnose(
     x, names = check_score_matrix(scores, models)
     codes, n_groups = None, 0
     if cluster is not None:
-        codes, n_groups = check_cluster_labels(cluster, x.shape[0])
+        codes, n_groups = code_labels(cluster, x.shape[0])
         require_clusters(n_groups, stacklevel=3)
     return diagnose_source(MatrixSource(x, codes, n_groups), names, **checked)
 
@@ -592,7 +591,7 @@ def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,
         lo, hi = proportion_ci(np.rint(means * n).astype(np.int64), n, confidence_level=level)
         return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
     sd = np.sqrt(m2 / (n - 1))
-    half = stats.t.isf((1.0 - level) / 2.0, n - 1) * sd / math.sqrt(n)
+    half = level_quantile(level, "two-sided", n - 1) * sd / math.sqrt(n)
     return means - half, means + half
 
 

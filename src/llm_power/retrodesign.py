@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, stats
 
+from ._kernel.quantiles import upper_quantile
 from ._results import Result
 from ._validation import check_open_unit, check_positive, fail
 
@@ -66,7 +67,7 @@ def type_s_m(effect: float, standard_error: float, *, alpha: float = 0.05, df: f
         msg = "effect"
         raise fail(msg, "a finite non-zero true effect", effect)
     dist = stats.norm if df is None else stats.t(float(check_positive(df, "df")))
-    z = float(dist.ppf(1 - alpha / 2))
+    z = float(upper_quantile(alpha / 2, df))
     lam = abs(a) / s
     p_hi = float(dist.sf(z - lam))
     p_lo = float(dist.cdf(-z - lam))

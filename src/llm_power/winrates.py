@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
-
+from ._kernel.clusters import code_labels, mean_variance, require_clusters
+from ._kernel.quantiles import interval_half_width
 from ._results import ConfidenceInterval, Result
 from ._validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .errors import DataError
@@ -60,7 +60,7 @@ class WinRateResult(Result):
             lo, hi = np.quantile(self.replicates, [tail, 1.0 - tail])
             return ConfidenceInterval(float(lo), float(hi))
         df = self.df if self.df is not None else math.inf
-        half = float(stats.t.isf((1.0 - level) / 2.0, df)) * self.standard_error
+        half = float(interval_half_width(self.standard_error, level, "two-sided", df))
         return ConfidenceInterval(max(0.0, self.estimate - half), min(1.0, self.estimate + half))
 
 
@@ -78,25 +78,19 @@ def _preferences(values: Any, name: str = "preferences") -> np.ndarray:
     return x
 
 
-def _clustered_se(x: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
-    """CR1 standard error of the mean and the number of clusters."""
-    _, codes = np.unique(groups, return_inverse=True)
-    g = int(codes.max()) + 1
-    sums = np.bincount(codes, weights=x - x.mean(), minlength=g)
-    if g < 2:
-        msg = "a clustered win rate needs at least two clusters"
-        raise DataError(msg)
-    return math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / x.size, g
+def _clustered_se(x: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, int, float]:
+    """The kernel's cluster-robust standard error of the mean (CR2), its clusters and Imbens-Kolesar df."""
+    v = mean_variance(x, codes, g, kind="cr2")
+    return math.sqrt(float(v.variance[0])), g, float(v.df[0])
 
 
-def _cluster_labels(cluster: Any, size: int) -> np.ndarray | None:
+def _cluster_labels(cluster: Any, size: int) -> tuple[np.ndarray, int] | None:
+    """Codes and count of the preferences' clusters, by the package's one coder (missing: DataError)."""
     if cluster is None:
         return None
-    labels = np.array([str(v) for v in np.asarray(cluster, dtype=object).tolist()], dtype=object)
-    if labels.shape != (size,):
-        msg = f"`cluster` must have one label per preference ({size}); got shape {labels.shape}"
-        raise ValueError(msg)
-    return labels
+    codes, g = code_labels(cluster, size, unit="preference")
+    require_clusters(g, unit="preference", stacklevel=4)
+    return codes, g
 
 
 def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, method: str = "auto",  # noqa: PLR0913
@@ -112,9 +106,10 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
         ``"exclude"`` drops exact ties (1/2) before averaging.
     cluster : array_like, optional
         One label per preference (the prompt when several judgments or samples share it):
-        cluster-robust (CR1) standard error, t interval on G - 1 degrees of freedom.
+        cluster-robust standard error (the package's CR2, Imbens-Kolesar degrees of freedom; CR1 with
+        G - 1 for equal cluster sizes), t interval; a missing label is a DataError.
     method : {"auto", "wilson", "exact", "t", "bootstrap"}, default "auto"
-        ``"auto"``: Wilson for 0/1 preferences without clusters, else t (n - 1 df, or G - 1 with
+        ``"auto"``: Wilson for 0/1 preferences without clusters, else t (n - 1 df, or the cluster df with
         clusters; the interval is clipped to [0, 1]). ``"exact"``: Clopper-Pearson (0/1
         preferences only). ``"bootstrap"``: percentile interval of ``n_resamples`` resampled
         means (whole clusters resampled with ``cluster``).
@@ -136,13 +131,13 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
     level = check_confidence_level(confidence_level)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 2, maximum=10_000_000)
     x = _preferences(preferences)
-    labels = _cluster_labels(cluster, x.size)
+    coded = _cluster_labels(cluster, x.size)
     keep = np.isfinite(x)
     n_ties = int(np.sum(x[keep] == 0.5))
     if ties == "exclude":
         keep &= x != 0.5
     x = x[keep]
-    labels = None if labels is None else labels[keep]
+    labels = None if coded is None else np.unique(coded[0][keep], return_inverse=True)[1]
     if x.size < 2:
         msg = f"a win rate needs at least two judged preferences; got {x.size}"
         raise DataError(msg)
@@ -153,9 +148,13 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
     est = float(x.mean())
     reps = _bootstrap_means(x, labels, n_resamples, as_rng(rng)) if method == "bootstrap" else None
     if labels is not None:
-        se, g = _clustered_se(x, labels)
+        g_kept = int(labels.max()) + 1
+        if g_kept < 2:
+            msg = "a clustered win rate needs at least two clusters (after dropping missing preferences)"
+            raise DataError(msg)
+        se, g, df = _clustered_se(x, labels, g_kept)
         return WinRateResult(estimate=est, standard_error=se, n=int(x.size), n_ties=n_ties, n_clusters=g,
-                             method="cluster-bootstrap" if reps is not None else "cluster-t", df=float(g - 1),
+                             method="cluster-bootstrap" if reps is not None else "cluster-t", df=df,
                              confidence_level=level, replicates=reps)
     se = float(x.std(ddof=1) / math.sqrt(x.size))
     chosen = ("wilson" if binary else "t") if method == "auto" else method
@@ -169,8 +168,7 @@ def _bootstrap_means(x: np.ndarray, labels: np.ndarray | None, n_resamples: int,
     if labels is None:
         sums, sizes = x, np.ones(x.size)
     else:
-        _, codes = np.unique(labels, return_inverse=True)
-        sums, sizes = np.bincount(codes, weights=x), np.bincount(codes).astype(float)
+        sums, sizes = np.bincount(labels, weights=x), np.bincount(labels).astype(float)
     units = sums.size
     out = np.empty(n_resamples)
     block = max(1, 4_000_000 // units)
@@ -225,10 +223,10 @@ def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = 
     if a.shape != b.shape:
         msg = f"preferences_a and preferences_b must cover the same instructions; got {a.size} and {b.size}"
         raise ValueError(msg)
-    labels = _cluster_labels(cluster, a.size)
+    coded = _cluster_labels(cluster, a.size)
     keep = np.isfinite(a) & np.isfinite(b)
     a, b = a[keep], b[keep]
-    labels = None if labels is None else labels[keep]
+    labels = None if coded is None else np.unique(coded[0][keep], return_inverse=True)[1]
     if a.size < 2:
         msg = f"a paired comparison needs at least two instructions judged for both models; got {a.size}"
         raise DataError(msg)
@@ -236,8 +234,11 @@ def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = 
     if labels is None:
         se, df, g = float(d.std(ddof=1) / math.sqrt(d.size)), float(d.size - 1), None
     else:
-        se, g = _clustered_se(d, labels)
-        df = float(g - 1)
+        g_kept = int(labels.max()) + 1
+        if g_kept < 2:
+            msg = "a clustered comparison needs at least two clusters (after dropping missing preferences)"
+            raise DataError(msg)
+        se, g, df = _clustered_se(d, labels, g_kept)
     delta = float(d.mean())
     from ._verdict import t_interval, t_test
 

@@ -28,8 +28,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def _interval(value: float, n: int, stderr: float | None, level: float) -> tuple[float, float, str]:
     """Wilson for a mean of 0/1 scores (value x n a whole number), else value +- z stderr."""
-    from scipy import special
-
+    from .._kernel.quantiles import level_quantile
     from ..intervals import proportion_ci
 
     k = value * n
@@ -38,7 +37,7 @@ def _interval(value: float, n: int, stderr: float | None, level: float) -> tuple
         return float(ci.low), float(ci.high), "wilson"
     if stderr is None:
         return math.nan, math.nan, "none"
-    z = float(special.ndtri(1.0 - (1.0 - level) / 2.0))
+    z = float(level_quantile(level))
     return value - z * stderr, value + z * stderr, "normal"
 
 

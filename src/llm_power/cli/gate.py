@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="anytime-valid: a gate re-checked as items accumulate keeps its error at most alpha")
     p.add_argument("--horizon", type=int, metavar="N",
                    help="with --anytime: the planned final number of items (default: this run's)")
+    p.add_argument("--score-range", nargs=2, type=float, metavar=("LOW", "HIGH"),
+                   help="with --anytime and scores outside [0, 1]: the range any per-item score can take (the "
+                        "anytime sequence needs bounded scores; default: [0, 1])")
     p.add_argument("--lower-is-better", action="store_true",
                    help="the score is an error (error count, loss): a higher candidate score is a regression (default: "
                         "higher is better)")
@@ -77,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.per_task:
         return _run_per_task(args, names, items, base, cand, clusters, inputs)
     res = gate(base, cand, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
-               anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better)
+               anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
+               score_range=args.score_range)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                **res.to_dict()}
@@ -116,10 +119,9 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: list[Any], 
                "task prefix")
         raise DataError(msg)
     tasks = [str(it).split(":", 1)[0] for it in items]
-    if args.lower_is_better:  # error scores: gate their negatives (improvement is positive)
-        base, cand = -base, -cand
     res = gate_tasks(base, cand, tasks, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
-                     anytime=args.anytime, horizon=args.horizon)
+                     anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
+                     score_range=args.score_range)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                "verdict": res.verdict, "margin": res.margin, "alpha": res.alpha,
@@ -201,11 +203,9 @@ def markdown_comment(res: Any, names: list[str]) -> str:
     from ..report.markdown import md_text
 
     base, cand = md_text(names[0]), md_text(names[1])
-    binary = res.test != "paired_t"
-    scale, unit = (100.0, " pts") if binary else (1.0, "")
-    level = f"{1 - (res.alpha if res.anytime else 2 * res.alpha):.0%}"
-    more = ("no number of items decides a gap exactly at the margin" if not math.isfinite(res.more_items)
-            else f"about {res.more_items:,.0f} more items like these would decide a gap of this size")
+    scale, unit = (100.0, " pts") if res.binary else (1.0, "")
+    level = f"{1 - 2 * res.alpha:.0%}"
+    more = res.outlook()
     meaning = {"PASS": "the candidate is not worse than the baseline by more than the margin.",
                "FAIL": "the candidate is worse than the baseline by more than the margin.",
                "INCONCLUSIVE": f"the benchmark cannot tell yet: {more}."}[res.verdict]

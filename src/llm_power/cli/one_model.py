@@ -18,7 +18,8 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) ->
     """Score and interval of one model's per-item scores: Wilson for 0/1 scores, Student t for
     graded ones; with clusters a cluster-robust t interval (CR2 design effect, Imbens-Kolesar df).
     """
-    from scipy import stats
+    from .._kernel.clusters import code_labels, mean_variance
+    from .._kernel.quantiles import interval_half_width
 
     x = np.asarray(scores, dtype=float)
     n = int(x.size)
@@ -26,14 +27,13 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) ->
     mean = float(x.mean())
     out: dict[str, Any] = {"n": n, "binary": binary, "mean": mean, "confidence_level": confidence_level}
     if clusters is not None and len(set(clusters)) >= 2:
-        from ..clustering import design_effects
-
-        de = design_effects(x, clusters, ddof=1)
-        se = math.sqrt(max(de.robust, 0.0) * x.var(ddof=1) / n)
-        half = float(stats.t.isf((1 - confidence_level) / 2, de.df)) * se
+        codes, g = code_labels(clusters, n)
+        v = mean_variance(x, codes, g, kind="cr2", ddof=0 if binary else 1)
+        half = float(interval_half_width(math.sqrt(float(v.variance[0])), confidence_level, "two-sided",
+                                         float(v.df[0])))
         low, high = (max(mean - half, 0.0), min(mean + half, 1.0)) if binary else (mean - half, mean + half)
-        out.update(method="cluster-robust t (CR2)", low=low, high=high, n_clusters=de.n_clusters,
-                   design_effect=de.robust, df=de.df)
+        out.update(method="cluster-robust t (CR2)", low=low, high=high, n_clusters=g,
+                   design_effect=float(v.design_effect[0]), df=float(v.df[0]))
     elif binary:
         from ..intervals import proportion_ci
 
@@ -41,7 +41,7 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) ->
         out.update(method="Wilson", low=float(ci.low), high=float(ci.high))
     else:
         se = float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-        half = float(stats.t.isf((1 - confidence_level) / 2, n - 1)) * se if n > 1 else math.nan
+        half = float(interval_half_width(se, confidence_level, "two-sided", n - 1)) if n > 1 else math.nan
         out.update(method="Student t", low=mean - half, high=mean + half)
     return out
 

@@ -3,7 +3,8 @@
 
 - Metrics ``llm_power/interval(method=..., confidence_level=..., cluster=...)`` — the score's
   interval (Wilson / Clopper-Pearson / Jeffreys for 0/1 scores, Student t for graded ones; with
-  ``cluster`` a sample-metadata key, the cluster-robust t interval), reported as
+  ``cluster`` a sample-metadata key, the cluster-robust t interval -- CR2 with Imbens-Kolesar
+  degrees of freedom, as ``diagnose --cluster``; a sample without the key is a DataError), reported as
   ``ci_low``/``ci_high`` (``ci_low_<cluster>``/``ci_high_<cluster>``) — and ``llm_power/mde()``,
   the paired gap this run could detect at alpha = 0.05 and power 0.8 against a model with
   independent errors.
@@ -29,6 +30,8 @@ import numpy as np
 from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.scorer import Metric, SampleScore, Value, metric, value_to_float
 from inspect_ai.util import EarlyStop
+
+from ..errors import DataError
 
 __all__ = ["AnytimeEarlyStopping", "LLMPowerReport", "interval", "mde"]
 
@@ -59,9 +62,8 @@ def interval(method: str = "wilson", confidence_level: float = 0.95, cluster: st
     """The mean score's interval: ``{"ci_low": ..., "ci_high": ...}`` (with ``cluster``:
     ``ci_low_<cluster>``/``ci_high_<cluster>``, so both can be listed on one scorer).
     """
-    from scipy import stats
-
-    from ..clustering import cluster_robust_se
+    from .._kernel.clusters import code_labels, mean_variance
+    from .._kernel.quantiles import interval_half_width
     from ..intervals import proportion_ci
 
     def compute(scores: list[SampleScore]) -> Value:
@@ -75,15 +77,27 @@ def interval(method: str = "wilson", confidence_level: float = 0.95, cluster: st
         if n == 0:
             return {low: math.nan, high: math.nan}
         if cluster is not None:
-            labels = [str((s.sample_metadata or {}).get(cluster)) for s in scores]
-            se = float(cluster_robust_se(x, labels))
-            g = len(set(labels))
-            half = float(stats.t.isf((1 - confidence_level) / 2, max(g - 1, 1))) * se
+            # the package's one label coder: a sample without the metadata key is an error naming it
+            labels = [(s.sample_metadata or {}).get(cluster) for s in scores]
+            missing = next((k for k, v in enumerate(labels) if v is None), None)
+            if missing is not None:
+                sample = getattr(scores[missing], "sample_id", None)
+                msg = (f"sample {sample!r} has no metadata {cluster!r}: the llm_power/interval(cluster={cluster!r}) "
+                       "metric needs a cluster label on every sample")
+                raise DataError(msg, field=cluster)
+            codes, g = code_labels(labels, n, name=cluster, unit="sample")
+            if g < 2:
+                return {low: math.nan, high: math.nan}
+            v = mean_variance(x, codes, g, kind="cr2")  # CR2, Imbens-Kolesar df: as diagnose with --cluster
+            half = float(interval_half_width(math.sqrt(float(v.variance[0])), confidence_level, "two-sided",
+                                             float(v.df[0])))
             return {low: float(x.mean() - half), high: float(x.mean() + half)}
         if np.all((x == 0) | (x == 1)):
             ci = proportion_ci(int(x.sum()), n, method=method, confidence_level=confidence_level)
             return {low: float(ci.low), high: float(ci.high)}
-        half = float(stats.t.isf((1 - confidence_level) / 2, max(n - 1, 1))) * float(x.std(ddof=1)) / math.sqrt(n)
+        if n < 2:
+            return {low: math.nan, high: math.nan}
+        half = float(interval_half_width(float(x.std(ddof=1)) / math.sqrt(n), confidence_level, "two-sided", n - 1))
         return {low: float(x.mean() - half), high: float(x.mean() + half)}
 
     return compute

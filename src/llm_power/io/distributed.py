@@ -220,7 +220,7 @@ def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_
     with_clusters = summaries[0]["labels"] is not None
     labels = sorted(set().union(*(s["labels"] for s in live))) if with_clusters else []
     if with_clusters:
-        from .._verdict import require_clusters
+        from .._kernel.clusters import require_clusters
 
         require_clusters(len(labels), stacklevel=6)  # the caller of diagnose_files
     if len(models) < 2:  # pragma: no cover - _read_share checks first
@@ -395,9 +395,9 @@ def _align_shard(pieces: list[Any]) -> Any:
     x = np.ascontiguousarray(aligned.scores)
     labels = None if aligned.clusters is None else np.asarray(aligned.clusters, dtype=object)
     if labels is not None and labels.size:
-        from .._verdict import check_cluster_labels
+        from .._kernel.clusters import code_labels
 
-        check_cluster_labels(labels, labels.size)  # blank labels: the same error as diagnose gives
+        code_labels(labels, labels.size)  # blank labels: the same error as diagnose gives
     n = x.shape[0]
     sums = x.sum(axis=0)
     resid = x - (sums / n if n else 0.0)

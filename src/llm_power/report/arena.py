@@ -30,23 +30,34 @@ def _interval(low: float, high: float) -> str:
 
 
 def _fmt_n(value: float) -> str:
+    if math.isnan(value):
+        return "—"
     if not math.isfinite(value):
         return "∞"
     return f"{math.ceil(value):,}"
 
 
+def _fmt(value: float, spec: str) -> str:
+    """A number, or — where it could not be estimated."""
+    return "—" if not math.isfinite(value) else format(value, spec)
+
+
 def _strictest(diag: ArenaDiagnosis) -> tuple[str, str]:
-    """(label, suffix) of the regime with the most unresolved pairs (the last such regime wins ties)."""
-    counts = diag.unresolved()
-    label = max(counts, key=lambda k: (counts[k], list(counts).index(k)))
-    suffix = {"IID": "", "cluster": "_cluster", "anytime": "_anytime"}.get(label, "_corrected")
-    return label, suffix
+    """(label, suffix) of the headline regime: the strictest one that could be estimated."""
+    label, col = diag.headline()
+    return label, col.removeprefix("resolved")
+
+
+def _clustered(diag: ArenaDiagnosis) -> bool:
+    """Whether the pairs table shows the cluster regime's interval and test (clusters, estimable somewhere)."""
+    c = diag.columns
+    return "cluster_estimable" in c and bool(np.any(c["cluster_estimable"]))
 
 
 def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
     """The ranking table: model, Elo, rank, simultaneous rank interval, tie group."""
     r = diag.ranks
-    return [[str(r["model"][k]), f"{r['elo'][k]:.1f}", str(r["rank"][k]),
+    return [[str(r["model"][k]), _fmt(r["elo"][k], ".1f"), str(r["rank"][k]),
              f"{r['rank_low'][k]}–{r['rank_high'][k]}" if r["rank_low"][k] != r["rank_high"][k]
              else str(r["rank_low"][k]),
              str(r["tie_group"][k])] for k in range(len(r["model"]))]
@@ -56,36 +67,53 @@ def arena_header(diag: ArenaDiagnosis) -> list[str]:
     """Column names of the pairs table (terminal, Markdown and HTML alike); :func:`arena_legend` says
     which regime each column is computed under.
     """
-    clustered = "pvalue_cluster" in diag.columns
-    return ["A", "B", "gap (Elo)", "interval", "p", *(["p cluster"] if clustered else []), "battles", "N*", "q",
-            "resolved"]
+    if _clustered(diag):  # the interval and p of one test side by side: the cluster-robust one
+        return ["A", "B", "gap (Elo)", "interval (cluster)", "p (cluster)", "p (IID)", "battles", "N*", "q",
+                "resolved"]
+    return ["A", "B", "gap (Elo)", "interval", "p", "battles", "N*", "q", "resolved"]
 
 
 def arena_legend(diag: ArenaDiagnosis) -> str:
     """What the pairs table's columns are (the same sentence under every rendering)."""
     label, _ = _strictest(diag)
-    clustered = "se_cluster" in diag.columns
-    level = f"{100 * diag.settings['confidence_level']:g}%"
-    return (f"gap: A − B in Elo points; interval: {level}{', cluster-robust' if clustered else ''}; p: Wald test"
-            f"{' (IID); p cluster: the cluster-robust one' if clustered else ''}; battles: between A and B; N*: "
-            "battles in the whole arena "
-            f"needed to separate the pair ({label}, the strictest regime) if new battles are spread over pairs as "
-            f"these were; q = N/N*; resolved (q ≥ 1 and the test rejects) under "
-            f"{' · '.join(name for name, _ in diag.regimes())}.")
+    s = diag.settings
+    level = f"{100 * s['confidence_level']:g}%"
+    if _clustered(diag):
+        test = (f"interval and p (cluster): the cluster-robust Wald test (CR1 sandwich, Student t on "
+                f"{s['cluster_df']:g} degrees of freedom) and its {level} interval; p (IID): the test with battles "
+                "independent")
+    else:
+        test = f"interval and p: the Wald test (battles independent) and its {level} interval"
+    note = ""
+    if s.get("cluster_not_estimable"):
+        note = f" Cluster regime: not estimable (—): {s['cluster_not_estimable']}."
+    if s.get("separated"):
+        note += (f" {len(s['separated'])} model(s) never win or never lose against the rest: no finite rating, their "
+                 "gaps are not estimable (—).")
+    return (f"gap: A − B in Elo points; {test}; battles: between A and B; N*: battles in the whole arena needed to "
+            f"separate the pair ({label}, the headline regime) if new battles are spread over pairs as these "
+            f"were; q = N/N*; resolved (q ≥ 1 and the test rejects) under "
+            f"{' · '.join(name for name, _ in diag.regimes())}.{note}")
+
+
+def _interval_columns(diag: ArenaDiagnosis) -> tuple[np.ndarray, np.ndarray]:
+    c = diag.columns
+    if _clustered(diag):
+        return np.asarray(c["ci_low_elo_cluster"], dtype=float), np.asarray(c["ci_high_elo_cluster"], dtype=float)
+    return np.asarray(c["ci_low_elo"], dtype=float), np.asarray(c["ci_high_elo"], dtype=float)
 
 
 def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: int | None = None) -> list[list[str]]:
-    """Rows of the pairs table: names, gap, interval (cluster-robust when clustered), p (IID; and the
-    cluster-robust p when clustered), direct battles, N* and q of the strictest regime, a mark per
-    regime.
+    """Rows of the pairs table: names, gap, the interval and p of one test (cluster-robust when
+    clustered, then the IID p), direct battles, N* and q of the headline regime, a mark per regime;
+    — for what could not be estimated.
     """
     from .._format import unique_short_names
 
     c = diag.columns
     _, suffix = _strictest(diag)
-    low = c.get("ci_low_elo_cluster", c["ci_low_elo"])
-    high = c.get("ci_high_elo_cluster", c["ci_high_elo"])
-    p_cluster = c.get("pvalue_cluster")
+    low, high = _interval_columns(diag)
+    clustered = _clustered(diag)
     short = dict.fromkeys(diag.models)
     for name, cut in zip(diag.models, unique_short_names(diag.models, name_width) if name_width else diag.models,
                          strict=True):
@@ -93,10 +121,12 @@ def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: in
     rows = []
     for k in range(diag.n_pairs if limit is None else min(limit, diag.n_pairs)):
         marks = " ".join("✓" if c[col][k] else "✗" for _, col in diag.regimes())
-        rows.append([str(short[c["model_a"][k]]), str(short[c["model_b"][k]]), f"{c['gap_elo'][k]:+.1f}",
-                     _interval(float(low[k]), float(high[k])), f"{c['pvalue'][k]:.2g}",
-                     *([] if p_cluster is None else [f"{p_cluster[k]:.2g}"]), f"{int(c['battles'][k]):,}",
-                     _fmt_n(float(c[f"n_star{suffix}"][k])), f"{float(c[f'q{suffix}'][k]):.2f}", marks])
+        interval = _interval(float(low[k]), float(high[k])) if np.isfinite(low[k]) and np.isfinite(high[k]) else "—"
+        tests = ([_fmt(float(c["pvalue_cluster"][k]), ".2g"), _fmt(float(c["pvalue"][k]), ".2g")] if clustered
+                 else [_fmt(float(c["pvalue"][k]), ".2g")])
+        rows.append([str(short[c["model_a"][k]]), str(short[c["model_b"][k]]), _fmt(float(c["gap_elo"][k]), "+.1f"),
+                     interval, *tests, f"{int(c['battles'][k]):,}", _fmt_n(float(c[f"n_star{suffix}"][k])),
+                     _fmt(float(c[f"q{suffix}"][k]), ".2f"), marks])
     return rows
 
 
@@ -104,24 +134,31 @@ def arena_sentences(diag: ArenaDiagnosis) -> list[str]:
     """The verdict in words, one sentence per regime, then the next step."""
     n_pairs = diag.n_pairs
     words = "adjacent pairs" if diag.settings["pairs"] == "adjacent" else "pairs"
+    s = diag.settings
     out = []
+    cluster_none = "cluster_estimable" in diag.columns and not np.any(diag.columns["cluster_estimable"])
     for label, count in diag.unresolved().items():
+        if label == "cluster" and cluster_none:
+            out.append(f"cluster: not estimable — {s['cluster_not_estimable']}.")
+            continue
         out.append(f"{count:,} of {n_pairs:,} {words} unresolved ({label}).")
     label, suffix = _strictest(diag)
     need = np.asarray(diag.columns[f"n_star{suffix}"], dtype=float)
     resolved = np.asarray(diag.columns[dict(diag.regimes())[label]], dtype=bool)
     todo = need[~resolved]
     finite = todo[np.isfinite(todo)]
+    unknown = int(np.isnan(todo).sum())
     if todo.size == 0:
         out.append(f"Every displayed gap is separated ({label}).")
     elif finite.size:
         nearest = (f"the nearest to separation needs about {_fmt_n(float(finite.min()))}, "
                    if finite.size > 1 else "")
+        zero = todo.size - finite.size - unknown
         out.append(f"Unresolved gaps ({label}): {nearest}separating every one takes about "
                    f"{_fmt_n(float(finite.max()))} battles in the arena (now {diag.n_battles:,}), if new battles are "
                    "spread over pairs as these were"
-                   + (f"; {todo.size - finite.size} gap(s) are exactly 0 and never separate." if finite.size < todo.size
-                      else "."))
+                   + (f"; {zero} gap(s) are exactly 0 and never separate" if zero else "")
+                   + (f"; {unknown} gap(s) are not estimable" if unknown else "") + ".")
     return out
 
 
@@ -150,23 +187,27 @@ def _forest(diag: ArenaDiagnosis, limit: int) -> str:
     c = diag.columns
     k = min(limit, diag.n_pairs)
     names = unique_short_names([f"{a} − {b}" for a, b in zip(c["model_a"][:k], c["model_b"][:k], strict=True)], 48)
-    low = np.asarray(c.get("ci_low_elo_cluster", c["ci_low_elo"]))[:k]
-    high = np.asarray(c.get("ci_high_elo_cluster", c["ci_high_elo"]))[:k]
-    gap = np.asarray(c["gap_elo"])[:k]
+    low, high = (v[:k] for v in _interval_columns(diag))
+    gap = np.asarray(c["gap_elo"], dtype=float)[:k]
     label, _ = _strictest(diag)
     resolved = np.asarray(c[dict(diag.regimes())[label]], dtype=bool)[:k]
+    drawn = np.isfinite(low) & np.isfinite(high) & np.isfinite(gap)
+    kind = "cluster-robust (CR1, t)" if _clustered(diag) else "Wald (battles independent)"
+    level = f"{100 * diag.settings['confidence_level']:g}%"
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "llm-power"}):
         fig, ax = _subplots(7.5, 0.9 + 0.38 * k)
         y = np.arange(k)[::-1]
-        colours = [OK if r else BAD for r in resolved]
-        ax.hlines(y, low, high, colors=colours, linewidth=2)
-        ax.scatter(gap, y, color=colours, zorder=3, s=22)
+        colours = np.array([OK if r else BAD for r in resolved], dtype=object)
+        ax.hlines(y[drawn], low[drawn], high[drawn], colors=list(colours[drawn]), linewidth=2)
+        ax.scatter(gap[drawn], y[drawn], color=list(colours[drawn]), zorder=3, s=22)
+        for yk in y[~drawn]:
+            ax.text(0.0, yk, "not estimable", va="center", ha="center", fontsize=9, color="#57606a")
         ax.axvline(0.0, color="#57606a", linestyle="--", linewidth=1)
         ax.set_yticks(y, [safe_text(n) for n in names])
-        ax.set_xlabel("rating gap, Elo points")
+        ax.set_xlabel(f"rating gap, Elo points; {level} {kind} interval; colour: {label} verdict")
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
-        return _svg(fig, f"Forest plot of {k} rating gaps with intervals; blue resolved ({label}), orange not")
+        return _svg(fig, f"Forest plot of {k} rating gaps with {kind} intervals; blue resolved ({label}), orange not")
 
 
 def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution report", source: str = "",
@@ -178,7 +219,9 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
     level = f"{100 * s['confidence_level']:g}%"
     models = [{"rank": r[2], "name": r[0], "elo": r[1], "ranks": r[3], "group": r[4]} for r in rank_rows(diag)]
     cards = [{"num": f"{diag.n_battles:,}", "label": f"battles × {len(diag.models)} models"}]
-    cards += [{"num": f"{n} / {diag.n_pairs}", "label": f"unresolved ({label})"}
+    cluster_none = "cluster_estimable" in diag.columns and not np.any(diag.columns["cluster_estimable"])
+    cards += [{"num": "—" if label == "cluster" and cluster_none else f"{n} / {diag.n_pairs}",
+               "label": "cluster: not estimable" if label == "cluster" and cluster_none else f"unresolved ({label})"}
               for label, n in diag.unresolved().items()]
     header = arena_header(diag)
     rows = [[(cell, "l" if i < 2 else "") for i, cell in enumerate(row)] for row in arena_rows(diag, MAX_TABLE_PAIRS)]
@@ -196,7 +239,10 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
         {"title": f"{s['correction_label']}, cluster and anytime regimes",
          "text": f"{s['correction_label']}: the family of {diag.n_pairs} pairs is tested together. "
                  + ("Cluster: battles on one prompt (or by one voter) are not independent; their cluster-robust "
-                    "variance replaces the IID one. " if clustered else "")
+                    "(CR1) variance with Student-t quantiles on clusters − 1 degrees of freedom replaces the IID one, "
+                    "never making a gap look more certain than IID does; with no more clusters than free ratings "
+                    "it cannot be estimated, and the regime says so (—) instead of printing a number. "
+                    if clustered else "")
                  + "Anytime: a live arena is looked at again and again; the normal-mixture boundary "
                    f"(z = {s['z_anytime']:.2f} instead of {s['z_fixed']:.2f}) keeps the error "
                    "rate valid however often you look."},
@@ -211,8 +257,8 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
                               f"{'adjacent pairs' if s['pairs'] == 'adjacent' else 'pairs'}.",
         version=__version__, cards=cards, sentences=arena_sentences(diag), note=note, models=models, level=level,
         cov_note=", cluster-robust" if clustered else "", pair_kind="adjacent" if s["pairs"] == "adjacent" else "all",
-        forest=_forest(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if clustered else "",
+        forest=_forest(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if _clustered(diag) else "",
         shown_pairs=len(rows), n_pairs=diag.n_pairs, pair_header=header, pair_rows=rows, legend=arena_legend(diag),
-        strictest=_strictest(diag)[0],
+        strictest=_strictest(diag)[0], headline_note="the headline regime",
         explanations=explanations,
         source=source or "an in-memory table", settings=settings)

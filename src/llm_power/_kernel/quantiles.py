@@ -1,0 +1,143 @@
+r"""Normal and Student-t quantiles, critical values, the constant K and z/t p-values: the only copy.
+
+Quantiles are taken in the upper tail as ``-ndtri(tail)`` (exact for tails down to 1e-300) and
+``t.isf(tail, df)``; ``df = inf`` (or None) is the normal. Everything is vectorised: scalars in,
+floats out; arrays in, arrays out.
+
+    K = (c_{1-alpha/2} + c_{power})^2    (c_{1-alpha} one-sided; c = z, or t on df degrees of freedom)
+
+is the constant of every sample-size formula (7.84888 at 0.05 / 0.8, two-sided, normal).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "critical_values",
+    "interval_half_width",
+    "k_constant",
+    "level_quantile",
+    "normal_pvalue",
+    "t_pvalue",
+    "tail_level",
+    "upper_quantile",
+    "z_quantile",
+]
+
+
+def _out(value: Any) -> Any:
+    arr = np.asarray(value, dtype=float)
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def tail_level(alpha: Any, alternative: str = "two-sided") -> Any:
+    """The tail probability of a level-``alpha`` test: alpha / 2 two-sided, alpha one-sided."""
+    return np.asarray(alpha, dtype=float) / 2.0 if alternative == "two-sided" else np.asarray(alpha, dtype=float)
+
+
+def z_quantile(p: Any) -> Any:
+    """The standard normal p-quantile (``ndtri``), e.g. z_{power} = z_quantile(0.8) = 0.8416."""
+    return _out(special.ndtri(np.asarray(p, dtype=float)))
+
+
+def upper_quantile(tail: Any, df: Any = None) -> Any:
+    """The upper-``tail`` quantile: z_{1-tail} (``df`` None or inf) or t_{df, 1-tail}.
+
+    Examples
+    --------
+    >>> from llm_power._kernel.quantiles import upper_quantile
+    >>> round(upper_quantile(0.025), 4), round(upper_quantile(0.025, 9), 4)
+    (1.96, 2.2622)
+    """
+    tail = np.asarray(tail, dtype=float)
+    z = -special.ndtri(tail)
+    if df is None:
+        return _out(z)
+    dfa = np.asarray(df, dtype=float)
+    if not np.any(np.isfinite(dfa)):
+        return _out(np.broadcast_to(z, np.broadcast(z, dfa).shape))
+    with np.errstate(invalid="ignore"):
+        t = -special.stdtrit(np.where(np.isfinite(dfa), dfa, 1.0), tail)
+    return _out(np.where(np.isfinite(dfa), t, z))
+
+
+def _lower_quantile(p: Any, df: Any = None) -> Any:
+    """The p-quantile: z_p, or t_{df, p}."""
+    p = np.asarray(p, dtype=float)
+    z = special.ndtri(p)
+    if df is None:
+        return _out(z)
+    dfa = np.asarray(df, dtype=float)
+    if not np.any(np.isfinite(dfa)):
+        return _out(np.broadcast_to(z, np.broadcast(z, dfa).shape))
+    with np.errstate(invalid="ignore"):
+        t = special.stdtrit(np.where(np.isfinite(dfa), dfa, 1.0), p)
+    return _out(np.where(np.isfinite(dfa), t, z))
+
+
+def level_quantile(confidence_level: Any, alternative: str = "two-sided", df: Any = None) -> Any:
+    """The quantile that sets an interval at ``confidence_level``: c_{1-(1-level)/2} two-sided,
+    c_{level} one-sided (z, or t on ``df``).
+    """
+    return upper_quantile(tail_level(1.0 - np.asarray(confidence_level, dtype=float), alternative), df)
+
+
+def interval_half_width(se: Any, confidence_level: float, alternative: str = "two-sided", df: Any = None) -> Any:
+    """``level_quantile(...) * se``: the half-width of a Wald / t interval."""
+    return _out(level_quantile(confidence_level, alternative, df) * np.asarray(se, dtype=float))
+
+
+def critical_values(alpha: Any, power: float, alternative: str = "two-sided", df: Any = None) -> tuple[Any, Any]:
+    """(c_{1-alpha/2}, c_{power}) -- c_{1-alpha} one-sided; z, or Student t with ``df`` degrees of freedom."""
+    return upper_quantile(tail_level(alpha, alternative), df), _lower_quantile(power, df)
+
+
+def k_constant(alpha: Any = 0.05, power: float = 0.8, alternative: str = "two-sided", df: Any = None) -> Any:
+    """K = (c_{1-alpha/2} + c_{power})^2; vectorised over ``alpha`` (per-pair levels) and ``df``.
+
+    Examples
+    --------
+    >>> from llm_power._kernel.quantiles import k_constant
+    >>> round(k_constant(0.05, 0.8), 5)
+    7.84888
+    """
+    a, b = critical_values(alpha, power, alternative, df)
+    return _out((np.asarray(a) + np.asarray(b)) ** 2)
+
+
+def normal_pvalue(z: Any, alternative: str = "two-sided") -> Any:
+    """p-value of a z statistic against ``alternative`` ("greater": large z is evidence)."""
+    z = np.asarray(z, dtype=float)
+    if alternative == "greater":
+        p = special.ndtr(-z)
+    elif alternative == "less":
+        p = special.ndtr(z)
+    else:
+        p = np.minimum(1.0, 2.0 * special.ndtr(-np.abs(z)))
+    return _out(np.where(np.isnan(z), 1.0, p))
+
+
+def t_pvalue(t: Any, df: Any, alternative: str = "two-sided") -> Any:
+    """p-value of a t statistic on ``df`` degrees of freedom (``df = inf``: the normal)."""
+    t = np.asarray(t, dtype=float)
+    dfa = np.broadcast_to(np.asarray(df, dtype=float), np.broadcast(t, np.asarray(df)).shape)
+    finite = np.isfinite(dfa)
+    safe = np.where(finite, dfa, 1.0)
+    with np.errstate(invalid="ignore"):
+        if alternative == "greater":
+            p = np.where(finite, special.stdtr(safe, -t), special.ndtr(-t))
+        elif alternative == "less":
+            p = np.where(finite, special.stdtr(safe, t), special.ndtr(t))
+        else:
+            p = np.minimum(1.0, 2.0 * np.where(finite, special.stdtr(safe, -np.abs(t)), special.ndtr(-np.abs(t))))
+    return _out(np.where(np.isnan(t), 1.0, p))
+
+
+def z_for_tail(tail: float) -> float:
+    """Scalar shorthand of :func:`upper_quantile` (hot scalar paths)."""
+    return float(-special.ndtri(tail)) if tail > 0 else math.inf
