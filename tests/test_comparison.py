@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 from conftest import table_arrays
-from llm_power import FewClustersWarning, compare, mcnemar, paired_difference_ci, paired_t, permutation_test
+from llm_power._kernel.paired_intervals import mcnemar_interval
+from llm_power import FewClustersWarning, compare, mcnemar, paired_t, permutation_test
 from llm_power.cli.main import main
 
 
@@ -72,9 +73,11 @@ def test_decision_tree_choices():
 
 def test_confidence_interval_methods():
     a, b = table_arrays(141, 9, 1, 49)
-    res = compare(a, b)
-    assert res.confidence_interval() == paired_difference_ci(a, b)
-    assert res.confidence_interval(0.9) == paired_difference_ci(a, b, confidence_level=0.9)
+    res = compare(a, b)  # exact McNemar: the melded interval that inverts it (oracles in test_kernel.py)
+    assert res.ci_method.startswith("exact McNemar")
+    assert res.confidence_interval() == mcnemar_interval(9, 1, 200, variant="exact", level=0.95)
+    assert res.confidence_interval(0.9) == mcnemar_interval(9, 1, 200, variant="exact", level=0.9)
+    assert res.pvalue <= 0.05 and res.confidence_interval().low > 0  # p = 0.0215: the interval excludes 0
     rng = np.random.default_rng(2)
     x = rng.random(60)
     y = x - 0.05 + 0.1 * rng.random(60)

@@ -17,6 +17,7 @@ from scipy import stats
 from llm_power._kernel import quantiles as q
 from llm_power._kernel.betting import bets, betting_bound, betting_pvalue
 from llm_power._kernel.clusters import code_labels, mean_variance
+from llm_power._kernel.paired_intervals import mcnemar_interval
 from llm_power.errors import DataError
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "llm_power"
@@ -197,3 +198,65 @@ def test_betting_sequence_is_valid_at_every_look():
     looks = np.arange(1, 501)
     z = (np.cumsum(x, axis=1) / looks - 0.3) / np.sqrt(0.21 / looks)
     assert np.mean(np.any(z > 1.645, axis=1)) > 0.2  # the fixed-n test looked at 500 times
+
+
+# ---- the interval that inverts McNemar's test -------------------------------------------------------
+
+def _melded_monte_carlo(b, c, n, level, rng, draws=2_000_000):
+    """Fay & Lumbard's melded interval by Monte Carlo (their nmc path): quantiles of T (2B - 1) with T
+    and B drawn from the exact confidence distributions of the discordance and of pi."""
+    m = b + c
+    tail = (1 - level) / 2
+    t_low = rng.beta(m, n - m + 1, draws) if m else np.zeros(draws)
+    t_high = rng.beta(m + 1, n - m, draws) if m < n else np.ones(draws)
+    b_low = rng.beta(b, m - b + 1, draws) if b else np.zeros(draws)
+    b_high = rng.beta(b + 1, m - b, draws) if b < m else np.ones(draws)
+    lo = min(np.quantile(t_low * (2 * b_low - 1), tail), np.quantile(t_high * (2 * b_low - 1), tail))
+    hi = max(np.quantile(t_low * (2 * b_high - 1), 1 - tail), np.quantile(t_high * (2 * b_high - 1), 1 - tail))
+    return lo, hi
+
+
+@pytest.mark.parametrize(("b", "c", "n"), [(0, 5, 10), (9, 1, 200), (3, 7, 40), (12, 11, 100), (2, 0, 30)])
+def test_melded_interval_equals_monte_carlo_melding(b, c, n):
+    got = mcnemar_interval(b, c, n, variant="exact", level=0.95)
+    want = _melded_monte_carlo(b, c, n, 0.95, np.random.default_rng(b * 100 + c))
+    assert got == pytest.approx(want, abs=2e-3)
+
+
+def test_melded_interval_covers_by_exact_enumeration():
+    """n = 26 (Fay & Lumbard's figure): over a 51 x 51 grid of (discordance, share won by A), the
+    probability that the 95% interval misses delta on either side, summed exactly over every table,
+    is at most 2.5% (+ numerical integration error)."""
+    n = 26
+    tables = [(m, x) for m in range(n + 1) for x in range(m + 1)]
+    lo = np.array([mcnemar_interval(x, m - x, n, variant="exact", level=0.95)[0] for m, x in tables])
+    hi = np.array([mcnemar_interval(x, m - x, n, variant="exact", level=0.95)[1] for m, x in tables])
+    ms = np.array([m for m, _ in tables])
+    xs = np.array([x for _, x in tables])
+    worst_low = worst_high = 0.0
+    for theta in np.linspace(0, 1, 51):
+        pm = stats.binom.pmf(ms, n, theta)
+        for beta in np.linspace(0, 1, 51):
+            prob = pm * stats.binom.pmf(xs, ms, beta)
+            delta = theta * (2 * beta - 1)
+            worst_low = max(worst_low, float(prob[lo > delta + 1e-12].sum()))
+            worst_high = max(worst_high, float(prob[hi < delta - 1e-12].sum()))
+    assert worst_low <= 0.0255 and worst_high <= 0.0255
+    assert worst_low > 0.015  # not a trivially wide interval
+
+
+@pytest.mark.parametrize("variant", ["exact", "mid_p", "asymptotic"])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("n", [10, 40, 120])
+def test_interval_excludes_zero_exactly_when_mcnemar_rejects(variant, alternative, n):
+    """Every admissible table (b + c <= n): the interval at 95% excludes 0 iff the test's p <= 0.05."""
+    from llm_power.paired import mcnemar_pvalue
+
+    b, c = (v.ravel() for v in np.meshgrid(np.arange(n + 1), np.arange(n + 1)))
+    keep = b + c <= n
+    b, c = b[keep], c[keep]
+    lo, hi = mcnemar_interval(b, c, n, variant=variant, level=0.95, alternative=alternative)
+    p = mcnemar_pvalue(b, c, method=variant, alternative=alternative)[1]
+    excludes = (lo > 0) | (hi < 0)
+    assert np.array_equal(excludes, p <= 0.05), np.c_[b, c, lo, hi, p][excludes != (p <= 0.05)][:5]
+    assert np.all(hi - lo > 0)  # never a zero-width interval

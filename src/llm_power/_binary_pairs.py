@@ -2,11 +2,11 @@
 
 With millions of pairs (all pairs of thousands of models) the cost is not the arithmetic but the
 memory it walks through: each intermediate array of 10 million pairs is 80 MB written and read
-again. Here the discordant counts, the McNemar test, Newcombe's interval, N*, q, MDE and the
-verdict of a block of ``_verdict.PAIR_BLOCK`` pairs are computed while the block
-is in cache, and only the result columns are full length. The formulas are those of the
-per-quantity functions it calls (:func:`~llm_power._verdict.mcnemar_test`,
-:func:`~llm_power.effects.newcombe_combine`, the IID verdict), block by block.
+again. Here the discordant counts, the McNemar test, the interval that inverts it, N*, q, MDE and
+the verdict of a block of ``_verdict.PAIR_BLOCK`` pairs are computed while the block is in cache,
+and only the result columns are full length. The formulas are those of the per-quantity
+functions it calls (:func:`~llm_power._verdict.mcnemar_test`,
+:func:`~llm_power._kernel.paired_intervals.mcnemar_interval`, the IID verdict), block by block.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from . import _verdict
+from ._kernel.paired_intervals import mcnemar_interval
 from ._progress import advance
 from ._verdict import EXACT_MAX_DISCORDANT, _iid_verdict, mcnemar_test
-from .effects import newcombe_combine
 
 __all__ = ["TASK", "binary_pair_columns"]
 
@@ -32,18 +32,17 @@ COLUMNS = {"b": np.int64, "c": np.int64, "delta": float, "ss": float, "var": flo
 
 
 def binary_pair_columns(both: np.ndarray, right: np.ndarray, i: np.ndarray, j: np.ndarray, n: int, *,
-                        margins: tuple[np.ndarray, np.ndarray], alpha: float, power: float) -> dict[str, np.ndarray]:
+                        confidence_level: float, alpha: float, power: float) -> dict[str, np.ndarray]:
     """The IID columns of 0/1 pairs (ranks ``i`` above ``j``): ``both`` items both got right,
-    ``right`` each model's correct answers and ``margins`` its Wilson interval (by rank).
+    ``right`` each model's correct answers (by rank).
 
     Returns b, c (discordant counts, int64), delta, ss (sum of squared deviations of D), var
     (plug-in variance of D), pvalue and exact (McNemar, exact below 25 discordant items),
-    ci_low/ci_high (Newcombe), n_star (unrounded), q, mde, resolved and regime (codes of
-    ``REGIME_NAMES``).
+    ci_low/ci_high (the interval that inverts the pair's McNemar test, at ``confidence_level``),
+    n_star (unrounded), q, mde, resolved and regime (codes of ``REGIME_NAMES``).
     """
     size = i.size
     out = {name: np.empty(size, dtype=dtype) for name, dtype in COLUMNS.items()}
-    lo_m, hi_m = margins
     block_size = _verdict.PAIR_BLOCK  # read when called (tests shrink it)
     for start in range(0, size, block_size):
         sl = slice(start, start + block_size)
@@ -60,7 +59,9 @@ def binary_pair_columns(both: np.ndarray, right: np.ndarray, i: np.ndarray, j: n
                 pvalue = mcnemar_test(b, c, variant, "two-sided")[1]
             elif sel.any():
                 pvalue[sel] = mcnemar_test(b[sel], c[sel], variant, "two-sided")[1]
-        low, high = newcombe_combine(bo, b, c, n - bo - disc, (lo_m[ii], hi_m[ii]), (lo_m[jj], hi_m[jj]))
+        low, high = mcnemar_interval(b, c, n, variant="asymptotic", level=confidence_level)
+        if exact.any():
+            low[exact], high[exact] = mcnemar_interval(b[exact], c[exact], n, variant="exact", level=confidence_level)
         verdict = _iid_verdict(delta, var, n, pvalue, alpha=np.full(bo.size, alpha), power=power,
                                alternative="two-sided", b=b, c=c)
         block: dict[str, Any] = {

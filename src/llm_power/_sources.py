@@ -53,6 +53,12 @@ class ScoreSource(Protocol):
         """
         ...
 
+    def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """With clusters: per cluster its size, and per model the sums of (x - mean) and (x - mean)^2
+        (G,), (G, M), (G, M): what each model's cluster-robust interval needs.
+        """
+        ...
+
 
 class MatrixSource:
     """A score matrix in memory (items x models, no missing values) and optional cluster codes."""
@@ -89,4 +95,27 @@ class MatrixSource:
 
     def matrix(self) -> np.ndarray:
         return self.x
+
+    def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return model_cluster_sums(self.x, self.codes, self.n_groups, means)
+
+
+def model_cluster_sums(x: np.ndarray, codes: np.ndarray | None, n_groups: int,
+                       means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cluster sizes and per-model sums of centred scores and their squares, a few columns at a time."""
+    if codes is None:
+        msg = "no cluster labels"
+        raise ValueError(msg)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    present = sizes > 0
+    starts = np.r_[0, np.cumsum(sizes[present])[:-1]].astype(np.int64)
+    r = np.zeros((n_groups, x.shape[1]))
+    q = np.zeros((n_groups, x.shape[1]))
+    step = max(1, (1 << 22) // max(x.shape[0], 1))
+    for k in range(0, x.shape[1], step):
+        block = x[order, k:k + step] - means[k:k + step]
+        r[present, k:k + step] = np.add.reduceat(block, starts, axis=0)
+        q[present, k:k + step] = np.add.reduceat(block * block, starts, axis=0)
+    return sizes, r, q
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ._format import fmt_gap, fmt_n_star, fmt_score, p_is
 from ._kernel.clusters import code_labels, require_clusters
+from ._kernel.paired_intervals import invert_test, mcnemar_interval
 from ._kernels import _check_alpha_power, ceil_items
 from ._options import COMPARE_METHODS  # one list, shared with the command line
 from ._results import ConfidenceInterval, Result
@@ -27,7 +29,6 @@ from ._verdict import (
     cluster_verdict,
     floor_pvalue,
     iid_verdict,
-    newcombe_interval,
     pair_sums,
     paired_t_test,
     t_interval,
@@ -376,7 +377,7 @@ def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *,
         boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, cluster=codes, confidence_level=confidence_level,
                                 alternative=alternative, rng=gen)
         return ("bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters", boot.estimate,
-                float(floor_pvalue(boot.pvalue)), ("bootstrap", boot), "cluster bootstrap percentile")
+                float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot), "cluster bootstrap percentile")
     df = float(cv.df[0])
     reason = (f"items are clustered ({cv.n_clusters} clusters): cluster-robust t test "
               f"({_variance_name(design_effect)}, {df:.3g} df)" if method == "auto" else "requested")
@@ -392,7 +393,10 @@ def _variance_name(design_effect: str) -> str:
 def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float, variance: float, n: int,
               n_b: int | None, n_c: int | None, alternative: str, n_resamples: int | None,
               gen: np.random.Generator) -> tuple[float, float, tuple[Any, ...], str, str]:
-    """Run the item-level test ``chosen``: (statistic, p, interval function, interval name, test name)."""
+    """Run the item-level test ``chosen``: (statistic, p, interval spec, interval name, test name). The
+    interval is the one that inverts the test (the same statement as "p <= 1 - level"), except for the
+    sign test and Wilcoxon (tests of the median; the interval shown is the mean's paired t).
+    """
     test: Any
     if chosen.startswith("mcnemar"):
         nb, nc = cast(int, n_b), cast(int, n_c)  # McNemar is only chosen for 0/1 scores, where they are counted
@@ -400,31 +404,39 @@ def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float
             "exact" if nb + nc < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
         chosen = f"mcnemar_{variant}"
         test = mcnemar_from_counts(nb, nc, n=n, method=variant, alternative=alternative, _stacklevel=4)
-        statistic, pvalue = test.statistic, test.pvalue
-    elif chosen == "paired_t":
+        return (test.statistic, float(floor_pvalue(test.pvalue)), ("mcnemar", (nb, nc, n, variant)),
+                MCNEMAR_INTERVALS[variant], chosen)
+    if chosen == "paired_t":
         stat, p = paired_t_test(np.array([delta]), np.array([variance]), n, alternative)
-        statistic, pvalue = float(stat[0]), float(p[0])
-    elif chosen == "sign":
-        test = sign_test(a_arr, b_arr, alternative=alternative)
-        statistic, pvalue = test.statistic, test.pvalue
-    elif chosen == "wilcoxon":
-        test = wilcoxon(a_arr, b_arr, alternative=alternative)
-        statistic, pvalue = test.statistic, test.pvalue
-    elif chosen == "permutation":
-        test = permutation_test(a_arr, b_arr, alternative=alternative, rng=gen, n_resamples=n_resamples)
-        statistic, pvalue = test.estimate, test.pvalue
-    else:  # bootstrap over items
-        b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
-        boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, confidence_level=0.95,
-                                alternative=alternative, rng=gen)
-        return boot.estimate, float(floor_pvalue(boot.pvalue)), ("bootstrap", boot), "bootstrap percentile", chosen
-    pvalue = float(floor_pvalue(pvalue))
-    if n_b is not None and n_c is not None:
-        n11 = int(round(float(np.sum(a_arr)))) - n_b
-        counts = (n11, n_b, n_c, n - n11 - n_b - n_c)
+        return float(stat[0]), float(floor_pvalue(p[0])), ("t", (delta, variance / n, n - 1)), "paired t", chosen
+    if chosen in ("sign", "wilcoxon"):
+        test = (sign_test if chosen == "sign" else wilcoxon)(a_arr, b_arr, alternative=alternative)
+        return (test.statistic, float(floor_pvalue(test.pvalue)), ("t", (delta, variance / n, n - 1)),
+                f"paired t of the mean (the {chosen} test is of the median)", chosen)
+    if chosen == "permutation":
+        seed = int(gen.integers(2**62))  # one seed: the test and its inversion see the same sign patterns
 
-        return statistic, pvalue, ("newcombe", counts), "Newcombe paired score", chosen
-    return statistic, pvalue, ("t", (delta, variance / n, n - 1)), "paired t", chosen
+        def pvalue(d0: float) -> float:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return float(permutation_test(a_arr - d0, b_arr, alternative=alternative, rng=seed,
+                                              n_resamples=n_resamples).pvalue)
+
+        test = permutation_test(a_arr, b_arr, alternative=alternative, rng=seed, n_resamples=n_resamples)
+        spread = float(np.std(a_arr - b_arr)) or 1.0
+        return (test.estimate, float(floor_pvalue(test.pvalue)), ("invert", (pvalue, delta, spread)),
+                "inverted permutation test", chosen)
+    # bootstrap over items
+    b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+    boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, confidence_level=0.95, alternative=alternative,
+                            rng=gen)
+    return (boot.estimate, float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot),
+            "bootstrap percentile", chosen)
+
+
+#: how the interval that inverts each McNemar variant is named
+MCNEMAR_INTERVALS = {"exact": "exact McNemar's (Fay-Lumbard melded)", "mid_p": "mid-p McNemar's (melded)",
+                     "asymptotic": "McNemar's (null variance, continuity-corrected)"}
 
 
 def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> ConfidenceInterval:
@@ -432,9 +444,13 @@ def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> Confi
     kind, data = spec
     if kind == "bootstrap":
         return cast(ConfidenceInterval, data.confidence_interval(level))
-    if kind == "newcombe":
-        n11, b, c, n00 = data
-        return ConfidenceInterval(*newcombe_interval(n11, b, c, n00, level, alternative))
+    if kind == "mcnemar":
+        b, c, n, variant = data
+        return ConfidenceInterval(*mcnemar_interval(b, c, n, variant=variant, level=level, alternative=alternative))
+    if kind == "invert":
+        pvalue, delta, spread = data
+        return ConfidenceInterval(*invert_test(pvalue, delta, level=level, alternative=alternative, scale=spread,
+                                               limits=(-math.inf, math.inf)))
     delta, variance, df = data
     lo, hi = t_interval(delta, variance, df, level, alternative)
     return ConfidenceInterval(float(lo), float(hi))

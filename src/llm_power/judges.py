@@ -279,7 +279,8 @@ class LengthBiasResult(Result):
 
 def _logistic_sandwich(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> tuple[np.ndarray, Any]:
     """Quasi-binomial logistic regression (y in [0, 1]) by Newton; (coefficients, the kernel's sandwich:
-    HC0 per battle, or CR1 per cluster with G - 1 degrees of freedom)."""
+    HC0 per battle, or CR1 per cluster with G - 1 degrees of freedom).
+    """
     from ._kernel.clusters import sandwich
 
     beta = np.zeros(x.shape[1])

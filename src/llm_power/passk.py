@@ -388,7 +388,8 @@ def _cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
 
 def _mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, int | None]:
     """Column means, their SE over questions (the kernel's cluster-robust CR2 with clusters), the df of
-    their t quantiles (questions - 1, or the smallest Imbens-Kolesar df of the columns) and the cluster count."""
+    their t quantiles (questions - 1, or the smallest Imbens-Kolesar df of the columns) and the cluster count.
+    """
     n = values.shape[0]
     mean = values.mean(axis=0)
     if codes is None:

@@ -120,6 +120,24 @@ class BootstrapResult(Result):
             low = -math.inf
         return ConfidenceInterval(float(low), float(high))
 
+    def percentile_pvalue(self) -> float:
+        """The p-value that inverts the percentile interval: the smallest alpha at which the (1 - alpha)
+        percentile interval (:meth:`confidence_interval`, ``method="percentile"``) excludes 0, so that
+        "the interval excludes 0" and "p <= alpha" are one statement (what :func:`llm_power.compare`
+        reports with ``method="bootstrap"``).
+        """
+        dist = np.sort(self.bootstrap_distribution)
+        if dist.size < 2:
+            return 1.0
+        q0 = float(np.interp(0.0, dist, np.linspace(0.0, 1.0, dist.size), left=0.0, right=1.0))
+        if dist[0] == dist[-1]:  # no spread: all on one side of 0 (or at 0)
+            q0 = 0.0 if dist[0] > 0 else (1.0 if dist[0] < 0 else 0.5)
+        if self.alternative == "greater":
+            return q0
+        if self.alternative == "less":
+            return 1.0 - q0
+        return float(min(1.0, 2.0 * min(q0, 1.0 - q0)))
+
     def summary(self) -> str:
         """A short human-readable summary."""
         ci = self.confidence_interval()

@@ -22,7 +22,8 @@ import numpy as np
 
 from ._binary_pairs import binary_pair_columns
 from ._format import fmt_gap, fmt_n_star, fmt_p
-from ._kernel.clusters import code_labels, require_clusters
+from ._kernel.clusters import code_labels, mean_variance_from_sums, require_clusters
+from ._kernel.paired_intervals import invert_test
 from ._kernel.quantiles import level_quantile
 from ._kernels import _check_alpha_power, ceil_items_array, k_factor, mde_from_variance
 from ._options import CORRECTIONS  # one list, shared with the command line
@@ -47,7 +48,7 @@ from ._verdict import (
     t_interval,
     warn_degenerate,
 )
-from .intervals import proportion_ci, wilson_bounds
+from .intervals import proportion_ci
 from .permutation import permutation_test
 from .regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
 from .simulation import calibrate  # re-exported: it lived here before 0.1
@@ -160,7 +161,8 @@ class Diagnosis(Result):
         alpha, power, confidence_level, correction, anytime, pairs, method, binary, units, test(s),
         n_clusters, design_effect (model), critical values.
     model_ci_low, model_ci_high : ndarray
-        Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded).
+        Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded;
+        with ``cluster``, the cluster-robust t interval: CR2 with Imbens-Kolesar degrees of freedom).
     """
 
     models: list[Any]
@@ -439,9 +441,8 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
     c: np.ndarray | None = None
     if st.binary:  # 0/1 scores: the discordant counts of the pairs (not of all pairs: adjacent needs M - 1)
         right = np.rint(st.means * n)
-        margins = wilson_bounds(right, np.full(right.shape, float(n)), confidence_level)  # once per model
-        cols = binary_pair_columns(source.both_counts(ci, cj), right, i, j, n, margins=margins, alpha=alpha,
-                                   power=power)
+        cols = binary_pair_columns(source.both_counts(ci, cj), right, i, j, n, confidence_level=confidence_level,
+                                   alpha=alpha, power=power)
         b, c, var, pvalue = cols["b"], cols["c"], cols["var"], cols["pvalue"]
         sums = (PairSums(n=n, delta=cols["delta"], ss=cols["ss"]) if not source.n_groups
                 else source.pair_sums_binary(ci, cj, b, c))
@@ -458,6 +459,8 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
         verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided")
     warn_degenerate(var, sums.delta, st.binary, stacklevel=5)
     model_lo, model_hi = _model_intervals(n, means, m2, st.binary, confidence_level)  # in the source's order
+    if source.n_groups:  # clustered items: every model's interval is cluster-robust too (CR2, IK df)
+        model_lo, model_hi = _cluster_model_intervals(source, means, m2, st.binary, confidence_level)
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
                                 "test": " / ".join(sorted(_test_names(tests))),
@@ -482,22 +485,31 @@ def _test_names(tests: Any) -> set[str]:
 def _graded_tests(x: np.ndarray | None, n: int, pair_cols: tuple[np.ndarray, np.ndarray], delta: np.ndarray,
                   var: np.ndarray, *, confidence_level: float,
                   gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Each graded pair's test (the one compare picks), p-value and paired interval (``pair_cols``:
-    the columns of x, given below 30 items, where the choice looks at the differences).
+    """Each graded pair's test (the one compare picks), p-value and the interval that inverts it: the
+    paired t interval, or for the permutation test of a small benchmark the set of shifts it does not
+    reject (``pair_cols``: the columns of x, given below 30 items, where the choice looks at the
+    differences).
     """
     tests = np.full(delta.size, "paired_t", dtype=object)
     pvalue = paired_t_test(delta, var, n, "two-sided")[1]
+    lo, hi = t_interval(delta, var / n, n - 1, confidence_level, "two-sided")
     if x is not None:  # small graded benchmarks: the same per-pair choice as compare
         for p, (a, bb) in enumerate(zip(*pair_cols, strict=True)):
             d = x[:, a] - x[:, bb]
             tests[p] = choose_iid_test(False, n, None, d)[0]
             if tests[p] == "permutation":
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    pvalue[p] = permutation_test(x[:, a], x[:, bb], rng=gen).pvalue
-    columns = dict(zip(("ci_low", "ci_high"), t_interval(delta, var / n, n - 1, confidence_level, "two-sided"),
-                       strict=True))
-    return tests, floor_pvalue(pvalue), columns
+                seed = int(gen.integers(2**62))  # the test and its inversion see the same sign patterns
+
+                def perm(d0: float, a_col: np.ndarray = x[:, a], b_col: np.ndarray = x[:, bb],
+                         seed: int = seed) -> float:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        return float(permutation_test(a_col - d0, b_col, rng=seed).pvalue)
+
+                pvalue[p] = perm(0.0)
+                lo[p], hi[p] = invert_test(perm, float(delta[p]), level=confidence_level, alternative="two-sided",
+                                           scale=float(np.std(d)) or 1.0)
+    return tests, floor_pvalue(pvalue), {"ci_low": lo, "ci_high": hi}
 
 
 def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
@@ -593,6 +605,22 @@ def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,
     sd = np.sqrt(m2 / (n - 1))
     half = level_quantile(level, "two-sided", n - 1) * sd / math.sqrt(n)
     return means - half, means + half
+
+
+def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndarray, binary: bool,
+                             level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model cluster-robust t intervals (the kernel's CR2 with Imbens-Kolesar df, as the one-model
+    path and ``compare`` use), clipped to [0, 1] for accuracies.
+    """
+    sizes, resid, resid_sq = source.model_cluster_sums(means)
+    keep = sizes > 0
+    v = mean_variance_from_sums(source.n, means, m2, sizes[keep], resid[keep], resid_sq[keep], kind="cr2",
+                                ddof=0 if binary else 1)
+    half = np.asarray(level_quantile(level, "two-sided", v.df)) * np.sqrt(v.variance)
+    lo, hi = means - half, means + half
+    if binary:
+        lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+    return lo, hi
 
 
 def _py(value: Any) -> Any:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+
 from ._kernel.clusters import code_labels, mean_variance, require_clusters
 from ._kernel.quantiles import interval_half_width
 from ._results import ConfidenceInterval, Result

@@ -39,6 +39,7 @@ __all__ = [
     "cluster_structure",
     "code_labels",
     "mean_variance",
+    "mean_variance_from_sums",
     "missing_label",
     "require_clusters",
     "sandwich",
@@ -297,7 +298,8 @@ class Sandwich:
 
     def contrast_variance(self, contrasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Variances of the contrasts (rows of ``contrasts``, P x p) and whether each is estimable
-        (NaN where not)."""
+        (NaN where not).
+        """
         c = np.atleast_2d(np.asarray(contrasts, dtype=float))
         var = np.einsum("ij,jk,ik->i", c, self.covariance, c)
         if self.not_estimable is not None:
@@ -310,7 +312,8 @@ class Sandwich:
 
     def pair_estimable(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """Whether each difference of parameters i - j is estimable (memory O(pairs x blind
-        directions), never pairs x parameters)."""
+        directions), never pairs x parameters).
+        """
         i, j = np.asarray(i, dtype=np.intp), np.asarray(j, dtype=np.intp)
         if self.not_estimable is not None:
             return np.zeros(i.shape, dtype=bool)

@@ -41,6 +41,13 @@ def _interval(value: float, n: int, stderr: float | None, level: float) -> tuple
     return value - z * stderr, value + z * stderr, "normal"
 
 
+def _num(value: float | None, spec: str) -> str:
+    """A number of the JSON payload (None: infinite N* or undefined) for the table."""
+    if value is None:
+        return "∞"
+    return format(value, spec) if math.isfinite(value) else "∞"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     import warnings
@@ -95,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
         prow: list[list[str]] = []
         for p in payload["pairs"]:
             prow.append([p["task"], f"{100 * (p['p_a'] - p['p_b']):+.2f} pts",
-                         f"{p['pvalue_low']:.2g} – {p['pvalue_high']:.2g}",
-                         f"{p['n_star_low']:,.0f} – {p['n_star_high']:,.0f}", p["verdict"]])
+                         f"{_num(p['pvalue_low'], '.2g')} – {_num(p['pvalue_high'], '.2g')}",
+                         f"{_num(p['n_star_low'], ',.0f')} – {_num(p['n_star_high'], ',.0f')}", p["verdict"]])
         print_table(f"{short[models[0]]} vs {short[models[1]]}: McNemar's test over every joint table the two "
                     "scores allow",
                     ["task", "gap", "p (range)", "N* (range)", "verdict"], prow,

@@ -428,6 +428,16 @@ def _shard_binary_clusters(shard: _Shard, i: np.ndarray, j: np.ndarray,
     return np.bincount(codes, minlength=g).astype(float), col[:, i] - col[:, j], disc
 
 
+def _shard_model_clusters(shard: _Shard, means: np.ndarray,
+                          labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from .._sources import model_cluster_sums
+
+    g = len(labels)
+    if not shard.x.shape[0]:
+        return np.zeros(g), np.zeros((g, shard.x.shape[1])), np.zeros((g, shard.x.shape[1]))
+    return model_cluster_sums(shard.x, _codes(shard, labels), g, means)
+
+
 def _shard_graded(shard: _Shard, i: np.ndarray, j: np.ndarray, labels: list[str] | None) -> PairSums:
     """Centred sums of the shard's differences; per cluster with the clusters it lacks as zeros."""
     if not labels:
@@ -495,6 +505,13 @@ class ShardSource:
 
     def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> PairSums:
         return self._reduce(_shard_graded, _merge, self.cols[i], self.cols[j], self.labels or None)  # type: ignore[no-any-return]
+
+    def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per cluster its size and per model the centred sums (the shards' sums added on the workers)."""
+        full = np.zeros(len(self.models))
+        full[self.cols] = means
+        sizes, r, q = self._reduce(_shard_model_clusters, _add, full, self.labels)
+        return sizes, r[:, self.cols], q[:, self.cols]
 
     def matrix(self) -> np.ndarray:
         """The whole matrix in natural item order (asked for below 30 graded items only)."""

@@ -95,46 +95,58 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
 
 
 def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> dict[str, str]:
-    """The forest plot of the gaps and the bar chart of q, one row per pair."""
+    """The forest plot of the gaps and the bar chart of q, one row per pair, both under the headline
+    regime (the strictest one, as the headline card and the table's verdict columns), labelled.
+    """
     plots = {}
     scale = 100.0 if binary else 1.0
     unit = "points" if binary else "score units"
+    view = build_view(diag, max_rows=0)
+    regime = view.strictest
+    cols = diag.columns
     index = {m: k for k, m in enumerate(diag.models)}
     shorter = unique_short_names([safe_text(m) for m in diag.models], 16)
     labels = [f"{shorter[index[p.model_a]]} − {shorter[index[p.model_b]]}" for p in pairs]
+    resolved = np.asarray(cols[regime.resolved_field], dtype=bool)[:len(pairs)]
+    clustered = regime.key == "cluster" and "cluster_ci_low" in cols
+    low = np.asarray(cols["cluster_ci_low" if clustered else "ci_low"], dtype=float)[:len(pairs)]
+    high = np.asarray(cols["cluster_ci_high" if clustered else "ci_high"], dtype=float)[:len(pairs)]
+    kind = "cluster-robust t" if clustered else "paired"
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
     fig, ax = _subplots(FIG_WIDTH, height)
     y = np.arange(len(pairs))[::-1]
     for k, p in enumerate(pairs):
-        color = OK if p.resolved else BAD
-        marker = "o" if p.resolved else "s"
-        lo_, hi_ = (p.ci_low, p.ci_high) if p.ci_low is not None and p.ci_high is not None else (p.delta, p.delta)
+        color = OK if resolved[k] else BAD
+        marker = "o" if resolved[k] else "s"
+        lo_, hi_ = (low[k], high[k]) if np.isfinite(low[k]) and np.isfinite(high[k]) else (p.delta, p.delta)
         ax.plot([scale * lo_, scale * hi_], [y[k], y[k]], color=color, lw=2)
         ax.plot(scale * p.delta, y[k], marker, color=color)
     ax.axvline(0, color=GREY, lw=1)
     ax.set_yticks(y, labels, parse_math=False)
-    ax.set_xlabel(f"gap A − B ({unit}), paired {level} CI")
+    ax.set_xlabel(f"gap A − B ({unit}), {level} {kind} CI; colour: {regime.label} verdict")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["forest"] = _svg(fig, "Forest plot of the gaps: " + "; ".join(
+    plots["forest"] = _svg(fig, f"Forest plot of the gaps ({kind} intervals, {regime.label} verdicts): " + "; ".join(
         f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs, strict=False)))
 
     # q on a log scale
     fig, ax = _subplots(FIG_WIDTH, height)
-    q = np.array([p.q for p in pairs], dtype=float)
+    q = np.asarray(cols[regime.q_field], dtype=float)[:len(pairs)]
     q_plot = np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4)
-    for k, p in enumerate(pairs):
-        ax.barh(y[k], q_plot[k], color=OK if p.resolved else BAD, height=0.6,
-                hatch=None if p.resolved else "//", edgecolor="white")
+    for k in range(len(pairs)):
+        ax.barh(y[k], q_plot[k], color=OK if resolved[k] else BAD, height=0.6,
+                hatch=None if resolved[k] else "//", edgecolor="white")
     ax.set_xscale("log")
     ax.axvline(1, color="black", ls="--", lw=1.2)
     ax.text(1, y.max() + 0.7, " q = 1", va="bottom", fontsize=9)
     ax.set_yticks(y, labels, parse_math=False)
-    ax.set_xlabel("q = N / N*  (log scale; ≥ 1 resolved)")
+    name = "q" if regime.key == "iid" else f"q {regime.label}"
+    ax.set_xlabel(f"{name} = N / N*  (log scale; ≥ 1 resolved)")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["q"] = _svg(fig, "Resolution ratio per pair: " + "; ".join(
-        f"{lab}: q = {p.q:.3g} ({'resolved' if p.resolved else 'unresolved'})"
-        for lab, p in zip(labels, pairs, strict=True)))
+    plots["q"] = _svg(fig, f"Resolution ratio per pair ({regime.label}): " + "; ".join(
+        f"{lab}: q = {q[k]:.3g} ({'resolved' if resolved[k] else 'unresolved'})"
+        for k, lab in enumerate(labels)))
+    plots["_regime"] = regime.label
     return plots
 
 
@@ -260,13 +272,14 @@ def render_html(
         version=__version__, cards=cards, sentences=view.sentences, next_steps=view.next_steps,
         ties=" ; ".join(" ≈ ".join(g) for g in view.ties), ties_regime=view.ties_regime, note=note,
         models=view.models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
-        level=level, interval_name="Wilson" if binary else "Student t",
+        level=level, interval_name=view.interval_name if "n_clusters" in s else ("Wilson" if binary else "Student t"),
         unit_label="points" if binary else "score units",
         score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
         de_method=str(s.get("design_effect", "robust")), verdict_note=view.verdict_note,
         strictest=view.strictest.label, pair_header=header, pair_rows=rows, shown_pairs=len(rows),
         n_pairs=view.n_pairs, alpha=f"{s['alpha']:g}", n_items=f"{diag.n:,}", mde_now=plots["_mde_now"],
         clusters=_cluster_table(diag, binary, scores, clusters), cluster_name=cluster_name,
+        clustered_models="n_clusters" in s,
         explanations=_explanations(s, level), source=source or "an in-memory matrix", settings=settings,
     )
 

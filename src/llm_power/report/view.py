@@ -291,7 +291,7 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary), interval, half))
     regimes = _regime_views(diag)
     strictest = _strictest(diag, regimes)
-    ties_regime = "cluster" if "cluster" in diag.tie_groups else "iid"
+    ties_regime = strictest.key  # the headline regime: the same verdicts as the headline card and the charts
     robustness = None
     if diag.cluster_robustness:
         cr = diag.cluster_robustness
@@ -301,7 +301,8 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         n=diag.n, n_models=len(diag.models), n_pairs=len(diag.columns["delta"]) if diag.columns else 0,
         pairs_kind=str(s["pairs"]), binary=binary, alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level,
         unit="pts" if binary else "score", unit_long="points" if binary else "score units",
-        interval_name="Wilson" if binary else "t", score_word="score" if binary else "mean score", models=models,
+        interval_name=("cluster-robust t" if "n_clusters" in s else "Wilson" if binary else "t"),
+        score_word="score" if binary else "mean score", models=models,
         regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True, max_rows), ties_regime=ties_regime,
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
         sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest),
