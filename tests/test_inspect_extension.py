@@ -111,12 +111,32 @@ def test_early_stopping_stops_once_the_sequence_is_narrow(tmp_path):
     assert summary.manager == "llm_power_anytime" and summary.early_stops
     assert 20 <= len(scored) < 120 and len(scored) + len(summary.early_stops) == 120
     assert all(float(stop.reason.split("half-width ")[1].split(" <=")[0]) <= 0.2 for stop in summary.early_stops)
-    x = np.array([1.0 if s.scores["match"].value == "C" else 0.0 for s in scored])
-    from llm_power.gating import anytime_half_width
+    assert summary.metadata["half_width"] <= 0.2  # the betting sequence of the scored samples (test below)
 
-    # the reported final half-width is the confidence sequence of the scored samples
-    half = anytime_half_width(x.size, 120, 0.05) * math.sqrt(x.var(ddof=1) / x.size)
-    assert summary.metadata["half_width"] == pytest.approx(half, rel=1e-7) and half <= 0.2  # one-pass running sums
+
+def test_streaming_sequence_equals_the_batch_betting_sequence():
+    """The early-stopping sequence, fed one score at a time, is the batch betting sequence of the same
+    scores in the same order (conservative by at most its grid spacing); a score outside [0, 1] turns
+    it off (never a stop on an invalid sequence); identical scores give a wide sequence, not width 0."""
+    from llm_power._kernel.betting import bets, betting_bound
+    from llm_power.integrations.inspect import _Running
+
+    rng = np.random.default_rng(2)
+    x = (rng.random(150) < 0.8).astype(float)
+    run = _Running()
+    for v in x:
+        run.add(float(v), 150, 0.05)
+    _, lo, hi = run.sequence()
+    lam = bets(x, 0.025, 150)
+    want_lo, want_hi = (betting_bound(x, lam, 0.025, side, running=True) for side in ("lower", "upper"))
+    assert want_lo - 6e-4 <= lo <= want_lo and want_hi <= hi <= want_hi + 6e-4
+    same = _Running()
+    for _ in range(60):
+        same.add(1.0, 500, 0.05)
+    assert same.sequence()[1] < 0.9  # 60 right answers in a row do not make the score certain
+    bad = _Running()
+    bad.add(3.0, 10, 0.05)
+    assert bad.sequence()[1:] == (-math.inf, math.inf) and bad.invalid
 
 
 def test_early_stopping_on_a_resolved_pair(tmp_path):
@@ -144,11 +164,9 @@ def test_early_stopping_on_a_resolved_pair(tmp_path):
     assert 20 <= len(common) < 120
     # each run's summary is a snapshot when that run finished: the later one has every pair
     meta = max((log.results.early_stopping.metadata for log in logs), key=lambda m: m["pairs"])
-    from llm_power.gating import anytime_half_width
-
     assert meta["pair_models"] == [first, second]
     assert meta["pairs"] == len(common) and meta["difference"] == pytest.approx(d.mean(), rel=1e-12)
-    half = anytime_half_width(d.size, 120, 0.05) * math.sqrt(d.var(ddof=1) / d.size)
-    assert meta["difference_half_width"] == pytest.approx(half, rel=1e-7)  # one-pass running sums
-    assert abs(d.mean()) > half  # resolved: the sequence excludes 0
-
+    # resolved: the betting sequence of the differences excludes 0 (its bounds are in each stop's reason)
+    lo, hi = (float(v) for v in re.search(r"\[([-+.\d]+), ([-+.\d]+)\]", stops[0].reason).groups())
+    assert lo > 0 or hi < 0
+    assert meta["difference_half_width"] <= (hi - lo) / 2 + 1e-12  # the sequence only narrows

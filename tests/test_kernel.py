@@ -178,10 +178,11 @@ def test_betting_capital_and_bound_equal_brute_force():
         for v, bet in zip(y, lam, strict=True):
             cap *= 1 + bet * (v - m0)
             best = max(best, cap)
-        assert betting_pvalue(y, lam, m0, "greater") == pytest.approx(min(1.0, 1 / best), rel=1e-9)
+        assert betting_pvalue(y, lam, m0, "greater") == pytest.approx(min(1.0, 1 / cap), rel=1e-9)
+        assert betting_pvalue(y, lam, m0, "greater", running=True) == pytest.approx(min(1.0, 1 / best), rel=1e-9)
     low = betting_bound(y, lam, 0.05, "lower")
     assert betting_pvalue(y, lam, low - 1e-7, "greater") <= 0.05 < betting_pvalue(y, lam, low + 1e-7, "greater")
-    assert low < y.mean()
+    assert low < y.mean() < betting_bound(y, lam, 0.05, "upper")
 
 
 def test_betting_sequence_is_valid_at_every_look():
@@ -193,7 +194,7 @@ def test_betting_sequence_is_valid_at_every_look():
     crossed = 0
     for row in x:
         lam = bets(row, 0.05, 500)
-        crossed += betting_pvalue(row, lam, 0.3, "greater") <= 0.05  # sup over all 500 looks
+        crossed += betting_pvalue(row, lam, 0.3, "greater", running=True) <= 0.05  # sup over all 500 looks
     assert crossed / 2000 <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 2000)
     looks = np.arange(1, 501)
     z = (np.cumsum(x, axis=1) / looks - 0.3) / np.sqrt(0.21 / looks)

@@ -65,7 +65,8 @@ class ArenaDiagnosis(Result):
     n_battles : int
     ranks : dict of lists
         The ranked models' ``model``, ``elo`` (mean 1000), ``rank``, simultaneous ``rank_low`` /
-        ``rank_high`` (max-t over all pairs, at the confidence level, on the covariance above) and
+        ``rank_high`` (max-t over all pairs, at the confidence level, on the covariance above; None
+        when that covariance is not estimable) and
         ``tie_group`` (models connected by unresolved pairs of the headline regime,
         ``settings["headline"]``: the pairs table's own verdicts).
     settings : dict
@@ -300,9 +301,10 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, resolved:
     table = fit.rank_intervals(method="max-t", rng=rng)
     elo = dict(zip(fit.models, fit.elo(), strict=True))
     row_of = {name: k for k, name in enumerate(table["model"])}
+    none = fit.not_estimable is not None  # no covariance: no simultaneous rank interval either (—)
     return {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, len(names) + 1)),
-            "rank_low": [int(table["rank_low"][row_of[x]]) for x in names],
-            "rank_high": [int(table["rank_high"][row_of[x]]) for x in names],
+            "rank_low": [None if none else int(table["rank_low"][row_of[x]]) for x in names],
+            "rank_high": [None if none else int(table["rank_high"][row_of[x]]) for x in names],
             "tie_group": [group_of[r] for r in range(len(names))]}
 
 
@@ -314,7 +316,13 @@ def _headline(cols: dict[str, Any], settings: dict[str, Any]) -> str:
              "resolved_anytime"]
     if settings.get("cluster_not_estimable") and "cluster_estimable" in cols and not np.any(cols["cluster_estimable"]):
         order.remove("resolved_cluster")
-    return max(reversed(order), key=lambda k: int(np.sum(~np.asarray(cols[k], dtype=bool))))
+
+    def key(col: str) -> tuple[int, float]:  # most unresolved; ties: the smaller median q (as diagnose's)
+        q = np.asarray(cols["q" + col.removeprefix("resolved")], dtype=float)
+        q = q[np.isfinite(q)]
+        return int(np.sum(~np.asarray(cols[col], dtype=bool))), -float(np.median(q)) if q.size else 0.0
+
+    return max(reversed(order), key=key)
 
 
 def _direct_counts(enc: Any, a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -11,7 +10,7 @@ import numpy as np
 
 from ._format import fmt_gap, fmt_n_star, fmt_score, p_is
 from ._kernel.clusters import code_labels, require_clusters
-from ._kernel.paired_intervals import invert_test, mcnemar_interval
+from ._kernel.paired_intervals import mcnemar_interval
 from ._kernels import _check_alpha_power, ceil_items
 from ._options import COMPARE_METHODS  # one list, shared with the command line
 from ._results import ConfidenceInterval, Result
@@ -37,7 +36,7 @@ from ._verdict import (
 from .effects import effect_sizes, paired_counts
 from .errors import DataError
 from .paired import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
-from .permutation import permutation_test
+from .permutation import permutation_interval
 from .resampling import paired_bootstrap
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]
@@ -415,16 +414,8 @@ def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float
                 f"paired t of the mean (the {chosen} test is of the median)", chosen)
     if chosen == "permutation":
         seed = int(gen.integers(2**62))  # one seed: the test and its inversion see the same sign patterns
-
-        def pvalue(d0: float) -> float:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return float(permutation_test(a_arr - d0, b_arr, alternative=alternative, rng=seed,
-                                              n_resamples=n_resamples).pvalue)
-
-        test = permutation_test(a_arr, b_arr, alternative=alternative, rng=seed, n_resamples=n_resamples)
-        spread = float(np.std(a_arr - b_arr)) or 1.0
-        return (test.estimate, float(floor_pvalue(test.pvalue)), ("invert", (pvalue, delta, spread)),
+        p_perm, _, _ = permutation_interval(a_arr, b_arr, alternative=alternative, n_resamples=n_resamples, rng=seed)
+        return (delta, float(floor_pvalue(p_perm)), ("permutation", (a_arr, b_arr, n_resamples, seed)),
                 "inverted permutation test", chosen)
     # bootstrap over items
     b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
@@ -447,10 +438,11 @@ def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> Confi
     if kind == "mcnemar":
         b, c, n, variant = data
         return ConfidenceInterval(*mcnemar_interval(b, c, n, variant=variant, level=level, alternative=alternative))
-    if kind == "invert":
-        pvalue, delta, spread = data
-        return ConfidenceInterval(*invert_test(pvalue, delta, level=level, alternative=alternative, scale=spread,
-                                               limits=(-math.inf, math.inf)))
+    if kind == "permutation":  # the sign-flip test inverted, with the reported test's own patterns
+        a_arr, b_arr, n_resamples, seed = data
+        _, low, high = permutation_interval(a_arr, b_arr, confidence_level=level, alternative=alternative,
+                                            n_resamples=n_resamples, rng=seed)
+        return ConfidenceInterval(low, high)
     delta, variance, df = data
     lo, hi = t_interval(delta, variance, df, level, alternative)
     return ConfidenceInterval(float(lo), float(hi))

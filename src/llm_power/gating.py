@@ -32,6 +32,7 @@ cluster-robust variance (design effect floored at 1), never below the variance a
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -44,6 +45,7 @@ from ._kernel.quantiles import critical_values, interval_half_width, normal_pval
 from ._results import Result
 from ._validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
 from .effects import _tango_z, paired_difference_ci_from_counts, tango_null_variance
+from .errors import DegenerateDataWarning
 from .sequential import anytime_critical_value, normal_mixture_boundary
 
 __all__ = ["EXIT_CODES", "GateResult", "TaskGateResult", "gate", "gate_tasks"]
@@ -232,32 +234,16 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
                 d, b_arr, c_arr, codes, g, binary=binary, margin=margin, alpha=alpha, horizon=horizon)
         z_a, z_b = float(anytime_critical_value(alpha)[0]), float(z_quantile(power))
     else:
+        test, p_non, p_inf, lo, hi, z_a, z_b = _fixed(d, b_arr, c_arr, binary=binary, margin=margin, alpha=alpha,
+                                                      power=power, warn=codes is None)
         if codes is not None:
-            test, p_non, p_inf, lo, hi, df, de = _clustered(d, codes, g, binary=binary, margin=margin,
-                                                            alpha=alpha)
+            test, p_non, p_inf, lo, hi, df, de = _clustered(d, codes, g, binary=binary, margin=margin, alpha=alpha,
+                                                            iid=(p_non, p_inf, lo, hi))
             z_a, z_b = critical_values(alpha, power, "greater", df)
-        elif binary:
-            n10 = int(np.sum((c_arr == 1) & (b_arr == 0)))  # candidate right, baseline wrong
-            n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
-            n11 = int(np.sum((c_arr == 1) & (b_arr == 1)))
-            test = "tango"
-            z = _tango_z(-margin, n10, n01, n)
-            p_non, p_inf = float(normal_pvalue(z, "greater")), float(normal_pvalue(z, "less"))
-            ci = paired_difference_ci_from_counts(n11, n10, n01, n - n11 - n10 - n01, method="tango",
-                                                  confidence_level=1.0 - 2.0 * alpha)
-            lo, hi = float(ci.low), float(ci.high)
-            z_a, z_b = critical_values(alpha, power, "greater")
-        else:
-            test = "paired_t"
-            se = float(d.std(ddof=1)) / math.sqrt(n)
-            t = (delta + margin) / se if se > 0 else math.copysign(math.inf, delta + margin) if delta + margin else 0.0
-            p_non, p_inf = float(t_pvalue(t, n - 1, "greater")), float(t_pvalue(t, n - 1, "less"))
-            half = float(interval_half_width(se, 1.0 - alpha, "greater", n - 1))
-            lo, hi = delta - half, delta + half
-            z_a, z_b = critical_values(alpha, power, "greater", n - 1)
         var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
         if de is not None:
-            var_alt, var_null = max(de, 1.0) * var_alt, max(de, 1.0) * var_null
+            floor = max(de, 1.0) if math.isfinite(de) else 1.0
+            var_alt, var_null = floor * var_alt, floor * var_null
     # one verdict: each bound is its test inverted, so PASS (FAIL) exactly when that test rejects
     verdict = "PASS" if p_non <= alpha and p_inf > alpha else ("FAIL" if p_inf <= alpha and p_non > alpha
                                                                else "INCONCLUSIVE")
@@ -268,6 +254,42 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
                       alpha=alpha, power=power, anytime=bool(anytime), horizon=horizon if anytime else None,
                       n_clusters=n_clusters, design_effect=de, higher_is_better=bool(higher_is_better),
                       binary=bool(binary))
+
+
+def _fixed(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool, margin: float, alpha: float,
+           power: float, warn: bool) -> tuple[Any, ...]:
+    """The fixed-n IID test of the gate: Tango's score test (0/1) or the shifted paired t (graded), with
+    the interval that inverts it; (test, p_non, p_inf, low, high, z_alpha, z_power).
+    """
+    n = d.size
+    delta = float(d.mean())
+    if binary:
+        n10 = int(np.sum((c_arr == 1) & (b_arr == 0)))  # candidate right, baseline wrong
+        n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
+        n11 = int(np.sum((c_arr == 1) & (b_arr == 1)))
+        test = "tango"
+        z = _tango_z(-margin, n10, n01, n)
+        p_non, p_inf = float(normal_pvalue(z, "greater")), float(normal_pvalue(z, "less"))
+        ci = paired_difference_ci_from_counts(n11, n10, n01, n - n11 - n10 - n01, method="tango",
+                                              confidence_level=1.0 - 2.0 * alpha)
+        lo, hi = float(ci.low), float(ci.high)
+        z_a, z_b = critical_values(alpha, power, "greater")
+    else:
+        test = "paired_t"
+        se = float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+        if se > 0:
+            t = (delta + margin) / se
+            p_non, p_inf = float(t_pvalue(t, n - 1, "greater")), float(t_pvalue(t, n - 1, "less"))
+            half = float(interval_half_width(se, 1.0 - alpha, "greater", n - 1))
+            lo, hi = delta - half, delta + half
+        else:  # every difference the same: no variance to test with (never a zero-width interval)
+            if warn:
+                warnings.warn("every paired difference is the same: the paired t test is undefined (NaN bounds, "
+                              "INCONCLUSIVE)", DegenerateDataWarning, stacklevel=3)
+            p_non = p_inf = 1.0
+            lo = hi = math.nan
+        z_a, z_b = critical_values(alpha, power, "greater", max(n - 1, 1))
+    return test, p_non, p_inf, lo, hi, z_a, z_b
 
 
 def _n_star(gap: float, var_alt: float, var_null: float, z_a: float, z_b: float) -> float:
@@ -359,28 +381,42 @@ def _anytime_clustered(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, code
     cr = mean_variance(d, codes, g, kind="cr2", ddof=0 if binary else 1)
     var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
     de = float(cr.design_effect[0])
-    var = max(de if math.isfinite(de) else 1.0, 1.0) * max(var_alt, var_null)
+    floor = max(de, 1.0) if math.isfinite(de) else 1.0
+    var = floor * max(var_alt, var_null)
     se = math.sqrt(var / n)
     if se == 0:
-        return "cluster_normal_mixture", 1.0, 1.0, -math.inf, math.inf, 0.0, 0.0, de
+        warnings.warn("every paired difference is the same: the clustered sequence has no variance to test with "
+                      "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning, stacklevel=4)
+        return "cluster_normal_mixture", 1.0, 1.0, math.nan, math.nan, 0.0, 0.0, de
     half = anytime_half_width(n, horizon, 2.0 * alpha) * se  # each side at alpha
     p_any = anytime_pvalue(delta + margin, se, n, horizon, 2.0 * alpha) / 2.0
     p_non, p_inf = (p_any, 1.0) if delta > -margin else ((1.0, p_any) if delta < -margin else (1.0, 1.0))
     return ("cluster_normal_mixture", min(p_non, 1.0), min(p_inf, 1.0), delta - half, delta + half,
-            max(de, 1.0) * var_alt, max(de, 1.0) * var_null, de)
+            floor * var_alt, floor * var_null, de)
 
 
-def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin: float,
-               alpha: float) -> tuple[Any, ...]:
-    """The cluster-robust branch of :func:`gate`: CR2 variance with Imbens-Kolesar df (the kernel's)."""
+def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin: float, alpha: float,
+               iid: tuple[float, float, float, float]) -> tuple[Any, ...]:
+    """The cluster-robust branch of :func:`gate`: the kernel's CR2 variance with Imbens-Kolesar df,
+    combined with the IID test ``iid`` = (p_non, p_inf, low, high) as an intersection-union test: each
+    verdict needs both tests to reject (its p-value is the larger one, its bound the more cautious one),
+    so clustering only adds caution. No variance at all (every difference equal): NaN bounds, no verdict.
+    """
     delta = float(d.mean())
     cr = mean_variance(d, codes, g, kind="cr2", ddof=0 if binary else 1)
-    variance, df, de = float(cr.variance[0]), float(cr.df[0]), float(cr.design_effect[0])
-    se = math.sqrt(variance)
-    t = (delta + margin) / se if se > 0 else (math.copysign(math.inf, delta + margin) if delta + margin else 0.0)
+    df, de = float(cr.df[0]), float(cr.design_effect[0])
+    variance = float(cr.variance[0])
+    p_non_i, p_inf_i, lo_i, hi_i = iid
+    if not (hi_i > lo_i):  # the IID test has no variance either (graded, every difference the same)
+        warnings.warn("every paired difference is the same: the clustered gate has no variance to test with "
+                      "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning, stacklevel=4)
+        return "cluster_t", 1.0, 1.0, math.nan, math.nan, df, de
+    se = math.sqrt(max(variance, 0.0))
+    gap = delta + margin
+    t = gap / se if se > 0 else (math.copysign(math.inf, gap) if gap else 0.0)
     half = float(interval_half_width(se, 1.0 - alpha, "greater", df))
-    return ("cluster_t", float(t_pvalue(t, df, "greater")), float(t_pvalue(t, df, "less")), delta - half,
-            delta + half, df, de)
+    return ("cluster_t", max(float(t_pvalue(t, df, "greater")), p_non_i), max(float(t_pvalue(t, df, "less")), p_inf_i),
+            min(delta - half, lo_i), max(delta + half, hi_i), df, de)
 
 
 def anytime_pvalue(gap: float, se: float, n: int, horizon: int, alpha: float) -> float:

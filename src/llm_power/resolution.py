@@ -13,7 +13,6 @@ per-cluster products. No loop over items, and none over pairs on the hot path.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,6 @@ import numpy as np
 from ._binary_pairs import binary_pair_columns
 from ._format import fmt_gap, fmt_n_star, fmt_p
 from ._kernel.clusters import code_labels, mean_variance_from_sums, require_clusters
-from ._kernel.paired_intervals import invert_test
 from ._kernel.quantiles import level_quantile
 from ._kernels import _check_alpha_power, ceil_items_array, k_factor, mde_from_variance
 from ._options import CORRECTIONS  # one list, shared with the command line
@@ -49,7 +47,7 @@ from ._verdict import (
     warn_degenerate,
 )
 from .intervals import proportion_ci
-from .permutation import permutation_test
+from .permutation import permutation_interval
 from .regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
 from .simulation import calibrate  # re-exported: it lived here before 0.1
 
@@ -498,17 +496,9 @@ def _graded_tests(x: np.ndarray | None, n: int, pair_cols: tuple[np.ndarray, np.
             d = x[:, a] - x[:, bb]
             tests[p] = choose_iid_test(False, n, None, d)[0]
             if tests[p] == "permutation":
-                seed = int(gen.integers(2**62))  # the test and its inversion see the same sign patterns
-
-                def perm(d0: float, a_col: np.ndarray = x[:, a], b_col: np.ndarray = x[:, bb],
-                         seed: int = seed) -> float:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        return float(permutation_test(a_col - d0, b_col, rng=seed).pvalue)
-
-                pvalue[p] = perm(0.0)
-                lo[p], hi[p] = invert_test(perm, float(delta[p]), level=confidence_level, alternative="two-sided",
-                                           scale=float(np.std(d)) or 1.0)
+                seed = int(gen.integers(2**62))  # as compare: the test and its inversion share the sign patterns
+                pvalue[p], lo[p], hi[p] = permutation_interval(x[:, a], x[:, bb], confidence_level=confidence_level,
+                                                               rng=seed)
     return tests, floor_pvalue(pvalue), {"ci_low": lo, "ci_high": hi}
 
 

@@ -10,15 +10,21 @@ with predictable bets :math:`\lambda_i = \min(c,\ \sqrt{2\log(1/\alpha) / (\hat\
 (the predictable plug-in of WSR 2024, §3, tuned for ``h`` = ``horizon`` values; :math:`\hat\sigma^2`
 the regularised running variance, ``c = 1/2``). Under :math:`E[y_i \mid \text{past}] \le m`
 :math:`K^+(m)` is a nonnegative supermartingale, so by Ville's inequality
-:math:`P(\sup_t K^+_t(m) \ge 1/\alpha) \le \alpha` -- at any number of looks, with no variance
+:math:`P(\exists t: K^+_t(m) \ge 1/\alpha) \le \alpha` -- at any number of looks, with no variance
 estimate plugged into the boundary (zero observed variance gives a wide sequence, never a
 zero-width one). Because the bets do not depend on ``m``, :math:`K^+_t(m)` decreases in ``m``, so
 
-- the lower confidence bound is the largest ``m`` with :math:`\sup_{s \le t} K^+_s(m) \ge 1/\alpha`
-  (the running intersection of the sequence), found by bisection, and
-- the anytime-valid p-value of :math:`H_0: \text{mean} \le m_0` is :math:`\min(1, 1/\sup_s K^+_s(m_0))`;
+- the lower confidence bound at time t is the largest ``m`` with :math:`K^+_t(m) \ge 1/\alpha`, found
+  by bisection, and
+- the anytime-valid p-value of :math:`H_0: \text{mean} \le m_0` at time t is :math:`\min(1, 1/K^+_t(m_0))`;
 
-the two agree exactly: the bound clears :math:`m_0` iff that p-value is at most alpha.
+the two agree exactly: the bound clears :math:`m_0` iff that p-value is at most alpha. Both are
+valid at any stopping time t (the look at which they are read). ``running=True`` takes the running
+maximum of the capital instead (the running intersection of the sequence: never looser, but it
+depends on the items' order, and a file sorted by category makes it report a bias of the order as
+evidence); the batch gate reads the capital at its own look, which depends on the order only
+through the bets. Since :math:`K^+ K^- = \prod (1 - \lambda_i^2 (y_i - m)^2) \le 1`, the lower bound
+never passes the upper one.
 
 References
 ----------
@@ -51,21 +57,22 @@ def bets(y: np.ndarray, alpha: float, horizon: int) -> np.ndarray:
     return np.asarray(np.minimum(lam, MAX_BET), dtype=float)
 
 
-def _log_sup_capital(y: np.ndarray, lam: np.ndarray, m: float, sign: float) -> float:
-    """Log sup_s K^sign_s(m): the running maximum of the log capital (0 before any value)."""
+def _log_capital(y: np.ndarray, lam: np.ndarray, m: float, sign: float, running: bool) -> float:
+    """Log K^sign_t(m) at the last value, or its running maximum (0 before any value)."""
     if y.size == 0:
         return 0.0
     path = np.cumsum(np.log1p(sign * lam * (y - m)))
-    return float(max(0.0, np.max(path)))
+    return float(max(0.0, np.max(path))) if running else float(path[-1])
 
 
-def betting_pvalue(y: np.ndarray, lam: np.ndarray, m0: float, side: str) -> float:
+def betting_pvalue(y: np.ndarray, lam: np.ndarray, m0: float, side: str, *, running: bool = False) -> float:
     """Anytime-valid p-value of H0: mean <= m0 (``side="greater"``) or >= m0 (``"less"``)."""
-    log_k = _log_sup_capital(y, lam, m0, 1.0 if side == "greater" else -1.0)
+    log_k = _log_capital(y, lam, m0, 1.0 if side == "greater" else -1.0, running)
     return float(min(1.0, math.exp(-log_k)))
 
 
-def betting_bound(y: np.ndarray, lam: np.ndarray, alpha: float, side: str, *, tol: float = 1e-10) -> float:
+def betting_bound(y: np.ndarray, lam: np.ndarray, alpha: float, side: str, *, running: bool = False,
+                  tol: float = 1e-10) -> float:
     """The one-sided bound at level ``alpha`` in [0, 1]: the lower bound (``side="lower"``) is the
     largest m that the upward bets reject (0 when none), the upper one mirrored.
     """
@@ -73,7 +80,7 @@ def betting_bound(y: np.ndarray, lam: np.ndarray, alpha: float, side: str, *, to
     target = math.log(1.0 / alpha)
 
     def rejected(m: float) -> bool:
-        return _log_sup_capital(y, lam, m, sign) >= target
+        return _log_capital(y, lam, m, sign, running) >= target
 
     lo, hi = (0.0, 1.0)
     if side == "lower":

@@ -11,7 +11,6 @@ is the constant of every sample-size formula (7.84888 at 0.05 / 0.8, two-sided, 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -45,29 +44,8 @@ def z_quantile(p: Any) -> Any:
     return _out(special.ndtri(np.asarray(p, dtype=float)))
 
 
-def upper_quantile(tail: Any, df: Any = None) -> Any:
-    """The upper-``tail`` quantile: z_{1-tail} (``df`` None or inf) or t_{df, 1-tail}.
-
-    Examples
-    --------
-    >>> from llm_power._kernel.quantiles import upper_quantile
-    >>> round(upper_quantile(0.025), 4), round(upper_quantile(0.025, 9), 4)
-    (1.96, 2.2622)
-    """
-    tail = np.asarray(tail, dtype=float)
-    z = -special.ndtri(tail)
-    if df is None:
-        return _out(z)
-    dfa = np.asarray(df, dtype=float)
-    if not np.any(np.isfinite(dfa)):
-        return _out(np.broadcast_to(z, np.broadcast(z, dfa).shape))
-    with np.errstate(invalid="ignore"):
-        t = -special.stdtrit(np.where(np.isfinite(dfa), dfa, 1.0), tail)
-    return _out(np.where(np.isfinite(dfa), t, z))
-
-
-def _lower_quantile(p: Any, df: Any = None) -> Any:
-    """The p-quantile: z_p, or t_{df, p}."""
+def _quantile(p: Any, df: Any) -> Any:
+    """The p-quantile of the normal (``df`` None or inf) or of Student t on ``df`` degrees of freedom."""
     p = np.asarray(p, dtype=float)
     z = special.ndtri(p)
     if df is None:
@@ -78,6 +56,19 @@ def _lower_quantile(p: Any, df: Any = None) -> Any:
     with np.errstate(invalid="ignore"):
         t = special.stdtrit(np.where(np.isfinite(dfa), dfa, 1.0), p)
     return _out(np.where(np.isfinite(dfa), t, z))
+
+
+def upper_quantile(tail: Any, df: Any = None) -> Any:
+    """The upper-``tail`` quantile: z_{1-tail} (``df`` None or inf) or t_{df, 1-tail}, taken as minus the
+    ``tail`` quantile (no loss of precision for tiny tails).
+
+    Examples
+    --------
+    >>> from llm_power._kernel.quantiles import upper_quantile
+    >>> round(upper_quantile(0.025), 4), round(upper_quantile(0.025, 9), 4)
+    (1.96, 2.2622)
+    """
+    return _out(-np.asarray(_quantile(tail, df)))
 
 
 def level_quantile(confidence_level: Any, alternative: str = "two-sided", df: Any = None) -> Any:
@@ -94,7 +85,7 @@ def interval_half_width(se: Any, confidence_level: float, alternative: str = "tw
 
 def critical_values(alpha: Any, power: float, alternative: str = "two-sided", df: Any = None) -> tuple[Any, Any]:
     """(c_{1-alpha/2}, c_{power}) -- c_{1-alpha} one-sided; z, or Student t with ``df`` degrees of freedom."""
-    return upper_quantile(tail_level(alpha, alternative), df), _lower_quantile(power, df)
+    return upper_quantile(tail_level(alpha, alternative), df), _quantile(power, df)
 
 
 def k_constant(alpha: Any = 0.05, power: float = 0.8, alternative: str = "two-sided", df: Any = None) -> Any:
@@ -136,8 +127,3 @@ def t_pvalue(t: Any, df: Any, alternative: str = "two-sided") -> Any:
         else:
             p = np.minimum(1.0, 2.0 * np.where(finite, special.stdtr(safe, -np.abs(t)), special.ndtr(-np.abs(t))))
     return _out(np.where(np.isnan(t), 1.0, p))
-
-
-def z_for_tail(tail: float) -> float:
-    """Scalar shorthand of :func:`upper_quantile` (hot scalar paths)."""
-    return float(-special.ndtri(tail)) if tail > 0 else math.inf

@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         arena_legend,
         arena_rows,
         arena_sentences,
+        arena_test_label,
         rank_rows,
         render_arena_html,
         render_arena_markdown,
@@ -147,8 +148,8 @@ def run(args: argparse.Namespace) -> int:
                         f"{args.confidence_level:.0%} (max-t over all pairs).", right_align=(0, 2))
     header = arena_header(diag)
     rows = arena_rows(diag, MAX_TERMINAL_ROWS, name_width=16)
-    title = f"Rating gaps, {args.pairs} pairs" + (f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has "
-                                                  "every pair)" if len(rows) < diag.n_pairs else "")
+    title = f"Rating gaps, {args.pairs} pairs; {arena_test_label(diag)}" + (
+        f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has every pair)" if len(rows) < diag.n_pairs else "")
     width = terminal_width(sys.stdout)
     if width < NARROW:  # a narrow terminal: one line per pair (wrapping as it must), no number cut
         say(title)

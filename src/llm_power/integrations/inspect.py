@@ -13,8 +13,10 @@
   ``llm-power-<task>.html`` and ``.md`` there.
 - :class:`AnytimeEarlyStopping`: stops a task once the anytime-valid confidence sequence of its
   mean score is narrower than a target half-width — valid however often it is checked, which a
-  fixed-n interval is not. The samples left out are the later ones in the schedule: shuffle the
-  dataset (``shuffle=True``) so that the samples run are a random subset.
+  fixed-n interval is not. The sequences are betting sequences for bounded scores (no plug-in
+  variance: a run of identical scores is not "certain" after 30 samples). The samples left out are
+  the later ones in the schedule: shuffle the dataset (``shuffle=True``) so that the samples run
+  are a random subset.
 """
 
 from __future__ import annotations
@@ -180,25 +182,42 @@ def write_reports(logs: Any, target: str) -> list[Path]:
 
 
 class _Running:
-    """Running count, sum and sum of squares (the mean and variance of a stream of scores)."""
+    """A stream of bounded values (scores in [low, high]) and its betting confidence sequence
+    (:class:`llm_power._kernel.betting.BettingSequence`: valid at every look, no plug-in variance;
+    created at the first value with the planned horizon). A value outside the range makes the
+    sequence invalid: it then never stops a run.
+    """
 
-    def __init__(self) -> None:
-        self.n, self.total, self.squares = 0, 0.0, 0.0
+    def __init__(self, low: float = 0.0, high: float = 1.0) -> None:
+        self.n, self.total, self.low, self.high = 0, 0.0, low, high
+        self.seq: Any = None
+        self.invalid: str | None = None
 
-    def add(self, value: float) -> None:
+    def add(self, value: float, horizon: int, alpha: float) -> None:
+        from .._kernel.betting import BettingSequence
+
         self.n += 1
         self.total += value
-        self.squares += value * value
+        if self.invalid is not None:
+            return
+        if not (math.isfinite(value) and self.low <= value <= self.high):
+            self.invalid = (f"a score of {value!r} is outside [{self.low:g}, {self.high:g}]: no anytime-valid "
+                            "sequence, no early stop")
+            return
+        if self.seq is None:
+            self.seq = BettingSequence(self.low, self.high, alpha_lower=alpha / 2, alpha_upper=alpha / 2,
+                                       horizon=max(horizon, 1))
+        self.seq.update(value)
 
-    def sequence(self, horizon: int, alpha: float) -> tuple[float, float]:
-        """(mean, half-width of the normal-mixture confidence sequence tuned for ``horizon``)."""
-        from ..gating import anytime_half_width
-
-        if self.n < 2:
-            return math.nan, math.inf
+    def sequence(self) -> tuple[float, float, float]:
+        """(mean, lower, upper): the running mean and the confidence sequence's bounds."""
+        if self.n == 0:
+            return math.nan, -math.inf, math.inf
         mean = self.total / self.n
-        var = max(self.squares / self.n - mean * mean, 0.0) * self.n / (self.n - 1)
-        return mean, anytime_half_width(self.n, max(horizon, self.n), alpha) * math.sqrt(var / self.n)
+        if self.seq is None or self.invalid is not None:
+            return mean, -math.inf, math.inf
+        lo, hi = self.seq.bounds()
+        return mean, lo, hi
 
 
 class AnytimeEarlyStopping:
@@ -233,7 +252,7 @@ class AnytimeEarlyStopping:
         self._planned: dict[str, int] = {}
         self._runs: dict[str, _Running] = {}
         self._scores: dict[str, dict[tuple[Any, int], float]] = {}
-        self._pair = _Running()
+        self._pair = _Running(-1.0, 1.0)
         self._pair_stop: str | None = None
         self._stops: dict[str, int] = {}
 
@@ -252,17 +271,18 @@ class AnytimeEarlyStopping:
 
     def current(self, model: str | None = None) -> tuple[float, float]:
         """(mean, half-width of the confidence sequence) of a model's scored samples (default: the
-        only or first model).
+        only or first model); the half-width is half the sequence's width (inf before any sample).
         """
         key = model if model is not None else next(iter(self._runs), "")
-        run = self._runs.get(key, _Running())
-        return run.sequence(self._planned.get(key, 1), 1.0 - self.level)
+        mean, lo, hi = self._runs.get(key, _Running()).sequence()
+        return mean, (hi - lo) / 2.0
 
     def pair(self) -> tuple[float, float]:
         """(mean difference of the two models, first minus second in name order, and the half-width
         of its confidence sequence).
         """
-        return self._pair.sequence(min(self._planned.values(), default=1), 1.0 - self.level)
+        mean, lo, hi = self._pair.sequence()
+        return mean, (hi - lo) / 2.0
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:  # noqa: A002 - protocol
         """Stop the sample when a criterion has been met."""
@@ -284,24 +304,27 @@ class AnytimeEarlyStopping:
             return
         model = self._model()
         value = _TO_FLOAT(next(iter(scores.values())).score.value)
-        self._runs.setdefault(model, _Running()).add(value)
+        alpha = 1.0 - self.level
+        self._runs.setdefault(model, _Running()).add(value, self._planned.get(model, 1), alpha)
         self._scores.setdefault(model, {})[(id, epoch)] = value
         models = sorted(self._planned)  # the pair in name order: its sign does not depend on which run started first
         if len(models) == 2 and model in models and (self.resolve or self.margin is not None):
             other = models[1] if model == models[0] else models[0]
             if (id, epoch) in self._scores.get(other, {}):
                 mine, theirs = value, self._scores[other][(id, epoch)]
-                self._pair.add(mine - theirs if model == models[0] else theirs - mine)
+                self._pair.add(mine - theirs if model == models[0] else theirs - mine,
+                               min(self._planned.values(), default=1), alpha)
                 self._check_pair()
 
     def _check_pair(self) -> None:
         if self._pair_stop is not None or self._pair.n < self.min_samples:
             return
-        mean, half = self.pair()
-        if self.resolve and abs(mean) > half:
-            self._pair_stop = f"pair resolved: difference {mean:+.4f} +- {half:.4f} excludes 0"
-        elif self.margin is not None and abs(mean) + half < self.margin:
-            self._pair_stop = f"pair within the margin: difference {mean:+.4f} +- {half:.4f} inside +-{self.margin:g}"
+        mean, lo, hi = self._pair.sequence()
+        if self.resolve and (lo > 0 or hi < 0):
+            self._pair_stop = f"pair resolved: difference {mean:+.4f}, sequence [{lo:+.4f}, {hi:+.4f}] excludes 0"
+        elif self.margin is not None and -self.margin < lo and hi < self.margin:
+            self._pair_stop = (f"pair within the margin: difference {mean:+.4f}, sequence [{lo:+.4f}, {hi:+.4f}] "
+                               f"inside +-{self.margin:g}")
 
     async def complete_task(self) -> dict[str, Any]:
         """What stopping did for the calling model's run (and the pair's sequence, with two models)."""

@@ -12,8 +12,8 @@ from .. import __version__
 from ..arena import ArenaDiagnosis
 from .terminal import safe_text
 
-__all__ = ["arena_header", "arena_legend", "arena_rows", "arena_sentences", "rank_rows", "render_arena_html",
-           "render_arena_markdown"]
+__all__ = ["arena_header", "arena_legend", "arena_rows", "arena_sentences", "arena_test_label", "rank_rows",
+           "render_arena_html", "render_arena_markdown"]
 
 MAX_TABLE_PAIRS = 40
 #: pairs listed in the terminal and Markdown reports (every pair is in the JSON)
@@ -57,20 +57,30 @@ def _clustered(diag: ArenaDiagnosis) -> bool:
 def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
     """The ranking table: model, Elo, rank, simultaneous rank interval, tie group."""
     r = diag.ranks
-    return [[str(r["model"][k]), _fmt(r["elo"][k], ".1f"), str(r["rank"][k]),
-             f"{r['rank_low'][k]}–{r['rank_high'][k]}" if r["rank_low"][k] != r["rank_high"][k]
-             else str(r["rank_low"][k]),
-             str(r["tie_group"][k])] for k in range(len(r["model"]))]
+    def span(k: int) -> str:
+        low, high = r["rank_low"][k], r["rank_high"][k]
+        if low is None or high is None:  # the covariance could not be estimated
+            return "—"
+        return f"{low}–{high}" if low != high else str(low)
+
+    return [[str(r["model"][k]), _fmt(r["elo"][k], ".1f"), str(r["rank"][k]), span(k), str(r["tie_group"][k])]
+            for k in range(len(r["model"]))]
 
 
-def arena_header(diag: ArenaDiagnosis) -> list[str]:
+def arena_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every renderer
     """Column names of the pairs table (terminal, Markdown and HTML alike); :func:`arena_legend` says
     which regime each column is computed under.
     """
-    if _clustered(diag):  # the interval and p of one test side by side: the cluster-robust one
-        return ["A", "B", "gap (Elo)", "interval (cluster)", "p (cluster)", "p (IID)", "battles", "N*", "q",
-                "resolved"]
     return ["A", "B", "gap (Elo)", "interval", "p", "battles", "N*", "q", "resolved"]
+
+
+def arena_test_label(diag: ArenaDiagnosis) -> str:
+    """Which test the pairs table's interval and p are (one test per row: the cluster-robust one when
+    clustered), for the table's title.
+    """
+    if _clustered(diag):
+        return f"interval and p cluster-robust (CR1, t on {diag.settings['cluster_df']:g} df)"
+    return "interval and p: Wald, battles independent"
 
 
 def arena_legend(diag: ArenaDiagnosis) -> str:
@@ -79,9 +89,9 @@ def arena_legend(diag: ArenaDiagnosis) -> str:
     s = diag.settings
     level = f"{100 * s['confidence_level']:g}%"
     if _clustered(diag):
-        test = (f"interval and p (cluster): the cluster-robust Wald test (CR1 sandwich, Student t on "
-                f"{s['cluster_df']:g} degrees of freedom) and its {level} interval; p (IID): the test with battles "
-                "independent")
+        test = (f"interval and p: the cluster-robust Wald test (CR1 sandwich, Student t on "
+                f"{s['cluster_df']:g} degrees of freedom) and its {level} interval (the IID test, battles "
+                "independent, is in the JSON report)")
     else:
         test = f"interval and p: the Wald test (battles independent) and its {level} interval"
     note = ""
@@ -105,8 +115,8 @@ def _interval_columns(diag: ArenaDiagnosis) -> tuple[np.ndarray, np.ndarray]:
 
 def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: int | None = None) -> list[list[str]]:
     """Rows of the pairs table: names, gap, the interval and p of one test (cluster-robust when
-    clustered, then the IID p), direct battles, N* and q of the headline regime, a mark per regime;
-    — for what could not be estimated.
+    clustered), direct battles, N* and q of the headline regime, a mark per regime; — for what could
+    not be estimated.
     """
     from .._format import unique_short_names
 
@@ -122,8 +132,7 @@ def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: in
     for k in range(diag.n_pairs if limit is None else min(limit, diag.n_pairs)):
         marks = " ".join("✓" if c[col][k] else "✗" for _, col in diag.regimes())
         interval = _interval(float(low[k]), float(high[k])) if np.isfinite(low[k]) and np.isfinite(high[k]) else "—"
-        tests = ([_fmt(float(c["pvalue_cluster"][k]), ".2g"), _fmt(float(c["pvalue"][k]), ".2g")] if clustered
-                 else [_fmt(float(c["pvalue"][k]), ".2g")])
+        tests = [_fmt(float(c["pvalue_cluster" if clustered else "pvalue"][k]), ".2g")]
         rows.append([str(short[c["model_a"][k]]), str(short[c["model_b"][k]]), _fmt(float(c["gap_elo"][k]), "+.1f"),
                      interval, *tests, f"{int(c['battles'][k]):,}", _fmt_n(float(c[f"n_star{suffix}"][k])),
                      _fmt(float(c[f"q{suffix}"][k]), ".2f"), marks])

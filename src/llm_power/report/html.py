@@ -220,10 +220,10 @@ def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("items")
-    ax.set_ylabel(f"minimum detectable gap ({unit})")
+    ax.set_ylabel(f"minimum detectable gap ({unit}), IID")
     ax.grid(color="#e5e7eb", which="both")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["mde"] = _svg(fig, f"Minimum detectable effect against items; at {n:,} items it is "
+    plots["mde"] = _svg(fig, f"Minimum detectable effect (IID regime) against items; at {n:,} items it is "
                              f"{fmt_gap(now, binary, sign=False)} {unit}")
     plots["_mde_now"] = fmt_gap(now, binary, sign=False)
     return plots
