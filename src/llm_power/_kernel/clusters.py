@@ -91,28 +91,33 @@ def code_labels(cluster: Any, n: int, *, name: str = "cluster", unit: str = "ite
     ([1, 0, 1], 2)
     """
     if hasattr(cluster, "to_numpy") and not isinstance(cluster, np.ndarray):
-        cluster = cluster.to_numpy(dtype=object)
+        cluster = cluster.to_numpy()  # a pandas column keeps its dtype: integer labels stay integers
     labels = cluster if isinstance(cluster, np.ndarray) else np.asarray(cluster, dtype=object)
     if labels.ndim != 1 or labels.shape[0] != n:
         msg = f"`{name}` must have one label per {unit} ({n}); got shape {np.shape(labels)}."
         raise ValueError(msg)
+    keys: np.ndarray | None = None
     if labels.dtype.kind == "f":
         bad = np.isnan(labels)
-    elif labels.dtype.kind in "biu":
-        bad = np.zeros(n, dtype=bool)
+    elif labels.dtype.kind in "biuU":
+        bad = np.zeros(n, dtype=bool) if labels.dtype.kind != "U" else np.char.str_len(np.char.strip(labels)) == 0
     else:
-        bad = np.array([missing_label(v) for v in labels.tolist()], dtype=bool)
+        values = labels.tolist()
+        types = set(map(type, values))
+        if types <= {str}:  # text labels: vectorised blank check, no per-label Python call
+            keys = np.array(values, dtype=str) if values else np.array([], dtype=str)
+            bad = np.char.str_len(np.char.strip(keys)) == 0
+        else:
+            bad = np.array([missing_label(v) for v in values], dtype=bool)
     if np.any(bad):
         first = int(np.argmax(bad))
         msg = (f"{int(bad.sum())} {unit}(s) have no cluster label (first at {_WHERE.get(unit, unit)} {first}: "
                f"{labels[first]!r}); give every {unit} a cluster or drop those {unit}s")
         raise DataError(msg, field=name)
-    if labels.dtype.kind == "O":
+    if keys is None and labels.dtype.kind == "O":
         keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}"
                          for v in labels.tolist()])
-        _, codes = np.unique(keys, return_inverse=True)
-    else:
-        _, codes = np.unique(labels, return_inverse=True)
+    _, codes = np.unique(labels if keys is None else keys, return_inverse=True)
     codes = codes.reshape(-1).astype(np.int64)
     return codes, int(codes.max() + 1) if codes.size else 0
 
