@@ -26,11 +26,26 @@ def md_prose(text: object) -> str:
     return _MD_PROSE.sub(r"\\\1", str(text))
 
 
+#: what GitHub turns into a ping or a link by itself: @user, @org/team, bare URLs, www. and e-mail
+#: addresses (an @ already covers those); a zero-width space entity after the trigger breaks it
+_MD_AUTO = re.compile(r"(@)|((?:https?|ftp):)(//)|\b(www)(\.)", re.IGNORECASE)
+
+
+def _inert(match: re.Match[str]) -> str:
+    if match.group(1):
+        return "@&#8203;"
+    if match.group(2):
+        return f"{match.group(2)}&#8203;{match.group(3)}"
+    return f"{match.group(4)}&#8203;{match.group(5)}"
+
+
 def md_text(text: object) -> str:
     """Untrusted text (model names) as literal text in a Markdown table cell: control characters
-    visible, line breaks removed, every markup character backslash-escaped.
+    visible, line breaks removed, every markup character backslash-escaped, and mentions
+    (``@user``, ``@org/team``) and autolinks (``https://``, ``www.``, e-mail addresses) made inert
+    with a zero-width space (GitHub would otherwise ping a team or link a beacon on every PR).
     """
-    return _MD_SPECIAL.sub(r"\\\1", safe_text(text))
+    return _MD_AUTO.sub(_inert, _MD_SPECIAL.sub(r"\\\1", safe_text(text)))
 
 
 def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report",
