@@ -23,3 +23,42 @@ def test_makefile_targets_create_the_venv():
     mk = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^demo:", mk, re.M) and re.search(r"^test:", mk, re.M)
     assert "-m venv" in mk and "llm-power demo" in mk and "pytest" in mk
+
+
+def test_a_skip_fails_under_ci(tmp_path):
+    """CI=1 turns a skipped test (in the test or at collection, e.g. a missing oracle package) into a
+    failure; without CI the same file passes with skips; the platform allow-list still skips."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\n"
+        "def test_needs_data():\n    pytest.skip('../shared/data not found')\n\n"
+        "def test_platform():\n    pytest.skip('RLIMIT_AS is enforced on Linux')\n\n"
+        "def test_runs():\n    assert True\n")
+    (tmp_path / "test_module_skip.py").write_text("import pytest\npytest.importorskip('no_such_package_xyz')\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "_ci_plugin", "-p", "no:cacheprovider", str(tmp_path)]
+    quiet = subprocess.run(base, cwd=tmp_path, env={k: v for k, v in env.items() if k != "CI"},
+                           capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0, quiet.stdout
+    strict = subprocess.run([*base, "--continue-on-collection-errors"], cwd=tmp_path, env={**env, "CI": "1"},
+                            capture_output=True, text=True, timeout=120)
+    assert strict.returncode == 1, strict.stdout
+    assert "1 failed, 1 passed, 1 skipped, 1 error" in strict.stdout, strict.stdout  # the platform skip stays
+    assert "skipped under CI=1" in strict.stdout and "collection skipped under CI=1" in strict.stdout
+    plain = subprocess.run(base, cwd=tmp_path, env={**env, "CI": "1"}, capture_output=True, text=True, timeout=120)
+    assert plain.returncode != 0  # a collection skip stops the whole run: CI cannot go green
+
+
+def test_ci_stops_without_the_shared_data(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    (repo / ".ci" / "run").write_text((ROOT / ".ci" / "run").read_text())
+    res = subprocess.run(["bash", str(repo / ".ci" / "run")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert "../shared/data is absent" in res.stderr
+    assert "make test" not in res.stdout and "apt-get" not in res.stdout  # it stops first, fast
