@@ -16,6 +16,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -66,9 +67,13 @@ def test_every_hostile_case(corpus, capsys):
     failures = []
     for case in cases:
         before = snapshot(root)
+        start = time.monotonic()
         code, out, err = run_cli(case.argv, capsys)
+        took = time.monotonic() - start
         after = snapshot(root)
         problems = []
+        if "seconds" in case.extra and took > case.extra["seconds"]:
+            problems.append(f"took {took:.0f} s (more than {case.extra['seconds']} s)")
         if code != case.code:
             problems.append(f"exit {code} != {case.code}")
         if "Traceback" in err:

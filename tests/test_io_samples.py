@@ -101,10 +101,21 @@ def test_cli_equals_the_api(tmp_path, capsys):
         np.testing.assert_allclose(payload["models"][name]["se_questions"], res.standard_error, rtol=1e-12)
         fixed = pass_at_k_ci(x, [1, 3, 6], population="fixed_questions")
         np.testing.assert_allclose(payload["models"][name]["se_fixed_questions"], fixed.standard_error, rtol=1e-12)
-    cmp = compare_pass_at_k(a, b, [1, 3, 6], rng=0)  # models in the order given: tuned - base
-    assert payload["comparison"]["a"] == "tuned"
+    assert list(payload["models"]) == ["base", "tuned"]  # name order, whatever the file order
+    cmp = compare_pass_at_k(b, a, [1, 3, 6], rng=0)  # the first minus the second: base - tuned
+    assert payload["comparison"]["a"] == "base"
     np.testing.assert_allclose(payload["comparison"]["difference"], cmp.difference, rtol=1e-12)
     assert payload["comparison"]["resolved"] == cmp.resolved.tolist()
+    assert main(["passk", *map(str, files[::-1]), "--k", "1", "3", "6", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == payload  # the file order never matters
+    assert main(["passk", *map(str, files), "--k", "1", "3", "6", "--format", "json", "--baseline", "base"]) == 0
+    swapped = json.loads(capsys.readouterr().out)["comparison"]
+    cmp = compare_pass_at_k(a, b, [1, 3, 6], rng=0)  # --baseline base: tuned - base
+    assert (swapped["a"], swapped["b"]) == ("tuned", "base")
+    np.testing.assert_allclose(swapped["difference"], cmp.difference, rtol=1e-12)
+    np.testing.assert_allclose(swapped["band_low"], cmp.band_low, rtol=1e-12)
+    assert main(["passk", *map(str, files), "--baseline", "nobody"]) == 1
+    assert "--baseline 'nobody' must name one of exactly two models" in capsys.readouterr().err
     assert main(["passk", *map(str, files), "--k", "1", "6"]) == 0
     out = capsys.readouterr().out
     assert "CI, new questions" in out and "band (all k)" in out

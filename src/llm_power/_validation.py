@@ -6,6 +6,7 @@ Every check raises ``ValueError`` (bad value) or ``TypeError`` (bad type) with t
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable
 from typing import Any, cast
@@ -233,6 +234,13 @@ def check_paired(a: Any, b: Any, *, a_name: str = "a", b_name: str = "b",
     if a_arr.shape[0] < min_items:
         msg = f"need at least {min_items} items; got {a_arr.shape[0]}."
         raise ValueError(msg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = a_arr - b_arr
+        spread = float(np.sum((d - d.mean()) ** 2)) if np.all(np.isfinite(d)) else math.inf
+    if not math.isfinite(spread):  # the rule diagnose has: an overflow is bad data, never a NaN verdict
+        msg = ("the score differences overflow: scores are too large to compare (rescale them, e.g. divide by "
+               "their largest absolute value)")
+        raise DataError(msg)
     return a_arr, b_arr
 
 

@@ -326,7 +326,10 @@ def _headline(cols: dict[str, Any], settings: dict[str, Any]) -> str:
 
 
 def _direct_counts(enc: Any, a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:
+    """Battles between each pair, from the pairs that occur (memory O(battles + pairs), never M x M)."""
     m = len(enc.models)
-    lo, hi = np.minimum(enc.ia, enc.ib), np.maximum(enc.ia, enc.ib)
-    table = np.bincount(lo * m + hi, minlength=m * m)
-    return np.asarray(table[np.minimum(a_codes, b_codes) * m + np.maximum(a_codes, b_codes)], dtype=np.int64)
+    lo, hi = np.minimum(enc.ia, enc.ib).astype(np.int64), np.maximum(enc.ia, enc.ib).astype(np.int64)
+    keys, counts = np.unique(lo * m + hi, return_counts=True)
+    want = np.minimum(a_codes, b_codes).astype(np.int64) * m + np.maximum(a_codes, b_codes)
+    at = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+    return np.where(keys.size and (keys[at] == want), counts[at] if keys.size else 0, 0).astype(np.int64)

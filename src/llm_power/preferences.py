@@ -287,6 +287,25 @@ def _rank_order(ratings: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(ratings.size), -key, nan_last))
 
 
+#: models a Bradley-Terry fit takes by default (``LLM_POWER_MAX_MODELS``): it holds about ten dense
+#: (M + 1) x (M + 1) matrices (information, its inverse, meat, covariance, eigenvectors), 2 GB at 5,000
+MAX_MODELS = 5_000
+
+
+def check_model_count(m: int) -> None:
+    """Refuse, before allocating, a fit whose M x M matrices would not fit in memory."""
+    import os
+
+    raw = os.environ.get("LLM_POWER_MAX_MODELS", "")
+    cap = int(raw) if raw.strip().isdigit() and int(raw) > 0 else MAX_MODELS
+    if m > cap:
+        gib = 8.0 * (m + 1) ** 2 / 2**30
+        msg = (f"{m:,} models: a Bradley-Terry fit holds about ten {m + 1:,} x {m + 1:,} matrices ({gib:,.1f} GiB "
+               f"each); at most {cap:,} models (LLM_POWER_MAX_MODELS raises the limit), or rate groups of models "
+               "separately")
+        raise DataError(msg)
+
+
 @dataclass
 class Battles:
     """Battles encoded: model codes, outcome codes (0 a wins, 1 b wins, 2 tie), sorted model names."""
@@ -331,6 +350,7 @@ def encode_battles(battles: Any) -> Battles:
     if len(models) < 2:
         msg = "battles between at least two models are needed"
         raise DataError(msg)
+    check_model_count(len(models))
     outcome = np.full(ia.size, -1, dtype=np.int8)
     wv, av, bv = sw.to_numpy(), sa.to_numpy(), sb.to_numpy()
     outcome[wv == "tie"] = 2

@@ -279,6 +279,107 @@ def build(out: Path) -> list[Case]:
     cases.append(Case("passk: JSON of no known kind", ["passk", str(out / "odd.json")], 1, "not a samples file"))
     many = _wide_csv(out / "many.csv", [f"m{k}" for k in range(700)], n=20)
     cases.append(Case("700 models, all pairs", ["diagnose", str(many), "--pairs", "all"], 1, "244,650 pairs"))
+    cases += _new_entry_points(out, evil)
+    return cases
+
+
+def _gzip_bomb(path: Path, header: bytes, row: bytes, megabytes: int) -> Path:
+    """A small .gz file that decompresses to ``megabytes`` MB of ``row`` lines (streamed: never held)."""
+    import gzip
+
+    chunk = row * ((1 << 20) // len(row))
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        fh.write(header)
+        for _ in range(megabytes):
+            fh.write(chunk)
+    return path
+
+
+def _new_entry_points(out: Path, evil: list[str]) -> list[Case]:
+    """Issue 23: the entry points added in the second wave (arena, passk, gate, aggregate, --parquet)."""
+    cases: list[Case] = []
+    # every file a command reads is an input of the output checks (--instances, --data, ...)
+    reports = out / "swe"
+    reports.mkdir()
+    ids = out / "ids.txt"
+    ids.write_text("repo__1\nrepo__2\nrepo__3\n")
+    for model in ("ma", "mb"):
+        for run, resolved in ((1, ["repo__1"]), (2, ["repo__1", "repo__2"])):
+            (reports / f"{model}.r{run}.json").write_text(json.dumps({"resolved_ids": resolved}))
+    files = [str(p) for p in sorted(reports.glob("*.json"))]
+    cases.append(Case("passk: --json onto the --instances file", ["passk", *files, "--instances", str(ids), "--json",
+                      str(ids)], 2, "is the input"))
+    wide = _wide_csv(out / "gate_data.csv", ["base", "cand"], n=80)
+    cases.append(Case("gate: --json onto the --data file", ["gate", "base", "cand", "--data", str(wide), "--json",
+                      str(wide)], 2, "is the input"))
+    cases.append(Case("gate: --markdown inside an input folder", ["gate", str(out / "lm_eval" / "model-a"),
+                      str(out / "lm_eval" / "model-b"), "--markdown", str(out / "lm_eval" / "model-a" / "c.md")], 2,
+                      "lies inside the input"))
+    # gzip streams have the archive limits
+    bomb_csv = _gzip_bomb(out / "battles.csv.gz", b"model_a,model_b,winner\n", b"a,b,model_a\n", 300)
+    cases.append(Case("arena: 300 MB gzip bomb", ["arena", str(bomb_csv)], 1, "compression bomb"))
+    bomb_jsonl = _gzip_bomb(out / "samples.jsonl.gz", b"", b'{"model": "a", "item": "q", "sample": 1, "score": 1}\n',
+                            300)
+    cases.append(Case("passk: 300 MB gzip bomb", ["passk", str(bomb_jsonl)], 1, "compression bomb"))
+    import gzip
+
+    with gzip.open(out / "long.csv.gz", "wb", compresslevel=9) as fh:  # unique items, 100 kB prompts: 300 MB
+        fh.write(b"model,item,score,prompt\n")
+        for k in range(3000):
+            fh.write(b"m%d,q%d,%d," % (k % 2, k // 2, k % 3 == 0) + b"x" * 100_000 + b"\n")
+    cases.append(Case("diagnose: 300 MB gzip bomb", ["diagnose", str(out / "long.csv.gz")], 1, "compression bomb"))
+    (out / "notgzip.csv.gz").write_bytes(b"item,a,b\nq1,1,0\n")
+    cases.append(Case("diagnose: .gz that is not gzip", ["diagnose", str(out / "notgzip.csv.gz")], 1,
+                      "notgzip.csv.gz"))
+    # a duplicate battle column is an error, not a silent choice
+    (out / "dupwinner.csv").write_text("model_a,model_b,winner,winner\na,b,model_a,model_b\nb,a,model_a,tie\n")
+    cases.append(Case("arena: duplicate winner column", ["arena", str(out / "dupwinner.csv")], 1,
+                      "names column 'winner' twice"))
+    # an arena of 30,000 models is refused before any M x M allocation
+    huge = out / "huge_arena.csv"
+    huge.write_text("model_a,model_b,winner\n" + "".join(f"m{k},m{(k + 1) % 30000},model_a\n" for k in range(30000)))
+    cases.append(Case("arena: 30,000 models", ["arena", str(huge)], 1, "at most 5,000 models"))
+    # names that are mathtext or invisible formatting, in the arena's plot and every terminal line
+    sneaky = ["$\\frac{1}{0}$ math", "a\u2060b", "x\u061cy", "mvs\u180e", "tag\U000e0041\U000e007f", "@org/team",
+              "https://evil.example/x.png"]
+    rows = ["model_a,model_b,winner"] + [f"{_csv_quote(sneaky[k % 7])},{_csv_quote(sneaky[(k + 1) % 7])},"
+                                         f"{('model_a', 'model_b', 'tie')[k % 3]}" for k in range(84)]
+    (out / "sneaky.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    cases.append(Case("arena: mathtext and invisible characters in names", ["arena", str(out / "sneaky.csv"),
+                      "--html", str(out / "sneaky.html"), "--markdown", str(out / "sneaky.md")], 0,
+                      stdout_absent=("\u2060", "\u061c", "\u180e", "\U000e0041")))
+    # the gate refuses overflowing scores instead of printing +nan
+    (out / "overflow.csv").write_text("item,a,b\n" + "".join(f"q{k},{'1e308' if k % 2 else '-1e308'},"
+                                                             f"{'-1e308' if k % 2 else '1e308'}\n" for k in range(20)))
+    cases.append(Case("gate: +-1e308 graded scores", ["gate", "a", "b", "--data", str(out / "overflow.csv")], 1,
+                      "overflow"))
+    # aggregate: an odd config field
+    agg = out / "agg_odd"
+    agg.mkdir()
+    (agg / "results_2024.json").write_text(json.dumps({"results": {"arc": {"acc,none": 0.5}}, "n-samples": {
+        "arc": {"effective": 100}}, "config": "not an object", "model_name": ["not", "a", "string"]}))
+    cases.append(Case("aggregate: config that is not an object", ["aggregate", str(agg)], 0))
+    # NaN / None cluster labels in a wide Parquet are an error, not a cluster
+    try:
+        import pandas as pd
+
+        frame = pd.DataFrame({"item": [f"q{i}" for i in range(40)], "a": [i % 2 for i in range(40)],
+                              "b": [(i // 2) % 2 for i in range(40)],
+                              "subject": [None if i == 5 else f"s{i % 4}" for i in range(40)]})
+        frame.to_parquet(out / "nan_clusters.parquet")
+        cases.append(Case("diagnose: a None cluster label in a wide Parquet", ["diagnose", str(out / "nan_clusters.parquet"),
+                          "--cluster", "subject"], 1, "missing cluster label"))
+        frame.assign(subject=[float("nan") if i == 7 else f"s{i % 4}" for i in range(40)]).to_parquet(
+            out / "nan_clusters2.parquet")
+        cases.append(Case("diagnose: a NaN cluster label in a wide Parquet",
+                          ["diagnose", str(out / "nan_clusters2.parquet"), "--cluster", "subject"], 1,
+                          "missing cluster label"))
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+    # a 10,000-character model name: the terminal report is fast (timed by the test)
+    _wide_csv(out / "longname.csv", ["x" * 10_000, "model-b", "model-c"], n=200)
+    cases.append(Case("diagnose: a 10,000-character model name", ["diagnose", str(out / "longname.csv")], 0,
+                      extra={"seconds": 30}))
     return cases
 
 

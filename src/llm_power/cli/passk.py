@@ -38,6 +38,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--diagnose", type=int, metavar="K",
                    help="also rank every model at this k: the leaderboard resolution report on the per-question "
                         "estimates (default: off)")
+    p.add_argument("--baseline", metavar="MODEL",
+                   help="with two models: compare the other one minus this one (default: the first minus the second "
+                        "in name order; the file order never matters)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap band (default 0)")
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the numbers as JSON (default: none)")
     p.set_defaults(run=run)
@@ -49,6 +52,23 @@ def _fmt_ci(lo: float, hi: float) -> str:
     return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
+def _read(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The long sample table and, per model in name order, its questions x samples matrix; checks
+    ``--baseline``.
+    """
+    from ..errors import DataError
+    from ..io.samples import read_samples, sample_matrices
+
+    frame = read_samples(args.files, metric=args.metric, cluster=args.cluster, instances=args.instances)
+    matrices = sample_matrices(frame)
+    if args.baseline is not None and (len(matrices) != 2 or args.baseline not in matrices):
+        shown = ", ".join(map(repr, list(matrices)[:5])) + (", …" if len(matrices) > 5 else "")
+        msg = (f"--baseline {args.baseline!r} must name one of exactly two models "
+               f"(the files hold {len(matrices)}: {shown})")
+        raise DataError(msg)
+    return frame, matrices
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     import io
@@ -56,14 +76,12 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..errors import DataError
-    from ..io.samples import read_samples, sample_matrices
     from ..passk import compare_pass_at_k, pass_at_k_ci
     from ..report.files import check_outputs, write_atomic
     from ..report.terminal import dump_json, print_table, say
 
     check_outputs([args.json_out], args.files)
-    frame = read_samples(args.files, metric=args.metric, cluster=args.cluster, instances=args.instances)
-    matrices = sample_matrices(frame)
+    frame, matrices = _read(args)
     ks = sorted(set(args.k))
     payload: dict[str, Any] = {"metric": args.kind, "k": ks, "models": {}, "comparison": None}
     for model, wide in matrices.items():
@@ -102,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
                                 "Ratio: of the two standard errors.", right_align=(0, 1, 2, 3, 4))
     if len(matrices) == 2:
         (name_a, a), (name_b, b) = matrices.items()
+        if args.baseline == name_a:
+            (name_a, a), (name_b, b) = (name_b, b), (name_a, a)
         cmp = compare_pass_at_k(a.to_numpy(dtype=float), b.to_numpy(dtype=float), ks, metric=args.kind,
                                 confidence_level=args.confidence_level, rng=args.seed)
         payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),

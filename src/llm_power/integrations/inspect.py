@@ -145,6 +145,19 @@ class LLMPowerReport(Hooks):
             logging.getLogger(__name__).warning("llm-power report not written: %s", exc)
 
 
+def _report_stem(task: str) -> str:
+    """``llm-power-<task>``: the task's last path part with unsafe characters replaced, and a short hash
+    of the whole task name whenever that changed it (``a/x``, ``b/x`` and ``a_x`` never share a report).
+    """
+    import hashlib
+
+    last = task.split("/")[-1]
+    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else "_" for ch in last)[:80] or "task"
+    if safe != task:
+        safe += "-" + hashlib.sha256(task.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"llm-power-{safe}"
+
+
 def write_reports(logs: Any, target: str) -> list[Path]:
     """Diagnose each task's logs (two or more models) and write the reports; returns the files."""
     import warnings
@@ -172,7 +185,7 @@ def write_reports(logs: Any, target: str) -> list[Path]:
             diag = diagnose(aligned.scores, models=aligned.models)
         folder = Path(paths[0]).parent if target in ("", "1") else Path(target)
         folder.mkdir(parents=True, exist_ok=True)
-        stem = "llm-power-" + "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in task.split("/")[-1])
+        stem = _report_stem(task)
         title = f"Resolution report: {task}"
         written.append(Path(write_atomic(folder / f"{stem}.html", render_html(diag, title=title, source=task),
                                          inputs=tuple(paths))))

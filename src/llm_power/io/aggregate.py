@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import DataError
 from .safe import load_json_file
@@ -61,8 +61,13 @@ def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric:
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             msg = "not an lm-eval results file (no 'results' object)"
             raise DataError(msg, file=str(path))
-        model = str(data.get("model_name") or (data.get("config") or {}).get("model_args") or path.parent.name)
-        counts = data.get("n-samples") or {}
+        raw_config = data.get("config")
+        config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
+        name = data.get("model_name") if isinstance(data.get("model_name"), str) else None
+        args = config.get("model_args") if isinstance(config.get("model_args"), str) else None
+        model = name or args or path.parent.name
+        raw_counts = data.get("n-samples")
+        counts: dict[str, Any] = raw_counts if isinstance(raw_counts, dict) else {}
         for task, values in data["results"].items():
             if not isinstance(values, dict) or task not in counts:
                 continue

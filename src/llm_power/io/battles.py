@@ -173,18 +173,43 @@ def _table(path: Path) -> Any:
     import pandas as pd
 
     from .plain import plain_suffix
+    from .safe import open_bounded
 
     suffix = plain_suffix(path)
     try:
         if suffix == ".parquet":
             return pd.read_parquet(path)
         if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True, dtype=False)
+            with open_bounded(path) as fh:
+                return pd.read_json(fh, lines=True, dtype=False)
         if suffix == ".csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
-    except Exception:  # noqa: BLE001 - any failure: the record reader finds and names it
+            _check_header(path)
+            with open_bounded(path) as fh:
+                return pd.read_csv(fh, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+    except DataError:  # a compression bomb or an unreadable gzip: one line, now
+        raise
+    except Exception:  # noqa: BLE001 - any other failure: the record reader finds and names it
         return None
     return None
+
+
+def _check_header(path: Path) -> None:
+    """A CSV header naming a column twice is an error (pandas would rename the second ``winner.1`` and
+    read the first: a silent choice).
+    """
+    import csv
+    import io
+
+    from .safe import open_bounded
+
+    with open_bounded(path) as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as fh:
+        header = next(csv.reader(fh), [])
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            msg = f"the header names column {name!r} twice"
+            raise DataError(msg, file=str(path), record="line 1", field=name)
+        seen.add(name)
 
 
 def _normalised_log(frame: Any) -> Any:

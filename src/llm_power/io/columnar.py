@@ -74,9 +74,12 @@ def lm_eval_columns(path: Path, *, task: str, model: str, metric: str | None, fi
     if cluster is not None:
         fields.append(("doc", pa.struct([(cluster, label_type)])))
     options = pj.ParseOptions(explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore")
+    from .safe import open_bounded
+
     try:
-        table = pj.read_json(path, parse_options=options, read_options=pj.ReadOptions(use_threads=False,
-                                                                                       block_size=1 << 24))
+        with open_bounded(path) as fh:  # a .gz file under the archive limits
+            table = pj.read_json(fh, parse_options=options, read_options=pj.ReadOptions(use_threads=False,
+                                                                                         block_size=1 << 24))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
     return _columns(table, pc, task=task, model=model, name=name, metric=metric, filter_name=filter_name,

@@ -134,12 +134,23 @@ def _client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], No
         raise LLMPowerError(msg) from exc
     if scheduler is not None and not isinstance(scheduler, str):
         return scheduler, lambda: None
-    if scheduler is not None:
-        client = Client(scheduler)
-        return client, client.close
-    cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    client = Client(cluster)
+    import logging
+
+    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker",
+                 "distributed.core", "distributed.comm"):  # the cluster's chatter is not the user's news
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    try:
+        if scheduler is not None:
+            client = Client(scheduler, timeout=30)
+            return client, client.close
+        # the loopback, always: finding a routable address needs a network the machine may not have
+        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None, host="127.0.0.1")
+        client = Client(cluster)
+    except (OSError, TimeoutError, RuntimeError, ValueError) as exc:
+        where = f"the scheduler {scheduler}" if scheduler is not None else "a local Dask cluster"
+        msg = f"engine='dask' (--engine dask): cannot start or reach {where} ({type(exc).__name__}: {exc})"
+        raise LLMPowerError(" ".join(msg.split())[:400]) from None
 
     def close() -> None:
         client.close()

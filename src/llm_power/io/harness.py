@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .._kernel.clusters import missing_label
 from .._options import FORMATS  # one list, shared with the command line
 from ..errors import DataError
 from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score
@@ -67,7 +68,8 @@ def _lm_eval_model(path: Path, date: str) -> str:
             for key in ("model_name", "model_name_sanitized"):
                 if isinstance(res.get(key), str) and res[key]:
                     return str(res[key])
-            args = (res.get("config") or {}).get("model_args")
+            config = res.get("config")
+            args = config.get("model_args") if isinstance(config, dict) else None
             if isinstance(args, str):
                 match = re.search(r"pretrained=([^,]+)", args)
                 if match:
@@ -81,8 +83,8 @@ def doc_cluster(rec: dict[str, Any], cluster: str | None, *, file: str, record: 
         return None
     doc = rec.get("doc") or {}
     label = doc.get(cluster) if isinstance(doc, dict) else None
-    if label is None:
-        msg = f"no cluster field {cluster!r} in 'doc'"
+    if missing_label(label):
+        msg = f"no cluster field {cluster!r} in 'doc'" if label is None else f"empty cluster label {label!r}"
         raise DataError(msg, file=file, record=record, field=f"doc.{cluster}")
     return label
 
@@ -200,8 +202,9 @@ def _inspect_samples(samples: Sequence[dict[str, Any]], model: str, task: str, p
         label = None
         if cluster is not None:
             label = (sample.get("metadata") or {}).get(cluster)
-            if label is None:
-                msg = f"no cluster field {cluster!r} in sample metadata"
+            if missing_label(label):
+                msg = (f"no cluster field {cluster!r} in sample metadata" if label is None
+                       else f"empty cluster label {label!r}")
                 raise DataError(msg, file=str(path), record=record,
                                 field=f"metadata.{cluster}")
         target = sample.get("target")
@@ -332,8 +335,8 @@ def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None
         label = None
         if cluster is not None:
             label = doc.get(cluster) if isinstance(doc, dict) else None
-            if label is None:
-                msg = f"no cluster field {cluster!r} in doc"
+            if missing_label(label):
+                msg = f"no cluster field {cluster!r} in doc" if label is None else f"empty cluster label {label!r}"
                 raise DataError(msg, file=str(path), record=record,
                                 field=f"doc.{cluster}")
         gold = doc.get("gold_index") if isinstance(doc, dict) else None
@@ -428,7 +431,7 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: 
         rows = ((k + 2, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
     for recno, rec in rows:
         where = f"line {recno}"
-        if cluster is not None and rec.get(cluster) in (None, ""):
+        if cluster is not None and missing_label(rec.get(cluster)):
             msg = "missing cluster label"
             raise DataError(msg, file=str(path), record=where, field=cluster)
         for col in (model_column, item_col):

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel.clusters import missing_label
 from ..errors import DataError
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
@@ -106,12 +107,12 @@ def plain_suffix(path: Path) -> str:
 
 
 def _open_binary(path: Path) -> Any:
-    """The file's bytes, decompressed when it ends in .gz (streamed, as plain files are)."""
-    if path.suffix.lower() == ".gz":
-        import gzip
+    """The file's bytes, decompressed when it ends in .gz (streamed, as plain files are, under the
+    archive limits of docs/security.md).
+    """
+    from .safe import open_bounded
 
-        return gzip.open(path, "rb")
-    return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    return open_bounded(path)
 
 
 def _json_line(raw: Any, path: Path, lineno: int) -> Any:
@@ -297,7 +298,7 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
                                    missing_ok=value_columns is not None) for c in cols])
         if cluster_column is not None:
             label = rec.get(cluster_column)
-            if label in (None, ""):
+            if missing_label(label):
                 msg = "missing cluster label"
                 raise DataError(msg, file=str(path), record=record, field=cluster_column)
             clusters.append(str(label))
@@ -400,5 +401,13 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
             raise DataError(msg, file=str(path),
                             record=f"row {row}", field=name)
         values[:, j] = col
-    clusters = frame[cluster_column].astype(str).tolist() if cluster_column is not None else None
+    clusters = None
+    if cluster_column is not None:  # the package's missing-label rule: None, NaN, NA, blank are errors
+        labels = frame[cluster_column]
+        bad = (labels.isna() | (labels.astype(str).str.strip() == "")).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            msg = f"missing cluster label ({labels.iloc[row]!r})"
+            raise DataError(msg, file=str(path), record=f"row {row}", field=cluster_column)
+        clusters = labels.astype(str).tolist()
     return items, names, values, clusters

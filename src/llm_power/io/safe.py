@@ -6,15 +6,16 @@ member or record). Limits can be raised through environment variables (docs/secu
 =====================================  =========  ==============================================
 variable                               default    what it bounds
 =====================================  =========  ==============================================
-``LLM_POWER_MAX_MEMBER_MB``            512        uncompressed size of one archive member
+``LLM_POWER_MAX_MEMBER_MB``            512        uncompressed size of one archive member or ``.gz`` file
 ``LLM_POWER_MAX_ARCHIVE_MB``           4096       uncompressed size of all members read from one archive
-``LLM_POWER_MAX_RATIO``                200        compression ratio of a member larger than 1 MB
+``LLM_POWER_MAX_RATIO``                200        compression ratio of a member or ``.gz`` file past 1 MB
 ``LLM_POWER_MAX_JSON_MB``              2048       size of one JSON file read whole
 =====================================  =========  ==============================================
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import zipfile
@@ -24,7 +25,7 @@ from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit"]
+__all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit", "open_bounded"]
 
 _MB = 1 << 20
 _DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
@@ -45,6 +46,71 @@ def limit(name: str) -> int:
         msg = f"environment variable {name} must be a positive integer; got {raw!r}"
         raise ValueError(msg)
     return value
+
+
+class _BoundedGzip(io.RawIOBase):
+    """A gzip file decompressed under the archive limits: more than ``LLM_POWER_MAX_MEMBER_MB``, or a
+    ratio above ``LLM_POWER_MAX_RATIO`` once past 1 MB, is a DataError naming the file (a 5 MB file
+    of 2 GiB of rows stops at the limit, never in a MemoryError).
+    """
+
+    def __init__(self, path: Path) -> None:
+        import gzip
+
+        self.path = path
+        self.compressed = max(path.stat().st_size, 1)
+        self.cap = limit("LLM_POWER_MAX_MEMBER_MB") * _MB
+        self.ratio = limit("LLM_POWER_MAX_RATIO")
+        self.inner = gzip.open(path, "rb")
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self.inner.read(len(buffer))
+        except (OSError, EOFError, zlib.error) as exc:
+            msg = f"not a readable gzip file ({exc})"
+            raise DataError(msg, file=str(self.path)) from None
+        n = len(data)
+        buffer[:n] = data
+        self.total = max(self.total, int(self.inner.tell()))
+        if self.total > self.cap:
+            msg = (f"decompresses to more than the {self.cap // _MB} MB limit (LLM_POWER_MAX_MEMBER_MB); raise "
+                   "it for a file that is really this large")
+            raise DataError(msg, file=str(self.path))
+        if self.total > _MB and self.total > self.ratio * self.compressed:
+            msg = (f"decompresses more than {self.ratio}:1 (a compression bomb?); LLM_POWER_MAX_RATIO raises the "
+                   "limit")
+            raise DataError(msg, file=str(self.path))
+        return n
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Seek in the decompressed stream (the readers rewind after sniffing a CSV dialect); the
+        limits hold on the furthest byte reached.
+        """
+        return int(self.inner.seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self.inner.tell())
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def open_bounded(path: str | Path) -> Any:
+    """The file's bytes as a binary file object: a ``.gz`` file decompressed under the archive limits
+    (:class:`_BoundedGzip`), any other file as is.
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".gz":
+        return io.BufferedReader(_BoundedGzip(path), buffer_size=1 << 20)
+    return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
 
 
 def load_json_bytes(data: bytes, *, file: str, record: str | None = None) -> Any:
@@ -81,10 +147,8 @@ def load_json_file(path: str | Path) -> Any:
                             "(LLM_POWER_MAX_JSON_MB)"
             )
             raise DataError(msg, file=str(path))
-        if path.suffix.lower() == ".gz":  # decompressed under the same bound (a gzip bomb stops at the cap)
-            import gzip
-
-            with gzip.open(path, "rb") as fh:
+        if path.suffix.lower() == ".gz":  # decompressed under the same bound and the archive limits
+            with open_bounded(path) as fh:
                 data = fh.read(cap + 1)
             if len(data) > cap:
                 msg = f"JSON file decompresses to more than the {cap // _MB} MB limit (LLM_POWER_MAX_JSON_MB)"

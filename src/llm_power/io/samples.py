@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .._kernel.clusters import missing_label
 from ..errors import DataError
 
 __all__ = ["read_samples", "sample_matrices"]
@@ -227,7 +228,7 @@ def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
         label = None
         if cluster is not None:
             label = rec.get(cluster)
-            if label in (None, ""):
+            if missing_label(label):
                 msg = "is missing"
                 raise DataError(msg, file=str(path), record=where, field=cluster)
         yield {"model": str(rec["model"]), "item": str(rec["item"]), "sample": str(rec["sample"]),
@@ -303,13 +304,15 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
 
 
 def sample_matrices(frame: Any) -> dict[str, Any]:
-    """Per model (in order of appearance), its questions x samples matrix (pandas, NaN where a
-    question has fewer samples), questions in one common order (the union, sorted) so two models'
-    rows line up.
+    """Per model (in natural name order, as every report orders models: the output never depends on
+    the order of the input files), its questions x samples matrix (pandas, NaN where a question has
+    fewer samples), questions in one common order (the union, sorted) so two models' rows line up.
     """
+    from .align import natural_key
+
     out = {}
     items = sorted(set(frame["item"]))
-    for model, part in frame.groupby("model", sort=False):
-        wide = part.pivot(index="item", columns="sample", values="score").reindex(items)
-        out[str(model)] = wide
+    parts = {str(model): part for model, part in frame.groupby("model", sort=False)}
+    for model in sorted(parts, key=lambda name: (natural_key(name), name)):
+        out[model] = parts[model].pivot(index="item", columns="sample", values="score").reindex(items)
     return out

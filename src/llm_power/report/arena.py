@@ -38,8 +38,12 @@ def _fmt_n(value: float) -> str:
 
 
 def _fmt(value: float, spec: str) -> str:
-    """A number, or — where it could not be estimated."""
-    return "—" if not math.isfinite(value) else format(value, spec)
+    """A number, ±∞ for a rating without a finite estimate, or — where it could not be estimated."""
+    if math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "+∞" if value > 0 else "−∞"
+    return format(value, spec)
 
 
 def _strictest(diag: ArenaDiagnosis) -> tuple[str, str]:
@@ -212,7 +216,7 @@ def _forest(diag: ArenaDiagnosis, limit: int) -> str:
         for yk in y[~drawn]:
             ax.text(0.0, yk, "not estimable", va="center", ha="center", fontsize=9, color="#57606a")
         ax.axvline(0.0, color="#57606a", linestyle="--", linewidth=1)
-        ax.set_yticks(y, [safe_text(n) for n in names])
+        ax.set_yticks(y, [safe_text(n) for n in names], parse_math=False)  # names are data: a "$" is not mathtext
         ax.set_xlabel(f"rating gap, Elo points; {level} {kind} interval; colour: {label} verdict")
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)

@@ -12,14 +12,23 @@ from typing import Any, TextIO
 
 __all__ = ["dump_json", "print_table", "safe_text", "say", "terminal_width"]
 
-# C0/C1 control characters (escape sequences, carriage returns, bells), DEL, zero-width and
-# bidirectional-override characters: shown as visible escapes, never sent to a terminal raw
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+# Shown as visible escapes, never sent to a terminal raw: C0/C1 control characters (escape
+# sequences, carriage returns, bells) and DEL; every invisible format character that can hide or
+# reorder text -- soft hyphen, combining grapheme joiner, the Arabic letter mark, Hangul fillers,
+# Khmer inherent vowels, Mongolian vowel separator and variation selectors, zero-width spaces and
+# joiners, line/paragraph separators, bidirectional embeddings, overrides and isolates, the word
+# joiner and invisible operators (U+2060-2064) and deprecated format controls, variation
+# selectors, the byte-order mark, interlinear annotations, musical formatting, and the tag block
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+                     "\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+                     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 
 
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def safe_text(text: Any) -> str:

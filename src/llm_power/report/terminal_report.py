@@ -74,11 +74,21 @@ def _compact(view: ReportView, rows: list[Any], width: int) -> Any:
             header = [h.replace(" ", "\n", 1) if two_lines and k not in ("model_a", "model_b") else h
                       for k, h in zip(keys, view.header(keys), strict=True)]
             floor = min(longest, COMFORT_NAME if extra else MIN_NAME)
-            for name_width in range(longest, floor - 1, -1):
+
+            def build(name_width: int, keys: list[str] = keys, header: list[str] = header) -> Any:
                 short = dict(zip((m.name for m in view.models), unique_short_names(names, name_width), strict=True))
-                table = _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2))
-                if _width_of(table) <= width:
-                    return table
+                return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2))
+
+            # the table's width grows with the names' width: bisect for the widest names that fit (a few
+            # renders, not one per character of a 10,000-character name); no name is wider than the terminal
+            lo, hi = floor, max(floor, min(longest, width))
+            if _width_of(build(lo)) > width:
+                continue
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if _width_of(build(mid)) <= width else (lo, mid - 1)
+            return build(lo)
+    short = dict(zip((m.name for m in view.models), unique_short_names(names, MIN_NAME), strict=True))
     return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2), fold=(1, 2))
 
 
