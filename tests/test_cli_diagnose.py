@@ -75,7 +75,7 @@ def test_not_a_parquet_file(tmp_path, capsys):
     path = tmp_path / "fake.parquet"
     path.write_text("not parquet")
     assert main(["diagnose", str(path)]) == 1
-    assert "fake.parquet: cannot read as Parquet" in capsys.readouterr().err
+    assert "fake.parquet: not readable as Parquet" in capsys.readouterr().err
 
 
 def test_multiple_harness_inputs_and_outputs(tmp_path, capsys):

@@ -223,3 +223,25 @@ def test_cli_compare_reads_everything_diagnose_reads(capsys):
         one = json.loads(capsys.readouterr().out)
         sign = 1 if one["model_a"] == pair["model_a"] else -1
         assert one["delta"] == pytest.approx(sign * pair["delta"]) and one["pvalue"] == pytest.approx(pair["pvalue"])
+
+
+def test_interpreter_housekeeping_warnings_are_not_notes(files, capsys, monkeypatch):
+    # a ResourceWarning (an unclosed socket or file collected mid-run, maybe not even ours) is the
+    # interpreter's housekeeping: it never becomes a "note" line beside the user's data notes
+    import warnings
+
+    import llm_power.cli.main as cli_main
+
+    real = cli_main._run
+
+    def noisy(args):
+        warnings.warn("unclosed <socket.socket fd=19>", ResourceWarning, stacklevel=1)
+        warnings.warn("a data note", UserWarning, stacklevel=1)
+        return real(args)
+
+    monkeypatch.setattr(cli_main, "_run", noisy)
+    fa, fb, *_ = files
+    assert main(["compare", str(fa), str(fb), "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "a data note" in err  # the filter is not "drop every note"
+    assert "unclosed" not in err

@@ -302,6 +302,33 @@ def test_lower_is_better_gates_the_improvement():
     assert "improvement (lower is better)" in res.sentence()
 
 
+def test_lower_is_better_anytime_reads_the_range_on_the_scale_given():
+    """Error counts in [0, 10] with --anytime --score-range 0 10: the gate of the improvement equals
+    the higher-is-better gate of the negated scores in [-10, 0] (it refused, checking the range on the
+    negated scores); graded errors in [0, 1] need no range at all.
+    """
+    rng = np.random.default_rng(15)
+    base = rng.integers(0, 11, 600).astype(float)
+    cand = np.clip(base + rng.integers(-1, 2, 600), 0, 10)
+    res = gate(base, cand, margin=0.1, higher_is_better=False, anytime=True, score_range=(0, 10))
+    mirror = gate(-base, -cand, margin=0.1, anytime=True, score_range=(-10, 0))
+    assert (res.verdict, res.ci_low, res.ci_high) == (mirror.verdict, mirror.ci_low, mirror.ci_high)
+    assert res.pvalue_noninferiority == mirror.pvalue_noninferiority
+    loss = rng.random(400)
+    new = np.clip(loss + rng.normal(0.0, 0.05, 400), 0, 1)
+    res = gate(loss, new, margin=0.02, higher_is_better=False, anytime=True)
+    mirror = gate(-loss, -new, margin=0.02, anytime=True, score_range=(-1, 0))
+    assert (res.ci_low, res.ci_high) == (mirror.ci_low, mirror.ci_high)
+
+
+@pytest.mark.parametrize("bad", [(1, 0), (0, float("nan")), (0, 0.5)])
+def test_a_declared_score_range_is_checked_in_every_mode(bad):
+    """--score-range 1 0 (or one the scores leave) was ignored without --anytime."""
+    scores = np.linspace(0, 1, 50)
+    with pytest.raises(ValueError, match="score_range"):
+        gate(scores, scores[::-1], score_range=bad)
+
+
 def test_anytime_pvalues_agree_with_the_verdict():
     """With --anytime the printed p-values come from the sequence's own e-process: PASS exactly
     when the non-inferiority p is at most alpha, FAIL exactly when the inferiority p is.

@@ -160,8 +160,9 @@ def api():
     server, other = _serve(FakeGitHub), _serve(Elsewhere)
     FakeGitHub.redirect_to = f"http://127.0.0.1:{other.server_port}"
     yield f"http://127.0.0.1:{server.server_port}", FakeGitHub
-    server.shutdown()
-    other.shutdown()
+    for srv in (server, other):  # stop serving and close the listening socket: a leaked socket is
+        srv.shutdown()           # collected later, inside another test's run, as a stray note
+        srv.server_close()
 
 
 def _env(monkeypatch, tmp_path, api_url, event=None, **inputs):
@@ -365,3 +366,4 @@ def test_missing_inputs_are_a_usage_error(monkeypatch, capsys, tmp_path):
     assert "required" in capsys.readouterr().err
     assert (tmp_path / "out.txt").read_text() == "verdict=ERROR\nexit-code=2\n"
     assert os.environ.get("INPUT_BASELINE") is None
+

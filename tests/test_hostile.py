@@ -68,7 +68,16 @@ def test_every_hostile_case(corpus, capsys):
     for case in cases:
         before = snapshot(root)
         start = time.monotonic()
-        code, out, err = run_cli(case.argv, capsys)
+        saved = {key: os.environ.get(key) for key in case.extra.get("env", {})}
+        os.environ.update(case.extra.get("env", {}))
+        try:
+            code, out, err = run_cli(case.argv, capsys)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
         took = time.monotonic() - start
         after = snapshot(root)
         problems = []

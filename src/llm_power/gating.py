@@ -181,8 +181,9 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         then reported as improvement, baseline - candidate, so that "worse" keeps its meaning.
         0/1 error flags are gated as the correctness flags 1 - x (Tango's test, as for accuracy).
     score_range : (float, float), optional
-        With ``anytime`` and scores outside [0, 1]: the range any per-item score can take (the
-        betting sequence needs bounded differences).
+        With ``anytime`` and scores outside [0, 1]: the range any per-item score can take, on the
+        scale given (the betting sequence needs bounded differences). When given, every score must
+        lie in it, whatever the mode.
 
     Returns
     -------
@@ -209,10 +210,15 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         raise ValueError(msg)
     b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
     binary = is_binary(b_arr, c_arr)
+    bounds = None
+    if anytime or score_range is not None:  # checked on the scores as given, in every mode when declared
+        bounds = _score_range(b_arr, c_arr, score_range)
     if not higher_is_better:  # error scores: the gate runs on the improvement (baseline - candidate)
         # 0/1 error flags become 0/1 correctness flags (1 - x: the same differences, and Tango's test
-        # as for correctness); other error scores their negatives
+        # as for correctness); other error scores their negatives (and so does their range)
         b_arr, c_arr = (1.0 - b_arr, 1.0 - c_arr) if binary else (-b_arr, -c_arr)
+        if bounds is not None:
+            bounds = (1.0 - bounds[1], 1.0 - bounds[0]) if binary else (-bounds[1], -bounds[0])
     d = c_arr - b_arr
     n = d.size
     delta = float(d.mean())
@@ -227,7 +233,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         horizon = n if horizon is None else check_int_at_least(horizon, "horizon", 1)
         if codes is None:
             test, p_non, p_inf, lo, hi = _anytime_betting(d, b_arr, c_arr, margin=margin, alpha=alpha,
-                                                          horizon=horizon, score_range=score_range)
+                                                          horizon=horizon, score_range=bounds)
             var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
         else:
             test, p_non, p_inf, lo, hi, var_alt, var_null, de = _anytime_clustered(

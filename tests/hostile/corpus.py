@@ -376,6 +376,53 @@ def _new_entry_points(out: Path, evil: list[str]) -> list[Case]:
                           "missing cluster label"))
     except ImportError:  # pragma: no cover - pandas is a dependency
         pass
+    # a declared score range the wrong way round is an error in every mode, also for lower-is-better
+    cases.append(Case("gate: --score-range 1 0", ["gate", "base", "cand", "--data", str(wide), "--score-range", "1",
+                      "0"], 1, "--score-range"))
+    cases.append(Case("gate: --score-range 1 0, lower is better, anytime", ["gate", "base", "cand", "--data", str(wide),
+                      "--score-range", "1", "0", "--lower-is-better", "--anytime", "--horizon", "500"], 1,
+                      "--score-range"))
+    # aggregate: a NaN score and a count no float holds exactly
+    for name, result, n_samples, phrase in (("a NaN score", {"acc,none": float("nan")}, 100, "not a finite number"),
+                                            ("1e30 items", {"acc,none": 0.5}, 10**30, "more than a count")):
+        folder = out / f"agg_{name.split()[1].lower()}"
+        folder.mkdir()
+        (folder / "results_2024.json").write_text(json.dumps({"results": {"arc": result},
+                                                              "n-samples": {"arc": {"effective": n_samples}}}))
+        cases.append(Case(f"aggregate: {name}", ["aggregate", str(folder)], 1, phrase))
+    # arena: a model name that is an object or a boolean is not a name
+    for name, value in (("an object", {"x": 1}), ("a boolean", True)):
+        path = out / f"battles_{name.split()[1]}.jsonl"
+        path.write_text("".join(json.dumps({"model_a": value if k == 3 else "a", "model_b": "b",
+                                            "winner": "model_a"}) + "\n" for k in range(20)))
+        cases.append(Case(f"arena: a model name that is {name}", ["arena", str(path)], 1, "must be a name"))
+    cases.append(Case("arena: --judge without a judge column", ["arena", str(out / "sneaky.csv"), "--judge", "gpt-4"], 1,
+                      "no judge column"))
+    # SWE-bench reports whose id lists hold numbers or objects
+    odd = out / "swe_odd"
+    odd.mkdir()
+    for model in ("ma", "mb"):
+        (odd / f"{model}.json").write_text(json.dumps({"resolved_ids": ["repo__1", 7, {"a": 1}]}))
+    cases.append(Case("passk: resolved_ids with non-strings", ["passk", *(str(p) for p in sorted(odd.glob("*.json")))],
+                      1, "not an instance id"))
+    try:
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        # a Parquet schema naming a column twice (pandas would silently pick one)
+        table = pa.Table.from_arrays([pa.array(["q1", "q2", "q3"]), pa.array([1, 0, 1]), pa.array([0, 0, 1]),
+                                      pa.array([1, 1, 0])], names=["item", "a", "b", "a"])
+        pq.write_table(table, out / "dupcols.parquet")
+        cases.append(Case("diagnose: a Parquet column named twice", ["diagnose", str(out / "dupcols.parquet")], 1,
+                          "twice"))
+        # a small file that decompresses past the Parquet limit (set low here) is refused from its footer
+        pd.DataFrame({"item": [f"q{i}" for i in range(200_000)], "a": [i % 2 for i in range(200_000)],
+                      "b": [(i // 3) % 2 for i in range(200_000)]}).to_parquet(out / "big.parquet")
+        cases.append(Case("diagnose: Parquet past LLM_POWER_MAX_PARQUET_MB", ["diagnose", str(out / "big.parquet")], 1,
+                          "LLM_POWER_MAX_PARQUET_MB", extra={"env": {"LLM_POWER_MAX_PARQUET_MB": "1"}}))
+    except ImportError:  # pragma: no cover - pandas and pyarrow are dependencies
+        pass
     # a 10,000-character model name: the terminal report is fast (timed by the test)
     _wide_csv(out / "longname.csv", ["x" * 10_000, "model-b", "model-c"], n=200)
     cases.append(Case("diagnose: a 10,000-character model name", ["diagnose", str(out / "longname.csv")], 0,

@@ -85,9 +85,12 @@ def _filter(frame: Any, args: argparse.Namespace) -> Any:
             raise DataError(msg)
         frame = frame[frame[column].astype(str) == value]
     if args.judge:
-        unknown = sorted(set(args.judge) - set(frame["judge"].astype(str)))
+        judges = sorted(set(frame["judge"].astype(str)) - {""})
+        unknown = sorted(set(args.judge) - set(judges))
         if unknown:
-            msg = f"--judge {unknown[0]!r}: no such judge; judges: {', '.join(sorted(set(frame['judge'].astype(str))))}"
+            shown = ", ".join(map(repr, judges[:10])) + (f", … ({len(judges)} in all)" if len(judges) > 10 else "")
+            msg = (f"--judge {unknown[0]!r}: no such judge; judges: {shown}" if judges
+                   else f"--judge {unknown[0]!r}: the battles name no judge (no judge column)")
             raise DataError(msg)
         frame = frame[frame["judge"].astype(str).isin(args.judge)]
     if frame.empty:

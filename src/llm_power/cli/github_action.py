@@ -138,6 +138,7 @@ class GitHubAPI:
             with self.opener.open(req, timeout=self.timeout) as resp:
                 text = resp.read(16 << 20).decode("utf-8", errors="replace")
         except urllib.error.HTTPError as exc:
+            exc.close()  # the error carries the open response; close it now, not at garbage collection
             msg = f"{method} {path.split('?')[0]}: HTTP {exc.code}"
             raise ActionError(msg) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:  # refused, timed out, TLS, bad URL

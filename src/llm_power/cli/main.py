@@ -107,6 +107,8 @@ def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
         return
     seen = set()
     for item in caught:
+        if issubclass(item.category, ResourceWarning):  # the interpreter's housekeeping, not the user's data
+            continue
         message = " ".join(str(item.message).split())
         if message in seen:
             continue

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,8 @@ from .safe import load_json_file
 __all__ = ["AggregateScore", "read_lm_eval_aggregates"]
 
 _RESULTS = re.compile(r"^results_.*\.json$")
+#: the largest count a float holds exactly
+_MAX_COUNT = 2**53
 
 
 class AggregateScore(NamedTuple):
@@ -75,6 +78,9 @@ def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric:
             n = info.get("effective", info.get("original")) if isinstance(info, dict) else info
             if not isinstance(n, int) or isinstance(n, bool) or n < 1:
                 continue
+            if n > _MAX_COUNT:
+                msg = f"{n:.3g} items is more than a count can be exactly (2**53)"
+                raise DataError(msg, file=str(path), record=f"task {task}", field="n-samples")
             for key, value in values.items():
                 numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
                 if "," not in key or "_stderr," in key or not numeric:
@@ -82,10 +88,17 @@ def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric:
                 name, filt = key.split(",", 1)
                 if (metric is not None and name != metric) or (filter is not None and filt != filter):
                     continue
+                if not math.isfinite(value):
+                    msg = f"score {value!r} is not a finite number"
+                    raise DataError(msg, file=str(path), record=f"task {task}", field=key)
                 stderr = values.get(f"{name}_stderr,{filt}")
-                out.append(AggregateScore(model, str(task), name, filt, float(value),
-                                          float(stderr) if isinstance(stderr, (int, float)) else None, int(n),
-                                          str(path)))
+                se = float(stderr) if isinstance(stderr, (int, float)) and not isinstance(stderr, bool) else None
+                if se is not None and not math.isfinite(se):  # NaN is lm-eval's "N/A": not available
+                    se = None
+                if se is not None and se < 0:
+                    msg = f"standard error {se!r} is negative"
+                    raise DataError(msg, file=str(path), record=f"task {task}", field=f"{name}_stderr,{filt}")
+                out.append(AggregateScore(model, str(task), name, filt, float(value), se, int(n), str(path)))
     if not out:
         wanted = f" for metric {metric!r}" if metric else ""
         msg = f"no task scores with an item count (n-samples){wanted}"

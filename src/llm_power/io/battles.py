@@ -48,14 +48,11 @@ def _records(path: Path) -> Iterator[tuple[Any, dict[Any, Any]]]:
     from .plain import plain_suffix
 
     if plain_suffix(path) == ".parquet":
-        import pandas as pd
 
-        try:
-            frame = pd.read_parquet(path)
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
-            msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
-            raise DataError(msg, file=str(path)) from None
-        for k, row in enumerate(frame.to_dict(orient="records"), start=1):
+        from .safe import read_parquet
+
+        frame = read_parquet(path)
+        for k, row in enumerate(frame.to_dict(orient="records")):
             yield f"row {k}", row
         return
     yield from plain_records(path)
@@ -67,6 +64,9 @@ def _text(value: Any, *, file: str, record: Any, field: str) -> str:
         raise DataError(msg, file=file, record=record, field=field)
     if isinstance(value, (list, tuple)):  # MT-Bench: judge = [model, prompt name]
         value = value[0] if value else ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        msg = f"must be a name (text or a number); got {type(value).__name__}"
+        raise DataError(msg, file=file, record=record, field=field)
     text = str(value).strip()
     if not text:
         msg = "is empty"
@@ -178,7 +178,9 @@ def _table(path: Path) -> Any:
     suffix = plain_suffix(path)
     try:
         if suffix == ".parquet":
-            return pd.read_parquet(path)
+            from .safe import read_parquet
+
+            return read_parquet(path)
         if suffix in (".jsonl", ".ndjson"):
             with open_bounded(path) as fh:
                 return pd.read_json(fh, lines=True, dtype=False)
@@ -220,8 +222,10 @@ def _normalised_log(frame: Any) -> Any:
         return None
     out = frame.copy()
     for column in ("model_a", "model_b", "winner"):
-        if out[column].isna().any():
+        if out[column].isna().any() or out[column].dtype == bool:
             return None
+        if out[column].dtype == object and not out[column].map(type).isin((str, int, float)).all():
+            return None  # a list, an object or a boolean as a name: the record reader names the record
         out[column] = out[column].astype(str).str.strip()
     a, b, raw = out["model_a"], out["model_b"], out["winner"]
     winner = raw.str.lower().map(_WINNERS)

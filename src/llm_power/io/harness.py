@@ -19,7 +19,7 @@ from .._kernel.clusters import missing_label
 from .._options import FORMATS  # one list, shared with the command line
 from ..errors import DataError
 from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score
-from .safe import ArchiveReader, load_json_file
+from .safe import ArchiveReader, load_json_file, read_parquet
 
 if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
     import numpy as np
@@ -299,13 +299,7 @@ def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
 
 def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
     """Lighteval ``details_<task>|<fewshot>_<timestamp>.parquet`` (struct columns doc / metric)."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError) as exc:
-        msg = f"cannot read as Parquet ({type(exc).__name__})"
-        raise DataError(msg, file=str(path)) from None
+    frame = read_parquet(path)
     if "metric" not in frame.columns or "doc" not in frame.columns:
         msg = f"not a lighteval details file (columns {list(frame.columns)}; expected doc, metric)"
         raise DataError(msg,
@@ -364,7 +358,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
         try:
             columns = [str(c) for c in pq.read_schema(path).names]  # the header only, not the table
         except (OSError, ValueError) as exc:
-            msg = f"cannot read as Parquet ({type(exc).__name__})"
+            msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
             raise DataError(msg, file=str(path)) from None
         rows: Iterable[tuple[Any, dict[str, Any]]] = ()
     else:
@@ -425,12 +419,11 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: 
                f"cannot tell which column is the score; columns are {listed} (choose one with --score-column)")
         raise DataError(msg, file=str(path))
     if path.suffix.lower() == ".parquet":
-        import pandas as pd
-
-        frame = pd.read_parquet(path)
-        rows = ((k + 2, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
+        frame = read_parquet(path)
+        rows = ((k, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
+    unit = "row" if path.suffix.lower() == ".parquet" else "line"
     for recno, rec in rows:
-        where = f"line {recno}"
+        where = f"{unit} {recno}"
         if cluster is not None and missing_label(rec.get(cluster)):
             msg = "missing cluster label"
             raise DataError(msg, file=str(path), record=where, field=cluster)

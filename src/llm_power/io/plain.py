@@ -360,14 +360,9 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
                        models: Sequence[str] | None) -> tuple[list[str], list[str], np.ndarray, list[str] | None]:
     import pandas as pd
 
-    if not path.exists():
-        msg = "file not found"
-        raise DataError(msg, file=str(path))
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError) as exc:
-        msg = f"cannot read as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
-        raise DataError(msg, file=str(path)) from None
+    from .safe import read_parquet
+
+    frame = read_parquet(path)
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
@@ -397,7 +392,10 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
         bad = ~np.isfinite(col) & ~frame[name].isna().to_numpy()  # a null cell is a missing result
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            msg = f"score {frame[name].iloc[row]!r} is not a finite number"
+            value = frame[name].iloc[row]
+            shown = value.tolist() if isinstance(value, np.ndarray) else value.item() if isinstance(value, np.generic) \
+                else value
+            msg = f"score {shown!r:.60} is not a finite number"
             raise DataError(msg, file=str(path),
                             record=f"row {row}", field=name)
         values[:, j] = col

@@ -10,6 +10,7 @@ variable                               default    what it bounds
 ``LLM_POWER_MAX_ARCHIVE_MB``           4096       uncompressed size of all members read from one archive
 ``LLM_POWER_MAX_RATIO``                200        compression ratio of a member or ``.gz`` file past 1 MB
 ``LLM_POWER_MAX_JSON_MB``              2048       size of one JSON file read whole
+``LLM_POWER_MAX_PARQUET_MB``           4096       uncompressed size of one Parquet file (its metadata's)
 =====================================  =========  ==============================================
 """
 
@@ -25,11 +26,11 @@ from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit", "open_bounded"]
+__all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit", "open_bounded", "read_parquet"]
 
 _MB = 1 << 20
 _DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
-             "LLM_POWER_MAX_JSON_MB": 2048}
+             "LLM_POWER_MAX_JSON_MB": 2048, "LLM_POWER_MAX_PARQUET_MB": 4096}
 
 
 def limit(name: str) -> int:
@@ -111,6 +112,47 @@ def open_bounded(path: str | Path) -> Any:
     if path.suffix.lower() == ".gz":
         return io.BufferedReader(_BoundedGzip(path), buffer_size=1 << 20)
     return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+
+
+def read_parquet(path: str | Path) -> Any:
+    """A Parquet file as a pandas DataFrame, after its footer is checked: a column named twice is a
+    DataError (as in a CSV header), and so is an uncompressed size (from the row groups' metadata,
+    before anything is decompressed) past ``LLM_POWER_MAX_PARQUET_MB``; any read failure is one line.
+    """
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.exists():
+        msg = "file not found"
+        raise DataError(msg, file=str(path))
+    try:
+        parquet = pq.ParquetFile(path)
+        meta = parquet.metadata
+        size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+        schema_names = parquet.schema_arrow.names
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+        msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
+        raise DataError(msg, file=str(path)) from None
+    seen: set[str] = set()
+    for name in schema_names:
+        if name in seen:
+            msg = f"the schema names column {name!r} twice (which one is meant?)"
+            raise DataError(msg, file=str(path), field=name)
+        seen.add(name)
+    cap = limit("LLM_POWER_MAX_PARQUET_MB")
+    if size > cap * _MB:
+        msg = (f"decompresses to {size / _MB:,.0f} MB, more than the {cap:,} MB limit (LLM_POWER_MAX_PARQUET_MB); "
+               "raise it for a file that is really this large")
+        raise DataError(msg, file=str(path))
+    try:
+        return pd.read_parquet(path)
+    except MemoryError:
+        msg = "too large to read into memory"
+        raise DataError(msg, file=str(path)) from None
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+        msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
+        raise DataError(msg, file=str(path)) from None
 
 
 def load_json_bytes(data: bytes, *, file: str, record: str | None = None) -> Any:

@@ -123,10 +123,17 @@ def _swebench(path: Path, instances: list[str] | None) -> Iterator[dict[str, Any
     if not isinstance(resolved, list):
         msg = "resolved_ids must be a list of instance ids"
         raise DataError(msg, file=str(path), field="resolved_ids")
-    known = set(map(str, resolved))
-    for key in ("unresolved_ids", "submitted_ids", "completed_ids", "error_ids", "empty_patch_ids", "incomplete_ids"):
-        if isinstance(data.get(key), list):
-            known |= set(map(str, data[key]))
+    known = set()
+    for key in ("resolved_ids", "unresolved_ids", "submitted_ids", "completed_ids", "error_ids", "empty_patch_ids",
+                "incomplete_ids"):
+        ids = data.get(key)
+        if not isinstance(ids, list):
+            continue
+        bad = next((k for k, v in enumerate(ids) if not isinstance(v, str) or not v.strip()), None)
+        if bad is not None:
+            msg = f"entry #{bad} ({ids[bad]!r:.40}) is not an instance id (a non-empty string)"
+            raise DataError(msg, file=str(path), field=key)
+        known |= set(ids)
     if instances is None:
         total = data.get("total_instances")
         if isinstance(total, int) and total > len(known):
