@@ -67,32 +67,62 @@ def _pairs_table(out: str) -> tuple[list[str], list[list[str]], bool]:
 def test_demo_table_fits_the_terminal_and_cuts_no_number(capsys, monkeypatch, tmp_path, columns):
     code, out, _ = run_cli(capsys, monkeypatch, "demo", "--html", str(tmp_path / "r.html"), columns=columns)
     assert code == 0
-    if columns >= 100:
-        assert max(len(line) for line in out.splitlines()) <= columns
+    from wcwidth import wcswidth
+
+    # a path is one word (never split): "report: /a/long/path" may pass a very narrow width
+    too_wide = [line for line in out.splitlines() if wcswidth(line.rstrip()) > columns
+                and not (len(line.split()) == 2 and line.split()[0].endswith(":"))]
+    assert not too_wide, too_wide
     code, js, _ = run_cli(capsys, monkeypatch, "demo", "--html", str(tmp_path / "r.html"), "--format", "json")
     payload = json.loads(js)
     header, rows, folded = _pairs_table(out)
     pairs = payload["pairs"]
     n_star_shown = header[-2:] == ["N*", "cluster"]  # the optional column when the terminal has room
-    assert folded == (columns < 100)  # narrower than the compact table: names fold, numbers stay whole
+    p_cluster_shown = header[-2:] == ["p", "cluster"]
+    by_rank = header[1:3] == ["A", "B"]  # names do not fit: models by their rank in the Models table
+    assert not folded  # no row is wrapped at any of these widths
+    assert by_rank == ("A, B: the models' ranks in the Models table above" in out)
+    assert by_rank == (columns < 120)  # MMLU-Pro's names (27 characters) fit whole only at 120 columns
     assert len(rows) == len(pairs) == 9
     models = payload["models"]
-    for row, pair in zip(rows, pairs, strict=True):
-        if n_star_shown:
+    for k, (row, pair) in enumerate(zip(rows, pairs, strict=True)):
+        if p_cluster_shown:
+            *row, n_star, p_cluster = row
+            assert n_star == f"{math.ceil(pair['n_star_cluster']):,}"
+            assert p_cluster == fmt_p(pair["pvalue_cluster"], 2)
+        elif n_star_shown:
             *row, n_star = row
             assert n_star == f"{math.ceil(pair['n_star_cluster']):,}"
-        rank, name_a, name_b, gap, p, *marks, q_strict = row
+        number, name_a, name_b, gap, p, *marks, q_strict = row
         # every number in full, equal to the JSON report's value formatted independently
-        assert rank == str(pair["rank_a"])
+        assert number == str(k + 1)  # "#" numbers the pairs (not model A's rank)
         assert gap == f"{100 * pair['delta']:+.2f}"
         assert p == f"{pair['pvalue']:.2g}" or p == fmt_p(pair["pvalue"], 2)
         assert float(q_strict) == pytest.approx(pair["q_cluster"], abs=0.005)
         assert marks == ["✓" if pair[k] else "✗" for k in
                          ("resolved", "resolved_corrected", "resolved_cluster", "resolved_anytime")]
+        if by_rank:
+            assert (name_a, name_b) == (str(pair["rank_a"]), str(pair["rank_b"]))
+            assert models[pair["rank_a"] - 1] == pair["model_a"] and models[pair["rank_b"] - 1] == pair["model_b"]
+            continue
         # a shortened name stands for exactly one model, and for the right one
-        for form, full in ((name_a, pair["model_a"]), (name_b, pair["model_b"])) if not folded else ():
+        for form, full in ((name_a, pair["model_a"]), (name_b, pair["model_b"])):
             assert _matches(form, full)
             assert sum(_matches(form, m) for m in models) == 1, form
+
+
+def test_narrower_than_any_table_one_paragraph_per_pair_nothing_cut(capsys, monkeypatch, tmp_path):
+    from wcwidth import wcswidth
+
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, monkeypatch, "demo", "--html", "r.html", columns=50)
+    assert code == 0
+    assert not [line for line in out.splitlines() if wcswidth(line.rstrip()) > 50
+                and not line.startswith("report: /")]  # a path is one word
+    code, js, _ = run_cli(capsys, monkeypatch, "demo", "--html", "r.html", "--format", "json")
+    text = " ".join(out.split("Resolution of", 1)[1].split())  # paragraphs joined back
+    for k, pair in enumerate(json.loads(js)["pairs"]):
+        assert f"{k + 1}. #{pair['rank_a']} vs #{pair['rank_b']}: gap (pts) {100 * pair['delta']:+.2f}, p " in text
 
 
 def test_unique_short_names_keep_versions_apart():

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-#: below this terminal width the pairs table puts both names in one wrapping column and drops "battles"
-NARROW = 100
+#: shortened names are never shorter than this (below it the table names models by rank)
+MIN_NAME = 16
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
 
@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..report.files import check_outputs, write_atomic
     from ..report.terminal import dump_json, print_table, say, terminal_width
+    from ..report.terminal_report import fit_table
 
     outputs = [args.html_out, args.markdown_out, args.json_out]
     check_outputs(outputs, args.files)
@@ -150,18 +151,32 @@ def run(args: argparse.Namespace) -> int:
                 caption=f"Elo: 400/ln 10 × Bradley–Terry log-strength, mean 1000. Rank intervals: simultaneous "
                         f"{args.confidence_level:.0%} (max-t over all pairs).", right_align=(0, 2))
     header = arena_header(diag)
-    rows = arena_rows(diag, MAX_TERMINAL_ROWS, name_width=16)
+    rows = arena_rows(diag, MAX_TERMINAL_ROWS)
     title = f"Rating gaps, {args.pairs} pairs; {arena_test_label(diag)}" + (
         f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has every pair)" if len(rows) < diag.n_pairs else "")
     width = terminal_width(sys.stdout)
-    if width < NARROW:  # a narrow terminal: one line per pair (wrapping as it must), no number cut
-        say(title)
-        for row in arena_rows(diag, MAX_TERMINAL_ROWS):  # whole names: the lines wrap
+    # whole names, then shorter unique names, then headers on two lines, then the models by their
+    # rank in the table above: the first layout that fits the terminal, no row wrapped, no number cut
+    position = {name: str(k + 1) for k, name in enumerate(diag.ranks["model"])}
+    by_rank = [[position[a], position[b], *rest] for (a, b, *rest) in rows]
+    two = [h.replace(" ", "\n", 1) for h in header]
+    variants: list[tuple[list[str], list[list[str]], tuple[int, ...]]] = [
+        (head, arena_rows(diag, MAX_TERMINAL_ROWS, name_width=w), (0, 1)) for head in (header, two)
+        for w in (None, 24, MIN_NAME)]
+    variants += [(head, by_rank, ()) for head in (header, two)]
+    table, chosen = fit_table(variants, width)
+    say(title)
+    if table is None:  # narrower than every table: one paragraph per pair, whole names, nothing cut
+        for row in rows:
             say(f"{row[0]} − {row[1]}: " + ", ".join(f"{name} {cell}" for name, cell in zip(header[2:], row[2:],
                                                                                          strict=True)))
-        say(arena_legend(diag))
     else:
-        print_table(title, header, rows, caption=arena_legend(diag), right_align=tuple(range(2, len(header))))
+        from rich.console import Console
+
+        Console(file=sys.stdout, width=width, highlight=False, emoji=False, soft_wrap=False).print(table)
+        if chosen >= len(variants) - 2:  # the rank layout
+            say("A, B: the models' ranks in the table above (names in full there).")
+    say(arena_legend(diag))
     for line in arena_sentences(diag):
         say(line)
     return 0

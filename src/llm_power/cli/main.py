@@ -101,6 +101,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             _notes(args, caught)
 
 
+def message_line(text: str) -> None:
+    """One message on stderr: one line for pipes and logs (grep-able, as tests and CI read it);
+    on a terminal, wrapped at its width between words, continuation lines indented.
+    """
+    stream = sys.stderr
+    if hasattr(stream, "isatty") and stream.isatty():
+        import shutil
+        import textwrap
+
+        width = shutil.get_terminal_size((100, 24)).columns
+        text = "\n".join(textwrap.wrap(text, width=max(width, 20), subsequent_indent="  ", break_long_words=False,
+                                       break_on_hyphens=False)) or text
+    print(text, file=stream)
+
+
 def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
     """Warnings become one-line notes on stderr (deduplicated), never raw Python warnings."""
     if sys.stderr is None or sys.stderr.closed:
@@ -113,7 +128,7 @@ def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
         if message in seen:
             continue
         seen.add(message)
-        print(f"llm-power {_command(args)}: note: {safe_text(message)}", file=sys.stderr)
+        message_line(f"llm-power {_command(args)}: note: {safe_text(message)}")
 
 
 _PARAMETER = re.compile(r"`([a-z][a-z0-9_]*)`")
@@ -163,12 +178,12 @@ def _run(args: argparse.Namespace) -> int:
     except OutputPathError as exc:  # a usage error: exit 2, as argparse does
         if args.traceback:
             raise
-        print(f"llm-power {_command(args)}: error: {safe_text(str(exc))}", file=sys.stderr)
+        message_line(f"llm-power {_command(args)}: error: {safe_text(str(exc))}")
         return 2
     except (LLMPowerError, ValueError, TypeError, OSError, ArithmeticError) as exc:
         if args.traceback:
             raise
-        print(f"llm-power {_command(args)}: error: {safe_text(as_flags(str(exc), args))}", file=sys.stderr)
+        message_line(f"llm-power {_command(args)}: error: {safe_text(as_flags(str(exc), args))}")
         return 1
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("llm-power: interrupted", file=sys.stderr)

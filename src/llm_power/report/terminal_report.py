@@ -18,7 +18,7 @@ from ..resolution import Diagnosis
 from .terminal import safe_text, terminal_width
 from .view import ReportView, build_view
 
-__all__ = ["print_report", "terminal_width"]
+__all__ = ["fit_table", "print_report", "terminal_width"]
 
 #: names are not shortened below this many characters (columns are dropped first)
 MIN_NAME = 10
@@ -60,36 +60,74 @@ def _width_of(table: Any) -> int:
     return max((len(line.rstrip()) for line in buf.getvalue().splitlines()), default=0)
 
 
-def _compact(view: ReportView, rows: list[Any], width: int) -> Any:
-    """The widest compact table that fits ``width``: optional columns go first, then names get
-    shorter (never below :data:`MIN_NAME`), then headers take two lines; a terminal narrower than
-    that gets the names folded over several lines. Numbers are never cut.
+#: the caption of the narrow layout, where models are named by their rank in the Models table
+_RANKS = {"model_a": "rank_a", "model_b": "rank_b"}
+RANKS_CAPTION = "A, B: the models' ranks in the Models table above (names in full there)."
+
+
+def _compact(view: ReportView, rows: list[Any], width: int) -> tuple[Any, str | None]:  # noqa: C901
+    """The widest compact table that fits ``width``, and its caption (or None). In order of
+    preference: whole names (optional columns dropped first); names shortened to unique forms
+    of at least :data:`COMFORT_NAME` characters; headers on two lines; then, when names still do
+    not fit, the models by their rank in the Models table (which has every name whole). A
+    terminal narrower than even that gets one paragraph per pair (a list of lines). Numbers are
+    never cut and a row is never wrapped.
     """
     names = [safe_text(m.name) for m in view.models]
     longest = max((len(s) for s in names), default=1)
     optional = [view.strictest.n_star_field] + (["pvalue_cluster"] if view.has_cluster_p else [])
+    choices: tuple[list[str], ...] = (optional, optional[:1], [])
+
+    def headers(keys: list[str], two_lines: bool) -> list[str]:
+        return [h.replace(" ", "\n", 1) if two_lines and k not in ("model_a", "model_b") else h
+                for k, h in zip(keys, view.header(keys), strict=True)]
+
+    def named(keys: list[str], header: list[str], name_width: int) -> Any:
+        short = dict(zip((m.name for m in view.models), unique_short_names(names, name_width), strict=True))
+        return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2))
+
     for two_lines in (False, True):
-        for extra in ((optional, optional[:1], []) if not two_lines else ([],)):
+        for extra in choices:
             keys = view.columns(wide=False, optional=extra)
-            header = [h.replace(" ", "\n", 1) if two_lines and k not in ("model_a", "model_b") else h
-                      for k, h in zip(keys, view.header(keys), strict=True)]
-            floor = min(longest, COMFORT_NAME if extra else MIN_NAME)
-
-            def build(name_width: int, keys: list[str] = keys, header: list[str] = header) -> Any:
-                short = dict(zip((m.name for m in view.models), unique_short_names(names, name_width), strict=True))
-                return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2))
-
-            # the table's width grows with the names' width: bisect for the widest names that fit (a few
-            # renders, not one per character of a 10,000-character name); no name is wider than the terminal
-            lo, hi = floor, max(floor, min(longest, width))
-            if _width_of(build(lo)) > width:
+            header = headers(keys, two_lines)
+            floor = min(longest, COMFORT_NAME)
+            if _width_of(named(keys, header, floor)) > width:
                 continue
+            # the table's width grows with the names' width: bisect for the widest names that fit (a few
+            # renders, not one per character of a 10,000-character name)
+            lo, hi = floor, max(floor, min(longest, width))
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                lo, hi = (mid, hi) if _width_of(build(mid)) <= width else (lo, mid - 1)
-            return build(lo)
-    short = dict(zip((m.name for m in view.models), unique_short_names(names, MIN_NAME), strict=True))
-    return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2), fold=(1, 2))
+                lo, hi = (mid, hi) if _width_of(named(keys, header, mid)) <= width else (lo, mid - 1)
+            return named(keys, header, lo), None
+    for two_lines in (False, True):
+        for extra in choices:
+            keys = [_RANKS.get(k, k) for k in view.columns(wide=False, optional=extra)]
+            table = _table(headers(keys, two_lines), [view.cells(r, keys, _mark) for r in rows], left=())
+            if _width_of(table) <= width:
+                return table, RANKS_CAPTION
+    # narrower than every table: one pair per paragraph, wrapped between words (nothing is cut)
+    keys = [_RANKS.get(k, k) for k in view.columns(wide=False)]
+    labels = view.header(keys)
+    lines = []
+    for r in rows:
+        cells = view.cells(r, keys, _mark)
+        lines.append(f"{cells[0]}. #{cells[1]} vs #{cells[2]}: " + ", ".join(
+            f"{label} {cell}" for label, cell in zip(labels[3:], cells[3:], strict=True)))
+    return lines, RANKS_CAPTION
+
+
+def fit_table(variants: Sequence[tuple[Sequence[str], Sequence[Sequence[str]], Sequence[int]]],
+              width: int) -> tuple[Any, int]:
+    """The first of ``variants`` (header, rows, left-aligned columns), in order of preference, whose
+    table fits ``width`` without wrapping a row, and its index; ``(None, -1)`` when none fits (the
+    caller prints one paragraph per row instead).
+    """
+    for k, (header, rows, left) in enumerate(variants):
+        table = _table(header, rows, left)
+        if _width_of(table) <= width:
+            return table, k
+    return None, -1
 
 
 def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluster", wide: bool = False,
@@ -119,7 +157,17 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
         _console(out, 10_000).print(_table(view.header(keys), [view.cells(r, keys, _mark) for r in rows],
                                            left=(1, 2)))
     else:
-        console.print(_compact(view, rows, width))
+        table, caption = _compact(view, rows, width)
+        if isinstance(table, list):
+            import textwrap
+
+            for line in table:
+                console.print("\n".join(textwrap.wrap(safe_text(line), width=width, subsequent_indent="   ",
+                                                      break_long_words=False)), markup=False)
+        else:
+            console.print(table)
+        if caption:
+            console.print(caption, markup=False)
     if len(rows) < view.n_pairs:
         console.print(f"… {view.n_pairs - len(rows):,} more pairs: --wide lists them all (or --json / --markdown).",
                       markup=False)

@@ -134,7 +134,8 @@ class ReportView:
 
     def labels(self) -> dict[str, str]:
         """Column label of every pair field shown anywhere (the JSON report carries this map)."""
-        labels = {"rank_a": "#", "model_a": "model A", "model_b": "model B", "delta": f"gap ({self.unit})",
+        labels = {"pair": "#", "rank_a": "A", "rank_b": "B", "model_a": "model A", "model_b": "model B",
+                  "delta": f"gap ({self.unit})",
                   "ci": f"{self.level} CI", "pvalue": "p", "pvalue_cluster": "p cluster"}
         for r in self.regimes:
             suffix = "" if r.key == "iid" else f" {r.label}"
@@ -150,7 +151,7 @@ class ReportView:
         first): the gap, its p, one verdict per regime, and q of the strictest regime, plus the
         ``optional`` keys (e.g. the strictest regime's N*) a renderer has room for.
         """
-        keys = ["rank_a", "model_a", "model_b", "delta"] + (["ci"] if ci else []) + ["pvalue"]
+        keys = ["pair", "model_a", "model_b", "delta"] + (["ci"] if ci else []) + ["pvalue"]
         if wide:
             keys += ["pvalue_cluster"] if self.has_cluster_p else []
             for r in self.regimes:
@@ -257,7 +258,8 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
         ci = ""
         if level_ci and "ci_low" in cols and np.isfinite(cols["ci_low"][k]):
             ci = f"[{fmt_gap(cols['ci_low'][k], binary)}, {fmt_gap(cols['ci_high'][k], binary)}]"
-        cells = {"rank_a": str(int(cols["rank_a"][k])), "model_a": names[int(cols["rank_a"][k]) - 1],
+        cells = {"pair": f"{k + 1}", "rank_a": str(int(cols["rank_a"][k])), "rank_b": str(int(cols["rank_b"][k])),
+                 "model_a": names[int(cols["rank_a"][k]) - 1],
                  "model_b": names[int(cols["rank_b"][k]) - 1], "delta": fmt_gap(cols["delta"][k], binary),
                  "ci": ci, "pvalue": fmt_p(cols["pvalue"][k], 2)}
         if clustered:
