@@ -128,7 +128,7 @@ def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
         if message in seen:
             continue
         seen.add(message)
-        message_line(f"llm-power {_command(args)}: note: {safe_text(message)}")
+        message_line(f"llm-power {_command(args)}: note: {safe_text(as_flags(message, args))}")
 
 
 _PARAMETER = re.compile(r"`([a-z][a-z0-9_]*)`")

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 __all__ = ["LLMPowerAccessor", "register"]
 
 _REGISTERED = False
 
 
 class LLMPowerAccessor:
-    """The ``llm_power`` accessor of a long DataFrame (one row per model and item)."""
+    """The ``llm_power`` accessor of a DataFrame: long (one row per model and item) or wide (one row
+    per item, one numeric column per model; text columns are labels, usable as ``cluster``).
+    """
 
     def __init__(self, frame: Any) -> None:
         self._frame = frame
@@ -37,6 +41,10 @@ class LLMPowerAccessor:
         from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, parse_score
 
         frame = self._frame
+        if model is None and score is None and not any(c in frame.columns for c in MODEL_COLUMNS):
+            wide = self._wide(item, cluster)
+            if wide is not None:
+                return wide
         chosen = {}
         for role, given, names in (("model", model, MODEL_COLUMNS), ("item", item, ITEM_COLUMNS),
                                    ("score", score, SCORE_COLUMNS)):
@@ -59,6 +67,43 @@ class LLMPowerAccessor:
                              "source": "DataFrame"})
         if cluster is not None:
             long["cluster"] = frame[cluster].to_numpy()
+        return long
+
+    def _wide(self, item: str | None, cluster: str | None) -> Any:
+        """A wide frame (one row per item, one numeric column per model) as the long frame, or None.
+
+        The item id is the ``item`` column (or one of the usual names), else the index; text
+        columns are labels (one note), usable as ``cluster``.
+        """
+        import pandas as pd
+
+        from .plain import ITEM_COLUMNS, label_columns_note
+
+        frame = self._frame
+        item_col = item if item is not None else next((c for c in ITEM_COLUMNS if c in frame.columns), None)
+        rest = [c for c in frame.columns if c not in (item_col, cluster)]
+        from .plain import _is_score_like, _is_text, parse_score
+
+        # a text column is a label; one with any number in it is a model (its odd cells are errors)
+        labels = [c for c in rest if frame[c].dtype.kind not in "biuf" and frame[c].map(_is_text).any()
+                  and not frame[c].map(_is_score_like).any()]
+        numeric = [c for c in rest if c not in labels]
+        if not any(frame[c].dtype.kind in "biuf" for c in numeric):
+            return None  # no numeric column: not a wide frame (the long reader says what is missing)
+        label_columns_note([str(c) for c in labels], [frame[c].dropna().iloc[0] if frame[c].notna().any() else ""
+                                                      for c in labels])
+        ids = frame[item_col].to_numpy() if item_col is not None else frame.index.to_numpy()
+        n = len(frame)
+        long = pd.DataFrame({"model": pd.Series([str(c) for c in numeric]).repeat(n).to_numpy(),
+                             "item": np.tile(ids, len(numeric)),
+                             "score": np.concatenate([frame[c].to_numpy(dtype=float) if frame[c].dtype.kind in "biuf"
+                                                      else [parse_score(v, file="DataFrame", record=k, field=str(c),
+                                                                        missing_ok=True)
+                                                            for k, v in zip(frame.index, frame[c], strict=True)]
+                                                      for c in numeric]),
+                             "source": "DataFrame"})
+        if cluster is not None:
+            long["cluster"] = np.tile(frame[cluster].to_numpy(), len(numeric))
         return long
 
     def matrix(self, *, model: str | None = None, item: str | None = None, score: str | None = None,

@@ -250,15 +250,31 @@ def parse_score(value: Any, *, file: str, record: Any, field: str, missing_ok: b
     return out
 
 
+def _labels_stay_text(rec: dict[str, Any], labels: Sequence[str], first: dict[str, Any], first_line: str,
+                      path: Path) -> None:
+    """A label column (text in its first cell) with a score further down is a model whose first
+    score is malformed: the error names that first cell.
+    """
+    for c in labels:
+        if _is_score_like(rec.get(c)):
+            parse_score(first[c], file=str(path), record=first_line, field=c)  # raises: it is text
+
+
 def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str] | None,
                 score_column: str | None, cluster_column: str | None,
-                cluster_required: bool = True) -> tuple[list[str], np.ndarray, list[str] | None]:
+                cluster_required: bool = True, *, labels: Sequence[str] = ()) -> tuple[list[str], np.ndarray,
+                                                                                      list[str] | None]:
+    """``labels``: columns whose first cell is text, read as labels; each must be text in every row
+    (a column with a number further down is a model whose first score is malformed: DataError).
+    """
     items: list[str] = []
     seen: dict[str, Any] = {}
     values: list[list[float]] = []
     clusters: list[str] = []
     item_col = None
     cols: list[str] = []
+    first_record: dict[str, Any] | None = None
+    first_line = ""
     for recno, rec in _records(path):
         if item_col is None:
             columns = list(rec.keys())
@@ -293,6 +309,10 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
                             record=record, field=item_col)
         seen[item] = record
         items.append(item)
+        if first_record is not None:
+            _labels_stay_text(rec, labels, first_record, first_line, path)
+        else:
+            first_record, first_line = rec, record
         # wide tables: an empty cell is a result the model lacks (handled by --on-missing)
         values.append([parse_score(rec.get(c), file=str(path), record=record, field=c,
                                    missing_ok=value_columns is not None) for c in cols])
@@ -342,11 +362,53 @@ def read_wide_matrix(
         raise DataError(msg,
                         file=str(path))
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
+    labels: list[str] = []
+    if not models:  # a column of text (subject, category) is a label, never a model
+        first = next(_records(path))[1]
+        labels = [c for c in names if _is_text(first.get(c))]
+        names = [c for c in names if c not in labels]
     if not names:
-        msg = "no model columns besides the item id and cluster columns"
+        msg = "no model columns besides the item id, cluster and label columns"
         raise DataError(msg, file=str(path))
-    items, values, clusters = _read_table(path, item_col, names, None, cluster_column)
+    items, values, clusters = _read_table(path, item_col, names, None, cluster_column, labels=labels)
+    label_columns_note(labels, [first.get(c) for c in labels])
     return items, names, values, clusters
+
+
+def _is_text(value: Any) -> bool:
+    """A cell that is a label, never a score: non-empty text that is not a number or a boolean word."""
+    if not isinstance(value, str):
+        return False
+    text = value.strip()
+    return bool(text) and not _NUMBER.fullmatch(text) and text.lower() not in _TRUE | _FALSE
+
+
+def _is_score_like(value: Any) -> bool:
+    """A cell that shows a text column is really a score column: a number, a boolean, a numeric
+    string or a boolean word of more than one letter (a label column may well hold "y" or "c";
+    blanks are neither).
+    """
+    if isinstance(value, (bool, numbers.Real)) and not (isinstance(value, float) and math.isnan(value)):
+        return True
+    if isinstance(value, str):
+        text = value.strip()
+        return bool(_NUMBER.fullmatch(text)) or (len(text) > 1 and text.lower() in _TRUE | _FALSE)
+    return False
+
+
+def label_columns_note(labels: Sequence[str], examples: Sequence[Any]) -> None:
+    """One note for the text columns of a wide table: labels, not models (and how to cluster by one)."""
+    if not labels:
+        return
+    import warnings
+
+    from ..errors import LLMPowerWarning
+
+    shown = ", ".join(f"{name!r} (e.g. {str(example)[:30]!r})" for name, example in zip(labels, examples, strict=True))
+    plural = len(labels) > 1
+    warnings.warn(f"column{'s' if plural else ''} {shown} hold{'' if plural else 's'} text: read as "
+                  f"label{'s' if plural else ''}, not as model scores (`cluster`={labels[0]!r} clusters by "
+                  f"{'one' if plural else 'it'})", LLMPowerWarning, stacklevel=3)
 
 
 def _header(path: Path) -> list[str]:
@@ -371,6 +433,16 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
         raise DataError(msg,
                         file=str(path))
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
+    if not models:  # a text column (subject, category) is a label, never a model
+        types = pd.api.types
+        labels = [c for c in names if not (types.is_numeric_dtype(frame[c]) or types.is_bool_dtype(frame[c]))]
+        # text in every non-empty cell; a number among them makes it a model with malformed scores
+        labels = [c for c in labels if frame[c].map(_is_text).any() and not frame[c].map(_is_score_like).any()]
+        names = [c for c in names if c not in labels]
+        label_columns_note(labels, [frame[c][frame[c].map(_is_text)].iloc[0] for c in labels])
+    if not names:
+        msg = "no model columns besides the item id, cluster and label columns"
+        raise DataError(msg, file=str(path))
     missing = [c for c in names if c not in columns]
     if missing:
         msg = f"no column {missing[0]!r} for a model"
