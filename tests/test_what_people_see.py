@@ -97,3 +97,48 @@ def test_a_model_column_with_a_malformed_first_score_is_not_a_label(tmp_path, ca
     assert main(["diagnose", str(tmp_path / "w2.csv"), "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert set(json.loads(captured.out)["models"]) == {"a", "b"} and "column 'subject'" in captured.err
+
+
+def test_one_model_writes_the_files_it_was_asked_for(tmp_path, capsys):
+    from statsmodels.stats.proportion import proportion_confint
+
+    name = "<img src=x onerror=alert(1)>@org/team"
+    rng = np.random.default_rng(5)
+    x = (rng.random(200) < 0.63).astype(int)
+    pd.DataFrame({"item": [f"q{i}" for i in range(200)], name: x}).to_csv(tmp_path / "one.csv", index=False)
+    out = {k: tmp_path / f"r.{k}" for k in ("json", "md", "html")}
+    assert main(["diagnose", str(tmp_path / "one.csv"), "--json", str(out["json"]), "--markdown", str(out["md"]),
+                 "--html", str(out["html"])]) == 0
+    capsys.readouterr()
+    got = json.loads(out["json"].read_text())
+    low, high = proportion_confint(int(x.sum()), 200, alpha=0.05, method="wilson")
+    assert got["model"] == name and got["n"] == 200 and got["mean"] == x.mean()
+    assert got["low"] == pytest.approx(low, rel=1e-12) and got["high"] == pytest.approx(high, rel=1e-12)
+    html = out["html"].read_text()
+    assert "<img" not in html and "&lt;img src=x" in html and "<script" not in html
+    assert f"{100 * low:.1f} – {100 * high:.1f}%" in html
+    md = out["md"].read_text()
+    assert "\\<img" in md and "<img" not in md.replace("\\<img", "")  # escaped: shown as text
+    assert f"{100 * low:.1f} – {100 * high:.1f}%" in md
+    assert "@org/team" not in md  # the mention is made inert
+    # --parquet holds pairs: a usage error, and nothing is written
+    assert main(["diagnose", str(tmp_path / "one.csv"), "--parquet", str(tmp_path / "p.parquet")]) == 2
+    assert "one model has no pairs" in capsys.readouterr().err and not (tmp_path / "p.parquet").exists()
+
+
+def test_logs_of_different_tasks_are_named_not_sent_to_on_missing(shared_data, capsys):
+    folder = shared_data / "formats" / "inspect_ai"
+    files = [str(folder / "data_arc_qwen.json"), str(folder / "mmlu-summary-choices.eval")]
+    for extra in ([], ["--on-missing", "intersect"]):  # the same answer either way: no dead end
+        assert main(["diagnose", *files, *extra]) == 1
+        err = capsys.readouterr().err
+        assert "different tasks" in err and "--on-missing" not in err, err
+        assert "ollama/qwen2.5:0.5b: 3 items of task inspect_evals/arc_easy (in data_arc_qwen.json)" in err
+        assert "openai/gpt-4o: 1 item of task inspect_evals/mmlu_0_shot (in mmlu-summary-choices.eval)" in err
+
+
+def test_disjoint_wide_columns_are_named(tmp_path, capsys):
+    (tmp_path / "w.csv").write_text("item,a,b\nq1,1,\nq2,0,\nq3,,1\n")
+    assert main(["diagnose", str(tmp_path / "w.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "no item is shared by all models" in err and "a: 2 items; b: 1 item" in err and "--on-missing" not in err

@@ -115,10 +115,10 @@ def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
     aligned, lacking, n_items = align_common(frame, models)
     note = ""
     if lacking:
+        if not aligned.items:  # not missing items: different tasks (--on-missing cannot help)
+            raise disjoint(per_model_items(frame))
         if on_missing == "error":
             raise not_aligned(lacking, n_items)
-        if not aligned.items:
-            raise disjoint()
         note = intersection_note(len(aligned.items), n_items, {m: k for m, (k, _) in lacking.items()})
     return dataclasses.replace(aligned, note=note)
 
@@ -232,11 +232,12 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     if any(missing.values()):
         all_count = int(rows.sum())
         common_rows = [r for r in item_order if present[r].all()]
+        if not common_rows:  # not missing items: different item sets (--on-missing cannot help)
+            counts = {models[k]: int(present[:, k].sum()) for k in model_order[:8]}
+            raise disjoint("; ".join(f"{m}: {c:,} item{'s' if c != 1 else ''}" for m, c in counts.items()))
         if on_missing == "error":
             first = {k: next(items[r] for r in item_order if lacking[r, k]) for k in model_order if missing[models[k]]}
             raise not_aligned({models[k]: (missing[models[k]], item) for k, item in first.items()}, all_count)
-        if not common_rows:
-            raise disjoint()
         note = intersection_note(len(common_rows), all_count, missing)
         item_order = common_rows
     take = np.asarray(item_order, dtype=np.intp)
@@ -267,8 +268,33 @@ def not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:
                      "keep the items every model has")
 
 
-def disjoint() -> DataError:
-    return DataError("no item is shared by all models (disjoint item sets): nothing to compare")
+def disjoint(detail: str = "") -> DataError:
+    """No item is shared by all models: not a missing-item problem (--on-missing cannot help) but
+    results of different tasks or item sets; ``detail`` says what each model has.
+    """
+    return DataError("no item is shared by all models: they were run on different tasks or item sets"
+                     + (f" ({detail})" if detail else "") + "; compare models on the same items")
+
+
+def per_model_items(frame: Any, limit: int = 8) -> str:
+    """What each model of a long table has: its item count, the task (the ``task:`` prefix of inspect
+    and lm-eval item ids, when every id has one) and its files -- for the disjoint-items error.
+    """
+    from pathlib import PurePath
+
+    parts = []
+    for model, group in list(frame.groupby("model", sort=True, observed=True))[:limit]:
+        ids = group["item"].astype(str)
+        text = f"{model}: {len(group):,} item{'s' if len(group) != 1 else ''}"
+        if ids.str.contains(":", regex=False).all():
+            tasks = sorted(set(ids.str.rsplit(":", n=1).str[0]))
+            text += (" of task " if len(tasks) == 1 else " of tasks ") + " + ".join(tasks[:3]) + (
+                f" + {len(tasks) - 3} more" if len(tasks) > 3 else "")
+        if "source" in group.columns:
+            files = sorted({PurePath(str(f)).name for f in group["source"].astype(str)})
+            text += f" (in {' + '.join(files[:2])}{f' + {len(files) - 2} more' if len(files) > 2 else ''})"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def intersection_note(kept: int, total: int, missing: dict[Any, int]) -> str:

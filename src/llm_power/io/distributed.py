@@ -219,10 +219,10 @@ def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_
     n = sum(s["n"] for s in summaries)
     note = ""
     if lacking:
+        if n == 0:  # not missing items: different tasks (--on-missing cannot help)
+            raise disjoint("; ".join(f"{m}: lacks {k:,} of {n_all:,} items" for m, (k, _) in list(lacking.items())[:8]))
         if on_missing == "error":
             raise not_aligned(lacking, n_all)
-        if n == 0:
-            raise disjoint()
         note = intersection_note(n, n_all, {m: k for m, (k, _) in lacking.items()})
     live = [s for s in summaries if s["n"] > 0]
     sums = np.sum([s["sum"] for s in live], axis=0)
