@@ -103,9 +103,9 @@ def test_demo_data_reproduces_published_accuracies(shared_data):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["ci", "21", "20"], "llm-power ci: error: `k` must not exceed `n`; got k=21 > n=20.\n"),
-        (["ci", "-1", "20"], "llm-power ci: error: `k` must be non-negative; got -1.\n"),
-        (["ci", "3", "0"], "llm-power ci: error: `n` must be >= 1; got 0.\n"),
+        (["ci", "21", "20"], "llm-power ci: error: K must not exceed N; got k=21 > n=20.\n"),  # the CLI's names
+        (["ci", "-1", "20"], "llm-power ci: error: K must be non-negative; got -1.\n"),
+        (["ci", "3", "0"], "llm-power ci: error: N must be >= 1; got 0.\n"),
         (["ci", "3", "20", "--confidence-level", "1.5"],
          "llm-power ci: error: --confidence-level must be in (0, 1); got 1.5.\n"),
         (["coverage", "--n", "10", "--p", "1.5"], "llm-power coverage: error: --p must be in [0, 1]; got 1.5.\n"),

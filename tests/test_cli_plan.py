@@ -73,8 +73,14 @@ def test_bad_values_exit_1(capsys, argv, message):
     assert err.startswith(f"llm-power plan {argv[1]}: error:")
 
 
+def test_plan_alone_prints_what_it_can_plan(capsys):
+    assert main(["plan"]) == 0  # an overview, not an error (issue 24)
+    out = capsys.readouterr().out
+    assert all(what in out for what in ("sample-size", "mde", "power", "shortcut")) and "(N*)" in out
+
+
 def test_usage_errors_exit_2(capsys):
-    for argv in (["plan"], ["plan", "nothing"], ["plan", "power", "--pa", "0.7"]):
+    for argv in (["plan", "nothing"], ["plan", "power", "--pa", "0.7"]):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 2

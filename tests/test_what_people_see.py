@@ -142,3 +142,33 @@ def test_disjoint_wide_columns_are_named(tmp_path, capsys):
     assert main(["diagnose", str(tmp_path / "w.csv")]) == 1
     err = capsys.readouterr().err
     assert "no item is shared by all models" in err and "a: 2 items; b: 1 item" in err and "--on-missing" not in err
+
+
+def test_units_and_words(tmp_path, capsys, shared_data):
+    rng = np.random.default_rng(1)
+    a = rng.normal(5, 1, 300)
+    b = a + rng.normal(0.02, 0.3, 300)
+    pd.DataFrame({"item": [f"q{i}" for i in range(300)], "a": a, "b": b}).to_csv(tmp_path / "g.csv", index=False)
+    # the gate explains its 90% CI and, on graded scores with the default margin, the margin's units
+    assert main(["gate", "a", "b", "--data", str(tmp_path / "g.csv")]) in (0, 3, 4)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "The 90% CI is the two one-sided tests at alpha = 0.05" in out
+    assert "the default margin 0.01 is in their units" in out
+    assert main(["gate", "a", "b", "--data", str(tmp_path / "g.csv"), "--margin", "0.1"]) in (0, 3, 4)
+    assert "default margin" not in capsys.readouterr().out
+    # graded report: one precision for scores, intervals and gaps; no "disagreement rate"
+    assert main(["diagnose", str(shared_data / "wmt20_mqm" / "wmt20_mqm_ende_wide.csv.gz")]) == 0
+    out = capsys.readouterr().out
+    models = out.split("Models (", 1)[1].split("Resolution of", 1)[0]
+    numbers = [t for t in models.replace("–", " ").split() if t.lstrip("-").replace(".", "", 1).isdigit()
+               and "." in t]
+    assert numbers and len({len(t.lstrip("-").split(".")[1]) for t in numbers}) == 1, numbers
+    assert "disagreement rate" not in out and "same spread of the paired differences" in out
+    # aggregate: accuracies in percent beside gaps in points; plurals; "all N pairs"
+    assert main(["aggregate", str(shared_data / "formats" / "lm_eval")]) == 0
+    out = capsys.readouterr().out
+    assert "0.00%" in out and "0.0000" not in out
+    mmlu = shared_data / "mmlu_pro_tiger" / "mmlu_pro_correct.csv.gz"
+    assert main(["diagnose", str(mmlu), "--on-missing", "intersect", "--pairs", "all", "--top", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "Resolution of all 6 pairs" in out and "6 all pairs" not in out

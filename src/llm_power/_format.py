@@ -34,7 +34,10 @@ def gap_unit(binary: bool) -> str:
     return "pts" if binary else "score units"
 
 
-def fmt_gap(delta: Any, binary: bool, *, sign: bool = True, digits: int = 2) -> str:
+def fmt_gap(delta: Any, binary: bool, *, sign: bool = True, digits: int = 2, decimals: int | None = None) -> str:
+    """A gap: points for 0/1 scores (``digits`` decimals); graded scores with ``decimals`` decimals
+    (one precision for a whole table) or, without it, 4 significant digits.
+    """
     if delta is None or (isinstance(delta, float) and math.isnan(delta)):
         return "—"
     delta = float(delta)
@@ -42,11 +45,35 @@ def fmt_gap(delta: Any, binary: bool, *, sign: bool = True, digits: int = 2) -> 
         return ("+∞" if delta > 0 else "−∞") if sign else "∞"
     if binary:
         return f"{100 * delta:+.{digits}f}" if sign else f"{100 * delta:.{digits}f}"
+    if decimals is not None:
+        return f"{delta:+.{decimals}f}" if sign else f"{delta:.{decimals}f}"
     return f"{delta:+.4g}" if sign else f"{delta:.4g}"
 
 
-def fmt_score(mean: Any, binary: bool) -> str:
-    return f"{100 * float(mean):.2f}%" if binary else f"{float(mean):.4g}"
+def items_text(n: Any, noun: str = "item") -> str:
+    """``n`` with its noun agreeing: "1 item", "12,032 items"."""
+    n = int(n)
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def fmt_score(mean: Any, binary: bool, *, decimals: int | None = None) -> str:
+    """A score: percent for 0/1 scores; graded with ``decimals`` decimals or 4 significant digits."""
+    if binary:
+        return f"{100 * float(mean):.2f}%"
+    return f"{float(mean):.{decimals}f}" if decimals is not None else f"{float(mean):.4g}"
+
+
+def table_decimals(half_widths: Any) -> int:
+    """Decimals that show graded scores, intervals and gaps of one table alike: two significant
+    digits of the narrowest interval's half-width (0.056 -> 3), between 0 and 6.
+    """
+    import numpy as np
+
+    h = np.abs(np.asarray(half_widths, dtype=float))
+    h = h[np.isfinite(h) & (h > 0)]
+    if not h.size:
+        return 4
+    return int(min(6, max(0, 1 - math.floor(math.log10(float(h.min()))))))
 
 
 def fmt_n_star(n_star: Any) -> str:

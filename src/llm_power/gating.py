@@ -118,7 +118,8 @@ class GateResult(Result):
             return "no number of items decides a gap exactly at the margin"
         if self.more_items == 0:
             return "a gap of this size is decided at about this many items: run a few more"
-        return f"about {self.more_items:,.0f} more items like these would decide a gap of this size"
+        more = f"{self.more_items:,.0f} more item{'' if round(self.more_items) == 1 else 's'}"
+        return f"about {more} like these would decide a gap of this size"
 
     def sentence(self, baseline: str = "baseline", candidate: str = "candidate") -> str:
         """The one-line verdict the command line prints first (names as given: escape for your medium)."""

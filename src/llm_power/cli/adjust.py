@@ -27,7 +27,7 @@ def _pvalue(text: str) -> float:
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
-    p = sub.add_parser("adjust", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
+    p = sub.add_parser("adjust", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".",
                        epilog="example: llm-power adjust 0.01 0.04 0.03 --method holm",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pvalues", nargs="+", type=_pvalue, metavar="P", help="raw p-values of one family")

@@ -13,7 +13,7 @@ HELP = "lm-eval results_*.json without --log_samples: intervals, MDE, and what a
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
-    p = sub.add_parser("aggregate", parents=[parent], help=HELP, description=HELP.capitalize(),
+    p = sub.add_parser("aggregate", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:],
                        epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS", help="lm-eval results_*.json files or folders holding them")
@@ -73,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
                 detect = float(mde(s.n, p=min(max(s.value, 1e-9), 1 - 1e-9), rho=0.0, alpha=args.alpha,
                                    power=args.power))
         payload["scores"].append({**s._asdict(), "ci_low": lo, "ci_high": hi, "interval": kind, "mde_rho0": detect})
-        rows.append([short[s.model], s.task, f"{s.metric},{s.filter}", f"{s.value:.4f}", f"[{lo:.4f}, {hi:.4f}]",
+        # accuracies in percent and points, as the gaps and MDEs beside them; other metrics as given
+        score, interval = ((f"{100 * s.value:.2f}%", f"{100 * lo:.2f} – {100 * hi:.2f}%") if binary
+                           else (f"{s.value:.4g}", f"{lo:.4g} – {hi:.4g}"))
+        rows.append([short[s.model], s.task, f"{s.metric},{s.filter}", score, interval,
                      f"{s.n:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
     if len(models) == 2:
         by_key: dict[tuple[str, str, str], dict[str, Any]] = {}

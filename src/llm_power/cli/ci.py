@@ -15,7 +15,7 @@ HELP = "confidence interval for one score: K correct out of N items"
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser(
-        "ci", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
+        "ci", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".",
         epilog="example: llm-power ci 17 20 --method all",
     )
     p.add_argument("k", metavar="K", type=int, help="number of items scored correct")

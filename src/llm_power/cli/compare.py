@@ -7,7 +7,7 @@ import math
 import warnings
 from typing import Any
 
-from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, p_is
+from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
 from .._options import COMPARE_METHODS, FORMATS
 from ..errors import DataError, LLMPowerWarning
 from ..report.terminal import dump_json, print_table, say
@@ -19,7 +19,7 @@ HELP = "is model A better than model B on the same items? (paired test, CI, reso
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser(
-        "compare", parents=[parent], help=HELP, description=HELP.capitalize(),
+        "compare", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:],
         epilog="examples: llm-power compare a.csv b.jsonl --metric correct      # one file per model\n"
                "          llm-power compare scores.csv --models gpt-x claude-y --cluster subject\n"
                "          llm-power compare out/ --models org/model-a org/model-b  # any harness output",
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
          f"({res.regime})"],
         ["q = N / N*", f"{res.q:.3g}", verdict],
         ["MDE", f"{fmt_gap(res.mde, binary, sign=False)} {unit}",
-         f"smallest gap these {res.n:,} items detect with power {res.power:g}"],
+         f"smallest gap these {items_text(res.n)} detect with power {res.power:g}"],
     ]
     print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
     if res.resolved:
@@ -165,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
                         else "--cluster FIELD if the items share subjects or sources (the gap may then be unresolved)"))
     elif math.isfinite(res.n_star) and res.n_star > res.n:
         like = "in new clusters like these" if res.n_clusters else "like these"
-        say(f"next: about {math.ceil(res.n_star) - res.n:,} more items {like} (N* = {fmt_n_star(res.n_star)}) "
+        more = items_text(math.ceil(res.n_star) - res.n, "more item")
+        say(f"next: about {more} {like} (N* = {fmt_n_star(res.n_star)}) "
             "would resolve a gap this size; llm-power plan sample-size --help plans other gaps")
     return 0
 
@@ -176,9 +177,9 @@ def verdict_sentence(res: Any, names: list[str], cluster: str | None) -> str:
     where = (f" once items are clustered by {cluster} ({res.n_clusters} clusters)" if res.n_clusters
              else " if they are independent")
     if res.resolved:
-        what = f"is resolved by these {res.n:,} items{where}"
+        what = f"is resolved by these {items_text(res.n)}{where}"
     elif res.q >= 1:
         what = f"is not resolved{where}: the benchmark is big enough for a gap this size, but the test does not reject"
     else:
-        what = f"is too small for these {res.n:,} items to resolve{where}"
+        what = f"is too small for these {items_text(res.n)} to resolve{where}"
     return f"{names[0]} vs {names[1]}: the gap of {gap} {what}; q = {res.q:.2f}, {p_is(res.pvalue, 3)} ({res.method})."

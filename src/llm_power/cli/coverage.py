@@ -14,7 +14,7 @@ HELP = "exact coverage probability of interval methods at true accuracy P on N i
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser(
-        "coverage", parents=[parent], help=HELP, description=HELP.capitalize() + ".",
+        "coverage", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".",
         epilog="example: llm-power coverage --n 10 30 100 --p 0.02 0.5",
     )
     p.add_argument("--n", type=int, nargs="+", required=True, metavar="N", help="number(s) of items (required)")

@@ -24,7 +24,7 @@ BENCHMARKS = (
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
-    p = sub.add_parser("demo", parents=[parent], help=HELP, description=HELP.capitalize() + ".")
+    p = sub.add_parser("demo", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".")
     p.add_argument("--html", dest="html_out", default="report.html", metavar="FILE",
                    help="where to write the HTML report (default report.html)")
     p.add_argument("--top", type=positive_int, default=10, metavar="K", help="the K best models (default 10)")

@@ -22,7 +22,7 @@ EPILOG = """examples:
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
-    p = sub.add_parser("diagnose", parents=[parent], help=HELP, description=HELP.capitalize(), epilog=EPILOG,
+    p = sub.add_parser("diagnose", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_options(p)
     p.add_argument("results", nargs="+", metavar="RESULTS",

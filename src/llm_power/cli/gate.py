@@ -24,7 +24,7 @@ examples:
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
-    p = sub.add_parser("gate", parents=[parent], help=HELP, description=HELP.capitalize(), epilog=EPILOG,
+    p = sub.add_parser("gate", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("baseline", metavar="BASELINE",
                    help="the baseline's results (a file or folder of one model), or its name in --data/--demo")
@@ -35,8 +35,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         "default: none)")
     p.add_argument("--demo", action="store_true",
                    help="use the bundled MMLU-Pro results (BASELINE and CANDIDATE are model names)")
-    p.add_argument("--margin", type=float, default=0.01,
-                   help="the regression tolerated, in score units (default 0.01 = 1 point of accuracy)")
+    p.add_argument("--margin", type=float, default=None,
+                   help="the regression tolerated, in score units (default 0.01 = 1 point of accuracy; for "
+                        "graded scores give it in their units)")
     p.add_argument("--alpha", type=float, default=0.05, help="level of each one-sided test (default 0.05)")
     p.add_argument("--power", type=float, default=0.8,
                    help="power of the items estimate when inconclusive (default 0.8)")
@@ -76,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
     inputs = [p for p in (args.data or []) if p] + ([] if args.data or args.demo else [args.baseline, args.candidate])
     check_outputs([args.markdown_out, args.json_out], inputs)
     names, items, base, cand, clusters = _load(args)
+    margin_given = args.margin is not None
+    if not margin_given:
+        args.margin = 0.01
     if args.per_task:
         return _run_per_task(args, names, items, base, cand, clusters, inputs)
     res = gate(base, cand, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
@@ -92,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
         say(f"n = {res.n:,} items, {res.test} test; one-sided p: non-inferiority {res.pvalue_noninferiority:.3g}, "
             f"inferiority {res.pvalue_inferiority:.3g} (alpha = {res.alpha:g})"
             + (f"; {res.n_clusters} clusters, design effect {res.design_effect:.2f}" if res.n_clusters else ""))
+        level = f"{100 * (1 - 2 * res.alpha):g}%"
+        say(f"The {level} CI is the two one-sided tests at alpha = {res.alpha:g}: PASS needs its lower bound above "
+            "-margin, FAIL its upper bound below it."
+            + ("" if res.binary or margin_given else
+               " The scores are graded: the default margin 0.01 is in their units; set --margin on their scale."))
     return res.exit_code
 
 

@@ -77,6 +77,8 @@ def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         if long:
             flags[action.dest] = long[0]
             flags[long[0][2:].replace("-", "_")] = long[0]
+        elif not action.option_strings and isinstance(action.metavar, str) and action.dest != "help":
+            flags.setdefault(action.dest, action.metavar)  # a positional: its name on the usage line (K, N)
     flags.update({k: flags[v] for k, v in (("p_a", "pa"), ("p_b", "pb")) if v in flags})
     return flags
 

@@ -32,8 +32,14 @@ def _pair_options(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
-    plan = sub.add_parser("plan", help=HELP, description=HELP.capitalize() + ".")
-    psub = plan.add_subparsers(dest="plan_command", metavar="WHAT", required=True)
+    plan = sub.add_parser("plan", help=HELP, description=HELP[:1].upper() + HELP[1:] + ".")
+    psub = plan.add_subparsers(dest="plan_command", metavar="WHAT")
+
+    def overview(args: argparse.Namespace) -> int:  # noqa: ARG001 - the run signature
+        plan.print_help()  # `llm-power plan` alone: what it can plan, not an error
+        return 0
+
+    plan.set_defaults(run=overview, traceback=False, quiet=False)
 
     ss = psub.add_parser("sample-size", parents=[parent], help="items needed to detect a gap p_a - p_b",
                          epilog="examples: llm-power plan sample-size --pa 0.65 --pb 0.60 --rho 0.30\n"

@@ -55,7 +55,7 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     """
     view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_ROWS)
     lines = [f"# {md_text(title)}", "",
-             f"{view.n_models} models on the same {view.n:,} items; {view.n_pairs} {view.pairs_kind} {view.pairs_word} "
+             f"{view.n_models} models on the same {view.n:,} items; {view.pairs_phrase} "
              f"(α = {view.alpha}, power = {view.power}).", ""]
     lines += [f"- {md_prose(line)}" for line in view.sentences]
     keys = view.columns(wide=True, ci=True)
@@ -70,7 +70,8 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
         lines += ["", f"The first {shown:,} of {view.n_pairs:,} pairs; every pair is in the JSON (--json) and "
                       "Parquet (--parquet) reports."]
     if view.ties:
-        lines += ["", f"Statistical ties ({view.ties_regime}): "
+        ties_label = next((r.label for r in view.regimes if r.key == view.ties_regime), view.ties_regime)
+        lines += ["", f"Statistical ties ({ties_label}): "
                   + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in view.ties)]
     lines += ["", md_prose(view.verdict_note)]
     lines += [f"\nNext: {step.text(md_text, md_prose)}" for step in view.steps]

@@ -93,11 +93,13 @@ def print_table(
     out = sys.stdout if stream is None else stream
     # the terminal's width; COLUMNS or 100 for files and pipes (long cells wrap, never cut)
     console = Console(file=out, highlight=False, emoji=False, width=terminal_width(out))
-    console.print(_cell(title), style="bold", soft_wrap=True)
+    console.print(_cell(title), style="bold", overflow="fold")  # a long name folds at the width
     table = Table(caption=None if caption is None else _cell(caption), caption_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for i, name in enumerate(columns):
-        table.add_column(_cell(name), justify="right" if i in right_align else "left", no_wrap=i == 0)
+        # a cell that does not fit folds onto the next line; it is never cut with "…"
+        table.add_column(_cell(name), justify="right" if i in right_align else "left", no_wrap=i == 0,
+                         overflow="fold")
     for row in rows:
         table.add_row(*(_cell(cell) for cell in row))
     console.print(table)

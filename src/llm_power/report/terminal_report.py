@@ -149,7 +149,7 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
     console.print(_table(["#", "model", view.score_word, f"{view.level} {view.interval_name} interval"], models,
                          left=(1,), fold=(1,)))
     console.print()
-    title = f"Resolution of {view.n_pairs} {view.pairs_kind} {view.pairs_word} (α = {view.alpha}, power {view.power})"
+    title = f"Resolution of {view.pairs_phrase} (α = {view.alpha}, power {view.power})"
     console.print(title, style="bold", markup=False)
     rows = view.pairs
     if wide:
@@ -178,7 +178,8 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
     if view.robustness:
         console.print(view.robustness, markup=False)
     if view.ties:
-        console.print(safe_text(f"Statistical ties ({view.ties_regime}): "
+        ties_label = next((r.label for r in view.regimes if r.key == view.ties_regime), view.ties_regime)
+        console.print(safe_text(f"Statistical ties ({ties_label}): "
                                 + "; ".join(" ≈ ".join(g) for g in view.ties)), markup=False)
     if note:
         console.print(safe_text(note), markup=False)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score
+from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, table_decimals
 from ..resolution import Diagnosis
 
 __all__ = ["NextStep", "PairRow", "ReportView", "build_view"]
@@ -69,6 +69,7 @@ class NextStep:
     n_star: str
     more: int
     clustered: bool
+    binary: bool = True
 
     def text(self, esc: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
         """The step as one sentence: ``esc`` escapes the (untrusted) model names for a medium,
@@ -76,9 +77,11 @@ class NextStep:
         """
         where = f" ({self.regime})" if self.regime else ""
         like = ", in new clusters like these" if self.clustered else " like these"
+        same = "same disagreement rate" if self.binary else "same spread of the paired differences"
+        items = "item" if self.more == 1 else "items"
         return (prose(f"the closest unresolved gap{where}, ") + esc(self.model_a) + prose(" vs ")
                 + esc(self.model_b) + prose(f" ({self.gap}), needs N* = {self.n_star} items: about {self.more:,} "
-                                            f"more{like} (same gap, same disagreement rate)."))
+                                            f"more {items}{like} (same gap, {same})."))
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,13 @@ class ReportView:
     def next_steps(self) -> list[str]:
         """The next steps as plain text (names raw: escape the whole line for a terminal)."""
         return [step.text() for step in self.steps]
+
+    @property
+    def pairs_phrase(self) -> str:
+        """How many pairs of which kind, in words: "9 adjacent pairs", "all 406 pairs", "1 adjacent pair"."""
+        if self.pairs_kind == "all":
+            return f"all {self.n_pairs:,} {self.pairs_word}" if self.n_pairs != 1 else "the 1 pair"
+        return f"{self.n_pairs:,} {self.pairs_kind} {self.pairs_word}"
 
     @property
     def pairs_word(self) -> str:
@@ -229,7 +239,8 @@ def _sentences(diag: Diagnosis, regimes: list[RegimeView], cluster_name: str) ->
     return lines
 
 
-def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeView) -> list[NextStep]:
+def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeView,
+                decimals: int | None = None) -> list[NextStep]:
     """How many items would resolve the closest unresolved gap (IID and the strictest regime)."""
     cols, binary, out = diag.columns, bool(diag.settings.get("binary")), []
     names = list(diag.models)
@@ -243,12 +254,14 @@ def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeVie
         out.append(NextStep(
             regime="" if r.key == "iid" else r.label, model_a=names[int(cols["rank_a"][k]) - 1],
             model_b=names[int(cols["rank_b"][k]) - 1],
-            gap=f"{fmt_gap(cols['delta'][k], binary)} {'points' if binary else 'score units'}",
-            n_star=fmt_n_star(n_star[k]), more=max(math.ceil(n_star[k]) - diag.n, 1), clustered=r.key == "cluster"))
+            gap=f"{fmt_gap(cols['delta'][k], binary, decimals=decimals)} {'points' if binary else 'score units'}",
+            n_star=fmt_n_star(n_star[k]), more=max(math.ceil(n_star[k]) - diag.n, 1), clustered=r.key == "cluster",
+            binary=binary))
     return out
 
 
-def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit: int | None) -> list[PairRow]:
+def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit: int | None,
+               decimals: int | None = None) -> list[PairRow]:
     cols, binary = diag.columns, bool(diag.settings.get("binary"))
     names = list(diag.models)
     clustered = "pvalue_cluster" in cols
@@ -257,10 +270,12 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
     for k in range(size if limit is None else min(limit, size)):
         ci = ""
         if level_ci and "ci_low" in cols and np.isfinite(cols["ci_low"][k]):
-            ci = f"[{fmt_gap(cols['ci_low'][k], binary)}, {fmt_gap(cols['ci_high'][k], binary)}]"
+            ci = (f"[{fmt_gap(cols['ci_low'][k], binary, decimals=decimals)}, "
+                  f"{fmt_gap(cols['ci_high'][k], binary, decimals=decimals)}]")
         cells = {"pair": f"{k + 1}", "rank_a": str(int(cols["rank_a"][k])), "rank_b": str(int(cols["rank_b"][k])),
                  "model_a": names[int(cols["rank_a"][k]) - 1],
-                 "model_b": names[int(cols["rank_b"][k]) - 1], "delta": fmt_gap(cols["delta"][k], binary),
+                 "model_b": names[int(cols["rank_b"][k]) - 1],
+                 "delta": fmt_gap(cols["delta"][k], binary, decimals=decimals),
                  "ci": ci, "pvalue": fmt_p(cols["pvalue"][k], 2)}
         if clustered:
             cells["pvalue_cluster"] = fmt_p(cols["pvalue_cluster"][k], 2)
@@ -284,13 +299,14 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
     models = []
     ci_low, ci_high = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)
+    d = None if binary else table_decimals((ci_high - ci_low) / 2)  # one precision for every graded number
     for k, name in enumerate(diag.models):
         lo, hi = float(ci_low[k]), float(ci_high[k])
         if binary:
             interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", f"±{100 * (hi - lo) / 2:.1f}"
         else:
-            interval, half = f"{lo:.4g} – {hi:.4g}", f"±{(hi - lo) / 2:.3g}"
-        models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary), interval, half))
+            interval, half = f"{lo:.{d}f} – {hi:.{d}f}", f"±{(hi - lo) / 2:.{d}f}"
+        models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary, decimals=d), interval, half))
     regimes = _regime_views(diag)
     strictest = _strictest(diag, regimes)
     ties_regime = strictest.key  # the headline regime: the same verdicts as the headline card and the charts
@@ -305,8 +321,9 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         unit="pts" if binary else "score", unit_long="points" if binary else "score units",
         interval_name=("cluster-robust t" if "n_clusters" in s else "Wilson" if binary else "t"),
         score_word="score" if binary else "mean score", models=models,
-        regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True, max_rows), ties_regime=ties_regime,
+        regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True, max_rows, d),
+        ties_regime=ties_regime,
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
-        sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest),
+        sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest, d),
         has_cluster_p="pvalue_cluster" in diag.columns, settings=dict(s),
     )
