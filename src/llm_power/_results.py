@@ -77,6 +77,32 @@ class Result:
         """All fields as plain Python/JSON types (NaN becomes ``None``)."""
         return {name: to_plain(getattr(self, name)) for name in self._fields()}
 
+    def _repr_html_(self) -> str:
+        """The notebook view (Jupyter): a self-contained HTML fragment, no script, names escaped."""
+        from .report.notebook import fragment
+
+        return fragment(self)
+
+    def to_html(self, path: Any = None) -> str:
+        """The result as a self-contained HTML page -- for a leaderboard or an arena the full report
+        ``--html`` writes -- written atomically to ``path`` when given; returns the HTML.
+        """
+        from .report.notebook import html_document, write
+
+        return write(path, html_document(self))
+
+    def to_markdown(self, path: Any = None) -> str:
+        """The result as GitHub-flavoured Markdown (names escaped), written to ``path`` when given."""
+        from .report.notebook import markdown_text, write
+
+        return write(path, markdown_text(self))
+
+    def to_json(self, path: Any = None) -> str:
+        """:meth:`to_dict` as deterministic JSON (sorted keys, NaN as null), written to ``path`` when given."""
+        from .report.notebook import json_text, write
+
+        return write(path, json_text(self))
+
     def summary(self) -> str:
         """A small human-readable table of the fields."""
         rows = [(name, getattr(self, name)) for name in self._fields()]

@@ -265,8 +265,7 @@ def render_html(
                       autoescape=select_autoescape(["html", "j2"]))
     env.filters["visible"] = safe_text  # control characters of untrusted names shown, then autoescaped
     return env.get_template("report.html.j2").render(
-        title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {view.n_pairs} "
-                              f"{s['pairs']} {view.pairs_word}.",
+        title=title, subtitle=f"{len(diag.models)} models on the same {diag.n:,} items; {view.pairs_phrase}.",
         plotted=(f" (the best {MAX_PLOT_MODELS} of {len(diag.models):,} models; the table lists them all)"
                  if len(diag.models) > MAX_PLOT_MODELS else ""),
         version=__version__, cards=cards, sentences=view.sentences, next_steps=view.next_steps,

@@ -1,0 +1,195 @@
+"""Results in notebooks and files: ``_repr_html_`` for Jupyter and ``to_html`` / ``to_markdown`` /
+``to_json`` on every result.
+
+The notebook view of a leaderboard (:class:`~llm_power.Diagnosis`) is built from the same
+:class:`~.view.ReportView` as the HTML report -- the verdict sentences, the models and the pairs
+with one verdict per regime -- and an arena's from the same rows as its report; every other
+result shows its verdict line (``summary()``) and its numbers. Fragments carry their own scoped
+styles and no script; every name is escaped. ``to_html(path)`` writes the full self-contained
+report (the one ``--html`` writes) for a leaderboard or an arena.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .terminal import safe_text
+
+__all__ = ["fragment", "html_document", "json_text", "markdown_text", "write"]
+
+#: pairs shown in a notebook before "… N more" (every pair is in to_json / to_frame)
+MAX_NOTEBOOK_PAIRS = 40
+
+_STYLE = ("<style>.llmp{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#1f2328;max-width:100%;"
+          "overflow-x:auto}.llmp h3{margin:.2em 0 .4em;font-size:1.1em}.llmp p{margin:.2em 0}"
+          ".llmp table{border-collapse:collapse;margin:.4em 0;font-size:.92em}.llmp th,.llmp td{padding:.2em .6em;"
+          "border-bottom:1px solid #d0d7de;text-align:right;white-space:nowrap}.llmp th{font-weight:600}"
+          ".llmp td.l,.llmp th.l{text-align:left}.llmp .ok{color:#1a7f37;font-weight:700}"
+          ".llmp .no{color:#57606a}.llmp pre{white-space:pre-wrap;font-size:.9em;margin:.3em 0}</style>")
+
+
+def _e(text: Any) -> str:
+    """Untrusted text for HTML: control characters shown as escapes, then HTML-escaped."""
+    return escape(safe_text(text))
+
+
+def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = ()) -> str:
+    head = "".join(f"<th class=\"l\">{_e(h)}</th>" if i in left else f"<th>{_e(h)}</th>" for i, h in enumerate(header))
+    body = []
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            cls = "l" if i in left else ("ok" if cell == "✓" else "no" if cell == "✗" else "")
+            cells.append(f"<td class=\"{cls}\">{_e(cell)}</td>" if cls else f"<td>{_e(cell)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _mark(flag: bool) -> str:
+    return "✓" if flag else "✗"
+
+
+def _diagnosis_fragment(diag: Any) -> str:
+    from .view import build_view
+
+    view = build_view(diag, max_rows=MAX_NOTEBOOK_PAIRS)
+    parts = [f"<h3>Leaderboard resolution: {_e(view.n_models)} models on {view.n:,} items</h3>"]
+    parts += [f"<p>{_e(line)}</p>" for line in view.sentences]
+    parts.append(_table(["#", "model", view.score_word, f"{view.level} {view.interval_name} interval"],
+                        [[str(m.rank), m.name, m.score, m.interval] for m in view.models], left=(1,)))
+    keys = view.columns(wide=False, ci=True, optional=[view.strictest.n_star_field])
+    parts.append(f"<p><b>Resolution of {_e(view.pairs_phrase)}</b> (α = {_e(view.alpha)}, power {_e(view.power)})</p>")
+    parts.append(_table(view.header(keys), [view.cells(r, keys, _mark) for r in view.pairs], left=(1, 2)))
+    if len(view.pairs) < view.n_pairs:
+        parts.append(f"<p>… {view.n_pairs - len(view.pairs):,} more pairs: <code>to_frame()</code> or "
+                     "<code>to_json()</code> has them all.</p>")
+    parts.append(f"<p>{_e(view.verdict_note)}</p>")
+    parts += [f"<p>next: {_e(line)}</p>" for line in view.next_steps]
+    return "".join(parts)
+
+
+def _arena_fragment(diag: Any) -> str:
+    from .arena import MAX_TERMINAL_ROWS, arena_header, arena_legend, arena_rows, arena_sentences, rank_rows
+
+    parts = [f"<h3>Arena: {len(diag.models):,} models, {diag.n_battles:,} battles</h3>"]
+    parts.append(_table(["rank", "model", "Elo", "rank interval", "tie group"],
+                        [[r[2], r[0], r[1], r[3], r[4]] for r in rank_rows(diag)], left=(1,)))
+    rows = arena_rows(diag, MAX_TERMINAL_ROWS)
+    parts.append(_table(arena_header(diag), rows, left=(0, 1)))
+    if len(rows) < diag.n_pairs:
+        parts.append(f"<p>… {diag.n_pairs - len(rows):,} more pairs: <code>to_json()</code> has them all.</p>")
+    parts.append(f"<p>{_e(arena_legend(diag))}</p>")
+    parts += [f"<p>{_e(line)}</p>" for line in arena_sentences(diag)]
+    return "".join(parts)
+
+
+def _scalar(value: Any) -> str | None:
+    """A field shown in the generic table: numbers, text and booleans (arrays and nested data: no)."""
+    if isinstance(value, bool) or value is None:
+        return "—" if value is None else str(value)
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return "—" if math.isnan(v) else f"{v:.4g}"
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def _generic_fragment(result: Any) -> str:
+    title = getattr(result, "_title", None) or type(result).__name__
+    parts = [f"<h3>{_e(title)}</h3>", f"<pre>{_e(result.summary())}</pre>"]
+    rows = []
+    for name in result._fields():
+        shown = _scalar(getattr(result, name))
+        if shown is not None:
+            rows.append([name, shown])
+    if rows:
+        parts.append(_table(["field", "value"], rows, left=(0,)))
+    return "".join(parts)
+
+
+def _kind(result: Any) -> str:
+    from ..arena import ArenaDiagnosis
+    from ..resolution import Diagnosis
+
+    if isinstance(result, Diagnosis):
+        return "diagnosis"
+    if isinstance(result, ArenaDiagnosis):
+        return "arena"
+    return "generic"
+
+
+def fragment(result: Any) -> str:
+    """The notebook view of ``result``: a self-contained HTML fragment (scoped styles, no script)."""
+    body = {"diagnosis": _diagnosis_fragment, "arena": _arena_fragment}.get(_kind(result), _generic_fragment)(result)
+    return f"<div class=\"llmp\">{_STYLE}{body}</div>"
+
+
+def html_document(result: Any, *, title: str | None = None) -> str:
+    """A self-contained HTML page: the full report for a leaderboard or an arena (what ``--html``
+    writes), the notebook view on a page for any other result.
+    """
+    kind = _kind(result)
+    if kind == "diagnosis":
+        from .html import render_html
+
+        return render_html(result, title=title) if title else render_html(result)
+    if kind == "arena":
+        from .arena import render_arena_html
+
+        return render_arena_html(result, title=title) if title else render_arena_html(result)
+    name = title or getattr(result, "_title", None) or type(result).__name__
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+            f"content=\"width=device-width, initial-scale=1\"><title>{_e(name)}</title></head><body>"
+            f"{fragment(result)}</body></html>\n")
+
+
+def markdown_text(result: Any) -> str:
+    """GitHub-flavoured Markdown of ``result`` (the ``--markdown`` report for a leaderboard or an
+    arena; the summary and the numbers otherwise). Names are escaped.
+    """
+    kind = _kind(result)
+    if kind == "diagnosis":
+        from .markdown import render_markdown
+
+        return render_markdown(result)
+    if kind == "arena":
+        from .arena import render_arena_markdown
+
+        return render_arena_markdown(result)
+    from .markdown import md_prose, md_text
+
+    title = getattr(result, "_title", None) or type(result).__name__
+    lines = [f"## {md_prose(title)}", "", "```", result.summary().replace("```", "'''"), "```", "",
+             "| field | value |", "| --- | ---: |"]
+    for name in result._fields():
+        shown = _scalar(getattr(result, name))
+        if shown is not None:
+            lines.append(f"| {md_prose(name)} | {md_text(shown)} |")
+    return "\n".join(lines) + "\n"
+
+
+def json_text(result: Any) -> str:
+    """``result.to_dict()`` as deterministic JSON (sorted keys, NaN as null)."""
+    from .._results import to_plain
+
+    return json.dumps(to_plain(result.to_dict()), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write(path: str | Path | None, text: str) -> str:
+    """Write ``text`` to ``path`` atomically under the output rules (no symlink followed, never
+    over a non-regular file) when a path is given; returns the text.
+    """
+    if path is not None:
+        from .files import write_atomic
+
+        write_atomic(path, text)
+    return text
