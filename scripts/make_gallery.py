@@ -3,9 +3,11 @@
 Writes, from the bundled MMLU-Pro demo data:
 
 - ``docs/gallery/report.html``: the self-contained HTML report, as `llm-power demo` writes it;
-- ``docs/gallery/report.png``: a screenshot of its top (1280 x 2400) by headless Chromium;
-- the terminal output of `llm-power demo`, between the ``demo-output`` markers of
-  ``docs/gallery.md``.
+- ``docs/gallery/report.png`` and ``report-390.png``: screenshots of its top by headless Chromium
+  at 1280 px (1280 x 2400) and on a phone (390 x 2400);
+- the screen of `llm-power demo` in a real terminal (a pseudo-terminal read by the pyte terminal
+  emulator, as tests/test_terminal_screen.py does) at 100 and at 80 columns, between the
+  ``demo-output`` and ``demo-output-80`` markers of ``docs/gallery.md``.
 
 Usage::
 
@@ -29,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = ROOT / "docs" / "gallery"
 PAGE = ROOT / "docs" / "gallery.md"
-START, END = "<!-- demo-output:start -->", "<!-- demo-output:end -->"
+MARKERS = {100: ("<!-- demo-output:start -->", "<!-- demo-output:end -->"),
+           80: ("<!-- demo-output-80:start -->", "<!-- demo-output-80:end -->")}
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
@@ -45,6 +48,19 @@ def run_demo(workdir: Path) -> str:
         sys.exit(f"llm-power demo failed (exit {res.returncode}):\n{res.stderr}")
     # the report's path is the temporary folder: show it as the user would see it
     return res.stdout.replace(f"{workdir}{os.sep}", "").rstrip() + "\n"
+
+
+def terminal_screen(workdir: Path, columns: int) -> str:
+    """The screen of `llm-power demo` in a pseudo-terminal ``columns`` wide, as a user sees it."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from _pty import run  # the tests' pty runner (needs pyte, a test dependency)
+
+    screen = run(["demo", "--html", "report.html"], columns, cwd=workdir, env={"NO_COLOR": "1"})
+    if screen.returncode != 0:
+        sys.exit(f"llm-power demo failed in the terminal (exit {screen.returncode}):\n{screen.text}")
+    if screen.too_wide():
+        sys.exit(f"lines wider than {columns} columns:\n" + "\n".join(screen.too_wide()))
+    return screen.text.rstrip() + "\n"
 
 
 def screenshot(html: Path, png: Path, chromium: str, size: str) -> None:
@@ -63,8 +79,9 @@ def screenshot(html: Path, png: Path, chromium: str, size: str) -> None:
     print(f"wrote {png.relative_to(ROOT)} ({width} x {height})")
 
 
-def update_page(text: str) -> None:
-    """Put the terminal output between the markers of docs/gallery.md."""
+def update_page(text: str, columns: int = 100) -> None:
+    """Put the terminal output between the markers of docs/gallery.md for that width."""
+    START, END = MARKERS[columns]  # noqa: N806 - the markers' names
     page = PAGE.read_text(encoding="utf-8")
     if START not in page or END not in page:
         sys.exit(f"{PAGE}: markers {START} / {END} not found")
@@ -93,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {(GALLERY / 'report.html').relative_to(ROOT)}")
         if not args.no_screenshot:
             screenshot(workdir / "report.html", GALLERY / "report.png", args.chromium, args.window_size)
-    update_page(text)
+            height = args.window_size.split(",")[1]
+            screenshot(workdir / "report.html", GALLERY / "report-390.png", args.chromium, f"390,{height}")
+        screens = {columns: terminal_screen(workdir, columns) for columns in (100, 80)}
+    del text  # the piped output; the pages show the terminal's screens
+    for columns, screen in screens.items():
+        update_page(screen, columns)
     return 0
 
 

@@ -18,7 +18,7 @@ CORE = sorted(p.name for p in SRC.glob("*.py")
               if p.name not in {"__init__.py", "__main__.py", "_version.py", *PROTOCOL})
 #: what a renderer may import from the package: result types and formatting, no statistics
 RENDERER_ALLOWED = {"..resolution", "..arena", ".._format", ".._results", "..", ".terminal", ".files", ".markdown", ".html",
-                    ".terminal_report", ".view"}
+                    ".terminal_report", ".view", ".arena"}
 
 EXPECTED_ALL = [
     "ADJUST_METHODS",

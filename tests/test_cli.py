@@ -75,11 +75,15 @@ def test_demo_error_bars_table_and_json(capsys):
         assert r["half_width_at_0_5"] == half_width(r["n"], 0.5)
 
 
-def test_demo_resolution_report_on_bundled_data(tmp_path, capsys):
+def test_demo_resolution_report_on_bundled_data(tmp_path, capsys, monkeypatch):
     report = tmp_path / "report.html"
     code, out, _ = run_cli(capsys, "demo", "--html", str(report))
     assert code == 0 and report.exists()
     assert "Meta-Llama-3_1-70B-Instruct" in out and "unresolved" in out and f"report: {report.resolve()}" in out
+    # inside the working folder the path is shown relative (short, still usable from here)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "demo", "--html", "sub.html")
+    assert code == 0 and "report: sub.html\n" in out and (tmp_path / "sub.html").exists()
     assert out.rstrip().splitlines()[-1].startswith("next: ")  # make demo ends with the path and one next line
     code, out, _ = run_cli(capsys, "demo", "--html", str(report), "--format", "json")
     payload = json.loads(out)

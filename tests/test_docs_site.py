@@ -128,7 +128,7 @@ def test_docstring_roles_became_links(site):
 
 
 def test_gallery_is_copied(site):
-    for name in ("report.html", "report.png"):
+    for name in ("report.html", "report.png", "report-390.png"):
         built, source = site / "gallery" / name, ROOT / "docs" / "gallery" / name
         assert built.is_file(), f"gallery/{name} is not in the site"
         assert built.read_bytes() == source.read_bytes()
@@ -137,6 +137,14 @@ def test_gallery_is_copied(site):
     gallery = (site / "gallery" / "index.html").read_text(encoding="utf-8")
     assert 'href="report.html"' in gallery and 'src="report.png"' in gallery
     assert "demo-output:start" in gallery and "Verdict" in gallery  # the terminal output is filled in
+    assert 'src="report-390.png"' in gallery and "demo-output-80:start" in gallery
+    # the 80-column screen: every line of the captured block fits 80 columns
+    from wcwidth import wcswidth
+
+    page = (ROOT / "docs" / "gallery.md").read_text(encoding="utf-8")
+    block = page.split("<!-- demo-output-80:start -->", 1)[1].split("<!-- demo-output-80:end -->", 1)[0]
+    lines = [line[4:] for line in block.splitlines() if line.startswith("    ") and not line.strip().startswith("```")]
+    assert len(lines) > 30 and max(wcswidth(line) for line in lines) <= 80
 
 
 def test_every_relative_link_resolves(site):

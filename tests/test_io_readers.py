@@ -107,7 +107,7 @@ def test_missing_items_error_or_intersect(tmp_path):
     path = tmp_path / "partial.csv"
     path.write_text("\n".join(kept) + "\n")
     df = read_results(path)
-    with pytest.raises(DataError, match=r"not run on the same items \(model-b lacks 2 of 40 items, first 'q3'\).*--on-missing intersect"):
+    with pytest.raises(DataError, match=r"not run on the same items \(model-b lacks 2 of 40 items, first 'q3'\).*`on_missing`='intersect'"):
         align_results(df)
     aligned = align_results(df, on_missing="intersect")
     assert aligned.scores.shape == (38, 2)

@@ -56,6 +56,10 @@ def test_report_renders_offline_in_chromium(tmp_path, capsys):
         assert page.locator("#models-table tbody tr").count() == 10
         assert page.locator("#pairs-table tbody tr").count() == 9
         assert page.locator("#clusters-table tbody tr").count() == 14
+        # the cluster's name reads left, its counts and scores right (numbers line up)
+        align = page.evaluate("[...document.querySelectorAll('#clusters-table tbody tr:first-child td')].map("
+                              "td => getComputedStyle(td).textAlign)")
+        assert align[0] in ("left", "start") and set(align[1:]) == {"right"}, align
         svgs = page.locator("figure svg")
         assert svgs.count() == 4
         for k in range(svgs.count()):
@@ -91,9 +95,10 @@ _LAYOUT = """() => {
   });
   const scrolls = [...document.querySelectorAll('#pairs-table, #models-table')].map(
     t => t.parentElement.scrollWidth - t.parentElement.clientWidth);
+  const figures = [...document.querySelectorAll('figure')].map(f => f.scrollWidth - f.clientWidth);
   const fonts = [...document.querySelectorAll('figure svg text')].slice(0, 40).map(
     t => t.getBoundingClientRect().height).filter(h => h > 0);
-  return {vw, page: document.documentElement.scrollWidth, clipped, verdicts, scrolls,
+  return {vw, page: document.documentElement.scrollWidth, clipped, verdicts, scrolls, figures,
           font: fonts.sort((a, b) => a - b)[Math.floor(fonts.length / 2)]};
 }"""
 
@@ -114,6 +119,7 @@ def test_every_verdict_is_visible_and_no_text_is_clipped(tmp_path, capsys, width
         browser.close()
     assert layout["page"] <= layout["vw"], "the page scrolls sideways"
     assert layout["scrolls"] == [0, 0], "a table scrolls sideways"
+    assert layout["figures"] and all(f == 0 for f in layout["figures"]), "a plot is cut (it scrolls sideways)"
     assert layout["clipped"] == []
     verdicts = layout["verdicts"]
     assert len(verdicts) == 9 * 4  # 9 pairs x 4 regimes, each a cell

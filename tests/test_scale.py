@@ -266,6 +266,7 @@ def test_progress_bar_on_a_terminal_and_quiet(monkeypatch, tmp_path):
     path.write_text("item," + ",".join(f"m{k}" for k in range(12)) + "\n" + "".join(
         f"q{r}," + ",".join(str(int(v)) for v in x[r]) + "\n" for r in range(100)))
     monkeypatch.setattr(_verdict, "PAIR_BLOCK", 5)
+    monkeypatch.setenv("LLM_POWER_PROGRESS_DELAY", "0")  # a bar even for this short job
     for quiet, expect in ((False, True), (True, False)):
         out, err = Tty(), Tty()
         monkeypatch.setattr("sys.stdout", out)

@@ -92,3 +92,12 @@ def test_arena_screen_fits(columns):
     assert len(rows) == 15  # 6 models, all pairs: one line each
     for row in rows:
         assert re.search(r"\d  +[✓✗]( [✓✗])*$", row), row  # q whole, then the marks: the row is not cut
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_judges_screen_fits(columns, shared_data):
+    path = shared_data / "preferences" / "mtbench_ko_en_swap" / "battles.csv.gz"
+    screen = run(["judges", str(path), "--where", "lang=en", "--resamples", "200"], columns)
+    assert screen.returncode == 0, screen.text
+    assert not screen.too_wide(), screen.too_wide()
+    assert "Position swap" in screen.text and "Qwen2.5-7B-Instruct" in screen.text

@@ -172,3 +172,30 @@ def test_units_and_words(tmp_path, capsys, shared_data):
     assert main(["diagnose", str(mmlu), "--on-missing", "intersect", "--pairs", "all", "--top", "4"]) == 0
     out = capsys.readouterr().out
     assert "Resolution of all 6 pairs" in out and "6 all pairs" not in out
+
+
+def test_passk_explains_its_columns_once_and_says_what_its_mark_means(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    rows = [f"{m},q{i},{s},{int(rng.random() < (0.5 if m == 'x' else 0.3))}"
+            for m in "xy" for i in range(60) for s in range(5)]
+    (tmp_path / "s.csv").write_text("model,item,sample,score\n" + "\n".join(rows) + "\n")
+    assert main(["passk", str(tmp_path / "s.csv"), "--k", "1", "5"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("New questions: what generalises") == 1  # once, not once per model
+    assert "band ≠ 0" in out and "resolved" not in out  # "resolved" keeps its one meaning (q ≥ 1 and the test)
+
+
+def test_the_matrix_tick_contrasts_with_every_resolved_cell():
+    from matplotlib.colors import to_rgb
+
+    from llm_power.report.html import MATRIX_COLOURS, _ink
+
+    def contrast(c1, c2):  # WCAG 2 contrast ratio, written from the definition
+        def lum(c):
+            lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in to_rgb(c)]
+            return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+        hi, lo = sorted((lum(c1), lum(c2)), reverse=True)
+        return (hi + 0.05) / (lo + 0.05)
+
+    for colour in MATRIX_COLOURS[4:]:  # a resolved pair has q >= 1
+        assert contrast(_ink(to_rgb(colour)), colour) >= 4.5, colour

@@ -27,6 +27,16 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
+
+def _report_layer() -> Any:
+    """The report layer that renders results (``Result._repr_html_``, ``to_html``, ...): the core
+    asks the package for it and never imports it.
+    """
+    from .report import notebook
+
+    return notebook
+
+
 if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__
     from ._results import ConfidenceInterval
     from .arena import ArenaDiagnosis, arena_diagnose

@@ -58,6 +58,15 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
+def _renderer() -> Any:
+    """The report layer that renders results (notebook views, HTML, Markdown, JSON files). The
+    package -- the composition root -- names it; the statistics core never imports the report layer.
+    """
+    import llm_power
+
+    return llm_power._report_layer()  # noqa: SLF001 - the package is its own composition root
+
+
 class Result:
     """Mixin for frozen result dataclasses."""
 
@@ -79,29 +88,24 @@ class Result:
 
     def _repr_html_(self) -> str:
         """The notebook view (Jupyter): a self-contained HTML fragment, no script, names escaped."""
-        from .report.notebook import fragment
-
-        return fragment(self)
+        return str(_renderer().fragment(self))
 
     def to_html(self, path: Any = None) -> str:
         """The result as a self-contained HTML page -- for a leaderboard or an arena the full report
         ``--html`` writes -- written atomically to ``path`` when given; returns the HTML.
         """
-        from .report.notebook import html_document, write
-
-        return write(path, html_document(self))
+        layer = _renderer()
+        return str(layer.write(path, layer.html_document(self)))
 
     def to_markdown(self, path: Any = None) -> str:
         """The result as GitHub-flavoured Markdown (names escaped), written to ``path`` when given."""
-        from .report.notebook import markdown_text, write
-
-        return write(path, markdown_text(self))
+        layer = _renderer()
+        return str(layer.write(path, layer.markdown_text(self)))
 
     def to_json(self, path: Any = None) -> str:
         """:meth:`to_dict` as deterministic JSON (sorted keys, NaN as null), written to ``path`` when given."""
-        from .report.notebook import json_text, write
-
-        return write(path, json_text(self))
+        layer = _renderer()
+        return str(layer.write(path, layer.json_text(self)))
 
     def summary(self) -> str:
         """A small human-readable table of the fields."""

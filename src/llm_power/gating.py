@@ -207,7 +207,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
     alpha = check_open_unit(alpha, "alpha")
     power = check_open_unit(power, "power")
     if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
-        msg = f"`margin` (--margin) must be a finite number >= 0; got {margin!r}."
+        msg = f"`margin` must be a finite number >= 0; got {margin!r}."
         raise ValueError(msg)
     b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
     binary = is_binary(b_arr, c_arr)

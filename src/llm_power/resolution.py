@@ -402,8 +402,8 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
     if n_pairs_planned > max_pairs:
         msg = (
             f"pairs={pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
-                         f"max_pairs = {max_pairs:,} (each pair is a row of the report); use pairs='adjacent', fewer "
-                         "models (--top K), or raise max_pairs (--max-pairs)"
+                         f"max_pairs = {max_pairs:,} (each pair is a row of the report); use `pairs`='adjacent', fewer "
+                         "models (`top`), or raise `max_pairs`"
         )
         raise ValueError(msg)
     ctx = _context(source, names, pairs, alpha=alpha, power=power, confidence_level=confidence_level,

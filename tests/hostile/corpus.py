@@ -423,6 +423,16 @@ def _new_entry_points(out: Path, evil: list[str]) -> list[Case]:
                           "LLM_POWER_MAX_PARQUET_MB", extra={"env": {"LLM_POWER_MAX_PARQUET_MB": "1"}}))
     except ImportError:  # pragma: no cover - pandas and pyarrow are dependencies
         pass
+    # the new commands: judges without a judge column, ppi onto its own input, ppi with text labels
+    cases.append(Case("judges: battles without a judge column", ["judges", str(out / "sneaky.csv")], 1,
+                      "no judge column"))
+    (out / "lab.csv").write_text("item,label,judge\nq1,1,1\nq2,0,0\nq3,1,0\n")
+    (out / "unl.csv").write_text("item,judge\nq4,1\nq5,0\n")
+    cases.append(Case("ppi: --json onto the --labeled file", ["ppi", "--labeled", str(out / "lab.csv"), "--unlabeled",
+                      str(out / "unl.csv"), "--json", str(out / "lab.csv")], 2, "is the input"))
+    (out / "lab_text.csv").write_text("item,label,judge\nq1,yes please,1\nq2,0,0\n")
+    cases.append(Case("ppi: a label that is not a score", ["ppi", "--labeled", str(out / "lab_text.csv"),
+                      "--unlabeled", str(out / "unl.csv")], 1, "field 'label'"))
     # a 10,000-character model name: the terminal report is fast (timed by the test)
     _wide_csv(out / "longname.csv", ["x" * 10_000, "model-b", "model-c"], n=200)
     cases.append(Case("diagnose: a 10,000-character model name", ["diagnose", str(out / "longname.csv")], 0,

@@ -151,7 +151,7 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
         print_report(diag, note=note, cluster_name=cluster_name, wide=getattr(args, "wide", False))
         for path in outputs:
             if path != "-":
-                print(safe_text(f"report: {Path(path).resolve()}"))  # one line, never wrapped: copyable
+                print(safe_text(f"report: {_shown_path(path)}"))  # one line, never wrapped: copyable
         if next_line:
             say(f"next: {next_line}")
     return 0
@@ -220,6 +220,17 @@ def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
         return print_one_model(args, str(frame["model"].iloc[0]), frame["score"].to_numpy(),
                                frame["cluster"].tolist() if args.cluster and "cluster" in frame else None)
     return align_results(frame, on_missing=args.on_missing)
+
+
+def _shown_path(path: Any) -> str:
+    """Where a report was written, as the user can use it: relative to the working folder when
+    inside it (short enough for an 80-column line), else absolute.
+    """
+    full = Path(path).resolve()
+    try:
+        return str(full.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(full)
 
 
 def _read(paths: list[Any], args: argparse.Namespace) -> Any:

@@ -18,9 +18,9 @@ from .. import __version__
 from ..errors import LLMPowerError
 from ..report.files import OutputPathError
 from ..report.terminal import safe_text
-from . import adjust, aggregate, arena, ci, compare, coverage, demo, diagnose, gate, passk, plan
+from . import adjust, aggregate, arena, ci, compare, coverage, demo, diagnose, gate, judges, passk, plan, ppi
 
-COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, gate, aggregate, arena, passk, demo)
+COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, gate, aggregate, arena, judges, ppi, passk, demo)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -76,10 +76,13 @@ def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         long = [o for o in action.option_strings if o.startswith("--")]
         if long:
             flags[action.dest] = long[0]
-            flags[long[0][2:].replace("-", "_")] = long[0]
+            for option in long:  # --metric and its alias --score-column
+                flags.setdefault(option[2:].replace("-", "_"), option)
         elif not action.option_strings and isinstance(action.metavar, str) and action.dest != "help":
             flags.setdefault(action.dest, action.metavar)  # a positional: its name on the usage line (K, N)
-    flags.update({k: flags[v] for k, v in (("p_a", "pa"), ("p_b", "pb")) if v in flags})
+    # Python parameters named unlike their flag
+    flags.update({k: flags[v] for k, v in (("p_a", "pa"), ("p_b", "pb"), ("item_column", "id_column"))
+                  if v in flags})
     return flags
 
 
@@ -134,6 +137,7 @@ def _notes(args: argparse.Namespace, caught: list[Any]) -> None:
 
 
 _PARAMETER = re.compile(r"`([a-z][a-z0-9_]*)`")
+_FLAG_VALUE = re.compile(r"(--[a-z][a-z0-9-]*)='([^'\s]*)'")
 
 
 def as_flags(message: str, args: argparse.Namespace) -> str:
@@ -145,7 +149,8 @@ def as_flags(message: str, args: argparse.Namespace) -> str:
     def flag(match: re.Match[str]) -> str:
         return flags.get(match.group(1), match.group(0))
 
-    return _PARAMETER.sub(flag, message)
+    # `name`='value' in Python's words is "--flag value" on the command line
+    return _FLAG_VALUE.sub(r"\1 \2", _PARAMETER.sub(flag, message))
 
 
 def command_paths(args: argparse.Namespace) -> tuple[list[str | None], list[str]]:

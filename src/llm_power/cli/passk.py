@@ -115,9 +115,10 @@ def run(args: argparse.Namespace) -> int:
                       else f"{n_samples.min()}–{n_samples.max()} samples per question")
             print_table(f"{model}: {args.kind} on {x.shape[0]:,} questions, {spread}",
                         ["k", args.kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
-                        caption="New questions: what generalises beyond these questions (between-question spread "
-                                "and sampling noise). These questions: only what re-running them would change. "
-                                "Ratio: of the two standard errors.", right_align=(0, 1, 2, 3, 4))
+                        right_align=(0, 1, 2, 3, 4))
+    if args.format != "json" and matrices:  # the columns explained once, under the last model's table
+        say("New questions: what generalises beyond these questions (between-question spread and sampling noise). "
+            "These questions: only what re-running them would change. Ratio: of the two standard errors.")
     if len(matrices) == 2:
         (name_a, a), (name_b, b) = matrices.items()
         if args.baseline == name_a:
@@ -131,9 +132,10 @@ def run(args: argparse.Namespace) -> int:
                     for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
                                                           cmp.band_high, cmp.pvalue, cmp.resolved, strict=True)]
             print_table(f"{name_a} − {name_b}, same questions", ["k", "difference", "interval", "band (all k)", "p",
-                                                                 "resolved"], rows,
+                                                                 "band ≠ 0"], rows,
                         caption="Paired over questions (new questions). Band: holds for every k shown at once "
-                                "(max-t bootstrap); resolved: the band excludes 0.", right_align=(0, 1, 2, 3, 4))
+                                "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
+                                "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))
     elif len(matrices) > 2 and args.format != "json" and args.diagnose is None:
         say(f"{len(matrices)} models: give two to compare them at each k, or rank them all at one k with --diagnose K.")
     if args.diagnose is not None:

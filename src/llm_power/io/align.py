@@ -264,7 +264,7 @@ def _natural(item: str) -> tuple[Any, ...]:
 def not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:
     """The error for models that lack items: per model, how many and the first (natural order)."""
     worst = [f"{m} lacks {k} of {n_items} items, first {item!r}" for m, (k, item) in lacking.items()]
-    return DataError(f"models were not run on the same items ({'; '.join(worst)}); use --on-missing intersect to "
+    return DataError(f"models were not run on the same items ({'; '.join(worst)}); use `on_missing`='intersect' to "
                      "keep the items every model has")
 
 

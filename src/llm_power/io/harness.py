@@ -150,7 +150,7 @@ def _inspect_value(value: Any, *, file: str, record: str, field: str) -> float:
     if isinstance(value, str) and value in INSPECT_VALUES:
         return INSPECT_VALUES[value]
     if isinstance(value, dict):
-        msg = "multi-value score (a dict); choose one value with --metric scorer.key"
+        msg = "multi-value score (a dict); choose one value with `metric`='scorer.key'"
         raise DataError(msg,
                         file=file, record=record, field=field)
     return parse_score(value, file=file, record=record, field=field)
@@ -412,11 +412,11 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: 
         msg = f"no item id column {item_column!r}; columns are {listed}"
         raise DataError(msg, file=str(path))
     if item_col is None:
-        msg = f"cannot tell which column is the item id; columns are {listed} (choose one with --id-column)"
+        msg = f"cannot tell which column is the item id; columns are {listed} (choose one with `item_column`)"
         raise DataError(msg, file=str(path))
     if score_col is None or score_col not in columns:
         msg = (f"no score column {metric!r}; columns are {listed}" if metric else
-               f"cannot tell which column is the score; columns are {listed} (choose one with --score-column)")
+               f"cannot tell which column is the score; columns are {listed} (choose one with `metric`)")
         raise DataError(msg, file=str(path))
     if path.suffix.lower() == ".parquet":
         frame = read_parquet(path)

@@ -113,3 +113,19 @@ def write_atomic(path: str | Path, text: str | bytes | Callable[[BinaryIO], None
             os.unlink(tmp)
         raise
     return target
+
+
+def write_reports(args: Any, payload: Any, markdown: Callable[[], str], inputs: tuple[Any, ...]) -> None:
+    """A command's ``--json FILE`` (``payload`` as deterministic JSON) and ``--markdown FILE``
+    (``markdown()``, built only when asked for), each written atomically under the rules above.
+    """
+    import io
+
+    from .terminal import dump_json
+
+    if getattr(args, "json_out", None):
+        buf = io.StringIO()
+        dump_json(payload, buf)
+        write_atomic(args.json_out, buf.getvalue(), inputs=inputs)
+    if getattr(args, "markdown_out", None):
+        write_atomic(args.markdown_out, markdown(), inputs=inputs)

@@ -150,8 +150,26 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     return plots
 
 
+#: colours of log10 q in the pair matrix, from q <= 1e-4 to q >= 1e4 (the last four: q >= 1)
+MATRIX_COLOURS = ("#a63603", "#D55E00", "#fdae6b", "#fee6ce", "#c6dbef", "#6baed6", "#2171b5", "#0072B2")
+
 #: the pair matrix draws at most this many models a side; more are pooled into blocks
 MATRIX_SIDE = 60
+
+
+def _luminance(rgb: Any) -> float:
+    """WCAG relative luminance of an sRGB colour (components in [0, 1])."""
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(float(c)) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _ink(background: Any) -> str:
+    """White or near-black text, whichever has the higher WCAG contrast ratio on ``background``."""
+    lum = _luminance(background)
+    dark = 0.0144  # #1f2328
+    return "white" if (1.05 / (lum + 0.05)) >= ((lum + 0.05) / (dark + 0.05)) else "#1f2328"
 
 
 def _matrix(diag: Diagnosis, short: list[str]) -> str:
@@ -176,12 +194,13 @@ def _matrix(diag: Diagnosis, short: list[str]) -> str:
     size = max(4.0, min(FIG_WIDTH + 2, 0.24 * side + 2.2))
     fig, ax = _subplots(size, size)
     bounds = [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]
-    cmap = ListedColormap(["#a63603", "#D55E00", "#fdae6b", "#fee6ce", "#c6dbef", "#6baed6", "#2171b5", "#0072B2"])
+    cmap = ListedColormap(list(MATRIX_COLOURS))
     image = ax.imshow(grid, cmap=cmap, norm=BoundaryNorm(bounds, cmap.N))
     if block == 1:
         for a, b, ok in zip(ra, rb, flags, strict=True):
-            if ok:
-                ax.text(max(a, b), min(a, b), "✓", ha="center", va="center", fontsize=8, color="white")
+            if ok:  # the tick in whichever of white or near-black contrasts more with its cell
+                cell = image.cmap(image.norm(grid[min(a, b) // block, max(a, b) // block]))
+                ax.text(max(a, b), min(a, b), "✓", ha="center", va="center", fontsize=8, color=_ink(cell))
         ticks = np.arange(m)
         ax.set_xticks(ticks, [str(k + 1) for k in ticks], fontsize=8)
         ax.set_yticks(ticks, [f"{short[k]} {k + 1}" for k in ticks], fontsize=8, parse_math=False)
@@ -219,6 +238,13 @@ def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
                 xytext=(8, 8))
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    # plain numbers at 1-2-5 steps (a decade of gaps shows more than "10^0, 10^1"); items with commas
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     ax.set_xlabel("items")
     ax.set_ylabel(f"minimum detectable gap ({unit}), IID")
     ax.grid(color="#e5e7eb", which="both")

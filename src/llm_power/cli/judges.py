@@ -1,0 +1,279 @@
+"""``llm-power judges FILES...``: how far LLM judges can be trusted -- agreement between judges and
+with the human majority (Cohen's kappa, Krippendorff's alpha, with intervals), position-swap
+consistency and first-position bias, and length bias -- from the battle formats ``arena`` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import math
+import sys
+from typing import Any
+
+HELP = "LLM judges audited: agreement (kappa, alpha) with each other and the human majority, position and length bias"
+
+EPILOG = """examples:
+  llm-power judges ../shared/data/preferences/pandalm_testset/battles.csv.gz --humans 'annotator*'
+  llm-power judges battles.csv --item pair_id --humans 'crowd_*' --where in_crowd_subset=1
+  llm-power judges model_judgment/gpt-4_pair.jsonl --json judges.json
+
+What was judged (the item two verdicts are compared on) is --item, by default pair_id or item_id
+when the file has one, else the question, the two models and the turn. Verdicts are compared by
+the winner's name, so judges that saw a pair in opposite orders compare correctly.
+"""
+
+#: judges whose names look like people's (when --humans is not given)
+HUMAN_PATTERNS = ("human*", "annotator*", "crowd*", "expert*", "author*", "rater*", "worker*")
+#: pairwise agreement is shown for at most this many judges (the ones with most verdicts)
+MAX_JUDGES = 8
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
+    p = sub.add_parser("judges", parents=[parent], help=HELP, description=HELP + ".", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", metavar="FILES",
+                   help="battle logs with a judge column (CSV/TSV/JSONL/JSON/Parquet), MT-Bench *_pair.jsonl, "
+                        "AlpacaEval annotations.json")
+    p.add_argument("--item", metavar="COLUMN",
+                   help="the column naming what was judged (default: pair_id or item_id, else question, models "
+                        "and turn)")
+    p.add_argument("--humans", action="append", metavar="NAME",
+                   help="judges that are people, by name or pattern ('annotator*'; repeatable; default: names "
+                        "like " + ", ".join(HUMAN_PATTERNS) + ")")
+    p.add_argument("--judge", action="append", metavar="NAME",
+                   help="audit only this judge (repeatable; default: every judge that is not human)")
+    p.add_argument("--where", action="append", metavar="COLUMN=VALUE",
+                   help="keep only rows whose COLUMN equals VALUE (repeatable; default: all rows)")
+    p.add_argument("--max-judges", type=int, default=MAX_JUDGES, metavar="K",
+                   help=f"pairwise agreement among the K judges with most verdicts (default {MAX_JUDGES})")
+    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
+                   help="level of the intervals (default 0.95)")
+    p.add_argument("--resamples", type=int, default=2000, metavar="B",
+                   help="bootstrap resamples of items for the kappa/alpha intervals (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    p.add_argument("--json", dest="json_out", metavar="FILE", help="write every number as JSON (default: none)")
+    p.add_argument("--markdown", dest="markdown_out", metavar="FILE", help="write the Markdown report (default: none)")
+    p.set_defaults(run=run)
+
+
+def _item_column(frame: Any, given: str | None) -> tuple[Any, str]:
+    """(frame with the item column, its name and description)."""
+    import numpy as np
+
+    from ..errors import DataError
+
+    if given is not None:
+        if given not in frame.columns:
+            msg = f"--item {given!r}: the battles have no such column ({', '.join(map(str, frame.columns))})"
+            raise DataError(msg)
+        return frame, given
+    for name in ("pair_id", "item_id"):
+        if name in frame.columns:
+            return frame, name
+    if "question_id" not in frame.columns:
+        msg = "the battles have no question_id, pair_id or item_id column: name what was judged with --item"
+        raise DataError(msg)
+    a, b = frame["model_a"].astype(str).to_numpy(), frame["model_b"].astype(str).to_numpy()
+    low, high = np.where(a < b, a, b), np.where(a < b, b, a)
+    turn = frame["turn"].astype(str).to_numpy() if "turn" in frame.columns else np.full(len(frame), "")
+    key = [f"{q}|{x}|{y}|{t}" for q, x, y, t in zip(frame["question_id"].astype(str), low, high, turn, strict=True)]
+    return frame.assign(_item=key), "_item"
+
+
+def _humans(judges: list[str], given: list[str] | None) -> list[str]:
+    patterns = given if given else list(HUMAN_PATTERNS)
+    return [j for j in judges if any(fnmatch.fnmatchcase(j.lower(), p.lower()) or j == p for p in patterns)]
+
+
+def _filtered(frame: Any, where: list[str] | None) -> Any:
+    from ..errors import DataError
+
+    for cond in where or []:
+        column, sep, value = cond.partition("=")
+        if not sep or column not in frame.columns:
+            msg = f"--where {cond!r}: expected COLUMN=VALUE with a column of the battles ({', '.join(frame.columns)})"
+            raise DataError(msg)
+        frame = frame[frame[column].astype(str) == value]
+    if frame.empty:
+        msg = "no battles left after --where"
+        raise DataError(msg)
+    return frame
+
+
+def _agreement_row(res: Any) -> dict[str, Any]:
+    return {"n": res.n, "agreement": res.agreement, "kappa": res.kappa, "kappa_ci": list(res.kappa_ci),
+            "alpha": res.alpha, "alpha_ci": list(res.alpha_ci)}
+
+
+def _pair(frame: Any, item: str, a: str, b: str, *, level: float, resamples: int, seed: int) -> dict[str, Any] | None:
+    """Agreement of judges a and b on the items both labelled (b's labels as a one-judge majority)."""
+    from ..errors import DataError
+    from ..judges import judge_vs_majority
+
+    sub = frame[frame["judge"].isin([a, b])]
+    try:
+        res = judge_vs_majority(sub, a, humans=[b], item=item, confidence_level=level, n_resamples=resamples,
+                                rng=seed)
+    except DataError:  # fewer than 2 shared items, or a judge labelled an item twice
+        return None
+    return _agreement_row(res)
+
+
+def audit(frame: Any, *, item: str | None = None, humans: list[str] | None = None, judges: list[str] | None = None,
+          max_judges: int = MAX_JUDGES, confidence_level: float = 0.95, resamples: int = 2000,
+          seed: int = 0) -> dict[str, Any]:
+    """Every number the command prints, as plain data."""
+    from ..errors import DataError
+    from ..judges import judge_vs_majority, length_bias, swap_consistency
+
+    if "judge" not in frame.columns:
+        msg = "the battles name no judge (no judge column): judges compares the verdicts of several judges"
+        raise DataError(msg)
+    frame = frame[frame["judge"].notna() & (frame["judge"].astype(str).str.strip() != "")]
+    if frame.empty:
+        msg = "the battles name no judge (no judge column, or every judge is blank)"
+        raise DataError(msg)
+    frame = frame.assign(judge=frame["judge"].astype(str))
+    frame, item_col = _item_column(frame, item)
+    counts = frame.groupby("judge").size().sort_values(ascending=False, kind="stable")
+    everyone = counts.index.tolist()
+    people = _humans(everyone, humans)
+    if humans and not people:
+        msg = f"--humans {humans[0]!r}: no judge matches; judges: {', '.join(everyone[:10])}"
+        raise DataError(msg)
+    audited = [j for j in everyone if j not in people]
+    if judges:
+        unknown = [j for j in judges if j not in everyone]
+        if unknown:
+            msg = f"--judge {unknown[0]!r}: no such judge; judges: {', '.join(everyone[:10])}"
+            raise DataError(msg)
+        audited = [j for j in everyone if j in judges]
+    items = frame.groupby("judge")[item_col].nunique()
+    out: dict[str, Any] = {
+        "item_column": item_col if item_col != "_item" else "question_id + models + turn",
+        "n_battles": len(frame), "confidence_level": confidence_level, "humans": people,
+        "judges": [{"judge": j, "verdicts": int(counts[j]), "items": int(items[j]), "human": j in people}
+                   for j in everyone],
+    }
+    top = [j for j in everyone if j in audited or (len(people) <= max_judges and j in people)][:max_judges]
+    pairs = []
+    for i, a in enumerate(top):
+        for b in top[i + 1:]:
+            row = _pair(frame, item_col, a, b, level=confidence_level, resamples=resamples, seed=seed)
+            if row is not None:
+                pairs.append({"judge_a": a, "judge_b": b, **row})
+    out["pairwise"] = pairs
+    majority = []
+    if people:
+        for j in audited:
+            try:
+                res = judge_vs_majority(frame, j, humans=people, item=item_col, confidence_level=confidence_level,
+                                        n_resamples=resamples, rng=seed)
+            except DataError as exc:
+                majority.append({"judge": j, "n": 0, "note": exc.message if hasattr(exc, "message") else str(exc)})
+                continue
+            majority.append({"judge": j, **_agreement_row(res)})
+    out["vs_human_majority"] = majority
+    if {"g1_winner", "g2_winner"} <= set(frame.columns):
+        both = frame[frame["g1_winner"].notna() & frame["g2_winner"].notna()]
+        both = both[both["judge"].isin(audited or everyone)]
+        if len(both):
+            table = swap_consistency(both, by="judge", confidence_level=confidence_level)
+            out["swap"] = table.to_dict("records")
+    if {"length_a", "length_b"} <= set(frame.columns):
+        out["length_bias"] = length_bias(frame, confidence_level=confidence_level).to_dict()
+    return out
+
+
+def _ci(low: float, high: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "—"
+    return f"[{low:.2f}, {high:.2f}]"
+
+
+def _f(value: Any, spec: str = ".2f") -> str:
+    return "—" if value is None or (isinstance(value, float) and not math.isfinite(value)) else format(value, spec)
+
+
+def _tables(out: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, header, rows, caption) of every table, the same in the terminal and in Markdown."""
+    level = f"{100 * out['confidence_level']:g}%"
+    tables = [("Judges", ["judge", "verdicts", "items", "kind"],
+               [[j["judge"], f"{j['verdicts']:,}", f"{j['items']:,}", "human" if j["human"] else "judge"]
+                for j in out["judges"]],
+               f"items: {out['item_column']}; {out['n_battles']:,} verdicts.")]
+    agreement_header = ["n", "agree", "κ", f"κ {level}", "α", f"α {level}"]
+
+    def numbers(r: dict[str, Any]) -> list[str]:
+        return [f"{r['n']:,}", _f(r["agreement"]), _f(r["kappa"]), _ci(*r["kappa_ci"]), _f(r["alpha"]),
+                _ci(*r["alpha_ci"])]
+
+    if out["vs_human_majority"]:
+        rows = [[r["judge"], *numbers(r)] if r.get("n") else [r["judge"], "0", "—", "—", "—", "—", "—"]
+                for r in out["vs_human_majority"]]
+        tables.append((f"Each judge against the majority of {len(out['humans'])} humans", ["judge", *agreement_header],
+                       rows, "agree: share of items with the same winner; κ: Cohen's kappa; α: Krippendorff's "
+                             "alpha (nominal); intervals: bootstrap over items. The majority is the strict "
+                             "plurality of the humans' winners (no strict plurality: a tie)."))
+    if out["pairwise"]:
+        tables.append(("Agreement between judges, on the items both labelled",
+                       ["judge A", "judge B", *agreement_header],
+                       [[r["judge_a"], r["judge_b"], *numbers(r)] for r in out["pairwise"]],
+                       "Same columns as above; pairs with fewer than 2 shared items are left out."))
+    if out.get("swap"):
+        tables.append(("Position swap: each pair judged in both orders", ["judge", "n", "flips", f"{level} CI",
+                                                                          "1st wins", "p position"],
+                       [[str(r["judge"]), f"{int(r['n']):,}", f"{100 * r['rate']:.1f}%",
+                         f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}%",
+                         "—" if not math.isfinite(r["first_share"]) else f"{100 * r['first_share']:.1f}%",
+                         f"{r['pvalue_position']:.2g}"] for r in out["swap"]],
+                       "flips: the verdict changes when the answers swap places (Wilson interval); 1st wins: of "
+                       "the flips that follow the position, the share won by the answer shown first; p position: "
+                       "exact binomial test of 50% (no position bias)."))
+    if out.get("length_bias"):
+        lb = out["length_bias"]
+        tables.append(("Length bias", ["longer answer wins", "p", "per doubling of length (log-odds)", "p"],
+                       [[f"{100 * lb['longer_win_rate']:.1f}%", f"{lb['pvalue_longer']:.2g}",
+                         f"{lb['coefficient']:+.3f}", f"{lb['pvalue']:.2g}"]],
+                       "The log-odds effect holds the models fixed (Bradley–Terry with a length covariate)."))
+    return tables
+
+
+def render_markdown(out: dict[str, Any]) -> str:
+    """The audit as GitHub-flavoured Markdown (judge names escaped)."""
+    from ..report.markdown import md_prose, md_text
+
+    lines = ["# Judge audit", ""]
+    for title, header, rows, caption in _tables(out):
+        lines += [f"## {md_prose(title)}", "", "| " + " | ".join(md_prose(h) for h in header) + " |",
+                  "| " + " | ".join("---" for _ in header) + " |"]
+        lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
+        lines += ["", md_prose(caption), ""]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
+    from ..io.battles import read_battles
+    from ..report.files import write_reports
+    from ..report.terminal import dump_json, print_table, say
+
+    frame = _filtered(read_battles(args.files), args.where)
+    out = audit(frame, item=args.item, humans=args.humans, judges=args.judge, max_judges=args.max_judges,
+                confidence_level=args.confidence_level, resamples=args.resamples, seed=args.seed)
+    write_reports(args, out, lambda: render_markdown(out), tuple(args.files))
+    if args.format == "json":
+        dump_json(out)
+        return 0
+    for k, (title, header, rows, caption) in enumerate(_tables(out)):
+        if k:
+            sys.stdout.write("\n")
+        print_table(title, header, rows, right_align=tuple(i for i, h in enumerate(header)
+                                                            if h not in ("judge", "judge A", "judge B", "kind")))
+        say(caption)
+    if not out["humans"]:
+        say("No human judges found (names like " + ", ".join(HUMAN_PATTERNS[:3]) + "…): name them with --humans "
+            "to compare every judge with the human majority.")
+    return 0
