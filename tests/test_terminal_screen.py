@@ -101,3 +101,17 @@ def test_judges_screen_fits(columns, shared_data):
     assert screen.returncode == 0, screen.text
     assert not screen.too_wide(), screen.too_wide()
     assert "Position swap" in screen.text and "Qwen2.5-7B-Instruct" in screen.text
+
+
+@pytest.mark.parametrize("argv", [
+    ["gate", "Meta-Llama-3-70B", "Meta-Llama-3_1-70B", "--demo"],  # the verdict line wraps in a terminal
+    ["gate", "--no-such-option"],  # a usage error wraps too
+    ["compare", "--demo-nothing"],
+    ["aggregate", "DATA/formats/lm_eval"],
+    ["ppi", "--labeled", "x.csv"],
+])
+def test_other_commands_fit_80_columns(argv, shared_data, tmp_path):
+    argv = [a.replace("DATA", str(shared_data)) for a in argv]
+    screen = run(argv, 80, cwd=tmp_path)
+    assert screen.lines, screen.raw
+    assert not screen.too_wide(), screen.too_wide()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
     else:
-        print(safe_text(line))  # one line, never wrapped: what a CI log shows first
+        if sys.stdout.isatty():  # a terminal: wrapped at its width, the verdict word first
+            say(line)
+        else:
+            print(safe_text(line))  # piped: one line, never wrapped -- what a CI log shows first
         say(f"n = {res.n:,} items, {res.test} test; one-sided p: non-inferiority {res.pvalue_noninferiority:.3g}, "
             f"inferiority {res.pvalue_inferiority:.3g} (alpha = {res.alpha:g})"
             + (f"; {res.n_clusters} clusters, design effect {res.design_effect:.2f}" if res.n_clusters else ""))
@@ -145,7 +149,10 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: list[Any], 
     if args.format == "json":
         dump_json(payload)
     else:
-        print(safe_text(line))
+        if sys.stdout.isatty():
+            say(line)
+        else:
+            print(safe_text(line))
         for task, r in res.tasks.items():
             say(f"  {task}: {r.sentence(*names)}")
     return res.exit_code

@@ -44,7 +44,15 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print the usage error on one line and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)\n")
+        text = f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)"
+        if sys.stderr is not None and hasattr(sys.stderr, "isatty") and sys.stderr.isatty():
+            import shutil
+            import textwrap
+
+            width = max(shutil.get_terminal_size((100, 24)).columns, 20)
+            text = "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
+                                           break_on_hyphens=False)) or text
+        self.exit(2, text + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
