@@ -199,3 +199,25 @@ def test_the_matrix_tick_contrasts_with_every_resolved_cell():
 
     for colour in MATRIX_COLOURS[4:]:  # a resolved pair has q >= 1
         assert contrast(_ink(to_rgb(colour)), colour) >= 4.5, colour
+
+
+def test_one_more_item_is_singular_and_mde_ticks_are_plain_numbers():
+    from llm_power.report.view import NextStep
+
+    step = NextStep(regime="", model_a="a", model_b="b", gap="+1.00 points", n_star="101", more=1, clustered=False)
+    assert "about 1 more item like these" in step.text()
+    step = NextStep(regime="", model_a="a", model_b="b", gap="+1.00 points", n_star="102", more=2, clustered=False)
+    assert "about 2 more items like these" in step.text()
+    # the MDE plot's axes: plain numbers (1,000 items; 0.5 / 1 / 2 points), never 10^k alone
+    import re
+
+    from llm_power.report.html import render_html
+
+    rng = np.random.default_rng(0)
+    x = (rng.random((2_000, 3)) < [0.7, 0.68, 0.6]).astype(int)
+    html = render_html(lp.diagnose(x, models=["a", "b", "c"]))
+    mde = html[html.index('aria-label="Minimum detectable'):]
+    mde = mde[:mde.index("</svg>")]
+    labels = set(re.findall(r">([0-9][0-9,.]*)</text>", mde))
+    assert {"1,000", "10,000", "100,000"} <= labels, labels
+    assert {"1", "2", "5"} & labels and "mathdefault" not in mde
