@@ -86,6 +86,11 @@ def _compact(view: ReportView, rows: list[Any], width: int) -> tuple[Any, str | 
         short = dict(zip((m.name for m in view.models), unique_short_names(names, name_width), strict=True))
         return _table(header, [view.cells(r, keys, _mark, short) for r in rows], left=(1, 2))
 
+    for extra in choices:  # whole names, before any name is shortened (optional columns go first)
+        keys = view.columns(wide=False, optional=extra)
+        table = named(keys, headers(keys, False), longest)
+        if _width_of(table) <= width:
+            return table, None
     for two_lines in (False, True):
         for extra in choices:
             keys = view.columns(wide=False, optional=extra)
