@@ -29,7 +29,7 @@ def mmlu(shared_data):
 def _one_note(err: str, command: str) -> None:
     notes = [line for line in err.splitlines() if "holds text" in line]
     assert len(notes) == 1 and notes[0].startswith(f"llm-power {command}: note: column 'category'"), err
-    assert "--cluster='category'" in notes[0]  # the CLI names its flag, not the Python parameter
+    assert "(--cluster category clusters by it)" in notes[0]  # the CLI names its flag, not the Python parameter
 
 
 def test_compare_models_on_a_wide_file_with_a_label_column(mmlu, capsys):
