@@ -129,3 +129,14 @@ def test_ppi_errors_name_the_file_and_column(tmp_path, capsys):
     (tmp_path / "unl2.csv").write_text("item,other\nq3,1\n")
     assert main(["ppi", "--labeled", str(tmp_path / "lab.csv"), "--unlabeled", str(tmp_path / "unl2.csv")]) == 1
     assert "no judge score column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["arena", "judges"])
+def test_where_is_one_rule_for_both_battle_commands(shared_data, capsys, command):
+    path = str(shared_data / "preferences" / "pandalm_testset" / "battles.csv.gz")
+    for cond in ("nope=1", "no-equals-sign"):
+        assert main([command, path, "--where", cond]) == 1
+        err = capsys.readouterr().err
+        assert f"--where {cond!r}: expected COLUMN=VALUE" in err and "item_id" in err and err.count("\n") == 1
+    assert main([command, path, "--where", "motivation_app=nothing-matches"]) == 1
+    assert "no battles left" in capsys.readouterr().err

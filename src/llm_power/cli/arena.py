@@ -77,13 +77,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
 
 def _filter(frame: Any, args: argparse.Namespace) -> Any:
     from ..errors import DataError
+    from ..io.battles import where_rows
 
-    for cond in args.where or []:
-        column, sep, value = cond.partition("=")
-        if not sep or column not in frame.columns:
-            msg = f"--where {cond!r}: expected COLUMN=VALUE with a column of the battles ({', '.join(frame.columns)})"
-            raise DataError(msg)
-        frame = frame[frame[column].astype(str) == value]
+    frame = where_rows(frame, args.where)
     if args.judge:
         judges = sorted(set(frame["judge"].astype(str)) - {""})
         unknown = sorted(set(args.judge) - set(judges))

@@ -89,13 +89,9 @@ def _humans(judges: list[str], given: list[str] | None) -> list[str]:
 
 def _filtered(frame: Any, where: list[str] | None) -> Any:
     from ..errors import DataError
+    from ..io.battles import where_rows
 
-    for cond in where or []:
-        column, sep, value = cond.partition("=")
-        if not sep or column not in frame.columns:
-            msg = f"--where {cond!r}: expected COLUMN=VALUE with a column of the battles ({', '.join(frame.columns)})"
-            raise DataError(msg)
-        frame = frame[frame[column].astype(str) == value]
+    frame = where_rows(frame, where)
     if frame.empty:
         msg = "no battles left after --where"
         raise DataError(msg)

@@ -253,6 +253,20 @@ def _read_one(path: Path) -> tuple[Any, int]:
     return _read_slow(path)
 
 
+def where_rows(frame: Any, conditions: Iterable[str] | None, *, flag: str = "--where") -> Any:
+    """The rows of ``frame`` whose columns equal the values of ``COLUMN=VALUE`` conditions (compared
+    as text); a condition without ``=`` or naming no column is a DataError naming ``flag``.
+    """
+    for cond in conditions or []:
+        column, sep, value = cond.partition("=")
+        if not sep or column not in frame.columns:
+            listed = ", ".join(map(str, frame.columns))
+            msg = f"{flag} {cond!r}: expected COLUMN=VALUE with a column of the battles ({listed})"
+            raise DataError(msg)
+        frame = frame[frame[column].astype(str) == value]
+    return frame
+
+
 def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     r"""Read battle logs and judge verdicts into one long table (pandas DataFrame).
 
