@@ -33,8 +33,9 @@ import numpy as np
 from scipy import optimize, stats
 
 import llm_power as lp
-from llm_power._exact import _exact_power_paired, _rejection_probability
-from llm_power.designs import _paired_parameters, discordance_from_baseline
+from llm_power._kernel.exact import _exact_power_paired, _rejection_probability
+from llm_power.planning import discordance_from_baseline
+from llm_power.planning._designs import _paired_parameters
 
 
 def old_exact_sample_size(p_a: float, p_b: float, rho: float, alpha: float = 0.05, power: float = 0.8) -> int:

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 import llm_power as lp
-from llm_power.permutation import _flip_null_exact, _flip_null_random
-from llm_power.resampling import _pvalue_from_null
+from llm_power.paired._permutation import _flip_null_exact, _flip_null_random
+from llm_power.paired._resampling import _pvalue_from_null
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 

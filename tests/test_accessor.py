@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import llm_power as lp
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 
 
 @pytest.mark.parametrize("order", ["import pandas; import llm_power", "import llm_power; import pandas"])

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import llm_power as lp
-from llm_power.aggregates import paired_bounds
+from llm_power.planning import paired_bounds
 from llm_power.cli.main import main
 from llm_power.io.aggregate import read_lm_eval_aggregates
 

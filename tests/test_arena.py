@@ -14,7 +14,7 @@ import pytest
 
 from llm_power import arena_diagnose, bradley_terry
 from llm_power.cli.main import main
-from llm_power.preferences import Cells, _sandwich, fit_cells
+from llm_power.preferences._bradley_terry import Cells, _sandwich, fit_cells
 
 THETA = np.array([0.45, 0.3, 0.0, -0.15, -0.5])
 TIE = 0.2

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from llm_power import diagnose_files  # noqa: E402
-from llm_power.errors import DataError  # noqa: E402
+from llm_power._core.errors import DataError  # noqa: E402
 
 
 @pytest.fixture(scope="module")

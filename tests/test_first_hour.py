@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 import llm_power as lp
-from llm_power._format import fmt_p, unique_short_names
+from llm_power._core.format import fmt_p, unique_short_names
 from llm_power.cli.main import build_parser, main
 
 

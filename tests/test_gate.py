@@ -226,7 +226,7 @@ def test_fixed_gate_at_one_look_has_size_alpha():
 
 
 def test_pytest_helper_message():
-    from llm_power.testing import assert_not_worse
+    from llm_power.gating import assert_not_worse
 
     base, cand = _demo("Meta-Llama-3_1-70B-Instruct", "Meta-Llama-3_1-70B")
     with pytest.raises(AssertionError) as info:

@@ -1,4 +1,4 @@
-"""The GitHub Action: action.yml runs ``python -m llm_power.cli.github_action``, which gates, writes
+"""The GitHub Action: action.yml runs ``python -m llm_power.integrations.github_action``, which gates, writes
 the step outputs and summary, and creates then updates one PR comment -- tested against local HTTP
 servers on 127.0.0.1 standing in for the GitHub REST API (no network): one that behaves, and ones
 that redirect elsewhere, paginate forever, fail, hang or answer nonsense. The token must never reach
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_power.cli import github_action
+from llm_power.integrations import github_action
 
 ROOT = Path(__file__).resolve().parents[1]
 BOT = {"login": "github-actions[bot]", "type": "Bot"}
@@ -29,7 +29,7 @@ def test_action_yml_is_a_composite_running_the_module():
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     gate_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
-    assert gate_step["run"] == "python -m llm_power.cli.github_action"
+    assert gate_step["run"] == "python -m llm_power.integrations.github_action"
     # every input reaches the script under the name it reads (INPUT_<NAME>, dashes as underscores)
     for name in action["inputs"]:
         if name in ("python-version", "version"):

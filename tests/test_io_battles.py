@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from llm_power import bradley_terry, read_battles, swap_consistency, win_rate
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 
 
 @pytest.fixture

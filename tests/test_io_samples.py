@@ -11,7 +11,7 @@ import pytest
 
 from llm_power import compare_pass_at_k, pass_at_k_ci
 from llm_power.cli.main import main
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 from llm_power.io import read_samples, sample_matrices
 
 

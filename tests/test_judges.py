@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from llm_power import judge_vs_majority, length_bias, majority_vote, swap_consistency
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 
 SHORT = {"Qwen2.5-7B-Instruct": "Qwen-7B", "Qwen2.5-14B-Instruct": "Qwen-14B", "Qwen2.5-32B-Instruct": "Qwen-32B",
          "EXAONE-3.5-32B-Instruct-AWQ": "EXAONE-32B", "gpt-4o-mini": "GPT-4o-mini", "Gemma-4-12B-it": "Gemma-4-12B"}

@@ -16,9 +16,9 @@ from scipy import stats
 
 from llm_power._kernel import quantiles as q
 from llm_power._kernel.betting import bets, betting_bound, betting_pvalue
-from llm_power._kernel.clusters import code_labels, mean_variance
+from llm_power._kernel.variance import code_labels, mean_variance
 from llm_power._kernel.paired_intervals import mcnemar_interval
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "llm_power"
 KERNEL = SRC / "_kernel"
@@ -251,7 +251,7 @@ def test_melded_interval_covers_by_exact_enumeration():
 @pytest.mark.parametrize("n", [10, 40, 120])
 def test_interval_excludes_zero_exactly_when_mcnemar_rejects(variant, alternative, n):
     """Every admissible table (b + c <= n): the interval at 95% excludes 0 iff the test's p <= 0.05."""
-    from llm_power.paired import mcnemar_pvalue
+    from llm_power.paired._tests import mcnemar_pvalue
 
     b, c = (v.ravel() for v in np.meshgrid(np.arange(n + 1), np.arange(n + 1)))
     keep = b + c <= n

@@ -20,7 +20,7 @@ from scipy import stats
 
 import llm_power as lp
 from llm_power.cli.main import main
-from llm_power.errors import DataError, SeparationWarning
+from llm_power._core.errors import DataError, SeparationWarning
 
 
 def quiet(func, *args, **kwargs):
@@ -309,7 +309,7 @@ def test_arena_cluster_intervals_cover_at_twenty_prompts():
     normal quantiles, the arena's interval before, covers 0.93."""
     from scipy import special
 
-    from llm_power.preferences import Battles, Cells, fit_battles, fit_cells
+    from llm_power.preferences._bradley_terry import Battles, Cells, fit_battles, fit_cells
 
     theta = np.array([0.4, 0.2, 0.0, -0.2, -0.4])
     tau, m = 0.6, theta.size

@@ -25,17 +25,14 @@ from llm_power import (
 from decimal import Decimal
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from conftest import load_reference, table_arrays
-from llm_power import (
-    effect_sizes,
-    paired_difference_ci_from_counts,
-)
+from llm_power import effect_sizes, paired_difference_ci_from_counts
 import itertools
 from scipy import stats
 from statsmodels.stats.contingency_tables import cochrans_q as sm_cochrans_q
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from llm_power.paired import mcnemar_pvalue
+from llm_power.paired._tests import mcnemar_pvalue
 
 
 # =================================================================================================
@@ -413,8 +410,8 @@ def _binary_pair(rng, n, p_a=0.7, agree=0.6):
 
 def _item_level_pvalue(a, b, alternative, n_resamples=None, rng=None):
     """Oracle: the sign-flip p-value by flipping items (the path graded data still take)."""
-    from llm_power.permutation import _flip_null_exact, _flip_null_random
-    from llm_power.resampling import _pvalue_from_null
+    from llm_power.paired._permutation import _flip_null_exact, _flip_null_random
+    from llm_power.paired._resampling import _pvalue_from_null
 
     n, idx = a.size, np.flatnonzero(a != b)
     observed = float((a - b).mean())
@@ -439,7 +436,7 @@ def test_binary_exact_pvalue_equals_the_enumeration_exactly(alternative):
 def test_binary_exact_pvalue_equals_scipy_binomtest(alternative):
     # K = items favouring A ~ Binomial(m, 1/2) under the flips; "greater" is A > B. For p = 1/2
     # scipy's two-sided rule (outcomes no more likely than the observed) is the |2K - m| rule.
-    from llm_power.permutation import _binomial_exact_pvalue
+    from llm_power.paired._permutation import _binomial_exact_pvalue
 
     rng = np.random.default_rng(61)
     for _ in range(80):
@@ -461,7 +458,7 @@ def test_binary_monte_carlo_null_has_the_item_level_distribution():
     # law. Chi-square goodness of fit of each against Binomial(m, 1/2) and of one against the
     # other (cells pooled to expected counts >= 20), 200,000 draws each, fixed seeds: each test
     # would fail with probability 1e-4 if the laws were equal, and detects a 0.5% shift in mean.
-    from llm_power.permutation import _binomial_null_random, _flip_null_random
+    from llm_power.paired._permutation import _binomial_null_random, _flip_null_random
 
     for m, n in [(7, 10), (40, 100), (301, 1000)]:
         a = np.zeros(n)

@@ -12,16 +12,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from llm_power import (
-    compare_pass_at_k,
-    maj_at_k,
-    pass_at_k,
-    pass_at_k_ci,
-    pass_at_k_mde,
-    pass_at_k_plan,
-    pass_hat_k,
-)
-from llm_power.errors import DataError
+from llm_power import compare_pass_at_k, maj_at_k, pass_at_k, pass_at_k_ci, pass_at_k_mde, pass_at_k_plan, pass_hat_k
+from llm_power._core.errors import DataError
 
 
 def test_estimators_equal_the_combinatorial_definition():
@@ -111,7 +103,7 @@ def test_fixed_questions_variance_is_unbiased_for_the_rerun_spread():
     ks = np.array([1, 4, 8])
     reruns = rng.binomial(12, p, size=(5000, 40))
     values = pass_at_k(12, reruns[..., None], ks).mean(axis=1)
-    from llm_power.errors import ApproximationWarning
+    from llm_power._core.errors import ApproximationWarning
 
     with pytest.warns(ApproximationWarning, match="k = 8 is more than half the samples"):
         reported = np.array([pass_at_k_ci((np.full(40, 12), c), ks, population="fixed_questions").standard_error
@@ -238,7 +230,7 @@ def test_plan_and_mde_deliver_in_simulation():
 def test_planned_noise_is_unbiased_from_a_larger_pilot():
     """The plan's per-question variance at m = 8 samples, from pilots of 16 samples, averages to
     the exact binomial variance of the 8-sample estimator (20,000 pilots; within 2%)."""
-    from llm_power.passk_plan import _variance_at
+    from llm_power.samples._plan import _variance_at
 
     rng = np.random.default_rng(8)
     p = rng.beta(0.6, 0.9, 30)
@@ -300,7 +292,7 @@ def test_maj_at_k_ci_is_the_mean_of_per_question_values():
 def test_one_sample_per_question_has_no_fixed_questions_interval():
     """A single sample of a question says nothing about its sampling noise: NaN with a warning, not a
     zero-width interval."""
-    from llm_power.errors import ApproximationWarning
+    from llm_power._core.errors import ApproximationWarning
 
     x = np.array([[1.0], [0.0], [0.0], [1.0]])
     with pytest.warns(ApproximationWarning, match="single sample"):

@@ -22,15 +22,12 @@ from llm_power import (
 import math
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import power_proportions_2indep, samplesize_proportions_2indep_onetail
-from llm_power import (
-    discordance_from_baseline,
-    shortcut_constant,
-)
-from llm_power._exact import _exact_power_paired
+from llm_power import discordance_from_baseline, shortcut_constant
+from llm_power._kernel.exact import _exact_power_paired
 from llm_power.planning import k_factor, unrounded_sample_size
 from scipy import stats
 from conftest import load_reference
-from llm_power.paired import mcnemar_pvalue
+from llm_power.paired._tests import mcnemar_pvalue
 
 
 # =================================================================================================
@@ -358,7 +355,7 @@ def test_exact_power_is_below_normal_approximation_for_conservative_exact_test()
 def _scan_exact_sample_size(p_d, p10, alpha, power_, alternative):
     """Oracle: the exact N* as computed before issue 13, verbatim -- a scan of every n upward from
     half of Connor's N*, one convolution step of the discordant count's distribution per n."""
-    from llm_power._exact import _rejection_probability
+    from llm_power._kernel.exact import _rejection_probability
 
     z_a = -stats.norm.ppf(alpha / 2 if alternative == "two-sided" else alpha)
     z_b = stats.norm.ppf(power_)
@@ -454,7 +451,7 @@ def test_exact_n_star_where_the_power_saw_tooths():
 
 def test_exact_power_bound_is_monotone_and_above_the_power():
     # the bound the search bisects on: U(n) = E[max_{j <= M_n} R(j)] >= P(n), non-decreasing in n
-    from llm_power._exact import _rejection_probability
+    from llm_power._kernel.exact import _rejection_probability
 
     for p_d, p10 in [(0.16, 0.0825), (0.5, 0.3), (0.95, 0.6), (0.99, 0.6)]:
         ns = np.arange(1, 1500)

@@ -11,7 +11,7 @@ import pytest
 from scipy import special, stats
 
 from llm_power import ppi_labels_needed, ppi_mean, ppi_mean_difference
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 
 ppi_py = pytest.importorskip("ppi_py")
 

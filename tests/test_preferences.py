@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from llm_power import bradley_terry
-from llm_power.errors import DataError, DegenerateDataWarning
+from llm_power._core.errors import DataError, DegenerateDataWarning
 
 
 @pytest.fixture
@@ -380,7 +380,7 @@ def test_cluster_labels_are_checked():
         bradley_terry(battles, cluster=np.where(np.arange(200) == 7, None, labels).astype(object))
     with pytest.raises(ValueError, match="at least 2 clusters"):
         bradley_terry(battles, cluster=np.zeros(200))
-    from llm_power.errors import FewClustersWarning
+    from llm_power._core.errors import FewClustersWarning
 
     with pytest.warns(FewClustersWarning, match="only 10 clusters"):
         bradley_terry(battles, cluster=np.arange(200) % 10)

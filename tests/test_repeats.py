@@ -5,12 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_power import (
-    paired_variance_components,
-    repeated_sampling_plan,
-    sample_size_repeated,
-    variance_components,
-)
+from llm_power import paired_variance_components, repeated_sampling_plan, sample_size_repeated, variance_components
 from llm_power.planning import k_factor
 
 

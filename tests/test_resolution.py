@@ -21,7 +21,7 @@ from llm_power import (
     paired_t,
     pairwise_statistics,
 )
-from llm_power._validation import as_rng
+from llm_power._core.validation import as_rng
 from llm_power.planning import k_factor
 
 K = k_factor()

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from llm_power import _sufficient, _verdict, diagnose
-from llm_power._sufficient import both_counts, gram_f32, pair_sums_binary, pair_sums_graded
-from llm_power.effects import newcombe_arrays
-from llm_power.regimes import tie_groups_and_rank_intervals
+from llm_power._kernel import sufficient as _sufficient, verdict as _verdict
+from llm_power import diagnose
+from llm_power._kernel.sufficient import both_counts, gram_f32, pair_sums_binary, pair_sums_graded
+from llm_power.paired._effects import newcombe_arrays
+from llm_power.resolution import tie_groups_and_rank_intervals
 
 
 def _binary(rng, n=400, m=12, clusters=7):
@@ -178,7 +179,7 @@ def test_wide_table_fast_path_equals_the_long_path(tmp_path):
     assert fast.items == slow.items and fast.models == slow.models and fast.clusters == slow.clusters
     np.testing.assert_array_equal(fast.scores, slow.scores)
     assert fast.note == slow.note and fast.dropped == slow.dropped
-    from llm_power.errors import DataError
+    from llm_power._core.errors import DataError
 
     with pytest.raises(DataError) as a:
         align_results(read_results(path, cluster="subject"))
@@ -235,7 +236,7 @@ def test_many_models_html_and_markdown_summarise(monkeypatch):
 
 
 def test_progress_reports_reach_a_listener(monkeypatch):
-    from llm_power._progress import listening
+    from llm_power._core.progress import listening
 
     rng = np.random.default_rng(11)
     x, codes = _binary(rng, n=200, m=20)
@@ -326,7 +327,7 @@ def _align_slow(frame, on_missing):
 def test_vectorised_aligner_equals_per_model_sets(on_missing):
     import pandas as pd
 
-    from llm_power.errors import DataError
+    from llm_power._core.errors import DataError
     from llm_power.io import align_results
 
     rng = np.random.default_rng(14)
@@ -384,7 +385,7 @@ CASES = {
 @pytest.mark.parametrize("options", [{}, {"cluster": "subject"}, {"filter": "strict", "cluster": "subject"}])
 def test_columnar_lm_eval_reader_equals_the_line_reader(tmp_path, monkeypatch, case, options):
     """The fast path reads what the line reader reads, or steps aside (same errors)."""
-    from llm_power.errors import DataError
+    from llm_power._core.errors import DataError
     from llm_power.io import harness, read_results
 
     path = _lm_eval_file(tmp_path / "model-x", CASES[case])
@@ -430,7 +431,7 @@ def test_parallel_reading_equals_sequential(tmp_path, monkeypatch):
     """Files read in worker processes give the same table, in the same order, and the same errors."""
     import pandas as pd
 
-    from llm_power.errors import DataError
+    from llm_power._core.errors import DataError
     from llm_power.io import harness, read_results
 
     paths = [_lm_eval_file(tmp_path / f"model-{k}", [_sample(i, acc=float((i + k) % 2)) for i in range(25)])

@@ -5,15 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_power import (
-    DataError,
-    LLMPowerError,
-    coverage,
-    half_width,
-    n_for_half_width,
-    proportion_ci,
-    rule_of_three,
-)
+from llm_power import DataError, LLMPowerError, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
 
 
 @pytest.mark.parametrize(

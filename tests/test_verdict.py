@@ -1,4 +1,4 @@
-"""The verdict kernel (llm_power._verdict): one honest verdict, defect by defect, and its validity by simulation."""
+"""The verdict kernel (llm_power._kernel.verdict): one honest verdict, defect by defect, and its validity by simulation."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from llm_power import (
     simulated_power,
 )
 from llm_power.cli.main import main
-from llm_power._verdict import cluster_verdict, iid_verdict, pair_sums, paired_t_test
+from llm_power._kernel.verdict import cluster_verdict, iid_verdict, pair_sums, paired_t_test
 
 
 # =================================================================================================
@@ -469,7 +469,7 @@ def simulate(rng, sizes, icc, n_sims, *, clustered=True, binary=False):
         sums = pair_sums(d, codes, g)
         var = sums.ss / n if binary else sums.ss / (n - 1)
         if binary:
-            from llm_power._verdict import mcnemar_test
+            from llm_power._kernel.verdict import mcnemar_test
 
             b = np.sum(d > 0, axis=0).astype(float)
             c = np.sum(d < 0, axis=0).astype(float)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from llm_power import compare_win_rates, diagnose, win_rate
-from llm_power.errors import DataError
+from llm_power._core.errors import DataError
 
 
 @pytest.fixture

@@ -38,18 +38,7 @@ def _report_layer() -> Any:
 
 
 if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__
-    from ._results import ConfidenceInterval
-    from .arena import ArenaDiagnosis, arena_diagnose
-    from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
-    from .comparison import COMPARE_METHODS, Comparison, compare
-    from .effects import (
-        PAIRED_CI_METHODS,
-        EffectSizesResult,
-        effect_sizes,
-        paired_difference_ci,
-        paired_difference_ci_from_counts,
-    )
-    from .errors import (
+    from ._core.errors import (
         ApproximationWarning,
         DataError,
         DegenerateDataWarning,
@@ -58,26 +47,12 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerError,
         LLMPowerWarning,
     )
+    from ._core.results import ConfidenceInterval
+    from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
+    from .engines.dask import diagnose_files
     from .gating import GateResult, gate
-    from .intervals import (
-        INTERVAL_METHODS,
-        coverage,
-        half_width,
-        n_for_half_width,
-        proportion_ci,
-        rule_of_three,
-    )
+    from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
     from .io import align_results, read_battles, read_results
-    from .io.distributed import diagnose_files
-    from .judges import (
-        AgreementResult,
-        LengthBiasResult,
-        judge_agreement,
-        judge_vs_majority,
-        length_bias,
-        majority_vote,
-        swap_consistency,
-    )
     from .multiplicity import (
         ADJUST_METHODS,
         CountEffectsResult,
@@ -88,29 +63,32 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         simulate_error_rates,
     )
     from .paired import (
+        COMPARE_METHODS,
+        PAIRED_CI_METHODS,
+        BootstrapResult,
+        Comparison,
+        EffectSizesResult,
         McNemarResult,
+        PermutationResult,
         TestResult,
+        cochran_q,
+        compare,
+        effect_sizes,
+        five_by_two_cv,
         mcnemar,
         mcnemar_from_counts,
+        paired_bootstrap,
+        paired_difference_ci,
+        paired_difference_ci_from_counts,
         paired_t,
+        permutation_test,
         sign_test,
         unpaired_z,
         wilcoxon,
     )
-    from .passk import (
-        PassAtKComparison,
-        PassAtKResult,
-        compare_pass_at_k,
-        maj_at_k,
-        maj_at_k_ci,
-        pass_at_k,
-        pass_at_k_ci,
-        pass_at_k_matrix,
-        pass_hat_k,
-    )
-    from .passk_plan import PassAtKPlanResult, pass_at_k_mde, pass_at_k_plan
-    from .permutation import PermutationResult, permutation_test
     from .planning import (
+        CalibrationResult,
+        PowerSimulationResult,
         TypeSMResult,
         bonferroni_factor,
         cells_from_margins,
@@ -124,20 +102,52 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         sample_size_shortcut,
         shortcut_constant,
         shortcut_prescreen,
+        simulate_pairs,
+        simulated_power,
         type_s_m,
     )
-    from .ppi import PPIResult, ppi_labels_needed, ppi_mean, ppi_mean_difference
-    from .preferences import BradleyTerryResult, bradley_terry
-    from .repeats import (
+    from .preferences import (
+        AgreementResult,
+        ArenaDiagnosis,
+        BradleyTerryResult,
+        LengthBiasResult,
+        PPIResult,
+        WinRateComparison,
+        WinRateResult,
+        arena_diagnose,
+        bradley_terry,
+        compare_win_rates,
+        judge_agreement,
+        judge_vs_majority,
+        length_bias,
+        majority_vote,
+        ppi_labels_needed,
+        ppi_mean,
+        ppi_mean_difference,
+        swap_consistency,
+        win_rate,
+    )
+    from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
+    from .samples import (
+        PassAtKComparison,
+        PassAtKPlanResult,
+        PassAtKResult,
         RepeatedSamplingPlanResult,
         VarianceComponentsResult,
+        compare_pass_at_k,
+        maj_at_k,
+        maj_at_k_ci,
         paired_variance_components,
+        pass_at_k,
+        pass_at_k_ci,
+        pass_at_k_matrix,
+        pass_at_k_mde,
+        pass_at_k_plan,
+        pass_hat_k,
         repeated_sampling_plan,
         sample_size_repeated,
         variance_components,
     )
-    from .resampling import BootstrapResult, paired_bootstrap
-    from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .sequential import (
         LeaderboardMonitor,
         LeaderboardMonitorResult,
@@ -145,9 +155,6 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         SequentialMonitor,
         anytime_critical_value,
     )
-    from .several import cochran_q, five_by_two_cv
-    from .simulation import CalibrationResult, PowerSimulationResult, simulate_pairs, simulated_power
-    from .winrates import WinRateComparison, WinRateResult, compare_win_rates, win_rate
 
 #: public name -> the submodule that defines it; imported on first use, so that `import llm_power`
 #: (and the CLI's --help) does not pay for scipy.stats, pandas or matplotlib until they are needed
@@ -158,48 +165,48 @@ _LAZY = {
     "anytime_critical_value": ".sequential",
     "ApproximationWarning": ".errors",
     "bonferroni_factor": ".planning",
-    "BootstrapResult": ".resampling",
+    "BootstrapResult": ".paired",
     "bradley_terry": ".preferences",
-    "AgreementResult": ".judges",
-    "judge_agreement": ".judges",
-    "judge_vs_majority": ".judges",
-    "length_bias": ".judges",
-    "LengthBiasResult": ".judges",
-    "majority_vote": ".judges",
-    "swap_consistency": ".judges",
-    "ArenaDiagnosis": ".arena",
-    "arena_diagnose": ".arena",
+    "AgreementResult": ".preferences",
+    "judge_agreement": ".preferences",
+    "judge_vs_majority": ".preferences",
+    "length_bias": ".preferences",
+    "LengthBiasResult": ".preferences",
+    "majority_vote": ".preferences",
+    "swap_consistency": ".preferences",
+    "ArenaDiagnosis": ".preferences",
+    "arena_diagnose": ".preferences",
     "read_battles": ".io",
-    "PPIResult": ".ppi",
-    "PassAtKComparison": ".passk",
-    "PassAtKResult": ".passk",
-    "compare_pass_at_k": ".passk",
-    "maj_at_k": ".passk",
-    "maj_at_k_ci": ".passk",
-    "pass_at_k": ".passk",
-    "pass_at_k_ci": ".passk",
-    "pass_at_k_matrix": ".passk",
-    "pass_hat_k": ".passk",
-    "PassAtKPlanResult": ".passk_plan",
-    "pass_at_k_plan": ".passk_plan",
-    "pass_at_k_mde": ".passk_plan",
-    "ppi_labels_needed": ".ppi",
-    "ppi_mean": ".ppi",
-    "ppi_mean_difference": ".ppi",
-    "WinRateComparison": ".winrates",
-    "WinRateResult": ".winrates",
-    "compare_win_rates": ".winrates",
-    "win_rate": ".winrates",
+    "PPIResult": ".preferences",
+    "PassAtKComparison": ".samples",
+    "PassAtKResult": ".samples",
+    "compare_pass_at_k": ".samples",
+    "maj_at_k": ".samples",
+    "maj_at_k_ci": ".samples",
+    "pass_at_k": ".samples",
+    "pass_at_k_ci": ".samples",
+    "pass_at_k_matrix": ".samples",
+    "pass_hat_k": ".samples",
+    "PassAtKPlanResult": ".samples",
+    "pass_at_k_plan": ".samples",
+    "pass_at_k_mde": ".samples",
+    "ppi_labels_needed": ".preferences",
+    "ppi_mean": ".preferences",
+    "ppi_mean_difference": ".preferences",
+    "WinRateComparison": ".preferences",
+    "WinRateResult": ".preferences",
+    "compare_win_rates": ".preferences",
+    "win_rate": ".preferences",
     "BradleyTerryResult": ".preferences",
     "calibrate": ".resolution",
-    "CalibrationResult": ".simulation",
+    "CalibrationResult": ".planning",
     "cells_from_margins": ".planning",
     "cluster_robust_se": ".clustering",
-    "cochran_q": ".several",
-    "compare": ".comparison",
-    "COMPARE_METHODS": ".comparison",
-    "Comparison": ".comparison",
-    "ConfidenceInterval": "._results",
+    "cochran_q": ".paired",
+    "compare": ".paired",
+    "COMPARE_METHODS": ".paired",
+    "Comparison": ".paired",
+    "ConfidenceInterval": "._core.results",
     "count_effects": ".multiplicity",
     "CountEffectsResult": ".multiplicity",
     "coverage": ".intervals",
@@ -209,14 +216,14 @@ _LAZY = {
     "design_effects": ".clustering",
     "DesignEffectsResult": ".clustering",
     "diagnose": ".resolution",
-    "diagnose_files": ".io.distributed",
+    "diagnose_files": ".engines",
     "Diagnosis": ".resolution",
     "discordance_from_baseline": ".planning",
-    "effect_sizes": ".effects",
-    "EffectSizesResult": ".effects",
+    "effect_sizes": ".paired",
+    "EffectSizesResult": ".paired",
     "ErrorRatesResult": ".multiplicity",
     "FewClustersWarning": ".errors",
-    "five_by_two_cv": ".several",
+    "five_by_two_cv": ".paired",
     "gate": ".gating",
     "GateResult": ".gating",
     "half_width": ".intervals",
@@ -235,42 +242,42 @@ _LAZY = {
     "mde": ".planning",
     "MonitorResult": ".sequential",
     "n_for_half_width": ".intervals",
-    "paired_bootstrap": ".resampling",
-    "PAIRED_CI_METHODS": ".effects",
-    "paired_difference_ci": ".effects",
-    "paired_difference_ci_from_counts": ".effects",
+    "paired_bootstrap": ".paired",
+    "PAIRED_CI_METHODS": ".paired",
+    "paired_difference_ci": ".paired",
+    "paired_difference_ci_from_counts": ".paired",
     "paired_t": ".paired",
-    "paired_variance_components": ".repeats",
+    "paired_variance_components": ".samples",
     "PairResolution": ".resolution",
     "pairwise_statistics": ".resolution",
     "partial_conjunction": ".multiplicity",
-    "permutation_test": ".permutation",
-    "PermutationResult": ".permutation",
+    "permutation_test": ".paired",
+    "PermutationResult": ".paired",
     "power": ".planning",
     "power_curve": ".planning",
-    "PowerSimulationResult": ".simulation",
+    "PowerSimulationResult": ".planning",
     "proportion_ci": ".intervals",
     "read_results": ".io",
-    "repeated_sampling_plan": ".repeats",
-    "RepeatedSamplingPlanResult": ".repeats",
+    "repeated_sampling_plan": ".samples",
+    "RepeatedSamplingPlanResult": ".samples",
     "rho_bounds": ".planning",
     "rule_of_three": ".intervals",
     "sample_size": ".planning",
-    "sample_size_repeated": ".repeats",
+    "sample_size_repeated": ".samples",
     "sample_size_shortcut": ".planning",
     "SequentialMonitor": ".sequential",
     "shortcut_constant": ".planning",
     "shortcut_prescreen": ".planning",
     "sign_test": ".paired",
     "simulate_error_rates": ".multiplicity",
-    "simulate_pairs": ".simulation",
-    "simulated_power": ".simulation",
+    "simulate_pairs": ".planning",
+    "simulated_power": ".planning",
     "TestResult": ".paired",
     "type_s_m": ".planning",
     "TypeSMResult": ".planning",
     "unpaired_z": ".paired",
-    "variance_components": ".repeats",
-    "VarianceComponentsResult": ".repeats",
+    "variance_components": ".samples",
+    "VarianceComponentsResult": ".samples",
     "wilcoxon": ".paired",
 }
 
@@ -456,7 +463,7 @@ class _AfterPandas:
 
         def exec_and_register(module: Any) -> None:
             exec_module(module)
-            from .io.accessor import register
+            from .integrations.pandas import register
 
             register()
 
@@ -468,7 +475,7 @@ def _install_accessor() -> None:
     import sys
 
     if "pandas" in sys.modules:
-        from .io.accessor import register
+        from .integrations.pandas import register
 
         register()
     elif not any(isinstance(f, _AfterPandas) for f in sys.meta_path):

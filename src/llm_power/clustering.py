@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ._kernel.clusters import code_labels
-from ._results import Result
-from ._validation import as_float_array
-from .errors import DegenerateDataWarning
+from ._core.errors import DegenerateDataWarning
+from ._core.results import Result
+from ._core.validation import as_float_array
+from ._kernel.variance import code_labels
 
 __all__ = ["ICCResult", "DesignEffectsResult", "cluster_robust_se", "design_effect", "design_effects", "icc_anova"]
 
@@ -175,7 +175,7 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
         warnings.warn("one cluster: the cluster-robust standard error is undefined.",
                       DegenerateDataWarning, stacklevel=2)
         return math.nan
-    from ._kernel.clusters import mean_variance
+    from ._kernel.variance import mean_variance
 
     return float(math.sqrt(float(mean_variance(y, codes, g, kind="cr1").variance[0])))
 
@@ -240,8 +240,8 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
     >>> de.n_clusters, round(de.kish_cluster_size, 2), round(de.mean_cluster_size, 2)
     (2, 5.0, 4.0)
     """
-    from ._kernel.clusters import cluster_design_effects, cluster_df, cluster_structure
-    from ._verdict import pair_sums
+    from ._kernel.variance import cluster_design_effects, cluster_df, cluster_structure
+    from ._kernel.verdict import pair_sums
 
     y, codes, g = _codes(values, cluster)
     n = y.size

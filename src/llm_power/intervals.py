@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from scipy import special  # scipy.stats (slow to import) only where coverage needs it
 
-from ._kernel.quantiles import level_quantile
-from ._options import INTERVAL_METHODS  # one list, shared with the command line
-from ._results import ConfidenceInterval
-from ._validation import (
+from ._core.errors import DegenerateDataWarning
+from ._core.options import INTERVAL_METHODS  # one list, shared with the command line
+from ._core.results import ConfidenceInterval
+from ._core.validation import (
     check_alternative,
     check_confidence_level,
     check_counts,
@@ -38,7 +38,7 @@ from ._validation import (
     check_probabilities,
     scalar_or_array,
 )
-from .errors import DegenerateDataWarning
+from ._kernel.quantiles import level_quantile
 
 __all__ = [
     "INTERVAL_METHODS",

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from ._options import ADJUST_METHODS  # one list, shared with the command line
-from ._results import Result
-from ._validation import as_float_array, as_rng, check_open_unit, check_option, fail
+from ._core.options import ADJUST_METHODS  # one list, shared with the command line
+from ._core.results import Result
+from ._core.validation import as_float_array, as_rng, check_open_unit, check_option, fail
 
 __all__ = [
     "ADJUST_METHODS",
@@ -380,6 +380,6 @@ def bonferroni_factor(m: int, *, alpha: float = 0.05, power: float = 0.8, altern
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         msg = "m"
         raise fail(msg, "a positive integer (the number of tests)", m)
-    from ._kernels import k_factor
+    from ._kernel.sizes import k_factor
 
     return k_factor(alpha / m, power, alternative) / k_factor(alpha, power, alternative)

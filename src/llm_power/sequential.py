@@ -52,8 +52,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from ._results import ConfidenceInterval, Result
-from ._validation import as_float_array, check_open_unit, fail
+from ._core.results import ConfidenceInterval, Result
+from ._core.validation import as_float_array, check_open_unit, fail
 
 __all__ = [
     "LeaderboardMonitor",

@@ -20,7 +20,7 @@ def render() -> dict[str, str]:
     import warnings
 
     from llm_power import align_results, diagnose, read_results
-    from llm_power._results import to_plain
+    from llm_power._core.results import to_plain
     from llm_power.report.markdown import render_markdown
 
     frame = read_results(FIXTURE, cluster="subject")

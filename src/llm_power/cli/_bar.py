@@ -111,7 +111,7 @@ def progress_bar(args: argparse.Namespace, *, delay: float | None = None) -> Ite
     if getattr(args, "quiet", False) or not interactive:
         yield
         return
-    from .._progress import listening
+    from .._core.progress import listening
 
     out, err = sys.stdout, sys.stderr
     live = _Live(err, _delay() if delay is None else delay)

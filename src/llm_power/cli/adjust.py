@@ -6,8 +6,8 @@ import argparse
 import math
 from typing import Any
 
-from .._format import fmt_p
-from .._options import ADJUST_METHODS
+from .._core.format import fmt_p
+from .._core.options import ADJUST_METHODS
 from ..report.terminal import dump_json, print_table
 
 HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"

@@ -52,11 +52,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     import warnings
 
-    from .._format import unique_short_names
-    from ..aggregates import paired_bounds
-    from ..errors import InfeasibleDesignWarning
+    from .._core.errors import InfeasibleDesignWarning
+    from .._core.format import unique_short_names
     from ..io.aggregate import read_lm_eval_aggregates
-    from ..planning import mde
+    from ..planning import mde, paired_bounds
 
     scores = read_lm_eval_aggregates(args.results, metric=args.metric, filter=args.filter)
     models = list(dict.fromkeys(s.model for s in scores))

@@ -54,7 +54,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
-    from ..errors import DataError
+    from .._core.errors import DataError
     from ..io.battles import read_battles
 
     if args.demo == bool(args.files):
@@ -76,7 +76,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
 
 
 def _filter(frame: Any, args: argparse.Namespace) -> Any:
-    from ..errors import DataError
+    from .._core.errors import DataError
     from ..io.battles import where_rows
 
     frame = where_rows(frame, args.where)
@@ -97,8 +97,8 @@ def _filter(frame: Any, args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from ..arena import arena_diagnose
-    from ..errors import DataError
+    from .._core.errors import DataError
+    from ..preferences import arena_diagnose
     from ..report.arena import (
         MAX_TERMINAL_ROWS,
         arena_header,

@@ -6,7 +6,7 @@ import argparse
 import warnings
 from typing import Any
 
-from .._options import INTERVAL_METHODS
+from .._core.options import INTERVAL_METHODS
 from ..report.terminal import dump_json, print_table
 
 HELP = "confidence interval for one score: K correct out of N items"

@@ -7,9 +7,9 @@ import math
 import warnings
 from typing import Any
 
-from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
-from .._options import COMPARE_METHODS, FORMATS
-from ..errors import DataError, LLMPowerWarning
+from .._core.errors import DataError, LLMPowerWarning
+from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
+from .._core.options import COMPARE_METHODS, FORMATS
 from ..report.terminal import dump_json, print_table, say
 from ._types import nonnegative_int, positive_int
 
@@ -114,7 +114,7 @@ def _choose(args: argparse.Namespace, found: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from ..comparison import compare
+    from ..paired import compare
     names, items, a, b, clusters = load(args)
     res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,

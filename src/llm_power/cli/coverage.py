@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._options import INTERVAL_METHODS
+from .._core.options import INTERVAL_METHODS
 from ..report.terminal import dump_json, print_table
 
 HELP = "exact coverage probability of interval methods at true accuracy P on N items"

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .._options import CORRECTIONS, FORMATS
+from .._core.options import CORRECTIONS, FORMATS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
 from ._types import nonnegative_int, positive_int
@@ -123,7 +123,7 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
     if args.json_out:
         import json
 
-        from .._results import to_plain
+        from .._core.results import to_plain
 
         outputs.append(write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True,
                                                                allow_nan=False) + "\n", inputs=inputs))
@@ -176,8 +176,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_dask(args: argparse.Namespace) -> int:
     """Read, align and reduce on a Dask cluster; the same report."""
+    from ..engines.dask import load_and_diagnose
     from ..io.detect import companion_files, expand_paths
-    from ..io.distributed import load_and_diagnose
 
     local = [p for p in args.results if "://" not in str(p)]
     paths = expand_paths(local) if local else []

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._options import FORMATS
-from ..errors import DataError
+from .._core.errors import DataError
+from .._core.options import FORMATS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
 
@@ -112,7 +112,7 @@ def _write(args: argparse.Namespace, payload: dict[str, Any], markdown: str, inp
     if args.json_out:
         import json
 
-        from .._results import to_plain
+        from .._core.results import to_plain
 
         write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True) + "\n",
                      inputs=tuple(inputs))
@@ -179,7 +179,7 @@ def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], list[Any], Any
 
     import pandas as pd
 
-    from ..errors import LLMPowerWarning
+    from .._core.errors import LLMPowerWarning
     from ..io import align_results, read_results
 
     frames, names = [], []

@@ -62,7 +62,7 @@ def _item_column(frame: Any, given: str | None) -> tuple[Any, str]:
     """(frame with the item column, its name and description)."""
     import numpy as np
 
-    from ..errors import DataError
+    from .._core.errors import DataError
 
     if given is not None:
         if given not in frame.columns:
@@ -88,7 +88,7 @@ def _humans(judges: list[str], given: list[str] | None) -> list[str]:
 
 
 def _filtered(frame: Any, where: list[str] | None) -> Any:
-    from ..errors import DataError
+    from .._core.errors import DataError
     from ..io.battles import where_rows
 
     frame = where_rows(frame, where)
@@ -105,8 +105,8 @@ def _agreement_row(res: Any) -> dict[str, Any]:
 
 def _pair(frame: Any, item: str, a: str, b: str, *, level: float, resamples: int, seed: int) -> dict[str, Any] | None:
     """Agreement of judges a and b on the items both labelled (b's labels as a one-judge majority)."""
-    from ..errors import DataError
-    from ..judges import judge_vs_majority
+    from .._core.errors import DataError
+    from ..preferences import judge_vs_majority
 
     sub = frame[frame["judge"].isin([a, b])]
     try:
@@ -121,8 +121,8 @@ def audit(frame: Any, *, item: str | None = None, humans: list[str] | None = Non
           max_judges: int = MAX_JUDGES, confidence_level: float = 0.95, resamples: int = 2000,
           seed: int = 0) -> dict[str, Any]:
     """Every number the command prints, as plain data."""
-    from ..errors import DataError
-    from ..judges import judge_vs_majority, length_bias, swap_consistency
+    from .._core.errors import DataError
+    from ..preferences import judge_vs_majority, length_bias, swap_consistency
 
     if "judge" not in frame.columns:
         msg = "the battles name no judge (no judge column): judges compares the verdicts of several judges"

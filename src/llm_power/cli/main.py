@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
-from ..errors import LLMPowerError
+from .._core.errors import LLMPowerError
 from ..report.files import OutputPathError
 from ..report.terminal import safe_text
 from . import adjust, aggregate, arena, ci, compare, coverage, demo, diagnose, gate, judges, passk, plan, ppi

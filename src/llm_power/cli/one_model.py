@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._format import fmt_score
+from .._core.format import fmt_score
 from ..report.terminal import dump_json, print_table, say
 
 __all__ = ["one_model_summary", "print_one_model"]
@@ -19,8 +19,8 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) ->
     """Score and interval of one model's per-item scores: Wilson for 0/1 scores, Student t for
     graded ones; with clusters a cluster-robust t interval (CR2 design effect, Imbens-Kolesar df).
     """
-    from .._kernel.clusters import code_labels, mean_variance
     from .._kernel.quantiles import interval_half_width
+    from .._kernel.variance import code_labels, mean_variance
 
     x = np.asarray(scores, dtype=float)
     n = int(x.size)
@@ -92,7 +92,7 @@ def _write_files(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     """
     import json
 
-    from .._results import to_plain
+    from .._core.results import to_plain
     from ..report.files import OutputPathError, write_atomic
     from .main import command_paths
 

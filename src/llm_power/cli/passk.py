@@ -56,7 +56,7 @@ def _read(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The long sample table and, per model in name order, its questions x samples matrix; checks
     ``--baseline``.
     """
-    from ..errors import DataError
+    from .._core.errors import DataError
     from ..io.samples import read_samples, sample_matrices
 
     frame = read_samples(args.files, metric=args.metric, cluster=args.cluster, instances=args.instances)
@@ -75,10 +75,10 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from ..errors import DataError
-    from ..passk import compare_pass_at_k, pass_at_k_ci
+    from .._core.errors import DataError
     from ..report.files import check_outputs, write_atomic
     from ..report.terminal import dump_json, print_table, say
+    from ..samples import compare_pass_at_k, pass_at_k_ci
 
     check_outputs([args.json_out], args.files)
     frame, matrices = _read(args)
@@ -139,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
     elif len(matrices) > 2 and args.format != "json" and args.diagnose is None:
         say(f"{len(matrices)} models: give two to compare them at each k, or rank them all at one k with --diagnose K.")
     if args.diagnose is not None:
-        from ..passk import pass_at_k_matrix
         from ..resolution import diagnose
+        from ..samples import pass_at_k_matrix
 
         values, names = pass_at_k_matrix({m: w.to_numpy(dtype=float) for m, w in matrices.items()}, args.diagnose,
                                          metric=args.kind)

@@ -48,7 +48,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def _column(path: str, columns: list[str], given: str | None, names: tuple[str, ...], what: str, flag: str) -> str:
-    from ..errors import DataError
+    from .._core.errors import DataError
 
     if given is not None:
         if given not in columns:
@@ -75,7 +75,7 @@ def _values(path: str, frame: Any, column: str) -> Any:
 def _read(path: str) -> Any:
     import pandas as pd
 
-    from ..errors import DataError
+    from .._core.errors import DataError
     from ..io.plain import plain_suffix
     from ..io.safe import read_parquet
 
@@ -99,8 +99,8 @@ def estimate(labeled: Any, unlabeled: Any, *, label_column: str | None = None, j
     """Every number the command prints, as plain data."""
     import numpy as np
 
-    from ..errors import DataError
-    from ..ppi import ppi_labels_needed, ppi_mean
+    from .._core.errors import DataError
+    from ..preferences import ppi_labels_needed, ppi_mean
 
     lab_cols, unl_cols = [str(c) for c in labeled.columns], [str(c) for c in unlabeled.columns]
     ycol = _column(sources[0], lab_cols, label_column, LABEL_COLUMNS, "human label", "--label-column")

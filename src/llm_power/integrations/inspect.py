@@ -33,7 +33,7 @@ from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.scorer import Metric, SampleScore, Value, metric, value_to_float
 from inspect_ai.util import EarlyStop
 
-from ..errors import DataError
+from .._core.errors import DataError
 
 __all__ = ["AnytimeEarlyStopping", "LLMPowerReport", "interval", "mde"]
 
@@ -48,7 +48,7 @@ def _quiet() -> Iterator[None]:
     """
     import warnings
 
-    from ..errors import LLMPowerWarning
+    from .._core.errors import LLMPowerWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LLMPowerWarning)
@@ -64,8 +64,8 @@ def interval(method: str = "wilson", confidence_level: float = 0.95, cluster: st
     """The mean score's interval: ``{"ci_low": ..., "ci_high": ...}`` (with ``cluster``:
     ``ci_low_<cluster>``/``ci_high_<cluster>``, so both can be listed on one scorer).
     """
-    from .._kernel.clusters import code_labels, mean_variance
     from .._kernel.quantiles import interval_half_width
+    from .._kernel.variance import code_labels, mean_variance
     from ..intervals import proportion_ci
 
     def compute(scores: list[SampleScore]) -> Value:
@@ -120,7 +120,7 @@ def mde(alpha: float = 0.05, power: float = 0.8) -> Metric:
         if np.all((x == 0) | (x == 1)):
             p = min(max(float(x.mean()), 1e-9), 1 - 1e-9)
             return float(paired_mde(x.size, p=p, rho=0.0, alpha=alpha, power=power))
-        from .._kernels import mde_from_variance
+        from .._kernel.sizes import mde_from_variance
 
         return float(mde_from_variance(float(x.size), 2.0 * float(x.var(ddof=1)), alpha=alpha, power=power))
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import DataError
+from .._core.errors import DataError
 from .safe import load_json_file
 
 __all__ = ["AggregateScore", "read_lm_eval_aggregates"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from .._core.errors import DataError
 
 __all__ = ["Aligned", "align_matrix", "align_results"]
 
@@ -41,7 +41,7 @@ def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
     Duplicate (model, item) records and items whose target (reference answer) differs between
     models are always errors: they mean different things are being compared.
     """
-    from .._validation import check_option
+    from .._core.validation import check_option
 
     on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
     check_duplicates(frame)
@@ -127,7 +127,7 @@ def align_common(frame: Any, models: list[Any]) -> tuple[Aligned, dict[Any, tupl
     """The items every model has, as a matrix from integer codes of models and items (O(rows), no
     per-model sets), in natural item order; which models lack items (how many, the first in
     natural order); and how many items there are in all. Items are independent of each other, so
-    disjoint sets of items can be aligned apart (:mod:`llm_power.io.distributed`).
+    disjoint sets of items can be aligned apart (:mod:`llm_power.engines.dask`).
     """
     import pandas as pd
 
@@ -211,7 +211,7 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     long path (items in natural order, models sorted, the same errors and notes), without a row
     per (model, item).
     """
-    from .._validation import check_option
+    from .._core.validation import check_option
 
     on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
     dup = next((m for k, m in enumerate(models) if m in models[:k]), None) if len(set(models)) < len(models) else None

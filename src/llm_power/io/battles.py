@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from .._core.errors import DataError
 
 __all__ = ["read_battles"]
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import DataError
+from .._core.errors import DataError
 from .plain import plain_suffix
 from .safe import load_json_file
 

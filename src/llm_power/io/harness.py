@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .._kernel.clusters import missing_label
-from .._options import FORMATS  # one list, shared with the command line
-from ..errors import DataError
+from .._core.errors import DataError
+from .._core.options import FORMATS  # one list, shared with the command line
+from .._kernel.variance import missing_label
 from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score
 from .safe import ArchiveReader, load_json_file, read_parquet
 
@@ -472,7 +472,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
     import os
     from collections import deque
 
-    from .._progress import advance
+    from .._core.progress import advance
 
     sizes = [p.stat().st_size if p.is_file() else 0 for p in files]
     workers = min(os.cpu_count() or 1, len(files))
@@ -704,7 +704,7 @@ def read_frame(paths: str | Path | Sequence[str | Path], *, format: str = "auto"
     """
     import numpy as np
 
-    from .._validation import check_option
+    from .._core.validation import check_option
 
     format = check_option(format, "format", FORMATS)
     if isinstance(paths, (str, Path)):

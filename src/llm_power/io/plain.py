@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .._kernel.clusters import missing_label
-from ..errors import DataError
+from .._core.errors import DataError
+from .._kernel.variance import missing_label
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
@@ -402,7 +402,7 @@ def label_columns_note(labels: Sequence[str], examples: Sequence[Any]) -> None:
         return
     import warnings
 
-    from ..errors import LLMPowerWarning
+    from .._core.errors import LLMPowerWarning
 
     shown = ", ".join(f"{name!r} (e.g. {str(example)[:30]!r})" for name, example in zip(labels, examples, strict=True))
     plural = len(labels) > 1

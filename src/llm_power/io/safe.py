@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from .._core.errors import DataError
 
 __all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit", "open_bounded", "read_parquet"]
 

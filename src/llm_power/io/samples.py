@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .._kernel.clusters import missing_label
-from ..errors import DataError
+from .._core.errors import DataError
+from .._kernel.variance import missing_label
 
 __all__ = ["read_samples", "sample_matrices"]
 
@@ -159,7 +159,7 @@ def _passing_repeats(value: float, n: int, k: int, *, file: str, record: str, fi
     """The number c of passing repeats among n that gives this document's pass@k (unique, or an error)."""
     import numpy as np
 
-    from ..passk import pass_at_k
+    from ..samples import pass_at_k
 
     if k > n:
         msg = f"pass@{k} with only {n} repeats"

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import __version__
-from ..arena import ArenaDiagnosis
+from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
 
 __all__ = ["arena_header", "arena_legend", "arena_rows", "arena_sentences", "arena_test_label", "rank_rows",
@@ -122,7 +122,7 @@ def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: in
     clustered), direct battles, N* and q of the headline regime, a mark per regime; — for what could
     not be estimated.
     """
-    from .._format import unique_short_names
+    from .._core.format import unique_short_names
 
     c = diag.columns
     _, suffix = _strictest(diag)
@@ -194,7 +194,7 @@ def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolutio
 def _forest(diag: ArenaDiagnosis, limit: int) -> str:
     import matplotlib
 
-    from .._format import unique_short_names
+    from .._core.format import unique_short_names
     from .html import BAD, OK, _subplots, _svg
 
     c = diag.columns

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from .._format import fmt_gap, fmt_score, unique_short_names
+from .._core.format import fmt_gap, fmt_score, unique_short_names
 from ..resolution import Diagnosis
 from .terminal import safe_text
 from .view import ReportView, build_view

@@ -117,7 +117,7 @@ def _generic_fragment(result: Any) -> str:
 
 
 def _kind(result: Any) -> str:
-    from ..arena import ArenaDiagnosis
+    from ..preferences import ArenaDiagnosis
     from ..resolution import Diagnosis
 
     if isinstance(result, Diagnosis):
@@ -179,7 +179,7 @@ def markdown_text(result: Any) -> str:
 
 def json_text(result: Any) -> str:
     """``result.to_dict()`` as deterministic JSON (sorted keys, NaN as null)."""
-    from .._results import to_plain
+    from .._core.results import to_plain
 
     return json.dumps(to_plain(result.to_dict()), indent=2, sort_keys=True, allow_nan=False) + "\n"
 

@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .. import __version__
-from .._results import to_plain
+from .._core.results import to_plain
 from ..resolution import Diagnosis
 
 __all__ = ["write_pairs"]

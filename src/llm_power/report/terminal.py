@@ -69,7 +69,7 @@ def say(text: Any, stream: TextIO | None = None) -> None:
 
 def dump_json(payload: Any, stream: TextIO | None = None) -> None:
     """Write ``payload`` as deterministic JSON (plain types, sorted keys) and a newline."""
-    from .._results import to_plain
+    from .._core.results import to_plain
 
     stream = sys.stdout if stream is None else stream
     json.dump(to_plain(payload), stream, indent=2, sort_keys=True, allow_nan=False)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .._format import unique_short_names
+from .._core.format import unique_short_names
 from ..resolution import Diagnosis
 from .terminal import safe_text, terminal_width
 from .view import ReportView, build_view

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._format import fmt_gap, fmt_n_star, fmt_p, fmt_score, table_decimals
+from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, table_decimals
 from ..resolution import Diagnosis
 
 __all__ = ["NextStep", "PairRow", "ReportView", "build_view"]

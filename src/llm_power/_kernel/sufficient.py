@@ -1,0 +1,303 @@
+"""Sufficient statistics of pairs of models: the only place they are computed.
+
+For 0/1 scores the 2x2 tables of all pairs come from one matrix product of the 0/1 matrix with
+itself (exact integer arithmetic); for graded scores the per-pair differences are formed in
+batches of bounded memory and centred before squaring. With clusters: per-cluster sums of
+D - delta and of (D - delta)^2 (one Gram matrix per cluster for 0/1 scores), and the clustered
+verdict of resamples of whole clusters as (B x G) weight-matrix products.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._core.errors import DataError
+from .._core.progress import advance
+from .quantiles import k_constant, upper_quantile
+from .variance import cluster_design_effects
+from .verdict import PairSums, pair_sums
+
+__all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
+           "gram_f32", "merge_pair_sums", "model_statistics", "pair_sums_binary", "pair_sums_graded", "paired_counts",
+           "pairwise_statistics"]
+
+#: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
+#: scores is formed in float32 (twice BLAS's float64 speed, half its memory) over blocks of rows
+F32_EXACT_ROWS = 1 << 24
+#: below this many models the Gram matrix is always the cheaper way to the pair counts
+DIRECT_MIN_MODELS = 400
+#: elements of one batch of per-pair products (bounded memory)
+BATCH_ELEMENTS = 4_000_000
+
+
+def paired_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
+    """The 2x2 table (n11, n10, n01, n00) of two aligned 0/1 arrays (one pair; all pairs: the Gram
+    matrix of :func:`pairwise_statistics`).
+    """
+    a1, b1 = a == 1, b == 1
+    n11 = int(np.count_nonzero(a1 & b1))
+    n10 = int(np.count_nonzero(a1 & ~b1))
+    n01 = int(np.count_nonzero(~a1 & b1))
+    return n11, n10, n01, int(a.size - n11 - n10 - n01)
+
+
+@dataclass(frozen=True)
+class PairwiseStatistics:
+    """Sufficient statistics of all pairs of models, from matrix products.
+
+    For model columns i, j: ``n`` items, ``means[i]``, ``mean_diff[i, j]`` = mean(x_i - x_j),
+    ``var_diff[i, j]`` = variance of x_i - x_j (ddof = 0), and for 0/1 scores the discordant
+    counts ``b[i, j]`` = #(i right, j wrong) (so c = b.T).
+    """
+
+    n: int
+    means: np.ndarray
+    mean_diff: np.ndarray | None
+    var_diff: np.ndarray | None
+    binary: bool
+    b: np.ndarray | None
+
+
+def model_statistics(x: np.ndarray) -> PairwiseStatistics:
+    """The per-model part of :func:`pairwise_statistics` (means, whether scores are 0/1), without
+    the M x M matrices: what the pairs' own sums (:func:`both_counts`, :func:`pair_sums_graded`) need.
+    """
+    binary = bool(np.all((x == 0) | (x == 1)))
+    return PairwiseStatistics(n=x.shape[0], means=x.mean(axis=0), mean_diff=None, var_diff=None, binary=binary,
+                              b=None)
+
+
+def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
+    """All-pairs sufficient statistics of an (n_items, n_models) matrix (no missing values).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power.resolution import pairwise_statistics
+    >>> x = np.array([[1, 1, 0], [1, 0, 0], [0, 1, 1], [1, 1, 1]])
+    >>> st = pairwise_statistics(x)
+    >>> st.b.astype(int).tolist()   # b[i, j] = items model i got right and model j wrong
+    [[0, 1, 2], [1, 0, 1], [1, 0, 0]]
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.shape[0]
+    means = x.mean(axis=0)
+    binary = bool(np.all((x == 0) | (x == 1)))
+    xc = x - means  # centre first: a large common offset must not cancel in the cross-products
+    with np.errstate(over="ignore", invalid="ignore"):
+        cov = xc.T @ xc / n
+    second = np.diag(cov)
+    mean_diff = means[:, None] - means[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        var_diff = np.maximum(second[:, None] + second[None, :] - 2.0 * cov, 0.0)
+    b = None
+    if binary:
+        both = x.T @ x
+        b = np.rint(x.sum(axis=0)[:, None] - both)  # i right, j wrong
+    return PairwiseStatistics(n=n, means=means, mean_diff=mean_diff, var_diff=var_diff, binary=binary, b=b)
+
+
+def both_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Items both models of each pair (columns i, j of a 0/1 matrix) got right: exact counts.
+
+    Few pairs (adjacent models: P = M - 1) are summed directly, n x P products in bounded
+    batches; many pairs (all of them: P = M(M - 1)/2) come from the Gram matrix X'X, formed in
+    float32 over blocks of at most 2**24 rows (exact) and accumulated in float64. The cost is
+    n P multiply-adds against n M^2 / 2 in BLAS, which is ~100 times faster per operation.
+    """
+    n, m = x.shape
+    if _direct(i.size, m):
+        xt = np.ascontiguousarray(x.T)  # models as rows: gathering a model's scores reads contiguous memory
+        out = np.empty(i.size)
+        step = max(1, BATCH_ELEMENTS // max(n, 1))
+        for start in range(0, i.size, step):
+            sl = slice(start, start + step)
+            out[sl] = np.einsum("ij,ij->i", xt[i[sl]], xt[j[sl]])
+        return out
+    gram = gram_f32(x)
+    return np.asarray(gram[i, j])  # float32 counts are exact integers (below 2**24 items)
+
+
+def _direct(n_pairs: int, m_models: int) -> bool:
+    """Sum per-pair products (transposing the matrix once) rather than form the Gram matrix: for
+    few pairs of many models. With a few hundred models the Gram matrix is cheaper either way.
+    """
+    return m_models > DIRECT_MIN_MODELS and n_pairs * 100 < m_models * m_models
+
+
+def gram_f32(x: np.ndarray) -> np.ndarray:
+    """X'X of a 0/1 matrix, exact: float32 products (exact integers below 2**24 rows), one block
+    when the matrix is that short (the result stays float32), else blocks summed in float64.
+    """
+    n, m = x.shape
+    if n <= F32_EXACT_ROWS:
+        block = np.asarray(x, dtype=np.float32)
+        return np.asarray(block.T @ block)
+    gram = np.zeros((m, m))
+    for start in range(0, n, F32_EXACT_ROWS):
+        block = np.asarray(x[start:start + F32_EXACT_ROWS], dtype=np.float32)
+        gram += block.T @ block
+    return gram
+
+
+def pair_sums_graded(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int) -> PairSums:
+    """Per-pair sums of the differences, computed from the differences themselves in batches of pairs."""
+    n = x.shape[0]
+    step = max(1, 4_000_000 // max(n, 1))
+    parts = []
+    for start in range(0, i.size, step):
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = x[:, i[start:start + step]] - x[:, j[start:start + step]]
+        if not np.all(np.isfinite(d)):
+            msg = "the score differences overflow: scores are too large to compare (rescale them)"
+            raise DataError(msg)
+        parts.append(pair_sums(d, codes, n_groups))
+    if len(parts) == 1:
+        return parts[0]
+    cat = np.concatenate
+    return PairSums(n=n, delta=cat([p.delta for p in parts]), ss=cat([p.ss for p in parts]),
+                    sizes=parts[0].sizes,
+                    resid=None if codes is None else cat([p.resid for p in parts], axis=1),
+                    resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
+
+
+def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,  # noqa: PLR0917
+                      b: np.ndarray, c: np.ndarray) -> PairSums:
+    """:func:`pair_sums_graded` for 0/1 scores from counts: the discordant counts overall (b, c) and per
+    cluster (one Gram matrix per cluster), exact in integer arithmetic.
+    """
+    n = x.shape[0]
+    if codes is None:
+        return binary_pair_sums(n, b, c)
+    col, disc = binary_cluster_counts(x, i, j, codes, n_groups)
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    return binary_pair_sums(n, b, c, sizes=sizes, s_g=col[:, i] - col[:, j], disc=disc)
+
+
+def binary_cluster_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray,
+                          n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster: correct answers of each model (G x models) and discordant items of each pair
+    (G x pairs). Integer-valued, so the counts of disjoint sets of items add up exactly (the
+    partial statistics of :mod:`llm_power.engines.dask`).
+    """
+    n = x.shape[0]
+    xt = np.ascontiguousarray(x.T)  # models as rows (no copy when x is already a transposed view)
+    onehot = np.zeros((n, n_groups))
+    onehot[np.arange(n), codes] = 1.0
+    col = (xt @ onehot).T  # (G, models): correct answers per cluster, one matrix product
+    disc = np.empty((n_groups, i.size))
+    m_models = x.shape[1]
+    if _direct(i.size, m_models):  # few pairs of many models: per-pair products summed within clusters
+        step = max(1, BATCH_ELEMENTS // max(n, 1))
+        for start in range(0, i.size, step):
+            sl = slice(start, start + step)
+            both = (xt[i[sl]] * xt[j[sl]]) @ onehot  # (batch, G)
+            disc[:, sl] = col[:, i[sl]] + col[:, j[sl]] - 2.0 * both.T
+    else:  # many pairs: one Gram matrix per cluster (few), not a loop over items or pairs
+        for g in range(n_groups):
+            both = gram_f32(xt[:, codes == g].T)
+            disc[g] = col[g, i] + col[g, j] - 2.0 * both[i, j]  # discordant items of the pair in cluster g
+    return col, disc
+
+
+def binary_pair_sums(n: int, b: np.ndarray, c: np.ndarray, *, sizes: np.ndarray | None = None,
+                     s_g: np.ndarray | None = None, disc: np.ndarray | None = None) -> PairSums:
+    """The pair sums of 0/1 scores from counts: overall discordant counts (b, c), and with clusters
+    their sizes, per-cluster sums of the differences ``s_g`` and discordant items ``disc`` (G x P).
+    """
+    delta = (b - c) / n
+    ss = (b + c) - n * delta * delta  # sum (D - delta)^2 = sum D^2 - n delta^2, D^2 = |D|
+    if sizes is None or s_g is None or disc is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    resid = s_g - sizes[:, None] * delta
+    resid_sq = disc - 2.0 * delta * s_g + sizes[:, None] * delta * delta
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=np.maximum(resid_sq, 0.0))
+
+
+def merge_pair_sums(parts: list[PairSums]) -> PairSums:
+    """The pair sums of the union of disjoint sets of items from the sums of each set (each centred
+    at its own mean): sums of squares are shifted to the common mean (Chan, Golub and LeVeque's
+    pairwise update), never formed from raw squares, so no precision is lost to cancellation.
+    """
+    parts = [p for p in parts if p.n > 0]
+    n = sum(p.n for p in parts)
+    delta = np.sum([p.n * p.delta for p in parts], axis=0) / n
+    ss = np.sum([p.ss + p.n * (p.delta - delta) ** 2 for p in parts], axis=0)
+    if parts[0].sizes is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    sizes = np.sum([p.clusters()[0] for p in parts], axis=0)
+    resid = np.zeros_like(parts[0].clusters()[1])
+    resid_sq = np.zeros_like(resid)
+    for p in parts:
+        m, r, q = p.clusters()
+        shift = p.delta - delta  # per pair: the part's mean minus the common mean
+        resid_sq += q + 2.0 * shift * r + m[:, None] * shift * shift
+        resid += r + m[:, None] * shift
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=resid, resid_sq=resid_sq)
+
+
+def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,
+                            df: np.ndarray, *, alpha: float, power: float, design_effect: str,
+                            confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Resamples of whole clusters (vectorised): the clustered unresolved count of each resample,
+    and each pair's percentile interval of its resampled gaps at ``confidence_level``.
+
+    A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
+    freedom of each pair's cluster test. All resamples are drawn first (one (B x G) draw), then
+    the pairs are processed in chunks so that a chunk's (B x pairs) arrays stay bounded.
+    """
+    g = sums.clusters()[0].size
+    n_pairs = sums.delta.size
+    picks = gen.integers(0, g, size=(n_resamples, g))
+    w = np.zeros((n_resamples, g))
+    np.add.at(w, (np.arange(n_resamples)[:, None], picks), 1.0)
+    # the critical values of each pair's cluster test, once
+    crit = np.asarray(upper_quantile(alpha / 2.0, df), dtype=float)
+    k_df = np.asarray(k_constant(alpha, power, "two-sided", df), dtype=float)
+    tail = (1.0 - confidence_level) / 2.0
+    counts = np.zeros(n_resamples, dtype=np.int64)
+    low, high = np.empty(n_pairs), np.empty(n_pairs)
+    step = max(1, BATCH_ELEMENTS // max(n_resamples, 1))
+    for start in range(0, n_pairs, step):
+        sl = slice(start, start + step)
+        part = PairSums(n=sums.n, delta=sums.delta[sl], ss=sums.ss[sl], sizes=sums.sizes,
+                        resid=None if sums.resid is None else sums.resid[:, sl],
+                        resid_sq=None if sums.resid_sq is None else sums.resid_sq[:, sl])
+        unresolved, d_star = _resample_batch(part, binary, w, crit[sl], k_df[sl], design_effect=design_effect)
+        counts += unresolved
+        low[sl], high[sl] = np.quantile(d_star, [tail, 1.0 - tail], axis=0)
+        advance("cluster resamples", min(start + step, n_pairs), n_pairs)
+    return counts, low, high
+
+
+def _resample_batch(sums: PairSums, binary: bool, w: np.ndarray, crit: np.ndarray,  # noqa: PLR0917
+                    k_df: np.ndarray, *, design_effect: str) -> tuple[np.ndarray, np.ndarray]:
+    """Unresolved flags summed per resample, and the resampled gaps, for the pairs of ``sums``;
+    ``w`` (B x G) counts how often each cluster is drawn in each resample.
+    """
+    m, r, qc = sums.clusters()
+    g = m.size
+    n_b = w @ m  # (B,)
+    e = (w @ r) / n_b[:, None]  # delta_b - delta
+    d_star = sums.delta[None, :] + e
+    var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
+    var = var0 if binary else var0 / (1.0 - 1.0 / n_b)[:, None]  # ddof 1 for graded scores
+    wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
+    r2 = np.maximum(w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
+    r2h = np.maximum(wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
+    r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
+    ssw = w @ qc - w @ (r * r / m[:, None])
+    nn = n_b[:, None]
+    v_cr2, v_cr1, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0),
+                                                               w @ (m * m), ssw)
+    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, (de_a if design_effect == "anova" else de_p)
+                                                   * var / nn)
+    # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_abs = np.abs(d_star) / np.sqrt(variance)
+        floor_var = np.maximum(variance * nn, var)  # max(DE, 1) sigma^2
+        q = np.where(floor_var > 0, nn * d_star * d_star / (floor_var * k_df), 0.0)
+    resolved = (q >= 1.0) & (t_abs >= crit) & (d_star != 0)
+    return np.sum(~resolved, axis=1), d_star

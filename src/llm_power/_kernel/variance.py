@@ -1,0 +1,367 @@
+r"""Cluster identity and cluster-robust variances: the one coder and the one estimator.
+
+**Labels.** :func:`code_labels` turns per-unit labels (items, battles, preferences, questions,
+samples) into integer codes 0..G-1. NaN, None, empty or blank strings are not a cluster: they are a
+:class:`~llm_power.DataError` naming the first unit, everywhere (the readers' rule), because
+pooling them silently into one cluster would change the design effect without telling anyone.
+
+**Means** (diagnose, compare, the gate, win rates, pass@k, the inspect extension, one model's
+interval). With G clusters of sizes m_g, N = sum m_g and residual sums r_g = sum_{i in g}(y_i - ybar):
+
+- CR2 (Bell & McCaffrey 2002; the package default, "robust"):
+  ``V = sum_g r_g^2 / (1 - m_g/N) / N^2`` with Imbens-Kolesar (2016) degrees of freedom (<= G - 1);
+- CR1: ``V = G/(G-1) sum_g r_g^2 / N^2`` with G - 1 degrees of freedom (= CR2 for equal sizes).
+
+**M-estimators** (Bradley-Terry ratings, the length-bias regression): the sandwich
+``B^+ M B^+`` with the meat M summed over clusters and the CR1 factor G/(G-1), t quantiles on G - 1
+degrees of freedom (:func:`sandwich`). When the clusters cannot estimate what is asked -- G not
+larger than the number of free parameters, or a meat that is blind to the direction a contrast
+needs -- the variance is *not estimable*: NaN with the reason, never a number.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._core.errors import DataError, FewClustersWarning
+
+__all__ = [
+    "FEW_CLUSTERS",
+    "ClusterStructure",
+    "Sandwich",
+    "cluster_design_effects",
+    "cluster_df",
+    "cluster_structure",
+    "code_labels",
+    "mean_variance",
+    "mean_variance_from_sums",
+    "missing_label",
+    "require_clusters",
+    "sandwich",
+]
+
+#: warn when a cluster analysis has fewer clusters than this
+FEW_CLUSTERS = 30
+#: above this many clusters the degrees of freedom are G - 1 (t is then practically normal)
+_MAX_DF_CLUSTERS = 2000
+#: a contrast is estimable when at most this share of its bread-mapped direction lies where the meat is blind
+_BLIND_TOL = 1e-6
+
+
+# =================================================================================================
+# Labels
+# =================================================================================================
+
+def missing_label(value: Any) -> bool:
+    """Whether a label is missing: None, NaN, pandas NA/NaT, an empty or blank string."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    if isinstance(value, str):
+        return value.strip() == ""
+    if type(value).__name__ in {"NAType", "NaTType"}:  # pandas NA / NaT, without importing pandas
+        return True
+    try:  # other NaN-like scalars (decimal NaN, numpy datetime NaT)
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return False
+
+
+_WHERE = {"item": "item row"}
+
+
+def code_labels(cluster: Any, n: int, *, name: str = "cluster", unit: str = "item") -> tuple[np.ndarray, int]:
+    """Integer codes 0..G-1 (int64) and G for one label per ``unit``; missing labels are a
+    :class:`~llm_power.DataError` naming the first one (field ``name``).
+
+    Labels are compared as text (``1`` and ``"1"`` are different clusters only if both are
+    present as different types; integers keep their numeric identity).
+
+    Examples
+    --------
+    >>> from llm_power._kernel.variance import code_labels
+    >>> codes, g = code_labels(["math", "code", "math"], 3)
+    >>> codes.tolist(), g
+    ([1, 0, 1], 2)
+    """
+    if hasattr(cluster, "to_numpy") and not isinstance(cluster, np.ndarray):
+        cluster = cluster.to_numpy()  # a pandas column keeps its dtype: integer labels stay integers
+    labels = cluster if isinstance(cluster, np.ndarray) else np.asarray(cluster, dtype=object)
+    if labels.ndim != 1 or labels.shape[0] != n:
+        msg = f"`{name}` must have one label per {unit} ({n}); got shape {np.shape(labels)}."
+        raise ValueError(msg)
+    keys: np.ndarray | None = None
+    if labels.dtype.kind == "f":
+        bad = np.isnan(labels)
+    elif labels.dtype.kind in "biuU":
+        bad = np.zeros(n, dtype=bool) if labels.dtype.kind != "U" else np.char.str_len(np.char.strip(labels)) == 0
+    else:
+        values = labels.tolist()
+        types = set(map(type, values))
+        if types <= {str}:  # text labels: vectorised blank check, no per-label Python call
+            keys = np.array(values, dtype=str) if values else np.array([], dtype=str)
+            bad = np.char.str_len(np.char.strip(keys)) == 0
+        else:
+            bad = np.array([missing_label(v) for v in values], dtype=bool)
+    if np.any(bad):
+        first = int(np.argmax(bad))
+        msg = (f"{int(bad.sum())} {unit}(s) have no cluster label (first at {_WHERE.get(unit, unit)} {first}: "
+               f"{labels[first]!r}); give every {unit} a cluster or drop those {unit}s")
+        raise DataError(msg, field=name)
+    if keys is None and labels.dtype.kind == "O":
+        keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}"
+                         for v in labels.tolist()])
+    _, codes = np.unique(labels if keys is None else keys, return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
+    return codes, int(codes.max() + 1) if codes.size else 0
+
+
+def require_clusters(n_groups: int, *, unit: str = "item", stacklevel: int = 3) -> None:
+    """At least 2 clusters (a ValueError otherwise); fewer than :data:`FEW_CLUSTERS`: a warning."""
+    if n_groups < 2:
+        msg = (f"`cluster` puts every {unit} in one cluster: cluster-robust inference needs at least 2 clusters "
+               "(with one cluster there is no between-cluster variation to measure).")
+        raise ValueError(msg)
+    if n_groups < FEW_CLUSTERS:
+        warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
+                      f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
+                      "cluster-robust inference is approximate.", FewClustersWarning, stacklevel=stacklevel)
+
+
+# =================================================================================================
+# Means: CR2 with Imbens-Kolesar degrees of freedom, CR1 with G - 1
+# =================================================================================================
+
+@dataclass(frozen=True)
+class ClusterStructure:
+    """Cluster sizes and the traces behind the Bell-McCaffrey / Imbens-Kolesar degrees of freedom.
+
+    For the mean (intercept-only regression) the CR2 adjustment of cluster g is the scalar
+    h_g = 1 / (1 - m_g/N), and with G = [g_1 .. g_G], g_s = sqrt(h_s) (1_s - (m_s/N) 1_N) / N,
+    the working covariance Omega = (1 - rho) I + rho blockdiag(1 1') gives
+    G' Omega G = (1 - rho) M + rho V with M = G'G and V = sum_h (G' 1_h)(G' 1_h)'.
+    """
+
+    n: float
+    sizes: np.ndarray
+    h: np.ndarray
+    traces: tuple[float, float, float, float, float] | None  # tr M, tr V, tr M^2, tr MV, tr V^2
+
+
+def cluster_structure(sizes: np.ndarray) -> ClusterStructure:
+    """The :class:`ClusterStructure` of clusters of these sizes."""
+    m = np.asarray(sizes, dtype=float)
+    n = float(m.sum())
+    g = m.size
+    with np.errstate(divide="ignore"):
+        h = 1.0 / (1.0 - m / n)
+    traces = None
+    if g <= _MAX_DF_CLUSTERS:
+        c = np.sqrt(h)
+        core = np.diag(m) - np.outer(m, m) / n  # [s, t] = delta_st m_s - m_s m_t / N
+        mat_m = np.outer(c, c) * core / n**2
+        vh = c[:, None] * core / n  # [s, h] = c_s (delta_sh m_h - m_s m_h / N) / N  (core is symmetric)
+        mat_v = vh @ vh.T
+        traces = (float(np.trace(mat_m)), float(np.trace(mat_v)), float(np.sum(mat_m * mat_m)),
+                  float(np.sum(mat_m * mat_v)), float(np.sum(mat_v * mat_v)))
+    return ClusterStructure(n=n, sizes=m, h=h, traces=traces)
+
+
+def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
+    """Imbens-Kolesar (2016) degrees of freedom of the CR2 t test of a mean, under the working model
+    of exchangeable errors with intraclass correlation ``rho`` (G - 1 for equal cluster sizes).
+    """
+    g = structure.sizes.size
+    rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float), nan=0.0), 0.0, 1.0)
+    if structure.traces is None or np.all(structure.sizes == structure.sizes[0]):  # equal sizes: exactly G - 1
+        return np.full(rho.shape, float(g - 1))
+    tr_m, tr_v, tr_mm, tr_mv, tr_vv = structure.traces
+    a = 1.0 - rho
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (a * tr_m + rho * tr_v) ** 2 / (a * a * tr_mm + 2.0 * a * rho * tr_mv + rho * rho * tr_vv)
+    return np.clip(np.where(np.isfinite(df), df, g - 1.0), 1.0, g - 1.0)
+
+
+def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray,  # noqa: PLR0917
+                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The cluster-robust variances and design effects from cluster sums (vectorised over a leading
+    resample axis).
+
+    ``var`` the per-unit variance the design effect is relative to, ``r2`` = sum_g r_g^2,
+    ``r2h`` = the same weighted by the CR2 factor 1/(1 - m_g/N), ``r2m`` = sum_g r_g^2 / m_g (the
+    between sum of squares), ``wm2`` = sum_g m_g^2, ``ssw`` the within sum of squares.
+    Returns (v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper).
+    """
+    n = np.asarray(n, dtype=float)
+    nn = n[..., None] if n.ndim else n
+    wm2 = np.asarray(wm2, dtype=float)
+    w2 = wm2[..., None] if wm2.ndim else wm2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v_cr1 = g / (g - 1.0) * r2 / (nn * nn)
+        v_cr2 = r2h / (nn * nn)
+        de_cr1 = v_cr1 / (var / nn)
+        de_cr2 = v_cr2 / (var / nn)
+        msb = r2m / (g - 1.0)
+        msw = ssw / (nn - g)
+        n0 = (nn - w2 / nn) / (g - 1.0)
+        icc = (msb - msw) / (msb + (n0 - 1.0) * msw)
+    icc = np.clip(np.where(np.isfinite(icc), icc, 0.0), 0.0, 1.0)
+    kish = w2 / nn
+    de_anova = 1.0 + (kish - 1.0) * icc
+    de_paper = 1.0 + (nn / g - 1.0) * icc
+    return v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper
+
+
+@dataclass(frozen=True)
+class MeanVariance:
+    """Cluster-robust variance of column means: ``mean``, ``variance`` of the mean, ``df`` of its t
+    quantiles, ``design_effect`` (variance / (s^2 / N), unfloored), ``n_clusters``, ``kind``.
+    """
+
+    mean: np.ndarray
+    variance: np.ndarray
+    df: np.ndarray
+    design_effect: np.ndarray
+    n_clusters: int
+    kind: str
+
+
+def mean_variance(values: Any, codes: np.ndarray, n_groups: int, *, kind: str = "cr2", ddof: int = 1) -> MeanVariance:
+    """Cluster-robust variance of the mean of each column of ``values`` (n,) or (n, P).
+
+    ``kind="cr2"`` (the default everywhere): Bell-McCaffrey CR2 with Imbens-Kolesar degrees of
+    freedom; ``"cr1"``: G/(G-1) sandwich with G - 1. ``ddof`` sets the IID variance the design
+    effect is relative to (0 for 0/1 scores' plug-in variance, 1 for graded).
+
+    Examples
+    --------
+    Equal cluster sizes: CR2 = CR1 and the degrees of freedom are G - 1.
+
+    >>> import numpy as np
+    >>> from llm_power._kernel.variance import mean_variance
+    >>> v = mean_variance(np.array([1, 1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 0.]), np.repeat([0, 1, 2], 4), 3)
+    >>> round(float(np.sqrt(v.variance[0])), 4), float(v.df[0])
+    (0.25, 2.0)
+    """
+    y = np.asarray(values, dtype=float)
+    y2 = y[:, None] if y.ndim == 1 else y
+    n = y2.shape[0]
+    mean = y2.mean(axis=0)
+    resid = y2 - mean
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    r = np.zeros((n_groups, y2.shape[1]))
+    np.add.at(r, codes, resid)
+    q = np.zeros((n_groups, y2.shape[1]))
+    np.add.at(q, codes, resid * resid)
+    return mean_variance_from_sums(n, mean, np.sum(resid * resid, axis=0), sizes, r, q, kind=kind, ddof=ddof)
+
+
+def mean_variance_from_sums(n: int, mean: np.ndarray, ss: np.ndarray, sizes: np.ndarray, resid: np.ndarray,  # noqa: PLR0917
+                            resid_sq: np.ndarray, *, kind: str = "cr2", ddof: int = 1) -> MeanVariance:
+    """:func:`mean_variance` from per-cluster sums: ``ss`` the total sum of squared deviations,
+    ``resid`` (G, P) the per-cluster sums of deviations from the mean, ``resid_sq`` of their squares.
+    """
+    g = int(sizes.size)
+    structure = cluster_structure(sizes)
+    r2 = np.sum(resid**2, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2m = np.sum(resid**2 / sizes[:, None], axis=0)
+    var = np.asarray(ss, dtype=float) / (n - ddof)
+    v_cr2, v_cr1, icc, de_r, de_1, *_ = cluster_design_effects(
+        n, g, var, r2, np.sum(resid**2 * structure.h[:, None], axis=0), r2m, float(np.sum(sizes**2)),
+        np.sum(resid_sq, axis=0) - r2m)
+    if kind == "cr2":
+        return MeanVariance(mean, v_cr2, cluster_df(structure, icc), de_r, g, kind)
+    return MeanVariance(mean, v_cr1, np.full(v_cr1.shape, g - 1.0), de_1, g, kind)
+
+
+# =================================================================================================
+# M-estimators: the CR1 sandwich and its "not estimable" rule
+# =================================================================================================
+
+@dataclass(frozen=True)
+class Sandwich:
+    """A sandwich covariance ``B^+ M B^+`` (times G/(G-1) with clusters) and what it can estimate.
+
+    ``df``: degrees of freedom of its t quantiles (G - 1 with clusters, inf without);
+    ``not_estimable``: why no contrast can be estimated (None: estimable, contrast by contrast);
+    ``blind``: an orthonormal basis of the directions the meat does not see (k columns).
+    """
+
+    covariance: np.ndarray
+    bread: np.ndarray  # the generalised inverse B^+ used
+    df: float
+    n_clusters: int | None
+    not_estimable: str | None
+    blind: np.ndarray
+
+    def contrast_variance(self, contrasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Variances of the contrasts (rows of ``contrasts``, P x p) and whether each is estimable
+        (NaN where not).
+        """
+        c = np.atleast_2d(np.asarray(contrasts, dtype=float))
+        var = np.einsum("ij,jk,ik->i", c, self.covariance, c)
+        if self.not_estimable is not None:
+            return np.full(var.shape, np.nan), np.zeros(var.shape, dtype=bool)
+        ok = np.ones(var.shape, dtype=bool)
+        if self.blind.shape[1]:
+            u = c @ self.bread  # the contrast's direction in the score space
+            ok = _seen(np.linalg.norm(u @ self.blind, axis=1), np.linalg.norm(u, axis=1))
+        return np.where(ok, np.maximum(var, 0.0), np.nan), ok
+
+    def pair_estimable(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Whether each difference of parameters i - j is estimable (memory O(pairs x blind
+        directions), never pairs x parameters).
+        """
+        i, j = np.asarray(i, dtype=np.intp), np.asarray(j, dtype=np.intp)
+        if self.not_estimable is not None:
+            return np.zeros(i.shape, dtype=bool)
+        if not self.blind.shape[1]:
+            return np.ones(i.shape, dtype=bool)
+        seen_by = self.bread @ self.blind  # row r: parameter r's direction projected on the blind ones
+        gram = self.bread @ self.bread.T
+        unseen = np.linalg.norm(seen_by[i] - seen_by[j], axis=1)
+        size = np.sqrt(np.maximum(gram[i, i] + gram[j, j] - 2.0 * gram[i, j], 0.0))
+        return _seen(unseen, size)
+
+
+def _seen(unseen: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """A direction is seen by the meat when at most :data:`_BLIND_TOL` of it lies where the meat is blind."""
+    return np.asarray(unseen <= _BLIND_TOL * np.maximum(size, np.finfo(float).tiny))
+
+
+def sandwich(bread: np.ndarray, meat: np.ndarray, *, n_clusters: int | None = None, n_free: int | None = None,
+             constraint: np.ndarray | None = None, what: str = "free parameters") -> Sandwich:
+    """The sandwich covariance of an M-estimator with bread ``bread`` (the information, p x p) and
+    meat ``meat`` (sum over independent units of the outer products of their score sums, p x p).
+
+    ``constraint``: a p x p matrix added to the bread before inverting (identifies parameters fixed
+    by a constraint, e.g. ratings that sum to 0) and projected out again; ``n_free``: the number of
+    free parameters. With ``n_clusters`` (the units are clusters) the CR1 factor G/(G-1) is applied,
+    the degrees of freedom are G - 1, and the covariance is *not estimable* when G <= n_free.
+    """
+    p = bread.shape[0]
+    extra = np.zeros((p, p)) if constraint is None else constraint
+    proj = np.eye(p) - (extra if constraint is not None else 0.0)
+    bread_inv = proj @ np.linalg.inv(bread + extra) @ proj
+    cov = bread_inv @ meat @ bread_inv
+    df = math.inf
+    reason = None
+    if n_clusters is not None:
+        cov = cov * (n_clusters / (n_clusters - 1.0))
+        df = float(n_clusters - 1)
+        free = p if n_free is None else n_free
+        if n_clusters <= free:
+            reason = (f"{n_clusters} clusters cannot estimate the covariance of {free} {what} (the cluster-robust "
+                      f"covariance needs more clusters than {what})")
+    vals, vecs = np.linalg.eigh((meat + meat.T) / 2.0)
+    top = float(np.max(np.abs(vals))) if vals.size else 0.0
+    blind = vecs[:, np.abs(vals) <= 1e-10 * max(top, np.finfo(float).tiny)]
+    return Sandwich(covariance=np.asarray(cov, dtype=float), bread=bread_inv, df=df, n_clusters=n_clusters,
+                    not_estimable=reason, blind=blind)

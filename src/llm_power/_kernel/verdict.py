@@ -1,0 +1,519 @@
+"""The verdict kernel: N*, q, MDE and "resolved" of paired gaps, IID and clustered.
+
+This is the only implementation of the resolution verdict; :func:`llm_power.compare` (one pair)
+and :func:`llm_power.diagnose` (every pair of a leaderboard) both call it, so the same pair gets
+the same answer through every entry point. Everything is vectorised over pairs.
+
+What "resolved" means (stated once, here and in ``docs/resolution.md``)
+----------------------------------------------------------------------
+A gap is *resolved* when both hold:
+
+1. the benchmark is big enough for a gap of the observed size: ``q = N / N* >= 1``, N* the items
+   needed to detect that gap with probability ``power`` at level ``alpha`` in the tested
+   direction; and
+2. the test reported beside it rejects at the same ``alpha`` in the tested direction.
+
+With enough discordant items (1) implies (2); they can disagree at the margins (few discordant
+items, the exact test's discreteness, t against z quantiles), and then the verdict is "not
+resolved". A gap in the wrong direction for a one-sided alternative has N* = inf, q = 0.
+
+How N* is computed
+------------------
+* IID, plug-in (the resolution paper): ``N* = K sigma_D^2 / delta^2``,
+  ``K = (z_{1-alpha/2} + z_{1-beta})^2``, ``q = T^2 / K``, ``MDE = sqrt(K sigma_D^2 / N)``.
+* IID, 0/1 scores with few discordant items (the exact McNemar regime, b + c < 25) or with a
+  degenerate plug-in variance (perfect separation): the exact conditional McNemar test at the
+  observed cells. The test conditions on the m = b + c discordant items, each favouring A with
+  probability pi = b/m; ``m*`` is the smallest number of discordant items whose exact
+  conditional power reaches ``power``, ``N* = m* N / m`` (the items that carry m* discordant
+  items at the observed discordance), ``q = m / m*``, and the MDE is the smallest gap
+  ``(2 pi - 1) m / N`` whose exact conditional power at the observed m reaches ``power``
+  (``inf`` when none does).
+* Clustered (G clusters): the cluster-robust (CR1) variance of delta-hat
+  ``V_CR = G/(G-1) sum_g (S_g - m_g delta)^2 / N^2``, the measured design effect
+  ``DE = V_CR / (sigma_D^2 / N)`` (or the ANOVA/Kish or the paper's model-based one), Student-t
+  quantiles with G - 1 degrees of freedom, ``K_G = (t_{G-1,1-alpha/2} + t_{G-1,1-beta})^2`` and
+  ``N*_cluster = max(DE, 1) K_G sigma_D^2 / delta^2``; the cluster test is
+  ``T = delta / sqrt(V)`` against t_{G-1}.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import optimize, stats
+
+from .._core.errors import DataError, DegenerateDataWarning
+from . import quantiles as _q
+from .variance import FEW_CLUSTERS, cluster_design_effects, cluster_df, cluster_structure, code_labels
+
+__all__ = [
+    "DESIGN_EFFECTS",
+    "EXACT_MAX_DISCORDANT",
+    "FEW_CLUSTERS",
+    "PVALUE_FLOOR",
+    "check_cluster_labels",
+]
+
+#: binary pairs with fewer discordant items than this are judged by the exact McNemar test
+EXACT_MAX_DISCORDANT = 25
+#: design-effect models: measured (CR2; CR1), ANOVA ICC with Kish's size, the paper's mean-size form
+DESIGN_EFFECTS = ("anova", "cr1", "paper", "robust")
+#: p-values are never reported below the smallest normal double (underflow is not "p = 0")
+PVALUE_FLOOR = float(np.finfo(float).tiny)
+#: largest number of discordant items scanned for the exact conditional N*
+_MAX_SCAN = 50_000_000
+
+
+# =================================================================================================
+# Quantiles and the constant K
+# =================================================================================================
+
+def tail_level(alpha: float, alternative: str) -> float:
+    """Alpha / 2 two-sided, alpha one-sided (:func:`llm_power._kernel.quantiles.tail_level`)."""
+    return float(_q.tail_level(alpha, alternative))
+
+
+def critical_values(alpha: float, power: float, alternative: str, df: float | None = None) -> tuple[float, float]:
+    """(z_{1-alpha/2}, z_{1-beta}) -- or Student-t quantiles with ``df`` degrees of freedom."""
+    a, b = _q.critical_values(alpha, power, alternative, df)
+    return float(a), float(b)
+
+
+def k_constant(alpha: float, power: float, alternative: str, df: float | None = None) -> float:
+    """K = (c_{1-alpha/2} + c_{power})^2 (:func:`llm_power._kernel.quantiles.k_constant`)."""
+    return float(_q.k_constant(alpha, power, alternative, df))
+
+
+def in_direction(delta: np.ndarray, alternative: str) -> np.ndarray:
+    """True where the observed gap points the way the alternative tests (any non-zero gap if two-sided)."""
+    if alternative == "greater":
+        return np.asarray(delta > 0)
+    if alternative == "less":
+        return np.asarray(delta < 0)
+    return np.asarray(delta != 0)
+
+
+def floor_pvalue(p: Any) -> Any:
+    """Never report an underflowed p-value as exactly 0."""
+    return np.maximum(p, PVALUE_FLOOR)
+
+
+# =================================================================================================
+# Cluster labels
+# =================================================================================================
+
+def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
+    """Integer codes 0..G-1 for per-item cluster labels (:func:`llm_power._kernel.variance.code_labels`)."""
+    return code_labels(cluster, n, name=name, unit="item")
+
+
+# =================================================================================================
+# Sufficient statistics of pairs from their per-item differences
+# =================================================================================================
+
+@dataclass(frozen=True)
+class PairSums:
+    """Per-pair statistics of the differences D (columns of an items x pairs matrix).
+
+    ``delta`` mean of D; ``ss`` sum of squared deviations of D from delta; with clusters,
+    ``resid`` (G x P) per-cluster sums of D - delta, ``resid_sq`` (G x P) per-cluster sums of
+    (D - delta)^2 and ``sizes`` (G,).
+    """
+
+    n: int
+    delta: np.ndarray
+    ss: np.ndarray
+    sizes: np.ndarray | None = None
+    resid: np.ndarray | None = None
+    resid_sq: np.ndarray | None = None
+
+    def clusters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(sizes, resid, resid_sq)``; only for sums computed with cluster labels."""
+        if self.sizes is None or self.resid is None or self.resid_sq is None:
+            msg = "these pair sums were computed without cluster labels"
+            raise ValueError(msg)
+        return self.sizes, self.resid, self.resid_sq
+
+
+def pair_sums(d: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0) -> PairSums:
+    """Centred sums of an (n_items, n_pairs) matrix of differences, overall and per cluster.
+
+    Centring at the mean before squaring keeps graded scores with a large common offset exact
+    (no cancellation of x^2 terms); scores so large that their squares overflow are an error.
+    """
+    n = d.shape[0]
+    delta = d.mean(axis=0)
+    if not np.all(np.isfinite(delta)):
+        msg = (
+            "the mean score difference overflows: scores are too large to compare "
+                        "(rescale them, e.g. divide by their largest absolute value)"
+        )
+        raise DataError(msg)
+    resid = d - delta
+    with np.errstate(over="ignore"):
+        sq = resid * resid
+        ss = sq.sum(axis=0)
+    if not np.all(np.isfinite(ss)):
+        msg = (
+            "the variance of the score differences overflows: scores are too large "
+                        "(rescale them, e.g. divide by their largest absolute value)"
+        )
+        raise DataError(msg)
+    if codes is None:
+        return PairSums(n=n, delta=delta, ss=ss)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+    r = np.add.reduceat(resid[order], starts, axis=0)
+    q = np.add.reduceat(sq[order], starts, axis=0)
+    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=r, resid_sq=q)
+
+
+# =================================================================================================
+# The IID verdict
+# =================================================================================================
+
+@dataclass(frozen=True)
+class Verdict:
+    """Per-pair verdict arrays (all of shape (P,))."""
+
+    n_star: np.ndarray  # unrounded
+    q: np.ndarray
+    mde: np.ndarray
+    resolved: np.ndarray
+    regime: np.ndarray  # "plug-in", "exact", "degenerate"
+
+
+def plugin_verdict(delta: np.ndarray, var: np.ndarray, n: Any, k: Any,
+                   alternative: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """N*, q and MDE from the plug-in variance (vectorised; ``n`` and ``k`` may be arrays)."""
+    delta = np.asarray(delta, dtype=float)
+    var = np.asarray(var, dtype=float)
+    n = np.asarray(n, dtype=float)
+    ok = in_direction(delta, alternative)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        n_star = np.where(ok & (var > 0), k * var / (delta * delta), np.where(ok & (var == 0), np.nan, np.inf))
+        q = np.where(ok & (var > 0), n * delta * delta / (var * k), np.where(ok & (var == 0), np.nan, 0.0))
+        mde = np.where(var > 0, np.sqrt(k * var / n), np.nan)
+    return n_star, q, mde
+
+
+def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alternative: str) -> float:
+    """Smallest number of discordant items m* whose exact conditional McNemar power at pi = b/(b+c)
+    reaches ``power`` (inf when the observed gap is zero or in the untested direction).
+    """
+    from .exact import _rejection_probability
+
+    m = b + c
+    if m == 0 or b == c or not in_direction(np.array(b - c), alternative):
+        return math.inf
+    pi = b / m
+    if alternative == "two-sided":
+        pi = max(pi, 1.0 - pi)  # the two-sided test is symmetric
+    elif alternative == "less":
+        pi = 1.0 - pi  # mirror onto the upper tail
+    alt = "two-sided" if alternative == "two-sided" else "greater"
+    effect = 2.0 * pi - 1.0
+    guess = k_constant(alpha, power, alternative) * (1.0 - effect * effect) / (effect * effect)
+    size = int(min(max(64.0, 4.0 * guess + 64.0), _MAX_SCAN))
+    start = 1
+    while True:
+        ms = np.arange(start, size + 1)
+        reach = np.nonzero(_rejection_probability(ms, pi, alpha, alt) >= power)[0]
+        if reach.size:
+            return float(ms[reach[0]])
+        if size >= _MAX_SCAN:
+            return math.inf
+        start, size = size + 1, min(size * 4, _MAX_SCAN)
+
+
+def exact_mde(m: int, n: int, *, alpha: float, power: float, alternative: str) -> float:
+    """Smallest gap (2 pi - 1) m / n whose exact conditional power at m discordant items reaches
+    ``power``; inf when even a gap on every discordant item (pi = 1) is not detected.
+    """
+    from .exact import _rejection_probability
+
+    alt = "two-sided" if alternative == "two-sided" else "greater"
+    if m == 0:
+        return math.inf
+
+    def shortfall(pi: float) -> float:
+        return float(_rejection_probability(np.array([m]), pi, alpha, alt)[0]) - power
+
+    if shortfall(1.0) < 0:
+        return math.inf
+    pi = optimize.brentq(shortfall, 0.5, 1.0, xtol=1e-12)
+    return (2.0 * pi - 1.0) * m / n
+
+
+#: the IID verdict's regime of a pair: the plug-in N*, the exact conditional one, or a degenerate variance
+REGIME_NAMES = np.array(["plug-in", "exact", "degenerate"], dtype=object)
+
+#: pairs per block of the per-pair arithmetic: a long chain of elementwise operations on arrays of
+#: this length stays in the CPU cache (7x faster than whole 10-million-pair arrays, measured on
+#: Newcombe's interval)
+PAIR_BLOCK = 1 << 16
+
+
+def by_blocks(fn: Callable[..., Any], size: int, *args: Any, progress: str | None = None, **kwargs: Any) -> Any:
+    """``fn`` on blocks of :data:`PAIR_BLOCK` pairs, the results joined: arguments that are arrays
+    of length ``size`` are sliced, everything else is passed as is; results may be arrays, tuples,
+    dicts or dataclasses of arrays. ``progress`` names the task reported after each block.
+    """
+    if size <= PAIR_BLOCK:
+        return fn(*args, **kwargs)
+
+    def cut(value: Any, sl: slice) -> Any:
+        return value[sl] if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == size else value
+
+    from .._core.progress import advance
+
+    out: Any = None
+    for start in range(0, size, PAIR_BLOCK):
+        sl = slice(start, start + PAIR_BLOCK)
+        part = fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()})
+        out = _allocate(part, size) if out is None else out
+        _place(out, part, sl)
+        if progress is not None:
+            advance(progress, min(start + PAIR_BLOCK, size), size)
+    return out
+
+
+def _allocate(part: Any, size: int) -> Any:
+    """Empty results shaped like one block's, for all ``size`` pairs (filled block by block)."""
+    if isinstance(part, np.ndarray):
+        return np.empty((size, *part.shape[1:]), dtype=part.dtype)
+    if isinstance(part, tuple):
+        return tuple(_allocate(v, size) for v in part)
+    if isinstance(part, dict):
+        return {k: _allocate(v, size) for k, v in part.items()}
+    if dataclasses.is_dataclass(part) and not isinstance(part, type):
+        return dataclasses.replace(part, **{f.name: _allocate(getattr(part, f.name), size)
+                                            for f in dataclasses.fields(part)})
+    return part
+
+
+def _place(out: Any, part: Any, sl: slice) -> None:
+    """Write one block's results into the full results."""
+    if isinstance(out, np.ndarray):
+        out[sl] = part
+    elif isinstance(out, tuple):
+        for o, p in zip(out, part, strict=True):
+            _place(o, p, sl)
+    elif isinstance(out, dict):
+        for k in out:
+            _place(out[k], part[k], sl)
+    elif dataclasses.is_dataclass(out) and not isinstance(out, type):
+        for f in dataclasses.fields(out):
+            _place(getattr(out, f.name), getattr(part, f.name), sl)
+
+
+def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: Any, power: float,
+                alternative: str, b: np.ndarray | None = None, c: np.ndarray | None = None) -> Verdict:
+    """The IID verdict of each pair: plug-in N*, or the exact conditional one for 0/1 pairs with few
+    discordant items or a degenerate plug-in variance. ``alpha`` may be one level per pair (the
+    per-pair levels of a multiplicity correction).
+    """
+    delta = np.asarray(delta, dtype=float)
+    verdict: Verdict = by_blocks(_iid_verdict, delta.size, delta, np.asarray(var, dtype=float), n, np.asarray(pvalue),
+                     alpha=np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape).copy(), power=power,
+                     alternative=alternative, b=b, c=c, progress="pairs: N* and q")
+    return dataclasses.replace(verdict, regime=REGIME_NAMES[verdict.regime])
+
+
+def _iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: np.ndarray, power: float,
+                 alternative: str, b: np.ndarray | None, c: np.ndarray | None) -> Verdict:
+    alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
+    k = _q.k_constant(alpha_arr, power, alternative)
+    n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
+    regime = np.zeros(delta.shape, dtype=np.int8)  # codes into REGIME_NAMES (object arrays are slow to fill)
+    if b is not None and c is not None:
+        exact = ((b + c) < EXACT_MAX_DISCORDANT) | (np.asarray(var) <= 0)
+        for p in np.nonzero(exact)[0]:
+            bb, cc, a_p = int(b[p]), int(c[p]), float(alpha_arr[p])
+            m = bb + cc
+            m_star = exact_discordant_needed(bb, cc, alpha=a_p, power=power, alternative=alternative)
+            n_star[p] = math.inf if (m == 0 or math.isinf(m_star)) else m_star * n / m
+            q[p] = 0.0 if math.isinf(m_star) else m / m_star
+            mde[p] = exact_mde(m, n, alpha=a_p, power=power, alternative=alternative)
+            regime[p] = 1
+    else:
+        regime[np.asarray(var) <= 0] = 2
+    resolved = (q >= 1.0) & (np.asarray(pvalue) <= alpha_arr) & np.isfinite(n_star)
+    return Verdict(n_star=n_star, q=q, mde=mde, resolved=resolved, regime=regime)
+
+
+def warn_degenerate(var: np.ndarray, delta: np.ndarray, binary: bool, *, stacklevel: int = 3) -> None:
+    if not binary and np.any((var <= 0) & (delta != 0)):
+        warnings.warn("a pair differs by the same amount on every item (zero variance of the differences): "
+                      "N*, q and the MDE are undefined (NaN) and the pair is not reported as resolved.",
+                      DegenerateDataWarning, stacklevel=stacklevel)
+
+
+# =================================================================================================
+# The clustered verdict
+# =================================================================================================
+
+@dataclass(frozen=True)
+class ClusterVerdict:
+    """Per-pair cluster arrays (shape (P,)) for one design-effect model."""
+
+    n_clusters: int
+    design_effect: np.ndarray  # of the chosen model, unfloored
+    design_effect_robust: np.ndarray  # CR2 (= CR1 for equal cluster sizes)
+    design_effect_cr1: np.ndarray
+    design_effect_anova: np.ndarray
+    design_effect_paper: np.ndarray
+    icc: np.ndarray  # ANOVA ICC of D, truncated to [0, 1]
+    variance: np.ndarray  # variance of delta-hat used by the cluster test
+    df: np.ndarray  # degrees of freedom of the cluster t test
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    n_star: np.ndarray
+    q: np.ndarray
+    mde: np.ndarray
+    resolved: np.ndarray
+
+
+def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,
+                    alternative: str, design_effect: str) -> ClusterVerdict:
+    """Cluster test, design effect and N*/q/MDE of each pair of means (see the module docstring):
+    the variance of the chosen design-effect model, then :func:`cluster_verdict_from_variance`.
+    """
+    sizes, resid, resid_sq = sums.clusters()
+    g = int(sizes.size)
+    n = sums.n
+    structure = cluster_structure(sizes)
+    r2 = np.sum(resid**2, axis=0)
+    r2h = np.sum(resid**2 * structure.h[:, None], axis=0)
+    r2m = np.sum(resid**2 / sizes[:, None], axis=0)
+    ssw = np.sum(resid_sq, axis=0) - r2m
+    v_cr2, v_cr1, icc, de_r, de_1, de_a, de_p = cluster_design_effects(
+        n, g, var, r2, r2h, r2m, float(np.sum(sizes**2)), ssw)
+    de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
+    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n)
+    df = cluster_df(structure, icc) if design_effect == "robust" else np.full(icc.shape, g - 1.0)
+    out = cluster_verdict_from_variance(sums.delta, var, n, variance, de, df, iid_resolved, n_clusters=g, alpha=alpha,
+                                        power=power, alternative=alternative)
+    return dataclasses.replace(out, design_effect_robust=de_r, design_effect_cr1=de_1, design_effect_anova=de_a,
+                               design_effect_paper=de_p, icc=icc)
+
+
+def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray,  # noqa: PLR0917
+                                  de: np.ndarray, df: np.ndarray, iid_resolved: np.ndarray, *, n_clusters: int,
+                                  alpha: float, power: float, alternative: str) -> ClusterVerdict:
+    """The cluster regime's decision from a cluster-robust ``variance`` of each estimate (a pair of
+    means, a Bradley-Terry rating gap): the t test on ``df`` degrees of freedom, N* =
+    max(DE, 1) K_df sigma^2 / delta^2, and "resolved" only where the IID verdict holds too. A NaN
+    variance (not estimable) gives NaN numbers and never "resolved".
+    """
+    statistic, pvalue, n_star, q, mde, resolved = _cluster_decision(np.asarray(delta, dtype=float), var, n, variance,
+                                                                    de, df, alpha=alpha, power=power,
+                                                                    alternative=alternative)
+    resolved &= np.asarray(iid_resolved, dtype=bool) & np.isfinite(np.asarray(variance, dtype=float))
+    nan = np.full(np.shape(delta), np.nan)
+    return ClusterVerdict(n_clusters=n_clusters, design_effect=de, design_effect_robust=nan, design_effect_cr1=nan,
+                          design_effect_anova=nan, design_effect_paper=nan, icc=nan, variance=variance, df=df,
+                          statistic=statistic, pvalue=pvalue, n_star=n_star, q=q, mde=mde, resolved=resolved)
+
+
+def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray, de: np.ndarray,  # noqa: PLR0917
+                      df: np.ndarray, *, alpha: float, power: float, alternative: str) -> tuple[np.ndarray, ...]:
+    """Cluster t test, then N* = max(DE, 1) K_df sigma^2 / delta^2 with Student-t quantiles."""
+    statistic, pvalue = t_test(delta, variance, df, alternative)
+    k_df = _q.k_constant(alpha, power, alternative, df)
+    de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
+    n_star, q, mde = plugin_verdict(delta, de_floor * var, n, k_df, alternative)
+    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star)
+    return statistic, pvalue, n_star, q, mde, resolved
+
+
+def t_test(delta: np.ndarray, variance: np.ndarray, df: Any, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """T statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom
+    (NaN variance: NaN statistic, p = 1 -- not estimable is no evidence).
+    """
+    delta = np.asarray(delta, dtype=float)
+    variance = np.asarray(variance, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(variance > 0, delta / np.sqrt(variance),
+                     np.where(np.isnan(variance), np.nan, np.where(delta == 0, 0.0, np.sign(delta) * np.inf)))
+    return t, floor_pvalue(_q.t_pvalue(t, df, alternative))
+
+
+def t_interval(delta: Any, variance: Any, df: Any, level: float, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """Student-t interval (one-sided per ``alternative``) for delta with the given variance."""
+    delta = np.asarray(delta, dtype=float)
+    half = _q.interval_half_width(np.sqrt(np.asarray(variance, dtype=float)), level, alternative, df)
+    if alternative == "two-sided":
+        return delta - half, delta + half
+    if alternative == "greater":
+        return delta - half, np.full_like(delta, np.inf)
+    return np.full_like(delta, -np.inf), delta + half
+
+
+# =================================================================================================
+# The reported IID test and interval of each pair (the Dror et al. tree, shared by compare/diagnose)
+# =================================================================================================
+
+#: graded scores: below this many items the test checks normality instead of relying on the CLT
+CLT_MIN_ITEMS = 30
+
+
+def choose_iid_test(binary: bool, n: int, m: int | None, d: np.ndarray | None) -> tuple[str, str]:
+    """(test, reason) of the decision tree for one pair without clusters."""
+    if binary and m is not None:
+        if m < EXACT_MAX_DISCORDANT:
+            return "mcnemar_exact", f"0/1 scores, b + c = {m} < {EXACT_MAX_DISCORDANT} discordant items"
+        return "mcnemar_asymptotic", f"0/1 scores, b + c = {m} >= {EXACT_MAX_DISCORDANT} discordant items"
+    if n >= CLT_MIN_ITEMS:
+        return "paired_t", f"graded scores, mean difference over n = {n} >= {CLT_MIN_ITEMS} items (CLT)"
+    if n >= 3 and d is not None and np.ptp(d) > 0:
+        p_norm = float(stats.shapiro(d).pvalue)
+        if p_norm >= 0.05:
+            return "paired_t", (f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences look normal "
+                                f"(Shapiro-Wilk p = {p_norm:.2f})")
+        return "permutation", (f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences not normal "
+                               f"(Shapiro-Wilk p = {p_norm:.2g})")
+    return "permutation", f"graded scores, n = {n}: too few items to check normality"
+
+
+def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """McNemar statistic and p-value (floored) of arrays of discordant counts."""
+    from ..paired._tests import mcnemar_pvalue
+
+    def block(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        statistic, p = mcnemar_pvalue(b, c, method=variant.removeprefix("mcnemar_"), alternative=alternative)
+        return statistic, floor_pvalue(p)
+
+    b, c = np.atleast_1d(np.asarray(b, dtype=float)), np.atleast_1d(np.asarray(c, dtype=float))
+    out: tuple[np.ndarray, np.ndarray] = by_blocks(block, b.size, b, c)
+    return out
+
+
+def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """Paired t from the mean difference and the sample variance (ddof 1) of D."""
+    return t_test(delta, np.asarray(var, dtype=float) / n, n - 1, alternative)
+
+
+def newcombe_interval(n11: Any, b: Any, c: Any, n00: Any, level: float, alternative: str) -> tuple[Any, Any]:
+    """Newcombe's paired score interval, one-sided per ``alternative`` (bounds of [-1, 1]);
+    scalars give floats, arrays (one 2x2 table per pair) give arrays.
+    """
+    from ..paired._effects import newcombe_arrays
+
+    scalar = np.ndim(n11) == 0
+    level_used = level if alternative == "two-sided" else 2.0 * level - 1.0
+    low, high = newcombe_arrays(np.atleast_1d(n11), np.atleast_1d(b), np.atleast_1d(c), np.atleast_1d(n00),
+                                level_used)
+    if alternative == "greater":
+        high = np.ones_like(high)
+    elif alternative == "less":
+        low = -np.ones_like(low)
+    return (float(low[0]), float(high[0])) if scalar else (low, high)

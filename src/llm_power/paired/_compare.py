@@ -1,0 +1,441 @@
+"""`compare`: the one-line paired comparison of two models on the same items."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+
+from .._core.errors import DataError
+from .._core.format import fmt_gap, fmt_n_star, fmt_score, p_is
+from .._core.options import COMPARE_METHODS  # one list, shared with the command line
+from .._core.results import ConfidenceInterval, Result
+from .._core.validation import as_rng, check_alternative, check_confidence_level, check_option, check_paired, is_binary
+from .._kernel.paired_intervals import mcnemar_interval
+from .._kernel.sizes import _check_alpha_power, ceil_items
+from .._kernel.variance import code_labels, require_clusters
+from .._kernel.verdict import (
+    DESIGN_EFFECTS,
+    choose_iid_test,
+    cluster_verdict,
+    floor_pvalue,
+    iid_verdict,
+    pair_sums,
+    paired_t_test,
+    t_interval,
+    warn_degenerate,
+)
+from ._effects import effect_sizes, paired_counts
+from ._permutation import permutation_interval
+from ._resampling import paired_bootstrap
+from ._tests import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
+
+__all__ = ["COMPARE_METHODS", "Comparison", "compare"]
+
+#: compare's methods: the package's paired tests (one registry, shared with simulated_power) plus
+#: "auto" (the decision tree) and "mcnemar" (exact or asymptotic by the discordant count)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Comparison(Result):
+    """Result of :func:`compare`.
+
+    Attributes
+    ----------
+    n : int
+        Number of items.
+    mean_a, mean_b : float
+        Mean scores (accuracies for 0/1 data).
+    delta : float
+        mean_a - mean_b.
+    method : str
+        The test used (chosen by the decision tree when ``method="auto"``).
+    reason : str
+        Why that test (for ``"auto"``), or "requested".
+    statistic, pvalue : float
+        Of that test (never exactly 0: an underflowed p-value is floored at 2.2e-308).
+    alternative : str
+    se_paired, se_unpaired : float
+        Plug-in standard errors of delta using and ignoring the pairing.
+    phi : float
+        Correlation of the two models' per-item scores.
+    n_star : float
+        Items needed to resolve a gap of size delta at (alpha, power) in the tested direction,
+        rounded up; ``inf`` when delta = 0 or points the other way; NaN when undefined (zero
+        variance of graded differences). With clusters: the clustered N*.
+    mde : float
+        Minimum detectable effect of this benchmark (in the scores' units; ``inf`` when no gap
+        is detectable, e.g. too few discordant items for the exact test).
+    q : float
+        Resolution ratio n / N* (unrounded N*); q >= 1 is necessary for "resolved".
+    resolved : bool
+        q >= 1 AND the test reported in ``pvalue`` rejects at ``alpha`` in the tested direction
+        (with clusters, also the IID verdict holds: a stress test only tightens).
+    regime : str
+        How N* was computed: "plug-in" (N* = K sigma^2/delta^2), "exact" (exact conditional
+        McNemar at the observed cells, for few discordant items), "cluster", "degenerate".
+    b, c : int or None
+        Discordant counts for 0/1 data (A only right, B only right).
+    confidence_level, alpha, power : float
+    ci_method : str
+        How :meth:`confidence_interval` is computed.
+    n_clusters : int or None
+    design_effect : float or None
+        With clusters: the design effect of ``design_effect_method`` (unfloored; N* uses max(DE, 1)).
+    design_effect_method : str or None
+    cluster_df : float or None
+        Degrees of freedom of the cluster t test and of the t quantiles in N* (G - 1 for equal
+        cluster sizes; the Imbens-Kolesar value, at most G - 1, for unequal ones).
+    """
+
+    n: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    method: str
+    reason: str
+    statistic: float
+    pvalue: float
+    alternative: str
+    se_paired: float
+    se_unpaired: float
+    phi: float
+    n_star: float
+    mde: float
+    q: float
+    resolved: bool
+    regime: str
+    b: int | None
+    c: int | None
+    confidence_level: float
+    alpha: float
+    power: float
+    ci_method: str
+    binary: bool = True
+    n_clusters: int | None = None
+    design_effect: float | None = None
+    design_effect_method: str | None = None
+    cluster_df: float | None = None
+    _interval: tuple[Any, ...] | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
+
+    _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
+    _title = "Paired comparison of A and B on the same items"
+
+    def _fields(self) -> tuple[str, ...]:
+        return tuple(name for name in Result._fields(self) if not name.startswith("_"))
+
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Confidence interval for delta = mean_a - mean_b (method in ``ci_method``; one-sided for a
+        one-sided ``alternative``).
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        if self._interval is None:  # pragma: no cover - always set by compare()
+            msg = "this Comparison was not made by compare()"
+            raise RuntimeError(msg)
+        return _interval_at(self._interval, level, self.alternative)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types (used by the CLI and the reports)."""
+        out = Result.to_dict(self)
+        ci = self.confidence_interval()
+        out["confidence_interval"] = {"low": ci.low, "high": ci.high}
+        return out
+
+    def summary(self) -> str:
+        """A short human-readable summary."""
+        ci = self.confidence_interval()
+        level = f"{100 * self.confidence_level:g}%"
+        bin_ = self.binary
+        unit = "points" if bin_ else "score units"
+        if self.resolved:
+            verdict = "resolved"
+        elif self.q >= 1 and self.pvalue > self.alpha:
+            verdict = f"NOT resolved (q >= 1 but the test does not reject at alpha = {self.alpha:g})"
+        else:
+            verdict = "NOT resolved (the benchmark is too small to tell)"
+        counts = f"  discordant items: b = {self.b} (A only), c = {self.c} (B only)\n" if self.b is not None else ""
+        clusters = (f"  clusters: {self.n_clusters}, design effect {self.design_effect:.3g} "
+                    f"({self.design_effect_method}); N* uses max(DE, 1) and t({self.cluster_df:.3g}) quantiles\n"
+                    if self.n_clusters else "")
+        se_scale = 100 if bin_ else 1
+        return (
+            f"A {fmt_score(self.mean_a, bin_)} vs B {fmt_score(self.mean_b, bin_)} on {self.n:,} items: "
+            f"delta = {fmt_gap(self.delta, bin_)} {unit}, {level} CI "
+            f"[{fmt_gap(ci.low, bin_)}, {fmt_gap(ci.high, bin_)}] ({self.ci_method})\n"
+            f"{counts}{clusters}"
+            f"  test: {self.method} ({self.reason}); {self.alternative} {p_is(self.pvalue)}\n"
+            f"  SE paired {se_scale * self.se_paired:.4g} vs unpaired {se_scale * self.se_unpaired:.4g} {unit} "
+            f"(phi = {self.phi:.2f})\n"
+            f"  resolution: N* = {fmt_n_star(self.n_star)} items for this gap at alpha = {self.alpha:g}, power = "
+            f"{self.power:g} ({self.regime}); q = N/N* = {self.q:.3g} -> {verdict}; "
+            f"MDE = {fmt_gap(self.mde, bin_, sign=False)} {unit}"
+        )
+
+
+#: bootstrap resamples when ``n_resamples`` is not given
+DEFAULT_RESAMPLES = 10_000
+
+#: methods that test the pair item by item and cannot use cluster labels
+_IID_ONLY = ("mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
+             "sign", "wilcoxon")
+
+
+def compare(
+    a: Any,
+    b: Any,
+    *,
+    method: str = "auto",
+    cluster: Any = None,
+    alternative: str = "two-sided",
+    confidence_level: float = 0.95,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_resamples: int | None = None,
+    design_effect: str = "robust",
+    rng: Any = None,
+) -> Comparison:
+    r"""Compare two models scored on the same items: test, interval, effect sizes and resolution.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Aligned per-item scores of model A and model B (0/1 correctness or graded scores).
+    method : str, default "auto"
+        ``"auto"`` follows the decision tree below. Explicit choices: ``"mcnemar"`` (exact when
+        b + c < 25, else asymptotic), ``"mcnemar_exact"``, ``"mcnemar_asymptotic"``,
+        ``"mcnemar_mid_p"``, ``"paired_t"``, ``"bootstrap"``, ``"permutation"``, ``"sign"``,
+        ``"wilcoxon"``, and with clusters ``"cluster_t"``.
+    cluster : array_like, optional
+        One cluster label per item (subject, source document); NaN/None/empty labels are a
+        :class:`~llm_power.DataError`, fewer than 2 clusters a ValueError, fewer than 30 a
+        :class:`FewClustersWarning`. The clusters are used in the test (``"cluster_t"``: the
+        cluster-robust t test with G - 1 df, the default; or ``"bootstrap"``: the cluster
+        bootstrap), the interval AND N*/q/MDE. Item-level tests (McNemar, paired t, permutation,
+        sign, Wilcoxon) cannot use clusters and raise.
+    alternative : {"two-sided", "less", "greater"}
+        "greater": A scores higher than B. One-sided alternatives give a one-sided interval and
+        N* = inf, q = 0 for a gap in the other direction.
+    confidence_level : float, default 0.95
+    alpha, power : float, default 0.05 and 0.8
+        Thresholds of the resolution verdict (N*, MDE, q).
+    n_resamples : int, optional
+        Resamples of the bootstrap (default 10,000) and random sign patterns of the permutation
+        test (default: exact enumeration when at most 20 items differ, else 10,000 random
+        patterns; a number given here is used as is).
+    design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
+        With clusters: the measured design effect from the bias-reduced cluster-robust variance
+        (CR2, equal to CR1 when clusters have equal sizes) with Imbens-Kolesar degrees of freedom;
+        ``"cr1"`` the CR1 variance with G - 1 df; the ANOVA-ICC one with Kish's cluster size; or
+        the resolution paper's mean-size form (for reproduction only); see
+        :func:`llm_power.design_effects` and ``docs/resolution.md``.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    Comparison
+
+    Notes
+    -----
+    Decision tree for ``method="auto"`` (after Dror et al. 2018, "The Hitchhiker's Guide to
+    Testing Statistical Significance in NLP"):
+
+    1. cluster labels given -> the cluster-robust t test (items are not independent);
+    2. 0/1 scores -> McNemar: exact when b + c < 25, else the continuity-corrected chi-square;
+    3. graded scores, n >= 30 -> paired t test (the mean difference is approximately normal by the
+       central limit theorem);
+    4. graded scores, n < 30 -> paired t if a Shapiro-Wilk test does not reject normality of the
+       differences (p >= 0.05), else the sign-flip permutation test (no distributional assumption,
+       exact for few items).
+
+    Dror et al. also list the sign test and Wilcoxon for large samples of unknown distribution,
+    mainly because resampling is expensive there; here resampling is vectorised and the mean
+    gap is the reported quantity, so they are available only on request (they test the median /
+    symmetry of the differences, not the mean).
+
+    Resolution (``llm_power._kernel.verdict``, shared with :func:`diagnose`): with
+    :math:`\hat\sigma_D^2 = (b+c)/N - ((b-c)/N)^2` for 0/1 data and the sample variance of D
+    (ddof = 1) otherwise, :math:`N^* = K\hat\sigma_D^2/\hat\delta^2`,
+    :math:`\mathrm{MDE} = \sqrt{K\hat\sigma_D^2/N}`, :math:`q = N/N^* = T^2/K`; for 0/1 data
+    with b + c < 25 the exact conditional McNemar N* at the observed cells. "Resolved" = q >= 1
+    and the reported test rejects. q is not "observed power": it says whether this benchmark is
+    big enough for a gap of the size observed; q < 1 does not mean the models are equal.
+
+    References
+    ----------
+    .. [1] Dror, R., Baumer, G., Shlomov, S. & Reichart, R. (2018). The Hitchhiker's Guide to
+       Testing Statistical Significance in Natural Language Processing. ACL, 1383-1392.
+
+    Examples
+    --------
+    A 75% vs B 71% on the same 200 items, disagreeing on only 10 of them:
+
+    >>> import numpy as np
+    >>> from llm_power import compare
+    >>> a = np.r_[np.ones(150), np.zeros(50)]
+    >>> b = np.r_[np.ones(141), np.zeros(9), np.ones(1), np.zeros(49)]
+    >>> res = compare(a, b)
+    >>> res.method, res.b, res.c, round(res.pvalue, 4)
+    ('mcnemar_exact', 9, 1, 0.0215)
+    >>> res.regime, res.n_star, round(res.q, 2), res.resolved   # significant, yet below 80% power
+    ('exact', 240.0, 0.83, False)
+    """
+    valid = COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())
+    method = check_option(method, "method", valid)
+    alternative = check_alternative(alternative)
+    confidence_level = check_confidence_level(confidence_level)
+    alpha, power = _check_alpha_power(alpha, power)
+    design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
+    a_arr, b_arr = check_paired(a, b)
+    gen = as_rng(rng)
+    n = a_arr.size
+    binary = is_binary(a_arr, b_arr)
+    codes, n_groups = None, 0
+    if cluster is not None:
+        if method in _IID_ONLY:
+            msg = (
+                f"`method` {method!r} tests items as independent and cannot use `cluster`; use "
+                             "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap)."
+            )
+            raise ValueError(msg)
+        codes, n_groups = code_labels(cluster, n)
+        require_clusters(n_groups, stacklevel=3)
+    if method.startswith("mcnemar") and not binary:
+        msg = (
+            f"`method` {method!r} needs 0/1 scores; these scores are graded. "
+                         "Use 'paired_t', 'bootstrap' or 'permutation'."
+        )
+        raise ValueError(msg)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = a_arr - b_arr
+    if not np.all(np.isfinite(d)):
+        msg = "the score differences overflow: scores are too large to compare (rescale them)"
+        raise DataError(msg)
+    sums = pair_sums(d[:, None], codes, n_groups)
+    delta = float(sums.delta[0])
+    n_b = n_c = None
+    if binary:
+        n11, n_b, n_c, n00 = paired_counts(a_arr, b_arr)
+        variance = (n_b + n_c) / n - delta * delta
+    else:
+        variance = float(sums.ss[0]) / (n - 1)
+    var = np.array([max(variance, 0.0)])
+
+    # the IID test (the reported one without clusters; the IID check of the verdict with clusters)
+    iid_method, iid_reason = choose_iid_test(binary, n, None if n_b is None or n_c is None else n_b + n_c, d)
+    if cluster is None and method != "auto":
+        iid_method, iid_reason = method, "requested"
+    statistic, pvalue, iid_interval, ci_method, iid_method = _iid_test(
+        iid_method, a_arr, b_arr, delta=delta, variance=variance, n=n, n_b=n_b, n_c=n_c, alternative=alternative,
+        n_resamples=n_resamples, gen=gen)
+    verdict = iid_verdict(np.array([delta]), var, n, np.array([pvalue]), alpha=alpha, power=power,
+                          alternative=alternative, b=None if n_b is None else np.array([n_b]),
+                          c=None if n_c is None else np.array([n_c]))
+    warn_degenerate(var, np.array([delta]), binary, stacklevel=3)
+    n_star, q, mde = float(verdict.n_star[0]), float(verdict.q[0]), float(verdict.mde[0])
+    resolved, regime = bool(verdict.resolved[0]), str(verdict.regime[0])
+    chosen, reason, interval = iid_method, iid_reason, iid_interval
+    de = cluster_dof = None
+    if cluster is not None:
+        cv = cluster_verdict(sums, var, verdict.resolved, alpha=alpha, power=power, alternative=alternative,
+                             design_effect=design_effect)
+        de, cluster_dof = float(cv.design_effect[0]), float(cv.df[0])
+        n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
+        chosen, reason, statistic, pvalue, interval, ci_method = _cluster_test(
+            method, cv, a_arr, b_arr, codes=codes, delta=delta, design_effect=design_effect, n_resamples=n_resamples,
+            confidence_level=confidence_level, alternative=alternative, gen=gen)
+        resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
+
+    es = effect_sizes(a_arr, b_arr)
+    return Comparison(
+        n=n, mean_a=float(a_arr.mean()), mean_b=float(b_arr.mean()), delta=delta, method=chosen,
+        reason=reason, statistic=float(statistic), pvalue=float(pvalue), alternative=alternative,
+        se_paired=es.se_paired, se_unpaired=es.se_unpaired, phi=es.phi, n_star=ceil_items(n_star),
+        mde=mde, q=q, resolved=resolved, regime=regime, b=n_b, c=n_c, confidence_level=confidence_level,
+        alpha=alpha, power=power, ci_method=ci_method, binary=binary,
+        n_clusters=n_groups if cluster is not None else None, design_effect=de,
+        design_effect_method=design_effect if cluster is not None else None, cluster_df=cluster_dof,
+        _interval=interval,
+    )
+
+
+def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *, codes: Any, delta: float,
+                  design_effect: str, n_resamples: int | None, confidence_level: float, alternative: str,
+                  gen: np.random.Generator) -> tuple[str, str, float, float, tuple[Any, ...], str]:
+    """The clustered test of compare: the cluster-robust t test, or the cluster bootstrap on request."""
+    if method == "bootstrap":
+        b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+        boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, cluster=codes, confidence_level=confidence_level,
+                                alternative=alternative, rng=gen)
+        return ("bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters", boot.estimate,
+                float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot), "cluster bootstrap percentile")
+    df = float(cv.df[0])
+    reason = (f"items are clustered ({cv.n_clusters} clusters): cluster-robust t test "
+              f"({_variance_name(design_effect)}, {df:.3g} df)" if method == "auto" else "requested")
+    return ("cluster_t", reason, float(cv.statistic[0]), float(cv.pvalue[0]), ("t", (delta, float(cv.variance[0]), df)),
+            f"cluster-robust t ({df:.3g} df)")
+
+
+def _variance_name(design_effect: str) -> str:
+    names = {"robust": "CR2", "cr1": "CR1", "anova": "ANOVA ICC, Kish size", "paper": "ANOVA ICC, mean size"}
+    return names[design_effect]
+
+
+def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float, variance: float, n: int,
+              n_b: int | None, n_c: int | None, alternative: str, n_resamples: int | None,
+              gen: np.random.Generator) -> tuple[float, float, tuple[Any, ...], str, str]:
+    """Run the item-level test ``chosen``: (statistic, p, interval spec, interval name, test name). The
+    interval is the one that inverts the test (the same statement as "p <= 1 - level"), except for the
+    sign test and Wilcoxon (tests of the median; the interval shown is the mean's paired t).
+    """
+    test: Any
+    if chosen.startswith("mcnemar"):
+        nb, nc = cast(int, n_b), cast(int, n_c)  # McNemar is only chosen for 0/1 scores, where they are counted
+        variant = chosen.removeprefix("mcnemar_") if chosen != "mcnemar" else (
+            "exact" if nb + nc < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
+        chosen = f"mcnemar_{variant}"
+        test = mcnemar_from_counts(nb, nc, n=n, method=variant, alternative=alternative, _stacklevel=4)
+        return (test.statistic, float(floor_pvalue(test.pvalue)), ("mcnemar", (nb, nc, n, variant)),
+                MCNEMAR_INTERVALS[variant], chosen)
+    if chosen == "paired_t":
+        stat, p = paired_t_test(np.array([delta]), np.array([variance]), n, alternative)
+        return float(stat[0]), float(floor_pvalue(p[0])), ("t", (delta, variance / n, n - 1)), "paired t", chosen
+    if chosen in ("sign", "wilcoxon"):
+        test = (sign_test if chosen == "sign" else wilcoxon)(a_arr, b_arr, alternative=alternative)
+        return (test.statistic, float(floor_pvalue(test.pvalue)), ("t", (delta, variance / n, n - 1)),
+                f"paired t of the mean (the {chosen} test is of the median)", chosen)
+    if chosen == "permutation":
+        seed = int(gen.integers(2**62))  # one seed: the test and its inversion see the same sign patterns
+        p_perm, _, _ = permutation_interval(a_arr, b_arr, alternative=alternative, n_resamples=n_resamples, rng=seed)
+        return (delta, float(floor_pvalue(p_perm)), ("permutation", (a_arr, b_arr, n_resamples, seed)),
+                "inverted permutation test", chosen)
+    # bootstrap over items
+    b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
+    boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, confidence_level=0.95, alternative=alternative,
+                            rng=gen)
+    return (boot.estimate, float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot),
+            "bootstrap percentile", chosen)
+
+
+#: how the interval that inverts each McNemar variant is named
+MCNEMAR_INTERVALS = {"exact": "exact McNemar's (Fay-Lumbard melded)", "mid_p": "mid-p McNemar's (melded)",
+                     "asymptotic": "McNemar's (null variance, continuity-corrected)"}
+
+
+def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> ConfidenceInterval:
+    """The interval described by ``spec`` at ``level`` (one-sided per ``alternative``)."""
+    kind, data = spec
+    if kind == "bootstrap":
+        return cast(ConfidenceInterval, data.confidence_interval(level))
+    if kind == "mcnemar":
+        b, c, n, variant = data
+        return ConfidenceInterval(*mcnemar_interval(b, c, n, variant=variant, level=level, alternative=alternative))
+    if kind == "permutation":  # the sign-flip test inverted, with the reported test's own patterns
+        a_arr, b_arr, n_resamples, seed = data
+        _, low, high = permutation_interval(a_arr, b_arr, confidence_level=level, alternative=alternative,
+                                            n_resamples=n_resamples, rng=seed)
+        return ConfidenceInterval(low, high)
+    delta, variance, df = data
+    lo, hi = t_interval(delta, variance, df, level, alternative)
+    return ConfidenceInterval(float(lo), float(hi))

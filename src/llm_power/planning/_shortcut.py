@@ -1,0 +1,74 @@
+"""The shortcut users get wrong: unpaired Cohen-h sample size times (1 - rho), and how far off it is."""
+
+from __future__ import annotations
+
+import math
+
+from .._core.validation import check_positive, fail
+from .._kernel.sizes import _check_alpha_power, _check_delta, ceil_items, k_factor
+from ._designs import _check_prob, cells_from_margins
+
+__all__ = ["sample_size_shortcut", "shortcut_constant", "shortcut_prescreen"]
+
+
+def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    r"""The widespread wrong recipe for a paired N: unpaired Cohen-h size times (1 - rho).
+
+    :math:`h = 2\arcsin\sqrt{p_A} - 2\arcsin\sqrt{p_B}`, :math:`n_h = (1-\rho)K/h^2`. For small
+    gaps :math:`n_h/N^* \to 1/2`: the recipe under-estimates the paired N* by about half (see
+    :func:`shortcut_constant`). Provided to show users how far off it is.
+
+    Examples
+    --------
+    >>> from llm_power import sample_size, sample_size_shortcut
+    >>> sample_size_shortcut(0.6, 0.5, rho=0.6), sample_size(0.6, 0.5, rho=0.6)
+    (78, 154)
+    """
+    alpha, power = _check_alpha_power(alpha, power)
+    p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+    _check_delta(p_a - p_b)
+    cells_from_margins(p_a, p_b, rho)  # validates rho
+    return max(1, int(ceil_items(shortcut_raw(p_a, p_b, rho, k_factor(alpha, power)))))
+
+
+def shortcut_raw(p_a: float, p_b: float, rho: float, k: float) -> float:
+    h = 2 * math.asin(math.sqrt(p_a)) - 2 * math.asin(math.sqrt(p_b))
+    return (1 - rho) * k / (h * h)
+
+
+def shortcut_constant(p: float, rho: float) -> float:
+    r"""Error constant C(p, rho) of the shortcut: its ratio to N* is about 1/2 +- C delta^2.
+
+    With models at p +- delta/2 (midpoint p, u = p(1-p)):
+    :math:`n_h/N^* = 1/2 - (\delta^2/2)\,[(1+\rho)(1-2p)^2/(16(1-\rho)u^2) - 1/(6u)] + O(\delta^4)`,
+    and :math:`C(p,\rho) = \tfrac12|\cdot|` of the bracket, so
+    :math:`|n_h/N^* - 1/2| \approx C\delta^2`.
+
+    Examples
+    --------
+    >>> from llm_power import shortcut_constant
+    >>> shortcut_constant(0.5, 0.3)   # 1/3 for every rho at p = 0.5
+    0.3333333333333333
+    """
+    p = _check_prob(p, "p")
+    if not -1.0 < float(rho) < 1.0:
+        msg = "rho"
+        raise fail(msg, "in (-1, 1)", rho)
+    u = p * (1 - p)
+    bracket = (1 + rho) * (1 - 2 * p) ** 2 / (16 * (1 - rho) * u * u) - 1 / (6 * u)
+    return 0.5 * abs(bracket)
+
+
+def shortcut_prescreen(epsilon: float, p: float, rho: float) -> float:
+    r"""Largest gap for which the shortcut ratio stays within ``epsilon`` of 1/2:
+    :math:`\delta^* = \sqrt{\varepsilon / C(p, \rho)}` (inf when C = 0).
+
+    Examples
+    --------
+    >>> from llm_power import shortcut_prescreen
+    >>> round(shortcut_prescreen(0.01, 0.5, 0.3), 4)
+    0.1732
+    """
+    epsilon = float(check_positive(epsilon, "epsilon"))
+    c = shortcut_constant(p, rho)
+    return math.inf if c == 0 else math.sqrt(epsilon / c)

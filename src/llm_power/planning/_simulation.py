@@ -1,0 +1,329 @@
+"""Simulation-based power for designs without a closed form.
+
+A vectorised simulator of correlated paired 0/1 outcomes -- from two margins and rho, or from
+the cell frequencies of a pilot 2x2 table -- and the empirical power of any paired test on them.
+McNemar variants, the sign test and the paired t test are computed for all simulated data sets
+at once from their 2x2 tables; the resampling tests and Wilcoxon run per data set.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from .._core.options import PAIRED_TESTS  # the paired tests, one registry (compare adds auto, mcnemar)
+from .._core.results import Result
+from .._core.validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
+from ..paired import paired_bootstrap, permutation_test, wilcoxon
+from ..paired._tests import mcnemar_pvalue
+from ._designs import cells_from_margins
+
+__all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulationResult", "calibrate", "simulate_pairs",
+           "simulated_power"]
+
+#: the paired tests, one registry: compare's methods are these plus "auto" and "mcnemar"
+SIMULATION_TESTS = PAIRED_TESTS
+
+
+def _renamed_test(method: str, test: str | None, *, stacklevel: int) -> str:
+    """The deprecated ``test=`` keyword (one release) -> ``method``, the package's one word for it."""
+    if test is None:
+        return method
+    warnings.warn("`test` was renamed `method` (one vocabulary with compare and the CLI); the old name will be "
+                  "removed in the next release.", DeprecationWarning, stacklevel=stacklevel + 1)
+    return test
+
+
+def _cells(p_a: float | None, p_b: float | None, rho: float, table: Any) -> np.ndarray:
+    if table is not None:
+        cells = np.asarray(table, dtype=float).reshape(-1)
+        if cells.size != 4 or np.any(cells < 0) or not np.all(np.isfinite(cells)) or cells.sum() <= 0:
+            msg = (
+                "`table` must be 4 non-negative counts (both right, A only, B only, neither); "
+                             f"got {table!r}."
+            )
+            raise ValueError(msg)
+        return np.asarray(cells / cells.sum())
+    if p_a is None or p_b is None:
+        msg = "give `p_a` and `p_b` (with `rho`), or a pilot `table`."
+        raise TypeError(msg)
+    return np.array(cells_from_margins(p_a, p_b, rho))
+
+
+def _check_n(n: Any, minimum: int = 2) -> int:
+    return check_int_at_least(n, "n", minimum)
+
+
+def simulate_pairs(
+    n: int,
+    p_a: float | None = None,
+    p_b: float | None = None,
+    *,
+    rho: float = 0.0,
+    table: Any = None,
+    n_sims: int = 1000,
+    rng: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Simulate ``n_sims`` data sets of n correlated paired 0/1 outcomes.
+
+    Returns
+    -------
+    (a, b) : two int8 arrays of shape (n_sims, n)
+
+    Examples
+    --------
+    >>> from llm_power import simulate_pairs
+    >>> a, b = simulate_pairs(1000, 0.7, 0.6, rho=0.5, n_sims=200, rng=0)
+    >>> a.shape, round(float(a.mean()), 2), round(float(b.mean()), 2)
+    ((200, 1000), 0.7, 0.6)
+    """
+    n = _check_n(n, 1)
+    cells = _cells(p_a, p_b, rho, table)
+    gen = as_rng(rng)
+    codes = gen.choice(4, size=(_check_n(n_sims, 1), n), p=cells)
+    a = ((codes == 0) | (codes == 1)).astype(np.int8)
+    b = ((codes == 0) | (codes == 2)).astype(np.int8)
+    return a, b
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class PowerSimulationResult(Result):
+    """Empirical power from :func:`simulated_power`."""
+
+    power: float
+    standard_error: float
+    n: int
+    n_sims: int
+    test: str
+    alpha: float
+
+    _repr_fields = ("power", "standard_error", "n", "n_sims", "test")
+
+
+def simulated_power(
+    n: int,
+    p_a: float | None = None,
+    p_b: float | None = None,
+    *,
+    rho: float = 0.0,
+    table: Any = None,
+    method: str = "mcnemar_exact",
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+    continuity_correction: bool = True,
+    n_sims: int = 2000,
+    n_resamples: int = 999,
+    rng: Any = None,
+    correction: bool | None = None,
+    test: str | None = None,
+) -> PowerSimulationResult:
+    """Empirical power of a paired test on simulated correlated 0/1 data.
+
+    Parameters
+    ----------
+    n : int
+        Items per data set.
+    p_a, p_b, rho : float
+        Margins and phi correlation; or ``table``: a pilot 2x2 table (both right, A only, B
+        only, neither) whose cell frequencies are used.
+    method : str, default "mcnemar_exact"
+        The paired test (the registry shared with :func:`llm_power.compare`): one of
+        ``"bootstrap"``, ``"mcnemar_asymptotic"``, ``"mcnemar_exact"``, ``"mcnemar_mid_p"``,
+        ``"paired_t"``, ``"permutation"``, ``"sign"``, ``"wilcoxon"``.
+    continuity_correction : bool, default True
+        Continuity correction of ``"mcnemar_asymptotic"`` (Connor's sample size models the
+        uncorrected test).
+    correction : bool, optional
+        Deprecated name of ``continuity_correction`` (one release, DeprecationWarning).
+    test : str, optional
+        Deprecated name of ``method`` (one release, DeprecationWarning).
+    n_sims : int, default 2000
+    n_resamples : int, default 999
+        For the bootstrap and permutation tests.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    PowerSimulationResult
+        ``power`` and its Monte-Carlo ``standard_error``.
+
+    Examples
+    --------
+    >>> from llm_power import power, simulated_power
+    >>> sim = simulated_power(400, 0.75, 0.70, rho=0.0, n_sims=4000, rng=1)
+    >>> exact = power(400, 0.75, 0.70, method="exact")
+    >>> round(exact, 3), abs(sim.power - exact) < 3 * sim.standard_error
+    (0.324, True)
+    """
+    n = _check_n(n)
+    test = check_option(_renamed_test(method, test, stacklevel=2), "method", SIMULATION_TESTS)
+    from ..paired._tests import _renamed_correction
+
+    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=2)
+    alpha = check_open_unit(alpha, "alpha")
+    alternative = check_alternative(alternative)
+    sims = _check_n(n_sims, 1)
+    cells = _cells(p_a, p_b, rho, table)
+    gen = as_rng(rng)
+    if test in ("mcnemar_exact", "mcnemar_asymptotic", "mcnemar_mid_p", "sign", "paired_t"):
+        counts = gen.multinomial(n, cells, size=sims)
+        b, c = counts[:, 1].astype(float), counts[:, 2].astype(float)
+        if test == "paired_t":
+            pvals = _paired_t_from_counts(b, c, n, alternative)
+        else:
+            method = {"mcnemar_exact": "exact", "sign": "exact", "mcnemar_mid_p": "mid_p"}.get(test, "asymptotic")
+            pvals = mcnemar_pvalue(b, c, method=method, continuity_correction=continuity_correction,
+                                   alternative=alternative)[1]
+    else:
+        a_sims, b_sims = simulate_pairs(n, table=cells, n_sims=sims, rng=gen)
+        pvals = np.empty(sims)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(sims):
+                x, y = a_sims[i].astype(float), b_sims[i].astype(float)
+                if test == "bootstrap":
+                    pvals[i] = paired_bootstrap(x, y, n_resamples=n_resamples, alternative=alternative, rng=gen).pvalue
+                elif test == "permutation":
+                    pvals[i] = permutation_test(x, y, n_resamples=n_resamples, alternative=alternative, rng=gen).pvalue
+                else:
+                    pvals[i] = wilcoxon(x, y, alternative=alternative).pvalue if np.any(x != y) else 1.0
+    rate = float(np.mean(pvals <= alpha))
+    return PowerSimulationResult(power=rate, standard_error=math.sqrt(rate * (1 - rate) / sims), n=n, n_sims=sims,
+                           test=test, alpha=alpha)
+
+
+def _paired_t_from_counts(b: np.ndarray, c: np.ndarray, n: int, alternative: str) -> np.ndarray:
+    """Paired t p-values for 0/1 data from the discordant counts (vectorised)."""
+    mean = (b - c) / n
+    var = ((b + c) - (b - c) ** 2 / n) / (n - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / np.sqrt(var / n)
+    t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+    if alternative == "greater":
+        return stats.t.sf(t, n - 1)
+    if alternative == "less":
+        return stats.t.cdf(t, n - 1)
+    return np.minimum(1.0, 2 * stats.t.sf(np.abs(t), n - 1))
+
+
+# =================================================================================================
+# Calibration: is N* right on real data?
+# =================================================================================================
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CalibrationResult(Result):
+    """Result of :func:`calibrate`: the empirical power at ``n`` items of a real pair."""
+
+    n: int
+    empirical_power: float
+    standard_error: float
+    target: float
+    delta: float
+    n_sims: int
+    test: str
+
+    _repr_fields = ("n", "empirical_power", "target")
+
+    def __getitem__(self, key: str) -> Any:
+        """``res["n"]``: the mapping access of the dict :func:`calibrate` used to return."""
+        if key not in self._fields():
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+def calibrate(
+    a: Any,
+    b: Any,
+    *,
+    n: int | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_sims: int = 2000,
+    method: str = "z",
+    rng: Any = None,
+    test: str | None = None,
+) -> CalibrationResult:
+    r"""Check N* on real data: resample the items of a pair to size N* many times and count how
+    often the paired test rejects; the empirical power should be close to ``power``.
+
+    Items are drawn with replacement from the observed pair, so the resampled population has
+    exactly the observed gap and per-item variance -- the quantities N* was computed from.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Aligned per-item scores of a real pair (0/1 data are resampled through their 2x2 table).
+    n : int, optional
+        Items per resample (default: N* of this pair at (alpha, power)).
+    method : {"z", "mcnemar_exact"}, default "z"
+        ``"z"``: the paired z test with the plug-in variance, the test whose power N* models;
+        ``"mcnemar_exact"``: the exact McNemar test (0/1 data; conservative, slightly lower power).
+
+    Returns
+    -------
+    CalibrationResult
+        ``n``, ``empirical_power``, ``standard_error``, ``target``, ``delta``, ``n_sims``, ``test``
+        (also readable as ``res["n"]``, as when this returned a dict).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import calibrate
+    >>> a = np.r_[np.ones(700), np.ones(60), np.zeros(40), np.zeros(200)]
+    >>> b = np.r_[np.ones(700), np.zeros(60), np.ones(40), np.zeros(200)]
+    >>> res = calibrate(a, b, n_sims=4000, rng=0)
+    >>> res["n"], abs(res["empirical_power"] - 0.8) < 0.03
+    (1955, True)
+    """
+    from .._core.validation import check_paired, is_binary
+    from .._kernel.sizes import _check_alpha_power, k_factor
+
+    x, y = check_paired(a, b)
+    alpha, power = _check_alpha_power(alpha, power)
+    test = check_option(_renamed_test(method, test, stacklevel=2), "method", ("mcnemar_exact", "z"))
+    gen = as_rng(rng)
+    d = x - y
+    n_items = d.size
+    delta = float(d.mean())
+    binary = is_binary(x, y)
+    var = float(d.var()) if binary else float(d.var(ddof=1))
+    if delta == 0 or var == 0:
+        msg = "the pair has no gap (or no variance): N* is undefined."
+        raise ValueError(msg)
+    k = k_factor(alpha, power)
+    n_use = int(math.ceil(k * var / delta**2 - 1e-9)) if n is None else int(n)
+    sims = int(n_sims)
+    if binary:
+        cells = np.array([np.mean(d > 0), np.mean(d < 0)])
+        counts = gen.multinomial(n_use, [cells[0], cells[1], 1 - cells.sum()], size=sims)
+        bb, cc = counts[:, 0].astype(float), counts[:, 1].astype(float)
+        if test == "mcnemar_exact":
+            p = mcnemar_pvalue(bb, cc, method="exact")[1]
+        else:
+            mean = (bb - cc) / n_use
+            v = (bb + cc) / n_use - mean**2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(v > 0, mean / np.sqrt(v / n_use), 0.0)
+            p = 2 * special.ndtr(-np.abs(z))
+    else:
+        if test == "mcnemar_exact":
+            msg = "`test` 'mcnemar_exact' needs 0/1 scores."
+            raise ValueError(msg)
+        p = np.empty(sims)
+        step = max(1, 2**22 // n_use)
+        for start in range(0, sims, step):
+            idx = gen.integers(0, n_items, size=(min(step, sims - start), n_use))
+            dd = d[idx]
+            mean = dd.mean(axis=1)
+            sd = dd.std(axis=1, ddof=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(sd > 0, mean / (sd / math.sqrt(n_use)), 0.0)
+            p[start:start + idx.shape[0]] = 2 * special.ndtr(-np.abs(z))
+    rate = float(np.mean(p <= alpha))
+    return CalibrationResult(n=n_use, empirical_power=rate, standard_error=math.sqrt(rate * (1 - rate) / sims),
+                             target=power, delta=delta, n_sims=sims, test=test)

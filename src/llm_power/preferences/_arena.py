@@ -1,0 +1,335 @@
+r"""Arena resolution: how many more battles until each displayed rating gap is separated?
+
+The leaderboard-resolution idea carried to pairwise battles. The arena is fitted by
+Bradley-Terry (:func:`llm_power.bradley_terry`); for each pair of models ranked next to each other
+(or every pair) the rating gap :math:`\hat\delta`, its sandwich standard error and Wald test.
+With :math:`N` battles in the whole arena the variance of a gap scales as :math:`V/N`
+(:math:`V = N\,\widehat{\mathrm{se}}^2`), *under the observed allocation of battles to pairs and
+the observed clustering* (battles per prompt or voter stay as they are). So the battles needed to
+separate the pair at level :math:`\alpha` with the given power are
+
+.. math:: N^* = (z_{1-\alpha/2} + z_{\text{power}})^2 \, V / \hat\delta^2,
+
+and :math:`q = N / N^*`; a pair is *resolved* when :math:`q \ge 1` and its test rejects — the same
+rule as :func:`llm_power.diagnose`. The regimes stress that verdict like the score report does:
+multiplicity (Holm / Bonferroni / BH over the family of pairs), clustering (the cluster-robust
+covariance, when ``cluster`` is given) and anytime-valid monitoring of a live arena (the
+normal-mixture boundary replaces :math:`z_{1-\alpha/2}`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._core.errors import DataError, SeparationWarning
+from .._core.results import Result
+from .._core.validation import as_rng, check_confidence_level, check_open_unit, check_option
+from .._kernel.quantiles import k_constant, normal_pvalue
+from .._kernel.verdict import floor_pvalue
+from ._bradley_terry import BradleyTerryResult
+
+#: all-pairs reports with more pairs are refused before allocating (as diagnose's max_pairs)
+MAX_PAIRS = 200_000
+
+__all__ = ["ArenaDiagnosis", "arena_diagnose"]
+
+ELO = 400.0 / math.log(10.0)  # Elo points per unit of log-strength
+
+
+@dataclass(frozen=True, repr=False)
+class ArenaDiagnosis(Result):
+    """Result of :func:`arena_diagnose`.
+
+    Attributes
+    ----------
+    models : list of str
+        Ranked, best first.
+    ratings : BradleyTerryResult
+        The fit whose covariance the verdict uses (cluster-robust with ``cluster``).
+    columns : dict of ndarray
+        One entry per pair (``model_a`` ranked above ``model_b``): ``rank_a``, ``rank_b``, ``gap``
+        and ``gap_elo``, ``se`` (log-strength units), ``ci_low_elo`` / ``ci_high_elo``, ``pvalue``,
+        ``battles`` (between the two), ``n_star`` / ``q`` / ``resolved`` (IID), ``estimable`` (False
+        for a gap with a separated model: NaN numbers, never resolved); per regime
+        ``pvalue_adjusted``, ``alpha_corrected``, ``n_star_corrected``, ``q_corrected``,
+        ``resolved_corrected``; with clusters ``se_cluster``, ``pvalue_cluster``, ``cluster_df``,
+        ``ci_low_elo_cluster`` / ``ci_high_elo_cluster``, ``n_star_cluster``, ``q_cluster``,
+        ``design_effect``, ``resolved_cluster`` and ``cluster_estimable``; ``n_star_anytime``,
+        ``q_anytime``, ``resolved_anytime``.
+    n_battles : int
+    ranks : dict of lists
+        The ranked models' ``model``, ``elo`` (mean 1000), ``rank``, simultaneous ``rank_low`` /
+        ``rank_high`` (max-t over all pairs, at the confidence level, on the covariance above; None
+        when that covariance is not estimable) and
+        ``tie_group`` (models connected by unresolved pairs of the headline regime,
+        ``settings["headline"]``: the pairs table's own verdicts).
+    settings : dict
+        Including ``headline`` (the resolved column of the strictest estimable regime),
+        ``cluster_not_estimable`` (why the cluster regime has no number, or None) and
+        ``separated`` (models without a finite rating).
+    """
+
+    models: list[str]
+    ratings: BradleyTerryResult
+    columns: dict[str, Any]
+    n_battles: int
+    ranks: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles",)
+
+    @property
+    def n_pairs(self) -> int:
+        """Pairs in the family."""
+        return int(self.columns["gap"].size)
+
+    def regimes(self) -> list[tuple[str, str]]:
+        """(label, resolved column) of every regime computed, IID first."""
+        out = [("IID", "resolved"), (str(self.settings["correction_label"]), "resolved_corrected")]
+        if "resolved_cluster" in self.columns:
+            out.append(("cluster", "resolved_cluster"))
+        out.append(("anytime", "resolved_anytime"))
+        return out
+
+    def unresolved(self) -> dict[str, int]:
+        """Unresolved pairs per regime label."""
+        return {label: int(np.sum(~np.asarray(self.columns[col], dtype=bool))) for label, col in self.regimes()}
+
+    def headline(self) -> tuple[str, str]:
+        """(label, resolved column) of the headline regime: the strictest one that could be estimated."""
+        col = str(self.settings.get("headline", "resolved"))
+        return next(label for label, c in self.regimes() if c == col), col
+
+    def to_frame(self) -> Any:
+        """One row per pair (pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns)
+
+    def summary(self) -> str:
+        """The verdict per regime, one line each."""
+        lines = [f"Arena: {len(self.models)} models, {self.n_battles:,} battles, {self.n_pairs} "
+                 f"{self.settings['pairs']} pairs"]
+        lines += [f"  {n} of {self.n_pairs} unresolved ({label})" for label, n in self.unresolved().items()]
+        return "\n".join(lines)
+
+
+def _pair_index(m: int, pairs: str) -> np.ndarray:
+    if pairs == "adjacent":
+        return np.stack([np.arange(m - 1), np.arange(1, m)], axis=1)
+    i, j = np.triu_indices(m, k=1)
+    return np.stack([i, j], axis=1)
+
+
+def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None, ties: str = "half",  # noqa: PLR0913
+                   alpha: float = 0.05, power: float = 0.8, correction: str = "holm",
+                   confidence_level: float = 0.95, rng: Any = 0) -> ArenaDiagnosis:
+    """Resolution report of an arena: per ranked pair the rating gap, its interval and test, the
+    battles N* needed to separate it and q = N / N*, under multiplicity, clustering and
+    anytime-valid monitoring.
+
+    The regimes are those of :func:`llm_power.diagnose`, computed by the same functions on the
+    gaps' IID (sandwich) variances: Holm / Bonferroni / BH on the IID Wald p-values, the
+    anytime-valid boundary on the IID N*, and the cluster regime from the kernel's CR1 sandwich
+    (G/(G-1), Student t on G - 1 degrees of freedom, design effect floored at 1, and the IID
+    verdict required). Every regime is at least as strict as IID. When the clusters cannot
+    estimate the ratings' covariance (no more clusters than free ratings, or a contrast the
+    clusters do not inform) the cluster regime is *not estimable* for those pairs: NaN numbers,
+    not resolved, and ``settings["cluster_not_estimable"]`` says why. A model that never wins
+    (never loses) has no finite rating: its gaps are not estimable either.
+
+    Parameters
+    ----------
+    battles : DataFrame or mapping of columns
+        ``model_a``, ``model_b``, ``winner`` (see :func:`llm_power.bradley_terry`).
+    pairs : {"adjacent", "all"}, default "adjacent"
+        The family: models ranked next to each other, or every pair.
+    cluster : str or array_like, optional
+        Battles sharing a prompt or a voter (a column such as ``"question"`` or labels): adds the
+        cluster regime, whose covariance sums the Bradley-Terry scores within clusters.
+    ties : {"half", "davidson"}, default "half"
+    alpha, power : float
+        Level of each test and the power N* is planned for.
+    correction : {"holm", "bonferroni", "bh"}, default "holm"
+        The multiplicity regime's procedure over the family of pairs.
+    confidence_level : float, default 0.95
+    rng : seed or Generator, default 0
+        For the max-t critical value of the rank intervals (normal draws).
+
+    Examples
+    --------
+    >>> from llm_power import arena_diagnose
+    >>> battles = {"model_a": ["x", "y", "x", "z"] * 60, "model_b": ["y", "z", "z", "x"] * 60,
+    ...            "winner": ["model_a", "model_a", "model_a", "tie", "model_b", "tie", "model_a", "model_b"] * 30}
+    >>> res = arena_diagnose(battles)
+    >>> res.models
+    ['x', 'y', 'z']
+    >>> [round(float(v), 2) for v in res.columns["q"]]
+    [0.18, 8.14]
+    """
+    check_option(pairs, "pairs", ("adjacent", "all"))
+    check_option(correction, "correction", ("holm", "bonferroni", "bh"))
+    alpha = check_open_unit(alpha, "alpha")
+    power = check_open_unit(power, "power")
+    level = check_confidence_level(confidence_level)
+    from ..resolution import REGIMES
+    from ._bradley_terry import _cluster_codes, _rank_order, encode_battles, fit_battles
+
+    enc = encode_battles(battles)
+    groups = _cluster_codes(cluster, battles, enc.n)
+    m_models = len(enc.models)
+    if pairs == "all" and m_models * (m_models - 1) // 2 > MAX_PAIRS:
+        msg = (f"{m_models:,} models have {m_models * (m_models - 1) // 2:,} pairs, more than {MAX_PAIRS:,} (each pair "
+               "is a row of the report); use pairs='adjacent' (--pairs adjacent) or fewer models")
+        raise DataError(msg)
+    iid = fit_battles(enc, None, ties=ties, confidence_level=level)
+    clustered = None
+    if groups is not None:
+        with warnings.catch_warnings():  # the IID fit warned about separation already
+            warnings.simplefilter("ignore", SeparationWarning)
+            clustered = fit_battles(enc, groups, ties=ties, confidence_level=level)
+    order = _rank_order(iid.ratings)
+    idx = _pair_index(len(iid.models), pairs)
+    names = [iid.models[k] for k in order]
+    ctx, cols = _iid_context(enc, iid, order, idx, names, pairs, alpha=alpha, power=power, level=level, rng=rng)
+    regimes = {r.key: r for r in REGIMES}
+    corrected = regimes["corrected"].compute(ctx, {"correction": correction})
+    anytime = regimes["anytime"].compute(ctx, {})
+    estimable = cols["estimable"]
+    for out in (corrected, anytime):
+        cols.update({k: np.where(estimable, v, np.nan) if np.asarray(v).dtype.kind == "f" else v
+                     for k, v in out.columns.items()})
+    labels = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "BH"}
+    settings: dict[str, Any] = {"alpha": alpha, "power": power, "pairs": pairs, "correction": correction,
+                                "correction_label": labels[correction], "confidence_level": level, "ties": ties,
+                                **anytime.settings, "n_clusters": None if clustered is None else clustered.n_clusters,
+                                "tie_parameter": iid.tie_parameter, "separated": dict(iid.separated),
+                                "cluster_not_estimable": None}
+    if clustered is not None:
+        cols.update(_cluster_columns(clustered, ctx, order[idx[:, 0]], order[idx[:, 1]], estimable, level=level))
+        reason = clustered.not_estimable
+        ok_c = cols["cluster_estimable"]
+        if reason is None and not ok_c[estimable].all():
+            reason = (f"{int((~ok_c & estimable).sum())} of {int(estimable.sum())} gaps lie in directions the "
+                      f"{clustered.n_clusters} clusters do not inform (a rank-deficient cluster meat)")
+        settings.update(cluster_not_estimable=reason, cluster_df=clustered.df)
+    settings["headline"] = _headline(cols, settings)
+    ranks = _ranks(clustered or iid, names, idx, np.asarray(cols[settings["headline"]], dtype=bool), pairs, rng)
+    return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=cols, n_battles=iid.n_battles, ranks=ranks,
+                          settings=settings)
+
+
+def _iid_context(enc: Any, iid: BradleyTerryResult, order: np.ndarray, idx: np.ndarray, names: list[str],  # noqa: PLR0913
+                 pairs: str, *, alpha: float, power: float, level: float, rng: Any) -> tuple[Any, dict[str, Any]]:
+    """The IID columns of the pairs (Wald test on the sandwich variance, the IID verdict) and the
+    regimes' context: the gaps' variance per battle, as diagnose's context has it per item.
+    """
+    from .._kernel.sufficient import PairwiseStatistics
+    from .._kernel.verdict import PairSums, iid_verdict, t_interval
+    from ..resolution._regimes import Context
+
+    n = iid.n_battles
+    a_codes, b_codes = order[idx[:, 0]], order[idx[:, 1]]
+    with np.errstate(invalid="ignore"):
+        gap = iid.ratings[a_codes] - iid.ratings[b_codes]
+    se = iid.contrast_se(a_codes, b_codes)
+    estimable = np.isfinite(gap) & np.isfinite(se)
+    gap_v = np.where(estimable, gap, 0.0)  # the verdict sees a zero gap where none can be estimated
+    var_item = np.where(estimable, se * se * n, 0.0)  # the gap's variance per battle
+    z = np.where(estimable & (se > 0), gap_v / np.where(se > 0, se, 1.0), np.where(gap_v != 0, np.inf, 0.0))
+    p = np.where(estimable, floor_pvalue(normal_pvalue(z)), 1.0)
+    verdict = iid_verdict(gap_v, var_item, n, p, alpha=alpha, power=power, alternative="two-sided")
+    verdict = dataclasses.replace(verdict, resolved=verdict.resolved & estimable,
+                                  n_star=np.where(estimable, verdict.n_star, np.nan),
+                                  q=np.where(estimable, verdict.q, np.nan))
+    lo, hi = t_interval(gap, se * se, math.inf, level, "two-sided")
+    cols: dict[str, Any] = {
+        "model_a": np.array([names[k] for k in idx[:, 0]], dtype=object),
+        "model_b": np.array([names[k] for k in idx[:, 1]], dtype=object),
+        "rank_a": idx[:, 0] + 1, "rank_b": idx[:, 1] + 1, "gap": gap, "gap_elo": ELO * gap, "se": se,
+        "ci_low_elo": ELO * lo, "ci_high_elo": ELO * hi, "pvalue": np.where(estimable, p, np.nan),
+        "battles": _direct_counts(enc, a_codes, b_codes), "n_star": verdict.n_star, "q": verdict.q,
+        "resolved": verdict.resolved, "estimable": estimable,
+    }
+    st = PairwiseStatistics(n=n, means=iid.ratings[order], mean_diff=None, var_diff=None, binary=False, b=None)
+    ctx = Context(n=n, names=names, order=order, pairs=pairs, st=st, pair_idx=idx,
+                  sums=PairSums(n=n, delta=gap_v, ss=var_item * n), var=var_item, pvalue=p, tests=None, b=None,
+                  c=None, verdict=verdict, alpha=alpha, power=power, confidence_level=level, gen=as_rng(rng),
+                  columns={}, settings={"k_factor": float(k_constant(alpha, power))})
+    return ctx, cols
+
+
+def _cluster_columns(clustered: BradleyTerryResult, ctx: Any, a_codes: np.ndarray, b_codes: np.ndarray,
+                     estimable: np.ndarray, *, level: float) -> dict[str, Any]:
+    """The cluster regime: the kernel's CR1 variance of each gap (NaN where not estimable) through the
+    decision diagnose's cluster regime uses.
+    """
+    from .._kernel.verdict import cluster_verdict_from_variance, t_interval
+
+    gap = ctx.sums.delta
+    se_c = clustered.contrast_se(a_codes, b_codes)
+    ok_c = estimable & np.isfinite(se_c)
+    v_c = np.where(ok_c, se_c * se_c, np.nan)
+    v_iid = ctx.var / ctx.n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        de = np.where(ok_c & (v_iid > 0), v_c / v_iid, np.nan)
+    df = np.full(gap.size, clustered.df)
+    cv = cluster_verdict_from_variance(gap, ctx.var, ctx.n, v_c, de, df, ctx.verdict.resolved & ok_c,
+                                       n_clusters=int(clustered.n_clusters or 0), alpha=ctx.alpha, power=ctx.power,
+                                       alternative="two-sided")
+    lo_c, hi_c = t_interval(np.where(ok_c, gap, np.nan), v_c, clustered.df, level, "two-sided")
+    return {"se_cluster": np.sqrt(v_c), "pvalue_cluster": np.where(ok_c, cv.pvalue, np.nan), "design_effect": de,
+            "cluster_df": np.where(ok_c, clustered.df, np.nan), "ci_low_elo_cluster": ELO * lo_c,
+            "ci_high_elo_cluster": ELO * hi_c, "n_star_cluster": np.where(ok_c, cv.n_star, np.nan),
+            "q_cluster": np.where(ok_c, cv.q, np.nan), "resolved_cluster": cv.resolved & ok_c,
+            "cluster_estimable": ok_c}
+
+
+def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, resolved: np.ndarray, pairs: str,
+           rng: Any) -> dict[str, Any]:
+    """The ranking table: Elo, simultaneous (max-t) rank intervals, tie groups from the headline verdicts."""
+    from ..resolution import tie_groups_and_rank_intervals
+
+    groups, _ = tie_groups_and_rank_intervals(len(names), idx, resolved, pairs)
+    group_of = {g: k + 1 for k, grp in enumerate(groups) for g in grp}
+    table = fit.rank_intervals(method="max-t", rng=rng)
+    elo = dict(zip(fit.models, fit.elo(), strict=True))
+    row_of = {name: k for k, name in enumerate(table["model"])}
+    none = fit.not_estimable is not None  # no covariance: no simultaneous rank interval either (—)
+    return {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, len(names) + 1)),
+            "rank_low": [None if none else int(table["rank_low"][row_of[x]]) for x in names],
+            "rank_high": [None if none else int(table["rank_high"][row_of[x]]) for x in names],
+            "tie_group": [group_of[r] for r in range(len(names))]}
+
+
+def _headline(cols: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The resolved column of the strictest regime that could be estimated (most unresolved pairs; the
+    later regime on ties): the one tie groups and the charts are drawn from.
+    """
+    order = ["resolved", "resolved_corrected", *(["resolved_cluster"] if "resolved_cluster" in cols else []),
+             "resolved_anytime"]
+    if settings.get("cluster_not_estimable") and "cluster_estimable" in cols and not np.any(cols["cluster_estimable"]):
+        order.remove("resolved_cluster")
+
+    def key(col: str) -> tuple[int, float]:  # most unresolved; ties: the smaller median q (as diagnose's)
+        q = np.asarray(cols["q" + col.removeprefix("resolved")], dtype=float)
+        q = q[np.isfinite(q)]
+        return int(np.sum(~np.asarray(cols[col], dtype=bool))), -float(np.median(q)) if q.size else 0.0
+
+    return max(reversed(order), key=key)
+
+
+def _direct_counts(enc: Any, a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:
+    """Battles between each pair, from the pairs that occur (memory O(battles + pairs), never M x M)."""
+    m = len(enc.models)
+    lo, hi = np.minimum(enc.ia, enc.ib).astype(np.int64), np.maximum(enc.ia, enc.ib).astype(np.int64)
+    keys, counts = np.unique(lo * m + hi, return_counts=True)
+    want = np.minimum(a_codes, b_codes).astype(np.int64) * m + np.maximum(a_codes, b_codes)
+    at = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+    return np.where(keys.size and (keys[at] == want), counts[at] if keys.size else 0, 0).astype(np.int64)

@@ -1,0 +1,749 @@
+r"""Bradley-Terry ratings of pairwise battles with honest intervals.
+
+A battle is (model_a, model_b, winner in {model_a, model_b, tie}). The Bradley-Terry model
+:math:`P(i \text{ beats } j) = \sigma(\theta_i - \theta_j)` is fitted by Newton's method on the
+deduplicated outcome counts (one row per ordered pair of models and outcome). Ties count as half a
+win for each side (``ties="half"``) or follow Davidson's (1970) model
+:math:`P(\text{tie}) = \nu\sqrt{\pi_i\pi_j}/(\pi_i + \pi_j + \nu\sqrt{\pi_i\pi_j})`
+(``ties="davidson"``, :math:`\nu` estimated). Point estimates are the full-data MLE (never a
+bootstrap median). The covariance is the sandwich :math:`H^{-1} M H^{-1}` — :math:`H` the Fisher
+information, :math:`M` the outer products of the per-battle scores — summed within clusters of
+battles (``cluster``: the prompt or the voter) when votes are not independent, or the covariance of
+bootstrap refits (``method="bootstrap"``: battles, or whole clusters, resampled). Ratings are
+identified only up to a constant: they are centred (mean 0), and intervals of rating
+*differences* (:meth:`BradleyTerryResult.difference_ci`) need no anchor.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import special
+
+from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning
+from .._core.results import ConfidenceInterval, Result
+from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
+from .._kernel.quantiles import interval_half_width, t_pvalue
+from .._kernel.variance import Sandwich, code_labels, require_clusters, sandwich
+
+__all__ = ["BradleyTerryResult", "bradley_terry"]
+
+_OUTCOMES = ("model_a", "model_b", "tie")  # outcome codes 0, 1, 2
+
+
+@dataclass(frozen=True, repr=False)
+class BradleyTerryResult(Result):
+    """Result of :func:`bradley_terry`.
+
+    Attributes
+    ----------
+    models : list of str
+        In the order of ``ratings`` (sorted by name).
+    ratings : ndarray
+        Log-strengths theta (natural log-odds units), centred to mean 0 over the models with a
+        finite rating. A model that never loses (never wins) against the rest has no finite
+        maximum-likelihood rating: +inf (-inf); a group the comparisons cannot place against the
+        others: NaN (see ``separated``).
+    covariance : ndarray
+        Covariance of ``ratings``: sandwich (cluster-robust CR1, G/(G-1), when fitted with
+        ``cluster``) or the covariance of the bootstrap refits; NaN rows for separated models and,
+        with too few clusters, everywhere (``not_estimable``).
+    n_battles : int
+    n_clusters : int or None
+    confidence_level : float
+    ties : str
+        ``"half"`` or ``"davidson"``.
+    tie_parameter : float or None
+        Davidson's nu (None with ``ties="half"``).
+    method : str
+        ``"sandwich"`` or ``"bootstrap"``.
+    replicates : ndarray or None
+        The bootstrap refits' centred ratings (``n_resamples`` x models) with ``method="bootstrap"``.
+    df : float
+        Degrees of freedom of the intervals' and tests' quantiles: clusters - 1 with ``cluster``
+        (Student t), inf otherwise (normal).
+    not_estimable : str or None
+        Why the cluster-robust covariance cannot be estimated (fewer clusters than free
+        ratings): every interval and test is then NaN, never a number.
+    separated : dict
+        Model -> why it has no finite rating ("never loses to the rest", "never wins against the
+        rest", "not comparable with the rest").
+    sandwich_parts : Sandwich or None
+        The kernel's sandwich (bread, the directions the cluster meat does not see): what
+        :meth:`contrast_se` checks a contrast against. Not part of ``to_dict()``.
+    """
+
+    models: list[str]
+    ratings: np.ndarray
+    covariance: np.ndarray
+    n_battles: int
+    n_clusters: int | None
+    confidence_level: float
+    ties: str = "half"
+    tie_parameter: float | None = None
+    method: str = "sandwich"
+    replicates: np.ndarray | None = None
+    df: float = math.inf
+    not_estimable: str | None = None
+    separated: dict[str, str] = field(default_factory=dict)
+    sandwich_parts: Any = field(default=None, compare=False)
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles", "n_clusters", "ties", "method")
+
+    def _fields(self) -> tuple[str, ...]:
+        return tuple(name for name in Result._fields(self) if name != "sandwich_parts")
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.models.index(name)
+        except ValueError:
+            shown = ", ".join(map(repr, self.models[:8]))
+            msg = f"no model {name!r}; models: {shown}"
+            raise KeyError(msg) from None
+
+    def contrast_se(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Standard errors of theta_i - theta_j for arrays of model indices (NaN where not estimable:
+        a separated model, too few clusters, or a direction the cluster meat does not see).
+        """
+        i, j = np.asarray(i, dtype=np.intp), np.asarray(j, dtype=np.intp)
+        c = self.covariance
+        var = c[i, i] + c[j, j] - 2.0 * c[i, j]
+        if self.not_estimable is not None:
+            return np.full(var.shape, np.nan)
+        if self.sandwich_parts is not None:
+            var = np.where(self.sandwich_parts.pair_estimable(i, j), var, np.nan)
+        return np.sqrt(np.where(np.isnan(var), np.nan, np.maximum(var, 0.0)))
+
+    def difference_se(self, a: str, b: str) -> float:
+        """Standard error of theta_a - theta_b (NaN when not estimable)."""
+        i, j = self._index(a), self._index(b)
+        return float(self.contrast_se(np.array([i]), np.array([j]))[0])
+
+    def difference_ci(self, a: str, b: str, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Interval of theta_a - theta_b: anchor-free.
+
+        Wald from the sandwich covariance (normal; Student t on clusters - 1 degrees of freedom
+        with clusters); with ``method="bootstrap"`` the percentile interval of the refits'
+        differences. NaN when the difference is not estimable.
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        i, j = self._index(a), self._index(b)
+        diff = float(self.ratings[i] - self.ratings[j])
+        if self.replicates is not None and math.isfinite(diff):
+            tail = (1.0 - level) / 2.0
+            lo, hi = np.quantile(self.replicates[:, i] - self.replicates[:, j], [tail, 1.0 - tail])
+            return ConfidenceInterval(float(lo), float(hi))
+        half = float(interval_half_width(self.difference_se(a, b), level, "two-sided", self.df))
+        return ConfidenceInterval(diff - half, diff + half)
+
+    def difference_pvalue(self, a: str, b: str) -> float:
+        """Two-sided Wald p-value of theta_a = theta_b (t on clusters - 1 df with clusters; NaN when
+        not estimable).
+        """
+        se = self.difference_se(a, b)
+        diff = float(self.ratings[self._index(a)] - self.ratings[self._index(b)])
+        if not (math.isfinite(se) and math.isfinite(diff)):
+            return math.nan
+        if se == 0.0:
+            return 1.0 if diff == 0.0 else 0.0
+        return float(t_pvalue(diff / se, self.df))
+
+    def rating_ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Wald intervals of the centred ratings (they depend on the centring; prefer differences)."""
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        se = np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        if self.not_estimable is not None:
+            se = np.full(se.shape, np.nan)
+        half = np.asarray(interval_half_width(se, level, "two-sided", self.df))
+        return ConfidenceInterval(self.ratings - half, self.ratings + half)
+
+    def elo(self, scale: float = 400.0, base: float = 10.0, anchor: tuple[str, float] | None = None) -> np.ndarray:
+        """Ratings on the Elo scale: scale / ln(base) x theta, shifted so that ``anchor`` = (model,
+        rating) holds (default: mean 1000 over the models with a finite rating; separated models
+        keep their +-inf / NaN).
+        """
+        elo: np.ndarray = scale / math.log(base) * np.asarray(self.ratings, dtype=float)
+        if anchor is None:
+            finite = np.isfinite(elo)
+            shift = 1000.0 - (float(elo[finite].mean()) if finite.any() else 0.0)
+            return np.asarray(elo + shift, dtype=float)
+        name, value = anchor
+        return np.asarray(elo - elo[self._index(name)] + value, dtype=float)
+
+    def strengths(self) -> np.ndarray:
+        """exp(theta) normalised to sum 1 (the scale of many published Bradley-Terry scores)."""
+        if self.separated:
+            return np.full(len(self.models), np.nan)
+        w = np.exp(self.ratings - self.ratings.max())
+        return np.asarray(w / w.sum(), dtype=float)
+
+    def pairwise(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All pairs i < j (in ``models`` order): (i, j, difference theta_i - theta_j, its standard error)."""
+        i, j = np.triu_indices(len(self.models), k=1)
+        with np.errstate(invalid="ignore"):
+            diff = self.ratings[i] - self.ratings[j]
+        return i, j, diff, self.contrast_se(i, j)
+
+    def simultaneous_critical_value(self, confidence_level: float | None = None, *, n_draws: int = 20000,
+                                    rng: Any = None) -> float:
+        """The max-t critical value c: P(max over all pairs |d_ij - delta_ij| / se_ij <= c) = level.
+
+        From the refits with ``method="bootstrap"`` (studentised by the bootstrap standard errors),
+        else from ``n_draws`` draws of N(0, covariance) -- a multivariate t on clusters - 1 degrees
+        of freedom with clusters -- (fewer, down to 2,000, when there are more than 20,000 pairs:
+        the work is bounded by 4e8 pair-draws). Pairs whose difference is not estimable are left out.
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        i, j, diff, se = self.pairwise()
+        keep = np.isfinite(se) & np.isfinite(diff)
+        i, j, se = i[keep], j[keep], se[keep]
+        if i.size == 0:
+            return math.nan
+        safe = np.where(se > 0, se, np.inf)
+        if self.replicates is not None:
+            dev = self.replicates - self.ratings
+            stat = np.max(np.abs(dev[:, i] - dev[:, j]) / safe, axis=1)
+            return float(np.quantile(stat, level))
+        gen = as_rng(rng)
+        cov = np.nan_to_num(self.covariance, nan=0.0)
+        vals, vecs = np.linalg.eigh(cov)
+        root = vecs * np.sqrt(np.maximum(vals, 0.0))
+        # bounded work and memory: at most ~4e8 pair-draws in all, blocks of ~4e6 (32 MB)
+        n_draws = int(max(2000, min(n_draws, 400_000_000 // max(i.size, 1))))
+        block = max(1, 4_000_000 // max(i.size, 1))
+        out = []
+        for start in range(0, n_draws, block):
+            rows = min(block, n_draws - start)
+            z = gen.standard_normal((rows, len(self.models))) @ root.T
+            if math.isfinite(self.df):  # multivariate t: one chi-square scale per draw
+                z = z / np.sqrt(gen.chisquare(self.df, rows) / self.df)[:, None]
+            out.append(np.max(np.abs(z[:, i] - z[:, j]) / safe, axis=1))
+        return float(np.quantile(np.concatenate(out), level))
+
+    def rank_intervals(self, *, method: str = "max-t", confidence_level: float | None = None,
+                       rng: Any = None) -> Any:
+        """Simultaneous rank intervals and tie groups (pandas, best model first).
+
+        A pair is *separated* when its difference is resolved simultaneously over all pairs:
+        ``"max-t"`` (|d| / se above the max-t critical value; exact family-wise level under the
+        normal approximation) or ``"holm"`` (Holm's step-down on the pairwise Wald p-values). A
+        model's rank interval runs from 1 + the number of models separated above it to M - the
+        number separated below it; the family-wise level of all intervals together is the
+        confidence level. Tie groups: models connected by pairs that are not separated (each
+        group a run of ranks). A pair whose difference is not estimable is never separated.
+        """
+        import pandas as pd
+
+        from ..multiplicity import adjust_pvalues
+        from ..resolution import tie_groups_and_rank_intervals
+
+        check_option(method, "method", ("max-t", "holm"))
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        order = _rank_order(self.ratings)
+        rank_of = np.empty_like(order)
+        rank_of[order] = np.arange(order.size)
+        i, j, diff, se = self.pairwise()
+        ok = np.isfinite(se) & np.isfinite(diff)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(ok & (se > 0), np.abs(diff) / np.where(se > 0, se, 1.0), np.where(ok & (diff != 0), np.inf,
+                                                                                         0.0))
+        if method == "max-t":
+            crit = self.simultaneous_critical_value(level, rng=rng)
+            separated = ok & (z > crit) if math.isfinite(crit) else np.zeros(z.shape, dtype=bool)
+        else:
+            p = np.where(ok, np.asarray(t_pvalue(z, self.df)), 1.0)
+            separated = ok & (adjust_pvalues(p, method="holm") <= 1.0 - level)
+        ri, rj = rank_of[i], rank_of[j]
+        pair_idx = np.stack([np.minimum(ri, rj), np.maximum(ri, rj)], axis=1)
+        groups, intervals = tie_groups_and_rank_intervals(order.size, pair_idx, separated, "all")
+        group_of = {g: k + 1 for k, grp in enumerate(groups) for g in grp}
+        return pd.DataFrame({
+            "model": [self.models[k] for k in order], "rating": self.ratings[order],
+            "rank": np.arange(1, order.size + 1), "rank_low": [intervals[r][0] for r in range(order.size)],
+            "rank_high": [intervals[r][1] for r in range(order.size)],
+            "tie_group": [group_of[r] for r in range(order.size)]})
+
+    def to_frame(self) -> Any:
+        """One row per model, best first: rating, standard error, Elo, strength (pandas)."""
+        import pandas as pd
+
+        se = np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        if self.not_estimable is not None:
+            se = np.full(se.shape, np.nan)
+        order = _rank_order(self.ratings)
+        frame = pd.DataFrame({"model": self.models, "rating": self.ratings, "se": se, "elo": self.elo(),
+                              "strength": self.strengths()})
+        return frame.iloc[order].reset_index(drop=True)
+
+
+def _rank_order(ratings: np.ndarray) -> np.ndarray:
+    """Models best first: +inf first, NaN (not comparable) last, ties by name order."""
+    key = np.where(np.isnan(ratings), -np.inf, ratings)
+    nan_last = np.isnan(ratings).astype(int)
+    return np.lexsort((np.arange(ratings.size), -key, nan_last))
+
+
+#: models a Bradley-Terry fit takes by default (``LLM_POWER_MAX_MODELS``): it holds about ten dense
+#: (M + 1) x (M + 1) matrices (information, its inverse, meat, covariance, eigenvectors), 2 GB at 5,000
+MAX_MODELS = 5_000
+
+
+def check_model_count(m: int) -> None:
+    """Refuse, before allocating, a fit whose M x M matrices would not fit in memory."""
+    import os
+
+    raw = os.environ.get("LLM_POWER_MAX_MODELS", "")
+    cap = int(raw) if raw.strip().isdigit() and int(raw) > 0 else MAX_MODELS
+    if m > cap:
+        gib = 8.0 * (m + 1) ** 2 / 2**30
+        msg = (f"{m:,} models: a Bradley-Terry fit holds about ten {m + 1:,} x {m + 1:,} matrices ({gib:,.1f} GiB "
+               f"each); at most {cap:,} models (LLM_POWER_MAX_MODELS raises the limit), or rate groups of models "
+               "separately")
+        raise DataError(msg)
+
+
+@dataclass
+class Battles:
+    """Battles encoded: model codes, outcome codes (0 a wins, 1 b wins, 2 tie), sorted model names."""
+
+    models: list[str]
+    ia: np.ndarray
+    ib: np.ndarray
+    outcome: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.outcome.size)
+
+
+def _column(battles: Any, name: str) -> np.ndarray:
+    return np.asarray(battles[name], dtype=object)
+
+
+def encode_battles(battles: Any) -> Battles:
+    """Check and encode a battles table (DataFrame or mapping with model_a, model_b, winner)."""
+    try:
+        a, b, w = (_column(battles, c) for c in ("model_a", "model_b", "winner"))
+    except (KeyError, TypeError, IndexError, ValueError):
+        msg = "battles need columns model_a, model_b and winner (model_a | model_b | tie)"
+        raise DataError(msg) from None
+    if not (a.shape == b.shape == w.shape) or a.ndim != 1:
+        msg = "battles: model_a, model_b and winner must be 1-D columns of one length"
+        raise DataError(msg)
+    import pandas as pd  # factorize: hashing, not sorting millions of strings
+
+    sa, sb, sw = (pd.Series(x, dtype=object).astype(str) for x in (a, b, w))
+    codes_a, uniq_a = pd.factorize(sa)
+    codes_b, uniq_b = pd.factorize(sb)
+    models = sorted(set(uniq_a.tolist()) | set(uniq_b.tolist()))
+    index = {name: k for k, name in enumerate(models)}
+    ia = np.array([index[u] for u in uniq_a.tolist()], dtype=np.intp)[codes_a]
+    ib = np.array([index[u] for u in uniq_b.tolist()], dtype=np.intp)[codes_b]
+    if (ia == ib).any():
+        row = int(np.argmax(ia == ib))
+        msg = f"battle {row}: a model against itself ({sa.iloc[row]!r})"
+        raise DataError(msg)
+    if len(models) < 2:
+        msg = "battles between at least two models are needed"
+        raise DataError(msg)
+    check_model_count(len(models))
+    outcome = np.full(ia.size, -1, dtype=np.int8)
+    wv, av, bv = sw.to_numpy(), sa.to_numpy(), sb.to_numpy()
+    outcome[wv == "tie"] = 2
+    outcome[(wv == "model_b") | (wv == bv)] = 1
+    outcome[(wv == "model_a") | (wv == av)] = 0
+    if (outcome < 0).any():
+        row = int(np.argmax(outcome < 0))
+        msg = f"battle {row}: winner {w[row]!r} is none of model_a, model_b, tie"
+        raise DataError(msg)
+    return Battles(models=models, ia=ia, ib=ib, outcome=outcome)
+
+
+@dataclass
+class Cells:
+    """Deduplicated outcome counts: per ordered pair (pi, pj), wins of pi, wins of pj, ties."""
+
+    m: int
+    pi: np.ndarray
+    pj: np.ndarray
+    counts: np.ndarray  # (pairs, 3)
+
+    @classmethod
+    def from_cell_counts(cls, m: int, cell_ids: np.ndarray, counts: np.ndarray) -> Cells:
+        """From per-cell counts (cell id = (pi * m + pj) * 3 + outcome)."""
+        pair = cell_ids // 3
+        uniq, inv = np.unique(pair, return_inverse=True)
+        table = np.zeros((uniq.size, 3))
+        np.add.at(table, (inv, cell_ids % 3), counts)
+        return cls(m=m, pi=uniq // m, pj=uniq % m, counts=table)
+
+
+def _score_terms(d: np.ndarray, tau: float | None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Per pair: scores in d per outcome (pairs x 3), scores in tau per outcome (or None), and the
+    information blocks (pairs x 3: dd, d-tau, tau-tau) per battle.
+    """
+    if tau is None:  # ties = half a win: y in {1, 0, 1/2}
+        p = special.expit(d)
+        s_d = np.stack([1.0 - p, -p, 0.5 - p], axis=1)
+        info = np.stack([p * (1.0 - p), np.zeros_like(p), np.zeros_like(p)], axis=1)
+        return s_d, None, info
+    nu = math.exp(tau)
+    sh, ch = np.sinh(d / 2.0), np.cosh(d / 2.0)
+    den = 2.0 * ch + nu
+    base = sh / den
+    s_d = np.stack([0.5 - base, -0.5 - base, -base], axis=1)
+    s_t = np.stack([-nu / den, -nu / den, 1.0 - nu / den], axis=1)
+    info = np.stack([(0.5 * ch * den - sh * sh) / den**2, -sh * nu / den**2, nu * (den - nu) / den**2], axis=1)
+    return s_d, s_t, info
+
+
+def _loglik(cells: Cells, theta: np.ndarray, tau: float | None) -> float:
+    d = theta[cells.pi] - theta[cells.pj]
+    won, lost, tied = cells.counts.T
+    if tau is None:
+        return float(np.sum((won + 0.5 * tied) * -np.logaddexp(0.0, -d) + (lost + 0.5 * tied) * -np.logaddexp(0.0, d)))
+    log_den = np.logaddexp(np.logaddexp(d / 2.0, -d / 2.0), tau)
+    return float(np.sum(won * d / 2.0 - lost * d / 2.0 + tied * tau - (won + lost + tied) * log_den))
+
+
+def _information(cells: Cells, d: np.ndarray, tau: float | None) -> np.ndarray:
+    """Fisher information of (theta, [tau]) summed over battles (observed = expected here)."""
+    m = cells.m
+    size = m + (tau is not None)
+    _, _, info = _score_terms(d, tau)
+    n = cells.counts.sum(axis=1)
+    h = np.zeros((size, size))
+    wgt = n * info[:, 0]
+    np.add.at(h, (cells.pi, cells.pi), wgt)
+    np.add.at(h, (cells.pj, cells.pj), wgt)
+    np.add.at(h, (cells.pi, cells.pj), -wgt)
+    np.add.at(h, (cells.pj, cells.pi), -wgt)
+    if tau is not None:
+        cross = n * info[:, 1]
+        h[m, :m] = np.bincount(cells.pi, weights=cross, minlength=m) - np.bincount(cells.pj, weights=cross,
+                                                                                   minlength=m)
+        h[:m, m] = h[m, :m]
+        h[m, m] = float(np.sum(n * info[:, 2]))
+    return h
+
+
+def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int = 200) -> tuple[np.ndarray,
+                                                                                                  float | None]:
+    """The MLE (theta centred, log nu or None) by damped Newton steps on the sum-zero subspace.
+
+    Raises DataError when the MLE does not exist (a model that never wins or never loses, or a
+    comparison graph in pieces).
+    """
+    m = cells.m
+    theta, tau = np.zeros(m), (math.log(max(cells.counts[:, 2].sum(), 0.5) / max(cells.counts.sum(), 1.0))
+                               if davidson else None)
+    size_p = m + davidson
+    pin = np.zeros((size_p, size_p))
+    pin[:m, :m] = 1.0 / m  # fixes the free constant of theta
+    proj = np.eye(size_p)
+    proj[:m, :m] -= 1.0 / m
+    for _ in range(max_iter):
+        d = theta[cells.pi] - theta[cells.pj]
+        s_d, s_t, _ = _score_terms(d, tau)
+        g_pair = np.sum(cells.counts * s_d, axis=1)
+        grad = np.bincount(cells.pi, weights=g_pair, minlength=m) - np.bincount(cells.pj, weights=g_pair, minlength=m)
+        if s_t is not None:
+            grad = np.append(grad, np.sum(cells.counts * s_t))
+        step = proj @ np.linalg.lstsq(_information(cells, d, tau) + pin, grad, rcond=None)[0]
+        current = _loglik(cells, theta, tau)
+        size = 1.0
+        while size > 1e-8:
+            new_tau = None if tau is None else tau + size * float(step[m])
+            if _loglik(cells, theta + size * step[:m], new_tau) >= current - 1e-12 * abs(current):
+                break
+            size /= 2.0
+        theta = theta + size * step[:m]
+        if tau is not None:
+            tau += size * float(step[m])
+        if float(np.max(np.abs(size * step))) < tol:
+            break
+    else:
+        msg = ("Bradley-Terry did not converge: some model never wins or never loses, or the models do not "
+               "all connect through battles")
+        raise DataError(msg)
+    if not (np.all(np.isfinite(theta)) and np.max(np.abs(theta)) < 30):
+        msg = ("Bradley-Terry has no finite estimate: some model never wins or never loses, or the models do not "
+               "all connect through battles")
+        raise DataError(msg)
+    return theta - theta.mean(), tau
+
+
+def _cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
+    """Cluster codes of the battles (a column name, ``"question"`` finding ``question_id``, or one
+    label per battle), through the package's one label coder: a missing label is a DataError.
+    """
+    if cluster is None:
+        return None
+    if isinstance(cluster, str):
+        name = cluster
+        if name not in getattr(battles, "columns", battles) and f"{name}_id" in getattr(battles, "columns", battles):
+            name = f"{name}_id"
+        try:
+            cluster = battles[name]
+        except (KeyError, TypeError, IndexError):
+            msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
+            raise DataError(msg) from None
+    codes, g = code_labels(cluster, n, unit="battle")
+    require_clusters(g, unit="battle", stacklevel=4)
+    return np.asarray(codes, dtype=np.intp)
+
+
+def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
+              groups: np.ndarray | None) -> Sandwich:
+    """The sandwich of the ratings (and Davidson's tau) from the kernel: meat summed per battle, or per
+    cluster (CR1, G/(G-1), t on G - 1 df, not estimable with no more clusters than free parameters).
+    """
+    m = cells.m
+    size = m + (tau is not None)
+    d = theta[cells.pi] - theta[cells.pj]
+    s_d, s_t, _ = _score_terms(d, tau)
+    from scipy import sparse
+
+    if groups is None:  # one cluster per battle: sum over cells of count x s s'
+        root = np.sqrt(cells.counts.ravel())
+        rows = np.arange(root.size)
+        pi, pj = np.repeat(cells.pi, 3), np.repeat(cells.pj, 3)
+        parts = [(rows, pi, root * s_d.ravel()), (rows, pj, -root * s_d.ravel())]
+        if s_t is not None:
+            parts.append((rows, np.full(rows.size, m), root * s_t.ravel()))
+        n_rows = rows.size
+    else:  # per cluster: the sum of its battles' scores (sparse: a cluster touches few models)
+        n_rows = int(groups.max()) + 1
+        pair_row = np.searchsorted(cells.pi * m + cells.pj, enc.ia * m + enc.ib)  # cells are sorted by pair
+        sd = s_d[pair_row, enc.outcome]
+        parts = [(groups, enc.ia, sd), (groups, enc.ib, -sd)]
+        if s_t is not None:
+            parts.append((groups, np.full(groups.size, m), s_t[pair_row, enc.outcome]))
+    r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
+    scores = sparse.csr_matrix((v, (r, c)), shape=(n_rows, size))  # duplicates are summed
+    meat = np.asarray((scores.T @ scores).toarray())
+    pin = np.zeros((size, size))
+    pin[:m, :m] = 1.0 / m  # the projection onto the constant the ratings are free of
+    return sandwich(_information(cells, d, tau), meat, n_clusters=None if groups is None else n_rows,
+                    n_free=size - 1, constraint=pin, what="free ratings")
+
+
+def _bootstrap(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_resamples: int,
+               gen: np.random.Generator, *, davidson: bool) -> np.ndarray:
+    """Refits on resampled battles (or whole clusters): rows of centred ratings (NaN: no finite MLE)."""
+    from scipy import sparse
+
+    m = len(enc.models)
+    uniq, inv = np.unique(cell_id, return_inverse=True)
+    out = np.full((n_resamples, m), np.nan)
+    if groups is None:
+        freq = np.bincount(inv).astype(float)
+        freq /= freq.sum()
+    else:
+        g = int(groups.max()) + 1
+        by_group = sparse.csr_matrix((np.ones(enc.n), (groups, inv)), shape=(g, uniq.size)).T.tocsr()
+    for r in range(n_resamples):  # one resample at a time: memory O(cells), not O(resamples x cells)
+        if groups is None:
+            draw = gen.multinomial(enc.n, freq).astype(float)
+        else:
+            draw = by_group @ gen.multinomial(g, np.full(g, 1.0 / g)).astype(float)
+        keep = draw > 0
+        try:
+            theta, _ = fit_cells(Cells.from_cell_counts(m, uniq[keep], draw[keep]), davidson=davidson, max_iter=100)
+        except (DataError, np.linalg.LinAlgError):
+            continue
+        out[r] = theta
+    return out
+
+
+def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, method: str = "sandwich",  # noqa: PLR0913
+                  confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
+                  max_iter: int = 200) -> BradleyTerryResult:
+    r"""Bradley-Terry ratings with a sandwich (optionally cluster-robust) or bootstrap covariance.
+
+    Parameters
+    ----------
+    battles : DataFrame or mapping of columns
+        ``model_a``, ``model_b``, ``winner`` (``"model_a"``, ``"model_b"`` or ``"tie"``; the
+        winner's name is accepted too), e.g. from :func:`llm_power.read_battles`.
+    ties : {"half", "davidson"}, default "half"
+        ``"half"``: a tie counts as half a win for each side. ``"davidson"``: Davidson's tie
+        model, with its tie parameter nu estimated (``tie_parameter``).
+    cluster : str or array_like, optional
+        A column of ``battles`` (``"question"`` finds ``question_id``; ``"judge"``) or one label
+        per battle: scores are summed within clusters (sandwich) or whole clusters resampled
+        (bootstrap), for votes that share a prompt or a voter.
+    method : {"sandwich", "bootstrap"}, default "sandwich"
+        ``"bootstrap"`` refits ``n_resamples`` resamples; the point estimate stays the full-data
+        MLE, the covariance is that of the refits, and ``difference_ci`` gives percentile intervals.
+    confidence_level : float, default 0.95
+        Default level of the intervals.
+    n_resamples : int, default 1000
+        Bootstrap refits (``method="bootstrap"``).
+    rng : seed or Generator, optional
+        For the bootstrap.
+
+    Examples
+    --------
+    >>> from llm_power import bradley_terry
+    >>> battles = {"model_a": ["x", "x", "y", "x", "z", "y"], "model_b": ["y", "z", "z", "y", "x", "z"],
+    ...            "winner": ["model_a", "model_a", "tie", "model_b", "model_b", "model_a"]}
+    >>> res = bradley_terry(battles)
+    >>> res.models, [round(float(r), 3) for r in res.ratings]
+    (['x', 'y', 'z'], [0.862, 0.446, -1.308])
+    """
+    check_option(ties, "ties", ("half", "davidson"))
+    check_option(method, "method", ("sandwich", "bootstrap"))
+    confidence_level = check_confidence_level(confidence_level)
+    n_resamples = check_int_at_least(n_resamples, "n_resamples", 2)
+    enc = encode_battles(battles)
+    groups = _cluster_codes(cluster, battles, enc.n)
+    return fit_battles(enc, groups, ties=ties, method=method, confidence_level=confidence_level,
+                       n_resamples=n_resamples, rng=rng, tol=tol, max_iter=max_iter)
+
+
+def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", method: str = "sandwich",  # noqa: PLR0913
+                confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
+                max_iter: int = 200) -> BradleyTerryResult:
+    """:func:`bradley_terry` on encoded battles and cluster codes (checked by the caller).
+
+    A comparison graph in pieces is a DataError naming them; models that never lose (never win)
+    against the rest get +inf (-inf) and a SeparationWarning, the others are fitted among
+    themselves (the limit of the likelihood as the separated ratings run off).
+    """
+    m = len(enc.models)
+    cell_id = (enc.ia * m + enc.ib) * 3 + enc.outcome
+    uniq, counts = np.unique(cell_id, return_counts=True)
+    cells = Cells.from_cell_counts(m, uniq, counts.astype(float))
+    main, outside, separated = _separation(cells, enc.models)
+    if separated:
+        keep = main[enc.ia] & main[enc.ib]
+        index = np.cumsum(main) - 1
+        sub = Battles(models=[x for x, ok in zip(enc.models, main, strict=True) if ok], ia=index[enc.ia[keep]],
+                      ib=index[enc.ib[keep]], outcome=enc.outcome[keep])
+        part = fit_battles(sub, None if groups is None else np.unique(groups[keep], return_inverse=True)[1],
+                           ties=ties, method=method, confidence_level=confidence_level, n_resamples=n_resamples,
+                           rng=rng, tol=tol, max_iter=max_iter)
+        return _with_separated(part, enc, main, outside, separated)
+    davidson = ties == "davidson"
+    theta, tau = fit_cells(cells, davidson=davidson, tol=tol, max_iter=max_iter)
+    n_clusters = None if groups is None else int(groups.max()) + 1
+    replicates = None
+    sw = None
+    df, reason = math.inf, None
+    if method == "sandwich":
+        sw = _sandwich(enc, cells, theta, tau, groups)
+        cov = sw.covariance[:m, :m]
+        df, reason = sw.df, sw.not_estimable
+        if reason is not None:
+            cov = np.full((m, m), np.nan)
+    else:
+        reps = _bootstrap(enc, cell_id, groups, n_resamples, as_rng(rng), davidson=davidson)
+        replicates = reps[np.all(np.isfinite(reps), axis=1)]
+        if replicates.shape[0] < 2:
+            msg = "bootstrap: fewer than two resamples had a finite Bradley-Terry fit"
+            raise DataError(msg)
+        cov = np.cov(replicates, rowvar=False)
+    if reason is not None:
+        warnings.warn(f"Bradley-Terry: {reason}; every interval and test of the ratings is NaN (fit without "
+                      "`cluster`, or with coarser clusters that are more numerous than the models)",
+                      DegenerateDataWarning, stacklevel=3)
+    return BradleyTerryResult(models=enc.models, ratings=theta, covariance=cov, n_battles=enc.n,
+                              n_clusters=n_clusters, confidence_level=confidence_level, ties=ties,
+                              tie_parameter=None if tau is None else math.exp(tau), method=method,
+                              replicates=replicates, df=df, not_estimable=reason, sandwich_parts=sw)
+
+
+def _separation(cells: Cells, models: list[str]) -> tuple[np.ndarray, np.ndarray, dict[str, str]]:
+    """The comparison digraph (i -> j when i beat or tied j at least once): a DataError when it is in
+    pieces; else (main, ratings of the others: +inf / -inf / NaN, {model: why}) where ``main`` marks
+    the largest strongly connected group (every model there both wins and loses within it).
+    """
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    m = cells.m
+    won, lost, tied = cells.counts.T
+    src = np.r_[cells.pi[(won > 0) | (tied > 0)], cells.pj[(lost > 0) | (tied > 0)]]
+    dst = np.r_[cells.pj[(won > 0) | (tied > 0)], cells.pi[(lost > 0) | (tied > 0)]]
+    graph = sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(m, m))
+    n_weak, weak = csgraph.connected_components(graph, directed=True, connection="weak")
+    if n_weak > 1:
+        parts = [[models[k] for k in np.nonzero(weak == c)[0]] for c in range(n_weak)]
+        shown = "; ".join("{" + ", ".join(map(repr, p[:4])) + (", ..." if len(p) > 4 else "") + "}" for p in parts[:4])
+        msg = (f"the battles fall into {n_weak} groups of models that never met each other ({shown}"
+               f"{'; ...' if n_weak > 4 else ''}): Bradley-Terry cannot compare across them; rate each group alone")
+        raise DataError(msg)
+    n_strong, strong = csgraph.connected_components(graph, directed=True, connection="strong")
+    main = np.ones(m, dtype=bool)
+    outside = np.zeros(m)
+    if n_strong == 1:
+        return main, outside, {}
+    sizes = np.bincount(strong, minlength=n_strong)
+    main = strong == int(np.argmax(sizes))
+    below = _reached(graph, main)  # beaten, directly or through others, by the main group
+    above = _reached(graph.T.tocsr(), main)  # beating the main group
+    separated: dict[str, str] = {}
+    for k in np.nonzero(~main)[0]:
+        if below[k]:
+            outside[k], separated[models[k]] = -np.inf, "never wins against the rest"
+        elif above[k]:
+            outside[k], separated[models[k]] = np.inf, "never loses to the rest"
+        else:
+            outside[k], separated[models[k]] = np.nan, "not comparable with the rest"
+    shown = ", ".join(f"{name!r} ({why})" for name, why in list(separated.items())[:5])
+    warnings.warn(f"Bradley-Terry has no finite rating for {len(separated)} model(s): {shown}"
+                  f"{', ...' if len(separated) > 5 else ''}; their ratings are +-inf (or NaN), their gaps are not "
+                  "estimable and never reported as resolved", SeparationWarning, stacklevel=4)
+    return main, outside, separated
+
+
+def _reached(graph: Any, start: np.ndarray) -> np.ndarray:
+    """Models reachable along the edges of ``graph`` from any model in ``start``."""
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    m = graph.shape[0]
+    idx = np.nonzero(start)[0]
+    edges = graph.tocoo()
+    rows = np.r_[edges.row, np.full(idx.size, m)]  # node m: a source pointing at every start model
+    cols = np.r_[edges.col, idx]
+    padded = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(m + 1, m + 1))
+    out = np.zeros(m + 1, dtype=bool)
+    out[csgraph.breadth_first_order(padded, m, directed=True, return_predecessors=False)] = True
+    return out[:m]
+
+
+def _with_separated(part: BradleyTerryResult, enc: Battles, main: np.ndarray, outside: np.ndarray,
+                    separated: dict[str, str]) -> BradleyTerryResult:
+    """The fit of the main group placed among every model: separated ones at +-inf / NaN, NaN covariance."""
+    m = len(enc.models)
+    ratings = outside.copy()
+    ratings[main] = part.ratings
+    cov = np.full((m, m), np.nan)
+    idx = np.nonzero(main)[0]
+    cov[np.ix_(idx, idx)] = part.covariance
+    reps = None
+    if part.replicates is not None:
+        reps = np.tile(outside, (part.replicates.shape[0], 1))
+        reps[:, main] = part.replicates
+    sw = part.sandwich_parts
+    if sw is not None:  # the kernel's sandwich on the main group, embedded: contrasts with others are NaN anyway
+        from .._kernel.variance import Sandwich
+
+        size = sw.bread.shape[0] + (m - int(main.sum()))
+        pos = np.r_[idx, np.arange(m, m + sw.bread.shape[0] - idx.size)]  # ratings of main, then tau
+        bread = np.zeros((size, size))
+        bread[np.ix_(pos, pos)] = sw.bread
+        blind = np.zeros((size, sw.blind.shape[1]))
+        blind[pos] = sw.blind
+        sw = Sandwich(covariance=np.zeros((size, size)), bread=bread, df=sw.df, n_clusters=sw.n_clusters,
+                      not_estimable=sw.not_estimable, blind=blind)
+    return BradleyTerryResult(models=enc.models, ratings=ratings, covariance=cov, n_battles=enc.n,
+                              n_clusters=part.n_clusters, confidence_level=part.confidence_level, ties=part.ties,
+                              tie_parameter=part.tie_parameter, method=part.method, replicates=reps, df=part.df,
+                              not_estimable=part.not_estimable, separated=separated, sandwich_parts=sw)

@@ -1,0 +1,40 @@
+"""Leaderboard resolution: :func:`diagnose` (q = N/N* per pair), the ``REGIMES`` registry (IID,
+multiplicity-corrected, clustered, anytime-valid), the columnar :class:`Diagnosis` and
+:func:`calibrate`.
+"""
+
+from ._columns import (
+    PairColumns,
+    pair_indices,
+)
+from ._diagnose import (
+    CORRECTIONS,
+    Diagnosis,
+    PairResolution,
+    PairwiseStatistics,
+    calibrate,
+    diagnose,
+    pairwise_statistics,
+)
+from ._regimes import (
+    REGIMES,
+    Regime,
+    RegimeOutput,
+    tie_groups_and_rank_intervals,
+)
+
+__all__ = [
+    "CORRECTIONS",
+    "Diagnosis",
+    "PairColumns",
+    "PairResolution",
+    "PairwiseStatistics",
+    "REGIMES",
+    "Regime",
+    "RegimeOutput",
+    "calibrate",
+    "diagnose",
+    "pair_indices",
+    "pairwise_statistics",
+    "tie_groups_and_rank_intervals",
+]

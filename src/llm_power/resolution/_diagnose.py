@@ -1,0 +1,617 @@
+"""Leaderboard resolution: which displayed gaps can the benchmark actually resolve?
+
+:func:`diagnose` takes an items x models score matrix, ranks the models, and for each adjacent
+(or every) pair reports the gap, its paired p-value, the items N* needed to resolve a gap that
+size, and q = N/N* -- then stresses the verdict under multiplicity, item clustering and
+anytime-valid testing, each side by side with the IID verdict.
+
+Everything is computed from sufficient statistics: for 0/1 scores the 2x2 tables of all pairs
+come from one matrix product of the 0/1 matrix with itself; per-cluster sums of D and D^2 from
+per-cluster products. No loop over items, and none over pairs on the hot path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._core.format import fmt_gap, fmt_n_star, fmt_p
+from .._core.options import CORRECTIONS  # one list, shared with the command line
+from .._core.results import Result, to_plain
+from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option, check_score_matrix
+from .._kernel.binary_pairs import binary_pair_columns
+from .._kernel.quantiles import level_quantile
+from .._kernel.sizes import _check_alpha_power, ceil_items_array, k_factor, mde_from_variance
+from .._kernel.sufficient import PairwiseStatistics, pairwise_statistics
+from .._kernel.variance import code_labels, mean_variance_from_sums, require_clusters
+from .._kernel.verdict import (
+    CLT_MIN_ITEMS,
+    DESIGN_EFFECTS,
+    REGIME_NAMES,
+    PairSums,
+    Verdict,
+    choose_iid_test,
+    floor_pvalue,
+    iid_verdict,
+    paired_t_test,
+    t_interval,
+    warn_degenerate,
+)
+from ..intervals import proportion_ci
+from ..matrix import MatrixSource, ScoreSource
+from ..paired import permutation_interval
+from ..planning import calibrate  # re-exported: it lived here before 0.1
+from ._columns import PairColumns, pair_indices
+from ._regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
+
+__all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
+           "diagnose", "pairwise_statistics"]
+
+#: reports with more pairs are refused before allocating (see ``max_pairs``)
+MAX_PAIRS = 200_000
+#: cluster resamples are computed in batches; more than this is refused (time, not memory)
+MAX_CLUSTER_RESAMPLES = 1_000_000
+
+
+# =================================================================================================
+# Sufficient statistics
+# =================================================================================================
+
+# =================================================================================================
+# Results
+# =================================================================================================
+
+@dataclass(frozen=True, slots=True, repr=False)
+class PairResolution(Result):
+    """Resolution of one pair of models (A ranked above B). Optional fields are None when the
+    corresponding stress test was not requested.
+    """
+
+    model_a: str
+    model_b: str
+    rank_a: int
+    rank_b: int
+    n: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    se: float
+    pvalue: float
+    test: str
+    n_star: float
+    q: float
+    mde: float
+    resolved: bool
+    regime: str = "plug-in"
+    b: int | None = None
+    c: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    pvalue_adjusted: float | None = None
+    alpha_corrected: float | None = None
+    n_star_corrected: float | None = None
+    q_corrected: float | None = None
+    resolved_corrected: bool | None = None
+    icc: float | None = None
+    design_effect: float | None = None
+    design_effect_robust: float | None = None
+    design_effect_cr1: float | None = None
+    design_effect_anova: float | None = None
+    design_effect_paper: float | None = None
+    pvalue_cluster: float | None = None
+    cluster_df: float | None = None
+    cluster_ci_low: float | None = None
+    cluster_ci_high: float | None = None
+    n_star_cluster: float | None = None
+    q_cluster: float | None = None
+    mde_cluster: float | None = None
+    resolved_cluster: bool | None = None
+    cluster_bootstrap_ci_low: float | None = None
+    cluster_bootstrap_ci_high: float | None = None
+    e_value: float | None = None
+    n_star_anytime: float | None = None
+    q_anytime: float | None = None
+    resolved_anytime: bool | None = None
+
+    _repr_fields = ("model_a", "model_b", "delta", "pvalue", "n_star", "q", "resolved")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Diagnosis(Result):
+    """Result of :func:`diagnose`.
+
+    Attributes
+    ----------
+    models : list of str
+        Ranked best first.
+    means : ndarray
+        Mean scores in that order.
+    n : int
+        Items.
+    columns : Mapping of str to ndarray
+        The pairs, columnar: one array per field of :class:`PairResolution` (model_a, model_b,
+        rank_a, delta, pvalue, n_star, q, resolved, ..., and each regime's columns), pairs in
+        rank order; a read-only mapping whose per-pair model names, ranks and means, test and
+        regime names, se and N* are formed on first read. ``pairs`` gives them as rows on
+        demand, ``to_frame()`` as a DataFrame.
+    order : ndarray
+        Indices of the input's model columns, best first (``models`` = input names[order]).
+    n_unresolved : dict
+        Unresolved pairs under each regime computed: "iid", and "corrected", "cluster",
+        "anytime" when requested. "Resolved" = q >= 1 and the pair's test rejects at alpha
+        (each stress test also needs the IID verdict).
+    tie_groups : dict
+        Per regime, groups of models (rank order) not resolved from each other: each model's
+        rank interval is the span of its group (adjacent pairs), or [1 + #models resolved
+        above it, #models not resolved below it + its rank] (all pairs).
+    rank_intervals : dict
+        Per regime, (lowest, highest) plausible rank of each model.
+    cluster_robustness : dict or None
+        Distribution of the clustered unresolved count over resamples of the clusters.
+    settings : dict
+        alpha, power, confidence_level, correction, anytime, pairs, method, binary, units, test(s),
+        n_clusters, design_effect (model), critical values.
+    model_ci_low, model_ci_high : ndarray
+        Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded;
+        with ``cluster``, the cluster-robust t interval: CR2 with Imbens-Kolesar degrees of freedom).
+    """
+
+    models: list[Any]
+    means: np.ndarray = field(compare=False)
+    n: int = 0
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
+    order: np.ndarray | None = field(default=None, compare=False)
+    n_unresolved: dict[str, Any] = field(default_factory=dict)
+    tie_groups: dict[str, Any] = field(default_factory=dict)
+    rank_intervals: dict[str, Any] = field(default_factory=dict)
+    cluster_robustness: dict[str, Any] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    model_ci_low: np.ndarray | None = field(default=None, compare=False)
+    model_ci_high: np.ndarray | None = field(default=None, compare=False)
+
+    _repr_fields = ("n", "n_unresolved")
+
+    @property
+    def pairs(self) -> list[PairResolution]:
+        """The pairs as :class:`PairResolution` rows (built from :attr:`columns` on each access)."""
+        names = list(self.columns)
+        size = len(self.columns["delta"]) if self.columns else 0
+        return [PairResolution(n=self.n, **{k: _cell(k, self.columns[k][p]) for k in names}) for p in range(size)]
+
+    def mde_curve(self, n_items: Any) -> np.ndarray:
+        """MDE against the number of items for the median per-item variance of the displayed pairs
+        (the report's "what this benchmark can detect" curve), at the report's alpha and power.
+        """
+        var = float(np.median(np.asarray(self.columns["se"], dtype=float) ** 2 * self.n))
+        var = var if var > 0 else 1e-12
+        return np.asarray(mde_from_variance(np.asarray(n_items, dtype=float), var, alpha=self.settings["alpha"],
+                                            power=self.settings["power"]), dtype=float)
+
+    @property
+    def regimes(self) -> list[Any]:
+        """The :data:`REGIMES` computed for this report, in their fixed order (IID first)."""
+        return [r for r in REGIMES if r.key in self.n_unresolved]
+
+    def __repr__(self) -> str:
+        return (f"Diagnosis(models={len(self.models)}, n={self.n}, pairs={len(self.columns.get('delta', ()))}, "
+                f"n_unresolved={self.n_unresolved})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types (used by the CLI and the reports)."""
+        return {
+            "models": list(self.models),
+            "means": to_plain(self.means),
+            "model_ci_low": to_plain(self.model_ci_low),
+            "model_ci_high": to_plain(self.model_ci_high),
+            "n": self.n,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "n_unresolved": dict(self.n_unresolved),
+            "tie_groups": to_plain(self.tie_groups),
+            "rank_intervals": to_plain(self.rank_intervals),
+            "cluster_robustness": to_plain(self.cluster_robustness),
+            "settings": to_plain(self.settings),
+        }
+
+    def to_frame(self) -> Any:
+        """The pairs as a pandas DataFrame (one row per pair), straight from the columns."""
+        import pandas as pd
+
+        return pd.DataFrame({"n": self.n, **{k: np.asarray(v) for k, v in self.columns.items()}})
+
+    def summary(self) -> str:
+        """A short human-readable summary."""
+        m = len(self.columns["delta"]) if "delta" in self.columns else 0
+        lines = [f"{len(self.models)} models, {self.n:,} items, {m} {self.settings.get('pairs')} "
+                 f"{'pair' if m == 1 else 'pairs'} "
+                 f"(alpha = {self.settings['alpha']:g}, power = {self.settings['power']:g})"]
+        labels = {"iid": "IID", "corrected": f"{self.settings.get('correction')}-corrected",
+                  "cluster": "clustered", "anytime": "anytime-valid"}
+        for key, count in self.n_unresolved.items():
+            lines.append(f"  {labels.get(key, key)}: {count} of {m} {'pair' if m == 1 else 'pairs'} unresolved")
+        if self.cluster_robustness:
+            cr = self.cluster_robustness
+            lines.append(f"  cluster bootstrap of the clustered count ({cr['n_resamples']} resamples): "
+                         f"median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}]")
+        binary = bool(self.settings.get("binary", True))
+        unit = "pts" if binary else "score"
+        lines.append(f"{'rank':>4}  {'model A':<28} {'model B':<28} {'gap ' + unit:>10} {'p':>9} {'N*':>9} "
+                     f"{'q':>7}  verdict")
+        for p in self.pairs:
+            lines.append(f"{p.rank_a:>4}  {p.model_a[:28]:<28} {p.model_b[:28]:<28} {fmt_gap(p.delta, binary):>10} "
+                         f"{fmt_p(p.pvalue):>9} {fmt_n_star(p.n_star):>9} {p.q:>7.2f}  "
+                         f"{'resolved' if p.resolved else 'UNRESOLVED'}")
+        return "\n".join(lines)
+
+
+# =================================================================================================
+# diagnose
+# =================================================================================================
+
+def diagnose(
+    scores: Any,
+    *,
+    models: Any = None,
+    cluster: Any = None,
+    pairs: str = "adjacent",
+    alpha: float = 0.05,
+    power: float = 0.8,
+    confidence_level: float = 0.95,
+    correction: str | None = None,
+    anytime: bool = False,
+    method: str = "wald",
+    design_effect: str = "robust",
+    cluster_resamples: int = 1000,
+    max_pairs: int = MAX_PAIRS,
+    top: int | None = None,
+    rng: Any = None,
+) -> Diagnosis:
+    r"""Leaderboard resolution report for an items x models score matrix.
+
+    Parameters
+    ----------
+    scores : array_like or DataFrame, shape (n_items, n_models)
+        Per-item scores (0/1 correctness or graded), every model on every item.
+    models : sequence of str, optional
+        Model names (default: DataFrame columns or ``model_0``, ...).
+    cluster : array_like, optional
+        One cluster label per item (subject, source). Adds the clustering stress test: a
+        cluster-robust p-value, interval, design effect and N*/q/MDE per pair. NaN/None/empty
+        labels are a :class:`~llm_power.DataError`; fewer than 2 clusters a ValueError; fewer
+        than 30 a :class:`FewClustersWarning`.
+    pairs : {"adjacent", "all"}, default "adjacent"
+        Adjacent ranks (what a leaderboard displays) or every pair.
+    alpha, power : float
+        Resolution thresholds.
+    confidence_level : float, default 0.95
+        Level of every interval reported: pair intervals, cluster intervals, cluster-bootstrap
+        intervals and the per-model intervals.
+    correction : {"bonferroni", "holm", "bh"}, optional
+        Multiplicity stress test across the family of pairs, as the real procedures: Bonferroni
+        at alpha/m; Holm step-down (the j-th smallest p-value at alpha/(m - j + 1), stopping at
+        the first pair that fails); Benjamini-Hochberg step-up (every pair up to the largest j
+        whose p-value and q pass at j alpha/m, each judged at that level). N* at the per-pair
+        level alpha' grows by ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2.
+    anytime : bool, default False
+        Anytime-valid stress test: z_{1-alpha/2} is replaced by the normal-mixture boundary in z
+        units (3.04 at alpha = 0.05; :mod:`llm_power.sequential`), the critical value a
+        continuously monitored leaderboard must use. For 0/1 data the Beta-mixture e-value of
+        each pair is reported too.
+    method : {"wald"}, default "wald"
+        N* = K sigma_D^2 / delta^2 with the plug-in sigma_D^2 (the resolution paper's N*); 0/1
+        pairs with fewer than 25 discordant items use the exact conditional McNemar N*.
+    design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
+        The design effect of the clustering regime: measured from the bias-reduced cluster-robust
+        variance CR2 (= CR1 for equal cluster sizes) with Imbens-Kolesar degrees of freedom (the
+        default); CR1 with G - 1 df; the ANOVA ICC with Kish's cluster size; or the paper's
+        mean-size form (for reproduction only). All four are reported per pair.
+    cluster_resamples : int, default 1000
+        Resamples of the clusters for the robustness of the clustered unresolved count and the
+        cluster-bootstrap interval of each gap (0 to skip; at most 1,000,000, computed in
+        batches of bounded memory).
+    top : int, optional
+        Report only the ``top`` best models (by mean score; at least 2).
+    max_pairs : int, default 200,000
+        Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the square
+        of the number of models (3,000 models: 4.5 million pairs, several GB of row objects).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    Diagnosis
+
+    Notes
+    -----
+    Per pair (A ranked above B): delta = mean_A - mean_B, and the same test, interval and
+    verdict as :func:`compare` gives for that pair (``llm_power._kernel.verdict``): McNemar (exact
+    when b + c < 25, else continuity-corrected) with Newcombe's interval for 0/1 scores, the
+    paired t test and interval for graded scores (n < 30: paired t or the permutation test by
+    a Shapiro-Wilk check). N* = K sigma^2/delta^2 (exact conditional McNemar N* for few
+    discordant items), MDE = sqrt(K sigma^2/N), q = N/N*. A pair is **resolved** when q >= 1
+    AND its test rejects at alpha; every stress test only tightens (its verdict also needs the
+    IID one). Clustering: V_CR2 = sum_g (S_g - m_g delta)^2 / (1 - m_g/N) / N^2 (= the CR1
+    G/(G-1) sum_g (S_g - m_g delta)^2 / N^2 for equal sizes), DE = V/(sigma^2/N), cluster t test
+    and interval with nu df (G - 1 for equal sizes, Imbens-Kolesar for unequal ones),
+    N*_cluster = max(DE, 1) K_nu sigma^2/delta^2 with K_nu from t_nu quantiles. The cluster
+    robustness resamples whole clusters and recounts the clustered unresolved pairs (the pairs
+    stay those of the observed ranking). q is not "observed power", and q < 1 does not mean the
+    models are equal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import diagnose
+    >>> rng = np.random.default_rng(0)
+
+    Four models on 2,000 items; the top two are 1 point apart:
+
+    >>> skill = np.array([0.70, 0.69, 0.60, 0.45])
+    >>> scores = (rng.random((2000, 4)) < skill).astype(int)
+    >>> res = diagnose(scores, models=["w", "x", "y", "z"])
+    >>> res.models, res.n_unresolved, res.tie_groups["iid"]
+    (['w', 'x', 'y', 'z'], {'iid': 1}, [['w', 'x'], ['y'], ['z']])
+    """
+    checked = _diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
+                                correction=correction, anytime=anytime, method=method, design_effect=design_effect,
+                                cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, rng=rng)
+    x, names = check_score_matrix(scores, models)
+    codes, n_groups = None, 0
+    if cluster is not None:
+        codes, n_groups = code_labels(cluster, x.shape[0])
+        require_clusters(n_groups, stacklevel=3)
+    return diagnose_source(MatrixSource(x, codes, n_groups), names, **checked)
+
+
+def _diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
+                      confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
+                      method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
+                      max_pairs: int = MAX_PAIRS, top: int | None = None, rng: Any = None) -> dict[str, Any]:
+    """The options of diagnose (its defaults; an unknown keyword is a TypeError), checked."""
+    if correction is not None:
+        correction = check_option(correction, "correction", CORRECTIONS)
+    return {"pairs": check_option(pairs, "pairs", ("adjacent", "all")),
+            **dict(zip(("alpha", "power"), _check_alpha_power(alpha, power), strict=True)),
+            "confidence_level": check_confidence_level(confidence_level), "correction": correction,
+            "anytime": bool(anytime), "method": check_option(method, "method", ("wald",)),
+            "design_effect": check_option(design_effect, "design_effect", DESIGN_EFFECTS),
+            "cluster_resamples": check_int_at_least(cluster_resamples, "cluster_resamples", 0,
+                                                    maximum=MAX_CLUSTER_RESAMPLES),
+            "max_pairs": check_int_at_least(max_pairs, "max_pairs", 0),
+            "top": None if top is None else check_int_at_least(top, "top", 2), "rng": rng}
+
+
+def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha: float, power: float,  # noqa: PLR0913
+                    confidence_level: float, correction: str | None, anytime: bool, method: str,
+                    design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
+                    rng: Any) -> Diagnosis:
+    """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
+    memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
+    """
+    keep = None
+    if top is not None:
+        keep = np.sort(np.argsort(-source.moments()[0], kind="stable")[:top])
+        source, names = source.select(keep), [names[k] for k in keep]
+    m_models = source.n_models
+    n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
+    if n_pairs_planned > max_pairs:
+        msg = (
+            f"pairs={pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
+                         f"max_pairs = {max_pairs:,} (each pair is a row of the report); use `pairs`='adjacent', fewer "
+                         "models (`top`), or raise `max_pairs`"
+        )
+        raise ValueError(msg)
+    ctx = _context(source, names, pairs, alpha=alpha, power=power, confidence_level=confidence_level,
+                   rng=as_rng(rng))
+    if keep is not None:
+        ctx.order = keep[ctx.order]  # indices of the caller's columns
+    ctx.settings.update(method=method, correction=correction, anytime=anytime)
+    requested = {"corrected": correction is not None, "cluster": source.n_groups > 0, "anytime": anytime}
+    options = {"correction": correction, "design_effect": design_effect, "cluster_resamples": cluster_resamples}
+    outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
+    for regime in REGIMES[1:]:
+        if requested[regime.key]:
+            outputs[regime.key] = regime.compute(ctx, options)
+    return _diagnosis(ctx, outputs)
+
+
+# =================================================================================================
+# The pieces of diagnose: context (sufficient statistics + the IID verdict), regimes, result
+# =================================================================================================
+
+def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float, power: float,
+             confidence_level: float, rng: np.random.Generator) -> Context:
+    """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
+    n, m_models = source.n, source.n_models
+    means, m2 = source.moments()
+    order = np.argsort(-means, kind="stable")
+    st = PairwiseStatistics(n=n, means=means[order], mean_diff=None, var_diff=None, binary=source.binary, b=None)
+    names = [names[k] for k in order]  # ranked; the source keeps the caller's column order
+    pair_idx = pair_indices(m_models, pairs)
+    i, j = pair_idx[:, 0], pair_idx[:, 1]
+    ci, cj = order.astype(np.int32)[i], order.astype(np.int32)[j]  # the pairs' columns of the source
+    b: np.ndarray | None = None
+    c: np.ndarray | None = None
+    if st.binary:  # 0/1 scores: the discordant counts of the pairs (not of all pairs: adjacent needs M - 1)
+        right = np.rint(st.means * n)
+        cols = binary_pair_columns(source.both_counts(ci, cj), right, i, j, n, confidence_level=confidence_level,
+                                   alpha=alpha, power=power)
+        b, c, var, pvalue = cols["b"], cols["c"], cols["var"], cols["pvalue"]
+        sums = (PairSums(n=n, delta=cols["delta"], ss=cols["ss"]) if not source.n_groups
+                else source.pair_sums_binary(ci, cj, b, c))
+        tests: Any = (MCNEMAR_VARIANTS, cols["exact"].view(np.int8))  # names by code, formed when read
+        verdict = Verdict(n_star=cols["n_star"], q=cols["q"], mde=cols["mde"], resolved=cols["resolved"],
+                          regime=cols["regime"])  # codes into REGIME_NAMES
+        columns = {"ci_low": cols["ci_low"], "ci_high": cols["ci_high"]}
+    else:
+        sums = source.pair_sums_graded(ci, cj)
+        var = sums.ss / (n - 1)
+        x = source.matrix() if n < CLT_MIN_ITEMS else None
+        tests, pvalue, columns = _graded_tests(x, n, (ci, cj), sums.delta, var, confidence_level=confidence_level,
+                                                gen=rng)
+        verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided")
+    warn_degenerate(var, sums.delta, st.binary, stacklevel=5)
+    model_lo, model_hi = _model_intervals(n, means, m2, st.binary, confidence_level)  # in the source's order
+    if source.n_groups:  # clustered items: every model's interval is cluster-robust too (CR2, IK df)
+        model_lo, model_hi = _cluster_model_intervals(source, means, m2, st.binary, confidence_level)
+    settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
+                                "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
+                                "test": " / ".join(sorted(_test_names(tests))),
+                                "k_factor": k_factor(alpha, power)}
+    return Context(n=n, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
+                   pvalue=pvalue,
+                    tests=tests, b=b, c=c, verdict=verdict, alpha=alpha, power=power,
+                    confidence_level=confidence_level, gen=rng, columns=columns, settings=settings,
+                    model_ci=(model_lo[order], model_hi[order]))
+
+
+def _test_names(tests: Any) -> set[str]:
+    """The tests used, without comparing millions of strings: 0/1 pairs carry (names, codes) of
+    the two McNemar variants, so the codes present name them.
+    """
+    if isinstance(tests, tuple):
+        names, codes = tests
+        return {str(names[k]) for k in range(len(names)) if (codes == k).any()}
+    return set(tests.tolist())
+
+
+def _graded_tests(x: np.ndarray | None, n: int, pair_cols: tuple[np.ndarray, np.ndarray], delta: np.ndarray,
+                  var: np.ndarray, *, confidence_level: float,
+                  gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Each graded pair's test (the one compare picks), p-value and the interval that inverts it: the
+    paired t interval, or for the permutation test of a small benchmark the set of shifts it does not
+    reject (``pair_cols``: the columns of x, given below 30 items, where the choice looks at the
+    differences).
+    """
+    tests = np.full(delta.size, "paired_t", dtype=object)
+    pvalue = paired_t_test(delta, var, n, "two-sided")[1]
+    lo, hi = t_interval(delta, var / n, n - 1, confidence_level, "two-sided")
+    if x is not None:  # small graded benchmarks: the same per-pair choice as compare
+        for p, (a, bb) in enumerate(zip(*pair_cols, strict=True)):
+            d = x[:, a] - x[:, bb]
+            tests[p] = choose_iid_test(False, n, None, d)[0]
+            if tests[p] == "permutation":
+                seed = int(gen.integers(2**62))  # as compare: the test and its inversion share the sign patterns
+                pvalue[p], lo[p], hi[p] = permutation_interval(x[:, a], x[:, bb], confidence_level=confidence_level,
+                                                               rng=seed)
+    return tests, floor_pvalue(pvalue), {"ci_low": lo, "ci_high": hi}
+
+
+def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
+    """Assemble the result: the pairs' columns, counts, tie groups and rank intervals per regime."""
+    extra: dict[str, Any] = {}
+    robustness = None
+    for out in outputs.values():
+        extra.update(out.columns)
+        ctx.settings.update(out.settings)
+        robustness = out.robustness or robustness
+    m_models = len(ctx.names)
+    n_unresolved, tie_groups, rank_intervals = {}, {}, {}
+    for key, out in outputs.items():
+        n_unresolved[key] = int(np.sum(~np.asarray(out.resolved)))
+        groups, intervals = tie_groups_and_rank_intervals(m_models, ctx.pair_idx, np.asarray(out.resolved), ctx.pairs)
+        tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
+        rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
+    model_lo, model_hi = ctx.model_ci
+    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.n, columns=_columns(ctx, extra),
+                     order=ctx.order, n_unresolved=n_unresolved, tie_groups=tie_groups, rank_intervals=rank_intervals,
+                     cluster_robustness=robustness, settings=ctx.settings, model_ci_low=model_lo,
+                     model_ci_high=model_hi)
+
+
+#: the names of the two McNemar variants of 0/1 pairs, by code (exact below 25 discordant items)
+MCNEMAR_VARIANTS = np.array(["mcnemar_asymptotic", "mcnemar_exact"], dtype=object)
+_INT_FIELDS = frozenset({"rank_a", "rank_b", "b", "c"})
+
+
+def _cell(key: str, value: Any) -> Any:
+    """One value of a column as a plain Python value of its field's type."""
+    if key in _INT_FIELDS:
+        return int(value)
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    return float(value)
+
+
+def _columns(ctx: Context, extra: dict[str, Any]) -> PairColumns:
+    """The pairs as columns: the IID arrays, then each regime's (N* rounded, flags boolean). A
+    column the IID pass already computed (``extra``) is taken as is; the models' names, ranks and
+    means and the test and regime names are gathered when first read (:class:`PairColumns`).
+    """
+    i, j = ctx.pair_idx[:, 0], ctx.pair_idx[:, 1]
+    names = np.array(ctx.names, dtype=object)
+    v = ctx.verdict
+    derived: dict[str, tuple[Any, ...]] = {
+        "model_a": (names, i), "model_b": (names, j), "rank_a": ("rank", i), "rank_b": ("rank", j),
+        "mean_a": (ctx.st.means, i), "mean_b": (ctx.st.means, j)}
+    data: dict[str, np.ndarray] = {}
+    if isinstance(ctx.tests, tuple):  # (names, codes) of 0/1 pairs: the test and the regime by code
+        derived["test"] = ctx.tests
+    else:
+        data["test"] = ctx.tests
+    regime = v.regime if v.regime.dtype == object else None
+    if regime is None:
+        derived["regime"] = (REGIME_NAMES, v.regime)
+    else:
+        data["regime"] = regime
+    computed: dict[str, Callable[[], np.ndarray]] = {
+        "delta": lambda: np.asarray(ctx.sums.delta, dtype=float),
+        "pvalue": lambda: np.asarray(ctx.pvalue, dtype=float), "q": lambda: np.asarray(v.q, dtype=float),
+        "mde": lambda: np.asarray(v.mde, dtype=float), "resolved": lambda: np.asarray(v.resolved, dtype=bool)}
+    derived["se"], derived["n_star"] = ("se", ctx.var, ctx.n), ("items", v.n_star)  # formed when read
+    for key, make in computed.items():
+        data[key] = extra[key] if key in extra else make()
+    if ctx.b is not None and ctx.c is not None:
+        data["b"], data["c"] = np.asarray(ctx.b, dtype=np.int64), np.asarray(ctx.c, dtype=np.int64)
+    keys = ["model_a", "model_b", "rank_a", "rank_b", "mean_a", "mean_b", "delta", "se", "pvalue", "test",
+            "n_star", "q", "mde", "resolved", "regime", *(["b", "c"] if "b" in data else [])]
+    rounded = {r.n_star_field for r in REGIMES[1:]}
+    flags = {r.resolved_field for r in REGIMES[1:]}
+    for key, val in extra.items():
+        if key in computed:
+            continue
+        arr = np.asarray(val)
+        data[key] = ceil_items_array(arr) if key in rounded else (np.asarray(arr, dtype=bool) if key in flags
+                                                                   else arr)
+        if key not in keys:
+            keys.append(key)
+    return PairColumns(data, derived, keys)
+
+
+def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,
+                     level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model intervals at ``level`` from the means and sums of squared deviations: Wilson for
+    accuracies, Student t for graded means.
+    """
+    if binary:
+        lo, hi = proportion_ci(np.rint(means * n).astype(np.int64), n, confidence_level=level)
+        return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    sd = np.sqrt(m2 / (n - 1))
+    half = level_quantile(level, "two-sided", n - 1) * sd / math.sqrt(n)
+    return means - half, means + half
+
+
+def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndarray, binary: bool,
+                             level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model cluster-robust t intervals (the kernel's CR2 with Imbens-Kolesar df, as the one-model
+    path and ``compare`` use), clipped to [0, 1] for accuracies.
+    """
+    sizes, resid, resid_sq = source.model_cluster_sums(means)
+    keep = sizes > 0
+    v = mean_variance_from_sums(source.n, means, m2, sizes[keep], resid[keep], resid_sq[keep], kind="cr2",
+                                ddof=0 if binary else 1)
+    half = np.asarray(level_quantile(level, "two-sided", v.df)) * np.sqrt(v.variance)
+    lo, hi = means - half, means + half
+    if binary:
+        lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+    return lo, hi
+
+
+def _py(value: Any) -> Any:
+    value = value.item() if isinstance(value, np.generic) else value
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+

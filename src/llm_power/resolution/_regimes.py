@@ -1,0 +1,227 @@
+"""The stress regimes of a resolution report, as data: each one a :class:`Regime` entry.
+
+A regime is a small function from the context of :func:`llm_power.diagnose` (the ranked matrix,
+the pairs' sufficient statistics and their IID verdict) to its per-pair columns, resolved flags
+and settings. Renderers iterate :data:`REGIMES` (through ``Diagnosis.regimes``); no other list of
+regimes is spelled anywhere. Every regime only tightens the IID verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._kernel.quantiles import upper_quantile, z_quantile
+from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
+from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, t_interval
+from ..multiplicity import adjust_pvalues
+from ..sequential import anytime_critical_value, beta_mixture_log_evalue
+
+__all__ = ["REGIMES", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
+
+
+@dataclass
+class Context:
+    """Everything the regimes need: the number of items, the ranking (``order``: the source's columns
+    by rank), the pairs (in ranks), their sums and the IID verdict.
+    """
+
+    n: int  # items
+    names: list[Any]
+    order: np.ndarray
+    pairs: str
+    st: PairwiseStatistics
+    pair_idx: np.ndarray
+    sums: PairSums
+    var: np.ndarray
+    pvalue: np.ndarray
+    tests: Any  # per pair: an array of names, or (names, codes) for 0/1 pairs
+    b: np.ndarray | None
+    c: np.ndarray | None
+    verdict: Any
+    alpha: float
+    power: float
+    confidence_level: float
+    gen: np.random.Generator
+    columns: dict[str, Any]
+    settings: dict[str, Any]
+    model_ci: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # per ranked model
+
+
+@dataclass
+class RegimeOutput:
+    """What a regime adds to the report: per-pair columns, its resolved flags, settings, extras."""
+
+    columns: dict[str, Any]
+    resolved: np.ndarray
+    settings: dict[str, Any] = field(default_factory=dict)
+    robustness: dict[str, Any] | None = None
+
+
+def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
+    """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
+    correction = options["correction"]
+    n = ctx.n
+    alpha_prime, resolved, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
+                                             correction, ctx.b, ctx.c)
+    resolved &= ctx.verdict.resolved
+    columns = {"pvalue_adjusted": adjust_pvalues(ctx.pvalue, method=correction), "alpha_corrected": alpha_prime,
+               "n_star_corrected": corr.n_star, "q_corrected": corr.q, "resolved_corrected": resolved}
+    return RegimeOutput(columns=columns, resolved=resolved, settings={"family_size": ctx.pair_idx.shape[0]})
+
+
+def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
+    """Clustering: cluster-robust test, interval, design effect and N*/q/MDE; robustness of the count."""
+    sums, n = ctx.sums, ctx.n
+    design_effect = options["design_effect"]
+    cv = cluster_verdict(sums, ctx.var, ctx.verdict.resolved, alpha=ctx.alpha, power=ctx.power,
+                         alternative="two-sided", design_effect=design_effect)
+    lo, hi = t_interval(sums.delta, cv.variance, cv.df, ctx.confidence_level, "two-sided")
+    columns = {"icc": cv.icc, "design_effect": cv.design_effect, "design_effect_robust": cv.design_effect_robust,
+               "design_effect_cr1": cv.design_effect_cr1, "cluster_df": cv.df,
+               "design_effect_anova": cv.design_effect_anova, "design_effect_paper": cv.design_effect_paper,
+               "pvalue_cluster": cv.pvalue, "cluster_ci_low": lo, "cluster_ci_high": hi,
+               "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
+    g = sums.clusters()[0].size
+    settings = {"n_clusters": g, "mean_cluster_size": float(n / g),
+                "kish_cluster_size": float(np.sum(sums.clusters()[0] ** 2) / n),
+                "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
+    robustness = None
+    b_count = options["cluster_resamples"]
+    if b_count:
+        counts, low, high = cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
+                                                    power=ctx.power, design_effect=design_effect,
+                                                    confidence_level=ctx.confidence_level)
+        columns["cluster_bootstrap_ci_low"], columns["cluster_bootstrap_ci_high"] = low, high
+        robustness = {"n_resamples": int(b_count), "observed": int(np.sum(~cv.resolved)),
+                      "mean": float(counts.mean()), "median": float(np.median(counts)),
+                      "q05": float(np.quantile(counts, 0.05)), "q95": float(np.quantile(counts, 0.95)),
+                      "distribution": np.bincount(counts, minlength=ctx.pair_idx.shape[0] + 1).tolist()}
+    return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
+
+
+def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
+    """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2} in K, so N* grows and q
+    shrinks by K / K_anytime (for the exact conditional N* of few discordant items too); Beta-mixture
+    e-values for 0/1 pairs.
+    """
+    z_b = float(z_quantile(ctx.power))
+    z_any, r = anytime_critical_value(ctx.alpha)
+    k, k_any = ctx.settings["k_factor"], (z_any + z_b) ** 2
+    n_star, q = np.asarray(ctx.verdict.n_star, dtype=float), np.asarray(ctx.verdict.q, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
+    q_any = q * k / k_any  # never above q: the boundary is wider than z_{1-alpha/2}
+    resolved = (q_any >= 1) & ctx.verdict.resolved
+    columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
+    settings: dict[str, Any] = {"z_anytime": z_any, "z_fixed": float(upper_quantile(ctx.alpha / 2)),
+                                "mixture_ratio": r}
+    if ctx.b is not None and ctx.c is not None:  # 0/1 scores
+        # Beta(a, a) mixture tuned at this benchmark's discordant count (rho = 2a + 1 = r m)
+        a_mix = np.maximum(0.5, (r * np.maximum(ctx.b + ctx.c, 1) - 1) / 2)
+        columns["e_value"] = np.exp(np.minimum(beta_mixture_log_evalue(ctx.b, ctx.c, a=a_mix), 700.0))
+        settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
+                                    "discordant items: a post-hoc evidence summary, not a stopping rule")
+    return RegimeOutput(columns=columns, resolved=resolved, settings=settings)
+
+
+@dataclass(frozen=True)
+class Regime:
+    """One verdict regime of a resolution report: how it is computed and how it is shown.
+
+    Renderers iterate :data:`REGIMES` (via :attr:`Diagnosis.regimes`); no other list of regimes
+    exists. ``compute`` is None for the IID regime (it is the context every other one builds on).
+    """
+
+    key: str
+    title: str  # as in "4 of 9 unresolved (IID)"
+    q_field: str
+    resolved_field: str
+    n_star_field: str
+    pvalue_field: str | None
+    compute: Any = None
+
+    def label(self, settings: dict[str, Any]) -> str:
+        """Short column label: "IID", the correction's name, "cluster", "anytime"."""
+        return {"iid": "IID", "corrected": str(settings.get("correction"))}.get(self.key, self.key)
+
+
+REGIMES = (
+    Regime("iid", "IID", "q", "resolved", "n_star", "pvalue"),
+    Regime("corrected", "multiplicity-corrected", "q_corrected", "resolved_corrected", "n_star_corrected",
+           "pvalue_adjusted", _regime_corrected),
+    Regime("cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
+           _regime_cluster),
+    Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime),
+)
+
+
+def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, alpha: float,  # noqa: PLR0917
+               power: float, correction: str, b: np.ndarray | None,
+               c: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Verdict]:
+    """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
+    m = pvalue.size
+    order = np.argsort(pvalue, kind="stable")
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = np.arange(1, m + 1)
+    if correction == "bonferroni":
+        alpha_prime = np.full(m, alpha / m)
+        corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+        return alpha_prime, corr.resolved.copy(), corr
+    if correction == "holm":
+        alpha_prime = alpha / (m - rank + 1)
+        corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+        passed = np.logical_and.accumulate(corr.resolved[order])  # step down: stop at the first failure
+        resolved = np.empty(m, dtype=bool)
+        resolved[order] = passed
+        return alpha_prime, resolved, corr
+    # Benjamini-Hochberg step-up: the largest j whose pair passes at j alpha / m; every pair up to j
+    # is then judged at that level (and must still have q >= 1 there)
+    alpha_prime = rank * alpha / m
+    corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+    passing = np.nonzero(corr.resolved[order])[0]
+    if passing.size == 0:
+        return alpha_prime, np.zeros(m, dtype=bool), corr
+    j_star = int(passing[-1]) + 1
+    alpha_prime = np.where(rank <= j_star, j_star * alpha / m, alpha_prime)
+    corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
+    return alpha_prime, corr.resolved & (rank <= j_star), corr
+
+
+def tie_groups_and_rank_intervals(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray,
+          pairs: str) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
+    """Tie groups and rank intervals (1-based) from the resolved flags of the pairs (models by rank).
+
+    A tie group holds models connected by unresolved pairs of the family -- every unresolved pair
+    lies inside one group, by definition -- made into runs of consecutive ranks (groups whose
+    spans overlap are merged, so that each is shown as "ranks i-j"). Rank intervals: adjacent
+    pairs, the span of the model's group; all pairs, [1 + models resolved above it, M - models
+    resolved below it] (inside its group's span).
+    """
+    from scipy import sparse
+    from scipy.sparse import csgraph
+
+    flags = np.asarray(resolved, dtype=bool)
+    open_ = pair_idx[~flags]
+    graph = sparse.csr_matrix((np.ones(open_.shape[0]), (open_[:, 0], open_[:, 1])), shape=(m_models, m_models))
+    _, comp = csgraph.connected_components(graph, directed=False)
+    first = np.full(comp.max() + 1 if comp.size else 0, m_models)
+    last = np.full(first.shape, -1)
+    np.minimum.at(first, comp, np.arange(m_models))
+    np.maximum.at(last, comp, np.arange(m_models))
+    groups: list[list[int]] = []
+    end = -1
+    for g in range(m_models):  # runs of ranks: a new group starts where no earlier span reaches
+        if g > end:
+            groups.append([])
+        groups[-1].append(g)
+        end = max(end, int(last[comp[g]]))
+    if pairs == "adjacent":
+        intervals = {g: (grp[0] + 1, grp[-1] + 1) for grp in groups for g in grp}
+        return groups, intervals
+    above = np.bincount(pair_idx[flags, 1], minlength=m_models)  # models resolved above each model
+    below = np.bincount(pair_idx[flags, 0], minlength=m_models)
+    intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
+    return groups, intervals

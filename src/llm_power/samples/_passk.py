@@ -1,0 +1,666 @@
+r"""Several samples per question: pass@k, pass^k, avg@k and maj@k with intervals that name the
+population they describe.
+
+Each question i is sampled :math:`n_i` times and :math:`c_i` samples pass. Per question, the
+unbiased estimators (Chen et al. 2021; and the analogue for "all k pass") are
+
+.. math:: \widehat{\text{pass@}k}_i = 1 - \binom{n_i - c_i}{k}\Big/\binom{n_i}{k}, \qquad
+          \widehat{\text{pass}^k}_i = \binom{c_i}{k}\Big/\binom{n_i}{k},
+
+computed in the numerically stable product form. The benchmark value is their mean over
+questions. Two populations, two intervals:
+
+- ``population="questions"`` (the default): the questions are a sample of the questions one
+  cares about. The per-question estimates are independent across questions with the right mean,
+  so their sample variance over the number of questions is the standard error (cluster-robust
+  when questions come in groups) — it contains the between-question spread *and* the sampling
+  noise. Use it to say anything about the model beyond these questions.
+- ``population="fixed_questions"``: only the sampling noise given these very questions (what a
+  re-run with new seeds would change): the sum of the per-question variances
+  :math:`\operatorname{Var}(\hat p_i \mid p_i)`, each estimated without bias when a question has at
+  least 2k samples (else the exact binomial variance at its observed pass rate). Narrower, and it
+  under-covers the population value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import special, stats
+
+from .._core.errors import DataError
+from .._core.results import ConfidenceInterval, Result
+from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
+from .._kernel.quantiles import level_quantile, t_pvalue, upper_quantile
+from .._kernel.variance import mean_variance
+
+__all__ = ["PassAtKComparison", "PassAtKResult", "compare_pass_at_k", "maj_at_k", "maj_at_k_ci", "pass_at_k",
+           "pass_at_k_ci", "pass_at_k_matrix", "pass_hat_k"]
+
+METRICS = ("pass@k", "pass^k", "avg@k")
+
+
+def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n_arr, c_arr, k_arr = (np.asarray(v) for v in (n, c, k))
+    for name, arr in (("n", n_arr), ("c", c_arr), ("k", k_arr)):
+        if arr.dtype.kind not in "iub" and not (arr.dtype.kind == "f" and np.all(arr == np.round(arr))):
+            msg = f"`{name}` must be whole numbers"
+            raise ValueError(msg)
+    n_arr, c_arr, k_arr = (a.astype(np.int64) for a in np.broadcast_arrays(n_arr, c_arr, k_arr))
+    if np.any(c_arr < 0) or np.any(c_arr > n_arr):
+        msg = "every `c` must be in 0..n (passing samples of the n drawn)"
+        raise ValueError(msg)
+    if np.any(k_arr < 1) or np.any(k_arr > n_arr):
+        msg = "every `k` must be in 1..n: pass@k needs at least k samples of the question"
+        raise ValueError(msg)
+    return n_arr, c_arr, k_arr
+
+
+def _log_falling_ratio(top: np.ndarray, bottom: np.ndarray, k: np.ndarray) -> np.ndarray:
+    r"""Log of C(top, k) / C(bottom, k) = sum_{i=0}^{k-1} log((top - i) / (bottom - i)), top <= bottom,
+    for top >= k (the caller handles top < k: the ratio is 0).
+    """
+    # log C(t, k) - log C(b, k) = [lgamma(t+1) - lgamma(t-k+1)] - [lgamma(b+1) - lgamma(b-k+1)]
+    t, b = top.astype(float), bottom.astype(float)
+    kk = k.astype(float)
+    return np.asarray((special.gammaln(t + 1) - special.gammaln(t - kk + 1))
+                      - (special.gammaln(b + 1) - special.gammaln(b - kk + 1)), dtype=float)
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """C(top, k) / C(bottom, k), exact product form for small k, log form beyond."""
+    top, bottom, k = np.broadcast_arrays(top, bottom, k)
+    out = np.zeros(top.shape)
+    ok = top >= k
+    if not np.any(ok):
+        return out
+    t, b, kk = top[ok], bottom[ok], k[ok]
+    small = kk <= 64
+    vals = np.empty(t.size)
+    if np.any(small):  # the product of k factors (t - i) / (b - i): exact to rounding
+        ts, bs, ks = t[small].astype(float), b[small].astype(float), kk[small]
+        i = np.arange(int(ks.max()))
+        with np.errstate(divide="ignore", invalid="ignore"):  # factors past k are masked out
+            factors = np.where(i[None, :] < ks[:, None], (ts[:, None] - i) / (bs[:, None] - i), 1.0)
+        vals[small] = np.prod(factors, axis=1)
+    if np.any(~small):
+        vals[~small] = np.exp(_log_falling_ratio(t[~small], b[~small], kk[~small]))
+    out[ok] = vals
+    return out
+
+
+def pass_at_k(n: Any, c: Any, k: Any) -> Any:
+    r"""Unbiased pass@k of each question: 1 - C(n - c, k) / C(n, k) (Chen et al. 2021).
+
+    ``n`` samples drawn, ``c`` of them passed; vectorised (arrays broadcast). Computed as
+    :math:`1 - \prod_{i=0}^{k-1} (n - c - i)/(n - i)`, never forming the binomial coefficients.
+
+    Examples
+    --------
+    >>> from llm_power import pass_at_k
+    >>> round(pass_at_k(16, 3, 1), 4), round(pass_at_k(16, 3, 5), 4), pass_at_k(16, 12, 5)
+    (0.1875, 0.7054, 1.0)
+    """
+    n_arr, c_arr, k_arr = _counts(n, c, k)
+    out = 1.0 - _ratio(n_arr - c_arr, n_arr, k_arr)
+    return float(out) if out.ndim == 0 else out
+
+
+def pass_hat_k(n: Any, c: Any, k: Any) -> Any:
+    r"""Unbiased pass^k of each question — all of k samples pass: C(c, k) / C(n, k).
+
+    The reliability metric of agent benchmarks (tau-bench's pass^k); vectorised like
+    :func:`pass_at_k`.
+
+    Examples
+    --------
+    >>> from llm_power import pass_hat_k
+    >>> round(pass_hat_k(16, 12, 1), 4), round(pass_hat_k(16, 12, 5), 4), pass_hat_k(16, 3, 5)
+    (0.75, 0.1813, 0.0)
+    """
+    n_arr, c_arr, k_arr = _counts(n, c, k)
+    out = _ratio(c_arr, n_arr, k_arr)
+    return float(out) if out.ndim == 0 else out
+
+
+def _metric_values(metric: str, n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    if metric == "pass@k":
+        return np.asarray(1.0 - _ratio(n - c, n, k))
+    if metric == "pass^k":
+        return np.asarray(_ratio(c, n, k))
+    return np.asarray(c / n, dtype=float) * np.ones(np.broadcast(n, c, k).shape)  # avg@k: the mean pass rate
+
+
+def maj_at_k(answers: Any, correct: Any, k: int) -> np.ndarray:
+    """Unbiased maj@k of each question from its sampled final answers.
+
+    ``answers``: questions x samples labels (``None`` or NaN = no answer, never a majority);
+    ``correct``: the right label per question. maj@k is the probability that, among k samples
+    drawn without replacement from the n, the correct answer has the most votes; a tie for the
+    most votes counts as a share 1/(number tied) (a fair random tie-break). Exact, by a dynamic
+    programme over the other answers' vote counts (multivariate hypergeometric).
+
+    Examples
+    --------
+    >>> from llm_power import maj_at_k
+    >>> maj_at_k([["4", "4", "5", "4", "5"]], ["4"], 3).round(4)
+    array([0.7])
+    """
+    rows = [list(r) for r in np.asarray(answers, dtype=object)]
+    truth = list(np.asarray(correct, dtype=object).ravel())
+    if len(rows) != len(truth):
+        msg = f"answers has {len(rows)} questions but correct has {len(truth)}"
+        raise ValueError(msg)
+    k = check_int_at_least(k, "k", 1)
+    out = np.empty(len(rows))
+    for q, (row, right) in enumerate(zip(rows, truth, strict=True)):
+        labels = [a for a in row if not (a is None or (isinstance(a, float) and math.isnan(a)))]
+        n = len(row)
+        if k > n:
+            msg = f"question {q}: k = {k} but only {n} samples"
+            raise DataError(msg)
+        counts: dict[Any, int] = {}
+        for a in labels:
+            counts[a] = counts.get(a, 0) + 1
+        n_right = counts.pop(right, 0)
+        others = list(counts.values())
+        out[q] = _maj_probability(n, n_right, others, k)
+    return out
+
+
+def _maj_probability(n: int, n_right: int, others: list[int], k: int) -> float:
+    """P(the correct label wins the plurality vote of a k-subset), ties shared; unanswered samples
+    (n - n_right - sum(others)) vote for nothing.
+    """
+    total = 0.0
+    log_all = float(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1))
+    n_blank = n - n_right - sum(others)
+    for a in range(1, min(k, n_right) + 1):
+        # table[t, s]: ways for the other labels (and blanks) to take s samples with t labels tied at a
+        table = np.zeros((len(others) + 1, k - a + 1))
+        table[0, :] = [math.comb(n_blank, s) for s in range(k - a + 1)]
+        for m in others:
+            new = np.zeros_like(table)
+            for b in range(min(a, m, k - a) + 1):
+                ways = math.comb(m, b)
+                if b < a:
+                    new[:, b:] += ways * table[:, : table.shape[1] - b]
+                else:  # b == a: one more label tied with the correct one
+                    new[1:, b:] += ways * table[:-1, : table.shape[1] - b]
+            table = new
+        share = table[:, k - a] / np.arange(1, len(others) + 2)
+        total += math.comb(n_right, a) * float(share.sum())
+    return total / math.exp(log_all) if total else 0.0
+
+
+@dataclass(frozen=True, repr=False)
+class PassAtKResult(Result):
+    """Result of :func:`pass_at_k_ci`: one value per requested k.
+
+    Attributes
+    ----------
+    metric : str
+        ``"pass@k"``, ``"pass^k"`` or ``"avg@k"``.
+    k : ndarray
+    estimate, standard_error : ndarray
+        The mean over questions of the per-question unbiased estimates, and its standard error
+        for ``population``.
+    population : str
+        ``"questions"`` (new questions from the same population) or ``"fixed_questions"`` (these
+        questions, new samples).
+    n_questions : int
+    n_clusters : int or None
+    df : float
+        Degrees of freedom of the t interval (questions - 1, or the cluster-robust (CR2) Imbens-Kolesar df; inf for
+        ``fixed_questions``, a normal interval).
+    method : str
+        ``"t"`` or ``"bootstrap"`` (questions, or whole clusters, resampled).
+    replicates : ndarray or None
+        Bootstrap means (resamples x k) with ``method="bootstrap"``.
+    """
+
+    metric: str
+    k: np.ndarray
+    estimate: np.ndarray
+    standard_error: np.ndarray
+    population: str
+    n_questions: int
+    n_clusters: int | None
+    df: float
+    method: str
+    confidence_level: float
+    replicates: np.ndarray | None = None
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "estimate", "standard_error", "population")
+
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Per-k interval, clipped to [0, 1] (arrays, one entry per k).
+
+        t (or normal) from the standard error; percentile with the bootstrap. When every question's
+        estimate is the same (all 0, all 1) there is no spread to measure: Wilson's score interval
+        on the number of questions (the widest a [0, 1] mean allows) replaces the empty t interval.
+        """
+        level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
+        tail = (1.0 - level) / 2.0
+        if self.replicates is not None:
+            lo, hi = np.quantile(self.replicates, [tail, 1.0 - tail], axis=0)
+        else:
+            q = float(upper_quantile(tail, self.df))
+            lo, hi = self.estimate - q * self.standard_error, self.estimate + q * self.standard_error
+            if self.population == "questions":
+                # every question with the same estimate (all 0, all 1, ...): no spread to measure; a
+                # [0, 1] variable with mean mu has variance at most mu (1 - mu), which gives Wilson's
+                # score interval on the number of questions
+                flat = self.standard_error == 0
+                if np.any(flat):
+                    z = float(upper_quantile(tail))
+                    m, e = float(self.n_questions), self.estimate
+                    centre = (e + z * z / (2 * m)) / (1 + z * z / m)
+                    half = z / (1 + z * z / m) * np.sqrt(e * (1 - e) / m + z * z / (4 * m * m))
+                    lo, hi = np.where(flat, centre - half, lo), np.where(flat, centre + half, hi)
+        return ConfidenceInterval(np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0))
+
+    def to_frame(self) -> Any:
+        """One row per k (pandas)."""
+        import pandas as pd
+
+        lo, hi = self.confidence_interval()
+        return pd.DataFrame({"k": self.k, self.metric: self.estimate, "standard_error": self.standard_error,
+                             "ci_low": lo, "ci_high": hi, "population": self.population})
+
+
+def _results(results: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(n, c) per question from a questions x samples 0/1 matrix (NaN = not sampled) or an (n, c) pair."""
+    if isinstance(results, tuple) and len(results) == 2:
+        n, c = (np.asarray(v) for v in results)
+        if n.shape != c.shape or n.ndim != 1:
+            msg = f"(n, c) must be two 1-D arrays of one length; got shapes {n.shape} and {c.shape}"
+            raise ValueError(msg)
+        if np.any(n < 1):
+            msg = f"question {int(np.argmax(n < 1))}: n = {int(n[np.argmax(n < 1)])}; every question needs samples"
+            raise DataError(msg)
+        n_arr, c_arr, _ = _counts(n, c, np.ones_like(n))
+        return n_arr, c_arr
+    x = np.asarray(results, dtype=float)
+    if x.ndim != 2:
+        msg = f"results must be a questions x samples matrix or an (n, c) pair; got shape {x.shape}"
+        raise ValueError(msg)
+    seen = np.isfinite(x)
+    bad = seen & (x != 0) & (x != 1)
+    if bad.any():
+        q, s = (int(v[0]) for v in np.nonzero(bad))
+        msg = f"question {q}, sample {s}: {float(x[q, s])!r} is not 0/1 (pass@k needs pass/fail per sample)"
+        raise DataError(msg)
+    n = seen.sum(axis=1)
+    if np.any(n == 0):
+        msg = f"question {int(np.argmax(n == 0))} has no samples"
+        raise DataError(msg)
+    return n.astype(np.int64), np.where(seen, x, 0).sum(axis=1).astype(np.int64)
+
+
+def _graded(results: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(samples, mean, within-question variance) per question of a matrix with graded scores, or
+    None for 0/1 results or (n, c) counts.
+    """
+    if isinstance(results, tuple):
+        return None
+    x = np.asarray(results, dtype=float)
+    if x.ndim != 2:
+        return None
+    seen = np.isfinite(x)
+    if not np.any(seen & (x != 0) & (x != 1)):
+        return None
+    n = seen.sum(axis=1)
+    if np.any(n < 2):
+        msg = f"question {int(np.argmax(n < 2))}: graded avg@k needs at least 2 samples per question"
+        raise DataError(msg)
+    filled = np.where(seen, x, 0.0)
+    means = filled.sum(axis=1) / n
+    within = np.where(seen, (x - means[:, None]) ** 2, 0.0).sum(axis=1) / (n - 1)
+    return n.astype(np.int64), means, within
+
+
+def _ks(k: Any, n: np.ndarray) -> np.ndarray:
+    ks = np.atleast_1d(np.asarray(k))
+    if ks.dtype.kind not in "iu" or ks.ndim != 1 or np.any(ks < 1):
+        msg = f"`k` must be a positive integer or a sequence of them; got {k!r}"
+        raise ValueError(msg)
+    too_big = ks > n.min()
+    if np.any(too_big):
+        q = int(np.argmin(n))
+        msg = (f"k = {int(ks[too_big][0])} but question {q} has only {int(n[q])} samples: an unbiased pass@k needs "
+               "k <= the samples of every question")
+        raise DataError(msg)
+    return ks.astype(np.int64)
+
+
+def _per_question(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Questions x ks matrix of the per-question unbiased estimates."""
+    return _metric_values(metric, n[:, None], c[:, None], ks[None, :])
+
+
+def _conditional_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per question and k, an estimate of Var(estimate | the question's pass rate).
+
+    Unbiased where n >= 2k: with q_j = C(n - c, j) / C(n, j) unbiased for (1 - p)^j, pass@k's
+    estimate U = 1 - q_k has Var U = E U^2 - (1 - (1-p)^k)^2, estimated without bias by
+    q_k^2 - q_2k (pass^k likewise with C(c, j) / C(n, j); k = 1 gives c (n - c) / (n^2 (n - 1))).
+    Where n < 2k: the exact binomial variance at p = c / n (plug-in).
+    """
+    out = _plugin_variance(metric, n, c, ks)
+    nn, cc, kk = np.broadcast_arrays(n[:, None], c[:, None], ks[None, :])
+    ok = nn >= 2 * kk
+    if np.any(ok):
+        if metric == "pass^k":
+            first, second = _ratio(cc[ok], nn[ok], kk[ok]), _ratio(cc[ok], nn[ok], 2 * kk[ok])
+        else:  # pass@k; avg@k is pass@1's estimate
+            k_eff = kk[ok] if metric == "pass@k" else np.ones_like(kk[ok])
+            first, second = _ratio(nn[ok] - cc[ok], nn[ok], k_eff), _ratio(nn[ok] - cc[ok], nn[ok], 2 * k_eff)
+        out[ok] = first * first - second
+    return out
+
+
+def _plugin_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per question and k: Var(estimate | p) evaluated at p = c / n (exact binomial sums)."""
+    out = np.empty((n.size, ks.size))
+    for size in np.unique(n):
+        rows = np.nonzero(n == size)[0]
+        j = np.arange(size + 1)
+        pmf = stats.binom.pmf(j[None, :], size, (c[rows] / size)[:, None])  # rows x (n + 1)
+        f = _metric_values(metric, np.full((j.size, 1), size), j[:, None], ks[None, :])  # (n + 1) x ks
+        mean = pmf @ f
+        out[rows] = np.maximum(pmf @ (f * f) - mean * mean, 0.0)
+    return out
+
+
+def _cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
+    if cluster is None:
+        return None
+    from .._kernel.variance import code_labels, require_clusters
+
+    codes, g = code_labels(cluster, n_questions, unit="question")
+    require_clusters(g, unit="question", stacklevel=4)
+    return codes
+
+
+def _mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, int | None]:
+    """Column means, their SE over questions (the kernel's cluster-robust CR2 with clusters), the df of
+    their t quantiles (questions - 1, or the smallest Imbens-Kolesar df of the columns) and the cluster count.
+    """
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    if codes is None:
+        return mean, values.std(axis=0, ddof=1) / math.sqrt(n), float(n - 1), None
+    g = int(codes.max()) + 1
+    v = mean_variance(values, codes, g, kind="cr2")
+    return mean, np.sqrt(v.variance), float(np.min(v.df)), g
+
+
+def _bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: int,
+                     gen: np.random.Generator) -> np.ndarray:
+    """Resamples x ks means of resampled questions (whole clusters with ``codes``)."""
+    if codes is None:
+        sums, sizes = values, np.ones(values.shape[0])
+    else:
+        g = int(codes.max()) + 1
+        sums = np.zeros((g, values.shape[1]))
+        np.add.at(sums, codes, values)
+        sizes = np.bincount(codes, minlength=g).astype(float)
+    units = sums.shape[0]
+    out = np.empty((n_resamples, values.shape[1]))
+    block = max(1, 4_000_000 // units)
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        w = gen.multinomial(units, np.full(units, 1.0 / units), size=rows).astype(float)
+        out[start:start + rows] = (w @ sums) / (w @ sizes)[:, None]
+    return out
+
+
+def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: str = "questions",  # noqa: PLR0913
+                 cluster: Any = None, method: str = "t", confidence_level: float = 0.95, n_resamples: int = 2000,
+                 rng: Any = None) -> PassAtKResult:
+    """pass@k (or pass^k, avg@k) of a benchmark with an interval for the population you name.
+
+    Parameters
+    ----------
+    results : array_like (questions x samples) or tuple (n, c)
+        0/1 per sample (NaN where a question has fewer samples), or per-question sample and pass
+        counts. With ``metric="avg@k"`` graded scores are allowed too (the mean per question; its
+        within-question sample variance for ``fixed_questions``).
+    k : int or sequence of int
+        Every k at once (vectorised), each at most the samples of every question.
+    metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
+    population : {"questions", "fixed_questions"}, default "questions"
+        ``"questions"``: new questions from the same population (the between-question spread
+        counts; t interval on questions - 1 degrees of freedom, or cluster-robust: CR2, Imbens-Kolesar df).
+        ``"fixed_questions"``: these questions, new samples only (normal interval from the exact
+        conditional variances).
+    cluster : array_like, optional
+        A group per question (task, subject): cluster-robust standard error, or whole clusters
+        resampled by the bootstrap. Only with ``population="questions"``.
+    method : {"t", "bootstrap"}, default "t"
+        ``"bootstrap"``: percentile interval over resampled questions (``population="questions"``).
+
+    Examples
+    --------
+    30 questions, 16 samples each:
+
+    >>> import numpy as np
+    >>> from llm_power import pass_at_k_ci
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(0.6, 0.9, 30)                        # each question's own pass rate
+    >>> x = (rng.random((30, 16)) < p[:, None]).astype(float)
+    >>> res = pass_at_k_ci(x, [1, 8])
+    >>> res.estimate.round(3), res.standard_error.round(3)
+    (array([0.404, 0.799]), array([0.056, 0.064]))
+    >>> pass_at_k_ci(x, [1, 8], population="fixed_questions").standard_error.round(3)
+    array([0.018, 0.03 ])
+    """
+    check_option(metric, "metric", METRICS)
+    check_option(population, "population", ("questions", "fixed_questions"))
+    check_option(method, "method", ("t", "bootstrap"))
+    level = check_confidence_level(confidence_level)
+    graded = _graded(results) if metric == "avg@k" else None
+    if graded is not None:  # avg@k of graded scores: the mean per question, its within-question variance
+        n, means, within = graded
+        c = np.zeros_like(n)
+    else:
+        n, c = _results(results)
+    if n.size < 2:
+        msg = f"an interval over questions needs at least 2 questions; got {n.size}"
+        raise DataError(msg)
+    ks = _ks(k, n)
+    values = _per_question(metric, n, c, ks) if graded is None else np.repeat(means[:, None], ks.size, axis=1)
+    if population == "fixed_questions" and graded is not None:
+        if cluster is not None or method != "t":
+            msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
+            raise ValueError(msg)
+        se = np.full(ks.size, math.sqrt(float(np.sum(within / n))) / n.size)
+        return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0), standard_error=se,
+                             population=population, n_questions=int(n.size), n_clusters=None, df=math.inf,
+                             method="normal", confidence_level=level)
+    if population == "fixed_questions":
+        if cluster is not None or method != "t":
+            msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
+            raise ValueError(msg)
+        import warnings
+
+        from .._core.errors import ApproximationWarning
+
+        if n.min() < 2:  # one sample of some question: its sampling noise cannot be estimated at all
+            warnings.warn(f"question {int(np.argmin(n))} has a single sample: the sampling noise of these questions "
+                          "cannot be estimated (standard error NaN); draw at least 2 samples per question",
+                          ApproximationWarning, stacklevel=2)
+            return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0),
+                                 standard_error=np.full(ks.size, np.nan), population=population,
+                                 n_questions=int(n.size), n_clusters=None, df=math.inf, method="normal",
+                                 confidence_level=level)
+        if np.any(n.min() < 2 * ks) and metric != "avg@k":
+            warnings.warn(f"k = {int(ks[n.min() < 2 * ks][0])} is more than half the samples of some question "
+                          f"({int(n.min())}): its conditional variance is a plug-in at the observed pass rate and "
+                          "tends to be too small; draw at least 2k samples per question", ApproximationWarning,
+                          stacklevel=2)
+        se = np.sqrt(np.maximum(_conditional_variance(metric, n, c, ks).sum(axis=0), 0.0)) / n.size
+        return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0), standard_error=se,
+                             population=population, n_questions=int(n.size), n_clusters=None, df=math.inf,
+                             method="normal", confidence_level=level)
+    codes = _cluster_codes(cluster, n.size)
+    mean, se, df, g = _mean_and_se(values, codes)
+    reps = None
+    if method == "bootstrap":
+        reps = _bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2), as_rng(rng))
+    return PassAtKResult(metric=metric, k=ks, estimate=mean, standard_error=se, population=population,
+                         n_questions=int(n.size), n_clusters=g, df=df, method=method, confidence_level=level,
+                         replicates=reps)
+
+
+def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
+                confidence_level: float = 0.95) -> PassAtKResult:
+    """maj@k of a benchmark (the mean over questions of :func:`maj_at_k`) with its interval for new
+    questions: the standard error over questions (cluster-robust with ``cluster``), t interval.
+
+    Examples
+    --------
+    >>> from llm_power import maj_at_k_ci
+    >>> answers = [["4", "4", "5", "4"], ["7", "1", "1", "7"], ["2", "2", "2", "3"], ["9", "8", "6", "9"]]
+    >>> res = maj_at_k_ci(answers, ["4", "7", "2", "6"], [1, 3])
+    >>> res.estimate.round(3)
+    array([0.562, 0.667])
+    """
+    level = check_confidence_level(confidence_level)
+    ks = np.atleast_1d(np.asarray(k)).astype(np.int64)
+    values = np.column_stack([maj_at_k(answers, correct, int(kk)) for kk in ks])
+    if values.shape[0] < 2:
+        msg = f"an interval over questions needs at least 2 questions; got {values.shape[0]}"
+        raise DataError(msg)
+    codes = _cluster_codes(cluster, values.shape[0])
+    mean, se, df, g = _mean_and_se(values, codes)
+    return PassAtKResult(metric="maj@k", k=ks, estimate=mean, standard_error=se, population="questions",
+                         n_questions=int(values.shape[0]), n_clusters=g, df=df, method="t", confidence_level=level)
+
+
+def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[np.ndarray, list[str]]:
+    """Questions x models matrix of per-question estimates at one k, for :func:`llm_power.diagnose`.
+
+    ``results`` maps model name -> its questions x samples 0/1 matrix (or (n, c) counts), the
+    questions in the same order for every model. Each column holds that model's unbiased
+    per-question pass@k (pass^k, avg@k); their means are the benchmark values, and ``diagnose``
+    on the matrix ranks the models with paired tests over questions (the ``questions`` population).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import diagnose, pass_at_k_matrix
+    >>> rng = np.random.default_rng(2)
+    >>> p = rng.beta(0.7, 0.8, 300)
+    >>> runs = {f"ckpt-{s}": (rng.random((300, 8)) < np.clip(p + s / 20, 0, 1)[:, None]).astype(float)
+    ...         for s in range(3)}
+    >>> values, names = pass_at_k_matrix(runs, 4)
+    >>> values.shape, diagnose(values, models=names).models
+    ((300, 3), ['ckpt-2', 'ckpt-1', 'ckpt-0'])
+    """
+    check_option(metric, "metric", METRICS)
+    if not isinstance(results, dict) or not results:
+        msg = "results must map model names to their questions x samples results"
+        raise ValueError(msg)
+    names = [str(name) for name in results]
+    columns = []
+    sizes = set()
+    for name, res in results.items():
+        n, c = _results(res)
+        ks = _ks(k, n)
+        columns.append(_per_question(metric, n, c, ks)[:, 0])
+        sizes.add(n.size)
+        if len(sizes) > 1:
+            msg = f"model {name!r} has {n.size} questions, the others {min(sizes)}: the models must share the questions"
+            raise ValueError(msg)
+    return np.column_stack(columns), names
+
+
+@dataclass(frozen=True, repr=False)
+class PassAtKComparison(Result):
+    """Result of :func:`compare_pass_at_k`: model A - model B at each k on the same questions.
+
+    ``difference``, ``standard_error``, ``pvalue`` (paired t over questions, per k), ``ci_low`` /
+    ``ci_high`` (pointwise), ``band_low`` / ``band_high`` (simultaneous over all k: max-t
+    bootstrap over questions), ``critical_value`` of the band, and ``resolved`` — the k where the
+    band excludes 0 (family-wise error over k at most 1 - confidence level).
+    """
+
+    metric: str
+    k: np.ndarray
+    difference: np.ndarray
+    standard_error: np.ndarray
+    pvalue: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    band_low: np.ndarray
+    band_high: np.ndarray
+    critical_value: float
+    resolved: np.ndarray
+    n_questions: int
+    n_clusters: int | None
+    confidence_level: float
+
+    _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "resolved")
+
+    def to_frame(self) -> Any:
+        """One row per k (pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame({"k": self.k, "difference": self.difference, "standard_error": self.standard_error,
+                             "pvalue": self.pvalue, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                             "band_low": self.band_low, "band_high": self.band_high, "resolved": self.resolved})
+
+
+def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: str = "pass@k",  # noqa: PLR0913
+                      cluster: Any = None, confidence_level: float = 0.95, n_resamples: int = 4000,
+                      rng: Any = None) -> PassAtKComparison:
+    """Two models (or a base and a tuned checkpoint) on the same questions, at every k.
+
+    Per k the paired difference of the per-question estimates, its standard error over questions
+    (cluster-robust with ``cluster``), a paired t test and interval, and a band that holds for all
+    k at once: the max over k of the studentised bootstrap deviations (questions, or whole
+    clusters, resampled) gives its critical value. ``resolved`` marks the k where the band
+    excludes 0. ``k`` defaults to 1..the fewest samples of any question.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import compare_pass_at_k
+    >>> rng = np.random.default_rng(1)
+    >>> p = rng.beta(0.7, 0.8, 200)
+    >>> base = (rng.random((200, 8)) < p[:, None]).astype(float)
+    >>> tuned = (rng.random((200, 8)) < np.clip(p + 0.1, 0, 1)[:, None]).astype(float)
+    >>> res = compare_pass_at_k(tuned, base, rng=0)
+    >>> res.resolved.tolist()
+    [True, True, True, True, True, True, True, True]
+    """
+    check_option(metric, "metric", METRICS)
+    level = check_confidence_level(confidence_level)
+    na, ca = _results(results_a)
+    nb, cb = _results(results_b)
+    if na.size != nb.size:
+        msg = f"the two models must answer the same questions (in the same order); got {na.size} and {nb.size}"
+        raise ValueError(msg)
+    ks = _ks(np.arange(1, int(min(na.min(), nb.min())) + 1) if k is None else k, np.minimum(na, nb))
+    d = _per_question(metric, na, ca, ks) - _per_question(metric, nb, cb, ks)
+    codes = _cluster_codes(cluster, na.size)
+    mean, se, df, g = _mean_and_se(d, codes)
+    safe = np.where(se > 0, se, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, mean / safe, np.where(mean == 0, 0.0, np.inf))
+    p = np.asarray(t_pvalue(t, df))
+    q = float(level_quantile(level, "two-sided", df))
+    reps = _bootstrap_means(d, codes, check_int_at_least(n_resamples, "n_resamples", 100), as_rng(rng))
+    # studentise each resample by its own standard error? The plug-in se keeps it simple and stable:
+    stat = np.max(np.abs(reps - mean) / safe, axis=1)
+    crit = max(float(np.quantile(stat, level)), q)
+    band_low, band_high = mean - crit * se, mean + crit * se
+    return PassAtKComparison(metric=metric, k=ks, difference=mean, standard_error=se, pvalue=p,
+                             ci_low=mean - q * se, ci_high=mean + q * se, band_low=band_low, band_high=band_high,
+                             critical_value=crit, resolved=(band_low > 0) | (band_high < 0), n_questions=int(na.size),
+                             n_clusters=g, confidence_level=level)
