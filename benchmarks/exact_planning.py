@@ -33,7 +33,7 @@ import numpy as np
 from scipy import optimize, stats
 
 import llm_power as lp
-from llm_power._kernel.exact import _exact_power_paired, _rejection_probability
+from llm_power._kernel.exact import exact_power_paired, rejection_probability
 from llm_power.planning import discordance_from_baseline
 from llm_power.planning._designs import _paired_parameters
 
@@ -45,7 +45,7 @@ def old_exact_sample_size(p_a: float, p_b: float, rho: float, alpha: float = 0.0
     connor = (z_a * math.sqrt(p_d) + z_b * math.sqrt(p_d - delta * delta)) ** 2 / (delta * delta)
     start = max(1, int(0.5 * connor))
     size = 4 * start + 64
-    reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, "two-sided")
+    reject = rejection_probability(np.arange(size), p10 / p_d, alpha, "two-sided")
     pmf = np.zeros(size)
     pmf[: start + 1] = stats.binom.pmf(np.arange(start + 1), start, p_d)
     n = start
@@ -55,7 +55,7 @@ def old_exact_sample_size(p_a: float, p_b: float, rho: float, alpha: float = 0.0
         n += 1
         if n + 1 >= size:
             size *= 2
-            reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, "two-sided")
+            reject = rejection_probability(np.arange(size), p10 / p_d, alpha, "two-sided")
             pmf = np.concatenate([pmf, np.zeros(size - pmf.size)])
         shifted = pmf[:n] * p_d
         pmf[: n + 1] *= 1.0 - p_d
@@ -67,7 +67,7 @@ def old_exact_mde(n: int, p: float, rho: float, alpha: float = 0.05, power: floa
     p_d = discordance_from_baseline(p, rho)
 
     def shortfall(d: float) -> float:
-        return power - float(_exact_power_paired(np.array([n]), p_d, (p_d + d) / 2.0, alpha, "two-sided")[0])
+        return power - float(exact_power_paired(np.array([n]), p_d, (p_d + d) / 2.0, alpha, "two-sided")[0])
 
     return float(optimize.brentq(shortfall, 1e-9, p_d - 1e-12, xtol=1e-12, rtol=1e-12))
 

@@ -14,7 +14,8 @@ from llm_power.io.demo import load_mmlu_pro
 
 
 def main() -> None:
-    _, models, x, category = load_mmlu_pro()
+    data = load_mmlu_pro()
+    models, x, category = data.models, data.scores, data.clusters
     top = np.argsort(-x.mean(axis=0), kind="stable")[:10]
     runs = {}
     with warnings.catch_warnings():

@@ -96,7 +96,8 @@ def test_demo_data_reproduces_published_accuracies(shared_data):
 
     from llm_power.io.demo import load_mmlu_pro
 
-    _, models, x, _ = load_mmlu_pro()
+    data = load_mmlu_pro()
+    models, x = data.models, data.scores
     with open(shared_data / "mmlu_pro_tiger" / "models.csv", encoding="utf-8") as fh:
         published = {r["model"]: float(r["acc_strict"]) for r in csv.DictReader(fh)}
     assert len(models) == 26

@@ -161,7 +161,8 @@ def test_all_pairs_html_is_a_matrix_and_a_top_k_table():
     from llm_power.io.demo import load_mmlu_pro
     from llm_power.report.html import MAX_TABLE_PAIRS, render_html
 
-    _, models, x, _ = load_mmlu_pro()
+    data = load_mmlu_pro()
+    models, x = data.models, data.scores
     diag = lp.diagnose(x, models=models, pairs="all", rng=0)
     assert len(diag.columns["delta"]) == 325
     html = render_html(diag)

@@ -16,7 +16,8 @@ from scipy import stats
 
 from llm_power._kernel import quantiles as q
 from llm_power._kernel.betting import bets, betting_bound, betting_pvalue
-from llm_power._kernel.variance import code_labels, mean_variance
+from llm_power._kernel.variance import mean_variance
+from llm_power._core.clusters import code_labels
 from llm_power._kernel.paired_intervals import mcnemar_interval
 from llm_power._core.errors import DataError
 
@@ -251,7 +252,7 @@ def test_melded_interval_covers_by_exact_enumeration():
 @pytest.mark.parametrize("n", [10, 40, 120])
 def test_interval_excludes_zero_exactly_when_mcnemar_rejects(variant, alternative, n):
     """Every admissible table (b + c <= n): the interval at 95% excludes 0 iff the test's p <= 0.05."""
-    from llm_power.paired._tests import mcnemar_pvalue
+    from llm_power._kernel.pvalues import mcnemar_pvalue
 
     b, c = (v.ravel() for v in np.meshgrid(np.arange(n + 1), np.arange(n + 1)))
     keep = b + c <= n

@@ -238,7 +238,7 @@ def test_html_charts_are_drawn_under_the_headline_regime(shared_data):
 # ---- 8. per-model intervals are cluster-robust with clusters ---------------------------------------------
 
 def test_model_intervals_under_clusters_equal_the_one_model_path(shared_data):
-    from llm_power.cli.one_model import one_model_summary
+    from llm_power.intervals import one_model_summary
 
     frame = pd.read_csv(shared_data / "mmlu_pro_tiger" / "mmlu_pro_correct.csv.gz")
     models = ["Meta-Llama-3_1-70B-Instruct", "Meta-Llama-3_1-70B", "Yi-34B"]

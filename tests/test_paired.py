@@ -32,7 +32,7 @@ from statsmodels.stats.contingency_tables import cochrans_q as sm_cochrans_q
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from llm_power.paired._tests import mcnemar_pvalue
+from llm_power._kernel.pvalues import mcnemar_pvalue
 
 
 # =================================================================================================

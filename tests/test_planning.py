@@ -23,11 +23,11 @@ import math
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import power_proportions_2indep, samplesize_proportions_2indep_onetail
 from llm_power import discordance_from_baseline, shortcut_constant
-from llm_power._kernel.exact import _exact_power_paired
+from llm_power._kernel.exact import exact_power_paired
 from llm_power.planning import k_factor, unrounded_sample_size
 from scipy import stats
 from conftest import load_reference
-from llm_power.paired._tests import mcnemar_pvalue
+from llm_power._kernel.pvalues import mcnemar_pvalue
 
 
 # =================================================================================================
@@ -355,7 +355,7 @@ def test_exact_power_is_below_normal_approximation_for_conservative_exact_test()
 def _scan_exact_sample_size(p_d, p10, alpha, power_, alternative):
     """Oracle: the exact N* as computed before issue 13, verbatim -- a scan of every n upward from
     half of Connor's N*, one convolution step of the discordant count's distribution per n."""
-    from llm_power._kernel.exact import _rejection_probability
+    from llm_power._kernel.exact import rejection_probability
 
     z_a = -stats.norm.ppf(alpha / 2 if alternative == "two-sided" else alpha)
     z_b = stats.norm.ppf(power_)
@@ -363,7 +363,7 @@ def _scan_exact_sample_size(p_d, p10, alpha, power_, alternative):
     connor = (z_a * math.sqrt(p_d) + z_b * math.sqrt(p_d - delta * delta)) ** 2 / (delta * delta)
     start = max(1, int(0.5 * connor))
     size = 4 * start + 64
-    reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
+    reject = rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
     pmf = np.zeros(size)
     pmf[: start + 1] = stats.binom.pmf(np.arange(start + 1), start, p_d)
     n = start
@@ -373,7 +373,7 @@ def _scan_exact_sample_size(p_d, p10, alpha, power_, alternative):
         n += 1
         if n + 1 >= size:
             size *= 2
-            reject = _rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
+            reject = rejection_probability(np.arange(size), p10 / p_d, alpha, alternative)
             pmf = np.concatenate([pmf, np.zeros(size - pmf.size)])
         shifted = pmf[:n] * p_d
         pmf[: n + 1] *= 1.0 - p_d
@@ -381,7 +381,7 @@ def _scan_exact_sample_size(p_d, p10, alpha, power_, alternative):
 
 def _first_n_by_brute_force(p_d, p10, alpha, power_, alternative, n_max):
     """Oracle: the exact power of every n = 1..n_max, the first that reaches the target (or None)."""
-    curve = _exact_power_paired(np.arange(1, n_max + 1), p_d, p10, alpha, alternative)
+    curve = exact_power_paired(np.arange(1, n_max + 1), p_d, p10, alpha, alternative)
     hits = np.flatnonzero(curve >= power_)
     return int(hits[0]) + 1 if hits.size else None
 
@@ -445,17 +445,17 @@ def test_exact_n_star_where_the_power_saw_tooths():
                                power=power_, method="exact", alternative=alternative)
             assert ours == _first_n_by_brute_force(p_d, p10, alpha, power_, alternative, ours)
             assert ours == _scan_exact_sample_size(p_d, p10, alpha, power_, alternative)
-            later = _exact_power_paired(np.arange(ours + 1, ours + 60), p_d, p10, alpha, alternative)
+            later = exact_power_paired(np.arange(ours + 1, ours + 60), p_d, p10, alpha, alternative)
             dips += bool(np.any(later < power_))
     assert dips >= 10  # the case a bisection on the power itself can get wrong is exercised
 
 def test_exact_power_bound_is_monotone_and_above_the_power():
     # the bound the search bisects on: U(n) = E[max_{j <= M_n} R(j)] >= P(n), non-decreasing in n
-    from llm_power._kernel.exact import _rejection_probability
+    from llm_power._kernel.exact import rejection_probability
 
     for p_d, p10 in [(0.16, 0.0825), (0.5, 0.3), (0.95, 0.6), (0.99, 0.6)]:
         ns = np.arange(1, 1500)
-        reject = _rejection_probability(np.arange(ns[-1] + 1), p10 / p_d, 0.05, "two-sided")
+        reject = rejection_probability(np.arange(ns[-1] + 1), p10 / p_d, 0.05, "two-sided")
         pmf = stats.binom.pmf(np.arange(ns[-1] + 1)[None, :], ns[:, None], p_d)
         exact, bound = pmf @ reject, pmf @ np.maximum.accumulate(reject)
         assert np.all(bound >= exact - 1e-12)
@@ -492,7 +492,7 @@ def test_exact_mde_equals_root_finding_on_the_exact_power():
         p_d = discordance_from_baseline(p, rho)
 
         def shortfall(d, n=n, p_d=p_d, alternative=alternative):
-            return 0.8 - float(_exact_power_paired(np.array([n]), p_d, (p_d + d) / 2, 0.05, alternative)[0])
+            return 0.8 - float(exact_power_paired(np.array([n]), p_d, (p_d + d) / 2, 0.05, alternative)[0])
 
         ref = optimize.brentq(shortfall, 1e-9, p_d - 1e-12, xtol=1e-12, rtol=1e-12)
         assert mde(n, p=p, rho=rho, method="exact", alternative=alternative) == pytest.approx(ref, rel=1e-10)

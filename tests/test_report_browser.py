@@ -136,7 +136,8 @@ def test_all_pairs_page_stays_short(tmp_path, capsys):
 
     from llm_power import diagnose
 
-    _, models, x, _ = load_mmlu_pro()
+    data = load_mmlu_pro()
+    models, x = data.models, data.scores
     report = tmp_path / "all.html"
     report.write_text(render_html(diagnose(x, models=models, pairs="all", rng=0)))
     with sync.sync_playwright() as pw:

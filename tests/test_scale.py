@@ -17,7 +17,7 @@ from scipy import stats
 from llm_power._kernel import sufficient as _sufficient, verdict as _verdict
 from llm_power import diagnose
 from llm_power._kernel.sufficient import both_counts, gram_f32, pair_sums_binary, pair_sums_graded
-from llm_power.paired._effects import newcombe_arrays
+from llm_power._kernel.paired_intervals import newcombe_arrays
 from llm_power.resolution import tie_groups_and_rank_intervals
 
 

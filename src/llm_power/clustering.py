@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from ._core.clusters import code_labels
 from ._core.errors import DegenerateDataWarning
 from ._core.results import Result
 from ._core.validation import as_float_array
-from ._kernel.variance import code_labels
 
 __all__ = ["ICCResult", "DesignEffectsResult", "cluster_robust_se", "design_effect", "design_effects", "icc_anova"]
 

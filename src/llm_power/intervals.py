@@ -23,8 +23,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import special  # scipy.stats (slow to import) only where coverage needs it
 
+from ._core.clusters import code_labels
 from ._core.errors import DegenerateDataWarning
 from ._core.options import INTERVAL_METHODS  # one list, shared with the command line
 from ._core.results import ConfidenceInterval
@@ -38,94 +38,21 @@ from ._core.validation import (
     check_probabilities,
     scalar_or_array,
 )
-from ._kernel.quantiles import level_quantile
+from ._kernel.binomial import binomial_bounds
+from ._kernel.quantiles import interval_half_width, level_quantile
+from ._kernel.variance import mean_variance
 
 __all__ = [
     "INTERVAL_METHODS",
     "coverage",
     "half_width",
     "n_for_half_width",
+    "one_model_summary",
     "proportion_ci",
     "rule_of_three",
 ]
 
 #: The interval methods of :func:`proportion_ci`, in the order tables show them.
-
-
-def wilson_bounds(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Wilson bounds for arrays of counts, unvalidated (the package's vectorised kernel)."""
-    low, high = _bounds(np.asarray(k, dtype=float), np.asarray(n, dtype=float), "wilson", confidence_level,
-                        "two-sided")
-    return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-
-
-def _z(confidence_level: float, alternative: str) -> float:
-    """Normal quantile: two-sided z_{1-alpha/2}, one-sided z_{1-alpha}."""
-    return float(level_quantile(confidence_level, alternative))
-
-
-def _bounds(
-    k: np.ndarray,
-    n: np.ndarray,
-    method: str,
-    confidence_level: float,
-    alternative: str,
-    clip: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds for (possibly non-integer) ``k`` out of ``n``, no validation.
-
-    For a one-sided ``alternative`` both bounds are computed at the one-sided level; the caller
-    replaces the unused side by 0 or 1.
-    """
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    alpha = 1.0 - confidence_level
-    tail = alpha / 2.0 if alternative == "two-sided" else alpha
-    at_zero = k <= 0
-    at_n = k >= n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        phat = k / n
-        if method in ("wald", "agresti_coull", "wilson"):
-            z = _z(confidence_level, alternative)
-            z2 = z * z
-            if method == "wald":
-                half = z * np.sqrt(phat * (1.0 - phat) / n)
-                low, high = phat - half, phat + half
-            elif method == "agresti_coull":
-                n_tilde = n + z2
-                p_tilde = (k + z2 / 2.0) / n_tilde
-                half = z * np.sqrt(p_tilde * (1.0 - p_tilde) / n_tilde)
-                low, high = p_tilde - half, p_tilde + half
-            else:  # wilson
-                denom = n + z2
-                center = (k + z2 / 2.0) / denom
-                half = z / denom * np.sqrt(k * (n - k) / n + z2 / 4.0)
-                low, high = center - half, center + half
-                # Exact limits at the boundaries (the formula gives them up to rounding).
-                low = np.where(at_zero, 0.0, low)
-                high = np.where(at_n, 1.0, high)
-        elif method == "clopper_pearson":
-            low = special.betaincinv(np.where(at_zero, 1.0, k), n - k + 1.0, tail)
-            high = special.betaincinv(k + 1.0, np.where(at_n, 1.0, n - k), 1.0 - tail)
-            low = np.where(at_zero, 0.0, low)
-            high = np.where(at_n, 1.0, high)
-        elif method == "jeffreys":
-            a, b = k + 0.5, n - k + 0.5
-            low = special.betaincinv(a, b, tail)
-            high = special.betaincinv(a, b, 1.0 - tail)
-            # Brown, Cai & DasGupta (2001): lower 0 at k = 0 and upper 1 at k = n.
-            low = np.where(at_zero, 0.0, low)
-            high = np.where(at_n, 1.0, high)
-        else:  # pragma: no cover - validated by callers
-            raise ValueError(method)
-    if clip:
-        low = np.clip(low, 0.0, 1.0)
-        high = np.clip(high, 0.0, 1.0)
-    if alternative == "less":
-        low = np.zeros_like(high)
-    elif alternative == "greater":
-        high = np.ones_like(low)
-    return low, high
 
 
 def proportion_ci(
@@ -227,7 +154,7 @@ def proportion_ci(
             DegenerateDataWarning,
             stacklevel=2,
         )
-    low, high = _bounds(k_arr, n_arr, method, confidence_level, alternative, clip=clip)
+    low, high = binomial_bounds(k_arr, n_arr, method, confidence_level, alternative, clip=clip)
     return ConfidenceInterval(scalar_or_array(low), scalar_or_array(high))
 
 
@@ -302,7 +229,7 @@ def coverage(
                 flat_out[i] = _coverage_window(int(n_value), float(flat_p[i]), method, confidence_level, alternative)
             continue
         ks = np.arange(n_value + 1)
-        low, high = _bounds(ks, np.full(ks.shape, n_value), method, confidence_level, alternative)
+        low, high = binomial_bounds(ks, np.full(ks.shape, n_value), method, confidence_level, alternative)
         # Chunk over p so the (n+1) x len(p) pmf matrix stays below ~8M entries.
         step = max(1, 8_000_000 // (n_value + 1))
         for start in range(0, sel.size, step):
@@ -334,7 +261,7 @@ def _coverage_window(n: int, p: float, method: str, confidence_level: float, alt
         )
         raise ValueError(msg)
     ks = np.arange(lo, hi + 1)
-    low, high = _bounds(ks, np.full(ks.shape, n), method, confidence_level, alternative)
+    low, high = binomial_bounds(ks, np.full(ks.shape, n), method, confidence_level, alternative)
     from scipy import stats
 
     pmf = stats.binom.pmf(ks, n, p)
@@ -420,7 +347,7 @@ def half_width(
     p_arr = check_probabilities(p, "p")
     n_b, p_b = np.broadcast_arrays(n_arr.astype(float), p_arr)
     k_b = np.round(p_b * n_b)
-    low, high = _bounds(k_b, n_b, method, confidence_level, "two-sided", clip=False)
+    low, high = binomial_bounds(k_b, n_b, method, confidence_level, "two-sided", clip=False)
     return scalar_or_array((high - low) / 2.0)
 
 
@@ -470,7 +397,7 @@ def n_for_half_width(
         raise ValueError(msg)
     p_arr = check_probabilities(p, "p")
     w_b, p_b = np.broadcast_arrays(w_arr, p_arr)
-    z = _z(confidence_level, "two-sided")
+    z = float(level_quantile(confidence_level, "two-sided"))
     wald = np.maximum(1.0, np.ceil(z * z * p_b * (1.0 - p_b) / w_b**2 - 1e-9))
     if method == "wald":
         return _int_out(wald)
@@ -484,7 +411,7 @@ def n_for_half_width(
 
 
 def _hw(n: int, p: float, method: str, confidence_level: float) -> float:
-    low, high = _bounds(np.array(p * n), np.array(float(n)), method, confidence_level, "two-sided", clip=False)
+    low, high = binomial_bounds(np.array(p * n), np.array(float(n)), method, confidence_level, "two-sided", clip=False)
     return float((high - low) / 2.0)
 
 
@@ -506,3 +433,30 @@ def _smallest_n(width: float, p: float, method: str, confidence_level: float, gu
 def _int_out(arr: np.ndarray) -> Any:
     arr = np.asarray(arr).astype(np.int64)
     return int(arr) if arr.ndim == 0 else arr
+
+
+def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) -> dict[str, Any]:
+    """Score and interval of one model's per-item scores: Wilson for 0/1 scores, Student t for
+    graded ones; with clusters a cluster-robust t interval (CR2 design effect, Imbens-Kolesar df).
+    """
+    x = np.asarray(scores, dtype=float)
+    n = int(x.size)
+    binary = bool(np.isin(x, (0.0, 1.0)).all())
+    mean = float(x.mean())
+    out: dict[str, Any] = {"n": n, "binary": binary, "mean": mean, "confidence_level": confidence_level}
+    if clusters is not None and len(set(clusters)) >= 2:
+        codes, g = code_labels(clusters, n)
+        v = mean_variance(x, codes, g, kind="cr2", ddof=0 if binary else 1)
+        half = float(interval_half_width(math.sqrt(float(v.variance[0])), confidence_level, "two-sided",
+                                         float(v.df[0])))
+        low, high = (max(mean - half, 0.0), min(mean + half, 1.0)) if binary else (mean - half, mean + half)
+        out.update(method="cluster-robust t (CR2)", low=low, high=high, n_clusters=g,
+                   design_effect=float(v.design_effect[0]), df=float(v.df[0]))
+    elif binary:
+        ci = proportion_ci(int(x.sum()), n, method="wilson", confidence_level=confidence_level)
+        out.update(method="Wilson", low=float(ci.low), high=float(ci.high))
+    else:
+        se = float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+        half = float(interval_half_width(se, confidence_level, "two-sided", n - 1)) if n > 1 else math.nan
+        out.update(method="Student t", low=mean - half, high=mean + half)
+    return out

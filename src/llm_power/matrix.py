@@ -1,31 +1,56 @@
-"""Where diagnose's sufficient statistics come from: a score matrix in memory, or (in
-:mod:`llm_power.engines.dask`) item shards held by the workers of a cluster.
+"""The score matrix: the one thing readers hand to methods, and the in-memory source of diagnose's
+sufficient statistics.
 
-A source answers the few questions diagnose asks of the data — per-model moments, the pairs'
-discordant counts or sums of differences, per cluster when there are clusters — so that the
-statistics, tests, verdicts and regimes are one code path whatever holds the items.
+Every reader (:func:`llm_power.read_results` + :func:`llm_power.align_results`, the demo's data,
+the pandas accessor) produces a :class:`ScoreMatrix`: items x models scores without missing values,
+the models' names, one optional cluster label per item, and what alignment dropped. Methods take
+it (``diagnose(matrix)`` reads the names and clusters from it).
+
+diagnose asks its data a few questions -- per-model moments, the pairs' discordant counts or sums
+of differences, per cluster when there are clusters -- through the :class:`ScoreSource` protocol.
+A :class:`ScoreMatrix` answers them from memory; the Dask engine
+(:mod:`llm_power.engines.dask`) answers the same questions from item shards held by its workers,
+so the statistics, tests, verdicts and regimes are one code path whatever holds the items.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
 
 import numpy as np
 
+from ._core.clusters import code_labels
 from ._core.validation import all_rows
-from ._kernel.sufficient import both_counts, pair_sums_binary, pair_sums_graded
+from ._kernel.sufficient import both_counts, model_cluster_sums, pair_sums_binary, pair_sums_graded
 from ._kernel.verdict import PairSums
 
-__all__ = ["MatrixSource", "ScoreSource"]
+__all__ = ["ScoreMatrix", "ScoreSource"]
 
 
 class ScoreSource(Protocol):
     """The questions diagnose asks of the scores (columns are models in the source's order)."""
 
-    n: int  # items
-    n_models: int
-    n_groups: int  # clusters (0: none)
-    binary: bool
+    @property
+    def n(self) -> int:
+        """The number of items."""
+        ...
+
+    @property
+    def n_models(self) -> int:
+        """The number of models (columns)."""
+        ...
+
+    @property
+    def n_groups(self) -> int:
+        """The number of clusters (0: none)."""
+        ...
+
+    @property
+    def binary(self) -> bool:
+        """Whether every score is 0 or 1."""
+        ...
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Per model: the mean score and the sum of squared deviations from it."""
@@ -60,62 +85,130 @@ class ScoreSource(Protocol):
         ...
 
 
-class MatrixSource:
-    """A score matrix in memory (items x models, no missing values) and optional cluster codes."""
+@dataclass(frozen=True, eq=False)
+class ScoreMatrix:
+    """Items x models scores, aligned, without missing values: what readers produce and methods take.
 
-    def __init__(self, x: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0) -> None:
-        self.x = x
-        self.codes = codes
-        self.n_groups = n_groups
-        self.n, self.n_models = x.shape
-        self.binary = all_rows(x, lambda block: (block == 0) | (block == 1))
+    Parameters
+    ----------
+    items : list
+        The item ids, one per row of ``scores``.
+    models : list
+        The model names, one per column of ``scores``.
+    scores : numpy.ndarray
+        Shape ``(len(items), len(models))``; 0/1 correctness or graded scores.
+    clusters : list or None
+        One cluster label per item (a subject, a source document), or None.
+    note : str
+        What alignment did, in words (empty when nothing needs saying).
+    dropped : dict
+        Per model, the items alignment dropped (``on_missing="intersect"``).
+
+    It is also the in-memory :class:`ScoreSource` of :func:`llm_power.diagnose` (the cluster labels
+    coded once, by the package's one coder).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power.matrix import ScoreMatrix
+    >>> m = ScoreMatrix(items=["q1", "q2", "q3"], models=["a", "b"], scores=np.array([[1, 0], [1, 1], [0, 0]]))
+    >>> m.n, m.n_models, m.binary
+    (3, 2, True)
+    """
+
+    items: list[Any]
+    models: list[Any]
+    scores: np.ndarray
+    clusters: list[Any] | np.ndarray | None = None
+    note: str = ""
+    dropped: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        shape = np.shape(self.scores)
+        if len(shape) != 2 or shape != (len(self.items), len(self.models)):
+            msg = (f"`scores` must be items x models ({len(self.items)} x {len(self.models)}); got shape {shape}.")
+            raise ValueError(msg)
+        if self.clusters is not None and len(self.clusters) != shape[0]:
+            msg = f"`clusters` must have one label per item ({shape[0]}); got {len(self.clusters)}."
+            raise ValueError(msg)
+
+    @classmethod
+    def coded(cls, scores: np.ndarray, models: list[Any], codes: np.ndarray | None, n_groups: int) -> ScoreMatrix:
+        """A matrix whose cluster labels are already coded 0..G-1 (validated scores, no copy)."""
+        out = cls(items=list(range(scores.shape[0])), models=list(models), scores=scores,
+                  clusters=codes)  # the codes are labels too
+        out.__dict__["coding"] = (codes, n_groups)  # the cached coding: not coded a second time
+        return out
+
+    # --- the source protocol -----------------------------------------------------------------------
+
+    @cached_property
+    def coding(self) -> tuple[np.ndarray | None, int]:
+        """The cluster codes 0..G-1 and G (None and 0 without clusters)."""
+        if self.clusters is None:
+            return None, 0
+        return code_labels(self.clusters, len(self.items))
+
+    @property
+    def n(self) -> int:
+        """The number of items."""
+        return int(self.scores.shape[0])
+
+    @property
+    def n_models(self) -> int:
+        """The number of models."""
+        return int(self.scores.shape[1])
+
+    @property
+    def n_groups(self) -> int:
+        """The number of clusters (0: none)."""
+        return self.coding[1]
+
+    @cached_property
+    def binary(self) -> bool:
+        """Whether every score is 0 or 1."""
+        return all_rows(self.scores, lambda block: (block == 0) | (block == 1))
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
-        means = self.x.mean(axis=0)
+        """Per model: the mean score and the sum of squared deviations from it."""
+        x = self.scores
+        means = x.mean(axis=0)
         if self.binary:  # sum (x - mean)^2 = n p (1 - p) for 0/1 scores: no pass over the matrix
             return means, self.n * means * (1.0 - means)
         m2 = np.empty(self.n_models)
         step = max(1, (1 << 22) // max(self.n, 1))  # centred squares of a few columns at a time
         for start in range(0, self.n_models, step):
-            resid = self.x[:, start:start + step] - means[start:start + step]
+            resid = x[:, start:start + step] - means[start:start + step]
             m2[start:start + step] = np.einsum("ij,ij->j", resid, resid)
         return means, m2
 
-    def select(self, keep: np.ndarray) -> MatrixSource:
-        return MatrixSource(self.x[:, keep], self.codes, self.n_groups)
+    def select(self, keep: np.ndarray) -> ScoreMatrix:
+        """The same items with only the columns ``keep``."""
+        codes, n_groups = self.coding
+        out = ScoreMatrix.coded(self.scores[:, keep], [self.models[k] for k in np.asarray(keep)], codes, n_groups)
+        if "binary" in self.__dict__:
+            out.__dict__["binary"] = self.binary
+        return out
 
     def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        return both_counts(self.x, i, j)
+        """0/1 scores: items both columns of each pair got right."""
+        return both_counts(self.scores, i, j)
 
     def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> PairSums:
-        return pair_sums_binary(self.x, i, j, self.codes, self.n_groups, b, c)
+        """0/1 scores: the pairs' sums from their discordant counts (and per cluster)."""
+        codes, n_groups = self.coding
+        return pair_sums_binary(self.scores, i, j, codes, n_groups, b, c)
 
     def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> PairSums:
-        return pair_sums_graded(self.x, i, j, self.codes, self.n_groups)
+        """Graded scores: centred sums of the pairs' differences (and per cluster)."""
+        codes, n_groups = self.coding
+        return pair_sums_graded(self.scores, i, j, codes, n_groups)
 
     def matrix(self) -> np.ndarray:
-        return self.x
+        """The items x models matrix itself."""
+        return self.scores
 
     def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return model_cluster_sums(self.x, self.codes, self.n_groups, means)
-
-
-def model_cluster_sums(x: np.ndarray, codes: np.ndarray | None, n_groups: int,
-                       means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cluster sizes and per-model sums of centred scores and their squares, a few columns at a time."""
-    if codes is None:
-        msg = "no cluster labels"
-        raise ValueError(msg)
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=n_groups).astype(float)
-    present = sizes > 0
-    starts = np.r_[0, np.cumsum(sizes[present])[:-1]].astype(np.int64)
-    r = np.zeros((n_groups, x.shape[1]))
-    q = np.zeros((n_groups, x.shape[1]))
-    step = max(1, (1 << 22) // max(x.shape[0], 1))
-    for k in range(0, x.shape[1], step):
-        block = x[order, k:k + step] - means[k:k + step]
-        r[present, k:k + step] = np.add.reduceat(block, starts, axis=0)
-        q[present, k:k + step] = np.add.reduceat(block * block, starts, axis=0)
-    return sizes, r, q
-
+        """Per cluster its size, and per model the sums of (x - mean) and (x - mean)^2."""
+        codes, n_groups = self.coding
+        return model_cluster_sums(self.scores, codes, n_groups, means)

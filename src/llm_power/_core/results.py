@@ -62,9 +62,10 @@ def _renderer() -> Any:
     """The report layer that renders results (notebook views, HTML, Markdown, JSON files). The
     package -- the composition root -- names it; the statistics core never imports the report layer.
     """
-    import llm_power
+    import sys
 
-    return llm_power._report_layer()  # noqa: SLF001 - the package is its own composition root
+    package = sys.modules[__name__.split(".", 1)[0]]  # loaded before any of its submodules
+    return package._report_layer()  # noqa: SLF001 - the package is its own composition root
 
 
 class Result:

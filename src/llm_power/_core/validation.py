@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -277,7 +278,7 @@ def check_positive_int(value: Any, name: str, *, maximum: int | None = None) -> 
 
 def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 of per-item cluster labels (missing labels: DataError); see ``_verdict``."""
-    from .._kernel.variance import code_labels
+    from .clusters import code_labels
 
     return code_labels(cluster, n, name=name)
 
@@ -339,3 +340,30 @@ def check_score_matrix(scores: Any, models: Any = None) -> tuple[np.ndarray, lis
             msg
         )
     return x, names
+
+
+def check_alpha_power(alpha: float, power: float) -> tuple[float, float]:
+    """`alpha` and `power` in (0, 1), with the power above `alpha`."""
+    alpha = check_open_unit(alpha, "alpha")
+    power = check_open_unit(power, "power")
+    if power <= alpha:
+        msg = "power"
+        raise fail(msg, f"greater than `alpha` ({alpha:g})", power)
+    return alpha, power
+
+
+def check_delta(delta: float) -> None:
+    """A planned gap must not be zero (no sample size detects it)."""
+    if delta == 0:
+        msg = "`p_a` and `p_b` are equal (delta = 0): no sample size detects a zero gap."
+        raise ValueError(msg)
+
+
+def renamed_correction(continuity_correction: bool, correction: bool | None, *, stacklevel: int) -> bool:
+    """The deprecated ``correction=`` keyword (one release) -> ``continuity_correction``."""
+    if correction is None:
+        return continuity_correction
+    warnings.warn("`correction` was renamed `continuity_correction` (`correction` names a multiplicity "
+                  "procedure elsewhere in llm-power); the old name will be removed in the next release.",
+                  DeprecationWarning, stacklevel=stacklevel + 1)
+    return bool(correction)

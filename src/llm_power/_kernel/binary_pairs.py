@@ -18,7 +18,7 @@ import numpy as np
 from .._core.progress import advance
 from . import verdict as _verdict
 from .paired_intervals import mcnemar_interval
-from .verdict import EXACT_MAX_DISCORDANT, _iid_verdict, mcnemar_test
+from .verdict import EXACT_MAX_DISCORDANT, iid_verdict_block, mcnemar_test
 
 __all__ = ["TASK", "binary_pair_columns"]
 
@@ -62,7 +62,7 @@ def binary_pair_columns(both: np.ndarray, right: np.ndarray, i: np.ndarray, j: n
         low, high = mcnemar_interval(b, c, n, variant="asymptotic", level=confidence_level)
         if exact.any():
             low[exact], high[exact] = mcnemar_interval(b[exact], c[exact], n, variant="exact", level=confidence_level)
-        verdict = _iid_verdict(delta, var, n, pvalue, alpha=np.full(bo.size, alpha), power=power,
+        verdict = iid_verdict_block(delta, var, n, pvalue, alpha=np.full(bo.size, alpha), power=power,
                                alternative="two-sided", b=b, c=c)
         block: dict[str, Any] = {
             "b": b, "c": c, "delta": delta, "ss": disc - n * delta * delta, "var": var, "pvalue": pvalue,

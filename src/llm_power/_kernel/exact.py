@@ -1,8 +1,8 @@
 """Exact power of the exact conditional McNemar test: the sum over the discordant count, no simulation.
 
-Also the two searches built on it: the exact N* (:func:`_first_n_reaching`, a bracketed search
+Also the two searches built on it: the exact N* (:func:`first_n_reaching`, a bracketed search
 that returns exactly what a scan of every n returns) and the exact power as a function of the gap
-at a fixed n (:class:`_PowerInGap`, for the exact MDE).
+at a fixed n (:class:`PowerInGap`, for the exact MDE).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _rejection_given_critical(m: np.ndarray, c: np.ndarray, pi: float, alternati
     return np.asarray(np.where(c >= 0, stats.binom.cdf(c, m, pi), 0.0))
 
 
-def _rejection_probability(m: np.ndarray, pi: float, alpha: float, alternative: str) -> np.ndarray:
+def rejection_probability(m: np.ndarray, pi: float, alpha: float, alternative: str) -> np.ndarray:
     """P(exact McNemar rejects | m discordant items, each favouring A with probability pi)."""
     m = np.asarray(m, dtype=np.int64)
     return _rejection_given_critical(m, _critical_counts(m, alpha, alternative), pi, alternative)
@@ -54,7 +54,7 @@ EXACT_POWER_MAX_N = 1_000_000
 EXACT_SCAN_MAX_N = 200_000
 
 
-def _check_exact_size(n: float, *, what: str, limit: int = EXACT_POWER_MAX_N) -> None:
+def check_exact_size(n: float, *, what: str, limit: int = EXACT_POWER_MAX_N) -> None:
     if not n <= limit:
         msg = (
             f"{what} needs n ≈ {n:.3g} items, beyond the {limit:,} the exact method computes "
@@ -64,13 +64,13 @@ def _check_exact_size(n: float, *, what: str, limit: int = EXACT_POWER_MAX_N) ->
         raise ValueError(msg)
 
 
-def _exact_power_paired(n: np.ndarray, p_d: float, p10: float, alpha: float, alternative: str) -> np.ndarray:
+def exact_power_paired(n: np.ndarray, p_d: float, p10: float, alpha: float, alternative: str) -> np.ndarray:
     """Exact power for each n: sum over m ~ Binomial(n, p_d) of P(reject | m)."""
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
     n_max = int(n.max())
-    _check_exact_size(n_max, what="the exact power")
+    check_exact_size(n_max, what="the exact power")
     m = np.arange(n_max + 1)
-    reject = _rejection_probability(m, p10 / p_d, alpha, alternative)
+    reject = rejection_probability(m, p10 / p_d, alpha, alternative)
     out = np.empty(n.shape, dtype=float)
     step = max(1, 4_000_000 // (n_max + 1))
     for start in range(0, n.size, step):
@@ -86,7 +86,7 @@ def _exact_power_paired(n: np.ndarray, p_d: float, p10: float, alpha: float, alt
 _NEGLIGIBLE = 1e-290
 
 
-class _PowerInGap:
+class PowerInGap:
     """Exact power at a fixed n and discordance p_d as a function of the gap (for the exact MDE).
 
     What does not depend on the gap is computed once: the distribution of the discordant count,
@@ -96,7 +96,7 @@ class _PowerInGap:
     """
 
     def __init__(self, n: int, p_d: float, alpha: float, alternative: str) -> None:
-        _check_exact_size(n, what="the exact power")
+        check_exact_size(n, what="the exact power")
         pmf = stats.binom.pmf(np.arange(n + 1), n, p_d)
         kept = np.flatnonzero(pmf >= _NEGLIGIBLE)
         self.m = np.arange(kept[0], kept[-1] + 1)
@@ -115,7 +115,7 @@ class _PowerInGap:
 _BOUND_MARGIN = 1e-9
 
 
-def _first_n_reaching(p_d: float, p10: float, alpha: float, power: float, alternative: str,  # noqa: PLR0917
+def first_n_reaching(p_d: float, p10: float, alpha: float, power: float, alternative: str,  # noqa: PLR0917
                       guess: float) -> int:
     """Smallest n >= 1 whose exact power is >= ``power`` (the first n that reaches it).
 
@@ -140,7 +140,7 @@ def _first_n_reaching(p_d: float, p10: float, alpha: float, power: float, altern
     pi = p10 / p_d
     size = int(1.25 * guess) + 64  # counts m = 0 .. size - 1
     m = np.arange(size)
-    reject = _rejection_probability(m, pi, alpha, alternative)
+    reject = rejection_probability(m, pi, alpha, alternative)
     envelope = np.maximum.accumulate(reject)  # R+(m)
 
     def bound_below_target(n: int) -> bool:  # U(n) < power, with a margin for rounding
@@ -151,7 +151,7 @@ def _first_n_reaching(p_d: float, p10: float, alpha: float, power: float, altern
     while bound_below_target(hi):
         lo, size = hi, 2 * size
         m = np.arange(size)
-        reject = _rejection_probability(m, pi, alpha, alternative)
+        reject = rejection_probability(m, pi, alpha, alternative)
         envelope = np.maximum.accumulate(reject)
         hi = size - 1
     while hi - lo > 1:
@@ -175,7 +175,7 @@ def _first_n_reaching(p_d: float, p10: float, alpha: float, power: float, altern
         n += 1
         if b + 1 >= size:  # grow the buffers
             size *= 2
-            reject = _rejection_probability(np.arange(size), pi, alpha, alternative)
+            reject = rejection_probability(np.arange(size), pi, alpha, alternative)
             pmf = np.concatenate([pmf, np.zeros(size - pmf.size)])
         shifted = pmf[a:b] * p_d
         pmf[a:b] *= 1.0 - p_d

@@ -17,19 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .._core.validation import check_alternative, check_open_unit, fail, scalar_or_array
+from .._core.validation import check_alpha_power, check_alternative, scalar_or_array
 from . import quantiles as _q
 
 __all__ = ["ceil_items", "k_factor", "mde_from_variance", "n_star_from_variance"]
-
-
-def _check_alpha_power(alpha: float, power: float) -> tuple[float, float]:
-    alpha = check_open_unit(alpha, "alpha")
-    power = check_open_unit(power, "power")
-    if power <= alpha:
-        msg = "power"
-        raise fail(msg, f"greater than `alpha` ({alpha:g})", power)
-    return alpha, power
 
 
 def k_factor(alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided") -> float:
@@ -43,7 +34,7 @@ def k_factor(alpha: float = 0.05, power: float = 0.8, alternative: str = "two-si
     >>> round(k_factor(), 5)
     7.84888
     """
-    alpha, power = _check_alpha_power(alpha, power)
+    alpha, power = check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
     return float(_q.k_constant(alpha, power, alternative))
 
@@ -107,11 +98,6 @@ def ceil_items_array(values: Any) -> np.ndarray:
     return out
 
 
-def _check_delta(delta: float) -> None:
-    if delta == 0:
-        msg = "`p_a` and `p_b` are equal (delta = 0): no sample size detects a zero gap."
-        raise ValueError(msg)
-
-
-def _z_alpha(alpha: float, alternative: str) -> float:
+def z_alpha(alpha: float, alternative: str) -> float:
+    """The one-sided critical value of a test at `alpha` for `alternative`."""
     return float(_q.upper_quantile(_q.tail_level(alpha, alternative)))

@@ -20,8 +20,8 @@ from .variance import cluster_design_effects
 from .verdict import PairSums, pair_sums
 
 __all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
-           "gram_f32", "merge_pair_sums", "model_statistics", "pair_sums_binary", "pair_sums_graded", "paired_counts",
-           "pairwise_statistics"]
+           "gram_f32", "merge_pair_sums", "model_cluster_sums", "model_statistics", "pair_sums_binary",
+           "pair_sums_graded", "paired_counts", "pairwise_statistics"]
 
 #: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
 #: scores is formed in float32 (twice BLAS's float64 speed, half its memory) over blocks of rows
@@ -301,3 +301,23 @@ def _resample_batch(sums: PairSums, binary: bool, w: np.ndarray, crit: np.ndarra
         q = np.where(floor_var > 0, nn * d_star * d_star / (floor_var * k_df), 0.0)
     resolved = (q >= 1.0) & (t_abs >= crit) & (d_star != 0)
     return np.sum(~resolved, axis=1), d_star
+
+
+def model_cluster_sums(x: np.ndarray, codes: np.ndarray | None, n_groups: int,
+                       means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cluster sizes and per-model sums of centred scores and their squares, a few columns at a time."""
+    if codes is None:
+        msg = "no cluster labels"
+        raise ValueError(msg)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    present = sizes > 0
+    starts = np.r_[0, np.cumsum(sizes[present])[:-1]].astype(np.int64)
+    r = np.zeros((n_groups, x.shape[1]))
+    q = np.zeros((n_groups, x.shape[1]))
+    step = max(1, (1 << 22) // max(x.shape[0], 1))
+    for k in range(0, x.shape[1], step):
+        block = x[order, k:k + step] - means[k:k + step]
+        r[present, k:k + step] = np.add.reduceat(block, starts, axis=0)
+        q[present, k:k + step] = np.add.reduceat(block * block, starts, axis=0)
+    return sizes, r, q

@@ -1,9 +1,5 @@
-r"""Cluster identity and cluster-robust variances: the one coder and the one estimator.
-
-**Labels.** :func:`code_labels` turns per-unit labels (items, battles, preferences, questions,
-samples) into integer codes 0..G-1. NaN, None, empty or blank strings are not a cluster: they are a
-:class:`~llm_power.DataError` naming the first unit, everywhere (the readers' rule), because
-pooling them silently into one cluster would change the design effect without telling anyone.
+r"""Cluster-robust variances: the one estimator (the one label coder is
+:mod:`llm_power._core.clusters`, re-exported here).
 
 **Means** (diagnose, compare, the gate, win rates, pass@k, the inspect extension, one model's
 interval). With G clusters of sizes m_g, N = sum m_g and residual sums r_g = sum_{i in g}(y_i - ybar):
@@ -22,13 +18,12 @@ needs -- the variance is *not estimable*: NaN with the reason, never a number.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._core.errors import DataError, FewClustersWarning
+from .._core.clusters import FEW_CLUSTERS
 
 __all__ = [
     "FEW_CLUSTERS",
@@ -37,101 +32,15 @@ __all__ = [
     "cluster_design_effects",
     "cluster_df",
     "cluster_structure",
-    "code_labels",
     "mean_variance",
     "mean_variance_from_sums",
-    "missing_label",
-    "require_clusters",
     "sandwich",
 ]
 
-#: warn when a cluster analysis has fewer clusters than this
-FEW_CLUSTERS = 30
 #: above this many clusters the degrees of freedom are G - 1 (t is then practically normal)
 _MAX_DF_CLUSTERS = 2000
 #: a contrast is estimable when at most this share of its bread-mapped direction lies where the meat is blind
 _BLIND_TOL = 1e-6
-
-
-# =================================================================================================
-# Labels
-# =================================================================================================
-
-def missing_label(value: Any) -> bool:
-    """Whether a label is missing: None, NaN, pandas NA/NaT, an empty or blank string."""
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    if isinstance(value, str):
-        return value.strip() == ""
-    if type(value).__name__ in {"NAType", "NaTType"}:  # pandas NA / NaT, without importing pandas
-        return True
-    try:  # other NaN-like scalars (decimal NaN, numpy datetime NaT)
-        return bool(value != value)
-    except (TypeError, ValueError):
-        return False
-
-
-_WHERE = {"item": "item row"}
-
-
-def code_labels(cluster: Any, n: int, *, name: str = "cluster", unit: str = "item") -> tuple[np.ndarray, int]:
-    """Integer codes 0..G-1 (int64) and G for one label per ``unit``; missing labels are a
-    :class:`~llm_power.DataError` naming the first one (field ``name``).
-
-    Labels are compared as text (``1`` and ``"1"`` are different clusters only if both are
-    present as different types; integers keep their numeric identity).
-
-    Examples
-    --------
-    >>> from llm_power._kernel.variance import code_labels
-    >>> codes, g = code_labels(["math", "code", "math"], 3)
-    >>> codes.tolist(), g
-    ([1, 0, 1], 2)
-    """
-    if hasattr(cluster, "to_numpy") and not isinstance(cluster, np.ndarray):
-        cluster = cluster.to_numpy()  # a pandas column keeps its dtype: integer labels stay integers
-    labels = cluster if isinstance(cluster, np.ndarray) else np.asarray(cluster, dtype=object)
-    if labels.ndim != 1 or labels.shape[0] != n:
-        msg = f"`{name}` must have one label per {unit} ({n}); got shape {np.shape(labels)}."
-        raise ValueError(msg)
-    keys: np.ndarray | None = None
-    if labels.dtype.kind == "f":
-        bad = np.isnan(labels)
-    elif labels.dtype.kind in "biuU":
-        bad = np.zeros(n, dtype=bool) if labels.dtype.kind != "U" else np.char.str_len(np.char.strip(labels)) == 0
-    else:
-        values = labels.tolist()
-        types = set(map(type, values))
-        if types <= {str}:  # text labels: vectorised blank check, no per-label Python call
-            keys = np.array(values, dtype=str) if values else np.array([], dtype=str)
-            bad = np.char.str_len(np.char.strip(keys)) == 0
-        else:
-            bad = np.array([missing_label(v) for v in values], dtype=bool)
-    if np.any(bad):
-        first = int(np.argmax(bad))
-        msg = (f"{int(bad.sum())} {unit}(s) have no cluster label (first at {_WHERE.get(unit, unit)} {first}: "
-               f"{labels[first]!r}); give every {unit} a cluster or drop those {unit}s")
-        raise DataError(msg, field=name)
-    if keys is None and labels.dtype.kind == "O":
-        keys = np.array([str(v) if not isinstance(v, (int, np.integer)) else f"\0{int(v):020d}"
-                         for v in labels.tolist()])
-    _, codes = np.unique(labels if keys is None else keys, return_inverse=True)
-    codes = codes.reshape(-1).astype(np.int64)
-    return codes, int(codes.max() + 1) if codes.size else 0
-
-
-def require_clusters(n_groups: int, *, unit: str = "item", stacklevel: int = 3) -> None:
-    """At least 2 clusters (a ValueError otherwise); fewer than :data:`FEW_CLUSTERS`: a warning."""
-    if n_groups < 2:
-        msg = (f"`cluster` puts every {unit} in one cluster: cluster-robust inference needs at least 2 clusters "
-               "(with one cluster there is no between-cluster variation to measure).")
-        raise ValueError(msg)
-    if n_groups < FEW_CLUSTERS:
-        warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
-                      f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
-                      "cluster-robust inference is approximate.", FewClustersWarning, stacklevel=stacklevel)
 
 
 # =================================================================================================

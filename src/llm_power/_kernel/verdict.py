@@ -49,9 +49,10 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+from .._core.clusters import FEW_CLUSTERS, code_labels
 from .._core.errors import DataError, DegenerateDataWarning
 from . import quantiles as _q
-from .variance import FEW_CLUSTERS, cluster_design_effects, cluster_df, cluster_structure, code_labels
+from .variance import cluster_design_effects, cluster_df, cluster_structure
 
 __all__ = [
     "DESIGN_EFFECTS",
@@ -209,7 +210,7 @@ def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alter
     """Smallest number of discordant items m* whose exact conditional McNemar power at pi = b/(b+c)
     reaches ``power`` (inf when the observed gap is zero or in the untested direction).
     """
-    from .exact import _rejection_probability
+    from .exact import rejection_probability
 
     m = b + c
     if m == 0 or b == c or not in_direction(np.array(b - c), alternative):
@@ -226,7 +227,7 @@ def exact_discordant_needed(b: int, c: int, *, alpha: float, power: float, alter
     start = 1
     while True:
         ms = np.arange(start, size + 1)
-        reach = np.nonzero(_rejection_probability(ms, pi, alpha, alt) >= power)[0]
+        reach = np.nonzero(rejection_probability(ms, pi, alpha, alt) >= power)[0]
         if reach.size:
             return float(ms[reach[0]])
         if size >= _MAX_SCAN:
@@ -238,14 +239,14 @@ def exact_mde(m: int, n: int, *, alpha: float, power: float, alternative: str) -
     """Smallest gap (2 pi - 1) m / n whose exact conditional power at m discordant items reaches
     ``power``; inf when even a gap on every discordant item (pi = 1) is not detected.
     """
-    from .exact import _rejection_probability
+    from .exact import rejection_probability
 
     alt = "two-sided" if alternative == "two-sided" else "greater"
     if m == 0:
         return math.inf
 
     def shortfall(pi: float) -> float:
-        return float(_rejection_probability(np.array([m]), pi, alpha, alt)[0]) - power
+        return float(rejection_probability(np.array([m]), pi, alpha, alt)[0]) - power
 
     if shortfall(1.0) < 0:
         return math.inf
@@ -322,14 +323,16 @@ def iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, 
     per-pair levels of a multiplicity correction).
     """
     delta = np.asarray(delta, dtype=float)
-    verdict: Verdict = by_blocks(_iid_verdict, delta.size, delta, np.asarray(var, dtype=float), n, np.asarray(pvalue),
+    verdict: Verdict = by_blocks(iid_verdict_block, delta.size, delta, np.asarray(var, dtype=float), n,
+                                 np.asarray(pvalue),
                      alpha=np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape).copy(), power=power,
                      alternative=alternative, b=b, c=c, progress="pairs: N* and q")
     return dataclasses.replace(verdict, regime=REGIME_NAMES[verdict.regime])
 
 
-def _iid_verdict(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: np.ndarray, power: float,
-                 alternative: str, b: np.ndarray | None, c: np.ndarray | None) -> Verdict:
+def iid_verdict_block(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, *, alpha: np.ndarray,
+                      power: float, alternative: str, b: np.ndarray | None, c: np.ndarray | None) -> Verdict:
+    """:func:`iid_verdict` of one block of pairs (per-pair ``alpha``; regimes as codes)."""
     alpha_arr = np.broadcast_to(np.asarray(alpha, dtype=float), delta.shape)
     k = _q.k_constant(alpha_arr, power, alternative)
     n_star, q, mde = plugin_verdict(delta, var, n, k, alternative)
@@ -486,7 +489,7 @@ def choose_iid_test(binary: bool, n: int, m: int | None, d: np.ndarray | None) -
 
 def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """McNemar statistic and p-value (floored) of arrays of discordant counts."""
-    from ..paired._tests import mcnemar_pvalue
+    from .pvalues import mcnemar_pvalue
 
     def block(b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         statistic, p = mcnemar_pvalue(b, c, method=variant.removeprefix("mcnemar_"), alternative=alternative)
@@ -506,7 +509,7 @@ def newcombe_interval(n11: Any, b: Any, c: Any, n00: Any, level: float, alternat
     """Newcombe's paired score interval, one-sided per ``alternative`` (bounds of [-1, 1]);
     scalars give floats, arrays (one 2x2 table per pair) give arrays.
     """
-    from ..paired._effects import newcombe_arrays
+    from .paired_intervals import newcombe_arrays
 
     scalar = np.ndim(n11) == 0
     level_used = level if alternative == "two-sided" else 2.0 * level - 1.0

@@ -26,21 +26,6 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def _interval(value: float, n: int, stderr: float | None, level: float) -> tuple[float, float, str]:
-    """Wilson for a mean of 0/1 scores (value x n a whole number), else value +- z stderr."""
-    from .._kernel.quantiles import level_quantile
-    from ..intervals import proportion_ci
-
-    k = value * n
-    if 0.0 <= value <= 1.0 and abs(k - round(k)) < 1e-6 * max(n, 1):
-        ci = proportion_ci(round(k), n, confidence_level=level)
-        return float(ci.low), float(ci.high), "wilson"
-    if stderr is None:
-        return math.nan, math.nan, "none"
-    z = float(level_quantile(level))
-    return value - z * stderr, value + z * stderr, "normal"
-
-
 def _num(value: float | None, spec: str) -> str:
     """A number of the JSON payload (None: infinite N* or undefined) for the table."""
     if value is None:
@@ -55,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from .._core.errors import InfeasibleDesignWarning
     from .._core.format import unique_short_names
     from ..io.aggregate import read_lm_eval_aggregates
-    from ..planning import mde, paired_bounds
+    from ..planning import aggregate_interval, mde, paired_bounds
 
     scores = read_lm_eval_aggregates(args.results, metric=args.metric, filter=args.filter)
     models = list(dict.fromkeys(s.model for s in scores))
@@ -63,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     rows: list[list[str]] = []
     payload: dict[str, list[dict[str, Any]]] = {"scores": [], "pairs": []}
     for s in scores:
-        lo, hi, kind = _interval(s.value, s.n, s.stderr, args.confidence_level)
+        lo, hi, kind = aggregate_interval(s.value, s.n, s.stderr, args.confidence_level)
         binary = kind == "wilson"
         detect = math.nan
         if binary:

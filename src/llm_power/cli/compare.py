@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..matrix import ScoreMatrix
 
 from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
@@ -59,14 +62,15 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list[str] | None]:
-    """(names, items, a, b, clusters) through the one reader stack: a wide table straight into the
+def load(args: argparse.Namespace) -> ScoreMatrix:
+    """The two models' scores (columns A, B) through the one reader stack: a wide table straight into the
     matrix, anything else read_results -> align_results (the same rules).
     """
     from ..io import align_results, read_results
     from ..io.align import align_matrix
     from ..io.detect import expand_paths
     from ..io.harness import read_wide_table
+    from ..matrix import ScoreMatrix
 
     paths = expand_paths(args.files)
     wide = None
@@ -88,9 +92,9 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, list
         aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
     if aligned.note:
         warnings.warn(aligned.note, LLMPowerWarning, stacklevel=2)  # shown as one note line
-    x = aligned.scores
-    ia, ib = aligned.models.index(names[0]), aligned.models.index(names[1])
-    return names, aligned.items, x[:, ia], x[:, ib], aligned.clusters
+    cols = [aligned.models.index(names[0]), aligned.models.index(names[1])]
+    return ScoreMatrix(items=aligned.items, models=names, scores=aligned.scores[:, cols], clusters=aligned.clusters,
+                       note=aligned.note, dropped=aligned.dropped)
 
 
 def _choose(args: argparse.Namespace, found: list[str]) -> list[str]:
@@ -115,7 +119,8 @@ def _choose(args: argparse.Namespace, found: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from ..paired import compare
-    names, items, a, b, clusters = load(args)
+    pair = load(args)
+    names, a, b, clusters = pair.models, pair.scores[:, 0], pair.scores[:, 1], pair.clusters
     res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,
                   n_resamples=args.n_resamples, design_effect=args.design_effect, rng=args.seed)

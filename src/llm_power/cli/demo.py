@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         print_table(f"Error bars of one benchmark score ({100 * args.confidence_level:g}% Wilson interval, in points)",
                     ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3))
         return 0
-    items, models, x, category = load_mmlu_pro()
+    data = load_mmlu_pro()
+    models, x, category = data.models, data.scores, data.clusters
     args.cluster = "category"
     args.pairs, args.correction, args.anytime = "adjacent", "holm", True
     args.alpha, args.power, args.cluster_resamples, args.seed = 0.05, 0.8, 1000, 0

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..matrix import ScoreMatrix
 
 from .._core.errors import DataError
 from .._core.options import FORMATS
@@ -77,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = [p for p in (args.data or []) if p] + ([] if args.data or args.demo else [args.baseline, args.candidate])
     check_outputs([args.markdown_out, args.json_out], inputs)
-    names, items, base, cand, clusters = _load(args)
+    pair = _load(args)
+    names, items, clusters = pair.models, pair.items, pair.clusters
+    base, cand = pair.scores[:, 0], pair.scores[:, 1]
     margin_given = args.margin is not None
     if not margin_given:
         args.margin = 0.01
@@ -158,8 +164,8 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: list[Any], 
     return res.exit_code
 
 
-def _load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, Any]:
-    """(names, items, baseline scores, candidate scores, clusters) on the shared items."""
+def _load(args: argparse.Namespace) -> ScoreMatrix:
+    """Baseline and candidate scores (columns 0, 1) on the shared items, with their names."""
     from . import compare
 
     if args.demo or args.data:
@@ -168,12 +174,12 @@ def _load(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, Any
         read_cluster = args.cluster or ("category" if args.demo else None)
         ns = argparse.Namespace(**{**vars(args), "files": files, "models": [args.baseline, args.candidate],
                                    "cluster": read_cluster})
-        names, items, base, cand, clusters = compare.load(ns)
-        return names, items, base, cand, clusters if args.cluster else None
+        pair = compare.load(ns)
+        return pair if args.cluster else dataclasses.replace(pair, clusters=None)
     return _load_two_paths(args)
 
 
-def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], list[Any], Any, Any, Any]:
+def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
     """Each path holds one model's results (the same model name in both is fine: two runs)."""
     import warnings
 
@@ -181,6 +187,7 @@ def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], list[Any], Any
 
     from .._core.errors import LLMPowerWarning
     from ..io import align_results, read_results
+    from ..matrix import ScoreMatrix
 
     frames, names = [], []
     for role, path in (("baseline", args.baseline), ("candidate", args.candidate)):
@@ -203,9 +210,8 @@ def _load_two_paths(args: argparse.Namespace) -> tuple[list[str], list[Any], Any
     if aligned.note:
         warnings.warn(aligned.note.replace("baseline", names[0]).replace("candidate", names[1]), LLMPowerWarning,
                       stacklevel=2)
-    x = aligned.scores
-    base, cand = x[:, aligned.models.index("baseline")], x[:, aligned.models.index("candidate")]
-    return names, aligned.items, base, cand, aligned.clusters
+    cols = [aligned.models.index("baseline"), aligned.models.index("candidate")]
+    return ScoreMatrix(items=aligned.items, models=names, scores=aligned.scores[:, cols], clusters=aligned.clusters)
 
 
 def _demo_file() -> Path:

@@ -7,7 +7,6 @@ Exit codes: 0 success; 1 bad data or values (one line on stderr, no traceback un
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import warnings
@@ -161,26 +160,10 @@ def as_flags(message: str, args: argparse.Namespace) -> str:
     return _FLAG_VALUE.sub(r"\1 \2", _PARAMETER.sub(flag, message))
 
 
-def command_paths(args: argparse.Namespace) -> tuple[list[str | None], list[str]]:
-    """(outputs, inputs) of a parsed command: every ``*_out`` option is an output; every other path
-    it names that exists (files and folders it reads: results, ``--instances``, ``--data``, ...)
-    is an input, so that no output of any command can overwrite or add to anything it reads.
-    """
-    outputs: list[str | None] = []
-    inputs: list[str] = []
-    for key, value in vars(args).items():
-        values = value if isinstance(value, (list, tuple)) else [value]
-        strings = [v for v in values if isinstance(v, (str, os.PathLike))]
-        if key.endswith("_out"):
-            outputs.extend(str(v) for v in strings)
-            continue
-        inputs.extend(str(v) for v in strings if str(v) and str(v) != "-" and os.path.lexists(v))
-    return outputs, inputs
-
-
 def _run(args: argparse.Namespace) -> int:
     from ..report.files import check_outputs
     from ._bar import progress_bar
+    from ._paths import command_paths
 
     try:
         outputs, inputs = command_paths(args)

@@ -3,48 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from .._core.format import fmt_score
 from ..report.terminal import dump_json, print_table, say
 
-__all__ = ["one_model_summary", "print_one_model"]
-
-
-def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) -> dict[str, Any]:
-    """Score and interval of one model's per-item scores: Wilson for 0/1 scores, Student t for
-    graded ones; with clusters a cluster-robust t interval (CR2 design effect, Imbens-Kolesar df).
-    """
-    from .._kernel.quantiles import interval_half_width
-    from .._kernel.variance import code_labels, mean_variance
-
-    x = np.asarray(scores, dtype=float)
-    n = int(x.size)
-    binary = bool(np.isin(x, (0.0, 1.0)).all())
-    mean = float(x.mean())
-    out: dict[str, Any] = {"n": n, "binary": binary, "mean": mean, "confidence_level": confidence_level}
-    if clusters is not None and len(set(clusters)) >= 2:
-        codes, g = code_labels(clusters, n)
-        v = mean_variance(x, codes, g, kind="cr2", ddof=0 if binary else 1)
-        half = float(interval_half_width(math.sqrt(float(v.variance[0])), confidence_level, "two-sided",
-                                         float(v.df[0])))
-        low, high = (max(mean - half, 0.0), min(mean + half, 1.0)) if binary else (mean - half, mean + half)
-        out.update(method="cluster-robust t (CR2)", low=low, high=high, n_clusters=g,
-                   design_effect=float(v.design_effect[0]), df=float(v.df[0]))
-    elif binary:
-        from ..intervals import proportion_ci
-
-        ci = proportion_ci(int(x.sum()), n, method="wilson", confidence_level=confidence_level)
-        out.update(method="Wilson", low=float(ci.low), high=float(ci.high))
-    else:
-        se = float(x.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-        half = float(interval_half_width(se, confidence_level, "two-sided", n - 1)) if n > 1 else math.nan
-        out.update(method="Student t", low=mean - half, high=mean + half)
-    return out
+__all__ = ["print_one_model"]
 
 
 def _cells(summary: dict[str, Any]) -> tuple[str, str, str]:
@@ -94,7 +59,7 @@ def _write_files(args: argparse.Namespace, summary: dict[str, Any]) -> None:
 
     from .._core.results import to_plain
     from ..report.files import OutputPathError, write_atomic
-    from .main import command_paths
+    from ._paths import command_paths
 
     if getattr(args, "parquet_out", None):
         msg = ("--parquet holds the pairs table, and one model has no pairs; --json FILE writes its score and "
@@ -116,6 +81,8 @@ def print_one_model(args: argparse.Namespace, model: str, scores: Any, clusters:
     files asked for as a one-model report; returns 0.
     """
     level = getattr(args, "confidence_level", 0.95)
+    from ..intervals import one_model_summary
+
     summary = {"model": model, **one_model_summary(scores, clusters, confidence_level=level)}
     _write_files(args, summary)
     if args.format == "json":

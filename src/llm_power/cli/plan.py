@@ -115,7 +115,7 @@ def _kw(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_sample_size(args: argparse.Namespace) -> int:
     """Run `plan sample-size`; returns the exit code."""
-    from ..planning import _sizes as pl
+    from .. import planning as pl
     if args.table:
         return _sample_size_table(args)
     _need(args, "pa", "pb")
@@ -159,7 +159,7 @@ def run_sample_size(args: argparse.Namespace) -> int:
 
 
 def _sample_size_table(args: argparse.Namespace) -> int:
-    from ..planning import _sizes as pl
+    from .. import planning as pl
     p, delta = args.p, args.delta
     p_a, p_b = p + delta / 2, p - delta / 2
     method = "connor" if args.method == "all" else args.method
@@ -184,7 +184,7 @@ def _sample_size_table(args: argparse.Namespace) -> int:
 
 def run_mde(args: argparse.Namespace) -> int:
     """Run `plan mde`; returns the exit code."""
-    from ..planning import _sizes as pl
+    from .. import planning as pl
     ns = args.n or ([80, 164, 198, 1319, 14000] if args.table else None)
     if ns is None:
         msg = "--n required (or use --table)"
@@ -219,7 +219,7 @@ def run_mde(args: argparse.Namespace) -> int:
 
 def run_power(args: argparse.Namespace) -> int:
     """Run `plan power`; returns the exit code."""
-    from ..planning import _sizes as pl
+    from .. import planning as pl
     values = pl.power_curve(args.n, args.pa, args.pb, rho=args.rho, alpha=args.alpha, design=args.design,
                             method=args.method, alternative=args.alternative, design_effect=args.design_effect,
                             discordance=args.discordance)
@@ -235,7 +235,7 @@ def run_power(args: argparse.Namespace) -> int:
 
 def run_shortcut(args: argparse.Namespace) -> int:
     """Run `plan shortcut`; returns the exit code."""
-    from ..planning import _sizes as pl
+    from .. import planning as pl
     k = pl.k_factor(args.alpha, args.power)
     n_short = pl.sample_size_shortcut(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
     short_raw = pl.shortcut_raw(args.pa, args.pb, args.rho, k)

@@ -100,7 +100,7 @@ def estimate(labeled: Any, unlabeled: Any, *, label_column: str | None = None, j
     import numpy as np
 
     from .._core.errors import DataError
-    from ..preferences import ppi_labels_needed, ppi_mean
+    from ..preferences import labels_only_interval, ppi_labels_needed, ppi_mean
 
     lab_cols, unl_cols = [str(c) for c in labeled.columns], [str(c) for c in unlabeled.columns]
     ycol = _column(sources[0], lab_cols, label_column, LABEL_COLUMNS, "human label", "--label-column")
@@ -117,17 +117,15 @@ def estimate(labeled: Any, unlabeled: Any, *, label_column: str | None = None, j
         raise DataError(msg)
     res = ppi_mean(y, f, fu, lam=lam, confidence_level=confidence_level)
     ci = res.confidence_interval()
-    from .._kernel.quantiles import interval_half_width
-
-    classical_half = float(interval_half_width(res.classical_se, confidence_level, "two-sided", y.size - 1))
+    classical = labels_only_interval(res, confidence_level)
     binary = bool(np.isin(y, (0.0, 1.0)).all())
     out: dict[str, Any] = {
         "label_column": ycol, "judge_column": fcol, "n_labeled": res.n_labeled, "n_unlabeled": res.n_unlabeled,
         "binary": binary, "confidence_level": confidence_level, "estimate": res.estimate,
         "standard_error": res.standard_error, "ci_low": ci.low, "ci_high": ci.high, "lam": res.lam,
         "classical_estimate": res.classical_estimate, "classical_se": res.classical_se,
-        "classical_ci_low": res.classical_estimate - classical_half,
-        "classical_ci_high": res.classical_estimate + classical_half,
+        "classical_ci_low": classical.low,
+        "classical_ci_high": classical.high,
         "effective_labels": res.effective_labels, "judge_mean_labeled": float(f.mean()),
         "judge_mean_unlabeled": float(fu.mean()),
         "correlation": float(np.corrcoef(y, f)[0, 1]) if y.std() > 0 and f.std() > 0 else math.nan,

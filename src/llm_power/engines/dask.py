@@ -161,9 +161,9 @@ def _client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], No
 
 def _diagnose_dask(paths: list[Any], *, scheduler: Any, n_workers: int | None, read: dict[str, Any],
                    on_missing: str, options: dict[str, Any]) -> tuple[Any, str]:
-    from ..resolution._diagnose import _diagnose_options, diagnose_source
+    from ..resolution import diagnose_options, diagnose_source
 
-    checked = _diagnose_options(**options)  # every option checked before a cluster is started
+    checked = diagnose_options(**options)  # every option checked before a cluster is started
     files = expand(paths)
     client, close = _client(scheduler, n_workers)
     try:
@@ -231,7 +231,7 @@ def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_
     with_clusters = summaries[0]["labels"] is not None
     labels = sorted(set().union(*(s["labels"] for s in live))) if with_clusters else []
     if with_clusters:
-        from .._kernel.variance import require_clusters
+        from .._core.clusters import require_clusters
 
         require_clusters(len(labels), stacklevel=6)  # the caller of diagnose_files
     if len(models) < 2:  # pragma: no cover - _read_share checks first
@@ -267,7 +267,7 @@ def expand(paths: list[Any]) -> list[str]:
 def _expand_url(url: str) -> list[str]:
     import fsspec
 
-    from ..io.detect import _LM_EVAL_SAMPLES
+    from ..io.detect import LM_EVAL_SAMPLES
 
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.exists(root):
@@ -278,7 +278,7 @@ def _expand_url(url: str) -> list[str]:
     found = []
     for path in sorted(fs.find(root)):
         name = path.rsplit("/", 1)[-1]
-        if _LM_EVAL_SAMPLES.match(name) or name.endswith(".eval") or (name.startswith("details_")
+        if LM_EVAL_SAMPLES.match(name) or name.endswith(".eval") or (name.startswith("details_")
                                                                       and name.endswith(".parquet")):
             found.append(fs.unstrip_protocol(path))
         elif name == "per_instance_stats.json":
@@ -342,7 +342,7 @@ def _read_share(files: list[str], read: dict[str, Any], n_shards: int) -> list[A
     """Parse a share of the files; the rows split into item shards by a hash of the item id."""
     import pandas as pd
 
-    from ..io.harness import _read_part, concat_parts
+    from ..io.harness import concat_parts, read_part
 
     options = {key: read.get(key) for key in READ_OPTIONS}
     options["format"] = options["format"] or "auto"
@@ -351,7 +351,7 @@ def _read_share(files: list[str], read: dict[str, Any], n_shards: int) -> list[A
     with tempfile.TemporaryDirectory() as tmp:
         for k, path in enumerate(files):
             local = _localise(path, Path(tmp) / str(k)) if _is_url(path) else Path(path)
-            part = _read_part(local, options)
+            part = read_part(local, options)
             if part is not None:
                 if _is_url(path):
                     part["source"] = path
@@ -406,7 +406,7 @@ def _align_shard(pieces: list[Any]) -> Any:
     x = np.ascontiguousarray(aligned.scores)
     labels = None if aligned.clusters is None else np.asarray(aligned.clusters, dtype=object)
     if labels is not None and labels.size:
-        from .._kernel.variance import code_labels
+        from .._core.clusters import code_labels
 
         code_labels(labels, labels.size)  # blank labels: the same error as diagnose gives
     n = x.shape[0]
@@ -441,7 +441,7 @@ def _shard_binary_clusters(shard: _Shard, i: np.ndarray, j: np.ndarray,
 
 def _shard_model_clusters(shard: _Shard, means: np.ndarray,
                           labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from ..matrix import model_cluster_sums
+    from .._kernel.sufficient import model_cluster_sums
 
     g = len(labels)
     if not shard.x.shape[0]:

@@ -38,15 +38,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DegenerateDataWarning
 from .._core.format import fmt_gap
 from .._core.results import Result
 from .._core.validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
+from .._kernel.paired_intervals import tango_null_variance, tango_z
 from .._kernel.quantiles import critical_values, interval_half_width, normal_pvalue, t_pvalue, z_quantile
-from .._kernel.variance import code_labels, mean_variance, require_clusters
+from .._kernel.variance import mean_variance
 from ..paired import paired_difference_ci_from_counts
-from ..paired._effects import _tango_z, tango_null_variance
 from ..sequential import anytime_critical_value, normal_mixture_boundary
 
 __all__ = ["EXIT_CODES", "GateResult", "TaskGateResult", "gate", "gate_tasks"]
@@ -276,7 +277,7 @@ def _fixed(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool,
         n01 = int(np.sum((c_arr == 0) & (b_arr == 1)))
         n11 = int(np.sum((c_arr == 1) & (b_arr == 1)))
         test = "tango"
-        z = _tango_z(-margin, n10, n01, n)
+        z = tango_z(-margin, n10, n01, n)
         p_non, p_inf = float(normal_pvalue(z, "greater")), float(normal_pvalue(z, "less"))
         ci = paired_difference_ci_from_counts(n11, n10, n01, n - n11 - n10 - n01, method="tango",
                                               confidence_level=1.0 - 2.0 * alpha)

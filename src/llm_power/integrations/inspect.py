@@ -64,8 +64,9 @@ def interval(method: str = "wilson", confidence_level: float = 0.95, cluster: st
     """The mean score's interval: ``{"ci_low": ..., "ci_high": ...}`` (with ``cluster``:
     ``ci_low_<cluster>``/``ci_high_<cluster>``, so both can be listed on one scorer).
     """
+    from .._core.clusters import code_labels
     from .._kernel.quantiles import interval_half_width
-    from .._kernel.variance import code_labels, mean_variance
+    from .._kernel.variance import mean_variance
     from ..intervals import proportion_ci
 
     def compute(scores: list[SampleScore]) -> Value:

@@ -82,11 +82,11 @@ class LLMPowerAccessor:
         frame = self._frame
         item_col = item if item is not None else next((c for c in ITEM_COLUMNS if c in frame.columns), None)
         rest = [c for c in frame.columns if c not in (item_col, cluster)]
-        from ..io.plain import _is_score_like, _is_text, parse_score
+        from ..io.plain import is_score_like, is_text, parse_score
 
         # a text column is a label; one with any number in it is a model (its odd cells are errors)
-        labels = [c for c in rest if frame[c].dtype.kind not in "biuf" and frame[c].map(_is_text).any()
-                  and not frame[c].map(_is_score_like).any()]
+        labels = [c for c in rest if frame[c].dtype.kind not in "biuf" and frame[c].map(is_text).any()
+                  and not frame[c].map(is_score_like).any()]
         numeric = [c for c in rest if c not in labels]
         if not any(frame[c].dtype.kind in "biuf" for c in numeric):
             return None  # no numeric column: not a wide frame (the long reader says what is missing)

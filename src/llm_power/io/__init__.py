@@ -1,6 +1,6 @@
 """Readers: turn result files into aligned per-item score arrays. Errors name file, record, field."""
 
-from .align import Aligned, align_results
+from .align import Aligned, ScoreMatrix, align_results
 from .battles import read_battles
 from .harness import FORMATS, Record, detect_format, iter_records, read_results
 from .plain import ItemScores, read_item_scores, read_wide_matrix
@@ -9,6 +9,7 @@ from .samples import read_samples, sample_matrices
 __all__ = [
     "FORMATS",
     "Aligned",
+    "ScoreMatrix",
     "ItemScores",
     "Record",
     "align_results",

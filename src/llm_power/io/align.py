@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._core.errors import DataError
+from ..matrix import ScoreMatrix
 
-__all__ = ["Aligned", "align_matrix", "align_results"]
-
-
-@dataclass(frozen=True)
-class Aligned:
-    """The aligned matrix and what alignment did."""
-
-    items: list[Any]
-    models: list[Any]
-    scores: np.ndarray
-    clusters: list[Any] | None
-    dropped: dict[str, Any] = field(default_factory=dict)
-    note: str = ""
+__all__ = ["Aligned", "ScoreMatrix", "align_matrix", "align_results"]
 
 
-def align_results(frame: Any, *, on_missing: str = "error") -> Aligned:
+#: the name this type had before :class:`~llm_power.matrix.ScoreMatrix` (kept: public in ``llm_power.io``)
+Aligned = ScoreMatrix
+
+
+def align_results(frame: Any, *, on_missing: str = "error") -> ScoreMatrix:
     """Items x models matrix from the long table of :func:`read_results`.
 
     Parameters
@@ -110,7 +102,7 @@ def targets_differ(count: int, item: Any, detail: str) -> DataError:
                      "the runs used different data and must not be mixed")
 
 
-def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
+def _align_codes(frame: Any, models: list[Any], on_missing: str) -> ScoreMatrix:
     """The matrix of a long table with the missing-item policy applied."""
     aligned, lacking, n_items = align_common(frame, models)
     note = ""
@@ -123,7 +115,7 @@ def _align_codes(frame: Any, models: list[Any], on_missing: str) -> Aligned:
     return dataclasses.replace(aligned, note=note)
 
 
-def align_common(frame: Any, models: list[Any]) -> tuple[Aligned, dict[Any, tuple[int, Any]], int]:
+def align_common(frame: Any, models: list[Any]) -> tuple[ScoreMatrix, dict[Any, tuple[int, Any]], int]:
     """The items every model has, as a matrix from integer codes of models and items (O(rows), no
     per-model sets), in natural item order; which models lack items (how many, the first in
     natural order); and how many items there are in all. Items are independent of each other, so
@@ -157,7 +149,7 @@ def align_common(frame: Any, models: list[Any]) -> tuple[Aligned, dict[Any, tupl
     if "cluster" in frame.columns:
         label_code, label_values = pd.factorize(frame["cluster"], sort=False)  # None/NaN: -1
         clusters = _cluster_labels(label_code[take], list(label_values), row_of[item_code[take]], items)
-    return (Aligned(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped), lacking,
+    return (ScoreMatrix(items=items, models=models, scores=scores, clusters=clusters, dropped=dropped), lacking,
             n_items)
 
 
@@ -205,7 +197,7 @@ def _code_range(codes: np.ndarray, groups: np.ndarray, n_groups: int) -> tuple[n
 
 
 def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, clusters: list[Any] | None, *,
-                 on_missing: str = "error") -> Aligned:
+                 on_missing: str = "error") -> ScoreMatrix:
     """:func:`align_results` for a wide table read straight into a matrix (one row per item, one
     column per model, NaN where a model lacks an item): the same rules and the same result as the
     long path (items in natural order, models sorted, the same errors and notes), without a row
@@ -243,7 +235,7 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     take = np.asarray(item_order, dtype=np.intp)
     matrix = np.ascontiguousarray(scores[np.ix_(take, np.asarray(model_order, dtype=np.intp))])
     dropped = {models[k]: int(present[:, k].sum()) - take.size for k in model_order}
-    return Aligned(items=[items[r] for r in take], models=names, scores=matrix,
+    return ScoreMatrix(items=[items[r] for r in take], models=names, scores=matrix,
                    clusters=None if clusters is None else [str(clusters[r]) for r in take], dropped=dropped, note=note)
 
 

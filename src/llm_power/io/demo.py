@@ -8,17 +8,20 @@ from importlib import resources
 
 import numpy as np
 
+from ..matrix import ScoreMatrix
+
 __all__ = ["load_mmlu_pro"]
 
 
-def load_mmlu_pro() -> tuple[list[str], list[str], np.ndarray, list[str]]:
-    """Return (question ids, model names, (12032, 26) 0/1 matrix, category of each question).
+def load_mmlu_pro() -> ScoreMatrix:
+    """The bundled MMLU-Pro data as a :class:`~llm_power.matrix.ScoreMatrix`: 12,032 question ids,
+    26 model names, the 0/1 matrix and each question's category as its cluster label.
 
     Examples
     --------
     >>> from llm_power.io.demo import load_mmlu_pro
-    >>> items, models, x, category = load_mmlu_pro()
-    >>> x.shape, len(set(category))
+    >>> data = load_mmlu_pro()
+    >>> data.scores.shape, len(set(data.clusters))
     ((12032, 26), 14)
     """
     path = resources.files("llm_power") / "data" / "mmlu_pro_correct.csv.gz"
@@ -30,4 +33,5 @@ def load_mmlu_pro() -> tuple[list[str], list[str], np.ndarray, list[str]]:
             items.append(row[0])
             category.append(row[1])
             rows.append(row[2:])
-    return items, header[2:], np.asarray(rows, dtype=np.int8).astype(float), category
+    return ScoreMatrix(items=items, models=header[2:], scores=np.asarray(rows, dtype=np.int8).astype(float),
+                       clusters=category)

@@ -14,7 +14,7 @@ from .safe import load_json_file
 
 __all__ = ["companion_files", "detect_format", "expand_paths"]
 
-_LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 
 
 def detect_format(path: Path) -> str:
@@ -30,7 +30,7 @@ def detect_format(path: Path) -> str:
         return "inspect"
     if name == "per_instance_stats.json":
         return "helm"
-    if _LM_EVAL_SAMPLES.match(name):
+    if LM_EVAL_SAMPLES.match(name):
         return "lm_eval"
     if suffix == ".parquet":
         return "lighteval" if name.startswith("details_") else "parquet"
@@ -74,7 +74,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         found = sorted(
             p for p in path.rglob("*")
             if p.is_file() and (
-                _LM_EVAL_SAMPLES.match(p.name) or p.suffix.lower() == ".eval"
+                LM_EVAL_SAMPLES.match(p.name) or p.suffix.lower() == ".eval"
                 or (p.name.startswith("details_") and p.suffix.lower() == ".parquet")
             )
         )
@@ -98,7 +98,7 @@ def companion_files(paths: Iterable[Path]) -> list[Path]:
     """
     out: list[Path] = []
     for path in paths:
-        if _LM_EVAL_SAMPLES.match(path.name):
+        if LM_EVAL_SAMPLES.match(path.name):
             out += sorted(path.parent.glob("results_*.json"))
         elif path.name.startswith("details_") and path.suffix.lower() == ".parquet":
             out += sorted(path.parent.glob("results_*.json")) + sorted(path.parent.parent.glob("results_*.json"))

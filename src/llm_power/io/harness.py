@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from .._core.clusters import missing_label
 from .._core.errors import DataError
 from .._core.options import FORMATS  # one list, shared with the command line
-from .._kernel.variance import missing_label
 from .plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score
 from .safe import ArchiveReader, load_json_file, read_parquet
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
 __all__ = ["FORMATS", "Record", "companion_files", "detect_format", "iter_records", "read_results", "read_wide_table"]
 
 INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-from .detect import _LM_EVAL_SAMPLES, companion_files, detect_format, expand_paths  # noqa: E402, F401 - re-exported
+from .detect import LM_EVAL_SAMPLES, companion_files, detect_format, expand_paths  # noqa: E402, F401 - re-exported
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def doc_cluster(rec: dict[str, Any], cluster: str | None, *, file: str, record: 
 def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | None = None,
                  cluster: str | None = None) -> Iterator[Record]:
     """lm-eval ``samples_<task>_<date>.jsonl``: one line per (doc_id, filter); streamed."""
-    match = _LM_EVAL_SAMPLES.match(path.name)
+    match = LM_EVAL_SAMPLES.match(path.name)
     task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
     model = _lm_eval_model(path, date)
     by_filter: dict[str, list[Record]] = {}
@@ -478,7 +478,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
     workers = min(os.cpu_count() or 1, len(files))
     if workers < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
         for k, path in enumerate(files, start=1):
-            yield _read_part(path, options)
+            yield read_part(path, options)
             advance("files read", k, len(files))
         return
     from concurrent.futures import ProcessPoolExecutor
@@ -487,7 +487,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
         pending: deque[Any] = deque()
         queue = iter(files)
         for path in queue:
-            pending.append(pool.submit(_read_part, path, options))
+            pending.append(pool.submit(read_part, path, options))
             if len(pending) >= 4 * workers:
                 break
         done = 0
@@ -495,13 +495,13 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
             part = pending.popleft().result()  # in file order; a worker's DataError is raised here
             nxt = next(queue, None)
             if nxt is not None:
-                pending.append(pool.submit(_read_part, nxt, options))
+                pending.append(pool.submit(read_part, nxt, options))
             done += 1
             advance("files read", done, len(files))
             yield part
 
 
-def _read_part(path: Path, options: dict[str, Any]) -> Any:
+def read_part(path: Path, options: dict[str, Any]) -> Any:
     """The long table of one file (None when it has no rows): columnar when possible."""
     import numpy as np
     import pandas as pd
@@ -589,12 +589,12 @@ def concat_parts(parts: Iterable[Any]) -> Any:
 def _columns_fast(path: Path, *, format: str, metric: str | None, cluster: str | None,
                   filter_name: str | None) -> dict[str, Any] | None:
     """The columns of a clean lm-eval samples file by the columnar reader, else None."""
-    if not path.is_file() or (format == "auto" and not _LM_EVAL_SAMPLES.match(path.name)) or format not in (
+    if not path.is_file() or (format == "auto" and not LM_EVAL_SAMPLES.match(path.name)) or format not in (
             "auto", "lm_eval"):
         return None
     from .columnar import lm_eval_columns
 
-    match = _LM_EVAL_SAMPLES.match(path.name)
+    match = LM_EVAL_SAMPLES.match(path.name)
     task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
     return lm_eval_columns(path, task=task, model=_lm_eval_model(path, date), metric=metric,
                            filter_name=filter_name, cluster=cluster)

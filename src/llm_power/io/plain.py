@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .._core.clusters import missing_label
 from .._core.errors import DataError
-from .._kernel.variance import missing_label
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
@@ -256,7 +256,7 @@ def _labels_stay_text(rec: dict[str, Any], labels: Sequence[str], first: dict[st
     score is malformed: the error names that first cell.
     """
     for c in labels:
-        if _is_score_like(rec.get(c)):
+        if is_score_like(rec.get(c)):
             parse_score(first[c], file=str(path), record=first_line, field=c)  # raises: it is text
 
 
@@ -365,7 +365,7 @@ def read_wide_matrix(
     labels: list[str] = []
     if not models:  # a column of text (subject, category) is a label, never a model
         first = next(_records(path))[1]
-        labels = [c for c in names if _is_text(first.get(c))]
+        labels = [c for c in names if is_text(first.get(c))]
         names = [c for c in names if c not in labels]
     if not names:
         msg = "no model columns besides the item id, cluster and label columns"
@@ -375,7 +375,7 @@ def read_wide_matrix(
     return items, names, values, clusters
 
 
-def _is_text(value: Any) -> bool:
+def is_text(value: Any) -> bool:
     """A cell that is a label, never a score: non-empty text that is not a number or a boolean word."""
     if not isinstance(value, str):
         return False
@@ -383,7 +383,7 @@ def _is_text(value: Any) -> bool:
     return bool(text) and not _NUMBER.fullmatch(text) and text.lower() not in _TRUE | _FALSE
 
 
-def _is_score_like(value: Any) -> bool:
+def is_score_like(value: Any) -> bool:
     """A cell that shows a text column is really a score column: a number, a boolean, a numeric
     string or a boolean word of more than one letter (a label column may well hold "y" or "c";
     blanks are neither).
@@ -437,9 +437,9 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
         types = pd.api.types
         labels = [c for c in names if not (types.is_numeric_dtype(frame[c]) or types.is_bool_dtype(frame[c]))]
         # text in every non-empty cell; a number among them makes it a model with malformed scores
-        labels = [c for c in labels if frame[c].map(_is_text).any() and not frame[c].map(_is_score_like).any()]
+        labels = [c for c in labels if frame[c].map(is_text).any() and not frame[c].map(is_score_like).any()]
         names = [c for c in names if c not in labels]
-        label_columns_note(labels, [frame[c][frame[c].map(_is_text)].iloc[0] for c in labels])
+        label_columns_note(labels, [frame[c][frame[c].map(is_text)].iloc[0] for c in labels])
     if not names:
         msg = "no model columns besides the item id, cluster and label columns"
         raise DataError(msg, file=str(path))

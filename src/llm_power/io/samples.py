@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .._core.clusters import missing_label
 from .._core.errors import DataError
-from .._kernel.variance import missing_label
 
 __all__ = ["read_samples", "sample_matrices"]
 
@@ -23,12 +23,12 @@ _STATUS = {"pass": 1.0, "fail": 0.0, "timeout": 0.0, "error": 0.0}
 
 
 def _kind(path: Path) -> str:
-    from .detect import _LM_EVAL_SAMPLES
+    from .detect import LM_EVAL_SAMPLES
 
     name = path.name.lower()
     if path.suffix.lower() == ".eval":
         return "inspect"
-    if _LM_EVAL_SAMPLES.match(path.name):
+    if LM_EVAL_SAMPLES.match(path.name):
         return "lm_eval"
     if name.endswith(("_eval_results.json", ".eval_results.json")) or name == "eval_results.json":
         return "evalplus"
@@ -156,18 +156,21 @@ def _swebench(path: Path, instances: list[str] | None) -> Iterator[dict[str, Any
 
 
 def _passing_repeats(value: float, n: int, k: int, *, file: str, record: str, field: str) -> int:
-    """The number c of passing repeats among n that gives this document's pass@k (unique, or an error)."""
-    import numpy as np
+    """The number c of passing repeats among n that gives this document's pass@k (unique, or an error).
 
-    from ..samples import pass_at_k
+    Decoding, not estimating: the count whose pass@k, 1 - C(n - c, k) / C(n, k) in exact integers,
+    is the logged value (the reader needs no statistics; :func:`llm_power.pass_at_k` estimates).
+    """
+    from math import comb
 
     if k > n:
         msg = f"pass@{k} with only {n} repeats"
         raise DataError(msg, file=file, record=record, field=field)
-    matches = np.nonzero(np.abs(pass_at_k(n, np.arange(n + 1), k) - value) < 1e-9)[0]
-    if matches.size == 1:
-        return int(matches[0])
-    if matches.size == 0:
+    total = comb(n, k)
+    matches = [c for c in range(n + 1) if abs((total - comb(n - c, k)) / total - value) < 1e-9]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
         msg = f"{value!r} is not pass@{k} of any count of passing repeats among {n}"
         raise DataError(msg, file=file, record=record, field=field)
     msg = (f"pass@{k} = {value!r} with {n} repeats does not say how many passed (any of {matches[0]}..{matches[-1]}); "
@@ -180,11 +183,11 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
     response but a single score; the per-document pass@k (preferably pass@1 = c / n) gives the number
     c of passing repeats, which is all pass@k needs (the file does not say which repeats passed).
     """
-    from .detect import _LM_EVAL_SAMPLES
+    from .detect import LM_EVAL_SAMPLES
     from .harness import _lm_eval_model, doc_cluster
     from .plain import _records, parse_score
 
-    match = _LM_EVAL_SAMPLES.match(path.name)
+    match = LM_EVAL_SAMPLES.match(path.name)
     task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
     model = _lm_eval_model(path, date)
     filters: set[str] = set()

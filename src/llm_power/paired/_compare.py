@@ -8,14 +8,22 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.format import fmt_gap, fmt_n_star, fmt_score, p_is
 from .._core.options import COMPARE_METHODS  # one list, shared with the command line
 from .._core.results import ConfidenceInterval, Result
-from .._core.validation import as_rng, check_alternative, check_confidence_level, check_option, check_paired, is_binary
+from .._core.validation import (
+    as_rng,
+    check_alpha_power,
+    check_alternative,
+    check_confidence_level,
+    check_option,
+    check_paired,
+    is_binary,
+)
 from .._kernel.paired_intervals import mcnemar_interval
-from .._kernel.sizes import _check_alpha_power, ceil_items
-from .._kernel.variance import code_labels, require_clusters
+from .._kernel.sizes import ceil_items
 from .._kernel.verdict import (
     DESIGN_EFFECTS,
     choose_iid_test,
@@ -285,7 +293,7 @@ def compare(
     method = check_option(method, "method", valid)
     alternative = check_alternative(alternative)
     confidence_level = check_confidence_level(confidence_level)
-    alpha, power = _check_alpha_power(alpha, power)
+    alpha, power = check_alpha_power(alpha, power)
     design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
     a_arr, b_arr = check_paired(a, b)
     gen = as_rng(rng)

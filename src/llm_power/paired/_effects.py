@@ -20,9 +20,9 @@ from scipy import optimize
 
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_binary, check_confidence_level, check_option, check_paired, is_binary
+from .._kernel.paired_intervals import newcombe_arrays, tango_z
 from .._kernel.quantiles import level_quantile
 from .._kernel.sufficient import paired_counts
-from ..intervals import _bounds
 
 __all__ = [
     "PAIRED_CI_METHODS",
@@ -147,68 +147,13 @@ def _newcombe(n11: int, n10: int, n01: int, n00: int, confidence_level: float) -
     return ConfidenceInterval(float(low[0]), float(high[0]))
 
 
-def newcombe_arrays(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n00: np.ndarray,
-                    confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Newcombe's (1998, method 10) paired score interval for arrays of 2x2 tables (one per pair):
-    the Wilson intervals of both margins combined with the continuity-corrected phi coefficient.
-    """
-    n11, n10, n01, n00 = (np.asarray(v, dtype=float) for v in (n11, n10, n01, n00))
-    n = n11 + n10 + n01 + n00
-    l1, u1 = _bounds(n11 + n10, n, "wilson", confidence_level, "two-sided")
-    l2, u2 = _bounds(n11 + n01, n, "wilson", confidence_level, "two-sided")
-    return newcombe_combine(n11, n10, n01, n00, (l1, u1), (l2, u2))
-
-
-def newcombe_combine(n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n00: np.ndarray,
-                     wilson_a: tuple[np.ndarray, np.ndarray],
-                     wilson_b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Newcombe's interval from the 2x2 tables and the Wilson intervals of the two margins (which
-    depend on one model each: a leaderboard computes them once per model, not once per pair).
-    """
-    n = n11 + n10 + n01 + n00
-    p1, p2 = (n11 + n10) / n, (n11 + n01) / n
-    (l1, u1), (l2, u2) = wilson_a, wilson_b
-    margins = (n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00)
-    cross = n11 * n00 - n10 * n01
-    with np.errstate(divide="ignore", invalid="ignore"):
-        root = np.sqrt(margins)
-        phi = np.where(margins == 0, 0.0,
-                       np.where(cross > n / 2, (cross - n / 2) / root, np.where(cross >= 0, 0.0, cross / root)))
-    delta = p1 - p2
-    dl1, du1, dl2, du2 = p1 - l1, u1 - p1, p2 - l2, u2 - p2
-    low = delta - np.sqrt(np.maximum(dl1**2 - 2 * phi * dl1 * du2 + du2**2, 0.0))
-    high = delta + np.sqrt(np.maximum(du1**2 - 2 * phi * du1 * dl2 + dl2**2, 0.0))
-    return np.maximum(-1.0, low), np.minimum(1.0, high)
-
-
-def _tango_p01(delta: float, n10: int, n01: int, n: int) -> float:
-    """Tango's restricted MLE of p01 under a difference ``delta`` (closed form of the quadratic)."""
-    w = -n10 - n01 + (2 * n - n10 + n01) * delta
-    return (math.sqrt(max(w * w + 8.0 * n * n01 * delta * (1.0 - delta), 0.0)) - w) / (4.0 * n)
-
-
-def tango_null_variance(delta: float, n10: int, n01: int, n: int) -> float:
-    """Per-item variance of D under a difference ``delta``, at Tango's restricted MLE:
-    2 p01~ + delta (1 - delta) (the variance his score test of delta uses).
-    """
-    return max(2.0 * _tango_p01(delta, n10, n01, n) + delta * (1.0 - delta), 0.0)
-
-
-def _tango_z(delta: float, n10: int, n01: int, n: int) -> float:
-    var = n * tango_null_variance(delta, n10, n01, n)
-    num = n10 - n01 - n * delta
-    if var <= 0:
-        return math.copysign(math.inf, num) if num != 0 else 0.0
-    return num / math.sqrt(var)
-
-
 def _tango(n11: int, n10: int, n01: int, n00: int, z: float) -> ConfidenceInterval:
     n = n11 + n10 + n01 + n00
     delta = (n10 - n01) / n
     eps = 1e-12
 
     def f(d: float, target: float) -> float:
-        return _tango_z(d, n10, n01, n) - target
+        return tango_z(d, n10, n01, n) - target
 
     if delta <= -1 + eps:
         low = -1.0

@@ -400,7 +400,7 @@ def _cluster_codes(cluster: Any, n: int) -> np.ndarray | None:
     """Integer codes 0..G-1 for per-item cluster labels, or None (missing labels: DataError)."""
     if cluster is None:
         return None
-    from .._kernel.variance import code_labels
+    from .._core.clusters import code_labels
 
     return code_labels(cluster, n)[0]
 

@@ -20,11 +20,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from .._core.errors import ApproximationWarning, DegenerateDataWarning
 from .._core.results import Result
-from .._core.validation import as_float_array, check_alternative, check_binary, check_option, check_paired
+from .._core.validation import (
+    as_float_array,
+    check_alternative,
+    check_binary,
+    check_option,
+    check_paired,
+    renamed_correction,
+)
+from .._kernel.pvalues import mcnemar_pvalue
 from .._kernel.sufficient import paired_counts
 
 __all__ = [
@@ -121,62 +129,6 @@ def _tail_pvalue(dist: Any, statistic: float, alternative: str) -> float:
 
 # --- McNemar ------------------------------------------------------------------------------------
 
-def _renamed_correction(continuity_correction: bool, correction: bool | None, *, stacklevel: int) -> bool:
-    """The deprecated ``correction=`` keyword (one release) -> ``continuity_correction``."""
-    if correction is None:
-        return continuity_correction
-    warnings.warn("`correction` was renamed `continuity_correction` (`correction` names a multiplicity "
-                  "procedure elsewhere in llm-power); the old name will be removed in the next release.",
-                  DeprecationWarning, stacklevel=stacklevel + 1)
-    return bool(correction)
-
-
-def mcnemar_pvalue(b: Any, c: Any, *, method: str = "exact", continuity_correction: bool = True,
-                   alternative: str = "two-sided") -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised McNemar statistic and p-value from discordant counts (no validation).
-
-    Used by :func:`mcnemar`, the planning module and the validity simulations. With
-    ``b + c = 0`` the p-value is 1.
-    """
-    b = np.asarray(b, dtype=float)
-    c = np.asarray(c, dtype=float)
-    m = b + c
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if method in ("exact", "mid_p"):
-            statistic = np.minimum(b, c)
-            if alternative == "two-sided":
-                tail = stats.binom.cdf(statistic, m, 0.5)
-                point = stats.binom.pmf(statistic, m, 0.5)
-            elif alternative == "greater":  # A better: many b; P(X >= b)
-                tail = stats.binom.sf(b - 1, m, 0.5)
-                point = stats.binom.pmf(b, m, 0.5)
-            else:
-                tail = stats.binom.cdf(b, m, 0.5)
-                point = stats.binom.pmf(b, m, 0.5)
-            if method == "mid_p":
-                tail = tail - 0.5 * point
-            p = 2.0 * tail if alternative == "two-sided" else tail
-        elif method == "asymptotic":
-            diff = b - c
-            corr = 1.0 if continuity_correction else 0.0
-            # the correction never moves the statistic past zero (as R's mcnemar.test)
-            shrunk = np.sign(diff) * np.maximum(np.abs(diff) - corr, 0.0)
-            z = shrunk / np.sqrt(m)
-            statistic = z * z
-            # chi-square(1) and normal tails by the special functions themselves (scipy.stats' frozen
-            # distributions cost ~10x more per element on millions of pairs): P(chi2_1 > z^2) = erfc(|z|/sqrt 2)
-            if alternative == "two-sided":
-                p = special.erfc(np.abs(z) / math.sqrt(2.0))
-            elif alternative == "greater":
-                p = special.ndtr(-z)
-            else:
-                p = special.ndtr(z)
-        else:  # pragma: no cover - validated by callers
-            raise ValueError(method)
-    p = np.where(m == 0, 1.0, np.clip(p, 0.0, 1.0))
-    statistic = np.where(m == 0, 0.0, statistic)
-    return statistic, p
-
 
 def mcnemar(
     a: Any,
@@ -250,7 +202,7 @@ def mcnemar(
     a_arr, b_arr = check_paired(a, b, min_items=1)
     check_binary(a_arr, "a", why="McNemar's test needs correct/incorrect per item")
     check_binary(b_arr, "b", why="McNemar's test needs correct/incorrect per item")
-    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=3)
+    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=3)
     _, n_b, n_c, _ = paired_counts(a_arr, b_arr)
     return mcnemar_from_counts(n_b, n_c, n=a_arr.size, method=method, continuity_correction=continuity_correction,
                                alternative=alternative, _stacklevel=3)
@@ -277,7 +229,7 @@ def mcnemar_from_counts(
     """
     method = check_option(method, "method", ("exact", "asymptotic", "mid_p"))
     alternative = check_alternative(alternative)
-    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=_stacklevel + 1)
+    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=_stacklevel + 1)
     for value, name in ((b, "b"), (c, "c")):
         if isinstance(value, bool) or not float(value).is_integer() or value < 0:
             msg = f"`{name}` must be a non-negative integer count; got {value!r}."
@@ -414,7 +366,7 @@ def wilcoxon(
     alternative = check_alternative(alternative)
     method = check_option(method, "method", ("auto", "exact", "approx"))
     zero_method = check_option(zero_method, "zero_method", ("wilcox", "pratt"))
-    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=2)
+    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=2)
     a_arr, b_arr = check_paired(a, b)
     d = a_arr - b_arr
     nonzero = d != 0

@@ -5,6 +5,7 @@ simulation, and what aggregate scores alone can say.
 
 from ._aggregates import (
     PairedBoundsResult,
+    aggregate_interval,
     paired_bounds,
 )
 from ._designs import (
@@ -21,6 +22,7 @@ from ._shortcut import (
     sample_size_shortcut,
     shortcut_constant,
     shortcut_prescreen,
+    shortcut_raw,
 )
 from ._simulation import (
     SIMULATION_TESTS,
@@ -33,7 +35,6 @@ from ._simulation import (
 from ._sizes import (
     PAIRED_METHODS,
     UNPAIRED_METHODS,
-    bonferroni_factor,
     ceil_items,
     k_factor,
     mde,
@@ -42,7 +43,6 @@ from ._sizes import (
     power,
     power_curve,
     sample_size,
-    shortcut_raw,
     unrounded_sample_size,
 )
 
@@ -54,7 +54,7 @@ __all__ = [
     "SIMULATION_TESTS",
     "TypeSMResult",
     "UNPAIRED_METHODS",
-    "bonferroni_factor",
+    "aggregate_interval",
     "calibrate",
     "ceil_items",
     "cells_from_margins",

@@ -17,9 +17,10 @@ from typing import ClassVar
 
 from .._core.results import Result
 from .._core.validation import check_open_unit
-from .._kernel.quantiles import k_constant, normal_pvalue
+from .._kernel.quantiles import k_constant, level_quantile, normal_pvalue
+from ..intervals import proportion_ci
 
-__all__ = ["PairedBoundsResult", "paired_bounds"]
+__all__ = ["PairedBoundsResult", "aggregate_interval", "paired_bounds"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,15 @@ def paired_bounds(p_a: float, p_b: float, n: int, *, alpha: float = 0.05, power:
     return PairedBoundsResult(p_a=p_a, p_b=p_b, n=int(n), discordance_low=lo, discordance_high=hi, pvalue_low=p_low,
                               pvalue_high=p_high, n_star_low=n_star(lo), n_star_high=n_star(hi), alpha=alpha,
                               verdict=verdict)
+
+
+def aggregate_interval(value: float, n: int, stderr: float | None, level: float) -> tuple[float, float, str]:
+    """Wilson for a mean of 0/1 scores (value x n a whole number), else value +- z stderr."""
+    k = value * n
+    if 0.0 <= value <= 1.0 and abs(k - round(k)) < 1e-6 * max(n, 1):
+        ci = proportion_ci(round(k), n, confidence_level=level)
+        return float(ci.low), float(ci.high), "wilson"
+    if stderr is None:
+        return math.nan, math.nan, "none"
+    z = float(level_quantile(level))
+    return value - z * stderr, value + z * stderr, "normal"

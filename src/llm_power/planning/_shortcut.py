@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from .._core.validation import check_positive, fail
-from .._kernel.sizes import _check_alpha_power, _check_delta, ceil_items, k_factor
+from .._core.validation import check_alpha_power, check_delta, check_positive, fail
+from .._kernel.sizes import ceil_items, k_factor
 from ._designs import _check_prob, cells_from_margins
 
-__all__ = ["sample_size_shortcut", "shortcut_constant", "shortcut_prescreen"]
+__all__ = ["sample_size_shortcut", "shortcut_constant", "shortcut_prescreen", "shortcut_raw"]
 
 
 def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -24,9 +24,9 @@ def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0
     >>> sample_size_shortcut(0.6, 0.5, rho=0.6), sample_size(0.6, 0.5, rho=0.6)
     (78, 154)
     """
-    alpha, power = _check_alpha_power(alpha, power)
+    alpha, power = check_alpha_power(alpha, power)
     p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
-    _check_delta(p_a - p_b)
+    check_delta(p_a - p_b)
     cells_from_margins(p_a, p_b, rho)  # validates rho
     return max(1, int(ceil_items(shortcut_raw(p_a, p_b, rho, k_factor(alpha, power)))))
 

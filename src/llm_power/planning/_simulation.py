@@ -19,8 +19,8 @@ from scipy import special, stats
 from .._core.options import PAIRED_TESTS  # the paired tests, one registry (compare adds auto, mcnemar)
 from .._core.results import Result
 from .._core.validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
+from .._kernel.pvalues import mcnemar_pvalue
 from ..paired import paired_bootstrap, permutation_test, wilcoxon
-from ..paired._tests import mcnemar_pvalue
 from ._designs import cells_from_margins
 
 __all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulationResult", "calibrate", "simulate_pairs",
@@ -162,9 +162,9 @@ def simulated_power(
     """
     n = _check_n(n)
     test = check_option(_renamed_test(method, test, stacklevel=2), "method", SIMULATION_TESTS)
-    from ..paired._tests import _renamed_correction
+    from .._core.validation import renamed_correction
 
-    continuity_correction = _renamed_correction(continuity_correction, correction, stacklevel=2)
+    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=2)
     alpha = check_open_unit(alpha, "alpha")
     alternative = check_alternative(alternative)
     sims = _check_n(n_sims, 1)
@@ -280,11 +280,11 @@ def calibrate(
     >>> res["n"], abs(res["empirical_power"] - 0.8) < 0.03
     (1955, True)
     """
-    from .._core.validation import check_paired, is_binary
-    from .._kernel.sizes import _check_alpha_power, k_factor
+    from .._core.validation import check_alpha_power, check_paired, is_binary
+    from .._kernel.sizes import k_factor
 
     x, y = check_paired(a, b)
-    alpha, power = _check_alpha_power(alpha, power)
+    alpha, power = check_alpha_power(alpha, power)
     test = check_option(_renamed_test(method, test, stacklevel=2), "method", ("mcnemar_exact", "z"))
     gen = as_rng(rng)
     d = x - y

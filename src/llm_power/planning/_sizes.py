@@ -34,24 +34,24 @@ from scipy import optimize, stats
 
 from .._core.errors import InfeasibleDesignWarning
 from .._core.options import DESIGNS  # one list, shared with the command line
-from .._core.validation import check_alternative, check_open_unit, check_option, fail, scalar_or_array
+from .._core.validation import (
+    check_alpha_power,
+    check_alternative,
+    check_delta,
+    check_open_unit,
+    check_option,
+    fail,
+    scalar_or_array,
+)
 from .._kernel.exact import (
     EXACT_SCAN_MAX_N,
-    _check_exact_size,
-    _exact_power_paired,
-    _first_n_reaching,
-    _PowerInGap,
+    PowerInGap,
+    check_exact_size,
+    exact_power_paired,
+    first_n_reaching,
 )
 from .._kernel.quantiles import z_quantile
-from .._kernel.sizes import (
-    _check_alpha_power,
-    _check_delta,
-    _z_alpha,
-    ceil_items,
-    k_factor,
-    mde_from_variance,
-    n_star_from_variance,
-)
+from .._kernel.sizes import ceil_items, k_factor, mde_from_variance, n_star_from_variance, z_alpha
 from ._designs import (
     _check_prob,
     _paired_parameters,
@@ -66,7 +66,6 @@ __all__ = [
     "PAIRED_METHODS",
     "TypeSMResult",
     "UNPAIRED_METHODS",
-    "bonferroni_factor",
     "ceil_items",
     "cells_from_margins",
     "discordance_from_baseline",
@@ -79,10 +78,6 @@ __all__ = [
     "power_curve",
     "rho_bounds",
     "sample_size",
-    "sample_size_shortcut",
-    "shortcut_constant",
-    "shortcut_prescreen",
-    "shortcut_raw",
     "type_s_m",
     "unrounded_sample_size",
 ]
@@ -160,19 +155,19 @@ def unrounded_sample_size(
     >>> round(unrounded_sample_size(0.65, 0.60, rho=0.30, method="connor"), 2)
     1033.06
     """
-    alpha, power = _check_alpha_power(alpha, power)
+    alpha, power = check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
     design = _check_design(design, method)
     design_effect = _check_design_effect(design_effect)
-    z_a, z_b = _z_alpha(alpha, alternative), float(z_quantile(power))
+    z_a, z_b = z_alpha(alpha, alternative), float(z_quantile(power))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
         p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
-        _check_delta(p_a - p_b)
+        check_delta(p_a - p_b)
         _check_direction(p_a - p_b, alternative)
         return design_effect * _raw_unpaired(p_a, p_b, k, z_a, z_b, method)
     p_d, delta, p10, _ = _paired_parameters(p_a, p_b, rho, discordance)
-    _check_delta(delta)
+    check_delta(delta)
     _check_direction(delta, alternative)
     if method == "exact":
         return design_effect * _exact_sample_size(p_d, delta, p10, alpha, power, alternative, k, z_a, z_b)
@@ -196,12 +191,12 @@ def _exact_sample_size(p_d: float, delta: float, p10: float, alpha: float, power
 
     A bisection on a monotone upper bound of the power, then a scan of the about 1.4/|delta|
     values of n between the bound's crossing and the answer: it returns what a scan of every n
-    returns (see :func:`llm_power._kernel.exact._first_n_reaching` for the proof), in O(log N*) power
+    returns (see :func:`llm_power._kernel.exact.first_n_reaching` for the proof), in O(log N*) power
     evaluations instead of O(N*).
     """
     connor = _raw_paired(p_d, delta, k, z_a, z_b, "connor")
-    _check_exact_size(connor, what=f"exact N* for a {100 * abs(delta):.3g}-point gap", limit=EXACT_SCAN_MAX_N)
-    return float(_first_n_reaching(p_d, p10, alpha, power, alternative, connor))
+    check_exact_size(connor, what=f"exact N* for a {100 * abs(delta):.3g}-point gap", limit=EXACT_SCAN_MAX_N)
+    return float(first_n_reaching(p_d, p10, alpha, power, alternative, connor))
 
 
 def sample_size(
@@ -368,7 +363,7 @@ def power(
         msg = "n"
         raise fail(msg, ">= 1", n_arr.reshape(-1)[~(n_arr.reshape(-1) >= 1)][0])
     n_eff = n_arr / design_effect
-    z_a = _z_alpha(alpha, alternative)
+    z_a = z_alpha(alpha, alternative)
     if design == "unpaired":
         p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
         delta = p_a - p_b
@@ -383,7 +378,7 @@ def power(
         if not np.all(n_eff == np.round(n_eff)):
             msg = "`n` / `design_effect` must be a whole number of items for method='exact'."
             raise ValueError(msg)
-        out = _exact_power_paired(n_eff.astype(np.int64).reshape(-1), p_d, p10, alpha, alternative)
+        out = exact_power_paired(n_eff.astype(np.int64).reshape(-1), p_d, p10, alpha, alternative)
         return scalar_or_array(out.reshape(n_eff.shape))
     sd_d = math.sqrt(p_d - delta * delta)
     if method in ("wald", "normal"):
@@ -469,7 +464,7 @@ def mde(
     >>> round(100 * mde(1319, p=0.8, rho=0.7, method="connor"), 2)
     2.39
     """
-    alpha, power_ = _check_alpha_power(alpha, power)
+    alpha, power_ = check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
     design = _check_design(design, method)
     design_effect = _check_design_effect(design_effect)
@@ -483,7 +478,7 @@ def mde(
         msg = "n"
         raise fail(msg, ">= 1", float(n_arr))
     n_eff = float(n_arr) / design_effect
-    z_a, z_b = _z_alpha(alpha, alternative), float(z_quantile(power_))
+    z_a, z_b = z_alpha(alpha, alternative), float(z_quantile(power_))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
         limit = 2.0 * min(p, 1.0 - p)  # both accuracies p +- delta/2 must stay in [0, 1]
@@ -516,8 +511,8 @@ def mde(
         return _feasible_root(lambda d: _raw_paired(p_d, d, k, z_a, z_b, "connor") - n_eff, p_d - 1e-12, "paired",
                               p, n)
     n_int = int(round(n_eff))
-    _check_exact_size(n_int, what="the exact MDE", limit=EXACT_SCAN_MAX_N)
-    exact_power = _PowerInGap(n_int, p_d, alpha, alternative)  # the parts that do not depend on the gap, once
+    check_exact_size(n_int, what="the exact MDE", limit=EXACT_SCAN_MAX_N)
+    exact_power = PowerInGap(n_int, p_d, alpha, alternative)  # the parts that do not depend on the gap, once
 
     def shortfall(d: float) -> float:
         return power_ - exact_power((p_d + d) / 2.0)
@@ -546,8 +541,3 @@ def _warn_infeasible(limit: float, design: str, p: float, n: Any) -> None:
     warnings.warn(f"no feasible gap is detectable with n = {n} at p = {p:g}: the detectable gap would exceed "
                   f"{limit:.4g}, the largest possible, {what}; MDE = NaN. Increase n, lower the power, or "
                   "use a design with more disagreement.", InfeasibleDesignWarning, stacklevel=4)
-
-
-# the shortcut (what not to do) and the Bonferroni factor live in their own modules; re-exported
-from ..multiplicity import bonferroni_factor  # noqa: E402, F401
-from ._shortcut import sample_size_shortcut, shortcut_constant, shortcut_prescreen, shortcut_raw

@@ -22,6 +22,7 @@ from ._judges import (
 )
 from ._ppi import (
     PPIResult,
+    labels_only_interval,
     ppi_labels_needed,
     ppi_mean,
     ppi_mean_difference,
@@ -46,6 +47,7 @@ __all__ = [
     "compare_win_rates",
     "judge_agreement",
     "judge_vs_majority",
+    "labels_only_interval",
     "length_bias",
     "majority_vote",
     "ppi_labels_needed",

@@ -232,7 +232,7 @@ def _iid_context(enc: Any, iid: BradleyTerryResult, order: np.ndarray, idx: np.n
     """
     from .._kernel.sufficient import PairwiseStatistics
     from .._kernel.verdict import PairSums, iid_verdict, t_interval
-    from ..resolution._regimes import Context
+    from ..resolution import Context
 
     n = iid.n_battles
     a_codes, b_codes = order[idx[:, 0]], order[idx[:, 1]]

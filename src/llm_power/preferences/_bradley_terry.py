@@ -24,11 +24,12 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special
 
+from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width, t_pvalue
-from .._kernel.variance import Sandwich, code_labels, require_clusters, sandwich
+from .._kernel.variance import Sandwich, sandwich
 
 __all__ = ["BradleyTerryResult", "bradley_terry"]
 

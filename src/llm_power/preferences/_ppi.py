@@ -28,7 +28,7 @@ from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_confidence_level, check_open_unit, check_option
 from .._kernel.quantiles import interval_half_width, level_quantile, t_pvalue
 
-__all__ = ["PPIResult", "ppi_labels_needed", "ppi_mean", "ppi_mean_difference"]
+__all__ = ["labels_only_interval", "PPIResult", "ppi_labels_needed", "ppi_mean", "ppi_mean_difference"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -216,3 +216,20 @@ def ppi_labels_needed(half_width: float, *, sd: float, correlation: float, n_unl
     b = big_n - c
     n = (-b + math.sqrt(b * b + 4.0 * c * big_n * (1.0 - rho2))) / 2.0
     return max(2, math.ceil(n - 1e-9))
+
+
+def labels_only_interval(result: PPIResult, confidence_level: float = 0.95) -> ConfidenceInterval:
+    """The labels-only (classical) interval shown beside a PPI estimate: the labelled items' mean
+    +- t on n_labeled - 1 degrees of freedom times ``classical_se``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power.preferences import labels_only_interval
+    >>> res = ppi_mean([1, 0, 1, 1], [1, 0, 1, 0], [1, 1, 0, 1, 1, 0])
+    >>> lo, hi = labels_only_interval(res)
+    >>> bool(lo < res.classical_estimate < hi)
+    True
+    """
+    half = float(interval_half_width(result.classical_se, confidence_level, "two-sided", result.n_labeled - 1))
+    return ConfidenceInterval(result.classical_estimate - half, result.classical_estimate + half)

@@ -15,11 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width
-from .._kernel.variance import code_labels, mean_variance, require_clusters
+from .._kernel.variance import mean_variance
 
 __all__ = ["WinRateComparison", "WinRateResult", "compare_win_rates", "win_rate"]
 

@@ -19,15 +19,23 @@ from typing import Any
 
 import numpy as np
 
+from .._core.clusters import code_labels, require_clusters
 from .._core.format import fmt_gap, fmt_n_star, fmt_p
 from .._core.options import CORRECTIONS  # one list, shared with the command line
 from .._core.results import Result, to_plain
-from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option, check_score_matrix
+from .._core.validation import (
+    as_rng,
+    check_alpha_power,
+    check_confidence_level,
+    check_int_at_least,
+    check_option,
+    check_score_matrix,
+)
 from .._kernel.binary_pairs import binary_pair_columns
 from .._kernel.quantiles import level_quantile
-from .._kernel.sizes import _check_alpha_power, ceil_items_array, k_factor, mde_from_variance
+from .._kernel.sizes import ceil_items_array, k_factor, mde_from_variance
 from .._kernel.sufficient import PairwiseStatistics, pairwise_statistics
-from .._kernel.variance import code_labels, mean_variance_from_sums, require_clusters
+from .._kernel.variance import mean_variance_from_sums
 from .._kernel.verdict import (
     CLT_MIN_ITEMS,
     DESIGN_EFFECTS,
@@ -42,14 +50,14 @@ from .._kernel.verdict import (
     warn_degenerate,
 )
 from ..intervals import proportion_ci
-from ..matrix import MatrixSource, ScoreSource
+from ..matrix import ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
 from ..planning import calibrate  # re-exported: it lived here before 0.1
 from ._columns import PairColumns, pair_indices
-from ._regimes import REGIMES, Context, Regime, RegimeOutput, tie_groups_and_rank_intervals
+from ._regimes import REGIMES, Context, RegimeOutput, tie_groups_and_rank_intervals
 
-__all__ = ["CORRECTIONS", "REGIMES", "Diagnosis", "PairResolution", "PairwiseStatistics", "Regime", "calibrate",
-           "diagnose", "pairwise_statistics"]
+__all__ = ["CORRECTIONS", "Diagnosis", "PairResolution", "calibrate", "diagnose", "diagnose_options",
+           "diagnose_source", "pairwise_statistics"]
 
 #: reports with more pairs are refused before allocating (see ``max_pairs``)
 MAX_PAIRS = 200_000
@@ -354,18 +362,22 @@ def diagnose(
     >>> res.models, res.n_unresolved, res.tie_groups["iid"]
     (['w', 'x', 'y', 'z'], {'iid': 1}, [['w', 'x'], ['y'], ['z']])
     """
-    checked = _diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
+    checked = diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
                                 correction=correction, anytime=anytime, method=method, design_effect=design_effect,
                                 cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, rng=rng)
+    if isinstance(scores, ScoreMatrix):  # a reader's matrix carries its names and cluster labels
+        models = scores.models if models is None else models
+        cluster = scores.clusters if cluster is None else cluster
+        scores = scores.scores
     x, names = check_score_matrix(scores, models)
     codes, n_groups = None, 0
     if cluster is not None:
         codes, n_groups = code_labels(cluster, x.shape[0])
         require_clusters(n_groups, stacklevel=3)
-    return diagnose_source(MatrixSource(x, codes, n_groups), names, **checked)
+    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, **checked)
 
 
-def _diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
+def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
                       confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
                       method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
                       max_pairs: int = MAX_PAIRS, top: int | None = None, rng: Any = None) -> dict[str, Any]:
@@ -373,7 +385,7 @@ def _diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: fl
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)
     return {"pairs": check_option(pairs, "pairs", ("adjacent", "all")),
-            **dict(zip(("alpha", "power"), _check_alpha_power(alpha, power), strict=True)),
+            **dict(zip(("alpha", "power"), check_alpha_power(alpha, power), strict=True)),
             "confidence_level": check_confidence_level(confidence_level), "correction": correction,
             "anytime": bool(anytime), "method": check_option(method, "method", ("wald",)),
             "design_effect": check_option(design_effect, "design_effect", DESIGN_EFFECTS),

@@ -19,7 +19,7 @@ from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, t
 from ..multiplicity import adjust_pvalues
 from ..sequential import anytime_critical_value, beta_mixture_log_evalue
 
-__all__ = ["REGIMES", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
+__all__ = ["REGIMES", "Context", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
 
 
 @dataclass

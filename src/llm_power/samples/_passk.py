@@ -379,7 +379,7 @@ def _plugin_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) 
 def _cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
     if cluster is None:
         return None
-    from .._kernel.variance import code_labels, require_clusters
+    from .._core.clusters import code_labels, require_clusters
 
     codes, g = code_labels(cluster, n_questions, unit="question")
     require_clusters(g, unit="question", stacklevel=4)
