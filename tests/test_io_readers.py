@@ -177,7 +177,7 @@ def test_streaming_reader_memory_is_flat(tmp_path):
     kept (a few floats each), not with the size of the lines (prompts, responses)."""
     import tracemalloc
 
-    from llm_power.io.harness import read_lm_eval
+    from llm_power.io.formats.lm_eval import read_lm_eval
 
     path = tmp_path / "samples_big_2026-01-01T00-00-00.000000.jsonl"
     blob = "x" * 20_000

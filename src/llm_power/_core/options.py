@@ -4,7 +4,7 @@ and the command line (whose ``--help`` must not load numpy or scipy) share these
 
 from __future__ import annotations
 
-__all__ = ["ADJUST_METHODS", "COMPARE_METHODS", "CORRECTIONS", "DESIGNS", "FORMATS", "INTERVAL_METHODS",
+__all__ = ["ADJUST_METHODS", "COMPARE_METHODS", "CORRECTIONS", "DESIGNS", "INTERVAL_METHODS",
            "PAIRED_TESTS"]
 
 #: one-score interval methods (``proportion_ci``)
@@ -15,8 +15,6 @@ ADJUST_METHODS = ("bh", "bonferroni", "by", "hochberg", "holm")
 CORRECTIONS = ("bh", "bonferroni", "holm")
 #: planning designs
 DESIGNS = ("paired", "unpaired")
-#: input formats of ``read_results``
-FORMATS = ("auto", "csv", "helm", "inspect", "lighteval", "lm_eval", "parquet")
 #: the paired tests of the decision tree (item level)
 PAIRED_TESTS = ("bootstrap", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
                 "sign", "wilcoxon")

@@ -3,8 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Iterator
 
-__all__ = ["nonnegative_int", "positive_int"]
+__all__ = ["INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
+
+
+class RegistryChoices:
+    """argparse ``choices`` read from a registry when first needed (``--help`` of the program and
+    every other command stay light; the choices are the registry's, never a second list).
+    """
+
+    def __init__(self, module: str, name: str) -> None:
+        self._where = (module, name)
+        self._values: tuple[str, ...] | None = None
+
+    def _get(self) -> tuple[str, ...]:
+        if self._values is None:
+            self._values = tuple(getattr(importlib.import_module(self._where[0]), self._where[1]))
+        return self._values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._get()
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __bool__(self) -> bool:  # argparse asks "any choices?" when an option is added: not a reason to load
+        return True
+
+
+#: ``--input-format``: "auto" and the formats of the readers' registry (``llm_power.io.FORMATS``)
+INPUT_FORMATS = RegistryChoices("llm_power.io.harness", "FORMATS")
 
 
 def _int(text: str) -> int:
@@ -16,6 +49,7 @@ def _int(text: str) -> int:
 
 
 def nonnegative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
     value = _int(text)
     if value < 0:
         msg = f"must be a non-negative integer; got {text!r}"
@@ -24,6 +58,7 @@ def nonnegative_int(text: str) -> int:
 
 
 def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
     value = _int(text)
     if value < 1:
         msg = f"must be a positive integer; got {text!r}"

@@ -12,9 +12,9 @@ if TYPE_CHECKING:
 
 from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
-from .._core.options import COMPARE_METHODS, FORMATS
+from .._core.options import COMPARE_METHODS
 from ..report.terminal import dump_json, print_table, say
-from ._types import nonnegative_int, positive_int
+from ._types import INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -39,7 +39,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="COL",
                    help="cluster label field (subject, source): cluster-robust test, interval and N* "
                         "(default: none, items independent)")
-    p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
+    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
+                   help="force the input format: %(choices)s (default auto)")
     p.add_argument("--split", default="test", help="HELM split (default test)")
     p.add_argument("--filter", help="lm-eval filter when a task wrote "
                                     "several, e.g. strict-match (default: the only one)")

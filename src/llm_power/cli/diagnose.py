@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .._core.options import CORRECTIONS, FORMATS
+from .._core.options import CORRECTIONS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import nonnegative_int, positive_int
+from ._types import INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 EPILOG = """examples:
@@ -28,7 +28,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "
                         "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
-    p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
+    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
+                   help="force the input format: %(choices)s (default auto)")
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                    help="per-item metric / score column (default per format: score, correct, acc, ...; an unknown "
                         "one lists the available)")

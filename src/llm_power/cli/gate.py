@@ -12,9 +12,9 @@ if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
 
 from .._core.errors import DataError
-from .._core.options import FORMATS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
+from ._types import INPUT_FORMATS
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
 EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
@@ -64,7 +64,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                    help="per-item metric / score column (default per format: score, correct, acc, ...)")
     p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
-    p.add_argument("--input-format", default="auto", choices=FORMATS, help="force the input format (default auto)")
+    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
+                   help="force the input format: %(choices)s (default auto)")
     p.add_argument("--split", default="test", help="HELM split (default test)")
     p.add_argument("--filter", help="lm-eval filter when a task wrote several (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),

@@ -49,7 +49,7 @@ def _kind(path: Path) -> str:
 
 
 def _inspect(path: Path, metric: str | None, cluster: str | None) -> Iterator[dict[str, Any]]:
-    from .harness import inspect_score, load_inspect_log
+    from .formats.inspect import inspect_score, load_inspect_log
 
     samples, model, task = load_inspect_log(path)
     if not isinstance(samples, list) or not samples:
@@ -184,12 +184,12 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
     c of passing repeats, which is all pass@k needs (the file does not say which repeats passed).
     """
     from .detect import LM_EVAL_SAMPLES
-    from .harness import _lm_eval_model, doc_cluster
+    from .formats.lm_eval import doc_cluster, lm_eval_model
     from .plain import _records, parse_score
 
     match = LM_EVAL_SAMPLES.match(path.name)
     task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
-    model = _lm_eval_model(path, date)
+    model = lm_eval_model(path, date)
     filters: set[str] = set()
     for lineno, rec in _records(path):
         where = f"line {lineno}"

@@ -1,0 +1,39 @@
+"""The ``FORMATS`` registry: one module per harness format, found by looking in this folder.
+
+A format module defines ``FORMATS``, a tuple of :class:`~llm_power.io.records.Format` entries
+(a name, a summary for error messages, ``claims(path)`` for detection, ``finds(folder)`` and
+``companions(path)`` for folders and output safety, and ``read(path, options)`` yielding
+:class:`~llm_power.io.records.Record`). Adding a format is adding a module here (and its test):
+detection, folder search, ``format=``/``--input-format`` choices, the "known formats" of error
+messages and the output-safety checks all iterate this registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..records import Format
+
+__all__ = ["FORMATS", "by_order"]
+
+
+def _discover() -> dict[str, Format]:
+    found: dict[str, Format] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for fmt in getattr(module, "FORMATS", ()):
+            if fmt.name in found or fmt.name == "auto":
+                msg = f"two formats are named {fmt.name!r}"
+                raise RuntimeError(msg)
+            found[fmt.name] = fmt
+    return dict(sorted(found.items()))
+
+
+#: name -> :class:`~llm_power.io.records.Format`, sorted by name
+FORMATS: dict[str, Format] = _discover()
+
+
+def by_order() -> list[Format]:
+    """The formats in detection order."""
+    return sorted(FORMATS.values(), key=lambda f: (f.order, f.name))

@@ -1,0 +1,124 @@
+"""lm-evaluation-harness ``samples_<task>_<date>.jsonl`` (one line per doc and filter; the model from
+the neighbouring ``results_<date>.json``). Clean files take the columnar fast path (:mod:`llm_power.io.columnar`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..._core.clusters import missing_label
+from ..._core.errors import DataError
+from ..plain import _records, parse_score
+from ..records import Format, Record
+from ..safe import load_json_file
+
+#: the name lm-eval gives a samples file
+LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+
+
+def lm_eval_model(path: Path, date: str) -> str:
+    """Model name from the neighbouring results_<date>.json, else the folder name."""
+    candidates = [path.parent / f"results_{date}.json"] + sorted(path.parent.glob("results_*.json"))
+    for cand in candidates:
+        if cand.exists():
+            try:
+                res = load_json_file(cand)
+            except DataError:
+                continue
+            if not isinstance(res, dict):
+                continue
+            for key in ("model_name", "model_name_sanitized"):
+                if isinstance(res.get(key), str) and res[key]:
+                    return str(res[key])
+            config = res.get("config")
+            args = config.get("model_args") if isinstance(config, dict) else None
+            if isinstance(args, str):
+                match = re.search(r"pretrained=([^,]+)", args)
+                if match:
+                    return match.group(1)
+    return path.parent.name
+
+
+def doc_cluster(rec: dict[str, Any], cluster: str | None, *, file: str, record: str) -> Any:
+    """The cluster label of an lm-eval record (a field of its 'doc'), or None without ``cluster``."""
+    if cluster is None:
+        return None
+    doc = rec.get("doc") or {}
+    label = doc.get(cluster) if isinstance(doc, dict) else None
+    if missing_label(label):
+        msg = f"no cluster field {cluster!r} in 'doc'" if label is None else f"empty cluster label {label!r}"
+        raise DataError(msg, file=file, record=record, field=f"doc.{cluster}")
+    return label
+
+
+def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | None = None,
+                 cluster: str | None = None) -> Iterator[Record]:
+    """lm-eval ``samples_<task>_<date>.jsonl``: one line per (doc_id, filter); streamed."""
+    match = LM_EVAL_SAMPLES.match(path.name)
+    task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
+    model = lm_eval_model(path, date)
+    by_filter: dict[str, list[Record]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, rec in _records(path):
+        where = dict(file=str(path), record=f"line {lineno}")
+        if "doc_id" not in rec:
+            msg = "no 'doc_id' (is this an lm-eval samples file?)"
+            raise DataError(msg, **where, field="doc_id")
+        filt = str(rec.get("filter", "none"))
+        metrics = rec.get("metrics") or [k for k in ("acc", "exact_match", "acc_norm") if k in rec]
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+            msg = "'metrics' must be a list of metric names"
+            raise DataError(msg, **where, field="metrics")
+        name = metric or (metrics[0] if metrics else None)
+        if name is None or name not in rec:
+            available = ", ".join(repr(m) for m in metrics) or "none"
+            msg = f"no metric {name!r}; available per-item metrics: {available}"
+            raise DataError(msg, **where,
+                            field=str(name))
+        key = (filt, str(rec["doc_id"]))
+        if key in seen:
+            msg = f"duplicate doc_id {rec['doc_id']!r} for filter {filt!r} (first at line {seen[key]})"
+            raise DataError(msg,
+                            **where, field="doc_id")
+        seen[key] = lineno
+        label = doc_cluster(rec, cluster, file=str(path), record=f"line {lineno}")
+        score = parse_score(rec[name], file=str(path), record=f"line {lineno}", field=name)
+        by_filter.setdefault(filt, []).append(Record(model, f"{task}:{rec['doc_id']}", score,
+                                                     None if label is None else str(label),
+                                                     str(rec.get("target")), str(path)))
+    if not by_filter:
+        msg = "no records (empty file)"
+        raise DataError(msg, file=str(path))
+    if filter_name is not None:
+        if filter_name not in by_filter:
+            msg = f"no filter {filter_name!r}; filters in the file: {', '.join(map(repr, sorted(by_filter)))}"
+            raise DataError(msg,
+                            file=str(path), field="filter")
+        yield from by_filter[filter_name]
+        return
+    if len(by_filter) > 1:
+        msg = (
+            f"{len(by_filter)} filters per doc ({', '.join(map(repr, sorted(by_filter)))}); "
+                        "choose one with --filter (they are different scorings of the same items)"
+        )
+        raise DataError(msg,
+                        file=str(path), field="filter")
+    yield from next(iter(by_filter.values()))
+
+
+def _finds(folder: Path) -> list[tuple[int, Path]]:
+    return [(0, p) for p in folder.rglob("samples_*.jsonl") if p.is_file() and LM_EVAL_SAMPLES.match(p.name)]
+
+
+def _companions(path: Path) -> list[Path]:
+    return sorted(path.parent.glob("results_*.json")) if LM_EVAL_SAMPLES.match(path.name) else []
+
+
+FORMATS = (Format(
+    name="lm_eval", summary="lm-eval samples_*.jsonl", order=10,
+    read=lambda path, o: read_lm_eval(path, metric=o.metric, filter_name=o.filter_name, cluster=o.cluster),
+    claims=lambda path: path.is_file() and bool(LM_EVAL_SAMPLES.match(path.name)),
+    finds=_finds, companions=_companions),)

@@ -1,0 +1,145 @@
+"""Plain tables: CSV/TSV/JSONL (``.gz`` too) and Parquet, long (``model, item, score[, cluster]``)
+or wide (an item column and one column per model).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..._core.clusters import missing_label
+from ..._core.errors import DataError
+from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score, plain_suffix
+from ..records import Format, ReadOptions, Record
+from ..safe import load_json_file, read_parquet
+
+
+def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = None,
+               model_column: str = "model", item_column: str | None = None) -> Iterator[Record]:
+    """Plain CSV/TSV/JSONL/Parquet in one of three layouts.
+
+    - long, several models: a ``model`` column, an item id and a score column;
+    - one model per file: an item id and a score column named ``score``, ``correct``, ``acc``, ...
+      (or ``metric``), other columns ignored; the model is named after the file (its stem);
+    - wide: an item id and one column per model (every other column except ``cluster``).
+    """
+    from ..plain import read_wide_matrix
+
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            columns = [str(c) for c in pq.read_schema(path).names]  # the header only, not the table
+        except (OSError, ValueError) as exc:
+            msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
+            raise DataError(msg, file=str(path)) from None
+        rows: Iterable[tuple[Any, dict[str, Any]]] = ()
+    else:
+        iterator = _records(path)
+        first = next(iterator, None)
+        if first is None:
+            msg = "no records (empty file)"
+            raise DataError(msg, file=str(path))
+        columns = list(first[1].keys())
+        rows = _chain_first(first, iterator)
+    if model_column not in columns and model_column == "model":
+        model_column = next((c for c in MODEL_COLUMNS if c in columns), model_column)
+    if {"model_a", "model_b"} <= set(columns) and model_column not in columns:
+        msg = ("looks like pairwise battles (model_a, model_b, winner), not per-item scores: diagnose and compare "
+               "need each model's score on each item (pairwise preferences are not read yet)")
+        raise DataError(msg, file=str(path))
+    if model_column in columns:
+        yield from _read_long(path, rows, columns, metric=metric, cluster=cluster, model_column=model_column,
+                              item_column=item_column)
+        return
+    score_col = metric if metric in columns else (
+        next((c for c in SCORE_COLUMNS if c in columns), None) if metric is None else None)
+    if metric is not None and score_col is None and path.suffix.lower() != ".parquet":
+        msg = f"no score column {metric!r}; columns are {', '.join(map(repr, columns))}"
+        raise DataError(msg, file=str(path))
+    if score_col is not None and path.suffix.lower() != ".parquet":  # one model per file
+        from ..plain import read_item_scores
+
+        one = read_item_scores(path, item_column=item_column, score_column=score_col, cluster_column=cluster,
+                               cluster_required=False)
+        for i, item in enumerate(one.items):
+            name = Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem  # a.csv.gz -> a
+            yield Record(name, item, float(one.scores[i]), None if one.clusters is None else one.clusters[i],
+                         None, str(path))
+        return
+    items, names, values, clusters = read_wide_matrix(path, cluster_column=cluster, item_column=item_column)
+    for j, name in enumerate(names):
+        for i, item in enumerate(items):
+            if math.isnan(values[i, j]):  # an empty cell: the model lacks the item (see on_missing)
+                continue
+            yield Record(name, item, float(values[i, j]), None if clusters is None else clusters[i], None, str(path))
+
+
+def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: list[str], *, metric: str | None,
+               cluster: str | None, model_column: str, item_column: str | None) -> Iterator[Record]:
+    """Records of a long table: a model column, an item id and a score column per row."""
+    item_col = item_column if item_column in columns else next((c for c in ITEM_COLUMNS if c in columns), None)
+    score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
+    listed = ", ".join(map(repr, columns))
+    if item_column is not None and item_column not in columns:
+        msg = f"no item id column {item_column!r}; columns are {listed}"
+        raise DataError(msg, file=str(path))
+    if item_col is None:
+        msg = f"cannot tell which column is the item id; columns are {listed} (choose one with `item_column`)"
+        raise DataError(msg, file=str(path))
+    if score_col is None or score_col not in columns:
+        msg = (f"no score column {metric!r}; columns are {listed}" if metric else
+               f"cannot tell which column is the score; columns are {listed} (choose one with `metric`)")
+        raise DataError(msg, file=str(path))
+    if path.suffix.lower() == ".parquet":
+        frame = read_parquet(path)
+        rows = ((k, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
+    unit = "row" if path.suffix.lower() == ".parquet" else "line"
+    for recno, rec in rows:
+        where = f"{unit} {recno}"
+        if cluster is not None and missing_label(rec.get(cluster)):
+            msg = "missing cluster label"
+            raise DataError(msg, file=str(path), record=where, field=cluster)
+        for col in (model_column, item_col):
+            value = rec.get(col)
+            if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
+                msg = f"missing or empty {'model name' if col == model_column else 'item id'}"
+                raise DataError(msg, file=str(path), record=where, field=col)
+        yield Record(str(rec[model_column]), str(rec[item_col]),
+                     parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
+                     None if cluster is None else str(rec[cluster]), None, str(path))
+
+
+_TEXT_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson")
+
+
+def _claims_text(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    suffix = path.suffix.lower()
+    if suffix in _TEXT_SUFFIXES or (suffix == ".gz" and plain_suffix(path) in _TEXT_SUFFIXES):
+        return True
+    if suffix == ".json" or (suffix == ".gz" and plain_suffix(path) == ".json"):
+        try:
+            return isinstance(load_json_file(path), list)  # an array of records: a plain table
+        except DataError:
+            return False
+    return False
+
+
+def _read(path: Path, o: ReadOptions) -> Iterator[Record]:
+    return read_plain(path, metric=o.metric, cluster=o.cluster, item_column=o.item_column)
+
+
+FORMATS = (
+    Format(name="csv", summary="CSV/TSV/JSONL", order=50, read=_read, claims=_claims_text),
+    Format(name="parquet", summary="Parquet", order=60, read=_read,
+           claims=lambda path: path.is_file() and path.suffix.lower() == ".parquet"),
+)
+
+
+def _chain_first(first: tuple[Any, ...], rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest

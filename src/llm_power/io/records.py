@@ -1,0 +1,71 @@
+"""The readers' contract: the :class:`Record` every format yields, the options a reader gets
+(:class:`ReadOptions`) and a format's registry entry (:class:`Format`; the registry is
+:data:`llm_power.io.formats.FORMATS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._core.errors import DataError
+
+__all__ = ["Format", "ReadOptions", "Record", "expect", "no_files"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One model's score on one item."""
+
+    model: str
+    item: str
+    score: float
+    cluster: str | None = None
+    target: str | None = None
+    source: str = ""
+
+
+def expect(value: Any, kind: type, what: str, *, file: str, record: str | None = None) -> Any:
+    """``value`` if it is a ``kind``, else a DataError naming what was expected (wrong-shape JSON)."""
+    if not isinstance(value, kind):
+        name = {"dict": "a JSON object", "list": "a JSON array"}.get(kind.__name__, kind.__name__)
+        msg = f"{what} must be {name}; got {type(value).__name__}"
+        raise DataError(msg, file=file, record=record)
+    return value
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the user asked of every reader (each format uses the options it has)."""
+
+    metric: str | None = None
+    cluster: str | None = None
+    split: str = "test"
+    filter_name: str | None = None
+    item_column: str | None = None
+
+
+def no_files(_: Path) -> list[Any]:
+    """The default of ``Format.finds`` and ``Format.companions``: none."""
+    return []
+
+
+@dataclass(frozen=True)
+class Format:
+    """One harness format: its name (the ``format=`` / ``--input-format`` value), how to recognise
+    its files, how to find them in a folder, which other files its reader opens, and the reader.
+
+    Detection asks the formats in ``order`` (lowest first) whether they ``claim`` a path; the
+    first that does reads it.
+    """
+
+    name: str
+    summary: str  # how an error message lists the format ("lm-eval samples_*.jsonl")
+    read: Callable[[Path, ReadOptions], Iterator[Record]]
+    claims: Callable[[Path], bool]
+    order: int = 50
+    #: (rank, file) inside a folder, searched recursively; the files sort by rank, then path
+    finds: Callable[[Path], list[tuple[int, Path]]] = no_files
+    companions: Callable[[Path], list[Path]] = no_files  # files the reader opens besides the result file

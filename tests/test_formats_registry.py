@@ -1,0 +1,81 @@
+"""The readers' FORMATS registry is the only list of formats: detection, folder search, the
+``format=`` values, the CLI's ``--input-format`` choices and the "known formats" of errors all
+come from it -- and a format is one module of ``llm_power/io/formats``.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import llm_power.io.formats as formats
+from llm_power.cli._types import INPUT_FORMATS
+from llm_power.io import FORMATS, read_results
+from llm_power.io.detect import detect_format, expand_paths
+from llm_power.io.records import Format
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_every_list_of_formats_is_the_registry():
+    assert tuple(FORMATS) == ("auto", *formats.FORMATS)
+    assert tuple(INPUT_FORMATS) == tuple(FORMATS)
+    assert set(formats.FORMATS) == {"csv", "helm", "inspect", "lighteval", "lm_eval", "parquet"}
+    assert all(isinstance(f, Format) and f.name == name for name, f in formats.FORMATS.items())
+
+
+@pytest.mark.parametrize(("path", "name"), [
+    ("lm_eval/model-a", "lm_eval"), ("inspect/model-a.eval", "inspect"), ("inspect/model-b.json", "inspect"),
+    ("helm/toy,model=model-a", "helm"), ("long.csv", "csv"), ("wide.parquet", "parquet"),
+])
+def test_each_fixture_is_claimed_by_its_format_first(path, name):
+    target = FIXTURES / path
+    files = expand_paths([target]) if target.is_dir() and name == "lm_eval" else [target]
+    assert {detect_format(f) for f in files} == {name}
+    claimers = [f.name for f in formats.by_order() if f.claims(files[0])]
+    assert claimers[0] == name  # the first in detection order wins (csv also claims a .jsonl)
+
+
+def test_a_format_is_one_module(tmp_path, monkeypatch):
+    # the worked example of docs/architecture.md: a toy format in its own module is picked up by
+    # detection, reading and the error messages, with no other file touched
+    package = tmp_path / "toyformats"
+    package.mkdir()
+    (package / "toy.py").write_text(textwrap.dedent('''
+        from llm_power.io.records import Format, Record
+
+        def read(path, options):
+            for line in path.read_text().split():
+                model, item, score = line.split(":")
+                yield Record(model, item, float(score), None, None, str(path))
+
+        FORMATS = (Format(name="toy", summary="toy .toy", read=read, order=5,
+                          claims=lambda path: path.suffix == ".toy"),)
+    '''))
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
+    try:
+        registry = formats._discover()  # noqa: SLF001 - what the package does when it is imported
+    finally:
+        sys.modules.pop("llm_power.io.formats.toy", None)
+    assert "toy" in registry
+    monkeypatch.setattr(formats, "FORMATS", registry)
+    import llm_power.io.harness as harness
+
+    monkeypatch.setattr(harness, "REGISTRY", registry)
+    data = tmp_path / "run.toy"
+    data.write_text("a:q1:1 a:q2:0 b:q1:1 b:q2:1")
+    assert detect_format(data) == "toy"
+    frame = read_results(data)
+    assert frame.groupby("model")["score"].mean().to_dict() == {"a": 0.5, "b": 1.0}
+    with pytest.raises(Exception, match=r"known: toy \.toy, lm-eval"):
+        detect_format(tmp_path / "x.unknown")
+
+
+def test_discovery_finds_the_modules_of_the_folder():
+    found = formats._discover()  # noqa: SLF001 - the discovery itself is what is tested
+    assert found.keys() == formats.FORMATS.keys()
+    with_formats = sorted(p.stem for p in Path(formats.__file__).parent.glob("*.py") if p.stem != "__init__")
+    assert with_formats == ["helm", "inspect", "lighteval", "lm_eval", "table"]
