@@ -16,7 +16,7 @@ import numpy as np
 from .._core.errors import DataError
 from .._core.progress import advance
 from .quantiles import k_constant, upper_quantile
-from .variance import cluster_design_effects
+from .variance import DESIGN_EFFECTS, cluster_design_effects
 from .verdict import PairSums, pair_sums
 
 __all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
@@ -290,10 +290,8 @@ def _resample_batch(sums: PairSums, binary: bool, w: np.ndarray, crit: np.ndarra
     r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
     ssw = w @ qc - w @ (r * r / m[:, None])
     nn = n_b[:, None]
-    v_cr2, v_cr1, _, _, _, de_a, de_p = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0),
-                                                               w @ (m * m), ssw)
-    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, (de_a if design_effect == "anova" else de_p)
-                                                   * var / nn)
+    effects = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m), ssw)
+    variance = DESIGN_EFFECTS[design_effect].variance(effects, var, nn)
     # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
     with np.errstate(divide="ignore", invalid="ignore"):
         t_abs = np.abs(d_star) / np.sqrt(variance)

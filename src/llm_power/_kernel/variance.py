@@ -18,14 +18,18 @@ needs -- the variance is *not estimable*: NaN with the reason, never a number.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._core.clusters import FEW_CLUSTERS
 
 __all__ = [
+    "DESIGN_EFFECTS",
+    "ClusterEffects",
+    "DesignEffect",
     "FEW_CLUSTERS",
     "ClusterStructure",
     "Sandwich",
@@ -98,14 +102,14 @@ def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
 
 
 def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray,  # noqa: PLR0917
-                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray) -> tuple[np.ndarray, ...]:
+                           r2m: np.ndarray, wm2: Any, ssw: np.ndarray) -> ClusterEffects:
     """The cluster-robust variances and design effects from cluster sums (vectorised over a leading
     resample axis).
 
     ``var`` the per-unit variance the design effect is relative to, ``r2`` = sum_g r_g^2,
     ``r2h`` = the same weighted by the CR2 factor 1/(1 - m_g/N), ``r2m`` = sum_g r_g^2 / m_g (the
     between sum of squares), ``wm2`` = sum_g m_g^2, ``ssw`` the within sum of squares.
-    Returns (v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper).
+    Returns :class:`ClusterEffects` (v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper).
     """
     n = np.asarray(n, dtype=float)
     nn = n[..., None] if n.ndim else n
@@ -124,7 +128,48 @@ def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h:
     kish = w2 / nn
     de_anova = 1.0 + (kish - 1.0) * icc
     de_paper = 1.0 + (nn / g - 1.0) * icc
-    return v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper
+    return ClusterEffects(v_cr2, v_cr1, icc, de_cr2, de_cr1, de_anova, de_paper)
+
+
+class ClusterEffects(NamedTuple):
+    """The cluster-robust variances of a mean (or difference) and its four design effects."""
+
+    v_cr2: np.ndarray
+    v_cr1: np.ndarray
+    icc: np.ndarray
+    de_cr2: np.ndarray
+    de_cr1: np.ndarray
+    de_anova: np.ndarray
+    de_paper: np.ndarray
+
+
+@dataclass(frozen=True)
+class DesignEffect:
+    """One design-effect model of :data:`DESIGN_EFFECTS`: how a clustered variance is formed from
+    :class:`ClusterEffects` and which degrees of freedom its t test uses.
+    """
+
+    name: str
+    label: str  # how reports name the variance
+    effect: Callable[[ClusterEffects], np.ndarray]
+    measured: bool  # the variance is the sandwich itself; else the design effect times the IID variance
+    imbens_kolesar_df: bool  # Imbens-Kolesar degrees of freedom; else G - 1
+
+    def variance(self, effects: ClusterEffects, var: Any, n: Any) -> np.ndarray:
+        """The variance of the mean under this model (``var`` the per-item IID variance, ``n`` items)."""
+        if self.measured:
+            return effects.v_cr2 if self.imbens_kolesar_df else effects.v_cr1
+        return np.asarray(self.effect(effects) * var / n)
+
+
+#: name -> :class:`DesignEffect`: measured (CR2 with Imbens-Kolesar df, the default "robust"; CR1
+#: with G - 1), ANOVA ICC with Kish's cluster size, and the resolution paper's mean-size form
+DESIGN_EFFECTS: dict[str, DesignEffect] = {d.name: d for d in (
+    DesignEffect("anova", "ANOVA ICC, Kish size", lambda e: e.de_anova, measured=False, imbens_kolesar_df=False),
+    DesignEffect("cr1", "CR1", lambda e: e.de_cr1, measured=True, imbens_kolesar_df=False),
+    DesignEffect("paper", "ANOVA ICC, mean size", lambda e: e.de_paper, measured=False, imbens_kolesar_df=False),
+    DesignEffect("robust", "CR2", lambda e: e.de_cr2, measured=True, imbens_kolesar_df=True),
+)}
 
 
 @dataclass(frozen=True)

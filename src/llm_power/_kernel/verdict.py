@@ -52,10 +52,9 @@ from scipy import optimize, stats
 from .._core.clusters import FEW_CLUSTERS, code_labels
 from .._core.errors import DataError, DegenerateDataWarning
 from . import quantiles as _q
-from .variance import cluster_design_effects, cluster_df, cluster_structure
+from .variance import DESIGN_EFFECTS, cluster_design_effects, cluster_df, cluster_structure
 
 __all__ = [
-    "DESIGN_EFFECTS",
     "EXACT_MAX_DISCORDANT",
     "FEW_CLUSTERS",
     "PVALUE_FLOOR",
@@ -64,8 +63,6 @@ __all__ = [
 
 #: binary pairs with fewer discordant items than this are judged by the exact McNemar test
 EXACT_MAX_DISCORDANT = 25
-#: design-effect models: measured (CR2; CR1), ANOVA ICC with Kish's size, the paper's mean-size form
-DESIGN_EFFECTS = ("anova", "cr1", "paper", "robust")
 #: p-values are never reported below the smallest normal double (underflow is not "p = 0")
 PVALUE_FLOOR = float(np.finfo(float).tiny)
 #: largest number of discordant items scanned for the exact conditional N*
@@ -398,15 +395,14 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     r2h = np.sum(resid**2 * structure.h[:, None], axis=0)
     r2m = np.sum(resid**2 / sizes[:, None], axis=0)
     ssw = np.sum(resid_sq, axis=0) - r2m
-    v_cr2, v_cr1, icc, de_r, de_1, de_a, de_p = cluster_design_effects(
-        n, g, var, r2, r2h, r2m, float(np.sum(sizes**2)), ssw)
-    de = {"robust": de_r, "cr1": de_1, "anova": de_a, "paper": de_p}[design_effect]
-    variance = {"robust": v_cr2, "cr1": v_cr1}.get(design_effect, de * var / n)
-    df = cluster_df(structure, icc) if design_effect == "robust" else np.full(icc.shape, g - 1.0)
+    effects = cluster_design_effects(n, g, var, r2, r2h, r2m, float(np.sum(sizes**2)), ssw)
+    model = DESIGN_EFFECTS[design_effect]
+    de, variance, icc = model.effect(effects), model.variance(effects, var, n), effects.icc
+    df = cluster_df(structure, icc) if model.imbens_kolesar_df else np.full(icc.shape, g - 1.0)
     out = cluster_verdict_from_variance(sums.delta, var, n, variance, de, df, iid_resolved, n_clusters=g, alpha=alpha,
                                         power=power, alternative=alternative)
-    return dataclasses.replace(out, design_effect_robust=de_r, design_effect_cr1=de_1, design_effect_anova=de_a,
-                               design_effect_paper=de_p, icc=icc)
+    return dataclasses.replace(out, design_effect_robust=effects.de_cr2, design_effect_cr1=effects.de_cr1,
+                               design_effect_anova=effects.de_anova, design_effect_paper=effects.de_paper, icc=icc)
 
 
 def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray,  # noqa: PLR0917

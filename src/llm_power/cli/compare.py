@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
-from .._core.options import COMPARE_METHODS
+from .._core.options import COMPARE_METHODS, DESIGN_EFFECTS
 from ..report.terminal import dump_json, print_table, say
 from ._types import INPUT_FORMATS, nonnegative_int, positive_int
 
@@ -46,7 +46,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                                     "several, e.g. strict-match (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items one model lacks: error (default) or keep the shared items and report drops")
-    p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
+    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS,
                    help="with --cluster: CR2 with Imbens-Kolesar df (default), CR1, ANOVA/Kish or the paper's form")
     p.add_argument("--method", default="auto", choices=COMPARE_METHODS + ("cluster_t",),
                    help="test (default auto: Dror et al. 2018 tree; with --cluster the cluster-robust t test)")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .._core.options import CORRECTIONS
+from .._core.options import CORRECTIONS, DESIGN_EFFECTS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
 from ._types import INPUT_FORMATS, nonnegative_int, positive_int
@@ -65,7 +65,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--power", type=float, default=0.8, help="target power of N* (default 0.8)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="level of every interval in the report (default 0.95)")
-    p.add_argument("--design-effect", default="robust", choices=("robust", "cr1", "anova", "paper"),
+    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS,
                    help="clustered regime: measured CR2 design effect with Imbens-Kolesar df (default), CR1 with "
                         "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
     p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B",

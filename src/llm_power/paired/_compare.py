@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -22,23 +22,12 @@ from .._core.validation import (
     check_paired,
     is_binary,
 )
-from .._kernel.paired_intervals import mcnemar_interval
 from .._kernel.sizes import ceil_items
-from .._kernel.verdict import (
-    DESIGN_EFFECTS,
-    choose_iid_test,
-    cluster_verdict,
-    floor_pvalue,
-    iid_verdict,
-    pair_sums,
-    paired_t_test,
-    t_interval,
-    warn_degenerate,
-)
+from .._kernel.variance import DESIGN_EFFECTS
+from .._kernel.verdict import choose_iid_test, cluster_verdict, floor_pvalue, iid_verdict, pair_sums, warn_degenerate
 from ._effects import effect_sizes, paired_counts
-from ._permutation import permutation_interval
+from ._registry import DEFAULT_RESAMPLES, TESTS, PairData, interval_at
 from ._resampling import paired_bootstrap
-from ._tests import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]
 
@@ -142,7 +131,7 @@ class Comparison(Result):
         if self._interval is None:  # pragma: no cover - always set by compare()
             msg = "this Comparison was not made by compare()"
             raise RuntimeError(msg)
-        return _interval_at(self._interval, level, self.alternative)
+        return interval_at(self._interval, level, self.alternative)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types (used by the CLI and the reports)."""
@@ -182,12 +171,6 @@ class Comparison(Result):
         )
 
 
-#: bootstrap resamples when ``n_resamples`` is not given
-DEFAULT_RESAMPLES = 10_000
-
-#: methods that test the pair item by item and cannot use cluster labels
-_IID_ONLY = ("mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
-             "sign", "wilcoxon")
 
 
 def compare(
@@ -289,32 +272,19 @@ def compare(
     >>> res.regime, res.n_star, round(res.q, 2), res.resolved   # significant, yet below 80% power
     ('exact', 240.0, 0.83, False)
     """
-    valid = COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())
-    method = check_option(method, "method", valid)
-    alternative = check_alternative(alternative)
-    confidence_level = check_confidence_level(confidence_level)
-    alpha, power = check_alpha_power(alpha, power)
+    method, alternative, confidence_level, (alpha, power) = (
+        check_option(method, "method", COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())),
+        check_alternative(alternative), check_confidence_level(confidence_level), check_alpha_power(alpha, power))
     design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
     a_arr, b_arr = check_paired(a, b)
     gen = as_rng(rng)
     n = a_arr.size
     binary = is_binary(a_arr, b_arr)
+    _check_method(method, binary, clustered=cluster is not None)
     codes, n_groups = None, 0
     if cluster is not None:
-        if method in _IID_ONLY:
-            msg = (
-                f"`method` {method!r} tests items as independent and cannot use `cluster`; use "
-                             "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap)."
-            )
-            raise ValueError(msg)
         codes, n_groups = code_labels(cluster, n)
         require_clusters(n_groups, stacklevel=3)
-    if method.startswith("mcnemar") and not binary:
-        msg = (
-            f"`method` {method!r} needs 0/1 scores; these scores are graded. "
-                         "Use 'paired_t', 'bootstrap' or 'permutation'."
-        )
-        raise ValueError(msg)
     with np.errstate(over="ignore", invalid="ignore"):
         d = a_arr - b_arr
     if not np.all(np.isfinite(d)):
@@ -334,9 +304,10 @@ def compare(
     iid_method, iid_reason = choose_iid_test(binary, n, None if n_b is None or n_c is None else n_b + n_c, d)
     if cluster is None and method != "auto":
         iid_method, iid_reason = method, "requested"
-    statistic, pvalue, iid_interval, ci_method, iid_method = _iid_test(
-        iid_method, a_arr, b_arr, delta=delta, variance=variance, n=n, n_b=n_b, n_c=n_c, alternative=alternative,
-        n_resamples=n_resamples, gen=gen)
+    run = TESTS[iid_method].run(PairData(a_arr, b_arr, delta=delta, variance=variance, n=n, n_b=n_b, n_c=n_c,
+                                         alternative=alternative, n_resamples=n_resamples, gen=gen))
+    statistic, pvalue, iid_interval, ci_method, iid_method = (run.statistic, run.pvalue, run.interval,
+                                                              run.interval_name, run.name)
     verdict = iid_verdict(np.array([delta]), var, n, np.array([pvalue]), alpha=alpha, power=power,
                           alternative=alternative, b=None if n_b is None else np.array([n_b]),
                           c=None if n_c is None else np.array([n_c]))
@@ -368,6 +339,23 @@ def compare(
     )
 
 
+def _check_method(method: str, binary: bool, *, clustered: bool) -> None:
+    """What the chosen test of the registry needs: 0/1 scores, or no cluster labels."""
+    test = TESTS.get(method)
+    if clustered and test is not None and not test.clusters:
+        msg = (
+            f"`method` {method!r} tests items as independent and cannot use `cluster`; use "
+                         "'auto' or 'cluster_t' (cluster-robust t test) or 'bootstrap' (cluster bootstrap)."
+        )
+        raise ValueError(msg)
+    if test is not None and test.binary_only and not binary:
+        msg = (
+            f"`method` {method!r} needs 0/1 scores; these scores are graded. "
+                         "Use 'paired_t', 'bootstrap' or 'permutation'."
+        )
+        raise ValueError(msg)
+
+
 def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *, codes: Any, delta: float,
                   design_effect: str, n_resamples: int | None, confidence_level: float, alternative: str,
                   gen: np.random.Generator) -> tuple[str, str, float, float, tuple[Any, ...], str]:
@@ -380,70 +368,8 @@ def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *,
                 float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot), "cluster bootstrap percentile")
     df = float(cv.df[0])
     reason = (f"items are clustered ({cv.n_clusters} clusters): cluster-robust t test "
-              f"({_variance_name(design_effect)}, {df:.3g} df)" if method == "auto" else "requested")
+              f"({DESIGN_EFFECTS[design_effect].label}, {df:.3g} df)" if method == "auto" else "requested")
     return ("cluster_t", reason, float(cv.statistic[0]), float(cv.pvalue[0]), ("t", (delta, float(cv.variance[0]), df)),
             f"cluster-robust t ({df:.3g} df)")
 
 
-def _variance_name(design_effect: str) -> str:
-    names = {"robust": "CR2", "cr1": "CR1", "anova": "ANOVA ICC, Kish size", "paper": "ANOVA ICC, mean size"}
-    return names[design_effect]
-
-
-def _iid_test(chosen: str, a_arr: np.ndarray, b_arr: np.ndarray, *, delta: float, variance: float, n: int,
-              n_b: int | None, n_c: int | None, alternative: str, n_resamples: int | None,
-              gen: np.random.Generator) -> tuple[float, float, tuple[Any, ...], str, str]:
-    """Run the item-level test ``chosen``: (statistic, p, interval spec, interval name, test name). The
-    interval is the one that inverts the test (the same statement as "p <= 1 - level"), except for the
-    sign test and Wilcoxon (tests of the median; the interval shown is the mean's paired t).
-    """
-    test: Any
-    if chosen.startswith("mcnemar"):
-        nb, nc = cast(int, n_b), cast(int, n_c)  # McNemar is only chosen for 0/1 scores, where they are counted
-        variant = chosen.removeprefix("mcnemar_") if chosen != "mcnemar" else (
-            "exact" if nb + nc < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
-        chosen = f"mcnemar_{variant}"
-        test = mcnemar_from_counts(nb, nc, n=n, method=variant, alternative=alternative, _stacklevel=4)
-        return (test.statistic, float(floor_pvalue(test.pvalue)), ("mcnemar", (nb, nc, n, variant)),
-                MCNEMAR_INTERVALS[variant], chosen)
-    if chosen == "paired_t":
-        stat, p = paired_t_test(np.array([delta]), np.array([variance]), n, alternative)
-        return float(stat[0]), float(floor_pvalue(p[0])), ("t", (delta, variance / n, n - 1)), "paired t", chosen
-    if chosen in ("sign", "wilcoxon"):
-        test = (sign_test if chosen == "sign" else wilcoxon)(a_arr, b_arr, alternative=alternative)
-        return (test.statistic, float(floor_pvalue(test.pvalue)), ("t", (delta, variance / n, n - 1)),
-                f"paired t of the mean (the {chosen} test is of the median)", chosen)
-    if chosen == "permutation":
-        seed = int(gen.integers(2**62))  # one seed: the test and its inversion see the same sign patterns
-        p_perm, _, _ = permutation_interval(a_arr, b_arr, alternative=alternative, n_resamples=n_resamples, rng=seed)
-        return (delta, float(floor_pvalue(p_perm)), ("permutation", (a_arr, b_arr, n_resamples, seed)),
-                "inverted permutation test", chosen)
-    # bootstrap over items
-    b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
-    boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, confidence_level=0.95, alternative=alternative,
-                            rng=gen)
-    return (boot.estimate, float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot),
-            "bootstrap percentile", chosen)
-
-
-#: how the interval that inverts each McNemar variant is named
-MCNEMAR_INTERVALS = {"exact": "exact McNemar's (Fay-Lumbard melded)", "mid_p": "mid-p McNemar's (melded)",
-                     "asymptotic": "McNemar's (null variance, continuity-corrected)"}
-
-
-def _interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> ConfidenceInterval:
-    """The interval described by ``spec`` at ``level`` (one-sided per ``alternative``)."""
-    kind, data = spec
-    if kind == "bootstrap":
-        return cast(ConfidenceInterval, data.confidence_interval(level))
-    if kind == "mcnemar":
-        b, c, n, variant = data
-        return ConfidenceInterval(*mcnemar_interval(b, c, n, variant=variant, level=level, alternative=alternative))
-    if kind == "permutation":  # the sign-flip test inverted, with the reported test's own patterns
-        a_arr, b_arr, n_resamples, seed = data
-        _, low, high = permutation_interval(a_arr, b_arr, confidence_level=level, alternative=alternative,
-                                            n_resamples=n_resamples, rng=seed)
-        return ConfidenceInterval(low, high)
-    delta, variance, df = data
-    lo, hi = t_interval(delta, variance, df, level, alternative)
-    return ConfidenceInterval(float(lo), float(hi))

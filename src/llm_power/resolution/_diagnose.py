@@ -35,10 +35,9 @@ from .._kernel.binary_pairs import binary_pair_columns
 from .._kernel.quantiles import level_quantile
 from .._kernel.sizes import ceil_items_array, k_factor, mde_from_variance
 from .._kernel.sufficient import PairwiseStatistics, pairwise_statistics
-from .._kernel.variance import mean_variance_from_sums
+from .._kernel.variance import DESIGN_EFFECTS, mean_variance_from_sums
 from .._kernel.verdict import (
     CLT_MIN_ITEMS,
-    DESIGN_EFFECTS,
     REGIME_NAMES,
     PairSums,
     Verdict,

@@ -1,0 +1,58 @@
+"""A registry is the only list: each family of variants (paired tests, design effects, formats,
+regimes) is a registry the code iterates; the plain option tuples that keep ``--help`` light
+(``llm_power._core.options``) are checked equal to the registries' keys here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import llm_power as lp
+from llm_power._core import options
+from llm_power._kernel.variance import DESIGN_EFFECTS
+from llm_power.paired._registry import TESTS
+from llm_power.resolution import REGIMES
+
+
+def test_option_tuples_equal_the_registries():
+    assert set(options.PAIRED_TESTS) | {"mcnemar"} == set(TESTS)
+    assert set(options.COMPARE_METHODS) == {"auto", *TESTS}
+    assert set(options.DESIGN_EFFECTS) == set(DESIGN_EFFECTS)
+    assert options.DESIGN_EFFECTS[0] == "robust"  # the default is listed first in --help
+    assert [r.key for r in REGIMES] == ["iid", "corrected", "cluster", "anytime"]
+
+
+@pytest.mark.parametrize("name", sorted(TESTS))
+def test_compare_runs_every_registered_test_and_reports_it(name):
+    rng = np.random.default_rng(3)
+    a = (rng.random(120) < 0.7).astype(float)
+    b = np.where(rng.random(120) < 0.3, 1.0 - a, a)
+    res = lp.compare(a, b, method=name, n_resamples=400, rng=0)
+    assert res.method.startswith(name)  # "mcnemar" reports the variant it ran
+    lo, hi = res.confidence_interval()
+    assert lo <= res.delta <= hi
+
+
+def test_a_test_that_needs_0_1_scores_refuses_graded_ones():
+    needs_binary = sorted(name for name, t in TESTS.items() if t.binary_only)
+    assert needs_binary == ["mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p"]
+    for name in needs_binary:
+        with pytest.raises(ValueError, match="needs 0/1 scores"):
+            lp.compare([0.5, 0.2, 0.9], [0.1, 0.3, 0.4], method=name)
+
+
+def test_design_effect_models_pick_their_variance():
+    rng = np.random.default_rng(1)
+    cluster = np.repeat(np.arange(40), 25)
+    bump = rng.normal(0, 0.4, 40)[cluster]
+    a = (rng.random(1000) < 1 / (1 + np.exp(-(0.8 + bump)))).astype(float)
+    b = (rng.random(1000) < 1 / (1 + np.exp(-(0.6 + bump)))).astype(float)
+    seen = {}
+    for name in DESIGN_EFFECTS:
+        res = lp.compare(a, b, cluster=cluster, design_effect=name)
+        seen[name] = res.design_effect
+        assert res.design_effect_method == name
+    # equal cluster sizes: CR2 = CR1, and the ANOVA (Kish) and mean-size forms coincide
+    assert seen["robust"] == pytest.approx(seen["cr1"])
+    assert seen["anova"] == pytest.approx(seen["paper"])
