@@ -14,7 +14,8 @@ import pytest
 
 from llm_power import arena_diagnose, bradley_terry
 from llm_power.cli.main import main
-from llm_power.preferences._bradley_terry import Cells, _sandwich, fit_cells
+from llm_power.preferences._bradley_terry import _sandwich
+from llm_power.preferences._fit import Cells, fit_cells
 
 THETA = np.array([0.45, 0.3, 0.0, -0.15, -0.5])
 TIE = 0.2

@@ -309,7 +309,9 @@ def test_arena_cluster_intervals_cover_at_twenty_prompts():
     normal quantiles, the arena's interval before, covers 0.93."""
     from scipy import special
 
-    from llm_power.preferences._bradley_terry import Battles, Cells, fit_battles, fit_cells
+    from llm_power.preferences._bradley_terry import fit_battles
+    from llm_power.preferences._fit import Cells, fit_cells
+    from llm_power.preferences._battles import Battles
 
     theta = np.array([0.4, 0.2, 0.0, -0.2, -0.4])
     tau, m = 0.6, theta.size

@@ -73,69 +73,20 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     import io
 
-    import numpy as np
-
-    from .._core.errors import DataError
     from ..report.files import check_outputs, write_atomic
-    from ..report.terminal import dump_json, print_table, say
-    from ..samples import compare_pass_at_k, pass_at_k_ci
+    from ..report.terminal import dump_json, say
 
     check_outputs([args.json_out], args.files)
     frame, matrices = _read(args)
     ks = sorted(set(args.k))
     payload: dict[str, Any] = {"metric": args.kind, "k": ks, "models": {}, "comparison": None}
     for model, wide in matrices.items():
-        x = wide.to_numpy(dtype=float)
-        if np.isnan(x).all(axis=1).any():
-            item = wide.index[np.isnan(x).all(axis=1)][0]
-            msg = f"model {model!r} has no sample of question {item!r} (the models must answer the same questions)"
-            raise DataError(msg)
-        clusters = None
-        if args.cluster:
-            labels = frame[frame["model"] == model].groupby("item")["cluster"].first()
-            clusters = labels.reindex(wide.index).to_numpy()
-        new = pass_at_k_ci(x, ks, metric=args.kind, cluster=clusters, confidence_level=args.confidence_level)
-        fixed = pass_at_k_ci(x, ks, metric=args.kind, population="fixed_questions",
-                             confidence_level=args.confidence_level)
-        lo_n, hi_n = new.confidence_interval()
-        lo_f, hi_f = fixed.confidence_interval()
-        n_samples = (~np.isnan(x)).sum(axis=1)
-        payload["models"][model] = {"questions": int(x.shape[0]), "samples_min": int(n_samples.min()),
-                                    "samples_max": int(n_samples.max()), "estimate": new.estimate,
-                                    "se_questions": new.standard_error, "ci_questions": [lo_n, hi_n],
-                                    "se_fixed_questions": fixed.standard_error, "ci_fixed_questions": [lo_f, hi_f]}
-        if args.format != "json":
-            level = f"{args.confidence_level:.0%}"
-            rows = [[str(k), f"{100 * e:.1f}", _fmt_ci(a, b), _fmt_ci(c, d),
-                     f"{se_n / se_f:.1f}×" if se_f > 0 and se_n > 0 else "—"]
-                    for k, e, a, b, c, d, se_n, se_f in zip(ks, new.estimate, lo_n, hi_n, lo_f, hi_f,
-                                                           new.standard_error, fixed.standard_error, strict=True)]
-            spread = (f"{n_samples.min()} sample{'s' if n_samples.min() > 1 else ''} per question"
-                      if n_samples.min() == n_samples.max()
-                      else f"{n_samples.min()}–{n_samples.max()} samples per question")
-            print_table(f"{model}: {args.kind} on {x.shape[0]:,} questions, {spread}",
-                        ["k", args.kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
-                        right_align=(0, 1, 2, 3, 4))
+        _one_model(args, model, wide, frame, ks, payload)
     if args.format != "json" and matrices:  # the columns explained once, under the last model's table
         say("New questions: what generalises beyond these questions (between-question spread and sampling noise). "
             "These questions: only what re-running them would change. Ratio: of the two standard errors.")
     if len(matrices) == 2:
-        (name_a, a), (name_b, b) = matrices.items()
-        if args.baseline == name_a:
-            (name_a, a), (name_b, b) = (name_b, b), (name_a, a)
-        cmp = compare_pass_at_k(a.to_numpy(dtype=float), b.to_numpy(dtype=float), ks, metric=args.kind,
-                                confidence_level=args.confidence_level, rng=args.seed)
-        payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),
-                                 "critical_value": cmp.critical_value}
-        if args.format != "json":
-            rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
-                    for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
-                                                          cmp.band_high, cmp.pvalue, cmp.resolved, strict=True)]
-            print_table(f"{name_a} − {name_b}, same questions", ["k", "difference", "interval", "band (all k)", "p",
-                                                                 "band ≠ 0"], rows,
-                        caption="Paired over questions (new questions). Band: holds for every k shown at once "
-                                "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
-                                "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))
+        _comparison(args, matrices, ks, payload)
     elif len(matrices) > 2 and args.format != "json" and args.diagnose is None:
         say(f"{len(matrices)} models: give two to compare them at each k, or rank them all at one k with --diagnose K.")
     if args.diagnose is not None:
@@ -158,3 +109,68 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
     return 0
+
+
+def _one_model(args: argparse.Namespace, model: str, wide: Any, frame: Any, ks: list[int],
+               payload: dict[str, Any]) -> None:
+    """One model's pass@k with both intervals: into the payload, and a table unless --format json."""
+    import numpy as np
+
+    from .._core.errors import DataError
+    from ..report.terminal import print_table
+    from ..samples import pass_at_k_ci
+
+    x = wide.to_numpy(dtype=float)
+    if np.isnan(x).all(axis=1).any():
+        item = wide.index[np.isnan(x).all(axis=1)][0]
+        msg = f"model {model!r} has no sample of question {item!r} (the models must answer the same questions)"
+        raise DataError(msg)
+    clusters = None
+    if args.cluster:
+        labels = frame[frame["model"] == model].groupby("item")["cluster"].first()
+        clusters = labels.reindex(wide.index).to_numpy()
+    new = pass_at_k_ci(x, ks, metric=args.kind, cluster=clusters, confidence_level=args.confidence_level)
+    fixed = pass_at_k_ci(x, ks, metric=args.kind, population="fixed_questions",
+                         confidence_level=args.confidence_level)
+    lo_n, hi_n = new.confidence_interval()
+    lo_f, hi_f = fixed.confidence_interval()
+    n_samples = (~np.isnan(x)).sum(axis=1)
+    payload["models"][model] = {"questions": int(x.shape[0]), "samples_min": int(n_samples.min()),
+                                "samples_max": int(n_samples.max()), "estimate": new.estimate,
+                                "se_questions": new.standard_error, "ci_questions": [lo_n, hi_n],
+                                "se_fixed_questions": fixed.standard_error, "ci_fixed_questions": [lo_f, hi_f]}
+    if args.format != "json":
+        level = f"{args.confidence_level:.0%}"
+        rows = [[str(k), f"{100 * e:.1f}", _fmt_ci(a, b), _fmt_ci(c, d),
+                 f"{se_n / se_f:.1f}×" if se_f > 0 and se_n > 0 else "—"]
+                for k, e, a, b, c, d, se_n, se_f in zip(ks, new.estimate, lo_n, hi_n, lo_f, hi_f,
+                                                       new.standard_error, fixed.standard_error, strict=True)]
+        spread = (f"{n_samples.min()} sample{'s' if n_samples.min() > 1 else ''} per question"
+                  if n_samples.min() == n_samples.max()
+                  else f"{n_samples.min()}–{n_samples.max()} samples per question")
+        print_table(f"{model}: {args.kind} on {x.shape[0]:,} questions, {spread}",
+                    ["k", args.kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
+                    right_align=(0, 1, 2, 3, 4))
+
+
+def _comparison(args: argparse.Namespace, matrices: dict[str, Any], ks: list[int], payload: dict[str, Any]) -> None:
+    """The two models' paired difference at each k (A is not the --baseline)."""
+    from ..report.terminal import print_table
+    from ..samples import compare_pass_at_k
+
+    (name_a, a), (name_b, b) = matrices.items()
+    if args.baseline == name_a:
+        (name_a, a), (name_b, b) = (name_b, b), (name_a, a)
+    cmp = compare_pass_at_k(a.to_numpy(dtype=float), b.to_numpy(dtype=float), ks, metric=args.kind,
+                            confidence_level=args.confidence_level, rng=args.seed)
+    payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),
+                             "critical_value": cmp.critical_value}
+    if args.format != "json":
+        rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
+                for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
+                                                      cmp.band_high, cmp.pvalue, cmp.resolved, strict=True)]
+        print_table(f"{name_a} − {name_b}, same questions", ["k", "difference", "interval", "band (all k)", "p",
+                                                             "band ≠ 0"], rows,
+                    caption="Paired over questions (new questions). Band: holds for every k shown at once "
+                            "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
+                            "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))

@@ -7,9 +7,19 @@ from ._arena import (
     ArenaDiagnosis,
     arena_diagnose,
 )
+from ._battles import (
+    MAX_MODELS,
+    Battles,
+    check_model_count,
+    encode_battles,
+)
 from ._bradley_terry import (
     BradleyTerryResult,
     bradley_terry,
+)
+from ._fit import (
+    Cells,
+    fit_cells,
 )
 from ._judges import (
     AgreementResult,
@@ -37,14 +47,20 @@ from ._winrates import (
 __all__ = [
     "AgreementResult",
     "ArenaDiagnosis",
+    "Battles",
     "BradleyTerryResult",
+    "Cells",
     "LengthBiasResult",
+    "MAX_MODELS",
     "PPIResult",
     "WinRateComparison",
     "WinRateResult",
     "arena_diagnose",
     "bradley_terry",
+    "check_model_count",
     "compare_win_rates",
+    "encode_battles",
+    "fit_cells",
     "judge_agreement",
     "judge_vs_majority",
     "labels_only_interval",

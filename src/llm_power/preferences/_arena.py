@@ -179,7 +179,8 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     power = check_open_unit(power, "power")
     level = check_confidence_level(confidence_level)
     from ..resolution import REGIMES
-    from ._bradley_terry import _cluster_codes, _rank_order, encode_battles, fit_battles
+    from ._battles import _cluster_codes, encode_battles
+    from ._bradley_terry import _rank_order, fit_battles
 
     enc = encode_battles(battles)
     groups = _cluster_codes(cluster, battles, enc.n)

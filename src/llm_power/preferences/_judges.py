@@ -317,7 +317,7 @@ def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "le
     from scipy import stats
 
     from ..intervals import proportion_ci
-    from ._bradley_terry import _cluster_codes, encode_battles
+    from ._battles import _cluster_codes, encode_battles
 
     frame = _frame(battles, ("model_a", "model_b", "winner", length_a, length_b), "length_bias")
     level = check_confidence_level(confidence_level)

@@ -9,8 +9,6 @@ from ._columns import (
 )
 from ._diagnose import (
     CORRECTIONS,
-    Diagnosis,
-    PairResolution,
     calibrate,
     diagnose,
     diagnose_options,
@@ -23,6 +21,10 @@ from ._regimes import (
     Regime,
     RegimeOutput,
     tie_groups_and_rank_intervals,
+)
+from ._results import (
+    Diagnosis,
+    PairResolution,
 )
 
 __all__ = [

@@ -8,6 +8,7 @@ regimes is spelled anywhere. Every regime only tightens the IID verdict.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,19 +143,46 @@ class Regime:
     n_star_field: str
     pvalue_field: str | None
     compute: Any = None
+    #: the fields this regime adds to each pair (name, type, default; the IID ones have no default
+    #: up to ``resolved``): :class:`~llm_power.PairResolution` is generated from them
+    fields: tuple[tuple[str, Any, Any], ...] = ()
 
     def label(self, settings: dict[str, Any]) -> str:
         """Short column label: "IID", the correction's name, "cluster", "anytime"."""
         return {"iid": "IID", "corrected": str(settings.get("correction"))}.get(self.key, self.key)
 
 
+#: a field without a default (the IID fields up to ``resolved``)
+_REQUIRED = dataclasses.MISSING
+
 REGIMES = (
-    Regime("iid", "IID", "q", "resolved", "n_star", "pvalue"),
+    Regime("iid", "IID", "q", "resolved", "n_star", "pvalue", fields=(
+           ("model_a", str, _REQUIRED), ("model_b", str, _REQUIRED), ("rank_a", int, _REQUIRED),
+           ("rank_b", int, _REQUIRED), ("n", int, _REQUIRED), ("mean_a", float, _REQUIRED),
+           ("mean_b", float, _REQUIRED), ("delta", float, _REQUIRED), ("se", float, _REQUIRED),
+           ("pvalue", float, _REQUIRED), ("test", str, _REQUIRED), ("n_star", float, _REQUIRED),
+           ("q", float, _REQUIRED), ("mde", float, _REQUIRED), ("resolved", bool, _REQUIRED),
+           ("regime", str, "plug-in"), ("b", int | None, None), ("c", int | None, None),
+           ("ci_low", float | None, None), ("ci_high", float | None, None),)),
     Regime("corrected", "multiplicity-corrected", "q_corrected", "resolved_corrected", "n_star_corrected",
-           "pvalue_adjusted", _regime_corrected),
+           "pvalue_adjusted", _regime_corrected, fields=(
+           ("pvalue_adjusted", float | None, None), ("alpha_corrected", float | None, None),
+           ("n_star_corrected", float | None, None), ("q_corrected", float | None, None),
+           ("resolved_corrected", bool | None, None),)),
     Regime("cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
-           _regime_cluster),
-    Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime),
+           _regime_cluster, fields=(
+           ("icc", float | None, None), ("design_effect", float | None, None),
+           ("design_effect_robust", float | None, None), ("design_effect_cr1", float | None, None),
+           ("design_effect_anova", float | None, None), ("design_effect_paper", float | None, None),
+           ("pvalue_cluster", float | None, None), ("cluster_df", float | None, None),
+           ("cluster_ci_low", float | None, None), ("cluster_ci_high", float | None, None),
+           ("n_star_cluster", float | None, None), ("q_cluster", float | None, None),
+           ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
+           ("cluster_bootstrap_ci_low", float | None, None), ("cluster_bootstrap_ci_high", float | None, None),)),
+    Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime,
+           fields=(
+           ("e_value", float | None, None), ("n_star_anytime", float | None, None),
+           ("q_anytime", float | None, None), ("resolved_anytime", bool | None, None),)),
 )
 
 

@@ -2,12 +2,16 @@
 their planning, and the variance components of repeated sampling.
 """
 
-from ._passk import (
+from ._compare import (
     PassAtKComparison,
-    PassAtKResult,
     compare_pass_at_k,
+)
+from ._majority import (
     maj_at_k,
     maj_at_k_ci,
+)
+from ._passk import (
+    PassAtKResult,
     pass_at_k,
     pass_at_k_ci,
     pass_at_k_matrix,

@@ -34,11 +34,10 @@ from scipy import special, stats
 from .._core.errors import DataError
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
-from .._kernel.quantiles import level_quantile, t_pvalue, upper_quantile
+from .._kernel.quantiles import upper_quantile
 from .._kernel.variance import mean_variance
 
-__all__ = ["PassAtKComparison", "PassAtKResult", "compare_pass_at_k", "maj_at_k", "maj_at_k_ci", "pass_at_k",
-           "pass_at_k_ci", "pass_at_k_matrix", "pass_hat_k"]
+__all__ = ["PassAtKResult", "pass_at_k", "pass_at_k_ci", "pass_at_k_matrix", "pass_hat_k"]
 
 METRICS = ("pass@k", "pass^k", "avg@k")
 
@@ -132,68 +131,6 @@ def _metric_values(metric: str, n: np.ndarray, c: np.ndarray, k: np.ndarray) -> 
     if metric == "pass^k":
         return np.asarray(_ratio(c, n, k))
     return np.asarray(c / n, dtype=float) * np.ones(np.broadcast(n, c, k).shape)  # avg@k: the mean pass rate
-
-
-def maj_at_k(answers: Any, correct: Any, k: int) -> np.ndarray:
-    """Unbiased maj@k of each question from its sampled final answers.
-
-    ``answers``: questions x samples labels (``None`` or NaN = no answer, never a majority);
-    ``correct``: the right label per question. maj@k is the probability that, among k samples
-    drawn without replacement from the n, the correct answer has the most votes; a tie for the
-    most votes counts as a share 1/(number tied) (a fair random tie-break). Exact, by a dynamic
-    programme over the other answers' vote counts (multivariate hypergeometric).
-
-    Examples
-    --------
-    >>> from llm_power import maj_at_k
-    >>> maj_at_k([["4", "4", "5", "4", "5"]], ["4"], 3).round(4)
-    array([0.7])
-    """
-    rows = [list(r) for r in np.asarray(answers, dtype=object)]
-    truth = list(np.asarray(correct, dtype=object).ravel())
-    if len(rows) != len(truth):
-        msg = f"answers has {len(rows)} questions but correct has {len(truth)}"
-        raise ValueError(msg)
-    k = check_int_at_least(k, "k", 1)
-    out = np.empty(len(rows))
-    for q, (row, right) in enumerate(zip(rows, truth, strict=True)):
-        labels = [a for a in row if not (a is None or (isinstance(a, float) and math.isnan(a)))]
-        n = len(row)
-        if k > n:
-            msg = f"question {q}: k = {k} but only {n} samples"
-            raise DataError(msg)
-        counts: dict[Any, int] = {}
-        for a in labels:
-            counts[a] = counts.get(a, 0) + 1
-        n_right = counts.pop(right, 0)
-        others = list(counts.values())
-        out[q] = _maj_probability(n, n_right, others, k)
-    return out
-
-
-def _maj_probability(n: int, n_right: int, others: list[int], k: int) -> float:
-    """P(the correct label wins the plurality vote of a k-subset), ties shared; unanswered samples
-    (n - n_right - sum(others)) vote for nothing.
-    """
-    total = 0.0
-    log_all = float(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1))
-    n_blank = n - n_right - sum(others)
-    for a in range(1, min(k, n_right) + 1):
-        # table[t, s]: ways for the other labels (and blanks) to take s samples with t labels tied at a
-        table = np.zeros((len(others) + 1, k - a + 1))
-        table[0, :] = [math.comb(n_blank, s) for s in range(k - a + 1)]
-        for m in others:
-            new = np.zeros_like(table)
-            for b in range(min(a, m, k - a) + 1):
-                ways = math.comb(m, b)
-                if b < a:
-                    new[:, b:] += ways * table[:, : table.shape[1] - b]
-                else:  # b == a: one more label tied with the correct one
-                    new[1:, b:] += ways * table[:-1, : table.shape[1] - b]
-            table = new
-        share = table[:, k - a] / np.arange(1, len(others) + 2)
-        total += math.comb(n_right, a) * float(share.sum())
-    return total / math.exp(log_all) if total else 0.0
 
 
 @dataclass(frozen=True, repr=False)
@@ -517,31 +454,6 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
                          replicates=reps)
 
 
-def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
-                confidence_level: float = 0.95) -> PassAtKResult:
-    """maj@k of a benchmark (the mean over questions of :func:`maj_at_k`) with its interval for new
-    questions: the standard error over questions (cluster-robust with ``cluster``), t interval.
-
-    Examples
-    --------
-    >>> from llm_power import maj_at_k_ci
-    >>> answers = [["4", "4", "5", "4"], ["7", "1", "1", "7"], ["2", "2", "2", "3"], ["9", "8", "6", "9"]]
-    >>> res = maj_at_k_ci(answers, ["4", "7", "2", "6"], [1, 3])
-    >>> res.estimate.round(3)
-    array([0.562, 0.667])
-    """
-    level = check_confidence_level(confidence_level)
-    ks = np.atleast_1d(np.asarray(k)).astype(np.int64)
-    values = np.column_stack([maj_at_k(answers, correct, int(kk)) for kk in ks])
-    if values.shape[0] < 2:
-        msg = f"an interval over questions needs at least 2 questions; got {values.shape[0]}"
-        raise DataError(msg)
-    codes = _cluster_codes(cluster, values.shape[0])
-    mean, se, df, g = _mean_and_se(values, codes)
-    return PassAtKResult(metric="maj@k", k=ks, estimate=mean, standard_error=se, population="questions",
-                         n_questions=int(values.shape[0]), n_clusters=g, df=df, method="t", confidence_level=level)
-
-
 def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[np.ndarray, list[str]]:
     """Questions x models matrix of per-question estimates at one k, for :func:`llm_power.diagnose`.
 
@@ -580,87 +492,3 @@ def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[n
     return np.column_stack(columns), names
 
 
-@dataclass(frozen=True, repr=False)
-class PassAtKComparison(Result):
-    """Result of :func:`compare_pass_at_k`: model A - model B at each k on the same questions.
-
-    ``difference``, ``standard_error``, ``pvalue`` (paired t over questions, per k), ``ci_low`` /
-    ``ci_high`` (pointwise), ``band_low`` / ``band_high`` (simultaneous over all k: max-t
-    bootstrap over questions), ``critical_value`` of the band, and ``resolved`` — the k where the
-    band excludes 0 (family-wise error over k at most 1 - confidence level).
-    """
-
-    metric: str
-    k: np.ndarray
-    difference: np.ndarray
-    standard_error: np.ndarray
-    pvalue: np.ndarray
-    ci_low: np.ndarray
-    ci_high: np.ndarray
-    band_low: np.ndarray
-    band_high: np.ndarray
-    critical_value: float
-    resolved: np.ndarray
-    n_questions: int
-    n_clusters: int | None
-    confidence_level: float
-
-    _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "resolved")
-
-    def to_frame(self) -> Any:
-        """One row per k (pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame({"k": self.k, "difference": self.difference, "standard_error": self.standard_error,
-                             "pvalue": self.pvalue, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                             "band_low": self.band_low, "band_high": self.band_high, "resolved": self.resolved})
-
-
-def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: str = "pass@k",  # noqa: PLR0913
-                      cluster: Any = None, confidence_level: float = 0.95, n_resamples: int = 4000,
-                      rng: Any = None) -> PassAtKComparison:
-    """Two models (or a base and a tuned checkpoint) on the same questions, at every k.
-
-    Per k the paired difference of the per-question estimates, its standard error over questions
-    (cluster-robust with ``cluster``), a paired t test and interval, and a band that holds for all
-    k at once: the max over k of the studentised bootstrap deviations (questions, or whole
-    clusters, resampled) gives its critical value. ``resolved`` marks the k where the band
-    excludes 0. ``k`` defaults to 1..the fewest samples of any question.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from llm_power import compare_pass_at_k
-    >>> rng = np.random.default_rng(1)
-    >>> p = rng.beta(0.7, 0.8, 200)
-    >>> base = (rng.random((200, 8)) < p[:, None]).astype(float)
-    >>> tuned = (rng.random((200, 8)) < np.clip(p + 0.1, 0, 1)[:, None]).astype(float)
-    >>> res = compare_pass_at_k(tuned, base, rng=0)
-    >>> res.resolved.tolist()
-    [True, True, True, True, True, True, True, True]
-    """
-    check_option(metric, "metric", METRICS)
-    level = check_confidence_level(confidence_level)
-    na, ca = _results(results_a)
-    nb, cb = _results(results_b)
-    if na.size != nb.size:
-        msg = f"the two models must answer the same questions (in the same order); got {na.size} and {nb.size}"
-        raise ValueError(msg)
-    ks = _ks(np.arange(1, int(min(na.min(), nb.min())) + 1) if k is None else k, np.minimum(na, nb))
-    d = _per_question(metric, na, ca, ks) - _per_question(metric, nb, cb, ks)
-    codes = _cluster_codes(cluster, na.size)
-    mean, se, df, g = _mean_and_se(d, codes)
-    safe = np.where(se > 0, se, np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, mean / safe, np.where(mean == 0, 0.0, np.inf))
-    p = np.asarray(t_pvalue(t, df))
-    q = float(level_quantile(level, "two-sided", df))
-    reps = _bootstrap_means(d, codes, check_int_at_least(n_resamples, "n_resamples", 100), as_rng(rng))
-    # studentise each resample by its own standard error? The plug-in se keeps it simple and stable:
-    stat = np.max(np.abs(reps - mean) / safe, axis=1)
-    crit = max(float(np.quantile(stat, level)), q)
-    band_low, band_high = mean - crit * se, mean + crit * se
-    return PassAtKComparison(metric=metric, k=ks, difference=mean, standard_error=se, pvalue=p,
-                             ci_low=mean - q * se, ci_high=mean + q * se, band_low=band_low, band_high=band_high,
-                             critical_value=crit, resolved=(band_low > 0) | (band_high < 0), n_questions=int(na.size),
-                             n_clusters=g, confidence_level=level)

@@ -1,0 +1,184 @@
+"""The results of :func:`~llm_power.diagnose`: the columnar :class:`Diagnosis` and its rows,
+:class:`PairResolution` -- a class generated from the fields the :data:`REGIMES` declare (the IID
+regime's fields first, then each stress test's), so that a new regime brings its own fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._core.format import fmt_gap, fmt_n_star, fmt_p
+from .._core.results import Result, to_plain
+from .._kernel.sizes import mde_from_variance
+from ._regimes import REGIMES
+
+__all__ = ["Diagnosis", "PairResolution"]
+
+
+def _pair_resolution() -> type:
+    """The row class: one field per field the regimes declare, in their order."""
+    fields = [(name, kind, field(default=default)) if default is not dataclasses.MISSING else (name, kind)
+              for regime in REGIMES for name, kind, default in regime.fields]
+    doc = ("Resolution of one pair of models (A ranked above B). Optional fields are None when the "
+           "corresponding stress test was not requested. Fields (from the regimes of ``REGIMES``): "
+           + ", ".join(f[0] for f in fields) + ".")
+    return dataclasses.make_dataclass(
+        "PairResolution", fields, bases=(Result,), frozen=True, slots=True, repr=False,
+        namespace={"__doc__": doc, "__module__": __name__,
+                   "_repr_fields": ("model_a", "model_b", "delta", "pvalue", "n_star", "q", "resolved")})
+
+
+if TYPE_CHECKING:
+    class PairResolution(Result):
+        """Resolution of one pair of models (A ranked above B): one field per field of the regimes."""
+
+        def __init__(self, **fields: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> Any: ...
+else:
+    PairResolution = _pair_resolution()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Diagnosis(Result):
+    """Result of :func:`diagnose`.
+
+    Attributes
+    ----------
+    models : list of str
+        Ranked best first.
+    means : ndarray
+        Mean scores in that order.
+    n : int
+        Items.
+    columns : Mapping of str to ndarray
+        The pairs, columnar: one array per field of :class:`PairResolution` (model_a, model_b,
+        rank_a, delta, pvalue, n_star, q, resolved, ..., and each regime's columns), pairs in
+        rank order; a read-only mapping whose per-pair model names, ranks and means, test and
+        regime names, se and N* are formed on first read. ``pairs`` gives them as rows on
+        demand, ``to_frame()`` as a DataFrame.
+    order : ndarray
+        Indices of the input's model columns, best first (``models`` = input names[order]).
+    n_unresolved : dict
+        Unresolved pairs under each regime computed: "iid", and "corrected", "cluster",
+        "anytime" when requested. "Resolved" = q >= 1 and the pair's test rejects at alpha
+        (each stress test also needs the IID verdict).
+    tie_groups : dict
+        Per regime, groups of models (rank order) not resolved from each other: each model's
+        rank interval is the span of its group (adjacent pairs), or [1 + #models resolved
+        above it, #models not resolved below it + its rank] (all pairs).
+    rank_intervals : dict
+        Per regime, (lowest, highest) plausible rank of each model.
+    cluster_robustness : dict or None
+        Distribution of the clustered unresolved count over resamples of the clusters.
+    settings : dict
+        alpha, power, confidence_level, correction, anytime, pairs, method, binary, units, test(s),
+        n_clusters, design_effect (model), critical values.
+    model_ci_low, model_ci_high : ndarray
+        Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded;
+        with ``cluster``, the cluster-robust t interval: CR2 with Imbens-Kolesar degrees of freedom).
+    """
+
+    models: list[Any]
+    means: np.ndarray = field(compare=False)
+    n: int = 0
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
+    order: np.ndarray | None = field(default=None, compare=False)
+    n_unresolved: dict[str, Any] = field(default_factory=dict)
+    tie_groups: dict[str, Any] = field(default_factory=dict)
+    rank_intervals: dict[str, Any] = field(default_factory=dict)
+    cluster_robustness: dict[str, Any] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    model_ci_low: np.ndarray | None = field(default=None, compare=False)
+    model_ci_high: np.ndarray | None = field(default=None, compare=False)
+
+    _repr_fields = ("n", "n_unresolved")
+
+    @property
+    def pairs(self) -> list[PairResolution]:
+        """The pairs as :class:`PairResolution` rows (built from :attr:`columns` on each access)."""
+        names = list(self.columns)
+        size = len(self.columns["delta"]) if self.columns else 0
+        return [PairResolution(n=self.n, **{k: _cell(k, self.columns[k][p]) for k in names}) for p in range(size)]
+
+    def mde_curve(self, n_items: Any) -> np.ndarray:
+        """MDE against the number of items for the median per-item variance of the displayed pairs
+        (the report's "what this benchmark can detect" curve), at the report's alpha and power.
+        """
+        var = float(np.median(np.asarray(self.columns["se"], dtype=float) ** 2 * self.n))
+        var = var if var > 0 else 1e-12
+        return np.asarray(mde_from_variance(np.asarray(n_items, dtype=float), var, alpha=self.settings["alpha"],
+                                            power=self.settings["power"]), dtype=float)
+
+    @property
+    def regimes(self) -> list[Any]:
+        """The :data:`REGIMES` computed for this report, in their fixed order (IID first)."""
+        return [r for r in REGIMES if r.key in self.n_unresolved]
+
+    def __repr__(self) -> str:
+        return (f"Diagnosis(models={len(self.models)}, n={self.n}, pairs={len(self.columns.get('delta', ()))}, "
+                f"n_unresolved={self.n_unresolved})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types (used by the CLI and the reports)."""
+        return {
+            "models": list(self.models),
+            "means": to_plain(self.means),
+            "model_ci_low": to_plain(self.model_ci_low),
+            "model_ci_high": to_plain(self.model_ci_high),
+            "n": self.n,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "n_unresolved": dict(self.n_unresolved),
+            "tie_groups": to_plain(self.tie_groups),
+            "rank_intervals": to_plain(self.rank_intervals),
+            "cluster_robustness": to_plain(self.cluster_robustness),
+            "settings": to_plain(self.settings),
+        }
+
+    def to_frame(self) -> Any:
+        """The pairs as a pandas DataFrame (one row per pair), straight from the columns."""
+        import pandas as pd
+
+        return pd.DataFrame({"n": self.n, **{k: np.asarray(v) for k, v in self.columns.items()}})
+
+    def summary(self) -> str:
+        """A short human-readable summary."""
+        m = len(self.columns["delta"]) if "delta" in self.columns else 0
+        lines = [f"{len(self.models)} models, {self.n:,} items, {m} {self.settings.get('pairs')} "
+                 f"{'pair' if m == 1 else 'pairs'} "
+                 f"(alpha = {self.settings['alpha']:g}, power = {self.settings['power']:g})"]
+        labels = {"iid": "IID", "corrected": f"{self.settings.get('correction')}-corrected",
+                  "cluster": "clustered", "anytime": "anytime-valid"}
+        for key, count in self.n_unresolved.items():
+            lines.append(f"  {labels.get(key, key)}: {count} of {m} {'pair' if m == 1 else 'pairs'} unresolved")
+        if self.cluster_robustness:
+            cr = self.cluster_robustness
+            lines.append(f"  cluster bootstrap of the clustered count ({cr['n_resamples']} resamples): "
+                         f"median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}]")
+        binary = bool(self.settings.get("binary", True))
+        unit = "pts" if binary else "score"
+        lines.append(f"{'rank':>4}  {'model A':<28} {'model B':<28} {'gap ' + unit:>10} {'p':>9} {'N*':>9} "
+                     f"{'q':>7}  verdict")
+        for p in self.pairs:
+            lines.append(f"{p.rank_a:>4}  {p.model_a[:28]:<28} {p.model_b[:28]:<28} {fmt_gap(p.delta, binary):>10} "
+                         f"{fmt_p(p.pvalue):>9} {fmt_n_star(p.n_star):>9} {p.q:>7.2f}  "
+                         f"{'resolved' if p.resolved else 'UNRESOLVED'}")
+        return "\n".join(lines)
+
+
+_INT_FIELDS = frozenset({"rank_a", "rank_b", "b", "c"})
+
+
+def _cell(key: str, value: Any) -> Any:
+    """One value of a column as a plain Python value of its field's type."""
+    if key in _INT_FIELDS:
+        return int(value)
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    return float(value)
