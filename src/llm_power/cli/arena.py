@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ._types import nonnegative_int
+
 #: shortened names are never shorter than this (below it the table names models by rank)
 MIN_NAME = 16
 
@@ -40,6 +42,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="adjacent ranks or every pair (default adjacent)")
     p.add_argument("--ties", choices=("half", "davidson"), default="half",
                    help="a tie is half a win for each side, or Davidson's tie model (default half)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="random seed of the rank intervals' max-t draws (default 0)")
     p.add_argument("--correction", choices=("holm", "bonferroni", "bh"), default="holm",
                    help="multiplicity procedure over the pairs (default holm)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
@@ -124,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
         msg = f"--cluster {args.cluster!r}: the battles have no such column ({', '.join(map(str, frame.columns))})"
         raise DataError(msg)
     diag = arena_diagnose(frame, pairs=args.pairs, cluster=args.cluster, ties=args.ties, alpha=args.alpha,
-                          power=args.power, correction=args.correction, confidence_level=args.confidence_level)
+                          power=args.power, correction=args.correction, confidence_level=args.confidence_level,
+                          rng=args.seed)
     payload = {"models": diag.models, "ranks": diag.ranks,
                "n_battles": diag.n_battles, "settings": diag.settings, "pairs": diag.to_frame().to_dict("list"),
                "unresolved": diag.unresolved()}

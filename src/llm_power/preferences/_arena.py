@@ -129,7 +129,7 @@ def _pair_index(m: int, pairs: str) -> np.ndarray:
 
 def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None, ties: str = "half",  # noqa: PLR0913
                    alpha: float = 0.05, power: float = 0.8, correction: str = "holm",
-                   confidence_level: float = 0.95, rng: Any = 0) -> ArenaDiagnosis:
+                   confidence_level: float = 0.95, rng: Any = None) -> ArenaDiagnosis:
     """Resolution report of an arena: per ranked pair the rating gap, its interval and test, the
     battles N* needed to separate it and q = N / N*, under multiplicity, clustering and
     anytime-valid monitoring.
@@ -159,8 +159,9 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     correction : {"holm", "bonferroni", "bh"}, default "holm"
         The multiplicity regime's procedure over the family of pairs.
     confidence_level : float, default 0.95
-    rng : seed or Generator, default 0
-        For the max-t critical value of the rank intervals (normal draws).
+    rng : seed or Generator, optional
+        For the max-t critical value of the rank intervals (normal draws); the same seed gives
+        the same numbers (the CLI's ``--seed``, default 0).
 
     Examples
     --------
