@@ -14,7 +14,7 @@ Competitors
 - Connor's normal approximation, for scale (what the exact N* is compared with).
 
 Both exact N* versions return the same integers (checked here and, on many designs, in
-``tests/test_planning.py``); the exact MDEs agree to about 1e-15 relative (the new power sums
+``tests/planning/test_planning.py``); the exact MDEs agree to about 1e-15 relative (the new power sums
 only the counts with probability >= 1e-290).
 
 Run: ``.venv/bin/python benchmarks/exact_planning.py`` (several minutes: the old scan is slow).

@@ -6,7 +6,7 @@ Writes, from the bundled MMLU-Pro demo data:
 - ``docs/gallery/report.png`` and ``report-390.png``: screenshots of its top by headless Chromium
   at 1280 px (1280 x 2400) and on a phone (390 x 2400);
 - the screen of `llm-power demo` in a real terminal (a pseudo-terminal read by the pyte terminal
-  emulator, as tests/test_terminal_screen.py does) at 100 and at 80 columns, between the
+  emulator, as tests/report/test_terminal_screen.py does) at 100 and at 80 columns, between the
   ``demo-output`` and ``demo-output-80`` markers of ``docs/gallery.md``.
 
 Usage::

@@ -1,7 +1,7 @@
 """The first hour of a new user (issue 12): a verdict that fits the screen, no dead ends,
 consistent words, a fast start. One section per numbered item of the issue; the README (item 5)
 is tests/test_readme.py, packaging (7) tests/test_packaging.py, the docs site (8)
-tests/test_docs_site.py, and the report in a browser tests/test_report_browser.py.
+tests/test_docs_site.py, and the report in a browser tests/report/test_report_browser.py.
 """
 
 from __future__ import annotations

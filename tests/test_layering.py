@@ -198,3 +198,15 @@ def _cycle() -> list[str] | None:
 def test_no_import_circle():
     cycle = _cycle()
     assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_tests_mirror_the_families_and_layers():
+    tests = Path(__file__).resolve().parent
+    folders = {"paired", "planning", "resolution", "preferences", "samples", "gating", "kernel", "core", "io",
+               "engines", "integrations", "report", "cli"}
+    for folder in sorted(folders):
+        assert sorted((tests / folder).glob("test_*.py")), f"tests/{folder}/ has no tests"
+    # every family folder of the package has its tests folder (the leaves' tests sit at the top)
+    package_folders = {p.name for p in SRC.iterdir() if (p / "__init__.py").exists()}
+    named = {"_core": "core", "_kernel": "kernel"}
+    assert {named.get(f, f) for f in package_folders} <= folders

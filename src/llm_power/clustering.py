@@ -136,6 +136,22 @@ def design_effect(mean_cluster_size: float, icc: float) -> float:
     size N / G (which under-states the inflation); or measure the design effect with
     :func:`design_effects`.
 
+    Parameters
+    ----------
+    mean_cluster_size : float
+        Cluster size m (items per cluster; Kish's size for unequal clusters), finite and >= 1;
+        m = 1 (every item its own cluster) gives DE = 1.
+    icc : float
+        Intraclass correlation of the per-item values (e.g. of the paired differences), in
+        [-1, 1]; 0 gives DE = 1.
+
+    Returns
+    -------
+    float
+        The design effect 1 + (m - 1) ICC: the factor by which clustering multiplies the variance
+        of the mean, and so N*. Not floored: a negative ICC gives a value below 1 (the verdicts use
+        max(DE, 1)).
+
     Examples
     --------
     MMLU-Pro has 12,032 items in 14 categories (mean size 859); an ICC of only 0.01 more than
@@ -163,6 +179,21 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
     the sandwich estimator for an intercept-only regression with the small-sample factor
     G/(G-1) (the (N-1)/(N-k) factor is 1 for k = 1); equal to statsmodels' OLS with
     ``cov_type="cluster"``.
+
+    Parameters
+    ----------
+    values : array_like
+        One finite value per item, 1-D (e.g. 0/1 correctness, or the paired differences a - b).
+    cluster : array_like
+        One cluster label per item (a subject, a passage); missing labels (None, NaN, empty text)
+        are a :class:`~llm_power.DataError`.
+
+    Returns
+    -------
+    float
+        The CR1 standard error of the mean, in the units of ``values`` (for 0/1 scores a
+        proportion). NaN, with a :class:`~llm_power.DegenerateDataWarning`, when all items are in
+        one cluster.
 
     Examples
     --------

@@ -15,16 +15,18 @@ so the statistics, tests, verdicts and regimes are one code path whatever holds 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ._core.clusters import code_labels
 from ._core.validation import all_rows
-from ._kernel.sufficient import both_counts, model_cluster_sums, pair_sums_binary, pair_sums_graded
-from ._kernel.verdict import PairSums
+
+if TYPE_CHECKING:  # the kernel (scipy) is loaded when a statistic is asked for: readers stay light
+    from ._kernel.verdict import PairSums
 
 __all__ = ["ScoreMatrix", "ScoreSource"]
 
@@ -91,8 +93,8 @@ class ScoreMatrix:
 
     Parameters
     ----------
-    items : list
-        The item ids, one per row of ``scores``.
+    items : sequence
+        The item ids, one per row of ``scores`` (a list from the readers).
     models : list
         The model names, one per column of ``scores``.
     scores : numpy.ndarray
@@ -116,7 +118,7 @@ class ScoreMatrix:
     (3, 2, True)
     """
 
-    items: list[Any]
+    items: Sequence[Any]
     models: list[Any]
     scores: np.ndarray
     clusters: list[Any] | np.ndarray | None = None
@@ -135,7 +137,7 @@ class ScoreMatrix:
     @classmethod
     def coded(cls, scores: np.ndarray, models: list[Any], codes: np.ndarray | None, n_groups: int) -> ScoreMatrix:
         """A matrix whose cluster labels are already coded 0..G-1 (validated scores, no copy)."""
-        out = cls(items=list(range(scores.shape[0])), models=list(models), scores=scores,
+        out = cls(items=range(scores.shape[0]), models=list(models), scores=scores,
                   clusters=codes)  # the codes are labels too
         out.__dict__["coding"] = (codes, n_groups)  # the cached coding: not coded a second time
         return out
@@ -192,15 +194,21 @@ class ScoreMatrix:
 
     def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """0/1 scores: items both columns of each pair got right."""
+        from ._kernel.sufficient import both_counts
+
         return both_counts(self.scores, i, j)
 
     def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> PairSums:
         """0/1 scores: the pairs' sums from their discordant counts (and per cluster)."""
+        from ._kernel.sufficient import pair_sums_binary
+
         codes, n_groups = self.coding
         return pair_sums_binary(self.scores, i, j, codes, n_groups, b, c)
 
     def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> PairSums:
         """Graded scores: centred sums of the pairs' differences (and per cluster)."""
+        from ._kernel.sufficient import pair_sums_graded
+
         codes, n_groups = self.coding
         return pair_sums_graded(self.scores, i, j, codes, n_groups)
 
@@ -210,5 +218,7 @@ class ScoreMatrix:
 
     def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per cluster its size, and per model the sums of (x - mean) and (x - mean)^2."""
+        from ._kernel.sufficient import model_cluster_sums
+
         codes, n_groups = self.coding
         return model_cluster_sums(self.scores, codes, n_groups, means)

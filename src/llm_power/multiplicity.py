@@ -252,6 +252,26 @@ def count_effects(pvalues: Any, *, alpha: float = 0.05, method: str = "bonferron
     (which controls the family-wise error); with the Bonferroni method the identified set has
     exactly k-hat members.
 
+    Parameters
+    ----------
+    pvalues : array_like
+        One p-value in [0, 1] per dataset (or benchmark), e.g. of "A beats B" on N benchmarks; any
+        shape, flattened. An empty input gives k = 0.
+    alpha : float, default 0.05
+        Error level, in (0, 1): k-hat is a 1 - alpha lower confidence bound, and Holm's procedure
+        controls the family-wise error at alpha.
+    method : {"bonferroni", "fisher"}, default "bonferroni"
+        Partial conjunction p-values of :func:`partial_conjunction`: Bonferroni (valid under any
+        dependence) or Fisher (assumes independent datasets). The identified datasets always come
+        from Holm's procedure.
+
+    Returns
+    -------
+    CountEffectsResult
+        ``k``: k-hat, an int in [0, N]; ``identified``: int64 array of the indices (input order) of
+        the datasets Holm's procedure rejects at alpha; ``partial_conjunction_pvalues``: array of
+        shape (N,), the monotone p^{u/N} for u = 1..N; ``alpha`` and ``method`` as given.
+
     Examples
     --------
     A beats B on 5 benchmarks with these p-values:
@@ -318,6 +338,29 @@ def simulate_error_rates(
     mean ``effect``), the others are null. With ``correlation`` = r > 0 the test statistics are
     equicorrelated (a shared normal factor), as tests on the same benchmark items are.
 
+    Parameters
+    ----------
+    m : int
+        Number of tests per family (e.g. benchmarks or model pairs compared), a positive integer.
+    m1 : int, default 0
+        Number of them with a true effect, an integer in [0, m]; 0 gives the global null (power
+        is then NaN).
+    effect : float, default 3.0
+        Mean of the z-statistic of each true effect, in standard errors (a gap divided by its
+        standard error; 2.8 gives about 80% power at alpha = 0.05 unadjusted).
+    alpha : float, default 0.05
+        Level at which the (adjusted) p-values are rejected, in (0, 1).
+    n_sims : int, default 10_000
+        Number of simulated families; the Monte-Carlo error of a rate r is about
+        sqrt(r (1 - r) / n_sims).
+    correlation : float, default 0.0
+        Common correlation r of the m test statistics, in [0, 1).
+    methods : iterable of str, default ("none", "bh", "bonferroni", "by", "hochberg", "holm")
+        Procedures to evaluate: ``"none"`` (unadjusted p-values) and any methods of
+        :func:`adjust_pvalues`.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Source of randomness; an int seed makes the result reproducible.
+
     Returns
     -------
     ErrorRatesResult
@@ -370,6 +413,24 @@ def bonferroni_factor(m: int, *, alpha: float = 0.05, power: float = 0.8, altern
     r"""Factor by which N* grows when alpha is split over m tests (Bonferroni alpha/m).
 
     :math:`((z_{1-\alpha/(2m)} + z_{1-\beta}) / (z_{1-\alpha/2} + z_{1-\beta}))^2`.
+
+    Parameters
+    ----------
+    m : int
+        Number of tests alpha is split over (e.g. model pairs or benchmarks), a positive integer;
+        m = 1 gives 1.
+    alpha : float, default 0.05
+        Family-wise significance level before splitting, in (0, 1).
+    power : float, default 0.8
+        Target power of each test, in (0, 1) and above ``alpha``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        One-sided alternatives use :math:`z_{1-\alpha/m}` and :math:`z_{1-\alpha}`.
+
+    Returns
+    -------
+    float
+        The ratio K(alpha / m, power) / K(alpha, power) >= 1 of the sample-size constants: N* times
+        this factor (or the MDE times its square root) keeps the power under the Bonferroni correction.
 
     Examples
     --------

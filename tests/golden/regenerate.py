@@ -1,7 +1,7 @@
 """Regenerate the golden renderer outputs after an intended change of the report format.
 
 Run ``python tests/golden/regenerate.py`` and review the diff like code: the numbers in these
-files are checked against oracles elsewhere (tests/test_resolution.py, tests/test_verdict.py);
+files are checked against oracles elsewhere (tests/resolution/test_resolution.py, tests/resolution/test_verdict.py);
 these files pin the *format* of the Markdown and JSON reports so that a change is deliberate.
 """
 

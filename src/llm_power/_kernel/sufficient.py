@@ -72,6 +72,21 @@ def model_statistics(x: np.ndarray) -> PairwiseStatistics:
 def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
     """All-pairs sufficient statistics of an (n_items, n_models) matrix (no missing values).
 
+    Parameters
+    ----------
+    x : numpy.ndarray, shape (n_items, n_models)
+        Per-item scores, one column per model, converted to float: 0/1 correctness or graded
+        scores. Not validated here: NaN or inf propagate into the statistics.
+
+    Returns
+    -------
+    PairwiseStatistics
+        ``n`` = n_items; ``means``: shape (n_models,), each model's mean score; ``mean_diff`` and
+        ``var_diff``: shape (n_models, n_models), mean and variance (ddof = 0, floored at 0) of
+        the per-item difference x_i - x_j, zero on the diagonal; ``binary``: whether every score is
+        0 or 1; ``b``: for 0/1 scores, shape (n_models, n_models), float counts of items model i got
+        right and model j wrong (the other discordant count is ``b.T``), else None.
+
     Examples
     --------
     >>> import numpy as np

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,7 +128,7 @@ def _write(args: argparse.Namespace, payload: dict[str, Any], markdown: str, inp
         write_atomic(args.markdown_out, markdown, inputs=tuple(inputs))
 
 
-def _run_per_task(args: argparse.Namespace, names: list[str], items: list[Any], base: Any, cand: Any,  # noqa: PLR0917
+def _run_per_task(args: argparse.Namespace, names: list[str], items: Sequence[Any], base: Any, cand: Any,  # noqa: PLR0917
                   clusters: Any, inputs: list[Any]) -> int:
     """One gate per task and the verdict over them."""
     from ..gating import gate_tasks

@@ -372,7 +372,7 @@ class _Shard:
     """One item shard, aligned: its matrix stays on the worker that built it."""
 
     x: np.ndarray
-    items: list[Any]
+    items: Sequence[Any]
     labels: np.ndarray | None
     summary: dict[str, Any] = field(default_factory=dict)
 
@@ -535,5 +535,5 @@ class ShardSource:
         return x[np.asarray(order, dtype=np.intp)][:, self.cols]
 
 
-def _shard_rows(shard: _Shard) -> tuple[np.ndarray, list[Any]]:
+def _shard_rows(shard: _Shard) -> tuple[np.ndarray, Sequence[Any]]:
     return shard.x, shard.items

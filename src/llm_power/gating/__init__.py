@@ -1,17 +1,32 @@
 """The regression gate: :func:`gate` (PASS / FAIL / INCONCLUSIVE against a margin, fixed-n or
 anytime-valid) and the assertions for test suites (:mod:`llm_power.testing`).
+
+Each name is imported from its module on first use (``import llm_power.gating`` loads nothing else).
 """
 
-from ._gate import (
-    EXIT_CODES,
-    GateResult,
-    TaskGateResult,
-    gate,
-    gate_tasks,
-)
-from ._testing import (
-    assert_not_worse,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._gate import (
+        EXIT_CODES,
+        GateResult,
+        TaskGateResult,
+        gate,
+        gate_tasks,
+    )
+    from ._testing import (
+        assert_not_worse,
+    )
+
+#: public name -> the module of this family that defines it
+_LAZY = {
+    "EXIT_CODES": "._gate",
+    "GateResult": "._gate",
+    "TaskGateResult": "._gate",
+    "assert_not_worse": "._testing",
+    "gate": "._gate",
+    "gate_tasks": "._gate",
+}
 
 __all__ = [
     "EXIT_CODES",
@@ -21,3 +36,19 @@ __all__ = [
     "gate",
     "gate_tasks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The family's public names, imported from their module on first use."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,4 +1,7 @@
-"""Readers: turn result files into aligned per-item score arrays. Errors name file, record, field."""
+"""Readers only: result files -> the long table (:func:`read_results`, over the ``FORMATS`` registry of
+:mod:`llm_power.io.formats`) -> a :class:`~llm_power.matrix.ScoreMatrix` (:func:`align_results`).
+Errors name the file, the record and the field.
+"""
 
 from .align import Aligned, ScoreMatrix, align_results
 from .battles import read_battles
@@ -9,9 +12,9 @@ from .samples import read_samples, sample_matrices
 __all__ = [
     "FORMATS",
     "Aligned",
-    "ScoreMatrix",
     "ItemScores",
     "Record",
+    "ScoreMatrix",
     "align_results",
     "detect_format",
     "iter_records",

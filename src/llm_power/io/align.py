@@ -28,10 +28,34 @@ def align_results(frame: Any, *, on_missing: str = "error") -> ScoreMatrix:
         Items that some model lacks: an error naming the models and counts (default), or
         ``"intersect"``: keep the items every model has and report how many were dropped per model.
 
+    Returns
+    -------
+    ScoreMatrix
+        ``items``: the item ids kept, in natural order ("q2" before "q10"); ``models``: the model
+        names, sorted as text; ``scores``: float array of shape (len(items), len(models)) without
+        missing values; ``clusters``: one label (text) per item when ``frame`` has a ``cluster``
+        column (every model must give the item the same label), else None; ``note``: what
+        ``"intersect"`` dropped, in words ("" when nothing was); ``dropped``: per model, how many
+        of its items were not kept.
+
     Notes
     -----
     Duplicate (model, item) records and items whose target (reference answer) differs between
     models are always errors: they mean different things are being compared.
+
+    Examples
+    --------
+    Model B was not run on item q2:
+
+    >>> import pandas as pd
+    >>> from llm_power.io import align_results
+    >>> frame = pd.DataFrame({"model": ["model-a"] * 3 + ["model-b"] * 2,
+    ...                       "item": ["q1", "q2", "q10", "q1", "q10"], "score": [1, 0, 1, 1, 0]})
+    >>> m = align_results(frame, on_missing="intersect")
+    >>> m.items, m.models, m.scores.tolist()
+    (['q1', 'q10'], ['model-a', 'model-b'], [[1.0, 1.0], [1.0, 0.0]])
+    >>> m.dropped
+    {'model-a': 1, 'model-b': 0}
     """
     from .._core.validation import check_option
 

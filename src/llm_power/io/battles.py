@@ -280,6 +280,24 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     (``generator_1`` is the baseline = model_a, ``generator_2`` the model = model_b;
     ``preference`` 1..2 becomes ``preference - 1`` in [0, 1]; unannotated rows are dropped).
 
+    Parameters
+    ----------
+    paths : str, pathlib.Path or iterable of them
+        One file, a folder, or several of either. A folder is searched recursively for
+        ``*_pair.jsonl`` and ``annotations.json`` files (give plain battle logs by file name).
+        No path at all, or a folder without such files, is a :class:`~llm_power.DataError`; so is
+        a bad record (the error names the file, the record and the field).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per battle, from all files in order: ``model_a``, ``model_b``, ``winner``
+        (``"model_a"``, ``"model_b"`` or ``"tie"``), ``question_id`` and ``judge`` (text, ""
+        when absent), then the format's other columns (``g1_winner``, ``g2_winner``, ``turn``,
+        ``preference``, ``dataset``, the extra columns of a log) and ``source`` (the file name).
+        ``frame.attrs["n_dropped"]`` counts the records dropped (MT-Bench ``error`` verdicts,
+        unannotated AlpacaEval rows).
+
     Examples
     --------
     >>> import tempfile, pathlib

@@ -1,53 +1,93 @@
 """Two models on the same items: the paired tests (McNemar, sign, Wilcoxon, paired t, Cochran's Q,
 5x2cv), resampling (paired bootstrap, sign-flip permutation), effect sizes and paired intervals,
 the ``TESTS`` registry and :func:`compare`, the one-line paired comparison.
+
+Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
 """
 
-from ._compare import (
-    COMPARE_METHODS,
-    Comparison,
-    compare,
-)
-from ._effects import (
-    PAIRED_CI_METHODS,
-    EffectSizesResult,
-    effect_sizes,
-    paired_counts,
-    paired_difference_ci,
-    paired_difference_ci_from_counts,
-)
-from ._permutation import (
-    PermutationResult,
-    permutation_interval,
-    permutation_test,
-)
-from ._registry import (
-    DEFAULT_RESAMPLES,
-    MCNEMAR_INTERVALS,
-    TESTS,
-    PairData,
-    PairedTest,
-    TestRun,
-    interval_at,
-)
-from ._resampling import (
-    BootstrapResult,
-    paired_bootstrap,
-)
-from ._several import (
-    cochran_q,
-    five_by_two_cv,
-)
-from ._tests import (
-    McNemarResult,
-    TestResult,
-    mcnemar,
-    mcnemar_from_counts,
-    paired_t,
-    sign_test,
-    unpaired_z,
-    wilcoxon,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._compare import (
+        COMPARE_METHODS,
+        Comparison,
+        compare,
+    )
+    from ._effects import (
+        PAIRED_CI_METHODS,
+        EffectSizesResult,
+        effect_sizes,
+        paired_counts,
+        paired_difference_ci,
+        paired_difference_ci_from_counts,
+    )
+    from ._permutation import (
+        PermutationResult,
+        permutation_interval,
+        permutation_test,
+    )
+    from ._registry import (
+        DEFAULT_RESAMPLES,
+        MCNEMAR_INTERVALS,
+        TESTS,
+        PairData,
+        PairedTest,
+        TestRun,
+        interval_at,
+    )
+    from ._resampling import (
+        BootstrapResult,
+        paired_bootstrap,
+    )
+    from ._several import (
+        cochran_q,
+        five_by_two_cv,
+    )
+    from ._tests import (
+        McNemarResult,
+        TestResult,
+        mcnemar,
+        mcnemar_from_counts,
+        paired_t,
+        sign_test,
+        unpaired_z,
+        wilcoxon,
+    )
+
+#: public name -> the module of this family that defines it
+_LAZY = {
+    "BootstrapResult": "._resampling",
+    "COMPARE_METHODS": "._compare",
+    "Comparison": "._compare",
+    "DEFAULT_RESAMPLES": "._registry",
+    "EffectSizesResult": "._effects",
+    "MCNEMAR_INTERVALS": "._registry",
+    "McNemarResult": "._tests",
+    "PAIRED_CI_METHODS": "._effects",
+    "PairData": "._registry",
+    "PairedTest": "._registry",
+    "PermutationResult": "._permutation",
+    "TESTS": "._registry",
+    "TestResult": "._tests",
+    "TestRun": "._registry",
+    "cochran_q": "._several",
+    "compare": "._compare",
+    "effect_sizes": "._effects",
+    "five_by_two_cv": "._several",
+    "interval_at": "._registry",
+    "mcnemar": "._tests",
+    "mcnemar_from_counts": "._tests",
+    "paired_bootstrap": "._resampling",
+    "paired_counts": "._effects",
+    "paired_difference_ci": "._effects",
+    "paired_difference_ci_from_counts": "._effects",
+    "paired_t": "._tests",
+    "permutation_interval": "._permutation",
+    "permutation_test": "._permutation",
+    "sign_test": "._tests",
+    "unpaired_z": "._tests",
+    "wilcoxon": "._tests",
+}
 
 __all__ = [
     "BootstrapResult",
@@ -82,3 +122,19 @@ __all__ = [
     "unpaired_z",
     "wilcoxon",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The family's public names, imported from their module on first use."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -110,6 +110,27 @@ def paired_difference_ci_from_counts(
 ) -> ConfidenceInterval:
     """:func:`paired_difference_ci` from the 2x2 table (both right, A only, B only, neither).
 
+    Parameters
+    ----------
+    n11 : int
+        Items both models got right.
+    n10 : int
+        Items only model A got right (b).
+    n01 : int
+        Items only model B got right (c).
+    n00 : int
+        Items both got wrong. The four counts are non-negative whole numbers with a positive
+        total n.
+    method : {"newcombe", "tango", "wald"}, default "newcombe"
+        As in :func:`paired_difference_ci`: Newcombe's method 10, Tango's score interval, or Wald.
+    confidence_level : float, default 0.95
+        Two-sided level of the interval, in (0, 1).
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``(low, high)`` of p_A - p_B = (n10 - n01) / n, floats inside [-1, 1].
+
     Examples
     --------
     Newcombe's (1998) worked example, 20 / 12 / 2 / 16:

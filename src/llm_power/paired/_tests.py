@@ -221,6 +221,34 @@ def mcnemar_from_counts(
 ) -> McNemarResult:
     """McNemar's test from the discordant counts b and c (see :func:`mcnemar`).
 
+    Parameters
+    ----------
+    b : int
+        Items model A got right and model B wrong (a non-negative whole number).
+    c : int
+        Items model A got wrong and model B right (a non-negative whole number).
+    n : int, optional
+        Total items, at least b + c; only reported in the result. Default None: b + c.
+    method : {"exact", "asymptotic", "mid_p"}, default "exact"
+        As in :func:`mcnemar`: the conditional binomial test, the chi-square with 1 df, or the
+        mid-p exact test.
+    continuity_correction : bool, default True
+        Continuity correction for ``"asymptotic"``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        ``"greater"``: A is more accurate than B (b > c).
+    correction : bool, optional
+        Deprecated name of ``continuity_correction`` (one release, DeprecationWarning).
+    _stacklevel : int, default 2
+        Internal: the stack level of the warnings, so that they point at the caller's line
+        (:func:`mcnemar` passes 3). Not for users.
+
+    Returns
+    -------
+    McNemarResult
+        ``statistic`` (min(b, c), or the chi-square statistic for ``"asymptotic"``), ``pvalue``
+        (1 when b + c = 0, with a DegenerateDataWarning), ``b``, ``c``, ``n``, ``method``,
+        ``continuity_correction`` and ``alternative``.
+
     Examples
     --------
     >>> from llm_power import mcnemar_from_counts
@@ -270,6 +298,14 @@ def sign_test(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     Counts items where A beats B (D > 0) and where B beats A (D < 0), drops ties, and tests
     whether a non-tied item favours A with probability 1/2 (an exact binomial test). On 0/1
     data it is the exact McNemar test.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Aligned per-item scores of model A and model B (0/1 or graded; finite, same length, at
+        least 2 items).
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        ``"greater"``: a non-tied item favours A with probability above 1/2.
 
     Returns
     -------
@@ -429,6 +465,14 @@ def paired_t(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     :math:`T = \bar D / (s_D/\sqrt n)` with n - 1 degrees of freedom. For a mean of item scores
     over many items the central limit theorem makes it valid even for 0/1 or skewed scores.
 
+    Parameters
+    ----------
+    a, b : array_like
+        Aligned per-item scores of model A and model B (0/1 or graded; finite, same length, at
+        least 2 items).
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        ``"greater"``: the mean difference a - b is positive (A scores higher).
+
     Returns
     -------
     TestResult
@@ -472,6 +516,21 @@ def unpaired_z(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     :math:`z = (\bar a - \bar b)/\sqrt{s_a^2/n_A + s_b^2/n_B}`. When ``a`` and ``b`` have the same
     length they are presumably paired, and the test warns: on paired data it wastes the
     correlation between the models (compare :func:`mcnemar` / :func:`paired_t`).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Scores of model A and model B (0/1 or graded; finite, at least 2 each; the lengths may
+        differ). Equal lengths give an ApproximationWarning: the data are probably paired.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        ``"greater"``: A's mean is higher than B's.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` = z (+-inf when the standard error is 0 and the means differ), ``pvalue``
+        (normal), ``method`` = ``"unpaired_z"``, ``n`` = n_A + n_B, ``estimate`` = mean(a) -
+        mean(b).
 
     Examples
     --------

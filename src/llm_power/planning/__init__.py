@@ -1,50 +1,89 @@
 """Planning an eval: paired and unpaired sample size, MDE, power (normal and exact), the designs
 (2x2 cells from margins, admissible rho), the shortcut recipe, retrodesign (type S/M), power by
 simulation, and what aggregate scores alone can say.
+
+Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
 """
 
-from ._aggregates import (
-    PairedBoundsResult,
-    aggregate_interval,
-    paired_bounds,
-)
-from ._designs import (
-    cells_from_margins,
-    discordance_from_baseline,
-    margins_from_cells,
-    rho_bounds,
-)
-from ._retrodesign import (
-    TypeSMResult,
-    type_s_m,
-)
-from ._shortcut import (
-    sample_size_shortcut,
-    shortcut_constant,
-    shortcut_prescreen,
-    shortcut_raw,
-)
-from ._simulation import (
-    SIMULATION_TESTS,
-    CalibrationResult,
-    PowerSimulationResult,
-    calibrate,
-    simulate_pairs,
-    simulated_power,
-)
-from ._sizes import (
-    PAIRED_METHODS,
-    UNPAIRED_METHODS,
-    ceil_items,
-    k_factor,
-    mde,
-    mde_from_variance,
-    n_star_from_variance,
-    power,
-    power_curve,
-    sample_size,
-    unrounded_sample_size,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._aggregates import (
+        PairedBoundsResult,
+        aggregate_interval,
+        paired_bounds,
+    )
+    from ._designs import (
+        cells_from_margins,
+        discordance_from_baseline,
+        margins_from_cells,
+        rho_bounds,
+    )
+    from ._retrodesign import (
+        TypeSMResult,
+        type_s_m,
+    )
+    from ._shortcut import (
+        sample_size_shortcut,
+        shortcut_constant,
+        shortcut_prescreen,
+        shortcut_raw,
+    )
+    from ._simulation import (
+        SIMULATION_TESTS,
+        CalibrationResult,
+        PowerSimulationResult,
+        calibrate,
+        simulate_pairs,
+        simulated_power,
+    )
+    from ._sizes import (
+        PAIRED_METHODS,
+        UNPAIRED_METHODS,
+        ceil_items,
+        k_factor,
+        mde,
+        mde_from_variance,
+        n_star_from_variance,
+        power,
+        power_curve,
+        sample_size,
+        unrounded_sample_size,
+    )
+
+#: public name -> the module of this family that defines it
+_LAZY = {
+    "CalibrationResult": "._simulation",
+    "PAIRED_METHODS": "._sizes",
+    "PairedBoundsResult": "._aggregates",
+    "PowerSimulationResult": "._simulation",
+    "SIMULATION_TESTS": "._simulation",
+    "TypeSMResult": "._retrodesign",
+    "UNPAIRED_METHODS": "._sizes",
+    "aggregate_interval": "._aggregates",
+    "calibrate": "._simulation",
+    "ceil_items": "._sizes",
+    "cells_from_margins": "._designs",
+    "discordance_from_baseline": "._designs",
+    "k_factor": "._sizes",
+    "margins_from_cells": "._designs",
+    "mde": "._sizes",
+    "mde_from_variance": "._sizes",
+    "n_star_from_variance": "._sizes",
+    "paired_bounds": "._aggregates",
+    "power": "._sizes",
+    "power_curve": "._sizes",
+    "rho_bounds": "._designs",
+    "sample_size": "._sizes",
+    "sample_size_shortcut": "._shortcut",
+    "shortcut_constant": "._shortcut",
+    "shortcut_prescreen": "._shortcut",
+    "shortcut_raw": "._shortcut",
+    "simulate_pairs": "._simulation",
+    "simulated_power": "._simulation",
+    "type_s_m": "._retrodesign",
+    "unrounded_sample_size": "._sizes",
+}
 
 __all__ = [
     "CalibrationResult",
@@ -78,3 +117,19 @@ __all__ = [
     "type_s_m",
     "unrounded_sample_size",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The family's public names, imported from their module on first use."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -28,6 +28,22 @@ def rho_bounds(p_a: float, p_b: float) -> tuple[float, float]:
     :math:`\rho \in [(\max(0,p_A+p_B-1) - p_Ap_B)/s, (\min(p_A,p_B) - p_Ap_B)/s]` with
     :math:`s = \sqrt{p_A q_A p_B q_B}`.
 
+    Parameters
+    ----------
+    p_a : float
+        Accuracy of model A (share of items it gets right, a proportion: 0.65 for 65%), strictly
+        inside (0, 1); 0, 1 or a value outside raise ``ValueError``, a non-number ``TypeError``.
+    p_b : float
+        Accuracy of model B, likewise in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``: the smallest and largest phi correlation two 0/1 variables with these
+        margins can have, with -1 <= low <= 0 <= high <= 1. high = 1 only when p_a == p_b and
+        low = -1 only when p_a + p_b == 1; any rho in [low, high] is admissible in
+        :func:`cells_from_margins` and :func:`llm_power.sample_size`.
+
     Examples
     --------
     >>> from llm_power import rho_bounds
@@ -45,6 +61,25 @@ def cells_from_margins(p_a: float, p_b: float, rho: float = 0.0) -> tuple[float,
 
     :math:`p_{11} = p_Ap_B + \rho\sqrt{p_Aq_Ap_Bq_B}`, :math:`p_{10} = p_A - p_{11}`,
     :math:`p_{01} = p_B - p_{11}`.
+
+    Parameters
+    ----------
+    p_a : float
+        Accuracy of model A, a proportion strictly inside (0, 1) (0.65 for 65%).
+    p_b : float
+        Accuracy of model B, a proportion strictly inside (0, 1).
+    rho : float, default 0.0
+        Phi correlation of the two models' per-item correctness (0: independent errors). A finite
+        number inside :func:`rho_bounds` of the margins (a tolerance of 1e-12 is allowed at the
+        bounds); NaN, inf or a non-number are refused.
+
+    Returns
+    -------
+    tuple of float
+        ``(p11, p10, p01, p00)``: probabilities that an item is answered right by both models, by A
+        only, by B only, by neither. They are non-negative and sum to 1, with p11 + p10 = p_a and
+        p11 + p01 = p_b; p10 + p01 is the discordance p_d and p10 - p01 the gap p_a - p_b. At a
+        Frechet-Hoeffding bound of rho one cell is exactly 0.
 
     Raises
     ------
@@ -79,6 +114,26 @@ def cells_from_margins(p_a: float, p_b: float, rho: float = 0.0) -> tuple[float,
 def margins_from_cells(p11: float, p10: float, p01: float, p00: float) -> tuple[float, float, float]:
     """(p_A, p_B, rho) from the four cell probabilities (they must sum to 1).
 
+    Parameters
+    ----------
+    p11 : float
+        Probability (share of items) that both models are right; e.g. a cell count of a pilot 2x2
+        table divided by its number of items (the inverse of :func:`cells_from_margins`).
+    p10 : float
+        Probability that model A is right and model B wrong.
+    p01 : float
+        Probability that model A is wrong and model B right.
+    p00 : float
+        Probability that both models are wrong. The four cells must be finite, non-negative and
+        sum to 1 within 1e-9 (``ValueError`` otherwise).
+
+    Returns
+    -------
+    tuple of float
+        ``(p_a, p_b, rho)``: the accuracies p_a = p11 + p10 and p_b = p11 + p01 (proportions in
+        [0, 1]) and the phi correlation rho = (p11 - p_a p_b) / sqrt(p_a q_a p_b q_b) in [-1, 1];
+        rho is NaN when either accuracy is 0 or 1 (a constant model has no correlation).
+
     Examples
     --------
     >>> from llm_power import margins_from_cells
@@ -104,17 +159,32 @@ def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     The resolution paper's tables parametrise paired designs by a baseline accuracy p (the midpoint of the
     two models) and rho instead of two margins.
 
-    Examples
-    --------
-    >>> from llm_power import discordance_from_baseline
-    >>> round(discordance_from_baseline(0.8, 0.3), 3)
-    0.224
+    Parameters
+    ----------
+    p : float
+        Baseline accuracy of the two models (their midpoint), a proportion strictly inside (0, 1).
+    rho : float, default 0.0
+        Phi correlation of the two models' per-item correctness: a finite number in
+        [1 - 1/max(p, 1 - p), 1). rho = 1 (identical models, no discordance) is excluded; at the
+        lower bound the discordance reaches its maximum 2 min(p, 1 - p).
+
+    Returns
+    -------
+    float
+        The discordance p_d: the share of items on which the two models disagree (one right, the
+        other wrong), a proportion in (0, 2 min(p, 1 - p)]; at a zero gap p10 = p01 = p_d / 2.
 
     Raises
     ------
     ValueError
         When rho is outside the Frechet-Hoeffding range of two 0/1 variables with accuracy p,
         [1 - 1/max(p, 1 - p), 1) (two models at 80% cannot disagree on more than 40% of items).
+
+    Examples
+    --------
+    >>> from llm_power import discordance_from_baseline
+    >>> round(discordance_from_baseline(0.8, 0.3), 3)
+    0.224
     """
     p = _check_prob(p, "p")
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating, np.integer)) or not math.isfinite(rho):

@@ -43,8 +43,19 @@ def type_s_m(effect: float, standard_error: float, *, alpha: float = 0.05, df: f
     standard_error : float
         Its standard error s (for a paired design: sigma_D / sqrt(n)).
     alpha : float, default 0.05
+        Two-sided significance level, in (0, 1): an estimate is significant when
+        |estimate| / s exceeds the upper alpha/2 quantile.
     df : float, optional
         Degrees of freedom of a t reference distribution; None for normal.
+
+    Returns
+    -------
+    TypeSMResult
+        ``effect`` and ``standard_error`` (as given, as floats); ``power``: the probability of a
+        significant estimate in either direction, in (alpha, 1]; ``type_s``: the probability that
+        a significant estimate has the sign opposite to ``effect``, in [0, 0.5); ``exaggeration``:
+        the expected ratio |estimate| / |effect| given significance, >= 1 (close to 1 when power is
+        high, large when it is low). All three depend on effect and s only through |effect| / s.
 
     References
     ----------

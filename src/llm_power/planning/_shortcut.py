@@ -18,6 +18,27 @@ def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0
     gaps :math:`n_h/N^* \to 1/2`: the recipe under-estimates the paired N* by about half (see
     :func:`shortcut_constant`). Provided to show users how far off it is.
 
+    Parameters
+    ----------
+    p_a : float
+        Anticipated accuracy of model A, a proportion strictly inside (0, 1).
+    p_b : float
+        Anticipated accuracy of model B, a proportion strictly inside (0, 1) and different from
+        ``p_a`` (a zero gap is a ``ValueError``).
+    rho : float
+        Phi correlation of the two models' per-item correctness (keyword-only, required); it must
+        lie inside :func:`rho_bounds` of the margins.
+    alpha : float, default 0.05
+        Two-sided significance level, in (0, 1).
+    power : float, default 0.8
+        Target power, in (0, 1) and above ``alpha``.
+
+    Returns
+    -------
+    int
+        The recipe's total number of items, (1 - rho) K / h^2 rounded up (at least 1). It is not a
+        valid paired sample size: compare it with :func:`llm_power.sample_size`.
+
     Examples
     --------
     >>> from llm_power import sample_size, sample_size_shortcut
@@ -44,6 +65,20 @@ def shortcut_constant(p: float, rho: float) -> float:
     and :math:`C(p,\rho) = \tfrac12|\cdot|` of the bracket, so
     :math:`|n_h/N^* - 1/2| \approx C\delta^2`.
 
+    Parameters
+    ----------
+    p : float
+        Baseline accuracy (the midpoint of the two models), a proportion strictly inside (0, 1).
+    rho : float
+        Phi correlation of the two models' per-item correctness, strictly inside (-1, 1) (the
+        Frechet-Hoeffding bounds of :func:`rho_bounds` are not checked here).
+
+    Returns
+    -------
+    float
+        C(p, rho) >= 0, per squared gap (delta as a proportion); 0 where the bracket vanishes, and
+        large near p = 0 or 1, or as rho approaches 1 away from p = 0.5.
+
     Examples
     --------
     >>> from llm_power import shortcut_constant
@@ -62,6 +97,22 @@ def shortcut_constant(p: float, rho: float) -> float:
 def shortcut_prescreen(epsilon: float, p: float, rho: float) -> float:
     r"""Largest gap for which the shortcut ratio stays within ``epsilon`` of 1/2:
     :math:`\delta^* = \sqrt{\varepsilon / C(p, \rho)}` (inf when C = 0).
+
+    Parameters
+    ----------
+    epsilon : float
+        Tolerated deviation of the ratio n_h / N* from 1/2 (a ratio, e.g. 0.01), positive and finite.
+    p : float
+        Baseline accuracy (the midpoint of the two models), a proportion strictly inside (0, 1).
+    rho : float
+        Phi correlation of the two models' per-item correctness, strictly inside (-1, 1).
+
+    Returns
+    -------
+    float
+        The largest gap delta* (a proportion: 0.1732 is 17.3 points) for which, to second order in
+        delta, the shortcut is off from half of N* by at most ``epsilon``; ``inf`` when
+        C(p, rho) = 0.
 
     Examples
     --------

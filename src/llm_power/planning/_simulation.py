@@ -71,6 +71,27 @@ def simulate_pairs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulate ``n_sims`` data sets of n correlated paired 0/1 outcomes.
 
+    Parameters
+    ----------
+    n : int
+        Items per data set, a whole number >= 1.
+    p_a : float, optional
+        Accuracy of model A, a proportion strictly inside (0, 1); required (with ``p_b``) unless
+        ``table`` is given.
+    p_b : float, optional
+        Accuracy of model B, a proportion strictly inside (0, 1).
+    rho : float, default 0.0
+        Phi correlation of the two models' per-item correctness, inside :func:`rho_bounds` of the
+        margins; ignored when ``table`` is given.
+    table : array_like, optional
+        A pilot 2x2 table of 4 non-negative counts (both right, A only, B only, neither), with a
+        positive total; its cell frequencies are the per-item probabilities, and ``p_a``, ``p_b``
+        and ``rho`` are ignored. Neither margins nor a table is a ``TypeError``.
+    n_sims : int, default 1000
+        Number of simulated data sets, a whole number >= 1.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Source of randomness; an int seed makes the result reproducible.
+
     Returns
     -------
     (a, b) : two int8 arrays of shape (n_sims, n)
@@ -131,6 +152,12 @@ def simulated_power(
     p_a, p_b, rho : float
         Margins and phi correlation; or ``table``: a pilot 2x2 table (both right, A only, B
         only, neither) whose cell frequencies are used.
+    table : array_like of 4 counts, optional
+        The pilot 2x2 table (n11, n10, n01, n00) instead of ``p_a, p_b, rho``.
+    alpha : float, default 0.05
+        Level of each simulated test.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        Alternative of each simulated test.
     method : str, default "mcnemar_exact"
         The paired test (the registry shared with :func:`llm_power.compare`): one of
         ``"bootstrap"``, ``"mcnemar_asymptotic"``, ``"mcnemar_exact"``, ``"mcnemar_mid_p"``,
@@ -263,6 +290,17 @@ def calibrate(
     method : {"z", "mcnemar_exact"}, default "z"
         ``"z"``: the paired z test with the plug-in variance, the test whose power N* models;
         ``"mcnemar_exact"``: the exact McNemar test (0/1 data; conservative, slightly lower power).
+    alpha : float, default 0.05
+        Level of the test N* is planned for and of each simulated test.
+    power : float, default 0.8
+        The power N* is planned for (the target the empirical power is compared with).
+    n_sims : int, default 2000
+        Resampled data sets (the Monte-Carlo standard error of the empirical power is about
+        sqrt(power (1 - power) / n_sims)).
+    rng : None, int or numpy.random.Generator
+        Seed or generator of the resampling; the same seed gives the same numbers.
+    test : str, optional
+        Deprecated name of ``method`` (one release, DeprecationWarning).
 
     Returns
     -------

@@ -403,6 +403,42 @@ def power_curve(
 
     The options are those of :func:`power`, which computes every point.
 
+    Parameters
+    ----------
+    n : int or array_like of int
+        Number of items (paired: total items, each scored by both models; unpaired: items per
+        group), each >= 1. An array gives a curve in n; when ``p_b`` is the array, ``n`` must be a
+        single number (its first element is used, as an int).
+    p_a : float
+        Anticipated accuracy of model A, a proportion in (0, 1).
+    p_b : float or array_like of float
+        Anticipated accuracy of model B, proportions in (0, 1); an array gives a curve in the gap
+        p_a - p_b. ``n`` and ``p_b`` cannot both be arrays of more than one element (``ValueError``).
+    rho : float, default 0.0
+        Phi correlation of the two models' per-item correctness, inside :func:`rho_bounds`
+        (paired designs only).
+    alpha : float, default 0.05
+        Significance level of the test, in (0, 1).
+    design : {"paired", "unpaired"}, default "paired"
+        As in :func:`sample_size`.
+    method : str, default "normal"
+        As in :func:`power`: paired ``"normal"`` (= ``"wald"``), ``"connor"`` or ``"exact"``;
+        unpaired ``"normal"`` (= ``"wald"``), ``"per_arm"`` or ``"fleiss"``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        Direction of the test; a one-sided alternative must point in the direction of p_a - p_b.
+    design_effect : float, default 1.0
+        Variance inflation for clustered items (>= 1): the effective number of items is
+        n / design_effect.
+    discordance : float, optional
+        Paired designs: the discordance p_d = p10 + p01 in (0, 1), used instead of ``rho``; it
+        must exceed the gap |p_a - p_b|.
+
+    Returns
+    -------
+    ndarray of float
+        The power (a probability in [0, 1]) at each point: the shape of ``n`` when ``n`` is the
+        array, ``(len(p_b),)`` when ``p_b`` is, ``(1,)`` when both are single numbers.
+
     Examples
     --------
     >>> import numpy as np
@@ -446,6 +482,45 @@ def mde(
     The smallest gap delta (models at p + delta/2 and p - delta/2) that the design detects with
     the given power. Paired designs use the discordance :math:`p_d = 2p(1-p)(1-\rho)` (or
     ``discordance``), held fixed as delta varies (the resolution paper's convention).
+
+    Parameters
+    ----------
+    n : float or array_like
+        Number of items (paired: total items, each scored by both models; unpaired: items per
+        group), >= 1. An array gives one MDE per element, in the same shape. For ``"exact"``,
+        n / design_effect is rounded to whole items and may not exceed 200,000.
+    p : float
+        Baseline accuracy (the midpoint of the two models), a proportion strictly inside (0, 1).
+    rho : float, default 0.0
+        Paired designs: phi correlation of the two models' per-item correctness, in
+        [1 - 1/max(p, 1 - p), 1) (see :func:`discordance_from_baseline`); ignored when
+        ``discordance`` is given and by unpaired designs.
+    alpha : float, default 0.05
+        Significance level, in (0, 1).
+    power : float, default 0.8
+        Target power, in (0, 1) and above ``alpha``.
+    design : {"paired", "unpaired"}, default "paired"
+        ``"paired"``: both models on the same n items; ``"unpaired"``: two independent sets of n
+        items each.
+    method : str, default "wald"
+        Paired: ``"wald"``, ``"connor"`` or ``"exact"``; unpaired: ``"wald"``, ``"per_arm"`` or
+        ``"fleiss"`` (the models of :func:`sample_size`; see Notes).
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        One-sided alternatives use :math:`z_{1-\alpha}` and give a smaller MDE.
+    design_effect : float, default 1.0
+        Variance inflation for clustered items (>= 1): the effective number of items is
+        n / design_effect.
+    discordance : float, optional
+        Paired designs: the discordance p_d in (0, 1) to use instead of rho; at most
+        2 min(p, 1 - p) (``ValueError`` otherwise).
+
+    Returns
+    -------
+    float or ndarray
+        The smallest detectable gap |p_a - p_b| as a proportion (0.0436 is 4.36 points): a float
+        for a scalar ``n``, an array of the shape of ``n`` otherwise. NaN, with an
+        :class:`~llm_power.InfeasibleDesignWarning`, where no feasible gap is detectable (paired: it
+        would exceed the discordance p_d; unpaired: 2 min(p, 1 - p)).
 
     Notes
     -----

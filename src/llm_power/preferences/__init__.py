@@ -1,48 +1,83 @@
 """Pairwise preferences: Bradley-Terry (and Davidson) fits with sandwich or bootstrap errors, the
 arena's resolution report (through the resolution ``REGIMES``), win rates, LLM-judge agreement and
 prediction-powered inference (PPI).
+
+Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
 """
 
-from ._arena import (
-    ArenaDiagnosis,
-    arena_diagnose,
-)
-from ._battles import (
-    MAX_MODELS,
-    Battles,
-    check_model_count,
-    encode_battles,
-)
-from ._bradley_terry import (
-    BradleyTerryResult,
-    bradley_terry,
-)
-from ._fit import (
-    Cells,
-    fit_cells,
-)
-from ._judges import (
-    AgreementResult,
-    LengthBiasResult,
-    judge_agreement,
-    judge_vs_majority,
-    length_bias,
-    majority_vote,
-    swap_consistency,
-)
-from ._ppi import (
-    PPIResult,
-    labels_only_interval,
-    ppi_labels_needed,
-    ppi_mean,
-    ppi_mean_difference,
-)
-from ._winrates import (
-    WinRateComparison,
-    WinRateResult,
-    compare_win_rates,
-    win_rate,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._arena import (
+        ArenaDiagnosis,
+        arena_diagnose,
+    )
+    from ._battles import (
+        MAX_MODELS,
+        Battles,
+        check_model_count,
+        encode_battles,
+    )
+    from ._bradley_terry import (
+        BradleyTerryResult,
+        bradley_terry,
+    )
+    from ._fit import (
+        Cells,
+        fit_cells,
+    )
+    from ._judges import (
+        AgreementResult,
+        LengthBiasResult,
+        judge_agreement,
+        judge_vs_majority,
+        length_bias,
+        majority_vote,
+        swap_consistency,
+    )
+    from ._ppi import (
+        PPIResult,
+        labels_only_interval,
+        ppi_labels_needed,
+        ppi_mean,
+        ppi_mean_difference,
+    )
+    from ._winrates import (
+        WinRateComparison,
+        WinRateResult,
+        compare_win_rates,
+        win_rate,
+    )
+
+#: public name -> the module of this family that defines it
+_LAZY = {
+    "AgreementResult": "._judges",
+    "ArenaDiagnosis": "._arena",
+    "Battles": "._battles",
+    "BradleyTerryResult": "._bradley_terry",
+    "Cells": "._fit",
+    "LengthBiasResult": "._judges",
+    "MAX_MODELS": "._battles",
+    "PPIResult": "._ppi",
+    "WinRateComparison": "._winrates",
+    "WinRateResult": "._winrates",
+    "arena_diagnose": "._arena",
+    "bradley_terry": "._bradley_terry",
+    "check_model_count": "._battles",
+    "compare_win_rates": "._winrates",
+    "encode_battles": "._battles",
+    "fit_cells": "._fit",
+    "judge_agreement": "._judges",
+    "judge_vs_majority": "._judges",
+    "labels_only_interval": "._ppi",
+    "length_bias": "._judges",
+    "majority_vote": "._judges",
+    "ppi_labels_needed": "._ppi",
+    "ppi_mean": "._ppi",
+    "ppi_mean_difference": "._ppi",
+    "swap_consistency": "._judges",
+    "win_rate": "._winrates",
+}
 
 __all__ = [
     "AgreementResult",
@@ -72,3 +107,19 @@ __all__ = [
     "swap_consistency",
     "win_rate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The family's public names, imported from their module on first use."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

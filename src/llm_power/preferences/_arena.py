@@ -149,19 +149,40 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     battles : DataFrame or mapping of columns
         ``model_a``, ``model_b``, ``winner`` (see :func:`llm_power.bradley_terry`).
     pairs : {"adjacent", "all"}, default "adjacent"
-        The family: models ranked next to each other, or every pair.
+        The family: models ranked next to each other, or every pair. ``"adjacent"`` gives M - 1
+        pairs for M models, ``"all"`` M (M - 1) / 2 (more than 200,000 is a DataError).
     cluster : str or array_like, optional
         Battles sharing a prompt or a voter (a column such as ``"question"`` or labels): adds the
         cluster regime, whose covariance sums the Bradley-Terry scores within clusters.
+        Default None: no cluster regime (battles treated as independent). A missing label is a
+        DataError; a single cluster is a ValueError.
     ties : {"half", "davidson"}, default "half"
-    alpha, power : float
-        Level of each test and the power N* is planned for.
+        How a tie enters the Bradley-Terry fit: half a win for each side, or Davidson's tie model
+        with its tie parameter estimated (``settings["tie_parameter"]``).
+    alpha : float, default 0.05
+        Level of each test (two-sided Wald on the gap), in (0, 1); also the level N* is planned at.
+    power : float, default 0.8
+        The power N* is planned for, in (0, 1).
     correction : {"holm", "bonferroni", "bh"}, default "holm"
         The multiplicity regime's procedure over the family of pairs.
     confidence_level : float, default 0.95
+        In (0, 1): level of the gaps' intervals (``ci_low_elo`` / ``ci_high_elo``) and of the
+        simultaneous rank intervals.
     rng : seed or Generator, optional
         For the max-t critical value of the rank intervals (normal draws); the same seed gives
         the same numbers (the CLI's ``--seed``, default 0).
+
+    Returns
+    -------
+    ArenaDiagnosis
+        ``models`` (ranked, best first), ``ratings`` (the :class:`BradleyTerryResult` the
+        verdicts use: cluster-robust with ``cluster``), ``columns`` (one array per field, one
+        entry per pair: ``gap`` in log-strength units and ``gap_elo`` in Elo points, ``se``,
+        ``pvalue``, ``n_star``, ``q``, ``resolved`` and the ``*_corrected``, ``*_cluster`` and
+        ``*_anytime`` columns of the other regimes), ``n_battles``, ``ranks`` (Elo with mean 1000,
+        rank, simultaneous rank interval and tie group per model) and ``settings`` (the options,
+        ``headline`` regime, ``separated`` models). ``to_frame()`` gives one row per pair,
+        ``unresolved()`` the unresolved pairs per regime, ``summary()`` one line per regime.
 
     Examples
     --------

@@ -308,9 +308,25 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     confidence_level : float, default 0.95
         Default level of the intervals.
     n_resamples : int, default 1000
-        Bootstrap refits (``method="bootstrap"``).
+        Bootstrap refits (``method="bootstrap"``), at least 2; refits without a finite fit are
+        dropped (fewer than two left is a DataError).
     rng : seed or Generator, optional
-        For the bootstrap.
+        For the bootstrap. Unused with ``method="sandwich"``.
+    tol : float, default 1e-10
+        Convergence tolerance of the damped Newton iterations of the full-data fit: they stop when
+        the largest step in the log-strengths (and Davidson's log nu) is below ``tol``.
+    max_iter : int, default 200
+        Most Newton iterations of the full-data fit; not converging within them is a DataError.
+
+    Returns
+    -------
+    BradleyTerryResult
+        ``models`` (sorted by name), ``ratings`` (log-strengths, mean 0; +-inf / NaN for a
+        separated model), ``covariance`` (models x models), ``n_battles``, ``n_clusters``,
+        ``tie_parameter`` (Davidson's nu or None), ``df``, ``not_estimable`` and ``separated``;
+        :meth:`~BradleyTerryResult.difference_ci`, :meth:`~BradleyTerryResult.elo`,
+        :meth:`~BradleyTerryResult.rank_intervals` and :meth:`~BradleyTerryResult.to_frame`
+        build on them.
 
     Examples
     --------

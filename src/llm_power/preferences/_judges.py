@@ -69,6 +69,29 @@ def judge_agreement(labels_a: Any, labels_b: Any, *, confidence_level: float = 0
     percent agreement, Cohen's kappa and Krippendorff's alpha (nominal; "tie" is a category like
     any other), with percentile intervals from resampling items.
 
+    Parameters
+    ----------
+    labels_a, labels_b : sequence of labels
+        The two judges' verdicts on the same items, aligned and of one length (at least 2), e.g.
+        ``"model_a"`` / ``"model_b"`` / ``"tie"``; labels are compared as text, so every distinct
+        value is a category.
+    confidence_level : float, default 0.95
+        Level of the percentile intervals, in (0, 1).
+    n_resamples : int, default 2000
+        Bootstrap resamples of the items (multinomial on the K x K table of label pairs); 0 skips
+        the bootstrap and leaves the intervals NaN.
+    rng : seed or Generator, optional
+        For the bootstrap; a seed gives the same intervals every time.
+
+    Returns
+    -------
+    AgreementResult
+        ``n`` (items), ``agreement`` (share of items with the same label, in [0, 1]), ``kappa``
+        (Cohen's) and ``alpha`` (Krippendorff's nominal), each with its interval
+        (``agreement_ci``, ``kappa_ci``, ``alpha_ci``); ``categories`` (the labels seen, sorted)
+        and ``confidence_level``. Kappa and alpha are NaN when every label is the same category
+        (no chance agreement to correct for).
+
     Examples
     --------
     >>> from llm_power import judge_agreement
@@ -134,6 +157,43 @@ def majority_vote(battles: Any, *, item: str = "question_id", judges: Any = None
     order count alike; no strict plurality gives ``"tie"``. Returns one row per item with
     ``model_a``, ``model_b`` (the first row's orientation), ``winner`` (model_a | model_b | tie)
     and ``n_votes`` (pandas).
+
+    Parameters
+    ----------
+    battles : DataFrame or mapping of columns
+        One row per vote, with the ``item`` column, ``model_a``, ``model_b`` and ``winner``
+        (``"model_a"``, ``"model_b"``, ``"tie"`` or the winner's name); ``judge`` too when
+        ``judges`` is given. A missing column is a DataError.
+    item : str, default "question_id"
+        The column identifying what was judged: the votes are grouped by it.
+    judges : list of str or callable, optional
+        Keep only the rows whose ``judge`` is in this list, or for which ``judges(name)`` is true.
+        Default None: every row votes. No row left is a DataError.
+
+    Returns
+    -------
+    DataFrame
+        One row per item, sorted by item: the ``item`` column, ``model_a``, ``model_b`` (as in the
+        item's first row), ``winner`` (``"model_a"``, ``"model_b"`` or ``"tie"`` in that
+        orientation) and ``n_votes`` (votes counted for the item).
+
+    Examples
+    --------
+    Three annotators on two questions; h3 saw the first pair with the positions swapped:
+
+    >>> import pandas as pd
+    >>> from llm_power import majority_vote
+    >>> votes = pd.DataFrame({"question_id": [1, 1, 1, 2, 2, 2],
+    ...                       "model_a": ["gpt", "gpt", "claude", "gpt", "gpt", "gpt"],
+    ...                       "model_b": ["claude", "claude", "gpt", "claude", "claude", "claude"],
+    ...                       "winner": ["model_a", "model_a", "model_b", "model_b", "tie", "model_a"],
+    ...                       "judge": ["h1", "h2", "h3", "h1", "h2", "h3"]})
+    >>> majority_vote(votes)
+       question_id model_a model_b   winner  n_votes
+    0            1     gpt  claude  model_a        3
+    1            2     gpt  claude      tie        3
+    >>> majority_vote(votes, judges=["h1", "h2"])["n_votes"].tolist()
+    [2, 2]
     """
     import pandas as pd
 
@@ -169,6 +229,32 @@ def judge_vs_majority(battles: Any, judge: str, *, humans: Any, item: str = "que
                       confidence_level: float = 0.95, n_resamples: int = 2000, rng: Any = None) -> AgreementResult:
     """Agreement of ``judge`` with the majority of ``humans`` (a list of judge names or a predicate
     on the ``judge`` column) on the items both labelled, compared by winner identity.
+
+    Parameters
+    ----------
+    battles : DataFrame or mapping of columns
+        One row per vote: the ``item`` column, ``model_a``, ``model_b``, ``winner`` and ``judge``.
+    judge : str
+        The judge audited (a value of the ``judge`` column); it must label each item at most once.
+    humans : list of str or callable
+        The human judges whose majority (:func:`majority_vote`) is the reference: names in the
+        ``judge`` column, or a predicate on them.
+    item : str, default "question_id"
+        The column identifying what was judged. At least 2 items must carry both the judge's
+        label and a human majority.
+    confidence_level : float, default 0.95
+        Level of the percentile intervals, in (0, 1).
+    n_resamples : int, default 2000
+        Bootstrap resamples of the shared items; 0: no intervals (NaN).
+    rng : seed or Generator, optional
+        For the bootstrap.
+
+    Returns
+    -------
+    AgreementResult
+        As :func:`judge_agreement`, with the human majority as ``labels_a`` and the judge as
+        ``labels_b`` (both in the majority table's orientation of each pair): ``n`` shared items,
+        ``agreement``, ``kappa``, ``alpha`` and their intervals.
 
     Examples
     --------
@@ -221,6 +307,41 @@ def swap_consistency(battles: Any, *, by: Any = "judge", confidence_level: float
       position-driven flips.
 
     Returns a pandas DataFrame, one row per group.
+
+    Parameters
+    ----------
+    battles : DataFrame or mapping of columns
+        One row per verdict pair, with the ``by`` column(s), ``g1_winner`` and ``g2_winner`` (each
+        ``"model_a"``, ``"model_b"`` or ``"tie"``; anything else is a DataError).
+    by : str or list of str, default "judge"
+        The column(s) to group by (e.g. ``["judge", "category"]``).
+    confidence_level : float, default 0.95
+        Level of the Wilson interval of ``rate``, in (0, 1).
+
+    Returns
+    -------
+    DataFrame
+        One row per group, sorted: the ``by`` columns, ``n``, ``inconsistent``, ``same_first``,
+        ``same_second``, ``other_inconsistent``, ``rate`` (inconsistent / n) with ``ci_low`` /
+        ``ci_high``, ``first_share`` (NaN without position-driven flips) and ``pvalue_position``
+        (1 without them).
+
+    Examples
+    --------
+    Two LLM judges, four pairs each, shown in both orders:
+
+    >>> import pandas as pd
+    >>> from llm_power import swap_consistency
+    >>> verdicts = pd.DataFrame({"judge": ["gpt-4"] * 4 + ["claude"] * 4,
+    ...                          "g1_winner": ["model_a", "model_a", "tie", "model_b",
+    ...                                        "model_a", "model_b", "model_a", "tie"],
+    ...                          "g2_winner": ["model_a", "model_b", "tie", "model_a",
+    ...                                        "model_a", "model_b", "model_b", "tie"]})
+    >>> table = swap_consistency(verdicts)
+    >>> table[["judge", "n", "inconsistent", "same_first", "same_second", "rate"]]
+        judge  n  inconsistent  same_first  same_second  rate
+    0  claude  4             1           1            0  0.25
+    1   gpt-4  4             2           1            1  0.50
     """
     import pandas as pd
     from scipy import stats
@@ -313,6 +434,50 @@ def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "le
     ``battles`` needs ``model_a``, ``model_b``, ``winner`` and the two answers' lengths (any unit:
     characters, tokens). ``cluster``: a column or labels (prompt, voter) for a cluster-robust
     standard error of the coefficient.
+
+    Parameters
+    ----------
+    battles : DataFrame or mapping of columns
+        ``model_a``, ``model_b``, ``winner`` (``"model_a"``, ``"model_b"``, ``"tie"`` or the
+        winner's name) and the two length columns.
+    length_a : str, default "length_a"
+        The column of model_a's answer lengths: positive, finite numbers in any unit.
+    length_b : str, default "length_b"
+        The column of model_b's answer lengths, in the same unit.
+    cluster : str or array_like, optional
+        A column name (``"question"`` finds ``question_id``) or one label per battle: the
+        coefficient's standard error sums the scores within clusters (CR1, t on clusters - 1
+        degrees of freedom). Default None: HC0 per battle, normal quantiles.
+    confidence_level : float, default 0.95
+        Level of both intervals, in (0, 1).
+
+    Returns
+    -------
+    LengthBiasResult
+        ``n`` (battles), ``n_decisive`` (battles with a winner and unequal lengths),
+        ``longer_win_rate`` with ``longer_win_ci`` (Wilson) and ``pvalue_longer`` (exact binomial
+        test of 1/2; NaN without decisive battles), and ``coefficient`` (log-odds per doubling of
+        length_a / length_b, the models held fixed) with ``standard_error``, ``coefficient_ci``
+        and ``pvalue`` (two-sided).
+
+    Examples
+    --------
+    An arena of three models judged by an LLM that adds 0.6 log-odds per doubling of length:
+
+    >>> import numpy as np, pandas as pd
+    >>> from llm_power import length_bias
+    >>> rng = np.random.default_rng(0)
+    >>> names, strength = np.array(["gpt", "claude", "llama"]), np.array([0.5, 0.2, -0.7])
+    >>> i = rng.integers(0, 3, 400)
+    >>> j = (i + rng.integers(1, 3, 400)) % 3  # a different opponent
+    >>> la, lb = rng.integers(100, 800, 400), rng.integers(100, 800, 400)
+    >>> logit = strength[i] - strength[j] + 0.6 * np.log2(la / lb)
+    >>> a_wins = rng.random(400) < 1 / (1 + np.exp(-logit))
+    >>> battles = pd.DataFrame({"model_a": names[i], "model_b": names[j], "length_a": la, "length_b": lb,
+    ...                         "winner": np.where(a_wins, "model_a", "model_b")})
+    >>> res = length_bias(battles)
+    >>> round(res.longer_win_rate, 3), round(res.coefficient, 2), bool(res.pvalue < 0.001)
+    (0.571, 0.67, True)
     """
     from scipy import stats
 

@@ -120,7 +120,19 @@ def ppi_mean(y: Any, yhat: Any, yhat_unlabeled: Any, *, lam: float | None = None
     lam : float, optional
         Fixed weight of the judge (0: labels only; 1: classical PPI). Default: power-tuned.
     confidence_level : float, default 0.95
-    alternative : {"two-sided", "greater", "less"}
+        In (0, 1): the default level of the result's ``confidence_interval()``.
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        The side of the result's interval and ``pvalue(null)``: ``"greater"`` gives a lower bound
+        and tests mean > null, ``"less"`` an upper bound and mean < null.
+
+    Returns
+    -------
+    PPIResult
+        ``estimate`` (the PPI++ mean), ``standard_error``, ``lam`` (the weight used), ``n_labeled``,
+        ``n_unlabeled``, ``classical_estimate`` / ``classical_se`` (the labels alone, divisor n),
+        ``effective_labels``, ``confidence_interval()`` and ``pvalue(null)`` (Student t on
+        n_labeled - 1 degrees of freedom). At least 2 labelled and 1 unlabelled items are needed;
+        every value must be finite.
 
     Examples
     --------
@@ -162,6 +174,45 @@ def ppi_mean_difference(y_a: Any, y_b: Any, yhat_a: Any, yhat_b: Any, yhat_a_unl
                         alternative: str = "two-sided") -> PPIResult:
     """PPI++ for the difference of two models' means on the same items (A - B): the paired
     differences of labels and of judge scores go through :func:`ppi_mean`.
+
+    Parameters
+    ----------
+    y_a, y_b : array_like
+        Human labels of model A's and model B's answers on the same labelled items (aligned).
+    yhat_a, yhat_b : array_like
+        The judge's scores of the two models' answers on those labelled items.
+    yhat_a_unlabeled, yhat_b_unlabeled : array_like
+        The judge's scores of the two models on the items without human labels (aligned).
+    lam : float, optional
+        Fixed weight of the judge for the differences (0: labels only; 1: classical PPI).
+        Default: power-tuned.
+    confidence_level : float, default 0.95
+        In (0, 1): the default level of the result's ``confidence_interval()``.
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        ``"greater"``: A's mean is higher than B's.
+
+    Returns
+    -------
+    PPIResult
+        As :func:`ppi_mean`, for the mean difference A - B: ``estimate``, ``standard_error``,
+        ``lam``, ``classical_estimate`` / ``classical_se`` (labelled differences alone),
+        ``confidence_interval()`` and ``pvalue()`` (of no difference by default).
+
+    Examples
+    --------
+    Two models, 3,000 prompts judged by an LLM that agrees with humans 90 % of the time, 150 of
+    them labelled by humans:
+
+    >>> import numpy as np
+    >>> from llm_power import ppi_mean_difference
+    >>> rng = np.random.default_rng(0)
+    >>> truth_a, truth_b = rng.random(3000) < 0.72, rng.random(3000) < 0.65
+    >>> judge_a = np.where(rng.random(3000) < 0.9, truth_a, ~truth_a).astype(float)
+    >>> judge_b = np.where(rng.random(3000) < 0.9, truth_b, ~truth_b).astype(float)
+    >>> res = ppi_mean_difference(truth_a[:150], truth_b[:150], judge_a[:150], judge_b[:150],
+    ...                           judge_a[150:], judge_b[150:])
+    >>> round(res.estimate, 3), round(res.standard_error, 4), round(res.classical_se, 4)
+    (-0.017, 0.0408, 0.0565)
     """
     arrays = [_vector(v, name) for v, name in ((y_a, "y_a"), (y_b, "y_b"), (yhat_a, "yhat_a"), (yhat_b, "yhat_b"),
                                                 (yhat_a_unlabeled, "yhat_a_unlabeled"),
@@ -183,6 +234,25 @@ def ppi_labels_needed(half_width: float, *, sd: float, correlation: float, n_unl
     :math:`z_{1-\alpha/2}` x SE <= half_width. Estimate ``sd`` and ``correlation`` from a pilot
     (``np.std(y)``, ``np.corrcoef(y, yhat)[0, 1]``). Without a judge (rho = 0) it is the classical
     :math:`(z\sigma/h)^2`.
+
+    Parameters
+    ----------
+    half_width : float
+        The target half-width h of the two-sided interval, in the labels' units (0.02 = ±2
+        points of accuracy); positive and finite.
+    sd : float
+        The labels' standard deviation sigma (non-negative; for 0/1 labels sqrt(p (1 - p))).
+    correlation : float
+        Correlation rho of the human label and the judge's score, in [-1, 1] (only rho^2 matters).
+    n_unlabeled : float
+        N, the items with a judge score only (positive).
+    confidence_level : float, default 0.95
+        Level of the interval, in (0, 1).
+
+    Returns
+    -------
+    int
+        The smallest number of labelled items n (at least 2) with z x SE <= ``half_width``.
 
     Examples
     --------

@@ -115,9 +115,23 @@ def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, metho
         clusters; the interval is clipped to [0, 1]). ``"exact"``: Clopper-Pearson (0/1
         preferences only). ``"bootstrap"``: percentile interval of ``n_resamples`` resampled
         means (whole clusters resampled with ``cluster``).
+    confidence_level : float, default 0.95
+        In (0, 1): the default level of ``confidence_interval()``.
     n_resamples : int, default 2000
+        Bootstrap resamples with ``method="bootstrap"`` (2 to 10,000,000).
     rng : seed or Generator, optional
         For ``method="bootstrap"``.
+
+    Returns
+    -------
+    WinRateResult
+        ``estimate`` (the mean preference, in [0, 1]), ``standard_error`` (sd with ddof = 1 over
+        sqrt(n), or cluster-robust), ``n`` (preferences used), ``n_ties`` (exact ties among the
+        judged ones, counted before ``ties="exclude"`` drops them), ``n_clusters`` (None without
+        clusters), ``method`` (``"wilson"``, ``"exact"``, ``"t"``, ``"bootstrap"``, ``"cluster-t"``
+        or ``"cluster-bootstrap"``), ``df`` and ``replicates`` (the bootstrap means, or None);
+        ``confidence_interval()`` gives the interval. Fewer than two judged preferences is a
+        DataError.
 
     Examples
     --------
@@ -211,6 +225,30 @@ def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = 
     unpaired standard errors combined would ignore the (usually positive) correlation of the two
     models' preferences and overstate the uncertainty — ``correlation`` reports it. Instructions
     where either preference is missing (NaN) are dropped.
+
+    Parameters
+    ----------
+    preferences_a, preferences_b : array_like of float in [0, 1]
+        Model A's and model B's preference against the baseline per instruction, aligned
+        (position i = instruction i, same length): 1 = the model preferred, 0 = the baseline,
+        1/2 = tie; NaN = not judged. At least two instructions judged for both are needed.
+    cluster : array_like, optional
+        One label per instruction (the prompt when several instructions share it): cluster-robust
+        standard error of the mean difference (CR2, Imbens-Kolesar degrees of freedom), at least
+        two clusters; a missing label is a DataError. Default None: independent instructions.
+    confidence_level : float, default 0.95
+        Level of ``confidence_interval``, in (0, 1).
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        ``"greater"``: A's win rate is higher than B's (one-sided p-value, interval ``[low, inf)``);
+        ``"less"``: lower (interval ``(-inf, high]``).
+
+    Returns
+    -------
+    WinRateComparison
+        ``difference`` (win rate A - B), its paired ``standard_error``, ``confidence_interval``
+        (Student t), ``pvalue`` (t test of no difference), ``df`` (n - 1, or the cluster df),
+        ``n`` (instructions used), ``n_clusters`` (or None), ``win_rate_a``, ``win_rate_b`` and
+        ``correlation`` (Pearson, of the two models' preferences; NaN when either is constant).
 
     Examples
     --------

@@ -1,31 +1,55 @@
 """Leaderboard resolution: :func:`diagnose` (q = N/N* per pair), the ``REGIMES`` registry (IID,
 multiplicity-corrected, clustered, anytime-valid), the columnar :class:`Diagnosis` and
 :func:`calibrate`.
+
+Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
 """
 
-from ._columns import (
-    PairColumns,
-    pair_indices,
-)
-from ._diagnose import (
-    CORRECTIONS,
-    calibrate,
-    diagnose,
-    diagnose_options,
-    diagnose_source,
-    pairwise_statistics,
-)
-from ._regimes import (
-    REGIMES,
-    Context,
-    Regime,
-    RegimeOutput,
-    tie_groups_and_rank_intervals,
-)
-from ._results import (
-    Diagnosis,
-    PairResolution,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._columns import (
+        PairColumns,
+        pair_indices,
+    )
+    from ._diagnose import (
+        CORRECTIONS,
+        calibrate,
+        diagnose,
+        diagnose_options,
+        diagnose_source,
+        pairwise_statistics,
+    )
+    from ._regimes import (
+        REGIMES,
+        Context,
+        Regime,
+        RegimeOutput,
+        tie_groups_and_rank_intervals,
+    )
+    from ._results import (
+        Diagnosis,
+        PairResolution,
+    )
+
+#: public name -> the module of this family that defines it
+_LAZY = {
+    "CORRECTIONS": "._diagnose",
+    "Context": "._regimes",
+    "Diagnosis": "._results",
+    "PairColumns": "._columns",
+    "PairResolution": "._results",
+    "REGIMES": "._regimes",
+    "Regime": "._regimes",
+    "RegimeOutput": "._regimes",
+    "calibrate": "._diagnose",
+    "diagnose": "._diagnose",
+    "diagnose_options": "._diagnose",
+    "diagnose_source": "._diagnose",
+    "pair_indices": "._columns",
+    "pairwise_statistics": "._diagnose",
+    "tie_groups_and_rank_intervals": "._regimes",
+}
 
 __all__ = [
     "CORRECTIONS",
@@ -44,3 +68,19 @@ __all__ = [
     "pairwise_statistics",
     "tie_groups_and_rank_intervals",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The family's public names, imported from their module on first use."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

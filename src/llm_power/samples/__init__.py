@@ -1,35 +1,62 @@
 """Several samples per question: pass@k, pass^k and maj@k with their intervals and comparisons,
 their planning, and the variance components of repeated sampling.
+
+Each name is imported from its module on first use (``import llm_power.samples`` loads nothing else).
 """
 
-from ._compare import (
-    PassAtKComparison,
-    compare_pass_at_k,
-)
-from ._majority import (
-    maj_at_k,
-    maj_at_k_ci,
-)
-from ._passk import (
-    PassAtKResult,
-    pass_at_k,
-    pass_at_k_ci,
-    pass_at_k_matrix,
-    pass_hat_k,
-)
-from ._plan import (
-    PassAtKPlanResult,
-    pass_at_k_mde,
-    pass_at_k_plan,
-)
-from ._repeats import (
-    RepeatedSamplingPlanResult,
-    VarianceComponentsResult,
-    paired_variance_components,
-    repeated_sampling_plan,
-    sample_size_repeated,
-    variance_components,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._compare import (
+        PassAtKComparison,
+        compare_pass_at_k,
+    )
+    from ._majority import (
+        maj_at_k,
+        maj_at_k_ci,
+    )
+    from ._passk import (
+        PassAtKResult,
+        pass_at_k,
+        pass_at_k_ci,
+        pass_at_k_matrix,
+        pass_hat_k,
+    )
+    from ._plan import (
+        PassAtKPlanResult,
+        pass_at_k_mde,
+        pass_at_k_plan,
+    )
+    from ._repeats import (
+        RepeatedSamplingPlanResult,
+        VarianceComponentsResult,
+        paired_variance_components,
+        repeated_sampling_plan,
+        sample_size_repeated,
+        variance_components,
+    )
+
+#: public name -> the module of this family that defines it
+_LAZY = {
+    "PassAtKComparison": "._compare",
+    "PassAtKPlanResult": "._plan",
+    "PassAtKResult": "._passk",
+    "RepeatedSamplingPlanResult": "._repeats",
+    "VarianceComponentsResult": "._repeats",
+    "compare_pass_at_k": "._compare",
+    "maj_at_k": "._majority",
+    "maj_at_k_ci": "._majority",
+    "paired_variance_components": "._repeats",
+    "pass_at_k": "._passk",
+    "pass_at_k_ci": "._passk",
+    "pass_at_k_matrix": "._passk",
+    "pass_at_k_mde": "._plan",
+    "pass_at_k_plan": "._plan",
+    "pass_hat_k": "._passk",
+    "repeated_sampling_plan": "._repeats",
+    "sample_size_repeated": "._repeats",
+    "variance_components": "._repeats",
+}
 
 __all__ = [
     "PassAtKComparison",
@@ -51,3 +78,19 @@ __all__ = [
     "sample_size_repeated",
     "variance_components",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The family's public names, imported from their module on first use."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

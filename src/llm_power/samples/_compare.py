@@ -64,6 +64,36 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     clusters, resampled) gives its critical value. ``resolved`` marks the k where the band
     excludes 0. ``k`` defaults to 1..the fewest samples of any question.
 
+    Parameters
+    ----------
+    results_a, results_b : array_like (questions x samples) or tuple (n, c)
+        Each model's 0/1 results per sample (NaN where a question has fewer samples) or its
+        per-question sample and pass counts, on the same questions in the same order (else a
+        ValueError).
+    k : int or sequence of int, optional
+        The k to compare, each at most the samples of every question of both models. Default
+        None: every k from 1 to the fewest samples of any question.
+    metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
+        The per-question estimator whose difference is compared.
+    cluster : array_like, optional
+        A group per question (task, subject): cluster-robust standard errors (CR2, Imbens-Kolesar
+        degrees of freedom) and whole clusters resampled for the band. Default None.
+    confidence_level : float, default 0.95
+        Level of the pointwise intervals and of the simultaneous band, in (0, 1).
+    n_resamples : int, default 4000
+        Bootstrap resamples for the band's critical value (at least 100).
+    rng : seed or Generator, optional
+        For the bootstrap; a seed makes the band reproducible.
+
+    Returns
+    -------
+    PassAtKComparison
+        Arrays of shape (len(k),): ``k``, ``difference`` (A - B), ``standard_error``, ``pvalue``
+        (two-sided paired t), ``ci_low`` / ``ci_high`` (pointwise), ``band_low`` / ``band_high``
+        (simultaneous, never narrower than the pointwise interval) and ``resolved`` (the band
+        excludes 0); ``critical_value`` of the band, ``n_questions``, ``n_clusters``, ``metric`` and
+        ``confidence_level``. ``to_frame()`` gives one row per k.
+
     Examples
     --------
     >>> import numpy as np

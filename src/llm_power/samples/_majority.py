@@ -26,6 +26,24 @@ def maj_at_k(answers: Any, correct: Any, k: int) -> np.ndarray:
     most votes counts as a share 1/(number tied) (a fair random tie-break). Exact, by a dynamic
     programme over the other answers' vote counts (multivariate hypergeometric).
 
+    Parameters
+    ----------
+    answers : array_like (questions x samples)
+        The sampled final answers per question (any hashable labels, e.g. extracted numbers as
+        strings); ``None`` or NaN marks a sample without an answer: it counts among the n samples
+        but votes for nothing.
+    correct : array_like
+        The right label per question (one per row of ``answers``; else a ValueError).
+    k : int
+        Votes per majority, at least 1 and at most the samples of every question (else a
+        DataError).
+
+    Returns
+    -------
+    ndarray
+        Shape (questions,): each question's maj@k in [0, 1] (0 when no sample gives the correct
+        label).
+
     Examples
     --------
     >>> from llm_power import maj_at_k
@@ -83,6 +101,28 @@ def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
                 confidence_level: float = 0.95) -> PassAtKResult:
     """maj@k of a benchmark (the mean over questions of :func:`maj_at_k`) with its interval for new
     questions: the standard error over questions (cluster-robust with ``cluster``), t interval.
+
+    Parameters
+    ----------
+    answers : array_like (questions x samples)
+        The sampled final answers per question (``None`` or NaN = no answer), as in
+        :func:`maj_at_k`; at least 2 questions.
+    correct : array_like
+        The right label per question.
+    k : int or sequence of int
+        One or several k (each at least 1 and at most the samples of every question).
+    cluster : array_like, optional
+        A group per question (task, subject): cluster-robust standard error (CR2, Imbens-Kolesar
+        degrees of freedom), at least 2 clusters. Default None: independent questions.
+    confidence_level : float, default 0.95
+        In (0, 1): the default level of the result's ``confidence_interval()``.
+
+    Returns
+    -------
+    PassAtKResult
+        ``metric="maj@k"``, ``population="questions"``, ``method="t"``; ``k``, ``estimate`` and
+        ``standard_error`` of shape (len(k),), ``n_questions``, ``n_clusters`` and ``df``
+        (questions - 1, or the cluster df); ``confidence_interval()`` gives the t interval per k.
 
     Examples
     --------

@@ -97,6 +97,23 @@ def pass_at_k(n: Any, c: Any, k: Any) -> Any:
     ``n`` samples drawn, ``c`` of them passed; vectorised (arrays broadcast). Computed as
     :math:`1 - \prod_{i=0}^{k-1} (n - c - i)/(n - i)`, never forming the binomial coefficients.
 
+    Parameters
+    ----------
+    n : int or array_like of int
+        Samples drawn per question (whole numbers; floats such as 16.0 are accepted).
+    c : int or array_like of int
+        Passing samples per question, in 0..n.
+    k : int or array_like of int
+        Budget of attempts, in 1..n (pass@k needs at least k samples of the question).
+        ``n``, ``c`` and ``k`` broadcast together; anything out of range is a ValueError.
+
+    Returns
+    -------
+    float or ndarray
+        The probability in [0, 1] that at least one of k samples drawn without replacement from
+        the n passes: a float for scalar input, else an array of the broadcast shape. It is 1
+        when n - c < k (every k-subset holds a pass) and 0 when c = 0.
+
     Examples
     --------
     >>> from llm_power import pass_at_k
@@ -113,6 +130,22 @@ def pass_hat_k(n: Any, c: Any, k: Any) -> Any:
 
     The reliability metric of agent benchmarks (tau-bench's pass^k); vectorised like
     :func:`pass_at_k`.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Samples drawn per question (whole numbers).
+    c : int or array_like of int
+        Passing samples per question, in 0..n.
+    k : int or array_like of int
+        Number of attempts that must all pass, in 1..n. ``n``, ``c`` and ``k`` broadcast
+        together; anything out of range is a ValueError.
+
+    Returns
+    -------
+    float or ndarray
+        The probability in [0, 1] that all of k samples drawn without replacement from the n
+        pass: a float for scalar input, else an array of the broadcast shape; 0 when c < k.
 
     Examples
     --------
@@ -380,6 +413,23 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
         resampled by the bootstrap. Only with ``population="questions"``.
     method : {"t", "bootstrap"}, default "t"
         ``"bootstrap"``: percentile interval over resampled questions (``population="questions"``).
+    confidence_level : float, default 0.95
+        In (0, 1): the default level of the result's ``confidence_interval()``.
+    n_resamples : int, default 2000
+        Bootstrap resamples (``method="bootstrap"``; at least 2).
+    rng : seed or Generator, optional
+        For the bootstrap.
+
+    Returns
+    -------
+    PassAtKResult
+        One entry per requested k: ``k``, ``estimate`` and ``standard_error`` (arrays of shape
+        (len(k),)), with ``metric``, ``population``, ``n_questions``, ``n_clusters``, ``df`` (inf:
+        a normal interval for ``fixed_questions``), ``method`` (``"t"``, ``"bootstrap"`` or
+        ``"normal"``) and ``replicates`` (resamples x k, or None); ``confidence_interval()`` gives
+        the per-k interval clipped to [0, 1] and ``to_frame()`` one row per k. With
+        ``fixed_questions`` and a question sampled only once the standard error is NaN (with an
+        ApproximationWarning).
 
     Examples
     --------
@@ -461,6 +511,25 @@ def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[n
     questions in the same order for every model. Each column holds that model's unbiased
     per-question pass@k (pass^k, avg@k); their means are the benchmark values, and ``diagnose``
     on the matrix ranks the models with paired tests over questions (the ``questions`` population).
+
+    Parameters
+    ----------
+    results : dict
+        Model name -> its results: a questions x samples 0/1 matrix (NaN where a question has
+        fewer samples) or a tuple (n, c) of per-question sample and pass counts. Every model must
+        cover the same questions (same number, same order); an empty dict is a ValueError.
+    k : int
+        The one k, at most the samples of every question of every model.
+    metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
+        The per-question estimator.
+
+    Returns
+    -------
+    values : ndarray
+        Shape (questions, models): column j holds model j's unbiased per-question estimates,
+        each in [0, 1].
+    names : list of str
+        The model names, in the order of the columns (the dict's order).
 
     Examples
     --------

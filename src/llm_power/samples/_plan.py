@@ -116,6 +116,37 @@ def pass_at_k_plan(pilot: Any, k: int, half_width: float, *, metric: str = "pass
     For each candidate m (default k..max(4k, 32)) the plan gives the N for
     z x SE <= ``half_width`` and the cost N (cost_per_question + m cost_per_sample).
 
+    Parameters
+    ----------
+    pilot : array_like (questions x samples) or tuple (n, c)
+        The pilot's 0/1 results per sample (NaN where a question has fewer samples), or its
+        per-question sample and pass counts; at least 3 questions, each with at least k samples.
+    k : int
+        The k of pass@k (at least 1).
+    half_width : float
+        Target half-width of the two-sided interval, on the metric's [0, 1] scale (0.03 = ±3
+        points); positive and finite.
+    metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
+        The metric planned for.
+    samples_per_question : int or sequence of int, optional
+        The candidate numbers of samples per question m, each at least k. Default None:
+        k, k + 1, ..., max(4k, 32).
+    cost_per_question : float, default 1.0
+        Cost of adding a question (writing, grading setup), in any unit.
+    cost_per_sample : float, default 1.0
+        Cost of one sample (generation and scoring), in the same unit.
+    confidence_level : float, default 0.95
+        Level of the planned interval, in (0, 1).
+
+    Returns
+    -------
+    PassAtKPlanResult
+        Per candidate m (arrays of the candidates' length): ``samples_per_question``,
+        ``n_questions`` (at least 2), ``cost`` and ``within`` (the mean variance of one question's
+        estimate with m samples); ``best_samples_per_question`` (the cheapest m), ``between`` (the
+        between-question variance, floored at 0), ``metric``, ``k``, ``half_width``,
+        ``confidence_level``; ``to_frame()`` gives one row per candidate.
+
     Examples
     --------
     >>> import numpy as np
@@ -163,6 +194,30 @@ def pass_at_k_mde(pilot_a: Any, pilot_b: Any, k: int, *, n_questions: int, sampl
     From pilots of both models on the same questions: the variance of the per-question difference
     is the spread of the true differences (method of moments on the pilot) plus both estimators'
     noise at the planned number of samples; MDE = (z_{1-alpha/2} + z_power) x sqrt(variance / N).
+
+    Parameters
+    ----------
+    pilot_a, pilot_b : array_like (questions x samples) or tuple (n, c)
+        The two models' pilot results on the same questions (0/1 per sample, or per-question
+        sample and pass counts); at least 3 questions, each with at least k samples.
+    k : int
+        The k of pass@k (at least 1).
+    n_questions : int
+        N, questions of the planned comparison (at least 2).
+    samples_per_question : int
+        Samples per question and model in the planned comparison (at least k).
+    metric : {"pass@k", "pass^k", "avg@k"}, default "pass@k"
+        The metric compared.
+    alpha : float, default 0.05
+        Level of the two-sided paired test, in (0, 1).
+    power : float, default 0.8
+        Probability of detecting a true difference of the returned size, in (0, 1).
+
+    Returns
+    -------
+    float
+        The minimum detectable difference (absolute, on the metric's [0, 1] scale: 0.035 = 3.5
+        points); it shrinks as 1 / sqrt(n_questions).
 
     Examples
     --------

@@ -88,6 +88,16 @@ def variance_components(scores: Any) -> VarianceComponentsResult:
     scores : array_like, shape (n_items, n_samples)
         Score of each sample of each item (e.g. 0/1 correctness of K temperature samples).
 
+    Returns
+    -------
+    VarianceComponentsResult
+        ``n_items`` = n and ``n_samples`` = K; ``mean``: the grand mean score (for 0/1 scores an
+        accuracy, a proportion); ``between``: the between-item variance sigma_b^2 (truncated at 0);
+        ``within``: the within-item variance sigma_w^2; ``var_item_means``: the sample variance of
+        the item means, an estimate of sigma_b^2 + sigma_w^2 / K; ``standard_error``: SE of the
+        mean accounting for both axes; ``standard_error_naive``: the SE that treats all n K scores
+        as independent (too small when items differ). Variances are in squared score units.
+
     Notes
     -----
     :math:`\hat\sigma_w^2` = mean over items of the within-item sample variance (ddof = 1);
@@ -177,6 +187,31 @@ def sample_size_repeated(
 ) -> int:
     r"""Items N* to detect ``delta`` with K samples per item: :math:`K_f(\sigma_b^2 + \sigma_w^2/K)/\delta^2`.
 
+    Parameters
+    ----------
+    delta : float
+        The gap to detect, as a proportion for 0/1 scores (0.02 is 2 points); finite and non-zero,
+        its sign does not matter.
+    between : float
+        Between-item variance sigma_b^2 (keyword-only, e.g. ``between`` of
+        :func:`paired_variance_components` from a pilot), finite and >= 0.
+    within : float
+        Within-item (per-sample) variance sigma_w^2, finite and >= 0; ``between`` and ``within``
+        cannot both be 0.
+    samples_per_item : int, default 1
+        Samples K drawn per item and averaged, a positive integer.
+    alpha : float, default 0.05
+        Significance level, in (0, 1).
+    power : float, default 0.8
+        Target power, in (0, 1) and above ``alpha``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        One-sided alternatives use :math:`z_{1-\alpha}` in the constant :math:`K_f`.
+
+    Returns
+    -------
+    int
+        The number of items, rounded up (at least 1); each is answered ``samples_per_item`` times.
+
     Examples
     --------
     >>> from llm_power import sample_size_repeated
@@ -256,6 +291,37 @@ def repeated_sampling_plan(
     licensing an item, c_sample: one model call). The continuous optimum is the classic two-stage
     result :math:`K^* = \sqrt{(\sigma_w^2/\sigma_b^2)(c_{item}/c_{sample})}`; the plan lists every
     K up to ``max_samples_per_item`` and marks the cheapest.
+
+    Parameters
+    ----------
+    delta : float
+        The gap to detect, as a proportion for 0/1 scores (0.02 is 2 points); finite and non-zero.
+    between : float
+        Between-item variance sigma_b^2 (keyword-only), finite and >= 0.
+    within : float
+        Within-item (per-sample) variance sigma_w^2, finite and >= 0; not both 0.
+    cost_per_item : float, default 1.0
+        Cost c_item of one item (writing, licensing or preparing it), positive and finite; any
+        unit, as long as it is the unit of ``cost_per_sample``.
+    cost_per_sample : float, default 1.0
+        Cost c_sample of one sample (one model call), positive and finite.
+    max_samples_per_item : int, default 32
+        Largest K listed, a positive integer.
+    alpha : float, default 0.05
+        Significance level, in (0, 1).
+    power : float, default 0.8
+        Target power, in (0, 1) and above ``alpha``.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        As in :func:`sample_size_repeated`.
+
+    Returns
+    -------
+    RepeatedSamplingPlanResult
+        Arrays of shape (max_samples_per_item,), one entry per K = 1..max: ``samples_per_item``
+        (K), ``n_items`` (N* of :func:`sample_size_repeated`), ``total_samples`` (n K) and ``cost``
+        (n (c_item + K c_sample), float); ``best_samples_per_item``: the K of the lowest cost (the
+        smallest such K on ties); ``optimal_k_continuous``: K* of the formula above (inf when
+        ``between`` is 0: then more samples per item always pay).
 
     Examples
     --------

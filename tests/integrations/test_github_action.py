@@ -19,7 +19,7 @@ import pytest
 
 from llm_power.integrations import github_action
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BOT = {"login": "github-actions[bot]", "type": "Bot"}
 
 

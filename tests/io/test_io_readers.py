@@ -12,7 +12,7 @@ import pytest
 from llm_power import DataError, read_results
 from llm_power.io import align_results
 
-FIX = Path(__file__).resolve().parent / "fixtures"
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TRUTH = json.loads((FIX / "truth.json").read_text())
 
 

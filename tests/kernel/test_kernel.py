@@ -21,7 +21,7 @@ from llm_power._core.clusters import code_labels
 from llm_power._kernel.paired_intervals import mcnemar_interval
 from llm_power._core.errors import DataError
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "llm_power"
+SRC = Path(__file__).resolve().parents[2] / "src" / "llm_power"
 KERNEL = SRC / "_kernel"
 #: the quantile functions only the kernel may call
 QUANTILES = {"ndtri", "stdtrit", "ppf", "isf"}

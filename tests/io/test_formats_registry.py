@@ -17,7 +17,7 @@ from llm_power.io import FORMATS, read_results
 from llm_power.io.detect import detect_format, expand_paths
 from llm_power.io.records import Format
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def test_every_list_of_formats_is_the_registry():

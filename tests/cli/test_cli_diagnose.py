@@ -79,7 +79,7 @@ def test_not_a_parquet_file(tmp_path, capsys):
 
 
 def test_multiple_harness_inputs_and_outputs(tmp_path, capsys):
-    fix = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+    fix = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
     out_json, out_md, out_html = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.html"
     out_html.write_text("old report")  # an existing output is replaced only when the new one is complete
     assert main(["diagnose", str(fix / "lm_eval"), "--cluster", "subject", "--correction", "holm",
@@ -97,7 +97,7 @@ def test_multiple_harness_inputs_and_outputs(tmp_path, capsys):
 
 
 def test_mixed_formats_in_one_call(capsys):
-    fix = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+    fix = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
     # inspect .eval (model-a) + inspect .json (model-b): item ids agree (task:id)
     assert main(["diagnose", str(fix / "inspect" / "model-a.eval"), str(fix / "inspect" / "model-b.json"),
                  "--format", "json", "--cluster-resamples", "0"]) == 0

@@ -19,7 +19,7 @@ pytest.importorskip("inspect_ai")
 
 import llm_power as lp  # noqa: E402
 
-FIXTURE = Path(__file__).parent / "fixtures" / "inspect"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "inspect"
 
 
 def _model(name: str, right_every: int):

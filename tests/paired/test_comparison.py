@@ -211,7 +211,7 @@ def test_comparison_pickles_with_its_interval(kwargs):
 def test_cli_compare_reads_everything_diagnose_reads(capsys):
     # one reader stack (issue 11): harness folders, inspect logs, HELM, lighteval go through
     # read_results -> align_results exactly as in diagnose, and give diagnose's numbers
-    fix = __import__("pathlib").Path(__file__).resolve().parent / "fixtures"
+    fix = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
     for args, models in [([str(fix / "lm_eval")], None),
                          ([str(fix / "inspect" / "model-a.eval"), str(fix / "inspect" / "model-b.json")], None),
                          ([str(fix / "helm")], None), ([str(fix / "lighteval")], None),

@@ -1,7 +1,7 @@
 """Renderer snapshots (STYLE: CLI and report snapshots): the Markdown and JSON reports of a fixed
 input are pinned, so that a format change is deliberate (regenerate with
 ``python tests/golden/regenerate.py`` and review the diff). The numbers themselves are checked
-against oracles in tests/test_resolution.py and tests/test_verdict.py."""
+against oracles in tests/resolution/test_resolution.py and tests/resolution/test_verdict.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 sys.path.insert(0, str(GOLDEN))
 from regenerate import render  # noqa: E402
 
