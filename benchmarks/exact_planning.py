@@ -35,12 +35,12 @@ from scipy import optimize, stats
 import llm_power as lp
 from llm_power._kernel.exact import exact_power_paired, rejection_probability
 from llm_power.planning import discordance_from_baseline
-from llm_power.planning._designs import _paired_parameters
+from llm_power.planning._designs import paired_parameters
 
 
 def old_exact_sample_size(p_a: float, p_b: float, rho: float, alpha: float = 0.05, power: float = 0.8) -> int:
     """The pre-issue-13 exact N* (two-sided), verbatim apart from the parameter handling."""
-    p_d, delta, p10, _ = _paired_parameters(p_a, p_b, rho, None)
+    p_d, delta, p10, _ = paired_parameters(p_a, p_b, rho, None)
     z_a, z_b = -stats.norm.ppf(alpha / 2), stats.norm.ppf(power)
     connor = (z_a * math.sqrt(p_d) + z_b * math.sqrt(p_d - delta * delta)) ** 2 / (delta * delta)
     start = max(1, int(0.5 * connor))

@@ -30,7 +30,7 @@ import numpy as np
 
 import llm_power as lp
 from llm_power.paired._permutation import _flip_null_exact, _flip_null_random
-from llm_power.paired._resampling import _pvalue_from_null
+from llm_power.paired._resampling import pvalue_from_null
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -61,9 +61,9 @@ def item_flips(a: np.ndarray, b: np.ndarray, n_resamples: int | None, seed: int 
     n, idx = a.size, np.flatnonzero(a != b)
     observed = float((a - b).mean())
     if n_resamples is None:
-        return _pvalue_from_null(_flip_null_exact(None, a, b, idx, n), observed, "two-sided", add_one=False)
+        return pvalue_from_null(_flip_null_exact(None, a, b, idx, n), observed, "two-sided", add_one=False)
     null = _flip_null_random(None, a, b, idx, n, n_resamples, np.random.default_rng(seed))
-    return _pvalue_from_null(null, observed, "two-sided", add_one=True)
+    return pvalue_from_null(null, observed, "two-sided", add_one=True)
 
 
 def timed(func, repeat: int = 3) -> tuple[float, object]:

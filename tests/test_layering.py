@@ -210,3 +210,12 @@ def test_tests_mirror_the_families_and_layers():
     package_folders = {p.name for p in SRC.iterdir() if (p / "__init__.py").exists()}
     named = {"_core": "core", "_kernel": "kernel"}
     assert {named.get(f, f) for f in package_folders} <= folders
+
+
+def test_no_private_name_is_imported_from_another_module():
+    # what a module shares is public (a family's modules are private as a whole: ``paired._resampling``
+    # shares ``pvalue_from_null`` with ``paired._permutation``, never ``_pvalue_from_null``)
+    crossing = sorted({f"{module} <- {target}.{name}" for module in MODULES for target, name, _ in _imports(module)
+                       if name is not None and name.startswith("_") and not name.startswith("__")
+                       and target != module and target.startswith(PKG)})
+    assert not crossing, "\n".join(crossing)

@@ -411,14 +411,14 @@ def _binary_pair(rng, n, p_a=0.7, agree=0.6):
 def _item_level_pvalue(a, b, alternative, n_resamples=None, rng=None):
     """Oracle: the sign-flip p-value by flipping items (the path graded data still take)."""
     from llm_power.paired._permutation import _flip_null_exact, _flip_null_random
-    from llm_power.paired._resampling import _pvalue_from_null
+    from llm_power.paired._resampling import pvalue_from_null
 
     n, idx = a.size, np.flatnonzero(a != b)
     observed = float((a - b).mean())
     if n_resamples is None:
-        return _pvalue_from_null(_flip_null_exact(None, a, b, idx, n), observed, alternative, add_one=False)
+        return pvalue_from_null(_flip_null_exact(None, a, b, idx, n), observed, alternative, add_one=False)
     null = _flip_null_random(None, a, b, idx, n, n_resamples, np.random.default_rng(rng))
-    return _pvalue_from_null(null, observed, alternative, add_one=True)
+    return pvalue_from_null(null, observed, alternative, add_one=True)
 
 @pytest.mark.parametrize("alternative", ALTS)
 def test_binary_exact_pvalue_equals_the_enumeration_exactly(alternative):

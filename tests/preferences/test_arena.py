@@ -14,7 +14,7 @@ import pytest
 
 from llm_power import arena_diagnose, bradley_terry
 from llm_power.cli.main import main
-from llm_power.preferences._bradley_terry import _sandwich
+from llm_power.preferences._bradley_terry import cells_sandwich
 from llm_power.preferences._fit import Cells, fit_cells
 
 THETA = np.array([0.45, 0.3, 0.0, -0.15, -0.5])
@@ -67,7 +67,7 @@ def test_arena_sampled_at_n_star_separates_the_pair_at_the_planned_power():
             counts = np.array([rng.multinomial(c, p) for c, p in zip(per_pair, probs, strict=True)], dtype=float)
             cells = Cells(m=m, pi=i, pj=j, counts=counts)
             theta, _ = fit_cells(cells, davidson=False)
-            cov = _sandwich(None, cells, theta, None, None).covariance  # type: ignore[arg-type]
+            cov = cells_sandwich(None, cells, theta, None, None).covariance  # type: ignore[arg-type]
             z = (theta[a] - theta[b]) / np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b])
             rejected += abs(z) > 1.959963984540054
         assert rejected / 2000 == pytest.approx(0.8, abs=0.03), (k, n_star)

@@ -43,9 +43,9 @@ def _kind(path: Path, first: Any) -> str:  # noqa: D103
     raise DataError(msg, file=str(path))
 
 
-def _records(path: Path) -> Iterator[tuple[Any, dict[Any, Any]]]:
-    from .plain import _records as plain_records
+def table_records(path: Path) -> Iterator[tuple[Any, dict[Any, Any]]]:
     from .plain import plain_suffix
+    from .plain import table_records as plain_records
 
     if plain_suffix(path) == ".parquet":
 
@@ -145,7 +145,7 @@ def _read_slow(path: Path) -> tuple[Any, int]:
     dropped = 0
     kind = None
     file = str(path)
-    for record, rec in _records(path):
+    for record, rec in table_records(path):
         if kind is None:
             kind = _kind(path, rec)
         where = record if isinstance(record, str) else f"line {record}" if path.suffix != ".json" else record

@@ -17,7 +17,7 @@ from .._core.errors import DataError
 from .detect import LM_EVAL_SAMPLES, companion_files, detect_format, expand_paths
 from .formats import FORMATS as REGISTRY
 from .formats.lm_eval import lm_eval_model
-from .plain import MODEL_COLUMNS, SCORE_COLUMNS, _records
+from .plain import MODEL_COLUMNS, SCORE_COLUMNS, table_records
 from .records import ReadOptions, Record
 
 if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
@@ -209,7 +209,7 @@ def _plain_columns(path: Path) -> list[str] | None:
             import pyarrow.parquet as pq
 
             return [str(c) for c in pq.read_schema(path).names]
-        first = next(_records(path), None)
+        first = next(table_records(path), None)
     except (DataError, OSError, ValueError):
         return None
     return None if first is None else list(first[1].keys())

@@ -54,7 +54,7 @@ class ItemScores:
     clusters: list[str] | None = None
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (record number, record) from CSV/TSV (header row) or JSONL, optionally gzipped (.gz);
     numbers are 1-based lines.
     """
@@ -275,7 +275,7 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
     cols: list[str] = []
     first_record: dict[str, Any] | None = None
     first_line = ""
-    for recno, rec in _records(path):
+    for recno, rec in table_records(path):
         if item_col is None:
             columns = list(rec.keys())
             item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
@@ -364,7 +364,7 @@ def read_wide_matrix(
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
     labels: list[str] = []
     if not models:  # a column of text (subject, category) is a label, never a model
-        first = next(_records(path))[1]
+        first = next(table_records(path))[1]
         labels = [c for c in names if is_text(first.get(c))]
         names = [c for c in names if c not in labels]
     if not names:
@@ -412,7 +412,7 @@ def label_columns_note(labels: Sequence[str], examples: Sequence[Any]) -> None:
 
 
 def _header(path: Path) -> list[str]:
-    for _, rec in _records(path):
+    for _, rec in table_records(path):
         return list(rec.keys())
     msg = "no records (empty file)"
     raise DataError(msg, file=str(path))

@@ -185,13 +185,13 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
     """
     from .detect import LM_EVAL_SAMPLES
     from .formats.lm_eval import doc_cluster, lm_eval_model
-    from .plain import _records, parse_score
+    from .plain import parse_score, table_records
 
     match = LM_EVAL_SAMPLES.match(path.name)
     task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
     model = lm_eval_model(path, date)
     filters: set[str] = set()
-    for lineno, rec in _records(path):
+    for lineno, rec in table_records(path):
         where = f"line {lineno}"
         filters.add(str(rec.get("filter", "none")))
         if len(filters) > 1:
@@ -226,10 +226,10 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
 
 
 def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
-    from .plain import _records, parse_score
+    from .plain import parse_score, table_records
 
     needed = ("model", "item", "sample", "score")
-    for record, rec in _records(path):
+    for record, rec in table_records(path):
         where = f"line {record}" if isinstance(record, int) else str(record)
         for field in needed:
             if rec.get(field) in (None, ""):

@@ -13,16 +13,16 @@ from .._core.errors import DegenerateDataWarning
 from .._core.results import Result
 from .._core.validation import as_rng, check_alternative
 from ._resampling import (
-    _BATCH_ELEMENTS,
     MAX_EXACT_FLIPS,
+    RESAMPLE_BATCH_ELEMENTS,
     Statistic,
-    _accepts_axis,
-    _batch_size,
-    _call,
-    _check_items,
-    _check_resamples,
-    _pvalue_from_null,
-    _resolve_statistic,
+    accepts_axis,
+    batch_size,
+    call_statistic,
+    check_items,
+    check_resamples,
+    pvalue_from_null,
+    resolve_statistic,
 )
 
 __all__ = ["PermutationResult", "permutation_interval", "permutation_test"]
@@ -123,11 +123,11 @@ def permutation_test(
     >>> res.exact, res.n_resamples, round(res.pvalue, 4)
     (True, 32, 0.0625)
     """
-    a_arr, b_arr = _check_items(a, b)
-    func = _resolve_statistic(statistic)
+    a_arr, b_arr = check_items(a, b)
+    func = resolve_statistic(statistic)
     alternative = check_alternative(alternative)
     if n_resamples is not None:
-        n_resamples = _check_resamples(n_resamples)
+        n_resamples = check_resamples(n_resamples)
     gen = as_rng(rng)
     n = a_arr.shape[0]
     if func is None and a_arr.ndim != 1:
@@ -138,7 +138,7 @@ def permutation_test(
     if func is None:
         observed = float((a_arr - b_arr).mean())
     else:
-        observed = float(_call(func, a_arr, b_arr, batched=False))
+        observed = float(call_statistic(func, a_arr, b_arr, batched=False))
     if m == 0:
         warnings.warn("the two models' outputs are identical on every item: p = 1.",
                       DegenerateDataWarning, stacklevel=2)
@@ -154,14 +154,14 @@ def permutation_test(
             pvalue, count = _binomial_exact_pvalue(m, unit, n, observed, alternative)
         else:
             null = _flip_null_exact(func, a_arr, b_arr, idx, n)
-            pvalue = _pvalue_from_null(null, observed, alternative, add_one=False)
+            pvalue = pvalue_from_null(null, observed, alternative, add_one=False)
             count = null.size
     else:
         if unit is not None:
             null = _binomial_null_random(m, unit, n, n_resamples, gen)
         else:
             null = _flip_null_random(func, a_arr, b_arr, idx, n, n_resamples, gen)
-        pvalue = _pvalue_from_null(null, observed, alternative, add_one=True)
+        pvalue = pvalue_from_null(null, observed, alternative, add_one=True)
         count = n_resamples
     return PermutationResult(estimate=observed, pvalue=min(1.0, pvalue), n=n, n_differing=m, exact=exact,
                              n_resamples=int(count), alternative=alternative)
@@ -188,7 +188,7 @@ def _binomial_exact_pvalue(m: int, unit: float, n: int, observed: float, alterna
 
     Flipping each item's sign with probability 1/2 makes the number K of items favouring A
     Binomial(m, 1/2); the 2**m patterns with K = k all give the statistic (2k - m) unit / n. The
-    p-value counts the patterns at least as extreme (as :func:`_pvalue_from_null`, same tie
+    p-value counts the patterns at least as extreme (as :func:`pvalue_from_null`, same tie
     tolerance) in exact integers, so it equals the enumeration's count / 2**m exactly.
     """
     k = np.arange(m + 1)
@@ -208,7 +208,7 @@ def _binomial_null_random(m: int, unit: float, n: int, n_resamples: int, gen: np
 
 
 def _extreme(null: np.ndarray, observed: float, alternative: str) -> np.ndarray:
-    """Which null statistics are at least as extreme as the observed one (the tolerance of _pvalue_from_null)."""
+    """Which null statistics are at least as extreme as the observed one (the tolerance of pvalue_from_null)."""
     tol = 1e-9 * max(1.0, abs(observed))
     if alternative == "two-sided":
         return np.asarray(np.abs(null) >= abs(observed) - tol)
@@ -223,10 +223,10 @@ def _flip_values(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: np.n
     if func is None:
         d = (a - b)[idx]
         return np.asarray(signs @ d / n)
-    batched = _accepts_axis(func)
+    batched = accepts_axis(func)
     swap = signs < 0
     if batched:
-        step = _batch_size(n, int(np.prod(a.shape[1:], dtype=np.int64)) if a.ndim > 1 else 1)
+        step = batch_size(n, int(np.prod(a.shape[1:], dtype=np.int64)) if a.ndim > 1 else 1)
         out = np.empty(signs.shape[0])
         for start in range(0, signs.shape[0], step):
             sw = swap[start:start + step]
@@ -235,14 +235,14 @@ def _flip_values(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: np.n
             rows, cols = np.nonzero(sw)
             items = idx[cols]
             aa[rows, items], bb[rows, items] = b[items], a[items]
-            out[start:start + step] = _call(func, aa, bb, batched=True)
+            out[start:start + step] = call_statistic(func, aa, bb, batched=True)
         return out
     out = np.empty(signs.shape[0])
     for r in range(signs.shape[0]):
         aa, bb = a.copy(), b.copy()
         items = idx[swap[r]]
         aa[items], bb[items] = b[items], a[items]
-        out[r] = _call(func, aa, bb, batched=False)
+        out[r] = call_statistic(func, aa, bb, batched=False)
     return out
 
 
@@ -250,7 +250,7 @@ def _flip_null_exact(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx: 
     m = idx.size
     total = 2**m
     out = np.empty(total)
-    step = max(1, _BATCH_ELEMENTS // max(1, m))
+    step = max(1, RESAMPLE_BATCH_ELEMENTS // max(1, m))
     bits = np.arange(m, dtype=np.int64)
     for start in range(0, total, step):
         codes = np.arange(start, min(total, start + step), dtype=np.int64)
@@ -263,7 +263,7 @@ def _flip_null_random(func: Statistic | None, a: np.ndarray, b: np.ndarray, idx:
                       n_resamples: int, gen: np.random.Generator) -> np.ndarray:
     m = idx.size
     out = np.empty(n_resamples)
-    step = max(1, _BATCH_ELEMENTS // max(1, m))
+    step = max(1, RESAMPLE_BATCH_ELEMENTS // max(1, m))
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         signs = 1.0 - 2.0 * gen.integers(0, 2, size=(stop - start, m))
@@ -304,7 +304,7 @@ def permutation_interval(a: Any, b: Any, *, confidence_level: float = 0.95, alte
         total, add_one = 2**n, 0.0
         first, slope = np.empty(total), np.empty(total)
         bits = np.arange(n, dtype=np.int64)
-        step = max(1, _BATCH_ELEMENTS // max(1, n))
+        step = max(1, RESAMPLE_BATCH_ELEMENTS // max(1, n))
         for start in range(0, total, step):
             codes = np.arange(start, min(total, start + step), dtype=np.int64)
             signs = 1.0 - 2.0 * ((codes[:, None] >> bits[None, :]) & 1)

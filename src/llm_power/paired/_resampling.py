@@ -37,7 +37,7 @@ from .._kernel.sufficient import paired_counts
 __all__ = ["BootstrapResult", "paired_bootstrap"]
 
 #: resample batches are sized to hold about this many array elements
-_BATCH_ELEMENTS = 2**22
+RESAMPLE_BATCH_ELEMENTS = 2**22
 #: below this many items (or clusters) the bootstrap warns that it is liberal
 SMALL_SAMPLE = 30
 #: exact enumeration of sign flips when the number of differing items is at most this
@@ -164,7 +164,7 @@ def _items(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _check_items(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_items(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     a_arr, b_arr = _items(a, "a"), _items(b, "b")
     if a_arr.shape != b_arr.shape:
         msg = f"`a` and `b` must be aligned per-item outputs of the same shape; got {a_arr.shape} and {b_arr.shape}."
@@ -177,7 +177,7 @@ def _check_items(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     return a_arr, b_arr
 
 
-def _resolve_statistic(statistic: Any) -> Statistic | None:
+def resolve_statistic(statistic: Any) -> Statistic | None:
     """None for the built-in mean difference, else the callable."""
     if isinstance(statistic, str):
         check_option(statistic, "statistic", ("mean",))
@@ -188,14 +188,14 @@ def _resolve_statistic(statistic: Any) -> Statistic | None:
     raise TypeError(msg)
 
 
-def _accepts_axis(func: Statistic) -> bool:
+def accepts_axis(func: Statistic) -> bool:
     try:
         return "axis" in inspect.signature(func).parameters
     except (TypeError, ValueError):  # builtins without signatures
         return False
 
 
-def _call(func: Statistic, a: np.ndarray, b: np.ndarray, *, batched: bool) -> np.ndarray:
+def call_statistic(func: Statistic, a: np.ndarray, b: np.ndarray, *, batched: bool) -> np.ndarray:
     """Evaluate a user statistic on one (a, b) pair or a batch (leading batch axis)."""
     if batched:
         out = np.asarray(func(a, b, axis=1), dtype=float)
@@ -208,8 +208,8 @@ def _call(func: Statistic, a: np.ndarray, b: np.ndarray, *, batched: bool) -> np
                 msg
             )
         return out
-    if _accepts_axis(func):
-        return _call(func, a[None], b[None], batched=True).reshape(())
+    if accepts_axis(func):
+        return call_statistic(func, a[None], b[None], batched=True).reshape(())
     value = np.asarray(func(a, b), dtype=float)
     if value.size != 1:
         msg = f"`statistic` must return one number; got shape {value.shape}."
@@ -217,11 +217,11 @@ def _call(func: Statistic, a: np.ndarray, b: np.ndarray, *, batched: bool) -> np
     return value.reshape(())
 
 
-def _batch_size(n_items: int, item_size: int = 1) -> int:
-    return max(1, _BATCH_ELEMENTS // max(1, n_items * item_size))
+def batch_size(n_items: int, item_size: int = 1) -> int:
+    return max(1, RESAMPLE_BATCH_ELEMENTS // max(1, n_items * item_size))
 
 
-def _pvalue_from_null(null: np.ndarray, observed: float, alternative: str, *, add_one: bool) -> float:
+def pvalue_from_null(null: np.ndarray, observed: float, alternative: str, *, add_one: bool) -> float:
     """p-value from a null distribution; ties within a relative 1e-9 count as extreme."""
     tol = 1e-9 * max(1.0, abs(observed))
     if alternative == "two-sided":
@@ -322,9 +322,9 @@ def paired_bootstrap(
     >>> round(lo, 2), round(hi, 2)
     (0.0, 0.04)
     """
-    a_arr, b_arr = _check_items(a, b)
-    func = _resolve_statistic(statistic)
-    n_resamples = _check_resamples(n_resamples)
+    a_arr, b_arr = check_items(a, b)
+    func = resolve_statistic(statistic)
+    n_resamples = check_resamples(n_resamples)
     confidence_level = check_confidence_level(confidence_level)
     alternative = check_alternative(alternative)
     method = check_option(method, "method", ("percentile", "bca"))
@@ -346,7 +346,7 @@ def paired_bootstrap(
         else:
             dist = _bootstrap_cluster_mean(d, labels, n_resamples, gen)
     else:
-        estimate = float(_call(func, a_arr, b_arr, batched=False))
+        estimate = float(call_statistic(func, a_arr, b_arr, batched=False))
         dist = _bootstrap_callable(func, a_arr, b_arr, labels, n_resamples, gen)
 
     units = n if labels is None else int(labels.max() + 1)
@@ -363,7 +363,7 @@ def paired_bootstrap(
                       "cluster): the interval has zero width and the p-value is not informative.",
                       DegenerateDataWarning, stacklevel=2)
     centred = dist - estimate
-    pvalue = 1.0 if estimate == 0.0 else _pvalue_from_null(centred, estimate, alternative, add_one=True)
+    pvalue = 1.0 if estimate == 0.0 else pvalue_from_null(centred, estimate, alternative, add_one=True)
     z0 = acc = 0.0
     if method == "bca":
         z0, acc = _bca_parameters(dist, estimate, func, a_arr, b_arr, labels)
@@ -379,7 +379,7 @@ def paired_bootstrap(
 MAX_RESAMPLES = 50_000_000
 
 
-def _check_resamples(n_resamples: Any) -> int:
+def check_resamples(n_resamples: Any) -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
         msg = f"`n_resamples` must be a positive integer; got {n_resamples!r}."
         raise TypeError(msg)
@@ -418,7 +418,7 @@ def _bootstrap_binary_mean(a: np.ndarray, b: np.ndarray, n_resamples: int, gen: 
 def _bootstrap_mean(d: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
     n = d.size
     out = np.empty(n_resamples)
-    step = _batch_size(n)
+    step = batch_size(n)
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         idx = gen.integers(0, n, size=(stop - start, n))
@@ -432,7 +432,7 @@ def _bootstrap_cluster_mean(d: np.ndarray, codes: np.ndarray, n_resamples: int, 
     sums = np.bincount(codes, weights=d, minlength=n_groups)
     sizes = np.bincount(codes, minlength=n_groups).astype(float)
     out = np.empty(n_resamples)
-    step = _batch_size(n_groups)
+    step = batch_size(n_groups)
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         idx = gen.integers(0, n_groups, size=(stop - start, n_groups))
@@ -443,7 +443,7 @@ def _bootstrap_cluster_mean(d: np.ndarray, codes: np.ndarray, n_resamples: int, 
 def _bootstrap_callable(func: Statistic, a: np.ndarray, b: np.ndarray, codes: np.ndarray | None,
                         n_resamples: int, gen: np.random.Generator) -> np.ndarray:
     n = a.shape[0]
-    batched = _accepts_axis(func)
+    batched = accepts_axis(func)
     out = np.empty(n_resamples)
     if codes is not None:
         order = np.argsort(codes, kind="stable")
@@ -452,18 +452,18 @@ def _bootstrap_callable(func: Statistic, a: np.ndarray, b: np.ndarray, codes: np
         for i in range(n_resamples):
             pick = gen.integers(0, n_groups, size=n_groups)
             idx = np.concatenate([members[g] for g in pick])
-            out[i] = _call(func, a[idx], b[idx], batched=False)
+            out[i] = call_statistic(func, a[idx], b[idx], batched=False)
         return out
     item_size = int(np.prod(a.shape[1:], dtype=np.int64)) if a.ndim > 1 else 1
-    step = _batch_size(n, item_size) if batched else 1
+    step = batch_size(n, item_size) if batched else 1
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         if batched:
             rows = gen.integers(0, n, size=(stop - start, n))
-            out[start:stop] = _call(func, a[rows], b[rows], batched=True)
+            out[start:stop] = call_statistic(func, a[rows], b[rows], batched=True)
         else:
             one = np.asarray(gen.integers(0, n, size=n))
-            out[start] = _call(func, a[one], b[one], batched=False)
+            out[start] = call_statistic(func, a[one], b[one], batched=False)
     return out
 
 
@@ -499,12 +499,12 @@ def _jackknife(func: Statistic | None, a: np.ndarray, b: np.ndarray,
         out = np.empty(n)
         for i in range(n):
             keep[i] = False
-            out[i] = _call(func, a[keep], b[keep], batched=False)
+            out[i] = call_statistic(func, a[keep], b[keep], batched=False)
             keep[i] = True
         return out, np.ones(n)
     n_groups = int(codes.max() + 1)
     out = np.empty(n_groups)
     for g in range(n_groups):
         keep = codes != g
-        out[g] = _call(func, a[keep], b[keep], batched=False)
+        out[g] = call_statistic(func, a[keep], b[keep], batched=False)
     return out, np.ones(n_groups)

@@ -17,7 +17,7 @@ from .._core.validation import check_open_unit, fail
 __all__ = ["cells_from_margins", "discordance_from_baseline", "margins_from_cells", "rho_bounds"]
 
 
-def _check_prob(value: Any, name: str) -> float:
+def check_prob(value: Any, name: str) -> float:
     return check_open_unit(value, name)
 
 
@@ -51,7 +51,7 @@ def rho_bounds(p_a: float, p_b: float) -> tuple[float, float]:
     >>> round(lo, 2), round(hi, 2)
     (-0.6, 0.9)
     """
-    p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+    p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
     s = math.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
     return (max(0.0, p_a + p_b - 1.0) - p_a * p_b) / s, (min(p_a, p_b) - p_a * p_b) / s
 
@@ -92,7 +92,7 @@ def cells_from_margins(p_a: float, p_b: float, rho: float = 0.0) -> tuple[float,
     >>> [round(x, 4) for x in cells_from_margins(0.65, 0.60, 0.30)]
     [0.4601, 0.1899, 0.1399, 0.2101]
     """
-    p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+    p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating, np.integer)) or not math.isfinite(rho):
         msg = "rho"
         raise fail(msg, "a finite number", rho, exc=TypeError if not isinstance(rho, (int, float)) else ValueError)
@@ -186,7 +186,7 @@ def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     >>> round(discordance_from_baseline(0.8, 0.3), 3)
     0.224
     """
-    p = _check_prob(p, "p")
+    p = check_prob(p, "p")
     if isinstance(rho, bool) or not isinstance(rho, (int, float, np.floating, np.integer)) or not math.isfinite(rho):
         msg = "rho"
         raise fail(msg, "a finite number", rho)
@@ -202,10 +202,10 @@ def discordance_from_baseline(p: float, rho: float = 0.0) -> float:
     return min(2.0 * p * (1.0 - p) * (1.0 - float(rho)), 2.0 * min(p, 1.0 - p))
 
 
-def _paired_parameters(p_a: float, p_b: float, rho: float,
+def paired_parameters(p_a: float, p_b: float, rho: float,
                        discordance: float | None) -> tuple[float, float, float, float]:
     """(p_d, delta, p10, p01) of a paired design, validated."""
-    p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+    p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
     delta = p_a - p_b
     if discordance is None:
         _, p10, p01, _ = cells_from_margins(p_a, p_b, rho)

@@ -6,7 +6,7 @@ import math
 
 from .._core.validation import check_alpha_power, check_delta, check_positive, fail
 from .._kernel.sizes import ceil_items, k_factor
-from ._designs import _check_prob, cells_from_margins
+from ._designs import cells_from_margins, check_prob
 
 __all__ = ["sample_size_shortcut", "shortcut_constant", "shortcut_prescreen", "shortcut_raw"]
 
@@ -46,7 +46,7 @@ def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0
     (78, 154)
     """
     alpha, power = check_alpha_power(alpha, power)
-    p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+    p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
     check_delta(p_a - p_b)
     cells_from_margins(p_a, p_b, rho)  # validates rho
     return max(1, int(ceil_items(shortcut_raw(p_a, p_b, rho, k_factor(alpha, power)))))
@@ -85,7 +85,7 @@ def shortcut_constant(p: float, rho: float) -> float:
     >>> shortcut_constant(0.5, 0.3)   # 1/3 for every rho at p = 0.5
     0.3333333333333333
     """
-    p = _check_prob(p, "p")
+    p = check_prob(p, "p")
     if not -1.0 < float(rho) < 1.0:
         msg = "rho"
         raise fail(msg, "in (-1, 1)", rho)

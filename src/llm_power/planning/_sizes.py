@@ -53,11 +53,11 @@ from .._kernel.exact import (
 from .._kernel.quantiles import z_quantile
 from .._kernel.sizes import ceil_items, k_factor, mde_from_variance, n_star_from_variance, z_alpha
 from ._designs import (
-    _check_prob,
-    _paired_parameters,
     cells_from_margins,
+    check_prob,
     discordance_from_baseline,
     margins_from_cells,
+    paired_parameters,
     rho_bounds,
 )
 from ._retrodesign import TypeSMResult, type_s_m  # noqa: F401 - re-exported
@@ -162,11 +162,11 @@ def unrounded_sample_size(
     z_a, z_b = z_alpha(alpha, alternative), float(z_quantile(power))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
-        p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+        p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
         check_delta(p_a - p_b)
         _check_direction(p_a - p_b, alternative)
         return design_effect * _raw_unpaired(p_a, p_b, k, z_a, z_b, method)
-    p_d, delta, p10, _ = _paired_parameters(p_a, p_b, rho, discordance)
+    p_d, delta, p10, _ = paired_parameters(p_a, p_b, rho, discordance)
     check_delta(delta)
     _check_direction(delta, alternative)
     if method == "exact":
@@ -365,7 +365,7 @@ def power(
     n_eff = n_arr / design_effect
     z_a = z_alpha(alpha, alternative)
     if design == "unpaired":
-        p_a, p_b = _check_prob(p_a, "p_a"), _check_prob(p_b, "p_b")
+        p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
         delta = p_a - p_b
         pbar = (p_a + p_b) / 2.0
         pooled = math.sqrt(2 * pbar * (1 - pbar))
@@ -373,7 +373,7 @@ def power(
         sd_null, sd_alt = {"normal": (pooled, pooled), "wald": (pooled, pooled),
                            "per_arm": (arms, arms), "fleiss": (pooled, arms)}[method]
         return scalar_or_array(_normal_power(z_a, sd_alt, sd_null, n_eff, alternative, delta))
-    p_d, delta, p10, _ = _paired_parameters(p_a, p_b, rho, discordance)
+    p_d, delta, p10, _ = paired_parameters(p_a, p_b, rho, discordance)
     if method == "exact":
         if not np.all(n_eff == np.round(n_eff)):
             msg = "`n` / `design_effect` must be a whole number of items for method='exact'."
@@ -543,7 +543,7 @@ def mde(
     alternative = check_alternative(alternative)
     design = _check_design(design, method)
     design_effect = _check_design_effect(design_effect)
-    p = _check_prob(p, "p")
+    p = check_prob(p, "p")
     n_arr = np.asarray(n, dtype=float)
     if n_arr.ndim != 0:
         return np.array([mde(float(x), p=p, rho=rho, alpha=alpha, power=power_, design=design, method=method,

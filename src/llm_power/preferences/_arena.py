@@ -201,11 +201,11 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     power = check_open_unit(power, "power")
     level = check_confidence_level(confidence_level)
     from ..resolution import REGIMES
-    from ._battles import _cluster_codes, encode_battles
-    from ._bradley_terry import _rank_order, fit_battles
+    from ._battles import battle_cluster_codes, encode_battles
+    from ._bradley_terry import fit_battles, rank_order
 
     enc = encode_battles(battles)
-    groups = _cluster_codes(cluster, battles, enc.n)
+    groups = battle_cluster_codes(cluster, battles, enc.n)
     m_models = len(enc.models)
     if pairs == "all" and m_models * (m_models - 1) // 2 > MAX_PAIRS:
         msg = (f"{m_models:,} models have {m_models * (m_models - 1) // 2:,} pairs, more than {MAX_PAIRS:,} (each pair "
@@ -217,7 +217,7 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
         with warnings.catch_warnings():  # the IID fit warned about separation already
             warnings.simplefilter("ignore", SeparationWarning)
             clustered = fit_battles(enc, groups, ties=ties, confidence_level=level)
-    order = _rank_order(iid.ratings)
+    order = rank_order(iid.ratings)
     idx = _pair_index(len(iid.models), pairs)
     names = [iid.models[k] for k in order]
     ctx, cols = _iid_context(enc, iid, order, idx, names, pairs, alpha=alpha, power=power, level=level, rng=rng)

@@ -91,7 +91,7 @@ def encode_battles(battles: Any) -> Battles:
     return Battles(models=models, ia=ia, ib=ib, outcome=outcome)
 
 
-def _cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
+def battle_cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:
     """Cluster codes of the battles (a column name, ``"question"`` finding ``question_id``, or one
     label per battle), through the package's one label coder: a missing label is a DataError.
     """

@@ -27,8 +27,8 @@ from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width, t_pvalue
-from ._battles import Battles, _cluster_codes, encode_battles
-from ._fit import Cells, _bootstrap, _sandwich, fit_cells
+from ._battles import Battles, battle_cluster_codes, encode_battles
+from ._fit import Cells, bootstrap_cells, cells_sandwich, fit_cells
 
 __all__ = ["BradleyTerryResult", "bradley_terry"]
 
@@ -241,7 +241,7 @@ class BradleyTerryResult(Result):
 
         check_option(method, "method", ("max-t", "holm"))
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
-        order = _rank_order(self.ratings)
+        order = rank_order(self.ratings)
         rank_of = np.empty_like(order)
         rank_of[order] = np.arange(order.size)
         i, j, diff, se = self.pairwise()
@@ -272,13 +272,13 @@ class BradleyTerryResult(Result):
         se = np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
         if self.not_estimable is not None:
             se = np.full(se.shape, np.nan)
-        order = _rank_order(self.ratings)
+        order = rank_order(self.ratings)
         frame = pd.DataFrame({"model": self.models, "rating": self.ratings, "se": se, "elo": self.elo(),
                               "strength": self.strengths()})
         return frame.iloc[order].reset_index(drop=True)
 
 
-def _rank_order(ratings: np.ndarray) -> np.ndarray:
+def rank_order(ratings: np.ndarray) -> np.ndarray:
     """Models best first: +inf first, NaN (not comparable) last, ties by name order."""
     key = np.where(np.isnan(ratings), -np.inf, ratings)
     nan_last = np.isnan(ratings).astype(int)
@@ -342,7 +342,7 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     confidence_level = check_confidence_level(confidence_level)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 2)
     enc = encode_battles(battles)
-    groups = _cluster_codes(cluster, battles, enc.n)
+    groups = battle_cluster_codes(cluster, battles, enc.n)
     return fit_battles(enc, groups, ties=ties, method=method, confidence_level=confidence_level,
                        n_resamples=n_resamples, rng=rng, tol=tol, max_iter=max_iter)
 
@@ -377,13 +377,13 @@ def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", 
     sw = None
     df, reason = math.inf, None
     if method == "sandwich":
-        sw = _sandwich(enc, cells, theta, tau, groups)
+        sw = cells_sandwich(enc, cells, theta, tau, groups)
         cov = sw.covariance[:m, :m]
         df, reason = sw.df, sw.not_estimable
         if reason is not None:
             cov = np.full((m, m), np.nan)
     else:
-        reps = _bootstrap(enc, cell_id, groups, n_resamples, as_rng(rng), davidson=davidson)
+        reps = bootstrap_cells(enc, cell_id, groups, n_resamples, as_rng(rng), davidson=davidson)
         replicates = reps[np.all(np.isfinite(reps), axis=1)]
         if replicates.shape[0] < 2:
             msg = "bootstrap: fewer than two resamples had a finite Bradley-Terry fit"

@@ -131,7 +131,7 @@ def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int
     return theta - theta.mean(), tau
 
 
-def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
+def cells_sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
               groups: np.ndarray | None) -> Sandwich:
     """The sandwich of the ratings (and Davidson's tau) from the kernel: meat summed per battle, or per
     cluster (CR1, G/(G-1), t on G - 1 df, not estimable with no more clusters than free parameters).
@@ -166,7 +166,7 @@ def _sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
                     n_free=size - 1, constraint=pin, what="free ratings")
 
 
-def _bootstrap(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_resamples: int,
+def bootstrap_cells(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_resamples: int,
                gen: np.random.Generator, *, davidson: bool) -> np.ndarray:
     """Refits on resampled battles (or whole clusters): rows of centred ratings (NaN: no finite MLE)."""
     from scipy import sparse

@@ -482,7 +482,7 @@ def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "le
     from scipy import stats
 
     from ..intervals import proportion_ci
-    from ._battles import _cluster_codes, encode_battles
+    from ._battles import battle_cluster_codes, encode_battles
 
     frame = _frame(battles, ("model_a", "model_b", "winner", length_a, length_b), "length_bias")
     level = check_confidence_level(confidence_level)
@@ -503,7 +503,7 @@ def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "le
     x[np.arange(enc.n), enc.ia] += 1.0
     x[np.arange(enc.n), enc.ib] -= 1.0
     x[:, m - 1] = np.log2(la / lb)  # the last model is the reference: its column becomes the covariate
-    groups = _cluster_codes(cluster, frame, enc.n)
+    groups = battle_cluster_codes(cluster, frame, enc.n)
     beta, sw = _logistic_sandwich(x, y, groups)
     contrast = np.zeros(m)
     contrast[m - 1] = 1.0

@@ -195,7 +195,7 @@ def _forest(diag: ArenaDiagnosis, limit: int) -> str:
     import matplotlib
 
     from .._core.format import unique_short_names
-    from .html import BAD, OK, _subplots, _svg
+    from .html import BAD, OK, figure_svg, subplots
 
     c = diag.columns
     k = min(limit, diag.n_pairs)
@@ -208,7 +208,7 @@ def _forest(diag: ArenaDiagnosis, limit: int) -> str:
     kind = "cluster-robust (CR1, t)" if _clustered(diag) else "Wald (battles independent)"
     level = f"{100 * diag.settings['confidence_level']:g}%"
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "llm-power"}):
-        fig, ax = _subplots(7.5, 0.9 + 0.38 * k)
+        fig, ax = subplots(7.5, 0.9 + 0.38 * k)
         y = np.arange(k)[::-1]
         colours = np.array([OK if r else BAD for r in resolved], dtype=object)
         ax.hlines(y[drawn], low[drawn], high[drawn], colors=list(colours[drawn]), linewidth=2)
@@ -220,7 +220,8 @@ def _forest(diag: ArenaDiagnosis, limit: int) -> str:
         ax.set_xlabel(f"rating gap, Elo points; {level} {kind} interval; colour: {label} verdict")
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
-        return _svg(fig, f"Forest plot of {k} rating gaps with {kind} intervals; blue resolved ({label}), orange not")
+        return figure_svg(fig, f"Forest plot of {k} rating gaps with {kind} intervals; "
+                               f"blue resolved ({label}), orange not")
 
 
 def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution report", source: str = "",

@@ -19,7 +19,7 @@ __all__ = ["render_html"]
 OK, BAD, GREY = "#0072B2", "#D55E00", "#57606a"  # Okabe-Ito blue / vermillion: colour-blind safe
 
 
-def _svg(fig: Any, label: str) -> str:
+def figure_svg(fig: Any, label: str) -> str:
     """Figure -> inline <svg> with role="img", a <title> text alternative and no XML prolog."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
@@ -43,7 +43,7 @@ def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
         return _draw(diag, binary)
 
 
-def _subplots(width: float, height: float) -> tuple[Any, Any]:
+def subplots(width: float, height: float) -> tuple[Any, Any]:
     from matplotlib.figure import Figure
 
     # constrained: long tick labels take room from the axes, never widen the figure (a phone scales
@@ -73,7 +73,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     # leaderboard with intervals (the best MAX_PLOT_MODELS: a plot of thousands of rows is no plot)
     names, short, means = names[:MAX_PLOT_MODELS], short[:MAX_PLOT_MODELS], means[:MAX_PLOT_MODELS]
     height = max(2.0, 0.32 * len(names) + 0.8)
-    fig, ax = _subplots(FIG_WIDTH, height)
+    fig, ax = subplots(FIG_WIDTH, height)
     y = np.arange(len(names))[::-1]
     lo = np.asarray(diag.model_ci_low)[:MAX_PLOT_MODELS]
     hi = np.asarray(diag.model_ci_high)[:MAX_PLOT_MODELS]
@@ -83,7 +83,7 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_xlabel(f"score (%), {level} interval" if binary else f"mean score ({level} interval)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["leaderboard"] = _svg(fig, "Leaderboard: " + "; ".join(
+    plots["leaderboard"] = figure_svg(fig, "Leaderboard: " + "; ".join(
         f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
     if len(diag.columns["delta"]) > MAX_PLOT_PAIRS:
@@ -114,7 +114,7 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     kind = "cluster-robust t" if clustered else "paired"
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
-    fig, ax = _subplots(FIG_WIDTH, height)
+    fig, ax = subplots(FIG_WIDTH, height)
     y = np.arange(len(pairs))[::-1]
     for k, p in enumerate(pairs):
         color = OK if resolved[k] else BAD
@@ -126,11 +126,12 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     ax.set_yticks(y, labels, parse_math=False)
     ax.set_xlabel(f"gap A − B ({unit}), {level} {kind} CI; colour: {regime.label} verdict")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["forest"] = _svg(fig, f"Forest plot of the gaps ({kind} intervals, {regime.label} verdicts): " + "; ".join(
+    plots["forest"] = figure_svg(fig, f"Forest plot of the gaps ({kind} intervals, {regime.label} verdicts): "
+                                 + "; ".join(
         f"{lab}: {fmt_gap(p.delta, binary)} {unit}" for lab, p in zip(labels, pairs, strict=False)))
 
     # q on a log scale
-    fig, ax = _subplots(FIG_WIDTH, height)
+    fig, ax = subplots(FIG_WIDTH, height)
     q = np.asarray(cols[regime.q_field], dtype=float)[:len(pairs)]
     q_plot = np.clip(np.nan_to_num(q, nan=1e-4), 1e-4, 1e4)
     for k in range(len(pairs)):
@@ -143,7 +144,7 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     name = "q" if regime.key == "iid" else f"q {regime.label}"
     ax.set_xlabel(f"{name} = N / N*  (log scale; ≥ 1 resolved)")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["q"] = _svg(fig, f"Resolution ratio per pair ({regime.label}): " + "; ".join(
+    plots["q"] = figure_svg(fig, f"Resolution ratio per pair ({regime.label}): " + "; ".join(
         f"{lab}: q = {q[k]:.3g} ({'resolved' if resolved[k] else 'unresolved'})"
         for k, lab in enumerate(labels)))
     plots["_regime"] = regime.label
@@ -192,7 +193,7 @@ def _matrix(diag: Diagnosis, short: list[str]) -> str:
     np.minimum.at(grid, (np.minimum(ra, rb) // block, np.maximum(ra, rb) // block), logq)
     grid[np.isinf(grid)] = np.nan
     size = max(4.0, min(FIG_WIDTH + 2, 0.24 * side + 2.2))
-    fig, ax = _subplots(size, size)
+    fig, ax = subplots(size, size)
     bounds = [-4, -2, -1, -0.5, 0, 0.5, 1, 2, 4]
     cmap = ListedColormap(list(MATRIX_COLOURS))
     image = ax.imshow(grid, cmap=cmap, norm=BoundaryNorm(bounds, cmap.N))
@@ -216,7 +217,7 @@ def _matrix(diag: Diagnosis, short: list[str]) -> str:
     bar.ax.set_yticklabels(["≤ 1e-4", "0.01", "0.1", "0.3", "1", "3", "10", "100", "≥ 1e4"])
     bar.set_label(("q" if view.strictest.key == "iid" else f"q {view.strictest.label}") + " (≥ 1: big enough)")
     n_ok = int(flags.sum())
-    return _svg(fig, f"Pair matrix of {len(q):,} pairs: {n_ok:,} resolved ({view.strictest.label}), "
+    return figure_svg(fig, f"Pair matrix of {len(q):,} pairs: {n_ok:,} resolved ({view.strictest.label}), "
                      f"{len(q) - n_ok:,} unresolved; colour is q = N/N*"
                      + (", a tick marks a resolved pair" if block == 1 else f", each cell the smallest q of a "
                                                                             f"{block} x {block} block of ranks"))
@@ -231,7 +232,7 @@ def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
     grid = np.unique(np.logspace(1.5, math.log10(max(100 * n, 1000)), 200).astype(int))
     curve = diag.mde_curve(grid)
     now = float(diag.mde_curve(np.array([n]))[0])
-    fig, ax = _subplots(FIG_WIDTH, 3.4)
+    fig, ax = subplots(FIG_WIDTH, 3.4)
     ax.plot(grid, scale * curve, color=OK)
     ax.plot([n], [scale * now], "o", color=BAD, ms=8)
     ax.annotate(f"{n:,} items: {fmt_gap(now, binary, sign=False)} {unit}", (n, scale * now), textcoords="offset points",
@@ -249,7 +250,7 @@ def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
     ax.set_ylabel(f"minimum detectable gap ({unit}), IID")
     ax.grid(color="#e5e7eb", which="both")
     ax.spines[["top", "right"]].set_visible(False)
-    plots["mde"] = _svg(fig, f"Minimum detectable effect (IID regime) against items; at {n:,} items it is "
+    plots["mde"] = figure_svg(fig, f"Minimum detectable effect (IID regime) against items; at {n:,} items it is "
                              f"{fmt_gap(now, binary, sign=False)} {unit}")
     plots["_mde_now"] = fmt_gap(now, binary, sign=False)
     return plots

@@ -12,7 +12,15 @@ import numpy as np
 from .._core.results import Result
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import level_quantile, t_pvalue
-from ._passk import METRICS, _bootstrap_means, _cluster_codes, _ks, _mean_and_se, _per_question, _results
+from ._passk import (
+    METRICS,
+    bootstrap_means,
+    k_values,
+    mean_and_se,
+    per_question_values,
+    question_cluster_codes,
+    sample_counts,
+)
 
 __all__ = ["PassAtKComparison", "compare_pass_at_k"]
 
@@ -108,21 +116,21 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     """
     check_option(metric, "metric", METRICS)
     level = check_confidence_level(confidence_level)
-    na, ca = _results(results_a)
-    nb, cb = _results(results_b)
+    na, ca = sample_counts(results_a)
+    nb, cb = sample_counts(results_b)
     if na.size != nb.size:
         msg = f"the two models must answer the same questions (in the same order); got {na.size} and {nb.size}"
         raise ValueError(msg)
-    ks = _ks(np.arange(1, int(min(na.min(), nb.min())) + 1) if k is None else k, np.minimum(na, nb))
-    d = _per_question(metric, na, ca, ks) - _per_question(metric, nb, cb, ks)
-    codes = _cluster_codes(cluster, na.size)
-    mean, se, df, g = _mean_and_se(d, codes)
+    ks = k_values(np.arange(1, int(min(na.min(), nb.min())) + 1) if k is None else k, np.minimum(na, nb))
+    d = per_question_values(metric, na, ca, ks) - per_question_values(metric, nb, cb, ks)
+    codes = question_cluster_codes(cluster, na.size)
+    mean, se, df, g = mean_and_se(d, codes)
     safe = np.where(se > 0, se, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, mean / safe, np.where(mean == 0, 0.0, np.inf))
     p = np.asarray(t_pvalue(t, df))
     q = float(level_quantile(level, "two-sided", df))
-    reps = _bootstrap_means(d, codes, check_int_at_least(n_resamples, "n_resamples", 100), as_rng(rng))
+    reps = bootstrap_means(d, codes, check_int_at_least(n_resamples, "n_resamples", 100), as_rng(rng))
     # studentise each resample by its own standard error? The plug-in se keeps it simple and stable:
     stat = np.max(np.abs(reps - mean) / safe, axis=1)
     crit = max(float(np.quantile(stat, level)), q)

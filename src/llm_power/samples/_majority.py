@@ -12,7 +12,7 @@ from scipy import special
 
 from .._core.errors import DataError
 from .._core.validation import check_confidence_level, check_int_at_least
-from ._passk import PassAtKResult, _cluster_codes, _mean_and_se
+from ._passk import PassAtKResult, mean_and_se, question_cluster_codes
 
 __all__ = ["maj_at_k", "maj_at_k_ci"]
 
@@ -138,7 +138,7 @@ def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
     if values.shape[0] < 2:
         msg = f"an interval over questions needs at least 2 questions; got {values.shape[0]}"
         raise DataError(msg)
-    codes = _cluster_codes(cluster, values.shape[0])
-    mean, se, df, g = _mean_and_se(values, codes)
+    codes = question_cluster_codes(cluster, values.shape[0])
+    mean, se, df, g = mean_and_se(values, codes)
     return PassAtKResult(metric="maj@k", k=ks, estimate=mean, standard_error=se, population="questions",
                          n_questions=int(values.shape[0]), n_clusters=g, df=df, method="t", confidence_level=level)

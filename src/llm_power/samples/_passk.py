@@ -69,7 +69,7 @@ def _log_falling_ratio(top: np.ndarray, bottom: np.ndarray, k: np.ndarray) -> np
                       - (special.gammaln(b + 1) - special.gammaln(b - kk + 1)), dtype=float)
 
 
-def _ratio(top: np.ndarray, bottom: np.ndarray, k: np.ndarray) -> np.ndarray:
+def falling_ratio(top: np.ndarray, bottom: np.ndarray, k: np.ndarray) -> np.ndarray:
     """C(top, k) / C(bottom, k), exact product form for small k, log form beyond."""
     top, bottom, k = np.broadcast_arrays(top, bottom, k)
     out = np.zeros(top.shape)
@@ -121,7 +121,7 @@ def pass_at_k(n: Any, c: Any, k: Any) -> Any:
     (0.1875, 0.7054, 1.0)
     """
     n_arr, c_arr, k_arr = _counts(n, c, k)
-    out = 1.0 - _ratio(n_arr - c_arr, n_arr, k_arr)
+    out = 1.0 - falling_ratio(n_arr - c_arr, n_arr, k_arr)
     return float(out) if out.ndim == 0 else out
 
 
@@ -154,15 +154,15 @@ def pass_hat_k(n: Any, c: Any, k: Any) -> Any:
     (0.75, 0.1813, 0.0)
     """
     n_arr, c_arr, k_arr = _counts(n, c, k)
-    out = _ratio(c_arr, n_arr, k_arr)
+    out = falling_ratio(c_arr, n_arr, k_arr)
     return float(out) if out.ndim == 0 else out
 
 
-def _metric_values(metric: str, n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+def metric_values(metric: str, n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
     if metric == "pass@k":
-        return np.asarray(1.0 - _ratio(n - c, n, k))
+        return np.asarray(1.0 - falling_ratio(n - c, n, k))
     if metric == "pass^k":
-        return np.asarray(_ratio(c, n, k))
+        return np.asarray(falling_ratio(c, n, k))
     return np.asarray(c / n, dtype=float) * np.ones(np.broadcast(n, c, k).shape)  # avg@k: the mean pass rate
 
 
@@ -242,7 +242,7 @@ class PassAtKResult(Result):
                              "ci_low": lo, "ci_high": hi, "population": self.population})
 
 
-def _results(results: Any) -> tuple[np.ndarray, np.ndarray]:
+def sample_counts(results: Any) -> tuple[np.ndarray, np.ndarray]:
     """(n, c) per question from a questions x samples 0/1 matrix (NaN = not sampled) or an (n, c) pair."""
     if isinstance(results, tuple) and len(results) == 2:
         n, c = (np.asarray(v) for v in results)
@@ -293,7 +293,7 @@ def _graded(results: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     return n.astype(np.int64), means, within
 
 
-def _ks(k: Any, n: np.ndarray) -> np.ndarray:
+def k_values(k: Any, n: np.ndarray) -> np.ndarray:
     ks = np.atleast_1d(np.asarray(k))
     if ks.dtype.kind not in "iu" or ks.ndim != 1 or np.any(ks < 1):
         msg = f"`k` must be a positive integer or a sequence of them; got {k!r}"
@@ -307,12 +307,12 @@ def _ks(k: Any, n: np.ndarray) -> np.ndarray:
     return ks.astype(np.int64)
 
 
-def _per_question(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+def per_question_values(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """Questions x ks matrix of the per-question unbiased estimates."""
-    return _metric_values(metric, n[:, None], c[:, None], ks[None, :])
+    return metric_values(metric, n[:, None], c[:, None], ks[None, :])
 
 
-def _conditional_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
+def conditional_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """Per question and k, an estimate of Var(estimate | the question's pass rate).
 
     Unbiased where n >= 2k: with q_j = C(n - c, j) / C(n, j) unbiased for (1 - p)^j, pass@k's
@@ -325,10 +325,11 @@ def _conditional_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndar
     ok = nn >= 2 * kk
     if np.any(ok):
         if metric == "pass^k":
-            first, second = _ratio(cc[ok], nn[ok], kk[ok]), _ratio(cc[ok], nn[ok], 2 * kk[ok])
+            first, second = falling_ratio(cc[ok], nn[ok], kk[ok]), falling_ratio(cc[ok], nn[ok], 2 * kk[ok])
         else:  # pass@k; avg@k is pass@1's estimate
             k_eff = kk[ok] if metric == "pass@k" else np.ones_like(kk[ok])
-            first, second = _ratio(nn[ok] - cc[ok], nn[ok], k_eff), _ratio(nn[ok] - cc[ok], nn[ok], 2 * k_eff)
+            first = falling_ratio(nn[ok] - cc[ok], nn[ok], k_eff)
+            second = falling_ratio(nn[ok] - cc[ok], nn[ok], 2 * k_eff)
         out[ok] = first * first - second
     return out
 
@@ -340,13 +341,13 @@ def _plugin_variance(metric: str, n: np.ndarray, c: np.ndarray, ks: np.ndarray) 
         rows = np.nonzero(n == size)[0]
         j = np.arange(size + 1)
         pmf = stats.binom.pmf(j[None, :], size, (c[rows] / size)[:, None])  # rows x (n + 1)
-        f = _metric_values(metric, np.full((j.size, 1), size), j[:, None], ks[None, :])  # (n + 1) x ks
+        f = metric_values(metric, np.full((j.size, 1), size), j[:, None], ks[None, :])  # (n + 1) x ks
         mean = pmf @ f
         out[rows] = np.maximum(pmf @ (f * f) - mean * mean, 0.0)
     return out
 
 
-def _cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
+def question_cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
     if cluster is None:
         return None
     from .._core.clusters import code_labels, require_clusters
@@ -356,7 +357,7 @@ def _cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
     return codes
 
 
-def _mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, int | None]:
+def mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, int | None]:
     """Column means, their SE over questions (the kernel's cluster-robust CR2 with clusters), the df of
     their t quantiles (questions - 1, or the smallest Imbens-Kolesar df of the columns) and the cluster count.
     """
@@ -369,7 +370,7 @@ def _mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarr
     return mean, np.sqrt(v.variance), float(np.min(v.df)), g
 
 
-def _bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: int,
+def bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: int,
                      gen: np.random.Generator) -> np.ndarray:
     """Resamples x ks means of resampled questions (whole clusters with ``codes``)."""
     if codes is None:
@@ -455,12 +456,12 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
         n, means, within = graded
         c = np.zeros_like(n)
     else:
-        n, c = _results(results)
+        n, c = sample_counts(results)
     if n.size < 2:
         msg = f"an interval over questions needs at least 2 questions; got {n.size}"
         raise DataError(msg)
-    ks = _ks(k, n)
-    values = _per_question(metric, n, c, ks) if graded is None else np.repeat(means[:, None], ks.size, axis=1)
+    ks = k_values(k, n)
+    values = per_question_values(metric, n, c, ks) if graded is None else np.repeat(means[:, None], ks.size, axis=1)
     if population == "fixed_questions" and graded is not None:
         if cluster is not None or method != "t":
             msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
@@ -490,15 +491,15 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
                           f"({int(n.min())}): its conditional variance is a plug-in at the observed pass rate and "
                           "tends to be too small; draw at least 2k samples per question", ApproximationWarning,
                           stacklevel=2)
-        se = np.sqrt(np.maximum(_conditional_variance(metric, n, c, ks).sum(axis=0), 0.0)) / n.size
+        se = np.sqrt(np.maximum(conditional_variance(metric, n, c, ks).sum(axis=0), 0.0)) / n.size
         return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0), standard_error=se,
                              population=population, n_questions=int(n.size), n_clusters=None, df=math.inf,
                              method="normal", confidence_level=level)
-    codes = _cluster_codes(cluster, n.size)
-    mean, se, df, g = _mean_and_se(values, codes)
+    codes = question_cluster_codes(cluster, n.size)
+    mean, se, df, g = mean_and_se(values, codes)
     reps = None
     if method == "bootstrap":
-        reps = _bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2), as_rng(rng))
+        reps = bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2), as_rng(rng))
     return PassAtKResult(metric=metric, k=ks, estimate=mean, standard_error=se, population=population,
                          n_questions=int(n.size), n_clusters=g, df=df, method=method, confidence_level=level,
                          replicates=reps)
@@ -551,9 +552,9 @@ def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[n
     columns = []
     sizes = set()
     for name, res in results.items():
-        n, c = _results(res)
-        ks = _ks(k, n)
-        columns.append(_per_question(metric, n, c, ks)[:, 0])
+        n, c = sample_counts(res)
+        ks = k_values(k, n)
+        columns.append(per_question_values(metric, n, c, ks)[:, 0])
         sizes.add(n.size)
         if len(sizes) > 1:
             msg = f"model {name!r} has {n.size} questions, the others {min(sizes)}: the models must share the questions"

@@ -20,7 +20,15 @@ from .._core.errors import DataError
 from .._core.results import Result
 from .._core.validation import check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import k_constant, level_quantile
-from ._passk import METRICS, _conditional_variance, _ks, _metric_values, _per_question, _ratio, _results
+from ._passk import (
+    METRICS,
+    conditional_variance,
+    falling_ratio,
+    k_values,
+    metric_values,
+    per_question_values,
+    sample_counts,
+)
 
 __all__ = ["PassAtKPlanResult", "pass_at_k_mde", "pass_at_k_plan"]
 
@@ -32,8 +40,8 @@ def _components(metric: str, n: np.ndarray, c: np.ndarray, k: int,
     the mean conditional variance at each candidate number of samples per question.
     """
     ks = np.array([k])
-    est = _per_question(metric, n, c, ks)[:, 0]
-    noise = _conditional_variance(metric, n, c, ks)[:, 0]
+    est = per_question_values(metric, n, c, ks)[:, 0]
+    noise = conditional_variance(metric, n, c, ks)[:, 0]
     between = max(0.0, float(est.var(ddof=1) - noise.mean()))
     within = np.array([float(np.mean(_variance_at(metric, n, c, k, int(size)))) for size in samples])
     return est, between, within
@@ -44,11 +52,11 @@ def _variance_at(metric: str, n: np.ndarray, c: np.ndarray, k: int, m: int) -> n
 
     Unbiased from the pilot's n samples where m <= n and 2k <= n: E U_m^2 by the hypergeometric
     law of c' passes among m of the n pilot samples (unbiased for the binomial weights), pi_k^2 by
-    the products of binomial ratios (see :func:`_conditional_variance`). Else the binomial
+    the products of binomial ratios (see :func:`conditional_variance`). Else the binomial
     variance at p = c / n (an extrapolation beyond the pilot).
     """
     grid = np.arange(m + 1)
-    f = _metric_values(metric, np.full(grid.size, m), grid, np.full(grid.size, k))
+    f = metric_values(metric, np.full(grid.size, m), grid, np.full(grid.size, k))
     out = np.empty(n.size)
     exact = (m <= n) & (2 * k <= n)
     if np.any(exact):
@@ -58,11 +66,11 @@ def _variance_at(metric: str, n: np.ndarray, c: np.ndarray, k: int, m: int) -> n
         nn, cc = n[rows], c[rows]
         kk = np.full(rows.size, k if metric != "avg@k" else 1)
         if metric == "pass^k":
-            square = _ratio(cc, nn, 2 * kk)
+            square = falling_ratio(cc, nn, 2 * kk)
         elif metric == "pass@k":
-            square = 1.0 - 2.0 * _ratio(nn - cc, nn, kk) + _ratio(nn - cc, nn, 2 * kk)
+            square = 1.0 - 2.0 * falling_ratio(nn - cc, nn, kk) + falling_ratio(nn - cc, nn, 2 * kk)
         else:
-            square = _ratio(cc, nn, 2 * kk)  # p^2
+            square = falling_ratio(cc, nn, 2 * kk)  # p^2
         out[rows] = second - square
     if np.any(~exact):
         rows = np.nonzero(~exact)[0]
@@ -159,12 +167,12 @@ def pass_at_k_plan(pilot: Any, k: int, half_width: float, *, metric: str = "pass
     """
     check_option(metric, "metric", METRICS)
     level = check_confidence_level(confidence_level)
-    n, c = _results(pilot)
+    n, c = sample_counts(pilot)
     if n.size < 3:
         msg = f"a pilot needs at least 3 questions to estimate their spread; got {n.size}"
         raise DataError(msg)
     k = check_int_at_least(k, "k", 1)
-    _ks(k, n)
+    k_values(k, n)
     if not (half_width > 0 and math.isfinite(half_width)):
         msg = f"half_width must be a positive number; got {half_width!r}"
         raise ValueError(msg)
@@ -235,19 +243,19 @@ def pass_at_k_mde(pilot_a: Any, pilot_b: Any, k: int, *, n_questions: int, sampl
     check_option(metric, "metric", METRICS)
     alpha = check_open_unit(alpha, "alpha")
     power = check_open_unit(power, "power")
-    na, ca = _results(pilot_a)
-    nb, cb = _results(pilot_b)
+    na, ca = sample_counts(pilot_a)
+    nb, cb = sample_counts(pilot_b)
     if na.size != nb.size or na.size < 3:
         msg = f"the two pilots must cover the same questions (at least 3); got {na.size} and {nb.size}"
         raise DataError(msg)
     k = check_int_at_least(k, "k", 1)
-    _ks(k, np.minimum(na, nb))
+    k_values(k, np.minimum(na, nb))
     m = check_int_at_least(samples_per_question, "samples_per_question", k)
     big_n = check_int_at_least(n_questions, "n_questions", 2)
     est_a, _, within_a = _components(metric, na, ca, k, np.array([m]))
     est_b, _, within_b = _components(metric, nb, cb, k, np.array([m]))
     ks = np.array([k])
-    noise = _conditional_variance(metric, na, ca, ks)[:, 0] + _conditional_variance(metric, nb, cb, ks)[:, 0]
+    noise = conditional_variance(metric, na, ca, ks)[:, 0] + conditional_variance(metric, nb, cb, ks)[:, 0]
     between_d = max(0.0, float((est_a - est_b).var(ddof=1) - noise.mean()))
     var = between_d + float(within_a[0] + within_b[0])
     return float(math.sqrt(k_constant(alpha, power)) * math.sqrt(var / big_n))

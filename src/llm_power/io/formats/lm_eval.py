@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._core.clusters import missing_label
 from ..._core.errors import DataError
-from ..plain import _records, parse_score
+from ..plain import parse_score, table_records
 from ..records import Format, Record
 from ..safe import load_json_file
 
@@ -62,7 +62,7 @@ def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | No
     model = lm_eval_model(path, date)
     by_filter: dict[str, list[Record]] = {}
     seen: dict[tuple[str, str], int] = {}
-    for lineno, rec in _records(path):
+    for lineno, rec in table_records(path):
         where = dict(file=str(path), record=f"line {lineno}")
         if "doc_id" not in rec:
             msg = "no 'doc_id' (is this an lm-eval samples file?)"

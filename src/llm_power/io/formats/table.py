@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._core.clusters import missing_label
 from ..._core.errors import DataError
-from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, _records, parse_score, plain_suffix
+from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, parse_score, plain_suffix, table_records
 from ..records import Format, ReadOptions, Record
 from ..safe import load_json_file, read_parquet
 
@@ -37,7 +37,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
             raise DataError(msg, file=str(path)) from None
         rows: Iterable[tuple[Any, dict[str, Any]]] = ()
     else:
-        iterator = _records(path)
+        iterator = table_records(path)
         first = next(iterator, None)
         if first is None:
             msg = "no records (empty file)"
