@@ -11,13 +11,16 @@ import pytest
 import llm_power as lp
 from llm_power._core import options
 from llm_power._kernel.variance import DESIGN_EFFECTS
-from llm_power.paired._registry import TESTS
+from llm_power.cli._types import COMPARE_METHODS as CLI_METHODS
+from llm_power.paired._registry import SIMULATION_TESTS, TESTS
 from llm_power.resolution import REGIMES
 
 
 def test_option_tuples_equal_the_registries():
-    assert set(options.PAIRED_TESTS) | {"mcnemar"} == set(TESTS)
-    assert set(options.COMPARE_METHODS) == {"auto", *TESTS}
+    assert set(lp.COMPARE_METHODS) == {"auto", *TESTS}
+    assert tuple(CLI_METHODS) == (*lp.COMPARE_METHODS, "cluster_t")
+    # every test but the generic "mcnemar" (exact or asymptotic by the count) has a simulation recipe
+    assert set(SIMULATION_TESTS) == set(TESTS) - {"mcnemar"}
     assert set(options.DESIGN_EFFECTS) == set(DESIGN_EFFECTS)
     assert options.DESIGN_EFFECTS[0] == "robust"  # the default is listed first in --help
     assert [r.key for r in REGIMES] == ["iid", "corrected", "cluster", "anytime"]
@@ -56,3 +59,9 @@ def test_design_effect_models_pick_their_variance():
     # equal cluster sizes: CR2 = CR1, and the ANOVA (Kish) and mean-size forms coincide
     assert seen["robust"] == pytest.approx(seen["cr1"])
     assert seen["anova"] == pytest.approx(seen["paper"])
+
+
+@pytest.mark.parametrize("name", sorted(SIMULATION_TESTS))
+def test_simulated_power_runs_every_test_of_the_registry(name):
+    res = lp.simulated_power(60, 0.7, 0.6, rho=0.3, method=name, n_sims=40, n_resamples=99, rng=1)
+    assert res.test == name and 0.0 <= res.power <= 1.0

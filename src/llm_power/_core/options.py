@@ -4,8 +4,7 @@ and the command line (whose ``--help`` must not load numpy or scipy) share these
 
 from __future__ import annotations
 
-__all__ = ["ADJUST_METHODS", "COMPARE_METHODS", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECTS", "INTERVAL_METHODS",
-           "PAIRED_TESTS"]
+__all__ = ["ADJUST_METHODS", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECTS", "INTERVAL_METHODS"]
 
 #: one-score interval methods (``proportion_ci``)
 INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
@@ -17,8 +16,3 @@ CORRECTIONS = ("bh", "bonferroni", "holm")
 DESIGN_EFFECTS = ("robust", "cr1", "anova", "paper")
 #: planning designs
 DESIGNS = ("paired", "unpaired")
-#: the paired tests of the decision tree (item level)
-PAIRED_TESTS = ("bootstrap", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p", "paired_t", "permutation",
-                "sign", "wilcoxon")
-#: the methods ``compare`` accepts
-COMPARE_METHODS = tuple(sorted(("auto", "mcnemar", *PAIRED_TESTS)))

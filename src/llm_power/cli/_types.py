@@ -6,7 +6,7 @@ import argparse
 import importlib
 from collections.abc import Iterator
 
-__all__ = ["INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
+__all__ = ["COMPARE_METHODS", "INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
 
 
 class RegistryChoices:
@@ -14,13 +14,14 @@ class RegistryChoices:
     every other command stay light; the choices are the registry's, never a second list).
     """
 
-    def __init__(self, module: str, name: str) -> None:
+    def __init__(self, module: str, name: str, extra: tuple[str, ...] = ()) -> None:
         self._where = (module, name)
+        self._extra = extra
         self._values: tuple[str, ...] | None = None
 
     def _get(self) -> tuple[str, ...]:
         if self._values is None:
-            self._values = tuple(getattr(importlib.import_module(self._where[0]), self._where[1]))
+            self._values = (*getattr(importlib.import_module(self._where[0]), self._where[1]), *self._extra)
         return self._values
 
     def __iter__(self) -> Iterator[str]:
@@ -38,6 +39,8 @@ class RegistryChoices:
 
 #: ``--input-format``: "auto" and the formats of the readers' registry (``llm_power.io.FORMATS``)
 INPUT_FORMATS = RegistryChoices("llm_power.io.harness", "FORMATS")
+#: ``compare --method``: "auto", every test of the paired registry, and the cluster-robust t test
+COMPARE_METHODS = RegistryChoices("llm_power.paired._registry", "COMPARE_METHODS", ("cluster_t",))
 
 
 def _int(text: str) -> int:

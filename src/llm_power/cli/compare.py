@@ -12,9 +12,9 @@ if TYPE_CHECKING:
 
 from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
-from .._core.options import COMPARE_METHODS, DESIGN_EFFECTS
+from .._core.options import DESIGN_EFFECTS
 from ..report.terminal import dump_json, print_table, say
-from ._types import INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import COMPARE_METHODS, INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -48,8 +48,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="items one model lacks: error (default) or keep the shared items and report drops")
     p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS,
                    help="with --cluster: CR2 with Imbens-Kolesar df (default), CR1, ANOVA/Kish or the paper's form")
-    p.add_argument("--method", default="auto", choices=COMPARE_METHODS + ("cluster_t",),
-                   help="test (default auto: Dror et al. 2018 tree; with --cluster the cluster-robust t test)")
+    p.add_argument("--method", default="auto", choices=COMPARE_METHODS, metavar="METHOD",
+                   help="test: %(choices)s (default auto: Dror et al. 2018 tree; with --cluster the "
+                        "cluster-robust t test)")
     p.add_argument("--alternative", default="two-sided", choices=("two-sided", "less", "greater"),
                    help="two-sided (default), or one-sided: greater (A better) / less")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",

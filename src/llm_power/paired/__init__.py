@@ -3,13 +3,16 @@
 the ``TESTS`` registry and :func:`compare`, the one-line paired comparison.
 
 Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
+
+Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
+
+Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._compare import (
-        COMPARE_METHODS,
         Comparison,
         compare,
     )
@@ -27,8 +30,10 @@ if TYPE_CHECKING:
         permutation_test,
     )
     from ._registry import (
+        COMPARE_METHODS,
         DEFAULT_RESAMPLES,
         MCNEMAR_INTERVALS,
+        SIMULATION_TESTS,
         TESTS,
         PairData,
         PairedTest,
@@ -57,7 +62,7 @@ if TYPE_CHECKING:
 #: public name -> the module of this family that defines it
 _LAZY = {
     "BootstrapResult": "._resampling",
-    "COMPARE_METHODS": "._compare",
+    "COMPARE_METHODS": "._registry",
     "Comparison": "._compare",
     "DEFAULT_RESAMPLES": "._registry",
     "EffectSizesResult": "._effects",
@@ -67,6 +72,7 @@ _LAZY = {
     "PairData": "._registry",
     "PairedTest": "._registry",
     "PermutationResult": "._permutation",
+    "SIMULATION_TESTS": "._registry",
     "TESTS": "._registry",
     "TestResult": "._tests",
     "TestRun": "._registry",
@@ -101,6 +107,7 @@ __all__ = [
     "PairData",
     "PairedTest",
     "PermutationResult",
+    "SIMULATION_TESTS",
     "TESTS",
     "TestResult",
     "TestRun",

@@ -11,7 +11,6 @@ import numpy as np
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.format import fmt_gap, fmt_n_star, fmt_score, p_is
-from .._core.options import COMPARE_METHODS  # one list, shared with the command line
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import (
     as_rng,
@@ -26,7 +25,7 @@ from .._kernel.sizes import ceil_items
 from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import choose_iid_test, cluster_verdict, floor_pvalue, iid_verdict, pair_sums, warn_degenerate
 from ._effects import effect_sizes, paired_counts
-from ._registry import DEFAULT_RESAMPLES, TESTS, PairData, interval_at
+from ._registry import COMPARE_METHODS, DEFAULT_RESAMPLES, TESTS, PairData, interval_at
 from ._resampling import paired_bootstrap
 
 __all__ = ["COMPARE_METHODS", "Comparison", "compare"]

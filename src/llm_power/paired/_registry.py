@@ -20,12 +20,15 @@ import numpy as np
 
 from .._core.results import ConfidenceInterval
 from .._kernel.paired_intervals import mcnemar_interval
+from .._kernel.pvalues import mcnemar_pvalue
+from .._kernel.quantiles import t_pvalue
 from .._kernel.verdict import floor_pvalue, paired_t_test, t_interval
-from ._permutation import permutation_interval
+from ._permutation import permutation_interval, permutation_test
 from ._resampling import paired_bootstrap
 from ._tests import ASYMPTOTIC_MIN_DISCORDANT, mcnemar_from_counts, sign_test, wilcoxon
 
-__all__ = ["DEFAULT_RESAMPLES", "MCNEMAR_INTERVALS", "TESTS", "PairData", "PairedTest", "TestRun", "interval_at"]
+__all__ = ["COMPARE_METHODS", "DEFAULT_RESAMPLES", "MCNEMAR_INTERVALS", "SIMULATION_TESTS", "TESTS", "PairData",
+           "PairedTest", "TestRun", "interval_at"]
 
 #: bootstrap resamples when ``n_resamples`` is not given
 DEFAULT_RESAMPLES = 10_000
@@ -71,6 +74,12 @@ class PairedTest:
     run: Callable[[PairData], TestRun]
     binary_only: bool = False  # needs 0/1 scores
     clusters: bool = False  # can use cluster labels (resamples whole clusters)
+    #: vectorised p-values of many 0/1 data sets from their discordant counts (b, c, n, alternative,
+    #: continuity_correction): how :func:`~llm_power.simulated_power` runs the test without items
+    from_counts: Callable[[np.ndarray, np.ndarray, int, str, bool], np.ndarray] | None = None
+    #: the p-value of one simulated data set (x, y, alternative, n_resamples, generator), when the
+    #: test needs the items
+    on_items: Callable[[np.ndarray, np.ndarray, str, int, np.random.Generator], float] | None = None
 
 
 def _mcnemar(variant: str | None) -> Callable[[PairData], TestRun]:
@@ -112,21 +121,63 @@ def _bootstrap(p: PairData) -> TestRun:
                    "bootstrap percentile", "bootstrap")
 
 
+def _counts_mcnemar(variant: str) -> Callable[[np.ndarray, np.ndarray, int, str, bool], np.ndarray]:
+    def pvalues(b: np.ndarray, c: np.ndarray, n: int, alternative: str,  # noqa: ARG001 - the recipe's signature
+                continuity_correction: bool) -> np.ndarray:
+        return np.asarray(mcnemar_pvalue(b, c, method=variant, continuity_correction=continuity_correction,
+                                         alternative=alternative)[1])
+    return pvalues
+
+
+def _counts_paired_t(b: np.ndarray, c: np.ndarray, n: int, alternative: str, _: bool) -> np.ndarray:
+    """Paired t p-values of 0/1 data from the discordant counts (vectorised over data sets)."""
+    mean = (b - c) / n
+    var = ((b + c) - (b - c) ** 2 / n) / (n - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / np.sqrt(var / n)
+    t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+    return np.asarray(t_pvalue(t, n - 1, alternative))
+
+
+def _items_bootstrap(x: np.ndarray, y: np.ndarray, alternative: str, n_resamples: int,
+                     gen: np.random.Generator) -> float:
+    return float(paired_bootstrap(x, y, n_resamples=n_resamples, alternative=alternative, rng=gen).pvalue)
+
+
+def _items_permutation(x: np.ndarray, y: np.ndarray, alternative: str, n_resamples: int,
+                       gen: np.random.Generator) -> float:
+    return float(permutation_test(x, y, n_resamples=n_resamples, alternative=alternative, rng=gen).pvalue)
+
+
+def _items_wilcoxon(x: np.ndarray, y: np.ndarray, alternative: str, n_resamples: int,  # noqa: ARG001
+                    gen: np.random.Generator) -> float:  # noqa: ARG001 - the recipe's signature
+    return float(wilcoxon(x, y, alternative=alternative).pvalue) if np.any(x != y) else 1.0
+
+
 #: name -> :class:`PairedTest`: every item-level test ``compare`` can run
 TESTS: dict[str, PairedTest] = {t.name: t for t in (
     PairedTest("bootstrap", "paired bootstrap of the mean difference (of clusters with labels)", _bootstrap,
-               clusters=True),
+               clusters=True, on_items=_items_bootstrap),
     PairedTest("mcnemar", "McNemar's test, exact below 25 discordant items, else asymptotic", _mcnemar(None),
                binary_only=True),
     PairedTest("mcnemar_asymptotic", "McNemar's chi-square test (continuity-corrected)", _mcnemar("asymptotic"),
-               binary_only=True),
-    PairedTest("mcnemar_exact", "McNemar's exact (conditional binomial) test", _mcnemar("exact"), binary_only=True),
-    PairedTest("mcnemar_mid_p", "McNemar's mid-p test", _mcnemar("mid_p"), binary_only=True),
-    PairedTest("paired_t", "paired t test of the mean difference", _paired_t),
-    PairedTest("permutation", "sign-flip permutation test", _permutation),
-    PairedTest("sign", "sign test (of the median difference)", _of_median("sign", sign_test)),
-    PairedTest("wilcoxon", "Wilcoxon signed-rank test (of the median difference)", _of_median("wilcoxon", wilcoxon)),
+               binary_only=True, from_counts=_counts_mcnemar("asymptotic")),
+    PairedTest("mcnemar_exact", "McNemar's exact (conditional binomial) test", _mcnemar("exact"), binary_only=True,
+               from_counts=_counts_mcnemar("exact")),
+    PairedTest("mcnemar_mid_p", "McNemar's mid-p test", _mcnemar("mid_p"), binary_only=True,
+               from_counts=_counts_mcnemar("mid_p")),
+    PairedTest("paired_t", "paired t test of the mean difference", _paired_t, from_counts=_counts_paired_t),
+    PairedTest("permutation", "sign-flip permutation test", _permutation, on_items=_items_permutation),
+    PairedTest("sign", "sign test (of the median difference)", _of_median("sign", sign_test),
+               from_counts=_counts_mcnemar("exact")),  # on 0/1 data the sign test is the exact McNemar test
+    PairedTest("wilcoxon", "Wilcoxon signed-rank test (of the median difference)", _of_median("wilcoxon", wilcoxon),
+               on_items=_items_wilcoxon),
 )}
+
+#: the values of ``compare(method=...)``: "auto" and every test of the registry ("cluster_t" with clusters)
+COMPARE_METHODS = tuple(sorted(("auto", *TESTS)))
+#: the tests :func:`~llm_power.simulated_power` can simulate (those with a data-set recipe)
+SIMULATION_TESTS = tuple(sorted(name for name, test in TESTS.items() if test.from_counts or test.on_items))
 
 
 def interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> ConfidenceInterval:

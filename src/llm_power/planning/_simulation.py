@@ -10,24 +10,23 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
-from .._core.options import PAIRED_TESTS  # the paired tests, one registry (compare adds auto, mcnemar)
 from .._core.results import Result
 from .._core.validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
 from .._kernel.pvalues import mcnemar_pvalue
-from ..paired import paired_bootstrap, permutation_test, wilcoxon
+from ..paired import SIMULATION_TESTS, TESTS
 from ._designs import cells_from_margins
 
 __all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulationResult", "calibrate", "simulate_pairs",
            "simulated_power"]
 
 #: the paired tests, one registry: compare's methods are these plus "auto" and "mcnemar"
-SIMULATION_TESTS = PAIRED_TESTS
 
 
 def _renamed_test(method: str, test: str | None, *, stacklevel: int) -> str:
@@ -197,45 +196,23 @@ def simulated_power(
     sims = _check_n(n_sims, 1)
     cells = _cells(p_a, p_b, rho, table)
     gen = as_rng(rng)
-    if test in ("mcnemar_exact", "mcnemar_asymptotic", "mcnemar_mid_p", "sign", "paired_t"):
+    entry = TESTS[test]
+    if entry.from_counts is not None:  # 0/1 data sets as multinomial 2x2 tables: no items needed
         counts = gen.multinomial(n, cells, size=sims)
         b, c = counts[:, 1].astype(float), counts[:, 2].astype(float)
-        if test == "paired_t":
-            pvals = _paired_t_from_counts(b, c, n, alternative)
-        else:
-            method = {"mcnemar_exact": "exact", "sign": "exact", "mcnemar_mid_p": "mid_p"}.get(test, "asymptotic")
-            pvals = mcnemar_pvalue(b, c, method=method, continuity_correction=continuity_correction,
-                                   alternative=alternative)[1]
+        pvals = entry.from_counts(b, c, n, alternative, continuity_correction)
     else:
+        on_items = cast(Callable[..., float], entry.on_items)  # SIMULATION_TESTS: tests with a recipe
         a_sims, b_sims = simulate_pairs(n, table=cells, n_sims=sims, rng=gen)
         pvals = np.empty(sims)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for i in range(sims):
-                x, y = a_sims[i].astype(float), b_sims[i].astype(float)
-                if test == "bootstrap":
-                    pvals[i] = paired_bootstrap(x, y, n_resamples=n_resamples, alternative=alternative, rng=gen).pvalue
-                elif test == "permutation":
-                    pvals[i] = permutation_test(x, y, n_resamples=n_resamples, alternative=alternative, rng=gen).pvalue
-                else:
-                    pvals[i] = wilcoxon(x, y, alternative=alternative).pvalue if np.any(x != y) else 1.0
+                pvals[i] = on_items(a_sims[i].astype(float), b_sims[i].astype(float), alternative, n_resamples,
+                                          gen)
     rate = float(np.mean(pvals <= alpha))
     return PowerSimulationResult(power=rate, standard_error=math.sqrt(rate * (1 - rate) / sims), n=n, n_sims=sims,
                            test=test, alpha=alpha)
-
-
-def _paired_t_from_counts(b: np.ndarray, c: np.ndarray, n: int, alternative: str) -> np.ndarray:
-    """Paired t p-values for 0/1 data from the discordant counts (vectorised)."""
-    mean = (b - c) / n
-    var = ((b + c) - (b - c) ** 2 / n) / (n - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = mean / np.sqrt(var / n)
-    t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
-    if alternative == "greater":
-        return stats.t.sf(t, n - 1)
-    if alternative == "less":
-        return stats.t.cdf(t, n - 1)
-    return np.minimum(1.0, 2 * stats.t.sf(np.abs(t), n - 1))
 
 
 # =================================================================================================

@@ -3,6 +3,10 @@ multiplicity-corrected, clustered, anytime-valid), the columnar :class:`Diagnosi
 :func:`calibrate`.
 
 Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
+
+Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
+
+Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING, Any
