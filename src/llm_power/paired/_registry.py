@@ -135,7 +135,7 @@ def _counts_paired_t(b: np.ndarray, c: np.ndarray, n: int, alternative: str, _: 
     var = ((b + c) - (b - c) ** 2 / n) / (n - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / np.sqrt(var / n)
-    t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        t = np.where(var > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
     return np.asarray(t_pvalue(t, n - 1, alternative))
 
 

@@ -236,11 +236,11 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns
     ctx.settings.update(method=method, correction=correction, anytime=anytime)
-    requested = {"corrected": correction is not None, "cluster": source.n_groups > 0, "anytime": anytime}
-    options = {"correction": correction, "design_effect": design_effect, "cluster_resamples": cluster_resamples}
+    options = {"correction": correction, "anytime": anytime, "design_effect": design_effect,
+               "cluster_resamples": cluster_resamples, "n_groups": source.n_groups}
     outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
-    for regime in REGIMES[1:]:
-        if requested[regime.key]:
+    for regime in REGIMES[1:]:  # the IID regime is the context every other one builds on
+        if regime.requested(options):
             outputs[regime.key] = regime.compute(ctx, options)
     return _diagnosis(ctx, outputs)
 

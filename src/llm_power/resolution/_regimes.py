@@ -9,6 +9,7 @@ regimes is spelled anywhere. Every regime only tightens the IID verdict.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +144,9 @@ class Regime:
     n_star_field: str
     pvalue_field: str | None
     compute: Any = None
+    #: whether a report computes this regime, from diagnose's options (``correction``, ``anytime``,
+    #: ``design_effect``, ``cluster_resamples``, ``n_groups``: the clusters of the source)
+    requested: Callable[[dict[str, Any]], bool] = lambda _options: True
     #: the fields this regime adds to each pair (name, type, default; the IID ones have no default
     #: up to ``resolved``): :class:`~llm_power.PairResolution` is generated from them
     fields: tuple[tuple[str, Any, Any], ...] = ()
@@ -165,12 +169,12 @@ REGIMES = (
            ("regime", str, "plug-in"), ("b", int | None, None), ("c", int | None, None),
            ("ci_low", float | None, None), ("ci_high", float | None, None),)),
     Regime("corrected", "multiplicity-corrected", "q_corrected", "resolved_corrected", "n_star_corrected",
-           "pvalue_adjusted", _regime_corrected, fields=(
+           "pvalue_adjusted", _regime_corrected, lambda options: options["correction"] is not None, fields=(
            ("pvalue_adjusted", float | None, None), ("alpha_corrected", float | None, None),
            ("n_star_corrected", float | None, None), ("q_corrected", float | None, None),
            ("resolved_corrected", bool | None, None),)),
     Regime("cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
-           _regime_cluster, fields=(
+           _regime_cluster, lambda options: options["n_groups"] > 0, fields=(
            ("icc", float | None, None), ("design_effect", float | None, None),
            ("design_effect_robust", float | None, None), ("design_effect_cr1", float | None, None),
            ("design_effect_anova", float | None, None), ("design_effect_paper", float | None, None),
@@ -180,7 +184,7 @@ REGIMES = (
            ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
            ("cluster_bootstrap_ci_low", float | None, None), ("cluster_bootstrap_ci_high", float | None, None),)),
     Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime,
-           fields=(
+           lambda options: bool(options["anytime"]), fields=(
            ("e_value", float | None, None), ("n_star_anytime", float | None, None),
            ("q_anytime", float | None, None), ("resolved_anytime", bool | None, None),)),
 )
