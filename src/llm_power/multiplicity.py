@@ -19,6 +19,7 @@ from scipy import special, stats
 
 from ._core.options import ADJUST_METHODS  # one list, shared with the command line
 from ._core.results import Result
+from ._core.typing import SeedLike
 from ._core.validation import as_float_array, as_rng, check_open_unit, check_option, fail
 
 __all__ = [
@@ -330,7 +331,7 @@ def simulate_error_rates(
     n_sims: int = 10_000,
     correlation: float = 0.0,
     methods: Any = ("none", *ADJUST_METHODS),
-    rng: Any = None,
+    rng: SeedLike = None,
 ) -> ErrorRatesResult:
     r"""FWER, FDR and power of multiple-testing procedures, by vectorised simulation.
 

@@ -41,7 +41,7 @@ import numpy as np
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DegenerateDataWarning
 from .._core.format import fmt_gap
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
 from .._kernel.paired_intervals import tango_null_variance, tango_z
@@ -106,6 +106,12 @@ class GateResult(Result):
     binary: bool = True
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("verdict", "delta", "margin", "ci_low", "ci_high", "n")
+
+    def confidence_interval(self) -> ConfidenceInterval:
+        """The interval the verdict reads (the 1 - 2 alpha interval, or the anytime-valid sequence):
+        ``(ci_low, ci_high)``.
+        """
+        return ConfidenceInterval(self.ci_low, self.ci_high)
 
     @property
     def exit_code(self) -> int:

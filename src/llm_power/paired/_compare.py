@@ -12,6 +12,7 @@ from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.format import fmt_gap, fmt_n_star, fmt_score, p_is
 from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import (
     as_rng,
     check_alpha_power,
@@ -184,7 +185,7 @@ def compare(
     power: float = 0.8,
     n_resamples: int | None = None,
     design_effect: str = "robust",
-    rng: Any = None,
+    rng: SeedLike = None,
 ) -> Comparison:
     r"""Compare two models scored on the same items: test, interval, effect sizes and resolution.
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._core.errors import DegenerateDataWarning
 from .._core.results import Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_alternative
 from ._resampling import (
     MAX_EXACT_FLIPS,
@@ -66,7 +67,7 @@ def permutation_test(
     statistic: str | Statistic = "mean",
     n_resamples: int | None = None,
     alternative: str = "two-sided",
-    rng: Any = None,
+    rng: SeedLike = None,
 ) -> PermutationResult:
     r"""Paired sign-flip permutation test (approximate randomization, Yeh 2000).
 
@@ -279,7 +280,7 @@ _EXACT_SHIFT_ITEMS = MAX_EXACT_FLIPS
 
 
 def permutation_interval(a: Any, b: Any, *, confidence_level: float = 0.95, alternative: str = "two-sided",
-                         n_resamples: int | None = None, rng: Any = None) -> tuple[float, float, float]:
+                         n_resamples: int | None = None, rng: SeedLike = None) -> tuple[float, float, float]:
     """The sign-flip test of the mean difference and the interval that inverts it:
     (p-value of :func:`permutation_test` with this ``rng``, lower, upper).
 

@@ -23,6 +23,7 @@ from scipy import special
 
 from .._core.errors import ApproximationWarning, DegenerateDataWarning
 from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import (
     as_float_array,
     as_rng,
@@ -247,7 +248,7 @@ def paired_bootstrap(
     confidence_level: float = 0.95,
     alternative: str = "two-sided",
     method: str = "percentile",
-    rng: Any = None,
+    rng: SeedLike = None,
 ) -> BootstrapResult:
     r"""Paired bootstrap (Koehn 2004): resample items with replacement, both models together.
 

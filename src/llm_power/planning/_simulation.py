@@ -18,6 +18,7 @@ import numpy as np
 from scipy import special
 
 from .._core.results import Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
 from .._kernel.pvalues import mcnemar_pvalue
 from ..paired import SIMULATION_TESTS, TESTS
@@ -66,7 +67,7 @@ def simulate_pairs(
     rho: float = 0.0,
     table: Any = None,
     n_sims: int = 1000,
-    rng: Any = None,
+    rng: SeedLike = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulate ``n_sims`` data sets of n correlated paired 0/1 outcomes.
 
@@ -138,7 +139,7 @@ def simulated_power(
     continuity_correction: bool = True,
     n_sims: int = 2000,
     n_resamples: int = 999,
-    rng: Any = None,
+    rng: SeedLike = None,
     correction: bool | None = None,
     test: str | None = None,
 ) -> PowerSimulationResult:
@@ -249,7 +250,7 @@ def calibrate(
     power: float = 0.8,
     n_sims: int = 2000,
     method: str = "z",
-    rng: Any = None,
+    rng: SeedLike = None,
     test: str | None = None,
 ) -> CalibrationResult:
     r"""Check N* on real data: resample the items of a pair to size N* many times and count how

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._core.errors import DataError, SeparationWarning
 from .._core.results import Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_open_unit, check_option
 from .._kernel.quantiles import k_constant, normal_pvalue
 from .._kernel.verdict import floor_pvalue
@@ -129,7 +130,7 @@ def _pair_index(m: int, pairs: str) -> np.ndarray:
 
 def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None, ties: str = "half",  # noqa: PLR0913
                    alpha: float = 0.05, power: float = 0.8, correction: str = "holm",
-                   confidence_level: float = 0.95, rng: Any = None) -> ArenaDiagnosis:
+                   confidence_level: float = 0.95, rng: SeedLike = None) -> ArenaDiagnosis:
     """Resolution report of an arena: per ranked pair the rating gap, its interval and test, the
     battles N* needed to separate it and q = N / N*, under multiplicity, clustering and
     anytime-valid monitoring.

@@ -25,6 +25,7 @@ import numpy as np
 
 from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning
 from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width, t_pvalue
 from ._battles import Battles, battle_cluster_codes, encode_battles
@@ -150,6 +151,18 @@ class BradleyTerryResult(Result):
             return 1.0 if diff == 0.0 else 0.0
         return float(t_pvalue(diff / se, self.df))
 
+    def confidence_interval(self, a: str | None = None, b: str | None = None, *,
+                            confidence_level: float | None = None) -> ConfidenceInterval:
+        """The interval of the rating gap theta_a - theta_b (anchor-free; :meth:`difference_ci`), or
+        with no pair named the Wald intervals of the centred ratings (:meth:`rating_ci`).
+        """
+        if a is None and b is None:
+            return self.rating_ci(confidence_level)
+        if a is None or b is None:
+            msg = "name both models of the gap (`a` and `b`), or neither for the ratings' intervals."
+            raise ValueError(msg)
+        return self.difference_ci(a, b, confidence_level)
+
     def rating_ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Wald intervals of the centred ratings (they depend on the centring; prefer differences)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
@@ -187,7 +200,7 @@ class BradleyTerryResult(Result):
         return i, j, diff, self.contrast_se(i, j)
 
     def simultaneous_critical_value(self, confidence_level: float | None = None, *, n_draws: int = 20000,
-                                    rng: Any = None) -> float:
+                                    rng: SeedLike = None) -> float:
         """The max-t critical value c: P(max over all pairs |d_ij - delta_ij| / se_ij <= c) = level.
 
         From the refits with ``method="bootstrap"`` (studentised by the bootstrap standard errors),
@@ -223,7 +236,7 @@ class BradleyTerryResult(Result):
         return float(np.quantile(np.concatenate(out), level))
 
     def rank_intervals(self, *, method: str = "max-t", confidence_level: float | None = None,
-                       rng: Any = None) -> Any:
+                       rng: SeedLike = None) -> Any:
         """Simultaneous rank intervals and tie groups (pandas, best model first).
 
         A pair is *separated* when its difference is resolved simultaneously over all pairs:
@@ -286,7 +299,7 @@ def rank_order(ratings: np.ndarray) -> np.ndarray:
 
 
 def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, method: str = "sandwich",  # noqa: PLR0913
-                  confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
+                  confidence_level: float = 0.95, n_resamples: int = 1000, rng: SeedLike = None, tol: float = 1e-10,
                   max_iter: int = 200) -> BradleyTerryResult:
     r"""Bradley-Terry ratings with a sandwich (optionally cluster-robust) or bootstrap covariance.
 
@@ -348,7 +361,7 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
 
 
 def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", method: str = "sandwich",  # noqa: PLR0913
-                confidence_level: float = 0.95, n_resamples: int = 1000, rng: Any = None, tol: float = 1e-10,
+                confidence_level: float = 0.95, n_resamples: int = 1000, rng: SeedLike = None, tol: float = 1e-10,
                 max_iter: int = 200) -> BradleyTerryResult:
     """:func:`bradley_terry` on encoded battles and cluster codes (checked by the caller).
 

@@ -16,6 +16,7 @@ from scipy import special
 
 from .._core.errors import DataError
 from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least
 from .._kernel.quantiles import level_quantile, t_pvalue
 
@@ -64,7 +65,7 @@ def _labels(values: Any) -> np.ndarray:
 
 
 def judge_agreement(labels_a: Any, labels_b: Any, *, confidence_level: float = 0.95, n_resamples: int = 2000,
-                    rng: Any = None) -> AgreementResult:
+                    rng: SeedLike = None) -> AgreementResult:
     """Agreement of two judges (or a judge and the human majority) labelling the same items:
     percent agreement, Cohen's kappa and Krippendorff's alpha (nominal; "tie" is a category like
     any other), with percentile intervals from resampling items.
@@ -226,7 +227,7 @@ def majority_vote(battles: Any, *, item: str = "question_id", judges: Any = None
 
 
 def judge_vs_majority(battles: Any, judge: str, *, humans: Any, item: str = "question_id",
-                      confidence_level: float = 0.95, n_resamples: int = 2000, rng: Any = None) -> AgreementResult:
+                      confidence_level: float = 0.95, n_resamples: int = 2000, rng: SeedLike = None) -> AgreementResult:
     """Agreement of ``judge`` with the majority of ``humans`` (a list of judge names or a predicate
     on the ``judge`` column) on the items both labelled, compared by winner identity.
 

@@ -18,6 +18,7 @@ import numpy as np
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width
 from .._kernel.variance import mean_variance
@@ -96,7 +97,7 @@ def _cluster_labels(cluster: Any, size: int) -> tuple[np.ndarray, int] | None:
 
 
 def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, method: str = "auto",  # noqa: PLR0913
-             confidence_level: float = 0.95, n_resamples: int = 2000, rng: Any = None) -> WinRateResult:
+             confidence_level: float = 0.95, n_resamples: int = 2000, rng: SeedLike = None) -> WinRateResult:
     """Win rate against a baseline with a standard error and interval.
 
     Parameters

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
 from .._core.options import CORRECTIONS  # one list, shared with the command line
+from .._core.typing import SeedLike
 from .._core.validation import (
     as_rng,
     check_alpha_power,
@@ -91,7 +92,7 @@ def diagnose(
     cluster_resamples: int = 1000,
     max_pairs: int = MAX_PAIRS,
     top: int | None = None,
-    rng: Any = None,
+    rng: SeedLike = None,
 ) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
 
@@ -196,7 +197,7 @@ def diagnose(
 def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
                       confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
                       method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
-                      max_pairs: int = MAX_PAIRS, top: int | None = None, rng: Any = None) -> dict[str, Any]:
+                      max_pairs: int = MAX_PAIRS, top: int | None = None, rng: SeedLike = None) -> dict[str, Any]:
     """The options of diagnose (its defaults; an unknown keyword is a TypeError), checked."""
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)

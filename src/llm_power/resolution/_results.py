@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._core.format import fmt_gap, fmt_n_star, fmt_p
-from .._core.results import Result, to_plain
+from .._core.results import ConfidenceInterval, Result, to_plain
 from .._kernel.sizes import mde_from_variance
 from ._regimes import REGIMES
 
@@ -27,9 +27,13 @@ def _pair_resolution() -> type:
     doc = ("Resolution of one pair of models (A ranked above B). Optional fields are None when the "
            "corresponding stress test was not requested. Fields (from the regimes of ``REGIMES``): "
            + ", ".join(f[0] for f in fields) + ".")
+    def confidence_interval(self: Any) -> ConfidenceInterval:
+        """The interval of the gap that inverts the pair's IID test: ``(ci_low, ci_high)``."""
+        return ConfidenceInterval(self.ci_low, self.ci_high)
+
     return dataclasses.make_dataclass(
         "PairResolution", fields, bases=(Result,), frozen=True, slots=True, repr=False,
-        namespace={"__doc__": doc, "__module__": __name__,
+        namespace={"__doc__": doc, "__module__": __name__, "confidence_interval": confidence_interval,
                    "_repr_fields": ("model_a", "model_b", "delta", "pvalue", "n_star", "q", "resolved")})
 
 
@@ -40,6 +44,8 @@ if TYPE_CHECKING:
         def __init__(self, **fields: Any) -> None: ...
 
         def __getattr__(self, name: str) -> Any: ...
+
+        def confidence_interval(self) -> ConfidenceInterval: ...
 else:
     PairResolution = _pair_resolution()
 

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import level_quantile, t_pvalue
 from ._passk import (
@@ -52,6 +53,14 @@ class PassAtKComparison(Result):
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "resolved")
 
+    def confidence_interval(self, *, simultaneous: bool = False) -> ConfidenceInterval:
+        """The pointwise intervals of the difference at each k, or with ``simultaneous=True`` the
+        band that holds for every k at once (max-t).
+        """
+        if simultaneous:
+            return ConfidenceInterval(self.band_low, self.band_high)
+        return ConfidenceInterval(self.ci_low, self.ci_high)
+
     def to_frame(self) -> Any:
         """One row per k (pandas)."""
         import pandas as pd
@@ -63,7 +72,7 @@ class PassAtKComparison(Result):
 
 def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: str = "pass@k",  # noqa: PLR0913
                       cluster: Any = None, confidence_level: float = 0.95, n_resamples: int = 4000,
-                      rng: Any = None) -> PassAtKComparison:
+                      rng: SeedLike = None) -> PassAtKComparison:
     """Two models (or a base and a tuned checkpoint) on the same questions, at every k.
 
     Per k the paired difference of the per-question estimates, its standard error over questions

@@ -33,6 +33,7 @@ from scipy import special, stats
 
 from .._core.errors import DataError
 from .._core.results import ConfidenceInterval, Result
+from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import upper_quantile
 from .._kernel.variance import mean_variance
@@ -392,7 +393,7 @@ def bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: i
 
 def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: str = "questions",  # noqa: PLR0913
                  cluster: Any = None, method: str = "t", confidence_level: float = 0.95, n_resamples: int = 2000,
-                 rng: Any = None) -> PassAtKResult:
+                 rng: SeedLike = None) -> PassAtKResult:
     """pass@k (or pass^k, avg@k) of a benchmark with an interval for the population you name.
 
     Parameters
