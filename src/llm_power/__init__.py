@@ -25,6 +25,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from ._core.lazy import lazy_names
 from ._version import __version__
 
 
@@ -420,16 +421,15 @@ _RENAMED = {
 }
 
 
+_public, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())
+
+
 def __getattr__(name: str) -> object:
     """Public names, imported from their submodule on first use; deprecated names of renamed
     results (one release).
     """
     if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value  # the next access is a plain attribute lookup
-        return value
+        return _public(name)
     if name in _RENAMED:
         import warnings
 
@@ -439,9 +439,6 @@ def __getattr__(name: str) -> object:
     msg = f"module 'llm_power' has no attribute {name!r}"
     raise AttributeError(msg)
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 # --- the pandas accessor (``df.llm_power``): registered when pandas is loaded, never loading it ---

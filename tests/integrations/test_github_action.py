@@ -367,3 +367,9 @@ def test_missing_inputs_are_a_usage_error(monkeypatch, capsys, tmp_path):
     assert (tmp_path / "out.txt").read_text() == "verdict=ERROR\nexit-code=2\n"
     assert os.environ.get("INPUT_BASELINE") is None
 
+
+
+def test_the_former_entry_point_runs_the_same_action():
+    from llm_power.cli import github_action as former
+
+    assert former.main is github_action.main  # `python -m llm_power.cli.github_action` keeps working

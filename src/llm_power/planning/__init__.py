@@ -7,9 +7,13 @@ Each name is imported from its module on first use (``import llm_power.planning`
 Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
 
 Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
+
+Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._aggregates import (
@@ -22,6 +26,9 @@ if TYPE_CHECKING:
         discordance_from_baseline,
         margins_from_cells,
         rho_bounds,
+    )
+    from ._mde import (
+        mde,
     )
     from ._retrodesign import (
         TypeSMResult,
@@ -46,7 +53,6 @@ if TYPE_CHECKING:
         UNPAIRED_METHODS,
         ceil_items,
         k_factor,
-        mde,
         mde_from_variance,
         n_star_from_variance,
         power,
@@ -71,7 +77,7 @@ _LAZY = {
     "discordance_from_baseline": "._designs",
     "k_factor": "._sizes",
     "margins_from_cells": "._designs",
-    "mde": "._sizes",
+    "mde": "._mde",
     "mde_from_variance": "._sizes",
     "n_star_from_variance": "._sizes",
     "paired_bounds": "._aggregates",
@@ -122,18 +128,4 @@ __all__ = [
     "unrounded_sample_size",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The family's public names, imported from their module on first use."""
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())

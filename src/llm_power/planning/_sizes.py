@@ -26,13 +26,11 @@ power" (see the docs).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
-from .._core.errors import InfeasibleDesignWarning
 from .._core.options import DESIGNS  # one list, shared with the command line
 from .._core.validation import (
     check_alpha_power,
@@ -45,7 +43,6 @@ from .._core.validation import (
 )
 from .._kernel.exact import (
     EXACT_SCAN_MAX_N,
-    PowerInGap,
     check_exact_size,
     exact_power_paired,
     first_n_reaching,
@@ -71,7 +68,6 @@ __all__ = [
     "discordance_from_baseline",
     "k_factor",
     "margins_from_cells",
-    "mde",
     "mde_from_variance",
     "n_star_from_variance",
     "power",
@@ -91,13 +87,13 @@ PAIRED_METHODS = ("connor", "exact", "wald")
 UNPAIRED_METHODS = ("fleiss", "per_arm", "wald")
 
 
-def _check_design(design: str, method: str) -> str:
+def check_design(design: str, method: str) -> str:
     design = check_option(design, "design", DESIGNS)
     check_option(method, "method", PAIRED_METHODS if design == "paired" else UNPAIRED_METHODS)
     return design
 
 
-def _check_design_effect(design_effect: Any) -> float:
+def check_design_effect(design_effect: Any) -> float:
     if isinstance(design_effect, bool) or not isinstance(design_effect, (int, float, np.number)):
         msg = "design_effect"
         raise fail(msg, "a number >= 1", design_effect, exc=TypeError)
@@ -115,14 +111,14 @@ def _check_design_effect(design_effect: Any) -> float:
 # Sample size
 # =================================================================================================
 
-def _raw_paired(p_d: float, delta: float, k: float, z_a: float, z_b: float, method: str) -> float:
+def raw_paired_n(p_d: float, delta: float, k: float, z_a: float, z_b: float, method: str) -> float:
     if method == "wald":
         return k * (p_d - delta * delta) / (delta * delta)
     # connor
     return (z_a * math.sqrt(p_d) + z_b * math.sqrt(p_d - delta * delta)) ** 2 / (delta * delta)
 
 
-def _raw_unpaired(p_a: float, p_b: float, k: float, z_a: float, z_b: float, method: str) -> float:
+def raw_unpaired_n(p_a: float, p_b: float, k: float, z_a: float, z_b: float, method: str) -> float:
     delta = p_a - p_b
     pbar = (p_a + p_b) / 2.0
     if method == "wald":
@@ -157,21 +153,21 @@ def unrounded_sample_size(
     """
     alpha, power = check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
-    design = _check_design(design, method)
-    design_effect = _check_design_effect(design_effect)
+    design = check_design(design, method)
+    design_effect = check_design_effect(design_effect)
     z_a, z_b = z_alpha(alpha, alternative), float(z_quantile(power))
     k = (z_a + z_b) ** 2
     if design == "unpaired":
         p_a, p_b = check_prob(p_a, "p_a"), check_prob(p_b, "p_b")
         check_delta(p_a - p_b)
         _check_direction(p_a - p_b, alternative)
-        return design_effect * _raw_unpaired(p_a, p_b, k, z_a, z_b, method)
+        return design_effect * raw_unpaired_n(p_a, p_b, k, z_a, z_b, method)
     p_d, delta, p10, _ = paired_parameters(p_a, p_b, rho, discordance)
     check_delta(delta)
     _check_direction(delta, alternative)
     if method == "exact":
         return design_effect * _exact_sample_size(p_d, delta, p10, alpha, power, alternative, k, z_a, z_b)
-    return design_effect * _raw_paired(p_d, delta, k, z_a, z_b, method)
+    return design_effect * raw_paired_n(p_d, delta, k, z_a, z_b, method)
 
 
 def _check_direction(delta: float, alternative: str) -> None:
@@ -194,7 +190,7 @@ def _exact_sample_size(p_d: float, delta: float, p10: float, alpha: float, power
     returns (see :func:`llm_power._kernel.exact.first_n_reaching` for the proof), in O(log N*) power
     evaluations instead of O(N*).
     """
-    connor = _raw_paired(p_d, delta, k, z_a, z_b, "connor")
+    connor = raw_paired_n(p_d, delta, k, z_a, z_b, "connor")
     check_exact_size(connor, what=f"exact N* for a {100 * abs(delta):.3g}-point gap", limit=EXACT_SCAN_MAX_N)
     return float(first_n_reaching(p_d, p10, alpha, power, alternative, connor))
 
@@ -357,7 +353,7 @@ def power(
     design = check_option(design, "design", DESIGNS)
     valid = ("connor", "exact", "normal", "wald") if design == "paired" else ("fleiss", "normal", "per_arm", "wald")
     method = check_option(method, "method", valid)
-    design_effect = _check_design_effect(design_effect)
+    design_effect = check_design_effect(design_effect)
     n_arr = np.asarray(n, dtype=float)
     if np.any(~(n_arr >= 1)):
         msg = "n"
@@ -464,155 +460,4 @@ def power_curve(
 # Minimum detectable effect
 # =================================================================================================
 
-def mde(
-    n: Any,
-    *,
-    p: float,
-    rho: float = 0.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    design: str = "paired",
-    method: str = "wald",
-    alternative: str = "two-sided",
-    design_effect: float = 1.0,
-    discordance: float | None = None,
-) -> Any:
-    r"""Minimum detectable effect (as a proportion) of a benchmark with n items at accuracy p.
 
-    The smallest gap delta (models at p + delta/2 and p - delta/2) that the design detects with
-    the given power. Paired designs use the discordance :math:`p_d = 2p(1-p)(1-\rho)` (or
-    ``discordance``), held fixed as delta varies (the resolution paper's convention).
-
-    Parameters
-    ----------
-    n : float or array_like
-        Number of items (paired: total items, each scored by both models; unpaired: items per
-        group), >= 1. An array gives one MDE per element, in the same shape. For ``"exact"``,
-        n / design_effect is rounded to whole items and may not exceed 200,000.
-    p : float
-        Baseline accuracy (the midpoint of the two models), a proportion strictly inside (0, 1).
-    rho : float, default 0.0
-        Paired designs: phi correlation of the two models' per-item correctness, in
-        [1 - 1/max(p, 1 - p), 1) (see :func:`discordance_from_baseline`); ignored when
-        ``discordance`` is given and by unpaired designs.
-    alpha : float, default 0.05
-        Significance level, in (0, 1).
-    power : float, default 0.8
-        Target power, in (0, 1) and above ``alpha``.
-    design : {"paired", "unpaired"}, default "paired"
-        ``"paired"``: both models on the same n items; ``"unpaired"``: two independent sets of n
-        items each.
-    method : str, default "wald"
-        Paired: ``"wald"``, ``"connor"`` or ``"exact"``; unpaired: ``"wald"``, ``"per_arm"`` or
-        ``"fleiss"`` (the models of :func:`sample_size`; see Notes).
-    alternative : {"two-sided", "less", "greater"}, default "two-sided"
-        One-sided alternatives use :math:`z_{1-\alpha}` and give a smaller MDE.
-    design_effect : float, default 1.0
-        Variance inflation for clustered items (>= 1): the effective number of items is
-        n / design_effect.
-    discordance : float, optional
-        Paired designs: the discordance p_d in (0, 1) to use instead of rho; at most
-        2 min(p, 1 - p) (``ValueError`` otherwise).
-
-    Returns
-    -------
-    float or ndarray
-        The smallest detectable gap |p_a - p_b| as a proportion (0.0436 is 4.36 points): a float
-        for a scalar ``n``, an array of the shape of ``n`` otherwise. NaN, with an
-        :class:`~llm_power.InfeasibleDesignWarning`, where no feasible gap is detectable (paired: it
-        would exceed the discordance p_d; unpaired: 2 min(p, 1 - p)).
-
-    Notes
-    -----
-    Closed forms: paired ``"wald"`` :math:`\delta = \sqrt{Kp_d/(n + K)}`; unpaired ``"wald"``
-    :math:`\delta = \sqrt{2Kp(1-p)/n}`; unpaired ``"per_arm"``
-    :math:`\delta = \sqrt{2Kp(1-p)/(n + K/2)}`. ``"connor"``, ``"fleiss"`` and ``"exact"`` are
-    solved by root-finding (``"exact"``: the smallest delta whose exact power reaches ``power``).
-
-    Examples
-    --------
-    What gap can GSM8K's 1,319 test items detect for models near 80%?
-
-    >>> from llm_power import mde
-    >>> round(100 * mde(1319, p=0.8, design="unpaired"), 2)
-    4.36
-    >>> round(100 * mde(1319, p=0.8, rho=0.7, method="connor"), 2)
-    2.39
-    """
-    alpha, power_ = check_alpha_power(alpha, power)
-    alternative = check_alternative(alternative)
-    design = _check_design(design, method)
-    design_effect = _check_design_effect(design_effect)
-    p = check_prob(p, "p")
-    n_arr = np.asarray(n, dtype=float)
-    if n_arr.ndim != 0:
-        return np.array([mde(float(x), p=p, rho=rho, alpha=alpha, power=power_, design=design, method=method,
-                             alternative=alternative, design_effect=design_effect, discordance=discordance)
-                         for x in n_arr.reshape(-1)]).reshape(n_arr.shape)
-    if not n_arr >= 1:
-        msg = "n"
-        raise fail(msg, ">= 1", float(n_arr))
-    n_eff = float(n_arr) / design_effect
-    z_a, z_b = z_alpha(alpha, alternative), float(z_quantile(power_))
-    k = (z_a + z_b) ** 2
-    if design == "unpaired":
-        limit = 2.0 * min(p, 1.0 - p)  # both accuracies p +- delta/2 must stay in [0, 1]
-        q = 2 * p * (1 - p)
-        if method == "wald":
-            return _feasible(math.sqrt(k * q / n_eff), limit, "unpaired", p, n)
-        if method == "per_arm":
-            return _feasible(math.sqrt(k * q / (n_eff + k / 2)), limit, "unpaired", p, n)
-
-        def excess(d: float) -> float:
-            return _raw_unpaired(min(p + d / 2, 1 - 1e-12), max(p - d / 2, 1e-12), k, z_a, z_b, method) - n_eff
-
-        return _feasible_root(excess, limit - 1e-9, "unpaired", p, n)
-    if discordance is None:
-        p_d = discordance_from_baseline(p, rho)
-    else:
-        p_d = check_open_unit(discordance, "discordance")
-        if p_d > 2.0 * min(p, 1.0 - p) + 1e-12:
-            msg = (
-                f"infeasible design: discordance = {p_d:.4g} is above {2 * min(p, 1 - p):.4g}, the most two models "
-                f"near p={p:g} can disagree (Frechet-Hoeffding bound: p_d <= 2 min(p, 1 - p))."
-            )
-            raise ValueError(
-                msg
-            )
-    # a gap can be at most the discordance: the two models differ only on the items they disagree on
-    if method == "wald":
-        return _feasible(math.sqrt(k * p_d / (n_eff + k)), p_d, "paired", p, n)
-    if method == "connor":
-        return _feasible_root(lambda d: _raw_paired(p_d, d, k, z_a, z_b, "connor") - n_eff, p_d - 1e-12, "paired",
-                              p, n)
-    n_int = int(round(n_eff))
-    check_exact_size(n_int, what="the exact MDE", limit=EXACT_SCAN_MAX_N)
-    exact_power = PowerInGap(n_int, p_d, alpha, alternative)  # the parts that do not depend on the gap, once
-
-    def shortfall(d: float) -> float:
-        return power_ - exact_power((p_d + d) / 2.0)
-
-    return _feasible_root(shortfall, p_d - 1e-12, "paired", p, n)
-
-
-def _feasible(delta: float, limit: float, design: str, p: float, n: Any) -> float:
-    """Delta when the design can have it, else NaN with an :class:`InfeasibleDesignWarning`."""
-    if delta <= limit + 1e-12:
-        return delta
-    _warn_infeasible(limit, design, p, n)
-    return math.nan
-
-
-def _feasible_root(excess: Any, hi: float, design: str, p: float, n: Any) -> float:
-    if excess(hi) > 0:
-        _warn_infeasible(hi, design, p, n)
-        return math.nan
-    return float(optimize.brentq(excess, 1e-9, hi, xtol=1e-12, rtol=1e-12))
-
-
-def _warn_infeasible(limit: float, design: str, p: float, n: Any) -> None:
-    what = ("the discordance p_d (two models can differ only on the items they disagree on)" if design == "paired"
-            else "2 min(p, 1 - p) (both accuracies must stay in [0, 1])")
-    warnings.warn(f"no feasible gap is detectable with n = {n} at p = {p:g}: the detectable gap would exceed "
-                  f"{limit:.4g}, the largest possible, {what}; MDE = NaN. Increase n, lower the power, or "
-                  "use a design with more disagreement.", InfeasibleDesignWarning, stacklevel=4)

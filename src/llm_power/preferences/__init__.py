@@ -7,9 +7,13 @@ Each name is imported from its module on first use (``import llm_power.preferenc
 Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
 
 Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
+
+Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._arena import (
@@ -112,18 +116,4 @@ __all__ = [
     "win_rate",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The family's public names, imported from their module on first use."""
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())
