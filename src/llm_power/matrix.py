@@ -91,6 +91,9 @@ class ScoreSource(Protocol):
 class ScoreMatrix:
     """Items x models scores, aligned, without missing values: what readers produce and methods take.
 
+    It is also the in-memory :class:`ScoreSource` of :func:`llm_power.diagnose` (the cluster labels
+    coded once, by the package's one coder).
+
     Parameters
     ----------
     items : sequence
@@ -105,9 +108,6 @@ class ScoreMatrix:
         What alignment did, in words (empty when nothing needs saying).
     dropped : dict
         Per model, the items alignment dropped (``on_missing="intersect"``).
-
-    It is also the in-memory :class:`ScoreSource` of :func:`llm_power.diagnose` (the cluster labels
-    coded once, by the package's one coder).
 
     Examples
     --------
