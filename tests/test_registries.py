@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import llm_power as lp
-from llm_power._core import options
 from llm_power._kernel.variance import DESIGN_EFFECTS
 from llm_power.cli._types import COMPARE_METHODS as CLI_METHODS
+from llm_power.cli._types import DESIGN_EFFECTS as CLI_DESIGN_EFFECTS
 from llm_power.paired._registry import SIMULATION_TESTS, TESTS
 from llm_power.resolution import REGIMES
 
@@ -21,8 +21,7 @@ def test_option_tuples_equal_the_registries():
     assert tuple(CLI_METHODS) == (*lp.COMPARE_METHODS, "cluster_t")
     # every test but the generic "mcnemar" (exact or asymptotic by the count) has a simulation recipe
     assert set(SIMULATION_TESTS) == set(TESTS) - {"mcnemar"}
-    assert set(options.DESIGN_EFFECTS) == set(DESIGN_EFFECTS)
-    assert options.DESIGN_EFFECTS[0] == "robust"  # the default is listed first in --help
+    assert tuple(CLI_DESIGN_EFFECTS) == tuple(DESIGN_EFFECTS)
     assert [r.key for r in REGIMES] == ["iid", "corrected", "cluster", "anytime"]
 
 

@@ -4,7 +4,7 @@ and the command line (whose ``--help`` must not load numpy or scipy) share these
 
 from __future__ import annotations
 
-__all__ = ["ADJUST_METHODS", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECTS", "INTERVAL_METHODS"]
+__all__ = ["ADJUST_METHODS", "CORRECTIONS", "DESIGNS", "INTERVAL_METHODS"]
 
 #: one-score interval methods (``proportion_ci``)
 INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
@@ -12,7 +12,5 @@ INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "w
 ADJUST_METHODS = ("bh", "bonferroni", "by", "hochberg", "holm")
 #: multiplicity corrections of a resolution report (``diagnose``)
 CORRECTIONS = ("bh", "bonferroni", "holm")
-#: design-effect models of the cluster regime (the registry: ``_kernel.variance.DESIGN_EFFECTS``), default first
-DESIGN_EFFECTS = ("robust", "cr1", "anova", "paper")
 #: planning designs
 DESIGNS = ("paired", "unpaired")

@@ -6,7 +6,7 @@ import argparse
 import importlib
 from collections.abc import Iterator
 
-__all__ = ["COMPARE_METHODS", "INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
+__all__ = ["COMPARE_METHODS", "DESIGN_EFFECTS", "INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
 
 
 class RegistryChoices:
@@ -41,6 +41,8 @@ class RegistryChoices:
 INPUT_FORMATS = RegistryChoices("llm_power.io.harness", "FORMATS")
 #: ``compare --method``: "auto", every test of the paired registry, and the cluster-robust t test
 COMPARE_METHODS = RegistryChoices("llm_power.paired._registry", "COMPARE_METHODS", ("cluster_t",))
+#: ``--design-effect``: the design-effect models of the cluster regime (``llm_power.resolution.DESIGN_EFFECTS``)
+DESIGN_EFFECTS = RegistryChoices("llm_power.resolution", "DESIGN_EFFECTS")
 
 
 def _int(text: str) -> int:

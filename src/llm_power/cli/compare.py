@@ -12,9 +12,8 @@ if TYPE_CHECKING:
 
 from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
-from .._core.options import DESIGN_EFFECTS
 from ..report.terminal import dump_json, print_table, say
-from ._types import COMPARE_METHODS, INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import COMPARE_METHODS, DESIGN_EFFECTS, INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -46,8 +45,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                                     "several, e.g. strict-match (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items one model lacks: error (default) or keep the shared items and report drops")
-    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS,
-                   help="with --cluster: CR2 with Imbens-Kolesar df (default), CR1, ANOVA/Kish or the paper's form")
+    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS, metavar="MODEL",
+                   help="with --cluster, one of %(choices)s: robust = CR2 with Imbens-Kolesar df (default), cr1, "
+                        "anova (Kish) or paper")
     p.add_argument("--method", default="auto", choices=COMPARE_METHODS, metavar="METHOD",
                    help="test: %(choices)s (default auto: Dror et al. 2018 tree; with --cluster the "
                         "cluster-robust t test)")

@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .._core.options import CORRECTIONS, DESIGN_EFFECTS
+from .._core.options import CORRECTIONS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import DESIGN_EFFECTS, INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 EPILOG = """examples:
@@ -65,9 +65,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--power", type=float, default=0.8, help="target power of N* (default 0.8)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="level of every interval in the report (default 0.95)")
-    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS,
-                   help="clustered regime: measured CR2 design effect with Imbens-Kolesar df (default), CR1 with "
-                        "G - 1 df, ANOVA ICC with Kish's size, or the paper's mean-size form (reproduction only)")
+    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS, metavar="MODEL",
+                   help="clustered regime, one of %(choices)s: robust = measured CR2 design effect with "
+                        "Imbens-Kolesar df (default), cr1 = CR1 with G - 1 df, anova = ANOVA ICC with Kish's size, "
+                        "paper = the paper's mean-size form (reproduction only)")
     p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B",
                    help="cluster bootstrap resamples of the clustered unresolved count (default 1000; 0: none)")
     p.add_argument("--max-pairs", type=nonnegative_int, default=200_000, metavar="P",

@@ -2,12 +2,6 @@
 anytime-valid) and the assertions for test suites (:mod:`llm_power.testing`).
 
 Each name is imported from its module on first use (``import llm_power.gating`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.gating`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.gating`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.gating`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING

@@ -3,12 +3,6 @@
 the ``TESTS`` registry and :func:`compare`, the one-line paired comparison.
 
 Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.paired`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING

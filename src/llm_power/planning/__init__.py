@@ -3,12 +3,6 @@
 simulation, and what aggregate scores alone can say.
 
 Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.planning`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING

@@ -3,12 +3,6 @@ arena's resolution report (through the resolution ``REGIMES``), win rates, LLM-j
 prediction-powered inference (PPI).
 
 Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.preferences`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING

@@ -3,12 +3,6 @@ multiplicity-corrected, clustered, anytime-valid), the columnar :class:`Diagnosi
 :func:`calibrate`.
 
 Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING
@@ -22,6 +16,7 @@ if TYPE_CHECKING:
     )
     from ._diagnose import (
         CORRECTIONS,
+        DESIGN_EFFECTS,
         calibrate,
         diagnose,
         diagnose_options,
@@ -44,6 +39,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "CORRECTIONS": "._diagnose",
     "Context": "._regimes",
+    "DESIGN_EFFECTS": "._diagnose",
     "Diagnosis": "._results",
     "PairColumns": "._columns",
     "PairResolution": "._results",
@@ -62,6 +58,7 @@ _LAZY = {
 __all__ = [
     "CORRECTIONS",
     "Context",
+    "DESIGN_EFFECTS",
     "Diagnosis",
     "PairColumns",
     "PairResolution",

@@ -54,7 +54,7 @@ from ._columns import PairColumns, pair_indices
 from ._regimes import REGIMES, Context, RegimeOutput, tie_groups_and_rank_intervals
 from ._results import Diagnosis
 
-__all__ = ["CORRECTIONS", "calibrate", "diagnose", "diagnose_options",
+__all__ = ["CORRECTIONS", "DESIGN_EFFECTS", "calibrate", "diagnose", "diagnose_options",
            "diagnose_source", "pairwise_statistics"]
 
 #: reports with more pairs are refused before allocating (see ``max_pairs``)

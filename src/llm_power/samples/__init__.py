@@ -2,12 +2,6 @@
 their planning, and the variance components of repeated sampling.
 
 Each name is imported from its module on first use (``import llm_power.samples`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.samples`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.samples`` loads nothing else).
-
-Each name is imported from its module on first use (``import llm_power.samples`` loads nothing else).
 """
 
 from typing import TYPE_CHECKING
