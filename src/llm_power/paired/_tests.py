@@ -329,17 +329,9 @@ def sign_test(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
         warnings.warn("every item is tied (a == b): p = 1.", DegenerateDataWarning, stacklevel=2)
         p = 1.0
     else:
-        p = _binom_test_half(pos, m, alternative)
+        p = float(mcnemar_pvalue(pos, neg, method="exact", alternative=alternative)[1])  # the exact binomial test
     return TestResult(statistic=float(pos), pvalue=float(p), method="sign", alternative=alternative,
                       n=m, estimate=float(d.mean()))
-
-
-def _binom_test_half(k: int, m: int, alternative: str) -> float:
-    if alternative == "greater":
-        return float(stats.binom.sf(k - 1, m, 0.5))
-    if alternative == "less":
-        return float(stats.binom.cdf(k, m, 0.5))
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(k, m - k), m, 0.5)))
 
 
 def _signed_rank_counts(n: int) -> np.ndarray:
