@@ -38,7 +38,7 @@ from ._core.validation import (
     check_probabilities,
     scalar_or_array,
 )
-from ._kernel.binomial import binomial_bounds
+from ._kernel.binomial import binomial_bounds, wilson_scalar
 from ._kernel.quantiles import interval_half_width, level_quantile
 from ._kernel.variance import mean_variance
 
@@ -146,6 +146,8 @@ def proportion_ci(
     method = check_option(method, "method", INTERVAL_METHODS)
     confidence_level = check_confidence_level(confidence_level)
     alternative = check_alternative(alternative)
+    if method == "wilson" and _whole(k) and _whole(n) and 0 <= k <= n and n >= 1:  # one count: no arrays
+        return ConfidenceInterval(*wilson_scalar(int(k), int(n), confidence_level, alternative, clip=clip))
     k_arr, n_arr = check_counts(k, n)
     if method == "wald" and np.any((k_arr == 0) | (k_arr == n_arr)):
         warnings.warn(
@@ -156,6 +158,11 @@ def proportion_ci(
         )
     low, high = binomial_bounds(k_arr, n_arr, method, confidence_level, alternative, clip=clip)
     return ConfidenceInterval(scalar_or_array(low), scalar_or_array(high))
+
+
+def _whole(value: Any) -> bool:
+    """A Python or numpy integer that is not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def coverage(

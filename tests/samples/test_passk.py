@@ -299,3 +299,22 @@ def test_one_sample_per_question_has_no_fixed_questions_interval():
         res = pass_at_k_ci(x, 1, population="fixed_questions")
     assert np.isnan(res.standard_error[0]) and np.isnan(res.confidence_interval().low[0])
     assert res.estimate[0] == 0.5
+
+
+def test_bootstrap_of_distinct_rows_has_the_question_level_distribution():
+    # the resamples are multinomial counts of the distinct per-question values: the bootstrap mean must
+    # have the question-level bootstrap's mean and variance (population variance / N); B = 4,000 gives the
+    # variance a relative SE of sqrt(2 / B) = 2.2%, the tolerance is 4 SE
+    rng = np.random.default_rng(11)
+    p = rng.beta(0.5, 0.5, 3_000)
+    x = rng.random((3_000, 20)) < p[:, None]
+    res = pass_at_k_ci(x, [1, 5], method="bootstrap", n_resamples=4_000, rng=1)
+    values = np.stack([pass_at_k(np.full(3_000, 20), x.sum(axis=1), k) for k in (1, 5)], axis=1)
+    target = values.var(axis=0) / values.shape[0]
+    assert np.all(np.abs(res.replicates.var(axis=0, ddof=1) / target - 1) < 4 * np.sqrt(2 / 4_000))
+    se_mean = np.sqrt(target / 4_000)
+    assert np.all(np.abs(res.replicates.mean(axis=0) - values.mean(axis=0)) < 4 * se_mean)
+    # resamples depend on the questions' values, not on their order or the input's dtype
+    shuffled = x[rng.permutation(3_000)]
+    again = pass_at_k_ci(shuffled.astype(np.int8), [1, 5], method="bootstrap", n_resamples=4_000, rng=1)
+    np.testing.assert_array_equal(again.replicates, res.replicates)

@@ -250,6 +250,18 @@ def is_binary(*arrays: np.ndarray) -> bool:
     return all(bool(np.all((arr == 0) | (arr == 1))) for arr in arrays)
 
 
+def clean_binary_pair(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` are aligned, non-empty 1-D numpy arrays of 0/1 (bool, integer or float):
+    then every check of :func:`check_paired` and :func:`check_binary` passes and may be skipped (a
+    value that is not 0/1, NaN included, makes it False, and the full checks name it).
+    """
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.ndim != 1 or a.shape != b.shape:
+        return False
+    if a.size == 0 or a.dtype.kind not in "buif" or b.dtype.kind not in "buif":
+        return False
+    return all(x.dtype.kind == "b" or bool(((x == 0) | (x == 1)).all()) for x in (a, b))
+
+
 def check_binary(arr: np.ndarray, name: str, *, why: str = "") -> None:
     """Raise when ``arr`` has a value other than 0/1."""
     bad = ~((arr == 0) | (arr == 1))

@@ -5,12 +5,15 @@ and the per-model intervals of the resolution report.
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 from scipy import special
 
 from .quantiles import level_quantile
 
-__all__ = ["binomial_bounds", "wilson_bounds"]
+__all__ = ["binomial_bounds", "wilson_bounds", "wilson_scalar"]
 
 
 def wilson_bounds(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -20,9 +23,34 @@ def wilson_bounds(k: np.ndarray, n: np.ndarray, confidence_level: float) -> tupl
     return np.asarray(low, dtype=float), np.asarray(high, dtype=float)
 
 
+@functools.lru_cache(maxsize=64)
 def _z(confidence_level: float, alternative: str) -> float:
-    """Normal quantile: two-sided z_{1-alpha/2}, one-sided z_{1-alpha}."""
+    """Normal quantile: two-sided z_{1-alpha/2}, one-sided z_{1-alpha} (cached: a handful of levels)."""
     return float(level_quantile(confidence_level, alternative))
+
+
+def wilson_scalar(k: int, n: int, confidence_level: float, alternative: str, clip: bool = True) -> tuple[float, float]:
+    """:func:`binomial_bounds` with ``method="wilson"`` for one count, in Python floats: the same
+    operations in the same order, so the same bits, without array overhead (a small call's cost).
+    """
+    kf, nf = float(k), float(n)
+    z = _z(confidence_level, alternative)
+    z2 = z * z
+    denom = nf + z2
+    center = (kf + z2 / 2.0) / denom
+    half = z / denom * math.sqrt(kf * (nf - kf) / nf + z2 / 4.0)
+    low, high = center - half, center + half
+    if kf <= 0:
+        low = 0.0
+    if kf >= nf:
+        high = 1.0
+    if clip:
+        low, high = min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
+    if alternative == "less":
+        low = 0.0
+    elif alternative == "greater":
+        high = 1.0
+    return low, high
 
 
 def binomial_bounds(

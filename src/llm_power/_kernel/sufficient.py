@@ -20,8 +20,8 @@ from .variance import DESIGN_EFFECTS, cluster_design_effects
 from .verdict import PairSums, pair_sums
 
 __all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
-           "gram_f32", "merge_pair_sums", "model_cluster_sums", "model_statistics", "pair_sums_binary",
-           "pair_sums_graded", "paired_counts", "pairwise_statistics"]
+           "discordant_counts", "gram_f32", "merge_pair_sums", "model_cluster_sums", "model_statistics",
+           "pair_sums_binary", "pair_sums_graded", "paired_counts", "pairwise_statistics"]
 
 #: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
 #: scores is formed in float32 (twice BLAS's float64 speed, half its memory) over blocks of rows
@@ -41,6 +41,11 @@ def paired_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
     n10 = int(np.count_nonzero(a1 & ~b1))
     n01 = int(np.count_nonzero(~a1 & b1))
     return n11, n10, n01, int(a.size - n11 - n10 - n01)
+
+
+def discordant_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
+    """(b, c) = #(a right, b wrong), #(a wrong, b right) of two aligned 0/1 arrays (checked by the caller)."""
+    return int(np.count_nonzero(a > b)), int(np.count_nonzero(a < b))
 
 
 @dataclass(frozen=True)
@@ -299,14 +304,24 @@ def _resample_batch(sums: PairSums, binary: bool, w: np.ndarray, crit: np.ndarra
     d_star = sums.delta[None, :] + e
     var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
     var = var0 if binary else var0 / (1.0 - 1.0 / n_b)[:, None]  # ddof 1 for graded scores
-    wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
-    r2 = np.maximum(w @ (r * r) - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
-    r2h = np.maximum(wh @ (r * r) - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
-    r2m = w @ (r * r / m[:, None]) - n_b[:, None] * e * e
-    ssw = w @ qc - w @ (r * r / m[:, None])
     nn = n_b[:, None]
-    effects = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m), ssw)
-    variance = DESIGN_EFFECTS[design_effect].variance(effects, var, nn)
+    model = DESIGN_EFFECTS[design_effect]
+    rr = r * r
+    if model.measured:  # the sandwich itself (CR2 or CR1): only its sum of squares, not all four effects
+        # the same expressions as cluster_design_effects, so the same bits
+        ww = w / (1.0 - m[None, :] / n_b[:, None]) if model.imbens_kolesar_df else w  # CR2 factors
+        sq = np.maximum(ww @ rr - 2.0 * e * (ww @ (m[:, None] * r)) + e * e * (ww @ (m * m))[:, None], 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            variance = sq / (nn * nn) if model.imbens_kolesar_df else g / (g - 1.0) * sq / (nn * nn)
+    else:
+        wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
+        r2 = np.maximum(w @ rr - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
+        r2h = np.maximum(wh @ rr - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
+        between = w @ (rr / m[:, None])
+        r2m = between - n_b[:, None] * e * e
+        ssw = w @ qc - between
+        effects = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m), ssw)
+        variance = model.variance(effects, var, nn)
     # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
     with np.errstate(divide="ignore", invalid="ignore"):
         t_abs = np.abs(d_star) / np.sqrt(variance)

@@ -30,10 +30,11 @@ from .._core.validation import (
     check_binary,
     check_option,
     check_paired,
+    clean_binary_pair,
     renamed_correction,
 )
 from .._kernel.pvalues import mcnemar_pvalue
-from .._kernel.sufficient import paired_counts
+from .._kernel.sufficient import discordant_counts, paired_counts
 
 __all__ = [
     "McNemarResult",
@@ -199,12 +200,17 @@ def mcnemar(
     """
     method = check_option(method, "method", ("exact", "asymptotic", "mid_p"))
     alternative = check_alternative(alternative)
-    a_arr, b_arr = check_paired(a, b, min_items=1)
-    check_binary(a_arr, "a", why="McNemar's test needs correct/incorrect per item")
-    check_binary(b_arr, "b", why="McNemar's test needs correct/incorrect per item")
+    if clean_binary_pair(a, b):  # numpy 0/1 vectors: one pass of checks, the counts by two comparisons
+        n_items = a.size
+        n_b, n_c = discordant_counts(a, b)
+    else:
+        a_arr, b_arr = check_paired(a, b, min_items=1)
+        check_binary(a_arr, "a", why="McNemar's test needs correct/incorrect per item")
+        check_binary(b_arr, "b", why="McNemar's test needs correct/incorrect per item")
+        n_items = a_arr.size
+        _, n_b, n_c, _ = paired_counts(a_arr, b_arr)
     continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=3)
-    _, n_b, n_c, _ = paired_counts(a_arr, b_arr)
-    return mcnemar_from_counts(n_b, n_c, n=a_arr.size, method=method, continuity_correction=continuity_correction,
+    return mcnemar_from_counts(n_b, n_c, n=n_items, method=method, continuity_correction=continuity_correction,
                                alternative=alternative, _stacklevel=3)
 
 

@@ -48,47 +48,78 @@ class Battles:
         return int(self.outcome.size)
 
 
-def _column(battles: Any, name: str) -> np.ndarray:
-    return np.asarray(battles[name], dtype=object)
+def _factorized(battles: Any, name: str) -> tuple[np.ndarray, list[Any], list[str], int]:
+    """A column as integer codes of its distinct values: (codes, raw values, their ``str``, length).
+
+    Hashing once (``pd.factorize``, fast on pandas' string and categorical columns), then ``str`` of
+    the few distinct values, never of every row.
+    """
+    import pandas as pd
+
+    col = battles[name]
+    if not isinstance(col, pd.Series):
+        arr = np.asarray(col, dtype=object)
+        if arr.ndim != 1:
+            raise ValueError(name)
+        col = pd.Series(arr, dtype=object)
+    codes, uniq = pd.factorize(col, use_na_sentinel=False)
+    raw = list(uniq.tolist() if hasattr(uniq, "tolist") else uniq)
+    return np.asarray(codes, dtype=np.intp), raw, [str(u) for u in raw], len(col)
+
+
+def _lookup(names: list[str], index: dict[str, int]) -> np.ndarray:
+    return np.array([index.get(x, -1) for x in names], dtype=np.intp)
 
 
 def encode_battles(battles: Any) -> Battles:
     """Check and encode a battles table (DataFrame or mapping with model_a, model_b, winner)."""
     try:
-        a, b, w = (_column(battles, c) for c in ("model_a", "model_b", "winner"))
-    except (KeyError, TypeError, IndexError, ValueError):
+        (ca, _, na, len_a), (cb, _, nb, len_b), (cw, raw_w, nw, len_w) = (
+            _factorized(battles, c) for c in ("model_a", "model_b", "winner"))
+    except KeyError:
         msg = "battles need columns model_a, model_b and winner (model_a | model_b | tie)"
         raise DataError(msg) from None
-    if not (a.shape == b.shape == w.shape) or a.ndim != 1:
+    except (TypeError, IndexError, ValueError):
+        if not all(_has(battles, c) for c in ("model_a", "model_b", "winner")):
+            msg = "battles need columns model_a, model_b and winner (model_a | model_b | tie)"
+            raise DataError(msg) from None
+        msg = "battles: model_a, model_b and winner must be 1-D columns of one length"
+        raise DataError(msg) from None
+    if not (len_a == len_b == len_w):
         msg = "battles: model_a, model_b and winner must be 1-D columns of one length"
         raise DataError(msg)
-    import pandas as pd  # factorize: hashing, not sorting millions of strings
-
-    sa, sb, sw = (pd.Series(x, dtype=object).astype(str) for x in (a, b, w))
-    codes_a, uniq_a = pd.factorize(sa)
-    codes_b, uniq_b = pd.factorize(sb)
-    models = sorted(set(uniq_a.tolist()) | set(uniq_b.tolist()))
+    models = sorted(set(na) | set(nb))
     index = {name: k for k, name in enumerate(models)}
-    ia = np.array([index[u] for u in uniq_a.tolist()], dtype=np.intp)[codes_a]
-    ib = np.array([index[u] for u in uniq_b.tolist()], dtype=np.intp)[codes_b]
+    ia = _lookup(na, index)[ca]
+    ib = _lookup(nb, index)[cb]
     if (ia == ib).any():
         row = int(np.argmax(ia == ib))
-        msg = f"battle {row}: a model against itself ({sa.iloc[row]!r})"
+        msg = f"battle {row}: a model against itself ({na[ca[row]]!r})"
         raise DataError(msg)
     if len(models) < 2:
         msg = "battles between at least two models are needed"
         raise DataError(msg)
     check_model_count(len(models))
+    # the winner: "model_a" | "model_b" | "tie" or a model's name (compared with the row's a and b)
+    w_model = _lookup(nw, index)[cw]
+    keyword = np.array([{"model_a": 0, "model_b": 1, "tie": 2}.get(x, -1) for x in nw], dtype=np.int8)[cw]
     outcome = np.full(ia.size, -1, dtype=np.int8)
-    wv, av, bv = sw.to_numpy(), sa.to_numpy(), sb.to_numpy()
-    outcome[wv == "tie"] = 2
-    outcome[(wv == "model_b") | (wv == bv)] = 1
-    outcome[(wv == "model_a") | (wv == av)] = 0
+    outcome[keyword == 2] = 2
+    outcome[(keyword == 1) | ((w_model == ib) & (w_model >= 0))] = 1
+    outcome[(keyword == 0) | ((w_model == ia) & (w_model >= 0))] = 0
     if (outcome < 0).any():
         row = int(np.argmax(outcome < 0))
-        msg = f"battle {row}: winner {w[row]!r} is none of model_a, model_b, tie"
+        msg = f"battle {row}: winner {raw_w[cw[row]]!r} is none of model_a, model_b, tie"
         raise DataError(msg)
     return Battles(models=models, ia=ia, ib=ib, outcome=outcome)
+
+
+def _has(battles: Any, name: str) -> bool:
+    try:
+        battles[name]
+    except (KeyError, TypeError, IndexError, ValueError):
+        return False
+    return True
 
 
 def battle_cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | None:

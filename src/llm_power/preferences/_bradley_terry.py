@@ -23,13 +23,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._core.blas import one_blas_thread
 from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width, t_pvalue
 from ._battles import Battles, battle_cluster_codes, encode_battles
-from ._fit import Cells, bootstrap_cells, cells_sandwich, fit_cells
+from ._fit import Cells, bootstrap_cells, cells_sandwich, count_cells, fit_cells
 
 __all__ = ["BradleyTerryResult", "bradley_terry"]
 
@@ -370,9 +371,8 @@ def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", 
     themselves (the limit of the likelihood as the separated ratings run off).
     """
     m = len(enc.models)
-    cell_id = (enc.ia * m + enc.ib) * 3 + enc.outcome
-    uniq, counts = np.unique(cell_id, return_counts=True)
-    cells = Cells.from_cell_counts(m, uniq, counts.astype(float))
+    cells_at = count_cells(enc)
+    cells = Cells.from_cell_counts(m, cells_at[0], cells_at[1])
     main, outside, separated = _separation(cells, enc.models)
     if separated:
         keep = main[enc.ia] & main[enc.ib]
@@ -384,23 +384,41 @@ def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", 
                            rng=rng, tol=tol, max_iter=max_iter)
         return _with_separated(part, enc, main, outside, separated)
     davidson = ties == "davidson"
+    with one_blas_thread():
+        return _fit_connected(enc, cells, cells_at, groups, davidson=davidson, method=method,
+                              confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, tol=tol,
+                              max_iter=max_iter)
+
+
+def _fit_connected(enc: Battles, cells: Cells, cells_at: tuple[np.ndarray, np.ndarray, np.ndarray],  # noqa: PLR0913
+                   groups: np.ndarray | None, *, davidson: bool, method: str, confidence_level: float,
+                   n_resamples: int, rng: SeedLike, tol: float, max_iter: int) -> BradleyTerryResult:
+    """The fit, covariance and result of battles whose models all win and lose among themselves."""
+    m = len(enc.models)
+    ties = "davidson" if davidson else "half"
     theta, tau = fit_cells(cells, davidson=davidson, tol=tol, max_iter=max_iter)
     n_clusters = None if groups is None else int(groups.max()) + 1
     replicates = None
     sw = None
     df, reason = math.inf, None
     if method == "sandwich":
-        sw = cells_sandwich(enc, cells, theta, tau, groups)
+        sw = cells_sandwich(enc, cells, theta, tau, groups, cells_at)
         cov = sw.covariance[:m, :m]
         df, reason = sw.df, sw.not_estimable
         if reason is not None:
             cov = np.full((m, m), np.nan)
     else:
-        reps = bootstrap_cells(enc, cell_id, groups, n_resamples, as_rng(rng), davidson=davidson)
+        reps = bootstrap_cells(enc, cells_at, groups, n_resamples, as_rng(rng), davidson=davidson, start=(theta, tau))
         replicates = reps[np.all(np.isfinite(reps), axis=1)]
         if replicates.shape[0] < 2:
             msg = "bootstrap: fewer than two resamples had a finite Bradley-Terry fit"
             raise DataError(msg)
+        if replicates.shape[0] < reps.shape[0]:
+            dropped = reps.shape[0] - replicates.shape[0]
+            warnings.warn(f"Bradley-Terry bootstrap: {dropped:,} of {reps.shape[0]:,} resamples have no finite fit (a "
+                          "model without a win or without a loss in the resample) and are dropped; the covariance is "
+                          "that of the others (method='sandwich' needs no resampling)", DegenerateDataWarning,
+                          stacklevel=3)
         cov = np.cov(replicates, rowvar=False)
     if reason is not None:
         warnings.warn(f"Bradley-Terry: {reason}; every interval and test of the ratings is NaN (fit without "

@@ -14,7 +14,7 @@ from .._core.errors import DataError
 from .._kernel.variance import Sandwich, sandwich
 from ._battles import Battles
 
-__all__ = ["Cells", "fit_cells"]
+__all__ = ["Cells", "bootstrap_cells", "cells_sandwich", "count_cells", "fit_cells"]
 
 
 @dataclass
@@ -58,10 +58,18 @@ def _score_terms(d: np.ndarray, tau: float | None) -> tuple[np.ndarray, np.ndarr
 def _loglik(cells: Cells, theta: np.ndarray, tau: float | None) -> float:
     d = theta[cells.pi] - theta[cells.pj]
     won, lost, tied = cells.counts.T
-    if tau is None:
-        return float(np.sum((won + 0.5 * tied) * -np.logaddexp(0.0, -d) + (lost + 0.5 * tied) * -np.logaddexp(0.0, d)))
+    if tau is None:  # log(1 + e^d) = log(1 + e^-d) + d: one logaddexp per pair
+        return float(-np.sum((won + lost + tied) * np.logaddexp(0.0, -d) + (lost + 0.5 * tied) * d))
     log_den = np.logaddexp(np.logaddexp(d / 2.0, -d / 2.0), tau)
     return float(np.sum(won * d / 2.0 - lost * d / 2.0 + tied * tau - (won + lost + tied) * log_den))
+
+
+def _laplacian(m: int, pi: np.ndarray, pj: np.ndarray, wgt: np.ndarray) -> np.ndarray:
+    """The sum over pairs of wgt (e_pi - e_pj)(e_pi - e_pj)' (m x m), by one bincount over the m x m grid."""
+    flat = np.bincount(pi * m + pj, weights=wgt, minlength=m * m).reshape(m, m)
+    out: np.ndarray = -(flat + flat.T)
+    out[np.diag_indices(m)] = np.bincount(pi, weights=wgt, minlength=m) + np.bincount(pj, weights=wgt, minlength=m)
+    return out
 
 
 def _information(cells: Cells, d: np.ndarray, tau: float | None) -> np.ndarray:
@@ -71,11 +79,7 @@ def _information(cells: Cells, d: np.ndarray, tau: float | None) -> np.ndarray:
     _, _, info = _score_terms(d, tau)
     n = cells.counts.sum(axis=1)
     h = np.zeros((size, size))
-    wgt = n * info[:, 0]
-    np.add.at(h, (cells.pi, cells.pi), wgt)
-    np.add.at(h, (cells.pj, cells.pj), wgt)
-    np.add.at(h, (cells.pi, cells.pj), -wgt)
-    np.add.at(h, (cells.pj, cells.pi), -wgt)
+    h[:m, :m] = _laplacian(m, cells.pi, cells.pj, n * info[:, 0])
     if tau is not None:
         cross = n * info[:, 1]
         h[m, :m] = np.bincount(cells.pi, weights=cross, minlength=m) - np.bincount(cells.pj, weights=cross,
@@ -85,21 +89,39 @@ def _information(cells: Cells, d: np.ndarray, tau: float | None) -> np.ndarray:
     return h
 
 
-def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int = 200) -> tuple[np.ndarray,
-                                                                                                  float | None]:
-    """The MLE (theta centred, log nu or None) by damped Newton steps on the sum-zero subspace.
+def _newton_direction(information: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Solve (information + pin) x = grad: a Cholesky solve (the pinned information is positive definite
+    for connected battles), least squares when rounding makes it indefinite.
+    """
+    from scipy import linalg
+
+    try:
+        return np.asarray(linalg.cho_solve(linalg.cho_factor(information, check_finite=False), grad,
+                                           check_finite=False))
+    except linalg.LinAlgError:
+        return np.asarray(np.linalg.lstsq(information, grad, rcond=None)[0])
+
+
+def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int = 200,  # noqa: PLR0913
+              start: tuple[np.ndarray, float | None] | None = None) -> tuple[np.ndarray, float | None]:
+    """The MLE (theta centred, log nu or None) by damped Newton steps on the sum-zero subspace, from 0
+    (or from ``start``, e.g. the full-data fit for a bootstrap refit).
 
     Raises DataError when the MLE does not exist (a model that never wins or never loses, or a
     comparison graph in pieces).
     """
     m = cells.m
-    theta, tau = np.zeros(m), (math.log(max(cells.counts[:, 2].sum(), 0.5) / max(cells.counts.sum(), 1.0))
-                               if davidson else None)
+    if start is None:
+        theta, tau = np.zeros(m), (math.log(max(cells.counts[:, 2].sum(), 0.5) / max(cells.counts.sum(), 1.0))
+                                   if davidson else None)
+    else:
+        theta, tau = start[0].copy(), start[1]
     size_p = m + davidson
     pin = np.zeros((size_p, size_p))
     pin[:m, :m] = 1.0 / m  # fixes the free constant of theta
     proj = np.eye(size_p)
     proj[:m, :m] -= 1.0 / m
+    current = _loglik(cells, theta, tau)
     for _ in range(max_iter):
         d = theta[cells.pi] - theta[cells.pj]
         s_d, s_t, _ = _score_terms(d, tau)
@@ -107,14 +129,15 @@ def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int
         grad = np.bincount(cells.pi, weights=g_pair, minlength=m) - np.bincount(cells.pj, weights=g_pair, minlength=m)
         if s_t is not None:
             grad = np.append(grad, np.sum(cells.counts * s_t))
-        step = proj @ np.linalg.lstsq(_information(cells, d, tau) + pin, grad, rcond=None)[0]
-        current = _loglik(cells, theta, tau)
+        step = proj @ _newton_direction(_information(cells, d, tau) + pin, grad)
         size = 1.0
-        while size > 1e-8:
+        while True:  # halve the step until the log-likelihood does not fall (at most down to 2^-27)
             new_tau = None if tau is None else tau + size * float(step[m])
-            if _loglik(cells, theta + size * step[:m], new_tau) >= current - 1e-12 * abs(current):
+            value = _loglik(cells, theta + size * step[:m], new_tau)
+            if value >= current - 1e-12 * abs(current) or size <= 1e-8:
                 break
             size /= 2.0
+        current = value
         theta = theta + size * step[:m]
         if tau is not None:
             tau += size * float(step[m])
@@ -131,8 +154,9 @@ def fit_cells(cells: Cells, *, davidson: bool, tol: float = 1e-10, max_iter: int
     return theta - theta.mean(), tau
 
 
-def cells_sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,
-              groups: np.ndarray | None) -> Sandwich:
+def cells_sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | None,  # noqa: PLR0913
+                   groups: np.ndarray | None,
+                   cells_at: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> Sandwich:
     """The sandwich of the ratings (and Davidson's tau) from the kernel: meat summed per battle, or per
     cluster (CR1, G/(G-1), t on G - 1 df, not estimable with no more clusters than free parameters).
     """
@@ -140,54 +164,102 @@ def cells_sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | N
     size = m + (tau is not None)
     d = theta[cells.pi] - theta[cells.pj]
     s_d, s_t, _ = _score_terms(d, tau)
-    from scipy import sparse
-
-    if groups is None:  # one cluster per battle: sum over cells of count x s s'
-        root = np.sqrt(cells.counts.ravel())
-        rows = np.arange(root.size)
-        pi, pj = np.repeat(cells.pi, 3), np.repeat(cells.pj, 3)
-        parts = [(rows, pi, root * s_d.ravel()), (rows, pj, -root * s_d.ravel())]
+    if groups is None:  # one cluster per battle: sum over cells of count x s s' (a Laplacian in theta)
+        meat = np.zeros((size, size))
+        meat[:m, :m] = _laplacian(m, cells.pi, cells.pj, np.sum(cells.counts * s_d * s_d, axis=1))
         if s_t is not None:
-            parts.append((rows, np.full(rows.size, m), root * s_t.ravel()))
-        n_rows = rows.size
+            cross = np.sum(cells.counts * s_d * s_t, axis=1)
+            meat[m, :m] = np.bincount(cells.pi, weights=cross, minlength=m) - np.bincount(cells.pj, weights=cross,
+                                                                                          minlength=m)
+            meat[:m, m] = meat[m, :m]
+            meat[m, m] = float(np.sum(cells.counts * s_t * s_t))
+        n_rows = 0
     else:  # per cluster: the sum of its battles' scores (sparse: a cluster touches few models)
+        from scipy import sparse
+
         n_rows = int(groups.max()) + 1
-        pair_row = np.searchsorted(cells.pi * m + cells.pj, enc.ia * m + enc.ib)  # cells are sorted by pair
-        sd = s_d[pair_row, enc.outcome]
+        if cells_at is None:
+            pair_row = np.searchsorted(cells.pi * m + cells.pj, enc.ia * m + enc.ib)  # cells are sorted by pair
+            sd = s_d[pair_row, enc.outcome]
+            st = None if s_t is None else s_t[pair_row, enc.outcome]
+        else:  # each battle's cell is known: look the scores up per cell, then per battle
+            uniq, _, inv = cells_at
+            cell_row = np.searchsorted(cells.pi * m + cells.pj, uniq // 3)
+            sd = s_d[cell_row, uniq % 3][inv]
+            st = None if s_t is None else s_t[cell_row, uniq % 3][inv]
         parts = [(groups, enc.ia, sd), (groups, enc.ib, -sd)]
-        if s_t is not None:
-            parts.append((groups, np.full(groups.size, m), s_t[pair_row, enc.outcome]))
-    r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
-    scores = sparse.csr_matrix((v, (r, c)), shape=(n_rows, size))  # duplicates are summed
-    meat = np.asarray((scores.T @ scores).toarray())
+        if st is not None:
+            parts.append((groups, np.full(groups.size, m), st))
+        r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
+        scores = sparse.csr_matrix((v, (r, c)), shape=(n_rows, size))  # duplicates are summed
+        meat = np.asarray((scores.T @ scores).toarray())
     pin = np.zeros((size, size))
     pin[:m, :m] = 1.0 / m  # the projection onto the constant the ratings are free of
     return sandwich(_information(cells, d, tau), meat, n_clusters=None if groups is None else n_rows,
                     n_free=size - 1, constraint=pin, what="free ratings")
 
 
-def bootstrap_cells(enc: Battles, cell_id: np.ndarray, groups: np.ndarray | None, n_resamples: int,
-               gen: np.random.Generator, *, davidson: bool) -> np.ndarray:
-    """Refits on resampled battles (or whole clusters): rows of centred ratings (NaN: no finite MLE)."""
+def count_cells(enc: Battles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (model_a, model_b, outcome) cells of the battles in one pass: sorted cell ids
+    ((a * M + b) * 3 + outcome), their counts, and each battle's position among them.
+
+    One ``np.bincount`` over the 3 M^2 cells when that grid is small (up to 2^24 cells, about 2,400
+    models), a sort otherwise.
+    """
+    m = len(enc.models)
+    cell_id = (enc.ia * m + enc.ib) * 3 + enc.outcome
+    if 3 * m * m <= 1 << 24:
+        grid = np.bincount(cell_id, minlength=3 * m * m)
+        uniq = np.flatnonzero(grid)
+        position = np.cumsum(grid > 0) - 1
+        return uniq, grid[uniq].astype(float), position[cell_id]
+    uniq, inv, counts = np.unique(cell_id, return_inverse=True, return_counts=True)
+    return uniq, counts.astype(float), inv
+
+
+def _resample_table(m: int, uniq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed layout of the cells for refits: pairs (pi, pj) and each cell's (pair row, outcome)."""
+    pair = uniq // 3
+    pairs, row = np.unique(pair, return_inverse=True)
+    return pairs // m, pairs % m, row, uniq % 3
+
+
+def bootstrap_cells(enc: Battles, cells_at: tuple[np.ndarray, np.ndarray, np.ndarray],  # noqa: PLR0913
+                    groups: np.ndarray | None, n_resamples: int, gen: np.random.Generator, *, davidson: bool,
+                    start: tuple[np.ndarray, float | None]) -> np.ndarray:
+    """Refits on resampled battles (or whole clusters): rows of centred ratings (NaN: no finite MLE).
+
+    A resample is a multinomial draw of cell counts (of clusters, summed into cells through the
+    clusters' cell counts), never a re-reading of battles; each refit starts at the full-data fit
+    ``start``. A resample in which a model never wins (or never loses; ties count as both) has no
+    finite MLE and gives a NaN row without a fit.
+    """
     from scipy import sparse
 
     m = len(enc.models)
-    uniq, inv = np.unique(cell_id, return_inverse=True)
+    uniq, counts, inv = cells_at
+    pi, pj, row, outcome = _resample_table(m, uniq)
     out = np.full((n_resamples, m), np.nan)
     if groups is None:
-        freq = np.bincount(inv).astype(float)
-        freq /= freq.sum()
+        freq = counts / counts.sum()
     else:
         g = int(groups.max()) + 1
         by_group = sparse.csr_matrix((np.ones(enc.n), (groups, inv)), shape=(g, uniq.size)).T.tocsr()
+    table = np.zeros((pi.size, 3))
     for r in range(n_resamples):  # one resample at a time: memory O(cells), not O(resamples x cells)
         if groups is None:
             draw = gen.multinomial(enc.n, freq).astype(float)
         else:
             draw = by_group @ gen.multinomial(g, np.full(g, 1.0 / g)).astype(float)
-        keep = draw > 0
+        table[row, outcome] = draw
+        won, lost, tied = table[:, 0], table[:, 1], table[:, 2]
+        wins = np.bincount(pi, weights=won + tied, minlength=m) + np.bincount(pj, weights=lost + tied, minlength=m)
+        losses = np.bincount(pi, weights=lost + tied, minlength=m) + np.bincount(pj, weights=won + tied, minlength=m)
+        if not (np.all(wins > 0) and np.all(losses > 0)):
+            continue
         try:
-            theta, _ = fit_cells(Cells.from_cell_counts(m, uniq[keep], draw[keep]), davidson=davidson, max_iter=100)
+            theta, _ = fit_cells(Cells(m=m, pi=pi, pj=pj, counts=table), davidson=davidson, max_iter=100,
+                                 start=start)
         except (DataError, np.linalg.LinAlgError):
             continue
         out[r] = theta

@@ -255,7 +255,19 @@ def sample_counts(results: Any) -> tuple[np.ndarray, np.ndarray]:
             raise DataError(msg)
         n_arr, c_arr, _ = _counts(n, c, np.ones_like(n))
         return n_arr, c_arr
-    x = np.asarray(results, dtype=float)
+    raw = np.asarray(results)
+    if raw.ndim == 2 and raw.dtype.kind in "biu":  # bool / integer 0-1: no missing samples, no float copy
+        if raw.dtype.kind != "b":
+            bad_int = (raw < 0) | (raw > 1)
+            if bad_int.any():
+                q, s = (int(v[0]) for v in np.nonzero(bad_int))
+                msg = f"question {q}, sample {s}: {float(raw[q, s])!r} is not 0/1 (pass@k needs pass/fail per sample)"
+                raise DataError(msg)
+        if raw.shape[1] == 0 and raw.shape[0] > 0:
+            msg = "question 0 has no samples"
+            raise DataError(msg)
+        return np.full(raw.shape[0], raw.shape[1], dtype=np.int64), raw.sum(axis=1, dtype=np.int64)
+    x = np.asarray(raw, dtype=float)
     if x.ndim != 2:
         msg = f"results must be a questions x samples matrix or an (n, c) pair; got shape {x.shape}"
         raise ValueError(msg)
@@ -278,7 +290,10 @@ def _graded(results: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """
     if isinstance(results, tuple):
         return None
-    x = np.asarray(results, dtype=float)
+    raw = np.asarray(results)
+    if raw.dtype.kind == "b" or (raw.dtype.kind in "iu" and not (np.any(raw > 1) or np.any(raw < 0))):
+        return None  # 0/1 results (bool or integer): pass@k counts, not graded scores
+    x = np.asarray(raw, dtype=float)
     if x.ndim != 2:
         return None
     seen = np.isfinite(x)
@@ -373,14 +388,19 @@ def mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarra
 
 def bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: int,
                      gen: np.random.Generator) -> np.ndarray:
-    """Resamples x ks means of resampled questions (whole clusters with ``codes``)."""
+    """Resamples x ks means of resampled questions (whole clusters with ``codes``).
+
+    Questions: a resample is a multinomial draw of how often each distinct row of ``values`` is drawn,
+    the same distribution as drawing questions, in O(distinct rows) instead of O(questions) per
+    resample (pass@k of questions with n samples each has at most n + 1 distinct rows). Clusters: a
+    multinomial draw over the clusters.
+    """
     if codes is None:
-        sums, sizes = values, np.ones(values.shape[0])
-    else:
-        g = int(codes.max()) + 1
-        sums = np.zeros((g, values.shape[1]))
-        np.add.at(sums, codes, values)
-        sizes = np.bincount(codes, minlength=g).astype(float)
+        return _bootstrap_question_means(values, n_resamples, gen)
+    g = int(codes.max()) + 1
+    sums = np.zeros((g, values.shape[1]))
+    np.add.at(sums, codes, values)
+    sizes = np.bincount(codes, minlength=g).astype(float)
     units = sums.shape[0]
     out = np.empty((n_resamples, values.shape[1]))
     block = max(1, 4_000_000 // units)
@@ -388,6 +408,21 @@ def bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: i
         rows = min(block, n_resamples - start)
         w = gen.multinomial(units, np.full(units, 1.0 / units), size=rows).astype(float)
         out[start:start + rows] = (w @ sums) / (w @ sizes)[:, None]
+    return out
+
+
+def _bootstrap_question_means(values: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
+    """Resampled means of questions as multinomial counts of the distinct rows of ``values`` (sorted,
+    so that the resamples depend on the questions' values, not on their order).
+    """
+    n = values.shape[0]
+    uniq, inv = np.unique(values, axis=0, return_inverse=True)
+    freq = np.bincount(inv.ravel(), minlength=uniq.shape[0]) / n
+    out = np.empty((n_resamples, values.shape[1]))
+    block = max(1, 4_000_000 // uniq.shape[0])
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        out[start:start + rows] = (gen.multinomial(n, freq, size=rows) @ uniq) / n
     return out
 
 
