@@ -30,6 +30,9 @@ F32_EXACT_ROWS = 1 << 24
 DIRECT_MIN_MODELS = 400
 #: elements of one batch of per-pair products (bounded memory)
 BATCH_ELEMENTS = 4_000_000
+#: elements of the (resamples x pairs) arrays of one chunk of cluster resamples: 64 Ki float64 (512 KB)
+#: each, so that the twenty-odd elementwise steps of a resampled verdict run in cache, not in memory
+CACHE_ELEMENTS = 1 << 16
 
 
 def paired_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
@@ -280,46 +283,72 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
     counts = np.zeros(n_resamples, dtype=np.int64)
     low, high = np.empty(n_pairs), np.empty(n_pairs)
     step = max(1, BATCH_ELEMENTS // max(n_resamples, 1))
+    inner = max(1, CACHE_ELEMENTS // max(n_resamples, 1))
+    model = DESIGN_EFFECTS[design_effect]
     for start in range(0, n_pairs, step):
         sl = slice(start, start + step)
         part = PairSums(n=sums.n, delta=sums.delta[sl], ss=sums.ss[sl], sizes=sums.sizes,
                         resid=None if sums.resid is None else sums.resid[:, sl],
                         resid_sq=None if sums.resid_sq is None else sums.resid_sq[:, sl])
-        unresolved, d_star = _resample_batch(part, binary, w, crit[sl], k_df[sl], design_effect=design_effect)
-        counts += unresolved
-        low[sl], high[sl] = np.quantile(d_star, [tail, 1.0 - tail], axis=0)
+        products = _resample_products(part, w, model.measured, model.imbens_kolesar_df)
+        for sub in range(0, part.delta.size, inner):  # the elementwise steps chunk by chunk, in cache
+            ss = slice(sub, sub + inner)
+            unresolved, d_star = _resample_verdict({k: v[:, ss] for k, v in products.items()}, part.delta[ss],
+                                                   sums.clusters()[0], w, binary, crit[sl][ss], k_df[sl][ss],
+                                                   design_effect=design_effect)
+            counts += unresolved
+            at = slice(start + sub, start + sub + d_star.shape[1])
+            low[at], high[at] = np.quantile(np.ascontiguousarray(d_star.T), [tail, 1.0 - tail], axis=1)
         advance("cluster resamples", min(start + step, n_pairs), n_pairs)
     return counts, low, high
 
 
-def _resample_batch(sums: PairSums, binary: bool, w: np.ndarray, crit: np.ndarray,  # noqa: PLR0917
-                    k_df: np.ndarray, *, design_effect: str) -> tuple[np.ndarray, np.ndarray]:
-    """Unresolved flags summed per resample, and the resampled gaps, for the pairs of ``sums``;
-    ``w`` (B x G) counts how often each cluster is drawn in each resample.
+def _resample_products(sums: PairSums, w: np.ndarray, measured: bool, cr2: bool) -> dict[str, np.ndarray]:
+    """The (B x pairs) matrix products of the resampled verdicts of the pairs of ``sums``: ``w`` (B x G)
+    counts how often each cluster is drawn in each resample. Measured design effects (CR2, CR1) need
+    four products, the ANOVA ones nine.
     """
     m, r, qc = sums.clusters()
+    n_b = w @ m
+    rr = r * r
+    out = {"e": w @ r, "q": w @ qc}
+    if measured:
+        ww = w / (1.0 - m[None, :] / n_b[:, None]) if cr2 else w  # CR2 factors of the resampled clusters
+        out["sq1"], out["sq2"] = ww @ rr, ww @ (m[:, None] * r)
+    else:
+        wh = w / (1.0 - m[None, :] / n_b[:, None])
+        out["r2a"], out["r2b"] = w @ rr, w @ (m[:, None] * r)
+        out["r2ha"], out["r2hb"] = wh @ rr, wh @ (m[:, None] * r)
+        out["between"] = w @ (rr / m[:, None])
+    return out
+
+
+def _resample_verdict(p: dict[str, np.ndarray], delta: np.ndarray, m: np.ndarray, w: np.ndarray,  # noqa: PLR0913, PLR0917
+                      binary: bool, crit: np.ndarray, k_df: np.ndarray, *,
+                      design_effect: str) -> tuple[np.ndarray, np.ndarray]:
+    """Unresolved flags summed per resample, and the resampled gaps, from the products of
+    :func:`_resample_products` (elementwise only: the same expressions as :func:`cluster_design_effects`
+    and the cluster verdict, so the same bits).
+    """
     g = m.size
     n_b = w @ m  # (B,)
-    e = (w @ r) / n_b[:, None]  # delta_b - delta
-    d_star = sums.delta[None, :] + e
-    var0 = np.maximum((w @ qc) / n_b[:, None] - e * e, 0.0)
+    e = p["e"] / n_b[:, None]  # delta_b - delta
+    d_star = delta[None, :] + e
+    var0 = np.maximum(p["q"] / n_b[:, None] - e * e, 0.0)
     var = var0 if binary else var0 / (1.0 - 1.0 / n_b)[:, None]  # ddof 1 for graded scores
     nn = n_b[:, None]
     model = DESIGN_EFFECTS[design_effect]
-    rr = r * r
     if model.measured:  # the sandwich itself (CR2 or CR1): only its sum of squares, not all four effects
-        # the same expressions as cluster_design_effects, so the same bits
-        ww = w / (1.0 - m[None, :] / n_b[:, None]) if model.imbens_kolesar_df else w  # CR2 factors
-        sq = np.maximum(ww @ rr - 2.0 * e * (ww @ (m[:, None] * r)) + e * e * (ww @ (m * m))[:, None], 0.0)
+        ww = w / (1.0 - m[None, :] / n_b[:, None]) if model.imbens_kolesar_df else w
+        sq = np.maximum(p["sq1"] - 2.0 * e * p["sq2"] + e * e * (ww @ (m * m))[:, None], 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             variance = sq / (nn * nn) if model.imbens_kolesar_df else g / (g - 1.0) * sq / (nn * nn)
     else:
-        wh = w / (1.0 - m[None, :] / n_b[:, None])  # CR2 factors of the resampled clusters
-        r2 = np.maximum(w @ rr - 2.0 * e * (w @ (m[:, None] * r)) + e * e * (w @ (m * m))[:, None], 0.0)
-        r2h = np.maximum(wh @ rr - 2.0 * e * (wh @ (m[:, None] * r)) + e * e * (wh @ (m * m))[:, None], 0.0)
-        between = w @ (rr / m[:, None])
-        r2m = between - n_b[:, None] * e * e
-        ssw = w @ qc - between
+        wh = w / (1.0 - m[None, :] / n_b[:, None])
+        r2 = np.maximum(p["r2a"] - 2.0 * e * p["r2b"] + e * e * (w @ (m * m))[:, None], 0.0)
+        r2h = np.maximum(p["r2ha"] - 2.0 * e * p["r2hb"] + e * e * (wh @ (m * m))[:, None], 0.0)
+        r2m = p["between"] - n_b[:, None] * e * e
+        ssw = p["q"] - p["between"]
         effects = cluster_design_effects(n_b, g, var, r2, r2h, np.maximum(r2m, 0.0), w @ (m * m), ssw)
         variance = model.variance(effects, var, nn)
     # the decision of _cluster_decision, with critical values per pair instead of a p-value per resample
