@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from ._core.options import ADJUST_METHODS  # one list, shared with the command line
 from ._core.results import Result
@@ -164,6 +164,8 @@ def _pc_values(p: np.ndarray, method: str) -> np.ndarray:
     else:  # fisher on the N - u + 1 largest p-values
         logs = np.log(np.maximum(ps, 1e-300))
         tail_sums = np.cumsum(logs[::-1])[::-1]  # sum of logs of p_(u..N)
+        from scipy import stats  # on first use (start-up time)
+
         raw = stats.chi2.sf(-2.0 * tail_sums, 2 * (n - u + 1))
     return np.maximum.accumulate(raw)
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from .._core.clusters import FEW_CLUSTERS, code_labels
 from .._core.errors import DataError, DegenerateDataWarning
@@ -474,6 +474,8 @@ def choose_iid_test(binary: bool, n: int, m: int | None, d: np.ndarray | None) -
     if n >= CLT_MIN_ITEMS:
         return "paired_t", f"graded scores, mean difference over n = {n} >= {CLT_MIN_ITEMS} items (CLT)"
     if n >= 3 and d is not None and np.ptp(d) > 0:
+        from scipy import stats  # only here: importing scipy.stats costs a start-up ~0.3 s
+
         p_norm = float(stats.shapiro(d).pvalue)
         if p_norm >= 0.05:
             return "paired_t", (f"graded scores, n = {n} < {CLT_MIN_ITEMS}, differences look normal "

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .._core.errors import ApproximationWarning, DegenerateDataWarning
 from .._core.results import Result
@@ -397,6 +396,8 @@ def wilcoxon(
     >>> res.statistic, round(res.pvalue, 4)
     (20.0, 0.0458)
     """
+    from scipy import stats  # on first use: importing scipy.stats costs start-up time
+
     alternative = check_alternative(alternative)
     method = check_option(method, "method", ("auto", "exact", "approx"))
     zero_method = check_option(zero_method, "zero_method", ("wilcox", "pratt"))
@@ -488,6 +489,8 @@ def paired_t(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     >>> round(res.statistic, 3), res.df, round(res.pvalue, 4)
     (2.75, 4.0, 0.0514)
     """
+    from scipy import stats  # on first use: importing scipy.stats costs start-up time
+
     alternative = check_alternative(alternative)
     a_arr, b_arr = check_paired(a, b)
     d = a_arr - b_arr
@@ -543,6 +546,8 @@ def unpaired_z(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     ...     print(round(unpaired_z(a, b).pvalue, 3))
     0.368
     """
+    from scipy import stats  # on first use: importing scipy.stats costs start-up time
+
     alternative = check_alternative(alternative)
     a_arr = as_float_array(a, "a").reshape(-1)
     b_arr = as_float_array(b, "b").reshape(-1)
