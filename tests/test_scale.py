@@ -374,6 +374,8 @@ CASES = {
     "two filters": [_sample(i, filter=f) for i in range(20) for f in ("strict", "flex")],
     "a bool metric": [_sample(i, acc=bool(i % 2)) for i in range(10)],
     "a duplicate doc id": [_sample(i) for i in range(10)] + [_sample(3)],
+    "two filters, one (filter, doc id) twice": [_sample(i, filter=f) for i in range(8) for f in ("strict", "flex")]
+    + [_sample(2, filter="flex")],
     "a missing metric": [_sample(i) for i in range(10)] + [{k: v for k, v in _sample(10).items() if k != "acc"}],
     "a numeric cluster label": [_sample(i, doc={"subject": i % 3}) for i in range(10)],
     "a missing cluster label": [_sample(i) for i in range(5)] + [_sample(5, doc={})],

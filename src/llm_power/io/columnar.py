@@ -88,7 +88,12 @@ def lm_eval_columns(path: Path, *, task: str, model: str, metric: str | None, fi
 
 def _columns(table: Any, pc: Any, *, task: str, model: str, name: str, metric: str | None,  # noqa: PLR0911
              filter_name: str | None, cluster: str | None, source: str) -> dict[str, Any] | None:
-    """Check the parsed columns as the line reader would, and form the table's columns."""
+    """Check the parsed columns as the line reader would, and form the table's columns: the item,
+    target and cluster columns as pandas Categoricals made from arrow's dictionary encoding (no Python
+    string per row but the item ids).
+    """
+    import pyarrow as pa
+
     if table.num_rows == 0 or table.column("doc_id").null_count or table.column(name).null_count:
         return None
     if metric is None:
@@ -97,21 +102,28 @@ def _columns(table: Any, pc: Any, *, task: str, model: str, name: str, metric: s
         firsts = pc.list_element(table.column("metrics"), 0)
         if firsts.null_count or not pc.all(pc.equal(firsts, name)).as_py():
             return None
-    filters = pc.fill_null(table.column("filter"), "none").to_numpy(zero_copy_only=False).astype(object)
-    all_ids = pc.cast(table.column("doc_id"), "string").to_numpy(zero_copy_only=False).astype(object)
-    if len(set(zip(filters.tolist(), all_ids.tolist(), strict=True))) < len(all_ids):
+    filters = pc.fill_null(table.column("filter"), "none")
+    present = sorted(pc.unique(filters).to_pylist())
+    ids = pc.cast(table.column("doc_id"), "string")
+    if len(present) == 1:  # one filter: the doc ids alone must be distinct
+        unique = pc.count_distinct(ids).as_py() == len(ids)
+    else:
+        unique = pc.count_distinct(pc.binary_join_element_wise(filters, ids, "\x00")).as_py() == len(ids)
+    if not unique:
         return None  # a duplicate (filter, doc id): the line reader names it
-    present = sorted(set(filters.tolist()))
     if filter_name is not None:
         if filter_name not in present:
             return None
-        keep = filters == filter_name
+        keep = pc.equal(filters, filter_name)
     elif len(present) > 1:
         return None
     else:
-        keep = np.ones(len(filters), dtype=bool)
-    doc_ids = all_ids[keep]
-    score = table.column(name).to_numpy().astype(float)[keep]
+        keep = None
+
+    def kept(column: Any) -> Any:
+        return column if keep is None else pc.filter(column, keep)
+
+    score = kept(table.column(name)).to_numpy().astype(float)
     if not np.all(np.isfinite(score)):
         return None
     label = None
@@ -119,8 +131,20 @@ def _columns(table: Any, pc: Any, *, task: str, model: str, name: str, metric: s
         labels = pc.struct_field(table.column("doc"), [0]) if table.column("doc").null_count == 0 else None
         if labels is None or labels.null_count:
             return None
-        label = pc.cast(labels, "string").to_numpy(zero_copy_only=False).astype(object)[keep]
-    target = pc.fill_null(pc.cast(table.column("target"), "string"), "None").to_numpy(zero_copy_only=False)
-    return {"model": model, "item": np.array([f"{task}:{d}" for d in doc_ids.tolist()], dtype=object),
-            "score": score, "cluster": label, "target": target.astype(object)[keep], "source": source}
+        label = _dictionary(kept(pc.cast(labels, "string")))
+    target = _dictionary(kept(pc.fill_null(pc.cast(table.column("target"), "string"), "None")))
+    items = kept(pc.binary_join_element_wise(pa.scalar(f"{task}:"), ids, ""))
+    return {"model": model, "item": _dictionary(items), "score": score, "cluster": label, "target": target,
+            "source": source}
 
+
+def _dictionary(column: Any) -> Any:
+    """A pandas Categorical (object categories) from an arrow string column, by dictionary encoding."""
+    import pandas as pd
+    import pyarrow as pa
+
+    encoded = pa.chunked_array(column).combine_chunks().dictionary_encode() if isinstance(
+        column, pa.ChunkedArray) else column.dictionary_encode()
+    categories = pd.Index(encoded.dictionary.to_pylist())
+    return pd.Categorical.from_codes(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+                                     categories=categories)
