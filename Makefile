@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-fast docs venv clean
+.PHONY: demo test test-fast docs venv bench clean
 
 # A venv with the package (editable) and, for tests, the test extras. The stamp file
 # is rebuilt when pyproject.toml changes.
@@ -32,9 +32,21 @@ test: $(BIN)/.installed-test
 test-fast: $(BIN)/.installed-test
 	$(BIN)/python -m pytest -n auto -m "not slow"
 
+# The side-by-side benchmarks against the peers (evalica, arena-rank, choix, polars, orjson, scorio,
+# statsmodels, scikit-learn) in their own environment; regenerates that part of benchmarks/README.md
+# (about 30 minutes). One script: .venv-bench/bin/python benchmarks/run.py --only passk
+.venv-bench/.installed: pyproject.toml
+	$(PYTHON) -m venv .venv-bench
+	.venv-bench/bin/python -m pip install --quiet --upgrade pip
+	.venv-bench/bin/python -m pip install --quiet -e ".[bench]"
+	touch $@
+
+bench: .venv-bench/.installed
+	.venv-bench/bin/python benchmarks/run.py
+
 # The documentation site (mkdocs-material + mkdocstrings) in site/; no network needed
 docs: $(BIN)/.installed-test
 	$(BIN)/mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-bench build dist site src/*.egg-info .pytest_cache

@@ -90,6 +90,15 @@ def test_demo_resolution_report_on_bundled_data(tmp_path, capsys, monkeypatch):
     assert len(payload["pairs"]) == 9 and set(payload["n_unresolved"]) == {"iid", "corrected", "cluster", "anytime"}
 
 
+def test_demo_without_html_prints_the_report_and_loads_no_plotting(tmp_path):
+    code = ("import sys\nfrom llm_power.cli.main import main\nrc = main(['demo', '--no-html'])\n"
+            "print('MPL', 'matplotlib' in sys.modules, rc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "MPL False 0" in out.stdout
+    assert "MMLU-Pro" in out.stdout and "unresolved" in out.stdout and "report: " not in out.stdout
+    assert not (tmp_path / "report.html").exists()
+
+
 def test_demo_data_reproduces_published_accuracies(shared_data):
     # bundled copy == ../shared/data/mmlu_pro_tiger/models.csv acc_strict
     import csv

@@ -27,6 +27,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("demo", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".")
     p.add_argument("--html", dest="html_out", default="report.html", metavar="FILE",
                    help="where to write the HTML report (default report.html)")
+    p.add_argument("--no-html", dest="html_out", action="store_const", const=None,
+                   help="print the report only, write no HTML (and load no plotting library)")
     p.add_argument("--top", type=positive_int, default=10, metavar="K", help="the K best models (default 10)")
     p.add_argument("--error-bars", action="store_true", help="instead: the error bars of common benchmark sizes")
     p.add_argument("--wide", action="store_true", help="every column of the pairs table at full width")
