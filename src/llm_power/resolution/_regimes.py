@@ -253,7 +253,13 @@ def tie_groups_and_rank_intervals(m_models: int, pair_idx: np.ndarray, resolved:
     if pairs == "adjacent":
         intervals = {g: (grp[0] + 1, grp[-1] + 1) for grp in groups for g in grp}
         return groups, intervals
-    above = np.bincount(pair_idx[flags, 1], minlength=m_models)  # models resolved above each model
-    below = np.bincount(pair_idx[flags, 0], minlength=m_models)
+    # models resolved above / below each model: its pairs minus its unresolved ones (few); every pair
+    # of models (i < j) when the family is complete, so the model ranked g has g pairs above it
+    if pair_idx.shape[0] == m_models * (m_models - 1) // 2:
+        above_all, below_all = np.arange(m_models), m_models - 1 - np.arange(m_models)
+    else:
+        above_all, below_all = (np.bincount(pair_idx[:, k], minlength=m_models) for k in (1, 0))
+    above = above_all - np.bincount(open_[:, 1], minlength=m_models)
+    below = below_all - np.bincount(open_[:, 0], minlength=m_models)
     intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
     return groups, intervals
