@@ -22,7 +22,7 @@ def test_option_tuples_equal_the_registries():
     # every test but the generic "mcnemar" (exact or asymptotic by the count) has a simulation recipe
     assert set(SIMULATION_TESTS) == set(TESTS) - {"mcnemar"}
     assert tuple(CLI_DESIGN_EFFECTS) == tuple(DESIGN_EFFECTS)
-    assert [r.key for r in REGIMES] == ["iid", "corrected", "cluster", "anytime"]
+    assert [r.key for r in REGIMES] == ["iid", "corrected", "cluster", "anytime", "runs"]
 
 
 @pytest.mark.parametrize("name", sorted(TESTS))

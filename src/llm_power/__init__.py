@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
     from .engines.dask import diagnose_files
     from .gating import GateResult, gate
     from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
-    from .io import align_results, read_battles, read_results
+    from .io import align_results, align_runs, read_battles, read_results, read_runs
+    from .matrix import RunScores
     from .multiplicity import (
         ADJUST_METHODS,
         CountEffectsResult,
@@ -129,6 +130,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         win_rate,
     )
     from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
+    from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
         PassAtKComparison,
         PassAtKPlanResult,
@@ -163,6 +165,15 @@ _LAZY = {
     "ADJUST_METHODS": ".multiplicity",
     "adjust_pvalues": ".multiplicity",
     "align_results": ".io",
+    "align_runs": ".io",
+    "read_runs": ".io",
+    "RunScores": ".matrix",
+    "NoiseReport": ".runs",
+    "RunPlanResult": ".runs",
+    "RunVarianceResult": ".runs",
+    "noise": ".runs",
+    "plan_runs": ".runs",
+    "run_variance": ".runs",
     "anytime_critical_value": ".sequential",
     "ApproximationWarning": ".errors",
     "bonferroni_factor": ".multiplicity",
@@ -312,6 +323,7 @@ __all__ = [
     "LengthBiasResult",
     "McNemarResult",
     "MonitorResult",
+    "NoiseReport",
     "PAIRED_CI_METHODS",
     "PPIResult",
     "PairResolution",
@@ -321,6 +333,9 @@ __all__ = [
     "PermutationResult",
     "PowerSimulationResult",
     "RepeatedSamplingPlanResult",
+    "RunPlanResult",
+    "RunScores",
+    "RunVarianceResult",
     "SequentialMonitor",
     "TestResult",
     "TypeSMResult",
@@ -330,6 +345,7 @@ __all__ = [
     "__version__",
     "adjust_pvalues",
     "align_results",
+    "align_runs",
     "anytime_critical_value",
     "arena_diagnose",
     "bonferroni_factor",
@@ -364,6 +380,7 @@ __all__ = [
     "mcnemar_from_counts",
     "mde",
     "n_for_half_width",
+    "noise",
     "paired_bootstrap",
     "paired_difference_ci",
     "paired_difference_ci_from_counts",
@@ -378,6 +395,7 @@ __all__ = [
     "pass_at_k_plan",
     "pass_hat_k",
     "permutation_test",
+    "plan_runs",
     "power",
     "power_curve",
     "ppi_labels_needed",
@@ -386,9 +404,11 @@ __all__ = [
     "proportion_ci",
     "read_battles",
     "read_results",
+    "read_runs",
     "repeated_sampling_plan",
     "rho_bounds",
     "rule_of_three",
+    "run_variance",
     "sample_size",
     "sample_size_repeated",
     "sample_size_shortcut",

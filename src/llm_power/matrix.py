@@ -28,7 +28,7 @@ from ._core.validation import all_rows
 if TYPE_CHECKING:  # the kernel (scipy) is loaded when a statistic is asked for: readers stay light
     from ._kernel.verdict import PairSums
 
-__all__ = ["ScoreMatrix", "ScoreSource"]
+__all__ = ["RunScores", "ScoreMatrix", "ScoreSource"]
 
 
 class ScoreSource(Protocol):
@@ -222,3 +222,116 @@ class ScoreMatrix:
 
         codes, n_groups = self.coding
         return model_cluster_sums(self.scores, codes, n_groups, means)
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """Several runs per model on the same items (seeds, prompt templates, engines, judge reruns).
+
+    Every run of a model covers the same items (checked when built); models may have different
+    numbers of runs. What the run regime of :func:`llm_power.diagnose`, :func:`llm_power.run_variance`
+    and :func:`llm_power.noise` take; :meth:`averaged` is the items x models matrix of run means that
+    every other regime sees.
+
+    Parameters
+    ----------
+    items : list
+        Item ids, one per row of each block.
+    models : list
+        Model names.
+    blocks : list of numpy.ndarray
+        Per model, its scores of shape ``(len(items), runs of that model)``.
+    run_labels : list of list of str
+        Per model, the label of each of its runs (a seed, a template name).
+    clusters : list or None
+        One cluster label per item, or None.
+    runs_by : str
+        What identifies a run ("run", "seed", "template", ...): shown in reports.
+    note : str
+        What alignment dropped, in words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power.matrix import RunScores
+    >>> rs = RunScores.from_array(np.zeros((4, 3, 2)), models=["a", "b"])
+    >>> rs.n, rs.n_models, rs.runs.tolist()
+    (4, 2, [3, 3])
+    """
+
+    items: list[Any]
+    models: list[Any]
+    blocks: list[np.ndarray]
+    run_labels: list[list[str]]
+    clusters: list[Any] | None = None
+    runs_by: str = "run"
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        from ._core.errors import DataError
+
+        if len(self.blocks) != len(self.models) or len(self.run_labels) != len(self.models):
+            msg = f"{len(self.models)} models but {len(self.blocks)} score blocks and {len(self.run_labels)} run lists"
+            raise ValueError(msg)
+        for name, blk, labels in zip(self.models, self.blocks, self.run_labels, strict=True):
+            if np.ndim(blk) != 2 or np.shape(blk)[0] != len(self.items) or np.shape(blk)[1] != len(labels):
+                msg = (f"model {name!r}: scores must be items x runs ({len(self.items)} x {len(labels)}); "
+                       f"got shape {np.shape(blk)}")
+                raise ValueError(msg)
+            if not np.all(np.isfinite(blk)):
+                msg = f"model {name!r}: a score is missing or not finite (every run must score every item)"
+                raise DataError(msg)
+        if self.clusters is not None and len(self.clusters) != len(self.items):
+            msg = f"{len(self.clusters)} cluster labels for {len(self.items)} items"
+            raise ValueError(msg)
+
+    @classmethod
+    def from_array(cls, scores: Any, *, models: Any = None, items: Any = None, clusters: Any = None,
+                   runs_by: str = "run") -> RunScores:
+        """From an items x runs x models array (every model with the same number of runs)."""
+        arr = np.asarray(scores, dtype=float)
+        if arr.ndim != 3:
+            msg = f"run scores must be items x runs x models (3 dimensions); got shape {arr.shape}"
+            raise ValueError(msg)
+        n, r, m = arr.shape
+        names = [f"model_{k}" for k in range(m)] if models is None else list(models)
+        if len(names) != m:
+            msg = f"{len(names)} model names for {m} models"
+            raise ValueError(msg)
+        return cls(items=list(range(n)) if items is None else list(items), models=names,
+                   blocks=[np.ascontiguousarray(arr[:, :, k]) for k in range(m)],
+                   run_labels=[[str(t) for t in range(r)] for _ in range(m)],
+                   clusters=None if clusters is None else list(clusters), runs_by=runs_by)
+
+    @property
+    def n(self) -> int:
+        """The number of items."""
+        return len(self.items)
+
+    @property
+    def n_models(self) -> int:
+        """The number of models."""
+        return len(self.models)
+
+    @property
+    def runs(self) -> np.ndarray:
+        """The number of runs of each model."""
+        return np.array([blk.shape[1] for blk in self.blocks], dtype=np.int64)
+
+    @property
+    def binary(self) -> bool:
+        """Whether every score is 0 or 1."""
+        return all(bool(np.all((blk == 0) | (blk == 1))) for blk in self.blocks)
+
+    def averaged(self) -> ScoreMatrix:
+        """The items x models matrix of each item's mean over the model's runs."""
+        scores = np.column_stack([blk.mean(axis=1) for blk in self.blocks]) if self.blocks else np.empty((self.n, 0))
+        return ScoreMatrix(items=list(self.items), models=list(self.models), scores=scores, clusters=self.clusters,
+                           note=self.note)
+
+    def select(self, keep: Any) -> RunScores:
+        """Only the models ``keep`` (indices)."""
+        idx = [int(k) for k in np.asarray(keep).ravel()]
+        return RunScores(items=self.items, models=[self.models[k] for k in idx], blocks=[self.blocks[k] for k in idx],
+                         run_labels=[self.run_labels[k] for k in idx], clusters=self.clusters, runs_by=self.runs_by,
+                         note=self.note)

@@ -17,7 +17,9 @@ import numpy as np
 from scipy import special
 
 __all__ = [
+    "chi2_upper",
     "critical_values",
+    "f_upper",
     "interval_half_width",
     "k_constant",
     "level_quantile",
@@ -127,3 +129,32 @@ def t_pvalue(t: Any, df: Any, alternative: str = "two-sided") -> Any:
         else:
             p = np.minimum(1.0, 2.0 * np.where(finite, special.stdtr(safe, -np.abs(t)), special.ndtr(-np.abs(t))))
     return _out(np.where(np.isnan(t), 1.0, p))
+
+
+def chi2_upper(tail: Any, df: Any) -> Any:
+    """The upper-``tail`` quantile of chi-square on ``df`` degrees of freedom (``chdtri``: P(X > x) = tail).
+
+    Examples
+    --------
+    >>> from llm_power._kernel.quantiles import chi2_upper
+    >>> round(chi2_upper(0.025, 4), 4), round(chi2_upper(0.975, 4), 4)
+    (11.1433, 0.4844)
+    """
+    return _out(special.chdtri(np.asarray(df, dtype=float), np.asarray(tail, dtype=float)))
+
+
+def f_upper(tail: Any, df1: Any, df2: Any) -> Any:
+    """The upper-``tail`` quantile of F(``df1``, ``df2``); ``df2 = inf`` is chi-square(df1) / df1.
+
+    Examples
+    --------
+    >>> from llm_power._kernel.quantiles import f_upper
+    >>> round(f_upper(0.05, 4, 20), 4), round(f_upper(0.05, 4, float("inf")), 4)
+    (2.8661, 2.3719)
+    """
+    tail = np.asarray(tail, dtype=float)
+    d1, d2 = np.asarray(df1, dtype=float), np.asarray(df2, dtype=float)
+    finite = np.isfinite(d2)
+    with np.errstate(invalid="ignore"):
+        f = special.fdtri(d1, np.where(finite, d2, 1.0), 1.0 - tail)
+    return _out(np.where(finite, f, special.chdtri(d1, tail) / d1))

@@ -434,6 +434,53 @@ def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.n
     return statistic, pvalue, n_star, q, mde, resolved
 
 
+@dataclass(frozen=True)
+class RunVerdict:
+    """Per-pair arrays of the run regime (items crossed with runs: :mod:`llm_power._kernel.crossed`)."""
+
+    variance: np.ndarray  # of delta-hat over items and runs: item_part + run_part
+    df: np.ndarray
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    n_star: np.ndarray  # items needed at the current runs (inf: run noise alone exceeds delta^2 / K)
+    q: np.ndarray
+    mde: np.ndarray
+    resolved: np.ndarray
+
+
+def run_verdict(delta: np.ndarray, item_var: np.ndarray, run_part: np.ndarray, n: Any, df: np.ndarray,  # noqa: PLR0913, PLR0917
+                iid_resolved: np.ndarray, *, alpha: float, power: float, alternative: str) -> RunVerdict:
+    """The run regime's decision. ``item_var`` is the per-item variance sigma_D^2 of the run-averaged
+    gap (its item part of Var(delta-hat) is sigma_D^2 / n) and ``run_part`` the part no number of
+    items removes (sum over the two models of s2_run / R). The t test on ``df`` degrees of freedom uses
+    V = sigma_D^2/n + run_part; at the current runs
+
+        N*_run = K_df sigma_D^2 / (delta^2 - K_df run_part)   (inf when delta^2 <= K_df run_part),
+        q_run = N / N*_run,  MDE_run = sqrt(K_df V),
+
+    so q_run >= 1 exactly when |delta| >= MDE_run. "Resolved" needs the IID verdict too, so the run
+    regime is never less strict than IID; with run_part = 0 its N*, q and MDE are the plug-in ones.
+    """
+    delta = np.asarray(delta, dtype=float)
+    item_var, run_part = np.asarray(item_var, dtype=float), np.asarray(run_part, dtype=float)
+    n = np.asarray(n, dtype=float)
+    variance = item_var / n + run_part
+    statistic, pvalue = t_test(delta, variance, df, alternative)
+    k = np.asarray(_q.k_constant(alpha, power, alternative, df), dtype=float)
+    ok = in_direction(delta, alternative)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        room = delta * delta - k * run_part
+        n_star = np.where(ok & (item_var > 0) & (room > 0), k * item_var / room,
+                          np.where(ok & (item_var == 0) & (run_part == 0), np.nan, np.inf))
+        q = np.where(ok & (item_var > 0), np.maximum(n * room / (k * item_var), 0.0),
+                     np.where(ok & (item_var == 0) & (run_part == 0), np.nan, 0.0))
+        mde = np.where(variance > 0, np.sqrt(k * variance), np.nan)
+    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star) & np.isfinite(variance)
+    resolved &= np.asarray(iid_resolved, dtype=bool)
+    return RunVerdict(variance=variance, df=np.asarray(df, dtype=float), statistic=statistic, pvalue=pvalue,
+                      n_star=n_star, q=q, mde=mde, resolved=resolved)
+
+
 def t_test(delta: np.ndarray, variance: np.ndarray, df: Any, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """T statistic and p-value of delta with standard error sqrt(variance) on ``df`` degrees of freedom
     (NaN variance: NaN statistic, p = 1 -- not estimable is no evidence).

@@ -40,6 +40,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                                     "several, e.g. strict-match (default: the only one)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items some model lacks: error (default) or keep the intersection and report drops")
+    p.add_argument("--run", dest="run_field", metavar="FIELD",
+                   help="several runs per model (seeds, templates, engines): the column or harness field that names "
+                        "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "
+                        "regime (default: none)")
     p.add_argument("--engine", default="local", choices=("local", "dask"),
                    help="read and reduce on this machine (default) or on a Dask cluster (needs llm-power[dask]; "
                         "RESULTS may then be fsspec URLs: s3://, gs://, hf://)")
@@ -166,14 +170,37 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out],
                   args.results)  # before reading anything
     if args.engine == "dask":
+        if args.run_field:
+            msg = "--run is not available with --engine dask (the runs are read on this machine)"
+            raise ValueError(msg)
         return _run_dask(args)
     paths = expand_paths(args.results)
+    if args.run_field:
+        return _run_runs(args, paths, tuple(args.results) + tuple(paths) + tuple(companion_files(paths)))
     aligned = load_aligned(paths, args)
     if isinstance(aligned, int):
         return aligned
     source = ", ".join(str(p) for p in args.results)
     return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,
                          inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
+
+
+def _run_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ...]) -> int:
+    """Several runs per model: the run means for every regime, and the run regime."""
+    from ..io import read_runs
+    from ..resolution import diagnose
+
+    runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                     on_missing=args.on_missing, item_column=args.id_column)
+    check_outputs([args.json_out, args.markdown_out, args.html_out, getattr(args, "parquet_out", None)], inputs)
+    diag = diagnose(runs=runs, **diagnose_options(args))
+    averaged = runs.averaged()
+    counts = sorted(set(runs.runs.tolist()))
+    span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    what = f"{span} runs per model by {args.run_field}; scores are each item's mean over its runs"
+    note = "; ".join(t for t in (what, runs.note) if t)
+    return report_diagnosis(args, diag, averaged.scores, averaged.models, averaged.clusters,
+                            source=", ".join(str(p) for p in args.results), inputs=inputs, note=note)
 
 
 def _run_dask(args: argparse.Namespace) -> int:

@@ -101,6 +101,26 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     sc.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     sc.set_defaults(run=run_shortcut)
 
+    rn = psub.add_parser("runs", parents=[parent], help="runs (and items) a gap needs under run-to-run noise",
+                         epilog="examples: llm-power plan runs pilot.csv --run seed --delta 0.01\n"
+                                "          llm-power plan runs out/ --run seed --cost-per-run 50 --max-items 5000",
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    rn.add_argument("results", nargs="+", metavar="PILOT", help="a pilot with at least 2 runs of each model")
+    rn.add_argument("--run", dest="run_field", required=True, metavar="FIELD",
+                    help="what names a run (a column, a harness field such as seed, a dotted path, file, folder)")
+    rn.add_argument("--delta", type=float, help="the gap to resolve (default: the pilot's gap of the pair)")
+    rn.add_argument("--pair", nargs=2, metavar=("A", "B"), help="the two models (default: the top two by score)")
+    rn.add_argument("--cost-per-item", type=float, default=1.0, help="cost of one item in one run (default 1)")
+    rn.add_argument("--cost-per-run", type=float, default=0.0, help="fixed cost of one run (default 0)")
+    rn.add_argument("--max-items", type=int, help="the benchmark's size: plans above it are infeasible")
+    rn.add_argument("--max-runs", type=int, default=100, help="most runs per model considered (default 100)")
+    rn.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                    help="items a run or a model lacks: error (default) or keep the common ones")
+    rn.add_argument("--metric", "--score-column", dest="metric", metavar="COL", help="per-item metric / score column")
+    rn.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    rn.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+    rn.set_defaults(run=run_runs)
+
 
 def _need(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{n}" for n in names if getattr(args, n) is None]
@@ -264,3 +284,37 @@ def _prescreen_text(delta: float, p_mid: float) -> str:
     if math.isinf(delta) or delta >= largest:
         return f"every possible gap (≤ {100 * largest:.1f} points)"
     return f"{100 * delta:.1f} points"
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    """Run `plan runs`; returns the exit code."""
+    from ..io import read_runs
+    from ..io.detect import expand_paths
+    from ..report.terminal import safe_text, say
+    from ..runs import plan_runs
+
+    runs = read_runs(expand_paths(args.results), run=args.run_field, metric=args.metric, on_missing=args.on_missing)
+    plan = plan_runs(runs, args.delta, pair=args.pair, alpha=args.alpha, power=args.power,
+                     cost_per_item=args.cost_per_item, cost_per_run=args.cost_per_run, max_items=args.max_items,
+                     max_runs=args.max_runs)
+    if args.format == "json":
+        dump_json(plan.to_dict())
+        return 0
+
+    def num(x: float) -> str:
+        return "∞" if not math.isfinite(x) else f"{x:,.0f}"
+
+    rows = [["items at the pilot's runs", num(plan.items_needed)], ["runs per model at the pilot's items",
+                                                                    num(plan.runs_needed)],
+            ["cheapest: items", num(plan.best_items)], ["cheapest: runs per model", num(plan.best_runs)],
+            ["cheapest: cost per model", num(plan.best_cost)]]
+    print_table(f"Runs for a gap of {plan.delta:+.4g}: {safe_text(plan.model_a)} vs {safe_text(plan.model_b)} "
+                f"(pilot {plan.n_items:,} items x {plan.runs_a}/{plan.runs_b} runs)", ["", "value"], rows,
+                right_align=(1,),
+                caption=f"Components of the gap: item {plan.var_item:.3g}, item x run {plan.var_res:.3g}, run "
+                        f"{plan.var_run:.3g}; alpha = {plan.alpha:g}, power = {plan.power:g}; cost = "
+                        f"{plan.cost_per_item:g} x items x runs + {plan.cost_per_run:g} x runs.")
+    if not math.isfinite(plan.items_needed):
+        say("At the pilot's runs, run-to-run noise alone exceeds the gap: no number of items resolves it; "
+            "more runs must average the run noise down.")
+    return 0

@@ -199,7 +199,8 @@ def _follow(futures: list[Any], task: str) -> None:
 
 def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_missing: str) -> tuple[Any, str]:
     """The combined shard summaries checked like :func:`align_results` does, as a source."""
-    from ..io.align import disjoint, intersection_note, natural_key, not_aligned, targets_differ, too_few_models
+    from .._core.order import natural_key
+    from ..io.align import disjoint, intersection_note, not_aligned, targets_differ, too_few_models
 
     models = summaries[0]["models"]
     conflicts = [s["targets"] for s in summaries if s["targets"] is not None]
@@ -526,7 +527,7 @@ class ShardSource:
 
     def matrix(self) -> np.ndarray:
         """The whole matrix in natural item order (asked for below 30 graded items only)."""
-        from ..io.align import natural_key
+        from .._core.order import natural_key
 
         parts = self.client.gather([self.client.submit(_shard_rows, shard) for shard in self.shards])
         items = [it for _, its in parts for it in its]

@@ -39,14 +39,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
-from .._core.errors import DegenerateDataWarning
+from .._core.errors import DataError, DegenerateDataWarning
 from .._core.format import fmt_gap
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
+from .._kernel.crossed import crossed_mean_squares, pair_run_variance
 from .._kernel.paired_intervals import tango_null_variance, tango_z
 from .._kernel.quantiles import critical_values, interval_half_width, normal_pvalue, t_pvalue, z_quantile
 from .._kernel.variance import mean_variance
+from .._kernel.verdict import run_verdict
 from ..paired import paired_difference_ci_from_counts
 from ..sequential import anytime_critical_value, normal_mixture_boundary
 
@@ -82,7 +84,9 @@ class GateResult(Result):
         power (inf when the gap is exactly at the margin); ``more_items`` = max(n_star - n, 0).
     test : str
         "tango" (0/1 scores), "paired_t" (graded) or "cluster_t"; with ``anytime``, "betting" or
-        "cluster_normal_mixture".
+        "cluster_normal_mixture"; "run_t" with several runs per model.
+    runs_baseline, runs_candidate, run_df : int, int, float or None
+        With several runs per model: the runs of each, and the Satterthwaite df of the run test.
     """
 
     verdict: str
@@ -104,6 +108,9 @@ class GateResult(Result):
     design_effect: float | None = None
     higher_is_better: bool = True
     binary: bool = True
+    runs_baseline: int | None = None
+    runs_candidate: int | None = None
+    run_df: float | None = None
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("verdict", "delta", "margin", "ci_low", "ci_high", "n")
 
@@ -155,6 +162,9 @@ class GateResult(Result):
                  f"(alpha = {self.alpha:g})"]
         if self.n_clusters:
             lines.append(f"  {self.n_clusters} clusters, design effect {self.design_effect:.2f}")
+        if self.runs_baseline is not None:
+            lines.append(f"  {self.runs_baseline} baseline and {self.runs_candidate} candidate runs: run-to-run "
+                         f"variance included ({self.run_df:.3g} Satterthwaite df)")
         return "\n".join(lines)
 
 
@@ -165,8 +175,11 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
 
     Parameters
     ----------
-    baseline, candidate : array_like, shape (n,)
-        Per-item scores on the same items in the same order (0/1 or graded).
+    baseline, candidate : array_like, shape (n,) or (n, n_runs)
+        Per-item scores on the same items in the same order (0/1 or graded). Two-dimensional:
+        several runs per model (seeds, templates; at least 2 each, run independently): the gate
+        tests delta + m over items *and* runs (:func:`llm_power.diagnose`'s run regime, test
+        "run_t"), so run-to-run noise cannot make a regression pass.
     margin : float, default 0.01
         The regression tolerated, in score units (0.01 = 1 point of accuracy). 0 asks the
         candidate to be significantly better to pass.
@@ -217,6 +230,12 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
     if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin >= 0):
         msg = f"`margin` must be a finite number >= 0; got {margin!r}."
         raise ValueError(msg)
+    if np.ndim(baseline) == 2 or np.ndim(candidate) == 2:  # several runs per model: the run test decides
+        if cluster is not None or anytime:
+            msg = "the gate takes several runs, or cluster labels / anytime, not both"
+            raise ValueError(msg)
+        return _gate_runs(baseline, candidate, margin=margin, alpha=alpha, power=power,
+                          higher_is_better=higher_is_better)
     b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
     binary = is_binary(b_arr, c_arr)
     bounds = None
@@ -269,6 +288,56 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
                       alpha=alpha, power=power, anytime=bool(anytime), horizon=horizon if anytime else None,
                       n_clusters=n_clusters, design_effect=de, higher_is_better=bool(higher_is_better),
                       binary=bool(binary))
+
+
+def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, power: float,
+               higher_is_better: bool) -> GateResult:
+    """The gate with several runs per model (items x runs each): the one-sided t test of
+    delta + m over items and runs -- the run regime's variance s2_D/n + s2_run,base/R_base +
+    s2_run,cand/R_cand on Satterthwaite df (:mod:`llm_power._kernel.crossed`) -- and the interval that
+    inverts it, so PASS (FAIL) exactly when a bound clears -m. Its variance is never below the paired t
+    variance of the run means, nor its df above n - 1: never less strict than the gate on the run means.
+    """
+    blocks = []
+    for name, x in (("baseline", baseline), ("candidate", candidate)):
+        arr = np.asarray(x, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] < 2:
+            msg = (f"`{name}` must be items x runs with at least 2 items and 2 runs when the other is (got shape "
+                   f"{arr.shape})")
+            raise ValueError(msg)
+        if not np.all(np.isfinite(arr)):
+            msg = f"`{name}`: a score is missing or not finite (every run must score every item)"
+            raise DataError(msg)
+        blocks.append(arr if higher_is_better else -arr)
+    if blocks[0].shape[0] != blocks[1].shape[0]:
+        msg = f"baseline and candidate must score the same items: {blocks[0].shape[0]} and {blocks[1].shape[0]} rows"
+        raise ValueError(msg)
+    ms = crossed_mean_squares([blocks[1], blocks[0]])  # candidate first: delta = candidate - baseline
+    n = ms.n
+    d = ms.item_means[:, 0] - ms.item_means[:, 1]
+    delta = float(d.mean())
+    s2_d = float(np.var(d, ddof=1))
+    pv = pair_run_variance(np.array([s2_d]), n, ms, np.array([0]), np.array([1]))
+    df, variance = float(pv.df[0]), float(pv.variance[0])
+    if variance > 0:
+        t = (delta + margin) / math.sqrt(variance)
+        p_non, p_inf = float(t_pvalue(t, df, "greater")), float(t_pvalue(t, df, "less"))
+        half = float(interval_half_width(math.sqrt(variance), 1.0 - alpha, "greater", df))
+        lo, hi = delta - half, delta + half
+    else:
+        p_non = p_inf = 1.0
+        lo = hi = math.nan
+    verdict = "PASS" if p_non <= alpha and p_inf > alpha else ("FAIL" if p_inf <= alpha and p_non > alpha
+                                                               else "INCONCLUSIVE")
+    rv = run_verdict(np.array([delta + margin]), np.array([s2_d]), pv.run_part, n, pv.df, np.array([True]),
+                     alpha=alpha, power=power, alternative="greater")
+    n_star = float(rv.n_star[0]) if delta + margin > 0 else math.inf
+    binary = all(bool(np.all((b == 0) | (b == 1) | (b == -1))) for b in blocks)
+    return GateResult(verdict=verdict, delta=delta, margin=float(margin), ci_low=float(lo), ci_high=float(hi),
+                      pvalue_noninferiority=p_non, pvalue_inferiority=p_inf, n=n, n_star=n_star,
+                      more_items=max(math.ceil(n_star - n), 0) if math.isfinite(n_star) else n_star, test="run_t",
+                      alpha=alpha, power=power, anytime=False, higher_is_better=bool(higher_is_better),
+                      binary=binary, runs_baseline=int(ms.runs[1]), runs_candidate=int(ms.runs[0]), run_df=df)
 
 
 def _fixed(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool, margin: float, alpha: float,

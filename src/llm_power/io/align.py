@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
+from .._core.order import natural_key
 from ..matrix import ScoreMatrix
 
 __all__ = ["Aligned", "ScoreMatrix", "align_matrix", "align_results"]
@@ -261,20 +262,6 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     dropped = {models[k]: int(present[:, k].sum()) - take.size for k in model_order}
     return ScoreMatrix(items=[items[r] for r in take], models=names, scores=matrix,
                    clusters=None if clusters is None else [str(clusters[r]) for r in take], dropped=dropped, note=note)
-
-
-def natural_key(item: Any) -> tuple[Any, ...]:
-    """The sort key of item ids: natural order, then the text (so 'q1' and 'q01' never tie)."""
-    return _natural(item), str(item)
-
-
-def _natural(item: str) -> tuple[Any, ...]:
-    """Sort 'task:10' after 'task:9'."""
-    import re
-
-    # ASCII digits only: '①' or '٣' are characters of the id, not numbers to sort by
-    return tuple(int(t) if t.isascii() and t.isdigit() else t for t in re.split(r"([0-9]+)", str(item)))
-
 
 
 def not_aligned(lacking: dict[Any, tuple[int, Any]], n_items: int) -> DataError:

@@ -318,7 +318,7 @@ def sample_matrices(frame: Any) -> dict[str, Any]:
     the order of the input files), its questions x samples matrix (pandas, NaN where a question has
     fewer samples), questions in one common order (the union, sorted) so two models' rows line up.
     """
-    from .align import natural_key
+    from .._core.order import natural_key
 
     out = {}
     items = sorted(set(frame["item"]))

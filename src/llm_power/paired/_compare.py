@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +23,18 @@ from .._core.validation import (
     check_paired,
     is_binary,
 )
+from .._kernel.crossed import crossed_mean_squares, pair_run_variance, runs_needed
 from .._kernel.sizes import ceil_items
 from .._kernel.variance import DESIGN_EFFECTS
-from .._kernel.verdict import choose_iid_test, cluster_verdict, floor_pvalue, iid_verdict, pair_sums, warn_degenerate
+from .._kernel.verdict import (
+    choose_iid_test,
+    cluster_verdict,
+    floor_pvalue,
+    iid_verdict,
+    pair_sums,
+    run_verdict,
+    warn_degenerate,
+)
 from ._effects import effect_sizes, paired_counts
 from ._registry import COMPARE_METHODS, DEFAULT_RESAMPLES, TESTS, PairData, interval_at
 from ._resampling import paired_bootstrap
@@ -85,6 +95,13 @@ class Comparison(Result):
     cluster_df : float or None
         Degrees of freedom of the cluster t test and of the t quantiles in N* (G - 1 for equal
         cluster sizes; the Imbens-Kolesar value, at most G - 1, for unequal ones).
+    runs_a, runs_b : int or None
+        With several runs per model (``a``, ``b`` of shape (n_items, n_runs)): the runs of each.
+    run_df, se_runs : float or None
+        The run regime's Satterthwaite df and the gap's standard error over items and runs.
+    runs_needed : float or None
+        Runs per model that would give the run-regime test the requested power at these items
+        (``inf``: more runs alone cannot; more items are needed too).
     """
 
     n: int
@@ -115,6 +132,11 @@ class Comparison(Result):
     design_effect: float | None = None
     design_effect_method: str | None = None
     cluster_df: float | None = None
+    runs_a: int | None = None
+    runs_b: int | None = None
+    run_df: float | None = None
+    se_runs: float | None = None
+    runs_needed: float | None = None
     _interval: tuple[Any, ...] | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
@@ -157,6 +179,13 @@ class Comparison(Result):
                     f"({self.design_effect_method}); N* uses max(DE, 1) and t({self.cluster_df:.3g}) quantiles\n"
                     if self.n_clusters else "")
         se_scale = 100 if bin_ else 1
+        if self.runs_a is not None:
+            need = self.runs_needed
+            clusters += (f"  runs: {self.runs_a} (A) and {self.runs_b} (B); SE over items and runs "
+                         f"{se_scale * (self.se_runs or 0.0):.4g} {unit}"
+                         + (f"; runs per model for the requested power at these items: {need:,.0f}\n"
+                            if need is not None and math.isfinite(need)
+                            else "; more runs alone cannot give the requested power at these items\n"))
         return (
             f"A {fmt_score(self.mean_a, bin_)} vs B {fmt_score(self.mean_b, bin_)} on {self.n:,} items: "
             f"delta = {fmt_gap(self.delta, bin_)} {unit}, {level} CI "
@@ -272,6 +301,10 @@ def compare(
     >>> res.regime, res.n_star, round(res.q, 2), res.resolved   # significant, yet below 80% power
     ('exact', 240.0, 0.83, False)
     """
+    if np.ndim(a) == 2 or np.ndim(b) == 2:  # several runs per model (items x runs): the run regime decides
+        return _compare_runs(a, b, method=method, cluster=cluster, alternative=alternative,
+                             confidence_level=confidence_level, alpha=alpha, power=power, n_resamples=n_resamples,
+                             rng=rng)
     method, alternative, confidence_level, (alpha, power) = (
         check_option(method, "method", COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())),
         check_alternative(alternative), check_confidence_level(confidence_level), check_alpha_power(alpha, power))
@@ -337,6 +370,53 @@ def compare(
         design_effect_method=design_effect if cluster is not None else None, cluster_df=cluster_dof,
         _interval=interval,
     )
+
+
+def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str, confidence_level: float,  # noqa: PLR0913
+                  alpha: float, power: float, n_resamples: int | None, rng: SeedLike) -> Comparison:
+    """:func:`compare` of two models with several runs each: the IID comparison of the run-averaged
+    scores, then the run regime of :func:`llm_power.diagnose` (the same kernel: the gap's variance over
+    items and runs on Satterthwaite df, N*/q/MDE at these runs, runs needed at these items).
+    """
+    if cluster is not None:
+        msg = ("compare takes either several runs or cluster labels, not both; diagnose reports the run and the "
+               "cluster regimes side by side")
+        raise ValueError(msg)
+    blocks = []
+    for name, x in (("a", a), ("b", b)):
+        arr = np.asarray(x, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] < 2:
+            msg = (f"`{name}` must be items x runs with at least 2 runs when the other is (got shape {arr.shape}); "
+                   "one run cannot estimate the run-to-run variance")
+            raise ValueError(msg)
+        if not np.all(np.isfinite(arr)):
+            msg = f"`{name}`: a score is missing or not finite (every run must score every item)"
+            raise DataError(msg)
+        blocks.append(arr)
+    if blocks[0].shape[0] != blocks[1].shape[0]:
+        msg = f"`a` and `b` must score the same items: {blocks[0].shape[0]} and {blocks[1].shape[0]} rows"
+        raise ValueError(msg)
+    iid = compare(blocks[0].mean(axis=1), blocks[1].mean(axis=1), method=method, alternative=alternative,
+                  confidence_level=confidence_level, alpha=alpha, power=power, n_resamples=n_resamples, rng=rng)
+    n = iid.n
+    ms = crossed_mean_squares(blocks)
+    d = ms.item_means[:, 0] - ms.item_means[:, 1]
+    s2_d = float(np.var(d, ddof=1))
+    zero, one = np.array([0]), np.array([1])
+    pv = pair_run_variance(np.array([s2_d]), n, ms, zero, one)
+    rv = run_verdict(np.array([iid.delta]), np.array([s2_d]), pv.run_part, n, pv.df, np.array([iid.resolved]),
+                     alpha=alpha, power=power, alternative=alternative)
+    needed = runs_needed(np.array([iid.delta]), n, pv.s2_item, pv.s2_res, ms.var_run[zero], ms.var_run[one],
+                         ms.ms_res[zero], ms.ms_res[one], alpha=alpha, power=power, alternative=alternative)
+    df, variance = float(rv.df[0]), float(rv.variance[0])
+    reason = (f"{ms.runs[0]:.0f} and {ms.runs[1]:.0f} runs: t test over items and runs (run-to-run variance "
+              f"included, {df:.3g} Satterthwaite df); the IID test of the run means ({iid.method}) must hold too")
+    return dataclasses.replace(
+        iid, method="run_t", reason=reason, statistic=float(rv.statistic[0]), pvalue=float(rv.pvalue[0]),
+        n_star=ceil_items(float(rv.n_star[0])), mde=float(rv.mde[0]), q=float(rv.q[0]), resolved=bool(rv.resolved[0]),
+        regime="runs", ci_method=f"t over items and runs ({df:.3g} df)", runs_a=int(ms.runs[0]),
+        runs_b=int(ms.runs[1]), run_df=df, se_runs=float(np.sqrt(variance)), runs_needed=float(needed[0]),
+        _interval=("t", (iid.delta, variance, df)))
 
 
 def _check_method(method: str, binary: bool, *, clustered: bool) -> None:

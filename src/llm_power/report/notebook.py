@@ -166,9 +166,11 @@ def markdown_text(result: Any) -> str:
 
         return render_arena_markdown(result)
     from .markdown import md_prose, md_text
+    from .terminal import safe_text
 
     title = getattr(result, "_title", None) or type(result).__name__
-    lines = [f"## {md_prose(title)}", "", "```", result.summary().replace("```", "'''"), "```", "",
+    summary = "\n".join(safe_text(line) for line in result.summary().splitlines())  # no control byte from a name
+    lines = [f"## {md_prose(title)}", "", "```", summary.replace("```", "'''"), "```", "",
              "| field | value |", "| --- | ---: |"]
     for name in result._fields():
         shown = _scalar(getattr(result, name))

@@ -70,18 +70,39 @@ class NextStep:
     more: int
     clustered: bool
     binary: bool = True
+    runs_needed: float | None = None  # the run regime: runs per model that would resolve it at these items
+    runs_now: str = ""  # "5" or "3-10": the runs per model now
 
     def text(self, esc: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
         """The step as one sentence: ``esc`` escapes the (untrusted) model names for a medium,
         ``prose`` the package's own words.
         """
         where = f" ({self.regime})" if self.regime else ""
+        if self.runs_needed is not None:
+            return self._runs_text(esc, prose)
         like = ", in new clusters like these" if self.clustered else " like these"
         same = "same disagreement rate" if self.binary else "same spread of the paired differences"
         items = "item" if self.more == 1 else "items"
         return (prose(f"the closest unresolved gap{where}, ") + esc(self.model_a) + prose(" vs ")
                 + esc(self.model_b) + prose(f" ({self.gap}), needs N* = {self.n_star} items: about {self.more:,} "
                                             f"more {items}{like} (same gap, {same})."))
+
+
+    def _runs_text(self, esc: Callable[[str], str], prose: Callable[[str], str]) -> str:
+        """The run regime's step: more runs, or more items, or both."""
+        head = (prose("the closest unresolved gap under run noise, ") + esc(self.model_a) + prose(" vs ")
+                + esc(self.model_b) + prose(f" ({self.gap}, {self.runs_now} runs per model), "))
+        runs = self.runs_needed
+        finite = runs is not None and math.isfinite(runs)
+        if self.n_star == "∞":
+            tail = "is within run-to-run noise: no number of items resolves it at these runs; "
+            tail += f"about {runs:,.0f} runs per model would, at these items." if finite else (
+                "more items and more runs are both needed.")
+        else:
+            tail = f"needs N* = {self.n_star} items at these runs"
+            tail += f", or about {runs:,.0f} runs per model at these items." if finite else (
+                "; more runs alone cannot resolve it at these items.")
+        return head + prose(tail)
 
 
 @dataclass(frozen=True)
@@ -244,7 +265,11 @@ def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeVie
     """How many items would resolve the closest unresolved gap (IID and the strictest regime)."""
     cols, binary, out = diag.columns, bool(diag.settings.get("binary")), []
     names = list(diag.models)
-    for r in dict.fromkeys([regimes[0], strictest]):
+    runs_regime = [r for r in regimes if r.key == "runs"]
+    for r in dict.fromkeys([regimes[0], strictest, *runs_regime]):
+        if r.key == "runs":
+            out += _runs_step(diag, r, decimals)
+            continue
         q = np.asarray(cols[r.q_field], dtype=float)
         n_star = np.asarray(cols[r.n_star_field], dtype=float)
         open_ = ~np.asarray(cols[r.resolved_field], dtype=bool) & (q < 1) & np.isfinite(n_star) & np.isfinite(q)
@@ -258,6 +283,29 @@ def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeVie
             n_star=fmt_n_star(n_star[k]), more=max(math.ceil(n_star[k]) - diag.n, 1), clustered=r.key == "cluster",
             binary=binary))
     return out
+
+
+def _runs_step(diag: Diagnosis, r: RegimeView, decimals: int | None) -> list[NextStep]:
+    """The run regime's next step: its unresolved pair closest to resolved (by q_run), with the runs
+    per model that would resolve it at the current items.
+    """
+    cols, binary, names = diag.columns, bool(diag.settings.get("binary")), list(diag.models)
+    q = np.asarray(cols[r.q_field], dtype=float)
+    open_ = ~np.asarray(cols[r.resolved_field], dtype=bool) & np.isfinite(q) & (np.asarray(cols["delta"]) != 0)
+    if not open_.any():
+        return []
+    idx = np.flatnonzero(open_)
+    needed = np.asarray(cols["runs_needed"], dtype=float)
+    key = np.where(np.isfinite(needed[idx]), -needed[idx], -np.inf)  # fewest runs first, then the highest q
+    k = int(idx[np.lexsort((-q[idx], -key))][0])
+    lo, hi = diag.settings.get("runs_min"), diag.settings.get("runs_max")
+    now = "" if lo is None else (f"{lo}" if lo == hi else f"{lo}-{hi}")
+    unit = "points" if binary else "score units"
+    return [NextStep(regime=r.label, model_a=names[int(cols["rank_a"][k]) - 1],
+                     model_b=names[int(cols["rank_b"][k]) - 1],
+                     gap=f"{fmt_gap(cols['delta'][k], binary, decimals=decimals)} {unit}",
+                     n_star=fmt_n_star(np.asarray(cols[r.n_star_field], dtype=float)[k]), more=0, clustered=False,
+                     binary=binary, runs_needed=float(needed[k]), runs_now=now)]
 
 
 def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit: int | None,

@@ -30,6 +30,7 @@ from .._core.validation import (
     check_score_matrix,
 )
 from .._kernel.binary_pairs import binary_pair_columns
+from .._kernel.crossed import crossed_mean_squares, model_run_variance
 from .._kernel.quantiles import level_quantile
 from .._kernel.sizes import ceil_items_array, k_factor
 from .._kernel.sufficient import PairwiseStatistics, pairwise_statistics
@@ -47,7 +48,7 @@ from .._kernel.verdict import (
     warn_degenerate,
 )
 from ..intervals import proportion_ci
-from ..matrix import ScoreMatrix, ScoreSource
+from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
 from ..planning import calibrate  # re-exported: it lived here before 0.1
 from ._columns import PairColumns, pair_indices
@@ -77,7 +78,7 @@ MAX_CLUSTER_RESAMPLES = 1_000_000
 # =================================================================================================
 
 def diagnose(
-    scores: Any,
+    scores: Any = None,
     *,
     models: Any = None,
     cluster: Any = None,
@@ -92,14 +93,17 @@ def diagnose(
     cluster_resamples: int = 1000,
     max_pairs: int = MAX_PAIRS,
     top: int | None = None,
+    runs: Any = None,
     rng: SeedLike = None,
 ) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
 
     Parameters
     ----------
-    scores : array_like or DataFrame, shape (n_items, n_models)
-        Per-item scores (0/1 correctness or graded), every model on every item.
+    scores : array_like or DataFrame, shape (n_items, n_models); or RunScores
+        Per-item scores (0/1 correctness or graded), every model on every item. Several runs per
+        model (a :class:`~llm_power.matrix.RunScores` from :func:`~llm_power.read_runs`, or an
+        items x runs x models array) add the run regime (see ``runs``).
     models : sequence of str, optional
         Model names (default: DataFrame columns or ``model_0``, ...).
     cluster : array_like, optional
@@ -142,6 +146,14 @@ def diagnose(
     max_pairs : int, default 200,000
         Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the square
         of the number of models (3,000 models: 4.5 million pairs, several GB of row objects).
+    runs : RunScores or array_like of shape (n_items, n_runs, n_models), optional
+        Several runs per model (seeds, prompt templates, engines; at least 2 each), run
+        independently. Every other regime sees each item's mean over the model's runs; the **run
+        regime** adds the run-to-run variance of each model's score: the gap's standard error
+        sqrt(sigma_D^2/N + s2_run,A/R_A + s2_run,B/R_B) on Satterthwaite df, its t test and interval,
+        N* at the current runs (infinite when run noise alone exceeds the gap: more items cannot
+        resolve it), q, MDE, and the runs per model that would resolve it at the current items
+        (``runs_needed``; :mod:`llm_power.runs`). Given as ``scores`` it is the same.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -182,6 +194,24 @@ def diagnose(
     checked = diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
                                 correction=correction, anytime=anytime, method=method, design_effect=design_effect,
                                 cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, rng=rng)
+    run_stats = None
+    if runs is None and (isinstance(scores, RunScores) or np.ndim(scores) == 3):
+        runs, scores = scores, None
+    if runs is not None:  # several runs per model: the run means for every regime, the mean squares for runs
+        rs = runs if isinstance(runs, RunScores) else RunScores.from_array(runs, models=models)
+        if scores is not None:
+            msg = "give the scores once: either `scores` or `runs` (whose run means are the scores)"
+            raise ValueError(msg)
+        short = [str(m) for m, r in zip(rs.models, rs.runs.tolist(), strict=True) if r < 2]
+        if short:
+            msg = (f"the run regime needs at least 2 runs of each model; {len(short)} model(s) have one "
+                   f"({', '.join(short[:5])})")
+            raise ValueError(msg)
+        run_stats = (crossed_mean_squares(rs.blocks), rs.runs_by)
+        scores = rs.averaged()
+    if scores is None:
+        msg = "diagnose needs `scores` (items x models) or `runs` (several runs per model)"
+        raise TypeError(msg)
     if isinstance(scores, ScoreMatrix):  # a reader's matrix carries its names and cluster labels
         models = scores.models if models is None else models
         cluster = scores.clusters if cluster is None else cluster
@@ -191,7 +221,7 @@ def diagnose(
     if cluster is not None:
         codes, n_groups = code_labels(cluster, x.shape[0])
         require_clusters(n_groups, stacklevel=3)
-    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, **checked)
+    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, runs=run_stats, **checked)
 
 
 def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
@@ -215,7 +245,7 @@ def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: flo
 def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha: float, power: float,  # noqa: PLR0913
                     confidence_level: float, correction: str | None, anytime: bool, method: str,
                     design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
-                    rng: Any) -> Diagnosis:
+                    rng: Any, runs: tuple[Any, str] | None = None) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """
@@ -236,9 +266,17 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
                    rng=as_rng(rng))
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns
+    if runs is not None:  # each model's interval over items and runs (the union with the cluster-robust one)
+        var_m, df_m = model_run_variance(runs[0])
+        lo, hi = t_interval(runs[0].mean, var_m, df_m, confidence_level, "two-sided")
+        lo, hi = lo[ctx.order], hi[ctx.order]
+        if source.n_groups:
+            lo, hi = np.minimum(lo, ctx.model_ci[0]), np.maximum(hi, ctx.model_ci[1])
+        ctx.model_ci = (lo, hi)
     ctx.settings.update(method=method, correction=correction, anytime=anytime)
     options = {"correction": correction, "anytime": anytime, "design_effect": design_effect,
-               "cluster_resamples": cluster_resamples, "n_groups": source.n_groups}
+               "cluster_resamples": cluster_resamples, "n_groups": source.n_groups,
+               "runs": None if runs is None else runs[0], "runs_by": None if runs is None else runs[1]}
     outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
     for regime in REGIMES[1:]:  # the IID regime is the context every other one builds on
         if regime.requested(options):

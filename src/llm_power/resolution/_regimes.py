@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel.crossed import pair_run_variance, runs_needed
 from .._kernel.quantiles import upper_quantile, z_quantile
 from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
-from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, t_interval
+from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, run_verdict, t_interval
 from ..multiplicity import adjust_pvalues
 from ..sequential import anytime_critical_value, beta_mixture_log_evalue
 
@@ -104,6 +105,31 @@ def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
 
 
+def _regime_runs(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
+    """Run noise (seeds, templates, engines): the gap's variance over items and runs, its t test on
+    Satterthwaite df, N*/q/MDE at the current runs and the runs needed at the current items.
+    """
+    ms, n = options["runs"], ctx.n
+    i, j = ctx.order[ctx.pair_idx[:, 0]], ctx.order[ctx.pair_idx[:, 1]]  # the pairs' columns of the source
+    s2_d = ctx.sums.ss / (n - 1)  # sample variance of the run-averaged differences (ddof 1, 0/1 or not)
+    pv = pair_run_variance(s2_d, n, ms, i, j)
+    rv = run_verdict(ctx.sums.delta, s2_d, pv.run_part, n, pv.df, ctx.verdict.resolved, alpha=ctx.alpha,
+                     power=ctx.power, alternative="two-sided")
+    lo, hi = t_interval(ctx.sums.delta, rv.variance, rv.df, ctx.confidence_level, "two-sided")
+    needed = runs_needed(ctx.sums.delta, n, pv.s2_item, pv.s2_res, ms.var_run[i], ms.var_run[j], ms.ms_res[i],
+                         ms.ms_res[j], alpha=ctx.alpha, power=ctx.power)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(rv.variance > 0, pv.run_part / rv.variance, 0.0)
+    columns = {"se_run": np.sqrt(rv.variance), "run_df": rv.df, "pvalue_run": rv.pvalue, "run_ci_low": lo,
+               "run_ci_high": hi, "n_star_run": rv.n_star, "q_run": rv.q, "mde_run": rv.mde,
+               "resolved_run": rv.resolved, "run_share": share, "runs_needed": needed}
+    runs = ms.runs[ctx.order]
+    settings = {"runs_by": options.get("runs_by", "run"), "runs_min": int(runs.min()), "runs_max": int(runs.max()),
+                "run_sd": [float(v) for v in np.sqrt(ms.var_run[ctx.order])],
+                "run_noise_exceeds_gap": int(np.sum(~np.isfinite(rv.n_star) & (ctx.sums.delta != 0)))}
+    return RegimeOutput(columns=columns, resolved=rv.resolved, settings=settings)
+
+
 def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
     """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2} in K, so N* grows and q
     shrinks by K / K_anytime (for the exact conditional N* of few discordant items too); Beta-mixture
@@ -187,6 +213,13 @@ REGIMES = (
            lambda options: bool(options["anytime"]), fields=(
            ("e_value", float | None, None), ("n_star_anytime", float | None, None),
            ("q_anytime", float | None, None), ("resolved_anytime", bool | None, None),)),
+    Regime("runs", "run noise", "q_run", "resolved_run", "n_star_run", "pvalue_run", _regime_runs,
+           lambda options: options.get("runs") is not None, fields=(
+           ("se_run", float | None, None), ("run_df", float | None, None), ("pvalue_run", float | None, None),
+           ("run_ci_low", float | None, None), ("run_ci_high", float | None, None),
+           ("n_star_run", float | None, None), ("q_run", float | None, None), ("mde_run", float | None, None),
+           ("resolved_run", bool | None, None), ("run_share", float | None, None),
+           ("runs_needed", float | None, None),)),
 )
 
 

@@ -1,0 +1,306 @@
+r"""Items crossed with runs: the two-way random-effects decomposition, written once.
+
+A *run* (a seed, a prompt template, a serving engine, a judge rerun) shifts every item of a model
+at once. For one model scored on ``n`` items in ``R`` runs (every run on every item),
+
+    y_ir = mu + a_i + b_r + e_ir,   Var a = s2_item, Var b = s2_run, Var e = s2_res,
+
+the mean squares of the two-way layout without replication are
+
+    MS_item = R sum_i (ybar_i. - ybar)^2 / (n - 1),       E = s2_res + R s2_item
+    MS_run  = n sum_r (ybar_.r - ybar)^2 / (R - 1),       E = s2_res + n s2_run
+    MS_res  = sum_ir (y_ir - ybar_i. - ybar_.r + ybar)^2 / ((n - 1)(R - 1)),   E = s2_res
+
+(method of moments; for a balanced design these are also the REML estimates when they are
+positive). The variance of a model's score over items *and* runs is s2_item/n + s2_run/R +
+s2_res/(nR), estimated as MS_item/(nR) + max(0, MS_run - MS_res)/(nR): the IID variance of the
+run-averaged score plus the run part, so never below the IID one.
+
+A pair of models run independently (seeds, engines: run r of A has nothing to do with run r of
+B) has
+
+    Var(dhat) = s2_D/n + sum_m s2_run,m / R_m,
+
+s2_D the sample variance over items of the difference of the run-averaged scores (it holds the
+item and residual parts at the current runs), with Satterthwaite's degrees of freedom for the
+combination of mean squares. Intervals for the components: chi-square for s2_res; the modified
+large-sample (MLS) interval of Ting, Burdick, Graybill, Jeyaratnam and Lu (1990; Burdick and
+Graybill 1992, section 3.1) for s2_item = (MS_item - MS_res)/R and s2_run = (MS_run - MS_res)/n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .quantiles import chi2_upper, f_upper, k_constant
+
+__all__ = ["CrossedMeanSquares", "allocation_table", "chi2_variance_interval", "crossed_mean_squares",
+           "mls_difference_interval", "model_run_variance", "pair_run_variance", "runs_needed", "satterthwaite_df"]
+
+
+@dataclass(frozen=True)
+class CrossedMeanSquares:
+    """Mean squares of each model's items x runs layout (arrays of shape (M,), M models)."""
+
+    n: int  # items
+    runs: np.ndarray  # R per model
+    mean: np.ndarray  # grand mean
+    item_means: np.ndarray  # (n, M): each item's mean over the model's runs
+    run_means: list[np.ndarray]  # per model: its R run means
+    ms_item: np.ndarray
+    ms_run: np.ndarray
+    ms_res: np.ndarray
+
+    @property
+    def df_item(self) -> np.ndarray:
+        return np.full(self.runs.shape, self.n - 1.0)
+
+    @property
+    def df_run(self) -> np.ndarray:
+        return self.runs - 1.0
+
+    @property
+    def df_res(self) -> np.ndarray:
+        return (self.n - 1.0) * (self.runs - 1.0)
+
+    @property
+    def var_item(self) -> np.ndarray:
+        """Item component (MS_item - MS_res)/R, truncated at 0."""
+        return np.asarray(np.maximum((self.ms_item - self.ms_res) / self.runs, 0.0))
+
+    @property
+    def var_run(self) -> np.ndarray:
+        """Run component (MS_run - MS_res)/n, truncated at 0 (NaN with one run)."""
+        return np.asarray(np.where(self.runs > 1, np.maximum((self.ms_run - self.ms_res) / self.n, 0.0), np.nan))
+
+    @property
+    def var_res(self) -> np.ndarray:
+        """Item x run (residual) component MS_res (NaN with one run)."""
+        return np.asarray(np.where(self.runs > 1, self.ms_res, np.nan))
+
+    @property
+    def var_mean(self) -> np.ndarray:
+        """Variance of the model's score over items and runs: MS_item/(nR) + var_run/R."""
+        return np.asarray(self.ms_item / (self.n * self.runs) + self.var_run / self.runs)
+
+    @property
+    def var_mean_items(self) -> np.ndarray:
+        """The IID (items only) variance of the run-averaged score: MS_item/(nR)."""
+        return np.asarray(self.ms_item / (self.n * self.runs))
+
+
+def crossed_mean_squares(blocks: list[np.ndarray]) -> CrossedMeanSquares:
+    """The mean squares of each model from its (n, R_m) score block (every run on every item)."""
+    n = int(blocks[0].shape[0])
+    m = len(blocks)
+    runs = np.array([blk.shape[1] for blk in blocks], dtype=float)
+    mean, ms_item, ms_run, ms_res = (np.empty(m) for _ in range(4))
+    item_means = np.empty((n, m))
+    run_means = []
+    for k, blk in enumerate(blocks):
+        y = np.asarray(blk, dtype=float)
+        r = y.shape[1]
+        im, rm = y.mean(axis=1), y.mean(axis=0)
+        g = float(im.mean())
+        item_means[:, k], mean[k] = im, g
+        run_means.append(rm)
+        ms_item[k] = r * float(np.sum((im - g) ** 2)) / (n - 1) if n > 1 else np.nan
+        if r > 1:
+            ms_run[k] = n * float(np.sum((rm - g) ** 2)) / (r - 1)
+            resid = y - im[:, None] - rm[None, :] + g
+            ms_res[k] = float(np.sum(resid * resid)) / ((n - 1) * (r - 1)) if n > 1 else np.nan
+        else:
+            ms_run[k] = ms_res[k] = np.nan
+    return CrossedMeanSquares(n=n, runs=runs, mean=mean, item_means=item_means, run_means=run_means,
+                              ms_item=ms_item, ms_run=ms_run, ms_res=ms_res)
+
+
+def chi2_variance_interval(ms: Any, df: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact normal-theory interval of a variance from its mean square on ``df`` degrees of freedom."""
+    tail = (1.0 - level) / 2.0
+    ms, df = np.asarray(ms, dtype=float), np.asarray(df, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return df * ms / np.asarray(chi2_upper(tail, df)), df * ms / np.asarray(chi2_upper(1.0 - tail, df))
+
+
+def mls_difference_interval(c1: Any, s1: Any, n1: Any, c2: Any, s2: Any, n2: Any,  # noqa: PLR0913, PLR0917
+                            level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The MLS interval of gamma = c1 S1^2 - c2 S2^2 (c1, c2 > 0; S1^2, S2^2 independent mean squares
+    on n1, n2 degrees of freedom), two-sided at ``level``, bounds truncated at 0 (Burdick and Graybill
+    1992, eqs. 3.1.4-3.1.9; Ting et al. 1990):
+
+        L = g - sqrt(G1^2 c1^2 S1^4 + H2^2 c2^2 S2^4 + G12 c1 c2 S1^2 S2^2)
+        U = g + sqrt(H1^2 c1^2 S1^4 + G2^2 c2^2 S2^4 + H12 c1 c2 S1^2 S2^2)
+
+    with G_i = 1 - 1/F_{a: n_i, inf}, H_i = 1/F_{1-a: n_i, inf} - 1,
+    G12 = ((F_{a: n1, n2} - 1)^2 - G1^2 F_{a: n1, n2}^2 - H2^2) / F_{a: n1, n2},
+    H12 = ((1 - F_{1-a: n1, n2})^2 - H1^2 F_{1-a: n1, n2}^2 - G2^2) / F_{1-a: n1, n2},
+    F_{a: u, v} the upper-a point of F(u, v) and a = (1 - level)/2.
+    """
+    a = (1.0 - level) / 2.0
+    c1, s1, n1, c2, s2, n2 = (np.asarray(v, dtype=float) for v in (c1, s1, n1, c2, s2, n2))
+    inf = np.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1a, f1b = np.asarray(f_upper(a, n1, inf)), np.asarray(f_upper(1.0 - a, n1, inf))
+        f2a, f2b = np.asarray(f_upper(a, n2, inf)), np.asarray(f_upper(1.0 - a, n2, inf))
+        f12a, f12b = np.asarray(f_upper(a, n1, n2)), np.asarray(f_upper(1.0 - a, n1, n2))
+        g1, h1 = 1.0 - 1.0 / f1a, 1.0 / f1b - 1.0
+        g2, h2 = 1.0 - 1.0 / f2a, 1.0 / f2b - 1.0
+        g12 = ((f12a - 1.0) ** 2 - g1 * g1 * f12a * f12a - h2 * h2) / f12a
+        h12 = ((1.0 - f12b) ** 2 - h1 * h1 * f12b * f12b - g2 * g2) / f12b
+        t1, t2 = c1 * s1, c2 * s2
+        est = t1 - t2
+        v_low = g1 * g1 * t1 * t1 + h2 * h2 * t2 * t2 + g12 * t1 * t2
+        v_high = h1 * h1 * t1 * t1 + g2 * g2 * t2 * t2 + h12 * t1 * t2
+        low = np.maximum(est - np.sqrt(np.maximum(v_low, 0.0)), 0.0)
+        high = np.maximum(est + np.sqrt(np.maximum(v_high, 0.0)), 0.0)
+    return low, high
+
+
+def satterthwaite_df(terms: list[tuple[Any, Any]]) -> np.ndarray:
+    """Satterthwaite's degrees of freedom of sum_k t_k, t_k a mean-square term on df_k:
+    (sum t_k)^2 / sum t_k^2/df_k (terms with df 0 or a zero value are left out).
+    """
+    num: Any = 0.0
+    den: Any = 0.0
+    for value, df in terms:
+        v = np.asarray(value, dtype=float)
+        d = np.asarray(df, dtype=float)
+        num = num + v
+        with np.errstate(invalid="ignore", divide="ignore"):
+            den = den + np.where((d > 0) & (v != 0), v * v / np.where(d > 0, d, 1.0), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(den > 0, np.asarray(num) ** 2 / den, np.inf))
+
+
+@dataclass(frozen=True)
+class PairRunVariance:
+    """Per pair (shape (P,)): the variance of the gap over items and runs and its parts."""
+
+    variance: np.ndarray  # s2_D/n + run_part
+    item_part: np.ndarray  # s2_D/n: the IID variance of the run-averaged gap
+    run_part: np.ndarray  # sum_m s2_run,m / R_m: what more items never remove
+    df: np.ndarray  # Satterthwaite
+    s2_item: np.ndarray  # item component of D: s2_D - sum_m MS_res,m / R_m (>= 0)
+    s2_res: np.ndarray  # sum_m MS_res,m: residual variance of the difference of one run of each
+    s2_run: np.ndarray  # sum_m s2_run,m
+
+
+def pair_run_variance(s2_d: Any, n: int, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarray) -> PairRunVariance:
+    """:class:`PairRunVariance` of the pairs (i, j) (columns of ``ms``) of independently run models;
+    ``s2_d`` the sample variance (ddof 1) of the per-item differences of run-averaged scores.
+    """
+    s2_d = np.asarray(s2_d, dtype=float)
+    ra, rb = ms.runs[i], ms.runs[j]
+    vr_a, vr_b = ms.var_run[i], ms.var_run[j]
+    item_part = s2_d / n
+    run_part = vr_a / ra + vr_b / rb
+    terms: list[tuple[Any, Any]] = [(item_part, n - 1.0)]
+    for idx, r, vr in ((i, ra, vr_a), (j, rb, vr_b)):  # the run part's mean squares where it is positive
+        on = vr > 0
+        terms.append((np.where(on, ms.ms_run[idx] / (n * r), 0.0), r - 1.0))
+        terms.append((np.where(on, -ms.ms_res[idx] / (n * r), 0.0), (n - 1.0) * (r - 1.0)))
+    df = satterthwaite_df(terms)
+    df = np.minimum(df, n - 1.0)
+    s2_res = ms.ms_res[i] + ms.ms_res[j]
+    s2_item = np.maximum(s2_d - ms.ms_res[i] / ra - ms.ms_res[j] / rb, 0.0)
+    return PairRunVariance(variance=item_part + run_part, item_part=item_part, run_part=run_part, df=df,
+                           s2_item=s2_item, s2_res=s2_res, s2_run=vr_a + vr_b)
+
+
+def model_run_variance(ms: CrossedMeanSquares) -> tuple[np.ndarray, np.ndarray]:
+    """Per model: the variance of its score over items and runs (:attr:`CrossedMeanSquares.var_mean`) and
+    its Satterthwaite df (MS_item/(nR) on n - 1, and where the run part is positive MS_run/(nR) on R - 1
+    minus MS_res/(nR) on (n - 1)(R - 1)).
+    """
+    n, r = float(ms.n), ms.runs
+    on = ms.var_run > 0
+    terms: list[tuple[Any, Any]] = [(ms.ms_item / (n * r), n - 1.0),
+                                    (np.where(on, ms.ms_run / (n * r), 0.0), r - 1.0),
+                                    (np.where(on, -ms.ms_res / (n * r), 0.0), (n - 1.0) * (r - 1.0))]
+    return ms.var_mean, np.minimum(satterthwaite_df(terms), n - 1.0)
+
+
+def _planned_df(s2_item: Any, s2_res: Any, s2_run_a: Any, s2_run_b: Any, res_a: Any, res_b: Any,  # noqa: PLR0913, PLR0917
+                n: Any, runs: Any) -> np.ndarray:
+    """Satterthwaite df of the run-regime test at (n items, R runs per model), from expected mean squares."""
+    n, runs = np.asarray(n, dtype=float), np.asarray(runs, dtype=float)
+    item = (np.asarray(s2_item) + np.asarray(s2_res) / runs) / n
+    terms: list[tuple[Any, Any]] = [(item, n - 1.0)]
+    for vr, res in ((s2_run_a, res_a), (s2_run_b, res_b)):
+        on = np.asarray(vr) > 0
+        terms.append((np.where(on, (np.asarray(res) + n * np.asarray(vr)) / (n * runs), 0.0), runs - 1.0))
+        terms.append((np.where(on, -np.asarray(res) / (n * runs), 0.0), (n - 1.0) * (runs - 1.0)))
+    return np.asarray(np.minimum(satterthwaite_df(terms), n - 1.0))
+
+
+def runs_needed(delta: Any, n: int, s2_item: Any, s2_res: Any, s2_run_a: Any, s2_run_b: Any,  # noqa: PLR0913, PLR0917
+                res_a: Any, res_b: Any, *, alpha: float, power: float, alternative: str = "two-sided",
+                max_runs: int = 10_000) -> np.ndarray:
+    """The fewest runs per model (at the current ``n`` items) at which the run-regime test of a gap
+    ``delta`` has the requested power: the smallest R with
+    s2_item/n + s2_res/(nR) + s2_run/R <= delta^2 / K_df(R), K on the Satterthwaite df at R.
+    inf where even infinitely many runs leave the item part above delta^2/K (more items needed),
+    NaN for a zero gap. At least 2 when there is run variance (one run cannot estimate it).
+    """
+    signed = np.asarray(delta, dtype=float)
+    delta = np.where((alternative == "greater") & (signed < 0) | (alternative == "less") & (signed > 0), 0.0,
+                     np.abs(signed))
+    s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b = (np.broadcast_to(np.asarray(v, dtype=float), delta.shape)
+                                                         for v in (s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b))
+    s2_run = s2_run_a + s2_run_b
+    out = np.full(delta.shape, np.inf)
+    k_inf = float(k_constant(alpha, power, alternative))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = delta * delta / k_inf - s2_item / n  # what the run-dependent part may use (normal K)
+    for p in np.flatnonzero(room > 0):  # per pair: step R up from the normal-theory bound (t quantiles)
+        r = max(2.0 if s2_run[p] > 0 else 1.0, float(np.ceil((s2_res[p] / n + s2_run[p]) / room[p])))
+        while r <= max_runs:
+            df = _planned_df(s2_item[p], s2_res[p], s2_run_a[p], s2_run_b[p], res_a[p], res_b[p], n, r)
+            need = float(k_constant(alpha, power, alternative, df)) * (s2_item[p] / n + s2_res[p] / (n * r)
+                                                                          + s2_run[p] / r)
+            if need <= delta[p] ** 2:
+                out[p] = r
+                break
+            r += 1.0
+    out[delta == 0] = np.where(signed[delta == 0] == 0, np.nan, np.inf)  # no gap, or one in the other direction
+    return out
+
+
+def allocation_table(delta: float, s2_item: float, s2_res: float, s2_run_a: float, s2_run_b: float,  # noqa: PLR0913, PLR0917
+                     res_a: float, res_b: float, *, alpha: float, power: float, cost_item: float, cost_run: float,
+                     max_items: int | None, max_runs: int) -> dict[str, np.ndarray]:
+    """For each number of runs R = 1 .. max_runs per model: the fewest items n(R) giving the run-regime
+    test of ``delta`` the requested power (K on the Satterthwaite df at (n, R)), and the cost per model
+    ``cost_item n R + cost_run R``; n = inf where no number of items suffices (or above ``max_items``).
+    """
+    s2_run = s2_run_a + s2_run_b
+    runs = np.arange(1, max_runs + 1, dtype=float)
+    items = np.full(runs.shape, np.inf)
+    k_inf = float(k_constant(alpha, power, "two-sided"))
+    for t, r in enumerate(runs):
+        if r < 2 and s2_run > 0:
+            continue
+        room = delta * delta / k_inf - s2_run / r
+        if room <= 0:
+            continue
+        n = max(2.0, np.ceil((s2_item + s2_res / r) / room))
+        for _ in range(60):  # the t quantile grows the need a little: step n up until it is met
+            df = _planned_df(s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b, n, r)
+            k = float(k_constant(alpha, power, "two-sided", df))
+            room_t = delta * delta / k - s2_run / r
+            if room_t <= 0:
+                n = np.inf
+                break
+            n_new = max(2.0, np.ceil((s2_item + s2_res / r) / room_t))
+            if n_new <= n:
+                break
+            n = n_new
+        if max_items is not None and n > max_items:
+            n = np.inf
+        items[t] = n
+    cost = np.where(np.isfinite(items), cost_item * items * runs + cost_run * runs, np.inf)
+    return {"runs": runs, "items": items, "cost": cost}

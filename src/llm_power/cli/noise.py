@@ -1,0 +1,107 @@
+"""``llm-power noise RESULTS... --run FIELD``: run-to-run noise (seeds, templates, engines) of a benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from ..report.terminal import dump_json, print_table, safe_text, say
+from ._types import INPUT_FORMATS, positive_int
+
+HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
+EPILOG = """examples:
+  llm-power noise runs.csv --run seed                      # long table: model,seed,item,score
+  llm-power noise out/seed_*/ --run seed                   # lm-eval folders, one per --seed
+  llm-power noise logs/*.eval --run template --templates   # inspect logs, one per prompt template
+"""
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Add the subcommand and its options to the parser."""
+    p = sub.add_parser("noise", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="result files or folders with several runs per model (what diagnose reads)")
+    p.add_argument("--run", dest="run_field", required=True, metavar="FIELD",
+                   help="what names a run: a column of a long table, or a harness field (seed, temperature, engine, "
+                        "template, model_args, a dotted path such as config.random_seed), or file / folder")
+    p.add_argument("--templates", action="store_true",
+                   help="runs are prompt templates shared by every model: add each model's spread over templates, "
+                        "the rank agreement between templates and the pairs that flip")
+    p.add_argument("--cluster", metavar="FIELD", help="cluster label field (kept with the items)")
+    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
+                   help="force the input format: %(choices)s (default auto)")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL", help="per-item metric / score column")
+    p.add_argument("--id-column", metavar="COL", help="item id column of plain tables")
+    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                   help="items a run or a model lacks: error (default) or keep the common ones")
+    p.add_argument("--top", type=positive_int, default=10, help="unstable items to list (default 10)")
+    p.add_argument("--confidence-level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the template bootstrap (default 0)")
+    p.set_defaults(run=run)
+
+
+def _num(x: float, fmt: str = ".4f") -> str:
+    return "—" if x is None or not math.isfinite(x) else format(x, fmt)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; returns the exit code."""
+    from ..io import read_runs
+    from ..io.detect import expand_paths
+    from ..runs import noise
+
+    paths = expand_paths(args.results)
+    runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
+                     on_missing=args.on_missing, item_column=args.id_column)
+    rep = noise(runs, templates=True if args.templates else None, top=args.top,
+                confidence_level=args.confidence_level, rng=args.seed)
+    if args.format == "json":
+        dump_json({"source": ", ".join(str(p) for p in args.results), "note": runs.note, **rep.to_dict()})
+        return 0
+    v = rep.variance
+    level = f"{100 * v.confidence_level:g}%"
+    def sd_ci(k: int) -> str:
+        return f"[{_num(math.sqrt(v.var_run_ci[0][k]))}, {_num(math.sqrt(v.var_run_ci[1][k]))}]"
+
+    rows = [[safe_text(m), f"{int(v.runs[k])}", _num(v.mean[k]), _num(v.se_items[k]), _num(v.se[k]),
+             _num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
+    print_table(f"Score over items and runs ({rep.n_items:,} items; runs by {safe_text(runs.runs_by)})",
+                ["model", "runs", "score", "SE items", "SE +runs", "SD run", f"{level} CI", "run share"], rows,
+                right_align=(1, 2, 3, 4, 5, 6, 7),
+                caption="SE items: the IID error of the run-averaged score; SE +runs adds the run-to-run variance "
+                        "(crossed items x runs; MLS interval of the run SD). run share: of the score's variance.")
+    if v.pairs:
+        prow = [[safe_text(p["model_a"]), safe_text(p["model_b"]), f"{p['delta']:+.4f}", _num(p["se_items"]),
+                 _num(p["se"]), f"{p['run_share']:.0%}", f"{p['rerun_removable_share']:.0%}"] for p in v.pairs]
+        print_table("Adjacent gaps over items and runs", ["model A", "model B", "gap", "SE items", "SE +runs",
+                                                          "run share", "reruns remove"], prow,
+                    right_align=(2, 3, 4, 5, 6),
+                    caption="reruns remove: the share of the gap's variance infinitely many runs at these items would "
+                            "remove (run shifts and item x run noise); the rest needs more items.")
+    frow = [[safe_text(f["model"]), f"{f['unstable']:,}", f"{f['unstable_share']:.1%}", _num(f["flip_rate"]),
+             _num(f.get("best_possible", math.nan)), _num(f.get("worst_possible", math.nan))] for f in rep.flakiness]
+    print_table("Flakiness", ["model", "unstable items", "share", "flip rate", "best possible", "worst possible"], frow,
+                right_align=(1, 2, 3, 4, 5),
+                caption="unstable: the item's score differs between runs. flip rate: chance two runs disagree "
+                        "(0/1 scores). best / worst possible: right in any / every run.")
+    if rep.flaky_items:
+        irow = [[safe_text(it["model"]), safe_text(it["item"]), f"{it['right']}/{it['runs']}",
+                 "" if it["ci"] is None else f"[{it['ci'][0]:.2f}, {it['ci'][1]:.2f}]"] for it in rep.flaky_items]
+        print_table("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow, right_align=(2,))
+    say(f"Signal-to-noise: spread of the scores {rep.signal:.4f} over a run-to-run SD of {rep.noise:.4f} = "
+        f"{rep.snr:.3g} ({level} CI {rep.snr_ci[0]:.3g} to {rep.snr_ci[1]:.3g}); about {rep.resolvable_models:.3g} "
+        "evenly spread models could be told apart under run noise.")
+    if rep.templates:
+        t = rep.templates
+        say(f"Templates: mean Kendall tau between the templates' rankings {t['kendall_tau']:.3f} ({level} CI "
+            f"{t['kendall_tau_ci'][0]:.3f} to {t['kendall_tau_ci'][1]:.3f}); {len(t['flipping_pairs'])} pair(s) "
+            "change order between templates.")
+        for f in t["flipping_pairs"][:10]:
+            say(f"  {f['model_a']} ahead of {f['model_b']} in {f['share_a_ahead']:.0%} of the templates")
+    if runs.note:
+        say(runs.note)
+    say("next: llm-power diagnose ... --run FIELD adds the run regime to the resolution report; "
+        "llm-power plan runs ... says how many runs a gap needs.")
+    return 0

@@ -1,0 +1,244 @@
+"""Noise beyond the items: flaky items, signal-to-noise, and template sensitivity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._core.results import Result
+from .._core.typing import SeedLike
+from .._core.validation import as_rng, check_confidence_level, check_int_at_least
+from .._kernel.binomial import wilson_bounds
+from .._kernel.crossed import chi2_variance_interval, crossed_mean_squares
+from .._kernel.quantiles import interval_half_width
+from ._variance import RunVarianceResult, as_run_scores, run_variance
+
+__all__ = ["NoiseReport", "noise"]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NoiseReport(Result):
+    """Run-to-run noise of a benchmark (see :func:`noise`).
+
+    Attributes
+    ----------
+    variance : RunVarianceResult
+        Item, run and item x run components of each model's score and each adjacent gap.
+    flakiness : list of dict
+        Per model: ``unstable_share`` (items whose score differs between runs; 1 - the total
+        agreement rate), ``flip_rate`` (mean over items of the chance that two runs disagree,
+        2 c (R - c) / (R (R - 1)) for 0/1 scores; for graded scores the mean over items of the
+        within-item variance) with its t interval over items, and for 0/1 scores
+        ``best_possible`` / ``worst_possible`` (an item counted right when any / every run is).
+    flaky_items : list of dict
+        The most unstable (model, item) pairs: runs right, share right with its Wilson interval.
+    signal, noise, snr : float
+        Signal: the spread (max - min) of the models' scores. Noise: the pooled run-to-run
+        standard deviation of one run's score on these items, sqrt(MS_run / n) pooled over models
+        (Heineman et al. 2025 use the same ratio of dispersion to run-to-run deviation).
+    snr_ci : (float, float)
+        Interval of ``snr`` from the chi-square interval of the pooled noise variance (on the
+        sum of R_m - 1 df), given the models' scores.
+    resolvable_models : float
+        spread / the median run-regime MDE (sqrt(K) x SE over items and runs) of the adjacent gaps + 1:
+        how many models, evenly spread
+        over the observed range, the benchmark can tell apart under run noise.
+    templates : dict or None
+        When runs are prompt templates (the same labels for every model): each model's spread
+        over templates, the mean Kendall tau between templates' rankings with a bootstrap interval
+        over items, and the pairs of models whose order flips between templates.
+    """
+
+    models: list[Any]
+    n_items: int
+    runs: np.ndarray
+    binary: bool
+    variance: RunVarianceResult
+    flakiness: list[dict[str, Any]]
+    flaky_items: list[dict[str, Any]]
+    signal: float
+    noise: float
+    snr: float
+    snr_ci: tuple[float, float]
+    resolvable_models: float
+    templates: dict[str, Any] | None
+    confidence_level: float
+    runs_by: str = "run"
+
+    _repr_fields = ("models", "n_items", "runs", "signal", "noise", "snr")
+    _title = "Run-to-run noise"
+
+    def summary(self) -> str:
+        """The decomposition, flaky items and signal-to-noise, as text."""
+        lines = [self.variance.summary(), "",
+                 f"Signal-to-noise: spread of scores {self.signal:.4g} / run-to-run SD {self.noise:.4g} = "
+                 f"{self.snr:.3g} ({self.confidence_level:.0%} CI {self.snr_ci[0]:.3g} to {self.snr_ci[1]:.3g}); "
+                 f"about {self.resolvable_models:.3g} evenly spread models resolvable", "", "Flakiness:"]
+        for f in self.flakiness:
+            extra = (f", best/worst possible {f['best_possible']:.4f}/{f['worst_possible']:.4f}"
+                     if "best_possible" in f else "")
+            lines.append(f"  {str(f['model'])[:24]:<24} unstable items {f['unstable']:,} of {self.n_items:,} "
+                         f"({f['unstable_share']:.1%}), flip rate {f['flip_rate']:.4f}{extra}")
+        if self.flaky_items:
+            lines.append("Most unstable items:")
+            for it in self.flaky_items:
+                lines.append(f"  {str(it['model'])[:24]:<24} {str(it['item'])[:32]:<32} {it['right']}/{it['runs']} "
+                             f"runs right")
+        if self.templates:
+            t = self.templates
+            lines.append(f"Templates: mean Kendall tau between templates {t['kendall_tau']:.3f} "
+                         f"(CI {t['kendall_tau_ci'][0]:.3f} to {t['kendall_tau_ci'][1]:.3f}); "
+                         f"{len(t['flipping_pairs'])} pair(s) flip")
+        return "\n".join(lines)
+
+
+def _flakiness(rs: Any, binary: bool, level: float, top: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    per_model, candidates = [], []
+    for name, blk in zip(rs.models, rs.blocks, strict=True):
+        r = blk.shape[1]
+        unstable = np.ptp(blk, axis=1) > 0
+        if binary:
+            c = blk.sum(axis=1)
+            flip = 2.0 * c * (r - c) / (r * (r - 1.0))  # unbiased for 2 p (1 - p): two runs disagree
+        else:
+            flip = blk.var(axis=1, ddof=1)  # within-item (item x run) variance
+        n = flip.size
+        mean = float(flip.mean())
+        half = float(interval_half_width(flip.std(ddof=1) / np.sqrt(n), level, "two-sided", n - 1)) if n > 1 else np.nan
+        row = {"model": name, "runs": int(r), "unstable": int(unstable.sum()), "unstable_share": float(unstable.mean()),
+               "total_agreement": float(1.0 - unstable.mean()), "flip_rate": mean,
+               "flip_rate_ci": (max(mean - half, 0.0), mean + half)}
+        if binary:
+            row["best_possible"] = float((blk.max(axis=1) == 1).mean())
+            row["worst_possible"] = float((blk.min(axis=1) == 1).mean())
+        per_model.append(row)
+        for k in np.flatnonzero(unstable):
+            candidates.append((float(flip[k]), name, k, blk[k]))
+    candidates.sort(key=lambda t: -t[0])
+    items = []
+    for flip, name, k, row_scores in candidates[:top]:
+        r = row_scores.size
+        right = float(row_scores.sum())
+        item = {"model": name, "item": rs.items[k], "runs": int(r), "flip_rate": flip,
+                "mean": float(row_scores.mean())}
+        if binary:
+            lo, hi = wilson_bounds(np.array([right]), np.array([float(r)]), level)
+            item.update(right=int(right), ci=(float(lo[0]), float(hi[0])))
+        else:
+            item.update(right=f"{row_scores.min():.3g}..{row_scores.max():.3g}", ci=None)
+        items.append(item)
+    return per_model, items
+
+
+def _kendall(scores: np.ndarray) -> float:
+    """Mean Kendall tau-a between the model rankings of every pair of templates (scores: templates x models)."""
+    t, m = scores.shape
+    if t < 2 or m < 2:
+        return float("nan")
+    s = np.sign(scores[:, :, None] - scores[:, None, :])  # (T, M, M)
+    iu = np.triu_indices(m, 1)
+    s = s[:, iu[0], iu[1]]  # (T, P)
+    taus = [float(np.mean(s[a] * s[b])) for a in range(t) for b in range(a + 1, t)]
+    return float(np.mean(taus))
+
+
+def _templates(rs: Any, level: float, n_boot: int, gen: np.random.Generator) -> dict[str, Any] | None:
+    labels = rs.run_labels[0]
+    if any(lab != labels for lab in rs.run_labels) or len(labels) < 2 or rs.n_models < 2:
+        return None
+    cube = np.stack(rs.blocks, axis=2)  # items x templates x models
+    per = cube.mean(axis=0)  # templates x models
+    tau = _kendall(per)
+    boots = np.empty(n_boot)
+    for b in range(n_boot):  # resample items: each template's scores recomputed on the same items
+        idx = gen.integers(0, rs.n, rs.n)
+        boots[b] = _kendall(cube[idx].mean(axis=0))
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(boots, [tail, 1.0 - tail])
+    flips = []
+    m = rs.n_models
+    for a in range(m):
+        for b in range(a + 1, m):
+            wins = per[:, a] > per[:, b]
+            losses = per[:, a] < per[:, b]
+            if wins.any() and losses.any():
+                flips.append({"model_a": rs.models[a], "model_b": rs.models[b],
+                              "share_a_ahead": float(wins.mean()), "templates_a_ahead": [labels[k] for k in
+                                                                                         np.flatnonzero(wins)]})
+    spread = [{"model": name, "min": float(per[:, k].min()), "max": float(per[:, k].max()),
+               "spread": float(np.ptp(per[:, k])), "sd": float(per[:, k].std(ddof=1))}
+              for k, name in enumerate(rs.models)]
+    return {"templates": list(labels), "scores": per.tolist(), "spread": spread, "kendall_tau": tau,
+            "kendall_tau_ci": (float(lo), float(hi)), "n_resamples": n_boot, "flipping_pairs": flips}
+
+
+def noise(data: Any, *, models: Any = None, templates: bool | None = None, top: int = 10,  # noqa: PLR0913
+          confidence_level: float = 0.95, alpha: float = 0.05, power: float = 0.8, n_resamples: int = 1000,
+          rng: SeedLike = None) -> NoiseReport:
+    r"""Run-to-run noise of a benchmark: the decomposition, flaky items, signal-to-noise, templates.
+
+    Parameters
+    ----------
+    data : RunScores, array_like (n_items, n_runs, n_models) or dict
+        At least 2 runs per model (:func:`llm_power.read_runs`).
+    models : sequence of str, optional
+        Model names for an array.
+    templates : bool, optional
+        Whether runs are prompt templates shared by every model (default: when every model has the
+        same run labels and ``runs_by`` is "template"). Adds the template sensitivity.
+    top : int, default 10
+        How many of the most unstable (model, item) pairs to list.
+    confidence_level, alpha, power : float
+    n_resamples : int, default 1000
+        Bootstrap resamples of the items for the Kendall tau interval (templates).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    NoiseReport
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import llm_power as lp
+    >>> rng = np.random.default_rng(0)
+    >>> p = 1 / (1 + np.exp(-(rng.normal(1, 1.5, (300, 1, 1)) + rng.normal(0, 0.1, (1, 5, 3)))))
+    >>> rep = lp.noise((rng.random((300, 5, 3)) < p).astype(int), models=["a", "b", "c"])
+    >>> 0 < rep.flakiness[0]["unstable_share"] < 1, rep.snr > 0
+    (True, True)
+    """
+    from .._core.validation import check_alpha_power
+
+    level = check_confidence_level(confidence_level)
+    alpha, power = check_alpha_power(alpha, power)
+    top = check_int_at_least(top, "top", 0)
+    n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
+    rs = as_run_scores(data, models=models, min_runs=2)
+    binary = rs.binary
+    var = run_variance(rs, confidence_level=level)
+    ms = crossed_mean_squares(rs.blocks)
+    flak, items = _flakiness(rs, binary, level, top)
+    df_run = ms.runs - 1.0
+    pooled = float(np.sum(df_run * ms.ms_run) / np.sum(df_run)) / rs.n  # Var of one run's score (items fixed)
+    lo_v, hi_v = chi2_variance_interval(pooled, float(np.sum(df_run)), level)
+    signal = float(np.ptp(ms.mean))
+    noise_sd = float(np.sqrt(pooled))
+    snr = signal / noise_sd if noise_sd > 0 else float("inf")
+    snr_ci = (signal / float(np.sqrt(hi_v)) if hi_v > 0 else float("inf"),
+              signal / float(np.sqrt(lo_v)) if lo_v > 0 else float("inf"))
+    from .._kernel.quantiles import k_constant
+
+    k = float(k_constant(alpha, power, "two-sided"))
+    ses = np.array([p["se"] for p in var.pairs])
+    mde = float(np.median(np.sqrt(k) * ses)) if ses.size else float("nan")
+    resolvable = signal / mde + 1.0 if mde > 0 else float("inf")
+    use_templates = (rs.runs_by == "template") if templates is None else bool(templates)
+    tmpl = _templates(rs, level, n_resamples, as_rng(rng)) if use_templates else None
+    if use_templates and tmpl is None and templates:
+        msg = "templates=True needs every model run on the same templates (the same run labels), at least 2"
+        raise ValueError(msg)
+    return NoiseReport(models=list(rs.models), n_items=rs.n, runs=rs.runs, binary=binary, variance=var,
+                       flakiness=flak, flaky_items=items, signal=signal, noise=noise_sd, snr=snr, snr_ci=snr_ci,
+                       resolvable_models=resolvable, templates=tmpl, confidence_level=level, runs_by=rs.runs_by)
