@@ -11,6 +11,7 @@ from ._types import INPUT_FORMATS, positive_int
 
 HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
 EPILOG = """examples:
+  llm-power noise --demo                                   # bundled: 2 models re-run at temperature 0
   llm-power noise runs.csv --run seed                      # long table: model,seed,item,score
   llm-power noise out/seed_*/ --run seed                   # lm-eval folders, one per --seed
   llm-power noise logs/*.eval --run template --templates   # inspect logs, one per prompt template
@@ -21,19 +22,23 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("noise", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results", nargs="+", metavar="RESULTS",
+    p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="result files or folders with several runs per model (what diagnose reads)")
-    p.add_argument("--run", dest="run_field", required=True, metavar="FIELD",
+    p.add_argument("--demo", action="store_true",
+                   help="the bundled reruns instead of RESULTS: gpt-3.5-turbo (10 runs) and gpt-4o (5 runs) at "
+                        "temperature 0 on the same 500 items (Atil et al. 2024)")
+    p.add_argument("--run", dest="run_field", metavar="FIELD",
                    help="what names a run: a column of a long table, or a harness field (seed, temperature, engine, "
-                        "template, model_args, a dotted path such as config.random_seed), or file / folder")
+                        "template, model_args, a dotted path such as config.random_seed), or file / folder "
+                        "(required unless --demo)")
     p.add_argument("--templates", action="store_true",
                    help="runs are prompt templates shared by every model: add each model's spread over templates, "
                         "the rank agreement between templates and the pairs that flip")
-    p.add_argument("--cluster", metavar="FIELD", help="cluster label field (kept with the items)")
+    p.add_argument("--cluster", metavar="FIELD", help="cluster label field, kept with the items (default: none)")
     p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
                    help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL", help="per-item metric / score column")
-    p.add_argument("--id-column", metavar="COL", help="item id column of plain tables")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL", help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL", help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items a run or a model lacks: error (default) or keep the common ones")
     p.add_argument("--top", type=positive_int, default=10, help="unstable items to list (default 10)")
@@ -52,6 +57,13 @@ def run(args: argparse.Namespace) -> int:
     from ..io.detect import expand_paths
     from ..runs import noise
 
+    if args.demo:
+        from ..io.demo import reruns_path
+
+        args.results, args.run_field, args.on_missing, args.cluster = [reruns_path()], "run", "intersect", "cluster"
+    if not args.results or not args.run_field:
+        msg = "give RESULTS and --run FIELD (what names a run), or --demo"
+        raise ValueError(msg)
     paths = expand_paths(args.results)
     runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
                      on_missing=args.on_missing, item_column=args.id_column)
@@ -68,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [[safe_text(m), f"{int(v.runs[k])}", _num(v.mean[k]), _num(v.se_items[k]), _num(v.se[k]),
              _num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
     print_table(f"Score over items and runs ({rep.n_items:,} items; runs by {safe_text(runs.runs_by)})",
-                ["model", "runs", "score", "SE items", "SE +runs", "SD run", f"{level} CI", "run share"], rows,
+                ["model", "runs", "score", "SE items", "SE +runs", "SD run", f"run SD {level} CI", "run share"], rows,
                 right_align=(1, 2, 3, 4, 5, 6, 7),
                 caption="SE items: the IID error of the run-averaged score; SE +runs adds the run-to-run variance "
                         "(crossed items x runs; MLS interval of the run SD). run share: of the score's variance.")

@@ -1,4 +1,6 @@
-"""The bundled demo data: MMLU-Pro per-question correctness of 26 models (see data/README.md)."""
+"""The bundled demo data (see data/README.md): MMLU-Pro per-question correctness of 26 models, and
+repeated runs of two models on the same items (LLM stability).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ from importlib import resources
 
 import numpy as np
 
-from ..matrix import ScoreMatrix
+from ..matrix import RunScores, ScoreMatrix
 
-__all__ = ["load_mmlu_pro"]
+__all__ = ["load_mmlu_pro", "load_reruns", "reruns_path"]
 
 
 def load_mmlu_pro() -> ScoreMatrix:
@@ -35,3 +37,24 @@ def load_mmlu_pro() -> ScoreMatrix:
             rows.append(row[2:])
     return ScoreMatrix(items=items, models=header[2:], scores=np.asarray(rows, dtype=np.int8).astype(float),
                        clusters=category)
+
+
+def reruns_path() -> str:
+    """The path of the bundled reruns table (``model,run,item,score,cluster``), for the readers."""
+    return str(resources.files("llm_power") / "data" / "llm_stability_long.csv.gz")
+
+
+def load_reruns(*, on_missing: str = "intersect") -> RunScores:
+    """The bundled reruns (gpt-3.5-turbo 10 runs, gpt-4o 5 runs) as :class:`~llm_power.matrix.RunScores`:
+    by default on the 500 items both models ran, with the task as each item's cluster.
+
+    Examples
+    --------
+    >>> from llm_power.io.demo import load_reruns
+    >>> rs = load_reruns()
+    >>> rs.models, rs.n, rs.runs.tolist()
+    (['gpt-3.5-turbo', 'gpt-4o'], 500, [10, 5])
+    """
+    from .runs import read_runs
+
+    return read_runs(reruns_path(), run="run", cluster="cluster", on_missing=on_missing)

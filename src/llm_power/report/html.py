@@ -109,9 +109,11 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     labels = [f"{shorter[index[p.model_a]]} − {shorter[index[p.model_b]]}" for p in pairs]
     resolved = np.asarray(cols[regime.resolved_field], dtype=bool)[:len(pairs)]
     clustered = regime.key == "cluster" and "cluster_ci_low" in cols
-    low = np.asarray(cols["cluster_ci_low" if clustered else "ci_low"], dtype=float)[:len(pairs)]
-    high = np.asarray(cols["cluster_ci_high" if clustered else "ci_high"], dtype=float)[:len(pairs)]
-    kind = "cluster-robust t" if clustered else "paired"
+    over_runs = regime.key == "runs" and "run_ci_low" in cols  # the interval of the run regime's own test
+    prefix = "cluster_" if clustered else "run_" if over_runs else ""
+    low = np.asarray(cols[f"{prefix}ci_low"], dtype=float)[:len(pairs)]
+    high = np.asarray(cols[f"{prefix}ci_high"], dtype=float)[:len(pairs)]
+    kind = "cluster-robust t" if clustered else "items-and-runs t" if over_runs else "paired"
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
     fig, ax = subplots(FIG_WIDTH, height)
@@ -298,14 +300,15 @@ def render_html(
         version=__version__, cards=cards, sentences=view.sentences, next_steps=view.next_steps,
         ties=" ; ".join(" ≈ ".join(g) for g in view.ties), ties_regime=view.ties_regime, note=note,
         models=view.models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
-        level=level, interval_name=view.interval_name if "n_clusters" in s else ("Wilson" if binary else "Student t"),
+        level=level, interval_name=(view.interval_name if "n_clusters" in s or "runs_by" in s
+                                    else ("Wilson" if binary else "Student t")),
         unit_label="points" if binary else "score units",
         score_word="score" if binary else "mean score", power_pct=f"{100 * s['power']:g}%",
         de_method=str(s.get("design_effect", "robust")), verdict_note=view.verdict_note,
         strictest=view.strictest.label, pair_header=header, pair_rows=rows, shown_pairs=len(rows),
         n_pairs=view.n_pairs, alpha=f"{s['alpha']:g}", n_items=f"{diag.n:,}", mde_now=plots["_mde_now"],
         clusters=_cluster_table(diag, binary, scores, clusters), cluster_name=cluster_name,
-        clustered_models="n_clusters" in s,
+        clustered_models="n_clusters" in s, runs_models="runs_by" in s,
         explanations=_explanations(s, level), source=source or "an in-memory matrix", settings=settings,
     )
 

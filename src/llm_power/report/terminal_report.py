@@ -75,7 +75,8 @@ def _compact(view: ReportView, rows: list[Any], width: int) -> tuple[Any, str | 
     """
     names = [safe_text(m.name) for m in view.models]
     longest = max((len(s) for s in names), default=1)
-    optional = [view.strictest.n_star_field] + (["pvalue_cluster"] if view.has_cluster_p else [])
+    optional = ([view.strictest.n_star_field] + (["pvalue_cluster"] if view.has_cluster_p else [])
+                + (["pvalue_run"] if view.has_run_p and view.strictest.key == "runs" else []))
     choices: tuple[list[str], ...] = (optional, optional[:1], [])
 
     def headers(keys: list[str], two_lines: bool) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -143,6 +144,7 @@ class ReportView:
     sentences: list[str]  # the verdict, one plain-language line per regime (no untrusted text)
     steps: list[NextStep]  # what to do next: items that would resolve the closest unresolved gap
     has_cluster_p: bool
+    has_run_p: bool = False  # the run regime's own p-value (items and runs)
     verdict_note: str = VERDICT_NOTE
     settings: dict[str, object] = field(default_factory=dict)
 
@@ -167,7 +169,8 @@ class ReportView:
         """Column label of every pair field shown anywhere (the JSON report carries this map)."""
         labels = {"pair": "#", "rank_a": "A", "rank_b": "B", "model_a": "model A", "model_b": "model B",
                   "delta": f"gap ({self.unit})",
-                  "ci": f"{self.level} CI", "pvalue": "p", "pvalue_cluster": "p cluster"}
+                  "ci": f"{self.level} CI", "pvalue": "p", "pvalue_cluster": "p cluster",
+                  "pvalue_run": "p runs"}
         for r in self.regimes:
             suffix = "" if r.key == "iid" else f" {r.label}"
             labels[r.n_star_field] = f"N*{suffix}"
@@ -185,6 +188,7 @@ class ReportView:
         keys = ["pair", "model_a", "model_b", "delta"] + (["ci"] if ci else []) + ["pvalue"]
         if wide:
             keys += ["pvalue_cluster"] if self.has_cluster_p else []
+            keys += ["pvalue_run"] if self.has_run_p else []
             for r in self.regimes:
                 keys += [r.n_star_field, r.q_field, r.resolved_field]
             return keys
@@ -255,9 +259,16 @@ def _sentences(diag: Diagnosis, regimes: list[RegimeView], cluster_name: str) ->
             "cluster": f"once items are clustered{'' if cluster_name == 'cluster' else ' by ' + cluster_name} "
                        f"({s.get('n_clusters')} clusters).",
             "anytime": "if the leaderboard is re-tested as results arrive (anytime-valid).",
+            "runs": f"once run-to-run noise counts ({_runs_span(s)} runs per model by {s.get('runs_by') or 'run'}).",
         }.get(r.key, f"under the {r.label} regime.")
         lines.append(f"{u:,} of {m:,} {tail}")
     return lines
+
+
+def _runs_span(settings: dict[str, Any]) -> str:
+    """The runs per model: "5" or "5-10"."""
+    lo, hi = settings.get("runs_min"), settings.get("runs_max")
+    return "" if lo is None else (f"{lo}" if lo == hi else f"{lo}-{hi}")
 
 
 def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeView,
@@ -298,8 +309,7 @@ def _runs_step(diag: Diagnosis, r: RegimeView, decimals: int | None) -> list[Nex
     needed = np.asarray(cols["runs_needed"], dtype=float)
     key = np.where(np.isfinite(needed[idx]), -needed[idx], -np.inf)  # fewest runs first, then the highest q
     k = int(idx[np.lexsort((-q[idx], -key))][0])
-    lo, hi = diag.settings.get("runs_min"), diag.settings.get("runs_max")
-    now = "" if lo is None else (f"{lo}" if lo == hi else f"{lo}-{hi}")
+    now = _runs_span(diag.settings)
     unit = "points" if binary else "score units"
     return [NextStep(regime=r.label, model_a=names[int(cols["rank_a"][k]) - 1],
                      model_b=names[int(cols["rank_b"][k]) - 1],
@@ -327,6 +337,8 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
                  "ci": ci, "pvalue": fmt_p(cols["pvalue"][k], 2)}
         if clustered:
             cells["pvalue_cluster"] = fmt_p(cols["pvalue_cluster"][k], 2)
+        if "pvalue_run" in cols:
+            cells["pvalue_run"] = fmt_p(cols["pvalue_run"][k], 2)
         flags = {}
         for r in regimes:
             cells[r.n_star_field] = fmt_n_star(float(cols[r.n_star_field][k]))
@@ -367,11 +379,12 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         n=diag.n, n_models=len(diag.models), n_pairs=len(diag.columns["delta"]) if diag.columns else 0,
         pairs_kind=str(s["pairs"]), binary=binary, alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level,
         unit="pts" if binary else "score", unit_long="points" if binary else "score units",
-        interval_name=("cluster-robust t" if "n_clusters" in s else "Wilson" if binary else "t"),
+        interval_name=(("cluster-robust t and items-and-runs t, the wider," if "runs_by" in s else "cluster-robust t")
+                       if "n_clusters" in s else "items-and-runs t" if "runs_by" in s else "Wilson" if binary else "t"),
         score_word="score" if binary else "mean score", models=models,
         regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True, max_rows, d),
         ties_regime=ties_regime,
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
         sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest, d),
-        has_cluster_p="pvalue_cluster" in diag.columns, settings=dict(s),
+        has_cluster_p="pvalue_cluster" in diag.columns, has_run_p="pvalue_run" in diag.columns, settings=dict(s),
     )
