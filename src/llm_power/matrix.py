@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ._core.clusters import code_labels
+from ._core.errors import DataError
+from ._core.order import natural_key
 from ._core.validation import all_rows
 
 if TYPE_CHECKING:  # the kernel (scipy) is loaded when a statistic is asked for: readers stay light
@@ -268,8 +270,6 @@ class RunScores:
     note: str = ""
 
     def __post_init__(self) -> None:
-        from ._core.errors import DataError
-
         if len(self.blocks) != len(self.models) or len(self.run_labels) != len(self.models):
             msg = f"{len(self.models)} models but {len(self.blocks)} score blocks and {len(self.run_labels)} run lists"
             raise ValueError(msg)
@@ -303,6 +303,49 @@ class RunScores:
                    run_labels=[[str(t) for t in range(r)] for _ in range(m)],
                    clusters=None if clusters is None else list(clusters), runs_by=runs_by)
 
+
+    @classmethod
+    def from_frame(cls, frame: Any, *, run: str = "run", on_missing: str = "error",
+                   runs_by: str | None = None) -> RunScores:
+        """From a long table ``model, <run>, item, score[, cluster]`` (:func:`llm_power.align_runs`)."""
+        from ._core.validation import check_option
+
+        on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
+        for col in ("model", run, "item", "score"):
+            if col not in frame.columns:
+                msg = f"no {col!r} column; columns are {', '.join(map(repr, map(str, frame.columns)))}"
+                raise DataError(msg)
+        model = frame["model"].astype(str).to_numpy()
+        runs = frame[run].astype(str).to_numpy()
+        item = frame["item"].astype(str).to_numpy()
+        score = np.asarray(frame["score"].to_numpy(), dtype=float)
+        cluster = frame["cluster"].astype(str).to_numpy() if "cluster" in frame.columns else None
+        if not np.all(np.isfinite(score)):
+            k = int(np.flatnonzero(~np.isfinite(score))[0])
+            msg = f"model {model[k]!r}, run {runs[k]!r}, item {item[k]!r}: the score is missing or not finite"
+            raise DataError(msg)
+        names = sorted(set(model.tolist()), key=natural_key)
+        item_names = sorted(set(item.tolist()), key=natural_key)
+        item_code = {v: k for k, v in enumerate(item_names)}
+        icode = np.fromiter((item_code[v] for v in item), dtype=np.int64, count=item.size)
+        per_model = {name: _run_block(name, np.flatnonzero(model == name), runs, icode, score, item_names, on_missing)
+                     for name in names}
+        notes = [f"{name}: {int((blk[2] & ~blk[3]).sum()):,} items not scored in every run"
+                 for name, blk in per_model.items() if not np.array_equal(blk[2], blk[3])]
+        if on_missing == "error":
+            _check_run_models(per_model, item_names)
+        keep = np.flatnonzero(np.all([blk[3] for blk in per_model.values()], axis=0))
+        if keep.size < 2:
+            msg = f"{keep.size} item(s) scored by every run of every model; at least 2 are needed"
+            raise DataError(msg)
+        if keep.size < len(item_names):
+            notes.append(f"kept the {keep.size:,} items every run of every model scores (of {len(item_names):,})")
+        clusters = None if cluster is None else _run_cluster_labels(icode, cluster, item_names, keep)
+        return cls(items=[item_names[int(k)] for k in keep], models=names,
+                   blocks=[np.ascontiguousarray(per_model[n][1][keep]) for n in names],
+                   run_labels=[per_model[n][0] for n in names], clusters=clusters, runs_by=runs_by or run,
+                   note="; ".join(notes))
+
     @property
     def n(self) -> int:
         """The number of items."""
@@ -335,3 +378,54 @@ class RunScores:
         return RunScores(items=self.items, models=[self.models[k] for k in idx], blocks=[self.blocks[k] for k in idx],
                          run_labels=[self.run_labels[k] for k in idx], clusters=self.clusters, runs_by=self.runs_by,
                          note=self.note)
+
+
+def _run_block(name: str, rows: np.ndarray, runs: np.ndarray, icode: np.ndarray, score: np.ndarray,  # noqa: PLR0913, PLR0917
+                 item_names: list[str], on_missing: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """One model's (run labels, items x runs block with NaN where missing, items it has, items every
+    run has); duplicates, and with ``on_missing="error"`` a run lacking items, are errors.
+    """
+    labels = sorted(set(runs[rows].tolist()), key=natural_key)
+    rcode = {v: k for k, v in enumerate(labels)}
+    rc = np.fromiter((rcode[v] for v in runs[rows]), dtype=np.int64, count=rows.size)
+    counts = np.bincount(icode[rows] * len(labels) + rc,
+                         minlength=len(item_names) * len(labels)).reshape(len(item_names), len(labels))
+    if counts.max() > 1:
+        i, r = np.argwhere(counts > 1)[0]
+        msg = (f"model {name!r}, run {labels[r]!r}: item {item_names[i]!r} appears {int(counts[i, r])} times "
+               "(one score per model, run and item)")
+        raise DataError(msg)
+    has = counts == 1
+    in_model, full = has.any(axis=1), has.all(axis=1)
+    if on_missing == "error" and not np.array_equal(full, in_model):
+        r = int(np.flatnonzero(~has[in_model].all(axis=0))[0])
+        miss = np.flatnonzero(in_model & ~has[:, r])
+        msg = (f"model {name!r}: run {labels[r]!r} lacks {miss.size:,} of the {int(in_model.sum()):,} items its "
+               f"other runs score (first: {item_names[int(miss[0])]!r}); every run of a model must score the same "
+               "items (on_missing='intersect' keeps the common ones)")
+        raise DataError(msg)
+    block = np.full((len(item_names), len(labels)), np.nan)
+    block[icode[rows], rc] = score[rows]
+    return labels, block, in_model, full
+
+
+def _check_run_models(per_model: dict[str, Any], item_names: list[str]) -> None:
+    """Every model has the items some model has (``on_missing="error"``)."""
+    anyone = np.any([blk[2] for blk in per_model.values()], axis=0)
+    for name, blk in per_model.items():
+        if not np.array_equal(blk[2], anyone):
+            miss = np.flatnonzero(anyone & ~blk[2])
+            msg = (f"model {name!r} lacks {miss.size:,} of the {int(anyone.sum()):,} items other models have "
+                   f"(first: {item_names[int(miss[0])]!r}); on_missing='intersect' keeps the common ones")
+            raise DataError(msg)
+
+
+def _run_cluster_labels(icode: np.ndarray, cluster: np.ndarray, item_names: list[str], keep: np.ndarray) -> list[str]:
+    """One cluster label per kept item; an item with two labels is an error."""
+    label: dict[int, str] = {}
+    for code, lab in zip(icode.tolist(), cluster.tolist(), strict=True):
+        if label.setdefault(code, lab) != lab:
+            msg = (f"item {item_names[code]!r} has two cluster labels ({label[code]!r} and {lab!r}); every row of "
+                   "an item must give it the same one")
+            raise DataError(msg)
+    return [label[int(k)] for k in keep]

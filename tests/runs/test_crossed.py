@@ -162,3 +162,66 @@ def test_mls_tails_with_few_degrees_of_freedom(n1: int, n2: int, s1: float, s2: 
     lo, hi = mls_difference_interval(1.0, ms1, n1, 1.0, ms2, n2, 0.90)
     for miss in (np.mean(lo > s1 - s2), np.mean(hi < s1 - s2)):
         assert 0.04 <= miss <= 0.0575, miss
+
+
+def _logit_components(mu: float, s_item: float, s_run: float) -> tuple[float, float]:
+    """True item and run components of 0/1 scores with logit(p_ir) = mu + a_i + b_r (a, b normal): the
+    variances of the ANOVA main effects, Var_a E_b[p] and Var_b E_a[p], by Gauss-Hermite quadrature.
+    """
+    from numpy.polynomial.hermite_e import hermegauss
+
+    x, w = hermegauss(80)
+    w = w / w.sum()
+    p = 1 / (1 + np.exp(-(mu + s_item * x[:, None] + s_run * x[None, :])))
+    mean = w @ p @ w
+    return float(w @ (p @ w - mean) ** 2), float(w @ (p.T @ w - mean) ** 2)
+
+
+@pytest.mark.parametrize(("n", "r", "s_item", "s_run"), [(300, 6, 1.0, 0.3), (100, 4, 1.0, 0.5), (500, 3, 1.5, 0.2)])
+def test_binary_components_are_unbiased_and_their_intervals_cover(n: int, r: int, s_item: float, s_run: float) -> None:
+    """0/1 scores through a logit link: the method-of-moments components estimate the ANOVA main-effect
+    variances without bias, and their intervals cover them at about 95%.
+    """
+    reps = 1500
+    rng = np.random.default_rng(n + r)
+    v_item, v_run = _logit_components(0.5, s_item, s_run)
+    latent = 0.5 + rng.normal(0, s_item, (reps, n, 1)) + rng.normal(0, s_run, (reps, 1, r))
+    y = (rng.random((reps, n, r)) < 1 / (1 + np.exp(-latent))).astype(float)
+    res = lp.run_variance({f"m{k}": y[k] for k in range(reps)})
+    for truth, est, (lo, hi) in ((v_item, res.var_item, res.var_item_ci), (v_run, res.var_run, res.var_run_ci)):
+        assert abs(est.mean() - truth) < 4 * est.std() / np.sqrt(reps)  # truncation at 0 included
+        cover = np.mean((lo <= truth) & (truth <= hi))
+        assert 0.93 <= cover <= 0.99, (truth, cover)
+
+
+@pytest.mark.parametrize(("n", "r", "s_inter", "s_run"), [(200, 4, 0.3, 0.1), (60, 3, 0.2, 0.2)])
+def test_gap_component_intervals_cover(n: int, r: int, s_inter: float, s_run: float) -> None:
+    """A pair run independently: the gap's item component (2 s_inter^2, the item x model interaction)
+    and run component (2 s_run^2) are covered by their intervals at about 95%.
+    """
+    reps = 1000
+    rng = np.random.default_rng(n * r)
+    hit_run = hit_item = 0
+    for _ in range(reps):
+        y = (rng.normal(0, 1, (n, 1, 1)) + rng.normal(0, s_inter, (n, 1, 2)) + rng.normal(0, s_run, (1, r, 2))
+             + rng.normal(0, 0.6, (n, r, 2)))
+        pair = lp.run_variance(y).pairs[0]
+        hit_run += pair["var_run_ci"][0] <= 2 * s_run**2 <= pair["var_run_ci"][1]
+        hit_item += pair["var_item_ci"][0] <= 2 * s_inter**2 <= pair["var_item_ci"][1]
+    se = np.sqrt(0.95 * 0.05 / reps)
+    for hits in (hit_run, hit_item):
+        assert abs(hits / reps - 0.95) < 3.5 * se, hits / reps
+
+
+def test_a_long_dataframe_is_accepted_everywhere() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(50, 3, 2)) + np.array([0.0, 0.5])
+    rows = [(m, t, f"q{i}", float(y[i, t, k])) for k, m in enumerate("ab") for t in range(3) for i in range(50)]
+    df = pd.DataFrame(rows, columns=["model", "seed", "item", "score"])
+    rs = lp.RunScores.from_array(y, models=["a", "b"], items=[f"q{i}" for i in range(50)])
+    by_frame = lp.run_variance(df, run="seed")
+    by_array = lp.run_variance(rs)
+    assert by_frame.runs.tolist() == [3, 3]
+    assert np.allclose(by_frame.var_run, by_array.var_run) and np.allclose(by_frame.mean, by_array.mean)
+    d = lp.diagnose(runs=df.rename(columns={"seed": "run"}))
+    assert d.pairs[0].pvalue_run == lp.diagnose(rs).pairs[0].pvalue_run

@@ -38,7 +38,7 @@ import numpy as np
 from .quantiles import chi2_upper, f_upper, k_constant
 
 __all__ = ["CrossedMeanSquares", "allocation_table", "chi2_variance_interval", "crossed_mean_squares",
-           "mls_difference_interval", "model_run_variance", "pair_run_variance", "runs_needed", "satterthwaite_df"]
+           "mls_difference_interval", "mls_sum_interval", "model_run_variance", "pair_run_variance", "runs_needed", "satterthwaite_df"]
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,27 @@ def mls_difference_interval(c1: Any, s1: Any, n1: Any, c2: Any, s2: Any, n2: Any
         low = np.maximum(est - np.sqrt(np.maximum(v_low, 0.0)), 0.0)
         high = np.maximum(est + np.sqrt(np.maximum(v_high, 0.0)), 0.0)
     return low, high
+
+
+def mls_sum_interval(terms: list[tuple[Any, Any, Any]], level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Graybill and Wang's (1980) interval of gamma = sum_q c_q S_q^2 (c_q >= 0, independent mean
+    squares S_q^2 on n_q df; ``terms`` = [(c_q, S_q^2, n_q)]), two-sided at ``level``:
+    L = g - sqrt(sum G_q^2 c_q^2 S_q^4), U = g + sqrt(sum H_q^2 c_q^2 S_q^4), with the G_q and H_q of
+    :func:`mls_difference_interval`.
+    """
+    a = (1.0 - level) / 2.0
+    est: Any = 0.0
+    low: Any = 0.0
+    high: Any = 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for c, s, df in terms:
+            t = np.asarray(c, dtype=float) * np.asarray(s, dtype=float)
+            g = 1.0 - 1.0 / np.asarray(f_upper(a, df, np.inf))
+            h = 1.0 / np.asarray(f_upper(1.0 - a, df, np.inf)) - 1.0
+            est = est + t
+            low = low + g * g * t * t
+            high = high + h * h * t * t
+    return np.asarray(est - np.sqrt(low)), np.asarray(est + np.sqrt(high))
 
 
 def satterthwaite_df(terms: list[tuple[Any, Any]]) -> np.ndarray:

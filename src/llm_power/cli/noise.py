@@ -37,8 +37,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="FIELD", help="cluster label field, kept with the items (default: none)")
     p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
                    help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL", help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL", help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
+                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL",
+                   help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items a run or a model lacks: error (default) or keep the common ones")
     p.add_argument("--top", type=positive_int, default=10, help="unstable items to list (default 10)")

@@ -107,12 +107,14 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     rn.add_argument("results", nargs="+", metavar="PILOT", help="a pilot with at least 2 runs of each model")
     rn.add_argument("--run", dest="run_field", required=True, metavar="FIELD",
-                    help="what names a run (a column, a harness field such as seed, a dotted path, file, folder; required)")
+                    help="what names a run (a column, a harness field such as seed, a dotted path, file, folder; "
+                         "required)")
     rn.add_argument("--delta", type=float, help="the gap to resolve (default: the pilot's gap of the pair)")
     rn.add_argument("--pair", nargs=2, metavar=("A", "B"), help="the two models (default: the top two by score)")
     rn.add_argument("--cost-per-item", type=float, default=1.0, help="cost of one item in one run (default 1)")
     rn.add_argument("--cost-per-run", type=float, default=0.0, help="fixed cost of one run (default 0)")
-    rn.add_argument("--max-items", type=int, help="the benchmark's size: plans above it are infeasible (default: no limit)")
+    rn.add_argument("--max-items", type=int,
+                    help="the benchmark's size: plans above it are infeasible (default: no limit)")
     rn.add_argument("--max-runs", type=int, default=100, help="most runs per model considered (default 100)")
     rn.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                     help="items a run or a model lacks: error (default) or keep the common ones")

@@ -146,14 +146,15 @@ def diagnose(
     max_pairs : int, default 200,000
         Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the square
         of the number of models (3,000 models: 4.5 million pairs, several GB of row objects).
-    runs : RunScores or array_like of shape (n_items, n_runs, n_models), optional
+    runs : RunScores, DataFrame or array_like of shape (n_items, n_runs, n_models), optional
         Several runs per model (seeds, prompt templates, engines; at least 2 each), run
         independently. Every other regime sees each item's mean over the model's runs; the **run
         regime** adds the run-to-run variance of each model's score: the gap's standard error
         sqrt(sigma_D^2/N + s2_run,A/R_A + s2_run,B/R_B) on Satterthwaite df, its t test and interval,
         N* at the current runs (infinite when run noise alone exceeds the gap: more items cannot
         resolve it), q, MDE, and the runs per model that would resolve it at the current items
-        (``runs_needed``; :mod:`llm_power.runs`). Given as ``scores`` it is the same.
+        (``runs_needed``; :mod:`llm_power.runs`). A DataFrame is a long table ``model, run, item,
+        score[, cluster]``. A RunScores or a 3-d array given as ``scores`` is the same.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -198,7 +199,8 @@ def diagnose(
     if runs is None and (isinstance(scores, RunScores) or np.ndim(scores) == 3):
         runs, scores = scores, None
     if runs is not None:  # several runs per model: the run means for every regime, the mean squares for runs
-        rs = runs if isinstance(runs, RunScores) else RunScores.from_array(runs, models=models)
+        rs = (runs if isinstance(runs, RunScores) else RunScores.from_frame(runs, run="run")
+              if hasattr(runs, "columns") else RunScores.from_array(runs, models=models))
         if scores is not None:
             msg = "give the scores once: either `scores` or `runs` (whose run means are the scores)"
             raise ValueError(msg)

@@ -174,17 +174,20 @@ def _templates(rs: Any, level: float, n_boot: int, gen: np.random.Generator) -> 
             "kendall_tau_ci": (float(lo), float(hi)), "n_resamples": n_boot, "flipping_pairs": flips}
 
 
-def noise(data: Any, *, models: Any = None, templates: bool | None = None, top: int = 10,  # noqa: PLR0913
+def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | None = None, top: int = 10,  # noqa: PLR0913
           confidence_level: float = 0.95, alpha: float = 0.05, power: float = 0.8, n_resamples: int = 1000,
           rng: SeedLike = None) -> NoiseReport:
     r"""Run-to-run noise of a benchmark: the decomposition, flaky items, signal-to-noise, templates.
 
     Parameters
     ----------
-    data : RunScores, array_like (n_items, n_runs, n_models) or dict
-        At least 2 runs per model (:func:`llm_power.read_runs`).
+    data : RunScores, DataFrame, array_like (n_items, n_runs, n_models) or dict
+        At least 2 runs per model (:func:`llm_power.read_runs`; a long DataFrame
+        ``model, <run>, item, score``).
     models : sequence of str, optional
         Model names for an array.
+    run : str, default "run"
+        The run column of a DataFrame.
     templates : bool, optional
         Whether runs are prompt templates shared by every model (default: when every model has the
         same run labels and ``runs_by`` is "template"). Adds the template sensitivity.
@@ -215,7 +218,7 @@ def noise(data: Any, *, models: Any = None, templates: bool | None = None, top: 
     alpha, power = check_alpha_power(alpha, power)
     top = check_int_at_least(top, "top", 0)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
-    rs = as_run_scores(data, models=models, min_runs=2)
+    rs = as_run_scores(data, models=models, min_runs=2, run=run)
     binary = rs.binary
     var = run_variance(rs, confidence_level=level)
     ms = crossed_mean_squares(rs.blocks)

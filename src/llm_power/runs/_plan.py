@@ -88,19 +88,22 @@ class RunPlanResult(Result):
         return "\n".join(lines)
 
 
-def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, pair: Any = None,  # noqa: PLR0913
+def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run: str = "run", pair: Any = None,  # noqa: PLR0913
               alpha: float = 0.05, power: float = 0.8, cost_per_item: float = 1.0, cost_per_run: float = 0.0,
               max_items: int | None = None, max_runs: int = 100) -> RunPlanResult:
     r"""How many runs, and items, a gap needs when runs (seeds, templates, engines) add noise.
 
     Parameters
     ----------
-    pilot : RunScores, array_like (n_items, n_runs, n_models) or dict
-        A pilot with at least 2 runs of each model (:func:`llm_power.read_runs`).
+    pilot : RunScores, DataFrame, array_like (n_items, n_runs, n_models) or dict
+        A pilot with at least 2 runs of each model (:func:`llm_power.read_runs`; a long DataFrame
+        ``model, <run>, item, score``).
     delta : float, optional
         The gap to resolve (default: the pilot's gap of the pair).
     models : sequence of str, optional
         Model names for an array.
+    run : str, default "run"
+        The run column of a DataFrame.
     pair : (str, str), optional
         The two models (default: the pilot's only two, else its top two by score).
     alpha, power : float
@@ -144,7 +147,7 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, pai
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             msg = f"`{name}` must be a finite number >= 0; got {value!r}"
             raise ValueError(msg)
-    rs = as_run_scores(pilot, models=models, min_runs=2)
+    rs = as_run_scores(pilot, models=models, min_runs=2, run=run)
     ms = crossed_mean_squares(rs.blocks)
     if pair is None:
         if rs.n_models < 2:

@@ -14,7 +14,9 @@ from .._kernel.crossed import (
     chi2_variance_interval,
     crossed_mean_squares,
     mls_difference_interval,
+    mls_sum_interval,
     pair_run_variance,
+    satterthwaite_df,
 )
 from .._kernel.verdict import t_interval
 from ..matrix import RunScores
@@ -22,12 +24,15 @@ from ..matrix import RunScores
 __all__ = ["RunVarianceResult", "as_run_scores", "run_variance"]
 
 
-def as_run_scores(data: Any, *, models: Any = None, min_runs: int = 1) -> RunScores:
-    """:class:`~llm_power.matrix.RunScores` from itself, an items x runs x models array, or a dict
-    ``{model: items x runs array}`` (every model on the same items, in the same order).
+def as_run_scores(data: Any, *, models: Any = None, min_runs: int = 1, run: str = "run") -> RunScores:
+    """:class:`~llm_power.matrix.RunScores` from itself, a long DataFrame ``model, <run>, item, score``
+    (:meth:`RunScores.from_frame`), an items x runs x models array, or a dict ``{model: items x runs
+    array}`` (every model on the same items, in the same order).
     """
     if isinstance(data, RunScores):
         rs = data
+    elif hasattr(data, "columns") and hasattr(data, "iloc"):  # a long pandas table
+        rs = RunScores.from_frame(data, run=run)
     elif isinstance(data, dict):
         names = list(data)
         blocks = [np.asarray(data[k], dtype=float) for k in names]
@@ -62,8 +67,9 @@ class RunVarianceResult(Result):
 
     Per pair (``pairs``: list of dicts, adjacent by score or every pair): the gap, its standard
     errors, Satterthwaite df, t interval over items and runs, and the variance parts of the gap:
-    ``var_item`` (of one item's run-averaged difference, at infinitely many runs), ``var_run``
-    (the two models' run components), ``var_res`` (their residuals), ``run_share`` (of the gap's
+    ``var_item`` (of one item's run-averaged difference, at infinitely many runs; MLS interval
+    ``var_item_ci``), ``var_run`` (the two models' run components; Graybill-Wang interval
+    ``var_run_ci``), ``var_res`` (their residuals), ``run_share`` (of the gap's
     variance, the run part) and ``rerun_removable_share`` (what infinitely many runs at these items
     would remove: run part and residual).
     """
@@ -128,12 +134,23 @@ def pair_rows(rs: RunScores, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         run_share = np.where(pv.variance > 0, pv.run_part / pv.variance, 0.0)
         removable = np.where(pv.variance > 0, 1.0 - np.minimum(pv.s2_item / rs.n, pv.variance) / pv.variance, 0.0)
+    # intervals of the gap's components: the run component sum_m (MS_run,m - MS_res,m)/n by Graybill-Wang
+    # for the positive terms, the residual mean squares (on (n-1)(R-1) df) taken as known; the item
+    # component s2_D - sum_m MS_res,m/R_m by MLS, the residual part on its Satterthwaite df
+    res_n = (ms.ms_res[i] + ms.ms_res[j]) / rs.n
+    run_lo, run_hi = mls_sum_interval([(1.0 / rs.n, ms.ms_run[i], ms.df_run[i]),
+                                       (1.0 / rs.n, ms.ms_run[j], ms.df_run[j])], level)
+    run_lo, run_hi = np.maximum(run_lo - res_n, 0.0), np.maximum(run_hi - res_n, 0.0)
+    res_a, res_b = ms.ms_res[i] / ms.runs[i], ms.ms_res[j] / ms.runs[j]
+    res_df = satterthwaite_df([(res_a, ms.df_res[i]), (res_b, ms.df_res[j])])
+    item_lo, item_hi = mls_difference_interval(1.0, s2_d, rs.n - 1.0, 1.0, res_a + res_b, res_df, level)
     rows = []
     for p, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
         rows.append({"model_a": rs.models[a], "model_b": rs.models[b], "delta": float(delta[p]),
                      "se_items": float(np.sqrt(pv.item_part[p])), "se": float(np.sqrt(pv.variance[p])),
                      "df": float(pv.df[p]), "ci_low": float(lo[p]), "ci_high": float(hi[p]),
-                     "var_item": float(pv.s2_item[p]), "var_run": float(pv.s2_run[p]),
+                     "var_item": float(pv.s2_item[p]), "var_item_ci": (float(item_lo[p]), float(item_hi[p])),
+                     "var_run": float(pv.s2_run[p]), "var_run_ci": (float(run_lo[p]), float(run_hi[p])),
                      "var_res": float(pv.s2_res[p]), "run_share": float(run_share[p]),
                      "rerun_removable_share": float(removable[p])})
     return rows
@@ -148,17 +165,20 @@ def pair_index(means: np.ndarray, pairs: str) -> tuple[np.ndarray, np.ndarray]:
     return order[a], order[b]
 
 
-def run_variance(data: Any, *, models: Any = None, pairs: str = "adjacent",
+def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str = "adjacent",
                  confidence_level: float = 0.95) -> RunVarianceResult:
     r"""Decompose each model's score, and each pair's gap, into item, run and item x run variance.
 
     Parameters
     ----------
-    data : RunScores, array_like of shape (n_items, n_runs, n_models), or dict
+    data : RunScores, DataFrame, array_like of shape (n_items, n_runs, n_models), or dict
         Several runs per model on the same items (:func:`llm_power.read_runs`,
-        :func:`llm_power.align_runs`); a dict maps each model to its items x runs array.
+        :func:`llm_power.align_runs`); a long DataFrame ``model, <run>, item, score``; a dict maps
+        each model to its items x runs array.
     models : sequence of str, optional
         Model names for an array.
+    run : str, default "run"
+        The run column of a DataFrame.
     pairs : {"adjacent", "all"}, default "adjacent"
         The pairs whose gaps are decomposed: adjacent by score, or all.
     confidence_level : float, default 0.95
@@ -191,7 +211,7 @@ def run_variance(data: Any, *, models: Any = None, pairs: str = "adjacent",
     """
     level = check_confidence_level(confidence_level)
     pairs = check_option(pairs, "pairs", ("adjacent", "all"))
-    rs = as_run_scores(data, models=models)
+    rs = as_run_scores(data, models=models, run=run)
     ms = crossed_mean_squares(rs.blocks)
     comp = model_components(ms, level)
     i, j = pair_index(ms.mean, pairs)
