@@ -37,8 +37,18 @@ import numpy as np
 
 from .quantiles import chi2_upper, f_upper, k_constant
 
-__all__ = ["CrossedMeanSquares", "allocation_table", "chi2_variance_interval", "crossed_mean_squares",
-           "mls_difference_interval", "mls_sum_interval", "model_run_variance", "pair_run_variance", "runs_needed", "satterthwaite_df"]
+__all__ = [
+    "CrossedMeanSquares",
+    "allocation_table",
+    "chi2_variance_interval",
+    "crossed_mean_squares",
+    "mls_difference_interval",
+    "mls_sum_interval",
+    "model_run_variance",
+    "pair_run_variance",
+    "runs_needed",
+    "satterthwaite_df",
+]
 
 
 @dataclass(frozen=True)
