@@ -287,16 +287,20 @@ def runs_needed(delta: Any, n: int, s2_item: Any, s2_res: Any, s2_run_a: Any, s2
     k_inf = float(k_constant(alpha, power, alternative))
     with np.errstate(divide="ignore", invalid="ignore"):
         room = delta * delta / k_inf - s2_item / n  # what the run-dependent part may use (normal K)
-    for p in np.flatnonzero(room > 0):  # per pair: step R up from the normal-theory bound (t quantiles)
-        r = max(2.0 if s2_run[p] > 0 else 1.0, float(np.ceil((s2_res[p] / n + s2_run[p]) / room[p])))
-        while r <= max_runs:
-            df = _planned_df(s2_item[p], s2_res[p], s2_run_a[p], s2_run_b[p], res_a[p], res_b[p], n, r)
-            need = float(k_constant(alpha, power, alternative, df)) * (s2_item[p] / n + s2_res[p] / (n * r)
-                                                                          + s2_run[p] / r)
-            if need <= delta[p] ** 2:
-                out[p] = r
-                break
-            r += 1.0
+        start = np.where(room > 0, np.ceil((s2_res / n + s2_run) / room), np.inf)
+    open_ = np.flatnonzero(np.isfinite(start) & (start <= max_runs))
+    # from the normal-theory bound, step R up for all open pairs at once (the t quantile at R's df needs
+    # a little more); at most a few steps, since the bound is already close
+    r = np.maximum(np.where(s2_run[open_] > 0, 2.0, 1.0), start[open_])
+    while open_.size:
+        df = _planned_df(s2_item[open_], s2_res[open_], s2_run_a[open_], s2_run_b[open_], res_a[open_],
+                         res_b[open_], n, r)
+        need = np.asarray(k_constant(alpha, power, alternative, df)) * (s2_item[open_] / n + s2_res[open_] / (n * r)
+                                                                       + s2_run[open_] / r)
+        done = need <= delta[open_] ** 2
+        out[open_[done]] = r[done]
+        keep = ~done & (r + 1.0 <= max_runs)
+        open_, r = open_[keep], r[keep] + 1.0
     out[delta == 0] = np.where(signed[delta == 0] == 0, np.nan, np.inf)  # no gap, or one in the other direction
     return out
 
