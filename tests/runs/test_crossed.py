@@ -225,3 +225,66 @@ def test_a_long_dataframe_is_accepted_everywhere() -> None:
     assert np.allclose(by_frame.var_run, by_array.var_run) and np.allclose(by_frame.mean, by_array.mean)
     d = lp.diagnose(runs=df.rename(columns={"seed": "run"}))
     assert d.pairs[0].pvalue_run == lp.diagnose(rs).pairs[0].pvalue_run
+
+
+def _brute_items(delta: float, comps: tuple[float, ...], r: int, cap: int = 20_000) -> float:
+    """The smallest n (2..cap) meeting the run-regime power condition at R runs, by enumeration."""
+    from llm_power._kernel.crossed import _planned_df
+    from llm_power._kernel.quantiles import k_constant
+
+    s2_item, s2_res, va, vb, ra, rb = comps
+    n = np.arange(2, cap + 1, dtype=float)
+    df = _planned_df(s2_item, s2_res, va, vb, ra, rb, n, float(r))
+    need = np.asarray(k_constant(0.05, 0.8, "two-sided", df)) * ((s2_item + s2_res / r) / n + (va + vb) / r)
+    ok = np.flatnonzero(need <= delta * delta)
+    return float(n[ok[0]]) if ok.size else np.inf
+
+
+def test_allocation_and_runs_needed_equal_brute_force() -> None:
+    from llm_power._kernel.crossed import _planned_df, allocation_table, runs_needed
+    from llm_power._kernel.quantiles import k_constant
+
+    rng = np.random.default_rng(21)
+    cases = [(1.0, (0.1, 0.0, 0.005, 0.005, 0.0, 0.0)), (1.0, (0.1, 0.1, 0.005, 0.005, 0.05, 0.05))]
+    cases += [(float(rng.uniform(0.02, 0.3)), tuple(float(v) for v in rng.uniform(0, [1, 1, 0.01, 0.01, 0.5, 0.5])))
+              for _ in range(25)]
+    for delta, comps in cases:
+        t = allocation_table(delta, *comps, alpha=0.05, power=0.8, cost_item=1, cost_run=0, max_items=20_000,
+                             max_runs=6)
+        for k, r in enumerate(t["runs"]):
+            want = np.inf if (r < 2 and comps[2] + comps[3] > 0) else _brute_items(delta, comps, int(r))
+            assert t["items"][k] == want, (delta, comps, r)
+        n = 400
+        got = runs_needed(np.array([delta]), n, *[np.array([c]) for c in comps], alpha=0.05, power=0.8,
+                          max_runs=3000)[0]
+        s2_item, s2_res, va, vb, ra, rb = comps
+        r = np.arange(1, 3001, dtype=float)
+        df = _planned_df(s2_item, s2_res, va, vb, ra, rb, n, r)
+        need = np.asarray(k_constant(0.05, 0.8, "two-sided", df)) * (s2_item / n + s2_res / (n * r) + (va + vb) / r)
+        ok = np.flatnonzero((need <= delta * delta) & ((r >= 2) | (va + vb == 0)))
+        assert got == (r[ok[0]] if ok.size else np.inf), (delta, comps)
+
+
+def test_run_verdict_when_items_add_no_variance() -> None:
+    """s2_D = 0 with run noise: items do not matter, the runs alone decide (N* = 0, q = inf when the gap
+    clears the run noise, N* = inf and q = 0 when it does not)."""
+    from llm_power._kernel.verdict import run_verdict
+
+    rv = run_verdict(np.array([1.0, 0.01]), np.array([0.0, 0.0]), np.array([0.01, 0.01]), 100, np.array([8.0, 8.0]),
+                     np.array([True, True]), alpha=0.05, power=0.8, alternative="two-sided")
+    assert rv.n_star.tolist() == [0.0, np.inf] and rv.q.tolist() == [np.inf, 0.0]
+    assert rv.resolved.tolist() == [True, False]
+    assert bool(rv.q[0] >= 1) == bool(abs(1.0) >= rv.mde[0])
+
+
+def test_runs_needed_agrees_with_the_verdict() -> None:
+    """A pair with q_run >= 1 never needs more runs than it has; one with q_run < 1 always needs more."""
+    sides = set()
+    for k in range(300):
+        rng = np.random.default_rng(5000 + k)
+        y = (rng.normal(0, 1, (300, 1, 1)) + rng.normal(0, 0.05, (1, 3, 2)) + rng.normal(0, 0.5, (300, 3, 2))
+             + np.array([rng.uniform(0, 0.25), 0.0]))
+        c = lp.compare(y[:, :, 0], y[:, :, 1])
+        assert (c.q >= 1) == (c.runs_needed <= 3)
+        sides.add(bool(c.q >= 1))
+    assert sides == {True, False}  # both sides of the line were seen

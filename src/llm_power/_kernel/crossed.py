@@ -41,6 +41,7 @@ __all__ = [
     "CrossedMeanSquares",
     "allocation_table",
     "chi2_variance_interval",
+    "consistent_runs_needed",
     "crossed_mean_squares",
     "mls_difference_interval",
     "mls_sum_interval",
@@ -268,14 +269,50 @@ def _planned_df(s2_item: Any, s2_res: Any, s2_run_a: Any, s2_run_b: Any, res_a: 
     return np.asarray(np.minimum(satterthwaite_df(terms), n - 1.0))
 
 
+def _first_true(test: Any, start: np.ndarray, cap: float) -> np.ndarray:
+    """Per element, the smallest integer x >= ``start`` (<= ``cap``) with ``test(index, x)`` true, for a
+    test that turns true and stays true as x grows: an exponential search for a true x, then bisection.
+    inf where no x up to ``cap`` passes. ``test`` takes the element indices and their candidate x.
+    """
+    start = np.asarray(start, dtype=float)
+    out = np.full(start.shape, np.inf)
+    idx = np.flatnonzero(np.isfinite(start) & (start <= cap))
+    lo, hi = start[idx] - 1.0, start[idx].copy()  # lo: below every candidate tried and failed
+    found = np.zeros(idx.size, dtype=bool)
+    active = np.ones(idx.size, dtype=bool)
+    while active.any():
+        a = np.flatnonzero(active)
+        ok = np.asarray(test(idx[a], hi[a]), dtype=bool)
+        found[a[ok]] = True
+        active[a[ok]] = False
+        failed = a[~ok]
+        lo[failed] = hi[failed]
+        active[failed[hi[failed] >= cap]] = False  # the cap failed too: none
+        grow = failed[hi[failed] < cap]
+        hi[grow] = np.minimum(np.maximum(2.0 * hi[grow], hi[grow] + 1.0), cap)
+    f = np.flatnonzero(found)
+    while f.size:
+        f = f[hi[f] - lo[f] > 1.0]
+        if not f.size:
+            break
+        mid = np.floor((lo[f] + hi[f]) / 2.0)
+        ok = np.asarray(test(idx[f], mid), dtype=bool)
+        hi[f[ok]] = mid[ok]
+        lo[f[~ok]] = mid[~ok]
+    found_idx = np.flatnonzero(found)
+    out[idx[found_idx]] = hi[found_idx]
+    return out
+
+
 def runs_needed(delta: Any, n: int, s2_item: Any, s2_res: Any, s2_run_a: Any, s2_run_b: Any,  # noqa: PLR0913, PLR0917
                 res_a: Any, res_b: Any, *, alpha: float, power: float, alternative: str = "two-sided",
                 max_runs: int = 10_000) -> np.ndarray:
     """The fewest runs per model (at the current ``n`` items) at which the run-regime test of a gap
     ``delta`` has the requested power: the smallest R with
-    s2_item/n + s2_res/(nR) + s2_run/R <= delta^2 / K_df(R), K on the Satterthwaite df at R.
-    inf where even infinitely many runs leave the item part above delta^2/K (more items needed),
-    NaN for a zero gap. At least 2 when there is run variance (one run cannot estimate it).
+    K_df(R) (s2_item/n + s2_res/(nR) + s2_run/R) <= delta^2, K on the Satterthwaite df at R (from
+    expected mean squares). inf where no R up to ``max_runs`` does -- at once when the item part alone
+    exceeds delta^2 / K_{n-1}: then more items are needed -- NaN for a zero gap. At least 2 when there
+    is run variance (one run cannot estimate it).
     """
     signed = np.asarray(delta, dtype=float)
     delta = np.where((alternative == "greater") & (signed < 0) | (alternative == "less") & (signed > 0), 0.0,
@@ -283,26 +320,35 @@ def runs_needed(delta: Any, n: int, s2_item: Any, s2_res: Any, s2_run_a: Any, s2
     s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b = (np.broadcast_to(np.asarray(v, dtype=float), delta.shape)
                                                          for v in (s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b))
     s2_run = s2_run_a + s2_run_b
-    out = np.full(delta.shape, np.inf)
     k_inf = float(k_constant(alpha, power, alternative))
+    k_items = float(k_constant(alpha, power, alternative, max(n - 1.0, 1.0)))  # the planned df never exceed n - 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        room = delta * delta / k_inf - s2_item / n  # what the run-dependent part may use (normal K)
-        start = np.where(room > 0, np.ceil((s2_res / n + s2_run) / room), np.inf)
-    open_ = np.flatnonzero(np.isfinite(start) & (start <= max_runs))
-    # from the normal-theory bound, step R up for all open pairs at once (the t quantile at R's df needs
-    # a little more); at most a few steps, since the bound is already close
-    r = np.maximum(np.where(s2_run[open_] > 0, 2.0, 1.0), start[open_])
-    while open_.size:
-        df = _planned_df(s2_item[open_], s2_res[open_], s2_run_a[open_], s2_run_b[open_], res_a[open_],
-                         res_b[open_], n, r)
-        need = np.asarray(k_constant(alpha, power, alternative, df)) * (s2_item[open_] / n + s2_res[open_] / (n * r)
-                                                                       + s2_run[open_] / r)
-        done = need <= delta[open_] ** 2
-        out[open_[done]] = r[done]
-        keep = ~done & (r + 1.0 <= max_runs)
-        open_, r = open_[keep], r[keep] + 1.0
+        room = delta * delta / k_inf - s2_item / n  # what the run-dependent part may use (normal K: a bound)
+        start = np.where((room > 0) & (delta * delta > k_items * s2_item / n),
+                         np.maximum(np.where(s2_run > 0, 2.0, 1.0), np.ceil((s2_res / n + s2_run) / room)), np.inf)
+
+    def meets(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+        df = _planned_df(s2_item[p], s2_res[p], s2_run_a[p], s2_run_b[p], res_a[p], res_b[p], n, r)
+        need = np.asarray(k_constant(alpha, power, alternative, df)) * (s2_item[p] / n + s2_res[p] / (n * r)
+                                                                       + s2_run[p] / r)
+        return np.asarray(need <= delta[p] ** 2)
+
+    out = _first_true(meets, start, float(max_runs))
     out[delta == 0] = np.where(signed[delta == 0] == 0, np.nan, np.inf)  # no gap, or one in the other direction
     return out
+
+
+def consistent_runs_needed(needed: np.ndarray, q: np.ndarray, runs_a: np.ndarray, runs_b: np.ndarray) -> np.ndarray:
+    """``runs_needed`` made to agree with the observed verdict at the current runs: a gap with q_run >= 1
+    needs no more runs than it has (at most max(R_A, R_B)); one with q_run < 1 needs more (at least
+    min(R_A, R_B) + 1). The plan uses the components, the verdict the observed variance; where
+    their estimates straddle the line the verdict's side wins, so the report never says both
+    "resolved" and "needs more runs".
+    """
+    needed = np.asarray(needed, dtype=float)
+    q = np.asarray(q, dtype=float)
+    return np.where(q >= 1.0, np.minimum(needed, np.maximum(runs_a, runs_b)),
+                    np.where(np.isfinite(q), np.maximum(needed, np.minimum(runs_a, runs_b) + 1.0), needed))
 
 
 def allocation_table(delta: float, s2_item: float, s2_res: float, s2_run_a: float, s2_run_b: float,  # noqa: PLR0913, PLR0917
@@ -311,31 +357,22 @@ def allocation_table(delta: float, s2_item: float, s2_res: float, s2_run_a: floa
     """For each number of runs R = 1 .. max_runs per model: the fewest items n(R) giving the run-regime
     test of ``delta`` the requested power (K on the Satterthwaite df at (n, R)), and the cost per model
     ``cost_item n R + cost_run R``; n = inf where no number of items suffices (or above ``max_items``).
+    One run is infeasible when there is run variance (it cannot be estimated).
     """
     s2_run = s2_run_a + s2_run_b
     runs = np.arange(1, max_runs + 1, dtype=float)
-    items = np.full(runs.shape, np.inf)
     k_inf = float(k_constant(alpha, power, "two-sided"))
-    for t, r in enumerate(runs):
-        if r < 2 and s2_run > 0:
-            continue
-        room = delta * delta / k_inf - s2_run / r
-        if room <= 0:
-            continue
-        n = max(2.0, np.ceil((s2_item + s2_res / r) / room))
-        for _ in range(60):  # the t quantile grows the need a little: step n up until it is met
-            df = _planned_df(s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b, n, r)
-            k = float(k_constant(alpha, power, "two-sided", df))
-            room_t = delta * delta / k - s2_run / r
-            if room_t <= 0:
-                n = np.inf
-                break
-            n_new = max(2.0, np.ceil((s2_item + s2_res / r) / room_t))
-            if n_new <= n:
-                break
-            n = n_new
-        if max_items is not None and n > max_items:
-            n = np.inf
-        items[t] = n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = delta * delta / k_inf - s2_run / runs  # normal K: a lower bound on the items
+        start = np.where((room > 0) & ((runs >= 2) | (s2_run == 0)),
+                         np.maximum(2.0, np.ceil((s2_item + s2_res / runs) / room)), np.inf)
+
+    def meets(t: np.ndarray, n: np.ndarray) -> np.ndarray:
+        r = runs[t]
+        df = _planned_df(s2_item, s2_res, s2_run_a, s2_run_b, res_a, res_b, n, r)
+        need = np.asarray(k_constant(alpha, power, "two-sided", df)) * ((s2_item + s2_res / r) / n + s2_run / r)
+        return np.asarray(need <= delta * delta)
+
+    items = _first_true(meets, start, float(max_items) if max_items is not None else 1e12)
     cost = np.where(np.isfinite(items), cost_item * items * runs + cost_run * runs, np.inf)
     return {"runs": runs, "items": items, "cost": cost}

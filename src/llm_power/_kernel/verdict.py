@@ -470,10 +470,12 @@ def run_verdict(delta: np.ndarray, item_var: np.ndarray, run_part: np.ndarray, n
     ok = in_direction(delta, alternative)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         room = delta * delta - k * run_part
+        degenerate = ok & (item_var == 0) & (run_part == 0)  # no variance at all: undefined, as plug-in
+        items_free = ok & (item_var == 0) & (run_part > 0)  # items add nothing: the runs alone decide
         n_star = np.where(ok & (item_var > 0) & (room > 0), k * item_var / room,
-                          np.where(ok & (item_var == 0) & (run_part == 0), np.nan, np.inf))
+                          np.where(degenerate, np.nan, np.where(items_free & (room > 0), 0.0, np.inf)))
         q = np.where(ok & (item_var > 0), np.maximum(n * room / (k * item_var), 0.0),
-                     np.where(ok & (item_var == 0) & (run_part == 0), np.nan, 0.0))
+                     np.where(degenerate, np.nan, np.where(items_free & (room > 0), np.inf, 0.0)))
         mde = np.where(variance > 0, np.sqrt(k * variance), np.nan)
     resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star) & np.isfinite(variance)
     resolved &= np.asarray(iid_resolved, dtype=bool)

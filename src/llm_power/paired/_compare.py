@@ -23,7 +23,7 @@ from .._core.validation import (
     check_paired,
     is_binary,
 )
-from .._kernel.crossed import crossed_mean_squares, pair_run_variance, runs_needed
+from .._kernel.crossed import consistent_runs_needed, crossed_mean_squares, pair_run_variance, runs_needed
 from .._kernel.sizes import ceil_items
 from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import (
@@ -406,8 +406,9 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
     pv = pair_run_variance(np.array([s2_d]), n, ms, zero, one)
     rv = run_verdict(np.array([iid.delta]), np.array([s2_d]), pv.run_part, n, pv.df, np.array([iid.resolved]),
                      alpha=alpha, power=power, alternative=alternative)
-    needed = runs_needed(np.array([iid.delta]), n, pv.s2_item, pv.s2_res, ms.var_run[zero], ms.var_run[one],
-                         ms.ms_res[zero], ms.ms_res[one], alpha=alpha, power=power, alternative=alternative)
+    raw = runs_needed(np.array([iid.delta]), n, pv.s2_item, pv.s2_res, ms.var_run[zero], ms.var_run[one],
+                      ms.ms_res[zero], ms.ms_res[one], alpha=alpha, power=power, alternative=alternative)
+    needed = consistent_runs_needed(raw, rv.q, ms.runs[zero], ms.runs[one])
     df, variance = float(rv.df[0]), float(rv.variance[0])
     reason = (f"{ms.runs[0]:.0f} and {ms.runs[1]:.0f} runs: t test over items and runs (run-to-run variance "
               f"included, {df:.3g} Satterthwaite df); the IID test of the run means ({iid.method}) must hold too")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernel.crossed import pair_run_variance, runs_needed
+from .._kernel.crossed import consistent_runs_needed, pair_run_variance, runs_needed
 from .._kernel.quantiles import upper_quantile, z_quantile
 from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
 from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, run_verdict, t_interval
@@ -116,8 +116,9 @@ def _regime_runs(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     rv = run_verdict(ctx.sums.delta, s2_d, pv.run_part, n, pv.df, ctx.verdict.resolved, alpha=ctx.alpha,
                      power=ctx.power, alternative="two-sided")
     lo, hi = t_interval(ctx.sums.delta, rv.variance, rv.df, ctx.confidence_level, "two-sided")
-    needed = runs_needed(ctx.sums.delta, n, pv.s2_item, pv.s2_res, ms.var_run[i], ms.var_run[j], ms.ms_res[i],
-                         ms.ms_res[j], alpha=ctx.alpha, power=ctx.power)
+    needed = consistent_runs_needed(
+        runs_needed(ctx.sums.delta, n, pv.s2_item, pv.s2_res, ms.var_run[i], ms.var_run[j], ms.ms_res[i], ms.ms_res[j],
+                    alpha=ctx.alpha, power=ctx.power), rv.q, ms.runs[i], ms.runs[j])
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(rv.variance > 0, pv.run_part / rv.variance, 0.0)
     columns = {"se_run": np.sqrt(rv.variance), "run_df": rv.df, "pvalue_run": rv.pvalue, "run_ci_low": lo,

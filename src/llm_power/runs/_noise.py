@@ -233,8 +233,9 @@ def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | 
               signal / float(np.sqrt(lo_v)) if lo_v > 0 else float("inf"))
     from .._kernel.quantiles import k_constant
 
-    k = float(k_constant(alpha, power, "two-sided"))
     ses = np.array([p["se"] for p in var.pairs])
+    dfs = np.array([p["df"] for p in var.pairs])
+    k = np.asarray(k_constant(alpha, power, "two-sided", dfs), dtype=float)  # t quantiles, as the run regime's MDE
     mde = float(np.median(np.sqrt(k) * ses)) if ses.size else float("nan")
     resolvable = signal / mde + 1.0 if mde > 0 else float("inf")
     use_templates = (rs.runs_by == "template") if templates is None else bool(templates)
