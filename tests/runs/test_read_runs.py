@@ -180,3 +180,22 @@ def test_run_scores_validation() -> None:
         lp.RunScores.from_array(np.full((3, 2, 2), np.nan))
     rs = lp.RunScores.from_array(np.arange(24.0).reshape(4, 3, 2), models=["a", "b"])
     assert rs.averaged().scores.tolist() == [[2.0, 3.0], [8.0, 9.0], [14.0, 15.0], [20.0, 21.0]]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "json", "parquet"])
+def test_long_tables_with_a_run_column_in_every_plain_format(tmp_path: Path, suffix: str) -> None:
+    rows = [{"model": m, "seed": s, "item": f"q{i}", "score": (i + s + (m == "b")) % 2}
+            for m in "ab" for s in range(3) for i in range(4)]
+    path = tmp_path / f"runs.{suffix}"
+    frame = pd.DataFrame(rows)
+    if suffix == "csv":
+        frame.to_csv(path, index=False)
+    elif suffix == "parquet":
+        frame.to_parquet(path)
+    elif suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        path.write_text(json.dumps(rows))
+    rs = lp.read_runs(path, run="seed")
+    assert rs.models == ["a", "b"] and rs.runs.tolist() == [3, 3] and rs.items == ["q0", "q1", "q2", "q3"]
+    assert rs.blocks[0][:, 0].tolist() == [0.0, 1.0, 0.0, 1.0]

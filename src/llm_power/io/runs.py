@@ -17,7 +17,10 @@ from typing import Any
 from .._core.errors import DataError
 from ..matrix import RunScores
 
-__all__ = ["RUN_ALIASES", "align_runs", "read_runs"]
+__all__ = ["PLAIN_FORMATS", "RUN_ALIASES", "align_runs", "read_runs", "runs_frame"]
+
+#: formats whose run is a column of the table (the others: a field of each file's metadata)
+PLAIN_FORMATS = frozenset({"csv", "parquet"})
 
 #: short names of run fields in harness metadata, tried in order (dotted paths)
 RUN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -161,17 +164,26 @@ def read_runs(paths: str | Path | Sequence[str | Path], *, run: str = "run", for
     >>> rs.runs.tolist(), rs.runs_by
     ([3], 'seed')
     """
+    frame = runs_frame(paths, run=run, format=format, metric=metric, cluster=cluster, item_column=item_column)
+    return align_runs(frame, run="run", on_missing=on_missing, runs_by=run)
+
+
+def runs_frame(paths: str | Path | Sequence[str | Path], *, run: str = "run", format: str = "auto",  # noqa: A002
+               metric: str | None = None, cluster: str | None = None, item_column: str | None = None) -> Any:
+    """The long table of :func:`llm_power.read_results` with a ``run`` column: what :func:`read_runs`
+    aligns (the gate renames the models of two inputs before aligning them together).
+    """
+    from .detect import detect_format
     from .harness import read_frame
 
     frame = read_frame(paths, format=format, metric=metric, cluster=cluster, item_column=item_column)
     sources = frame["source"].astype(str)
-    plain = sources.map(lambda s: Path(s).suffix.lower() in {".csv", ".tsv", ".gz", ".parquet"}
-                        or Path(s).name.endswith((".csv.gz", ".tsv.gz")))
-    if bool(plain.all()) and run not in ("file", "folder"):
+    kinds = {s: (format if format != "auto" else detect_format(Path(s))) for s in sources.unique().tolist()}
+    if all(k in PLAIN_FORMATS for k in kinds.values()) and run not in ("file", "folder"):
         # a plain long table: the run column, read as the reader reads a cluster column (same error rules)
         labelled = read_frame(paths, format=format, metric=metric, cluster=run, item_column=item_column)
         frame = frame.assign(run=labelled["cluster"].astype(str).to_numpy())
     else:
         cache: dict[str, str] = {}
         frame = frame.assign(run=[_run_label(s, run, cache) for s in sources])
-    return align_runs(frame, run="run", on_missing=on_missing, runs_by=run)
+    return frame
