@@ -199,3 +199,24 @@ def test_long_tables_with_a_run_column_in_every_plain_format(tmp_path: Path, suf
     rs = lp.read_runs(path, run="seed")
     assert rs.models == ["a", "b"] and rs.runs.tolist() == [3, 3] and rs.items == ["q0", "q1", "q2", "q3"]
     assert rs.blocks[0][:, 0].tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+def test_gate_cli_with_runs_is_the_api_gate(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(4)
+    y = (rng.random((400, 3, 2)) < np.array([0.70, 0.72])).astype(int)
+    for k, name in enumerate(("base", "cand")):
+        rows = [{"model": "same-model", "seed": s, "item": f"q{i}", "score": int(y[i, s, k])}
+                for s in range(3) for i in range(400)]
+        pd.DataFrame(rows).to_csv(tmp_path / f"{name}.csv", index=False)
+    out = subprocess.run([sys.executable, "-m", "llm_power", "gate", str(tmp_path / "base.csv"),
+                          str(tmp_path / "cand.csv"), "--run", "seed", "--margin", "0.02", "--format", "json"],
+                         capture_output=True, text=True, check=False)
+    payload = json.loads(out.stdout)
+    api = lp.gate(y[:, :, 0], y[:, :, 1], margin=0.02)
+    assert out.returncode == api.exit_code
+    assert payload["test"] == "run_t" and payload["verdict"] == api.verdict
+    assert payload["pvalue_noninferiority"] == pytest.approx(api.pvalue_noninferiority, rel=1e-12)
+    assert payload["baseline"] == "same-model (baseline)"

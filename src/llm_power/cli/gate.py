@@ -40,7 +40,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="result files holding both models (BASELINE and CANDIDATE are then model names; "
                         "default: none)")
     p.add_argument("--demo", action="store_true",
-                   help="use the bundled MMLU-Pro results (BASELINE and CANDIDATE are model names)")
+                   help="use the bundled MMLU-Pro results (with --run: the bundled reruns of gpt-4o and "
+                        "gpt-3.5-turbo; BASELINE and CANDIDATE are model names)")
     p.add_argument("--margin", type=float, default=None,
                    help="the regression tolerated, in score units (default 0.01 = 1 point of accuracy; for "
                         "graded scores give it in their units)")
@@ -59,6 +60,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--lower-is-better", action="store_true",
                    help="the score is an error (error count, loss): a higher candidate score is a regression (default: "
                         "higher is better)")
+    p.add_argument("--run", dest="run_field", metavar="FIELD",
+                   help="several runs per model (seeds, templates): the column or harness field naming a run (seed, "
+                        "template, a dotted path, file, folder); the gate then tests over items and runs (default: "
+                        "one run)")
     p.add_argument("--per-task", action="store_true",
                    help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
                         "when every task passes, FAIL when one fails after Holm's adjustment (default: one gate)")
@@ -83,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
     inputs = [p for p in (args.data or []) if p] + ([] if args.data or args.demo else [args.baseline, args.candidate])
     check_outputs([args.markdown_out, args.json_out], inputs)
+    if args.run_field:
+        if args.per_task or args.cluster or args.anytime:
+            msg = "--run cannot be combined with --per-task, --cluster or --anytime"
+            raise ValueError(msg)
+        return _run_runs(args, inputs)
     pair = _load(args)
     names, items, clusters = pair.models, pair.items, pair.clusters
     base, cand = pair.scores[:, 0], pair.scores[:, 1]
@@ -113,6 +123,71 @@ def run(args: argparse.Namespace) -> int:
             "-margin, FAIL its upper bound below it."
             + ("" if res.binary or margin_given else
                " The scores are graded: the default margin 0.01 is in their units; set --margin on their scale."))
+    return res.exit_code
+
+
+def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
+    """The gate over items and runs: baseline and candidate with several runs each."""
+    import pandas as pd
+
+    from ..gating import gate
+    from ..io.runs import runs_frame
+    from ..matrix import RunScores
+
+    read = {"run": args.run_field, "format": args.input_format, "metric": args.metric, "item_column": args.id_column}
+    if args.demo:
+        from ..io.demo import reruns_path
+
+        args.data, read["run"] = [reruns_path()], "run"
+    if args.data:
+        frame = runs_frame(list(args.data), **read)
+        names = [args.baseline, args.candidate]
+        found = set(frame["model"].astype(str))
+        for role, name in zip(("baseline", "candidate"), names, strict=True):
+            if name not in found:
+                msg = f"{role.upper()} {name!r} is not a model of --data ({', '.join(sorted(found)[:8])})"
+                raise DataError(msg)
+        frame = frame[frame["model"].astype(str).isin(names)]
+        frame = frame.assign(model=frame["model"].astype(str).map({names[0]: "baseline", names[1]: "candidate"}))
+    else:
+        frames, names = [], []
+        for role, path in (("baseline", args.baseline), ("candidate", args.candidate)):
+            if not Path(path).exists():
+                msg = f"{role.upper()} {path!r}: no such file or folder (to name models in a file, use --data FILE)"
+                raise DataError(msg)
+            part = runs_frame(path, **read)
+            found = list(dict.fromkeys(part["model"].astype(str)))
+            if len(found) != 1:
+                msg = f"{role.upper()} {path!r} holds {len(found)} models; give one model's runs, or use --data"
+                raise DataError(msg)
+            names.append(found[0])
+            frames.append(part.assign(model=role))
+        frame = pd.concat(frames, ignore_index=True)
+        if names[0] == names[1]:
+            names = [f"{names[0]} (baseline)", f"{names[1]} (candidate)"]
+    runs = RunScores.from_frame(frame, run="run", on_missing=args.on_missing, runs_by=args.run_field)
+    blocks = dict(zip(runs.models, runs.blocks, strict=True))
+    margin_given = args.margin is not None
+    if not margin_given:
+        args.margin = 0.01
+    res = gate(blocks["baseline"], blocks["candidate"], margin=args.margin, alpha=args.alpha, power=args.power,
+               higher_is_better=not args.lower_is_better)
+    line = res.sentence(*names)
+    payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
+               **res.to_dict()}
+    _write(args, payload, markdown_comment(res, names), inputs)
+    if args.format == "json":
+        dump_json(payload)
+        return res.exit_code
+    if sys.stdout.isatty():
+        say(line)
+    else:
+        print(safe_text(line))
+    say(f"n = {res.n:,} items x {res.runs_baseline} baseline and {res.runs_candidate} candidate runs ("
+        f"{args.run_field}), {res.test} test on {res.run_df:.3g} df; one-sided p: non-inferiority "
+        f"{res.pvalue_noninferiority:.3g}, inferiority {res.pvalue_inferiority:.3g} (alpha = {res.alpha:g})")
+    if runs.note:
+        say(runs.note)
     return res.exit_code
 
 
