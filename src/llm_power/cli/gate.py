@@ -142,10 +142,10 @@ def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
     if args.data:
         frame = runs_frame(list(args.data), **read)
         names = [args.baseline, args.candidate]
-        found = set(frame["model"].astype(str))
+        present = set(frame["model"].astype(str))
         for role, name in zip(("baseline", "candidate"), names, strict=True):
-            if name not in found:
-                msg = f"{role.upper()} {name!r} is not a model of --data ({', '.join(sorted(found)[:8])})"
+            if name not in present:
+                msg = f"{role.upper()} {name!r} is not a model of --data ({', '.join(sorted(present)[:8])})"
                 raise DataError(msg)
         frame = frame[frame["model"].astype(str).isin(names)]
         frame = frame.assign(model=frame["model"].astype(str).map({names[0]: "baseline", names[1]: "candidate"}))
