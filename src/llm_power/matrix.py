@@ -386,6 +386,11 @@ def _run_block(name: str, rows: np.ndarray, runs: np.ndarray, icode: np.ndarray,
     run has); duplicates, and with ``on_missing="error"`` a run lacking items, are errors.
     """
     labels = sorted(set(runs[rows].tolist()), key=natural_key)
+    cells = len(item_names) * len(labels)
+    if cells > 8 * rows.size + 1_000_000:  # bound memory before allocating the items x runs table
+        msg = (f"model {name!r}: {len(labels):,} runs x {len(item_names):,} items would be {cells:,} cells for "
+               f"{rows.size:,} rows: far from one score per run and item (is the run field the right one?)")
+        raise DataError(msg)
     rcode = {v: k for k, v in enumerate(labels)}
     rc = np.fromiter((rcode[v] for v in runs[rows]), dtype=np.int64, count=rows.size)
     counts = np.bincount(icode[rows] * len(labels) + rc,

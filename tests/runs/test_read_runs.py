@@ -220,3 +220,33 @@ def test_gate_cli_with_runs_is_the_api_gate(tmp_path: Path) -> None:
     assert payload["test"] == "run_t" and payload["verdict"] == api.verdict
     assert payload["pvalue_noninferiority"] == pytest.approx(api.pvalue_noninferiority, rel=1e-12)
     assert payload["baseline"] == "same-model (baseline)"
+
+
+def test_hostile_names_and_run_fields(tmp_path: Path) -> None:
+    """Untrusted model names reach no output raw (terminal, Markdown, HTML), and a run field that is not
+    one (a unique id per row) is refused before the items x runs table is allocated."""
+    import subprocess
+    import sys
+
+    names = ["evil\x1b[2Jclear\nname", "<script>alert(1)</script>"]
+    rows = [{"model": m, "run": s, "item": f"q{i}", "score": (i * (k + 2) + s) % 3 // 2}
+            for k, m in enumerate(names) for s in range(3) for i in range(60)]
+    src = tmp_path / "hostile.csv"
+    pd.DataFrame(rows).to_csv(src, index=False)
+    before = src.read_bytes()
+    cli = [sys.executable, "-m", "llm_power"]
+    noise = subprocess.run([*cli, "noise", str(src), "--run", "run"], capture_output=True, text=True, check=True)
+    assert "\x1b" not in noise.stdout and "\\x1b[2Jclear" in noise.stdout
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    diag = subprocess.run([*cli, "diagnose", str(src), "--run", "run", "--markdown", str(md), "--html", str(html)],
+                          capture_output=True, text=True, check=True)
+    assert "\x1b" not in diag.stdout
+    assert "<script>alert" not in html.read_text() and "&lt;script&gt;alert(1)&lt;/script&gt;" in html.read_text()
+    assert "<script>" not in md.read_text() and "\x1b" not in md.read_text()
+    assert src.read_bytes() == before
+    sparse = tmp_path / "ids.csv"
+    pd.DataFrame([{"model": "m", "run": k, "item": f"q{k}", "score": 1} for k in range(3000)]).to_csv(sparse,
+                                                                                                     index=False)
+    out = subprocess.run([*cli, "noise", str(sparse), "--run", "run", "--on-missing", "intersect"],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 1 and "far from one score per run and item" in out.stderr and out.stderr.count("\n") == 1
