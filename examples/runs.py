@@ -29,14 +29,16 @@ names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
 skill = np.array([0.78, 0.765, 0.75, 0.70, 0.69, 0.60])
 logit = np.log(skill / (1 - skill))
 difficulty = rng.normal(0, 1.5, (n_items, 1, 1))
-template = rng.normal(0, 0.08, (1, n_templates, len(names)))  # template x model: ~1.5 points
+template = (rng.normal(0, 0.08, (1, n_templates, len(names)))  # template x model: ~1.5 points
+            + rng.normal(0, 0.25, (1, n_templates, 1)))  # and a shift common to every model
 p = 1 / (1 + np.exp(-(logit + difficulty + template)))
 scores = (rng.random((n_items, n_templates, len(names))) < p).astype(int)
 board = lp.RunScores.from_array(scores, models=names, runs_by="template")
 
-diag = lp.diagnose(board)
+diag = lp.diagnose(board)  # templates every model shares: matched runs (the common shift cancels)
 print()
 print(diag.summary())
+print("as unrelated runs (run_pairing='independent'):", lp.diagnose(board, run_pairing="independent").n_unresolved)
 for pair in diag.pairs:
     print(f"{pair.model_a} vs {pair.model_b}: gap {100 * pair.delta:+.1f} pts, IID {'resolved' if pair.resolved else 'open'}"
           f", runs {'resolved' if pair.resolved_run else 'open'} (SE {100 * pair.se:.2f} -> {100 * pair.se_run:.2f} pts, "

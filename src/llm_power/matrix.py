@@ -366,6 +366,25 @@ class RunScores:
         """Whether every score is 0 or 1."""
         return all(bool(np.all((blk == 0) | (blk == 1))) for blk in self.blocks)
 
+    @property
+    def shared_runs(self) -> bool:
+        """Whether every model has the same runs (labels, in the same order): what matched runs need."""
+        return all(labels == self.run_labels[0] for labels in self.run_labels)
+
+    def matched(self, pairing: str = "auto") -> bool:
+        """Whether pairs are analysed with matched runs: ``"matched"`` (every model must have the same run
+        labels), ``"independent"``, or ``"auto"``: matched when runs are prompt templates
+        (``runs_by == "template"``) that every model shares.
+        """
+        if pairing not in ("auto", "independent", "matched"):
+            msg = f"`run_pairing` must be 'auto', 'independent' or 'matched'; got {pairing!r}"
+            raise ValueError(msg)
+        if pairing == "matched" and not self.shared_runs:
+            msg = ("run_pairing='matched' needs every model run with the same runs (labels); these differ: "
+                   f"{self.run_labels[0][:4]} ... and others")
+            raise ValueError(msg)
+        return pairing == "matched" or (pairing == "auto" and self.runs_by == "template" and self.shared_runs)
+
     def averaged(self) -> ScoreMatrix:
         """The items x models matrix of each item's mean over the model's runs."""
         scores = np.column_stack([blk.mean(axis=1) for blk in self.blocks]) if self.blocks else np.empty((self.n, 0))

@@ -207,3 +207,49 @@ def test_errors_name_the_problem() -> None:
         lp.compare(np.zeros((10, 1)), np.zeros((10, 3)))
     with pytest.raises(ValueError, match="not both"):
         lp.compare(np.zeros((10, 2)), np.zeros((10, 2)), cluster=[0, 1] * 5)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_matched_templates_have_their_size_and_cancel_the_common_shift(binary: bool) -> None:
+    """Templates shared by two equal models, with a large shift common to both and a small one of
+    each: the matched run test rejects at about alpha; the independent one, which counts the common
+    shift as each model's noise, is valid but far more cautious; the variance estimates say why.
+    """
+    reps, n, r = 400, 400, 4
+    matched = independent = 0
+    for k in range(reps):
+        rng = np.random.default_rng(30_000 + k)
+        common = rng.normal(0, 0.4 if binary else 0.15, (1, r, 1))
+        own = rng.normal(0, 0.15 if binary else 0.05, (1, r, 2))
+        latent = 0.3 + rng.normal(0, 1, (n, 1, 1)) + common + own
+        if binary:
+            y = (rng.random((n, r, 2)) < 1 / (1 + np.exp(-latent))).astype(float)
+        else:
+            y = latent + rng.normal(0, 0.5, (n, r, 2))
+        matched += lp.compare(y[:, :, 0], y[:, :, 1], run_pairing="matched").pvalue <= 0.05
+        independent += lp.compare(y[:, :, 0], y[:, :, 1]).pvalue <= 0.05
+    se = math.sqrt(0.05 * 0.95 / reps)
+    assert abs(matched / reps - 0.05) < 3.5 * se, matched / reps
+    assert independent / reps < 0.02
+
+
+def test_matched_runs_one_verdict_and_errors() -> None:
+    rng = np.random.default_rng(12)
+    template = rng.normal(0, 0.1, (1, 5, 1)) + rng.normal(0, 0.02, (1, 5, 3))
+    y = np.array([0.3, 0.25, 0.1]) + rng.normal(0, 1, (800, 1, 1)) + template + rng.normal(0, 0.4, (800, 5, 3))
+    board = lp.RunScores.from_array(y, models=["a", "b", "c"], runs_by="template")
+    d = lp.diagnose(board, pairs="all")
+    assert d.settings["run_pairing"] == "matched"
+    for p in d.pairs:
+        ia, ib = "abc".index(p.model_a), "abc".index(p.model_b)
+        c = lp.compare(y[:, :, ia], y[:, :, ib], run_pairing="matched")
+        assert c.pvalue == p.pvalue_run and c.runs_needed == p.runs_needed and c.run_pairing == "matched"
+    seeds = lp.RunScores.from_array(y, models=["a", "b", "c"])  # runs by "run": independent by default
+    assert lp.diagnose(seeds).settings["run_pairing"] == "independent"
+    with pytest.raises(ValueError, match="same runs"):
+        lp.compare(y[:, :3, 0], y[:, :, 1], run_pairing="matched")
+    ragged = lp.RunScores(items=list(range(800)), models=["a", "b"], blocks=[y[:, :, 0], y[:, :4, 1]],
+                          run_labels=[["0", "1", "2", "3", "4"], ["0", "1", "2", "3"]], runs_by="template")
+    assert lp.diagnose(ragged).settings["run_pairing"] == "independent"  # auto: not every model has them
+    with pytest.raises(ValueError, match="same runs"):
+        lp.diagnose(ragged, run_pairing="matched")

@@ -42,7 +42,10 @@ __all__ = [
     "allocation_table",
     "chi2_variance_interval",
     "consistent_runs_needed",
+    "RUN_PAIRINGS",
     "crossed_mean_squares",
+    "gap_run_variance",
+    "matched_pair_run_variance",
     "mls_difference_interval",
     "mls_sum_interval",
     "model_run_variance",
@@ -219,6 +222,47 @@ class PairRunVariance:
     s2_item: np.ndarray  # item component of D: s2_D - sum_m MS_res,m / R_m (>= 0)
     s2_res: np.ndarray  # sum_m MS_res,m: residual variance of the difference of one run of each
     s2_run: np.ndarray  # sum_m s2_run,m
+    # the terms planning works with (runs_needed, allocation): run and residual components of A and B
+    # (matched runs: the difference's, and zero)
+    run_a: np.ndarray | None = None
+    run_b: np.ndarray | None = None
+    res_a: np.ndarray | None = None
+    res_b: np.ndarray | None = None
+    ms_run_matched: np.ndarray | None = None  # matched runs: the difference's run mean square
+
+
+def matched_pair_run_variance(s2_d: Any, n: int, blocks: list[np.ndarray], i: np.ndarray,
+                              j: np.ndarray) -> PairRunVariance:
+    """:class:`PairRunVariance` of pairs whose runs are *matched* (the same prompt templates for both
+    models: run r of A and run r of B share the template): the two-way decomposition of the per-item,
+    per-run difference D_ir = y_A,ir - y_B,ir itself, so a template's effect common to both models
+    cancels and any correlation of the two models' template effects is accounted for:
+
+        Var(gap) = s2_D/n + max(0, MS_run,D - MS_res,D)/(nR),
+
+    on Satterthwaite df. Every block has the same R, columns in the same run order.
+    """
+    s2_d = np.asarray(s2_d, dtype=float)
+    r = float(blocks[int(i[0])].shape[1]) if i.size else 1.0
+    ms_run = np.empty(i.size)
+    ms_res = np.empty(i.size)
+    for p, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
+        d = np.asarray(blocks[a], dtype=float) - np.asarray(blocks[b], dtype=float)
+        im, rm = d.mean(axis=1), d.mean(axis=0)
+        g = float(im.mean())
+        ms_run[p] = n * float(np.sum((rm - g) ** 2)) / (r - 1.0)
+        resid = d - im[:, None] - rm[None, :] + g
+        ms_res[p] = float(np.sum(resid * resid)) / ((n - 1.0) * (r - 1.0))
+    vr = np.maximum((ms_run - ms_res) / n, 0.0)
+    item_part = s2_d / n
+    run_part = vr / r
+    on = vr > 0
+    df = satterthwaite_df([(item_part, n - 1.0), (np.where(on, ms_run / (n * r), 0.0), r - 1.0),
+                           (np.where(on, -ms_res / (n * r), 0.0), (n - 1.0) * (r - 1.0))])
+    zero = np.zeros(i.size)
+    return PairRunVariance(variance=item_part + run_part, item_part=item_part, run_part=run_part,
+                           df=np.minimum(df, n - 1.0), s2_item=np.maximum(s2_d - ms_res / r, 0.0), s2_res=ms_res,
+                           s2_run=vr, run_a=vr, run_b=zero, res_a=ms_res, res_b=zero, ms_run_matched=ms_run)
 
 
 def pair_run_variance(s2_d: Any, n: int, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarray) -> PairRunVariance:
@@ -240,7 +284,21 @@ def pair_run_variance(s2_d: Any, n: int, ms: CrossedMeanSquares, i: np.ndarray, 
     s2_res = ms.ms_res[i] + ms.ms_res[j]
     s2_item = np.maximum(s2_d - ms.ms_res[i] / ra - ms.ms_res[j] / rb, 0.0)
     return PairRunVariance(variance=item_part + run_part, item_part=item_part, run_part=run_part, df=df,
-                           s2_item=s2_item, s2_res=s2_res, s2_run=vr_a + vr_b)
+                           s2_item=s2_item, s2_res=s2_res, s2_run=vr_a + vr_b, run_a=vr_a, run_b=vr_b,
+                           res_a=ms.ms_res[i], res_b=ms.ms_res[j])
+
+
+def gap_run_variance(s2_d: Any, n: int, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarray,
+                     blocks: list[np.ndarray] | None = None) -> PairRunVariance:
+    """The gap's variance over items and runs: runs matched between the two models (``blocks`` given:
+    :func:`matched_pair_run_variance`) or run independently (:func:`pair_run_variance`).
+    """
+    if blocks is not None:
+        return matched_pair_run_variance(s2_d, n, blocks, i, j)
+    return pair_run_variance(s2_d, n, ms, i, j)
+
+
+RUN_PAIRINGS = ("auto", "independent", "matched")
 
 
 def model_run_variance(ms: CrossedMeanSquares) -> tuple[np.ndarray, np.ndarray]:

@@ -44,6 +44,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="several runs per model (seeds, templates, engines): the column or harness field that names "
                         "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "
                         "regime (default: none)")
+    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
+                   help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
+                        "templates for every model: the common shift cancels), or auto (default: matched for "
+                        "--run template when every model has the same templates)")
     p.add_argument("--engine", default="local", choices=("local", "dask"),
                    help="read and reduce on this machine (default) or on a Dask cluster (needs llm-power[dask]; "
                         "RESULTS may then be fsspec URLs: s3://, gs://, hf://)")
@@ -193,7 +197,7 @@ def _run_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ...
     runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
                      on_missing=args.on_missing, item_column=args.id_column)
     check_outputs([args.json_out, args.markdown_out, args.html_out, getattr(args, "parquet_out", None)], inputs)
-    diag = diagnose(runs=runs, **diagnose_options(args))
+    diag = diagnose(runs=runs, run_pairing=args.run_pairing, **diagnose_options(args))
     averaged = runs.averaged()
     counts = sorted(set(runs.runs.tolist()))
     span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"

@@ -64,6 +64,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="several runs per model (seeds, templates): the column or harness field naming a run (seed, "
                         "template, a dotted path, file, folder); the gate then tests over items and runs (default: "
                         "one run)")
+    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
+                   help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
+                        "templates for every model: the common shift cancels), or auto (default: matched for "
+                        "--run template when every model has the same templates)")
     p.add_argument("--per-task", action="store_true",
                    help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
                         "when every task passes, FAIL when one fails after Holm's adjustment (default: one gate)")
@@ -170,8 +174,9 @@ def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
     margin_given = args.margin is not None
     if not margin_given:
         args.margin = 0.01
+    pairing = "matched" if runs.matched(args.run_pairing) else "independent"
     res = gate(blocks["baseline"], blocks["candidate"], margin=args.margin, alpha=args.alpha, power=args.power,
-               higher_is_better=not args.lower_is_better)
+               higher_is_better=not args.lower_is_better, run_pairing=pairing)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                **res.to_dict()}

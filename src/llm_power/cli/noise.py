@@ -43,6 +43,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help="items a run or a model lacks: error (default) or keep the common ones")
+    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
+                   help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
+                        "templates for every model: the common shift cancels), or auto (default: matched for "
+                        "--run template when every model has the same templates)")
     p.add_argument("--top", type=positive_int, default=10, help="unstable items to list (default 10)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--seed", type=int, default=0, help="seed of the template bootstrap (default 0)")
@@ -70,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
                      on_missing=args.on_missing, item_column=args.id_column)
     rep = noise(runs, templates=True if args.templates else None, top=args.top,
-                confidence_level=args.confidence_level, rng=args.seed)
+                confidence_level=args.confidence_level, run_pairing=args.run_pairing, rng=args.seed)
     if args.format == "json":
         dump_json({"source": ", ".join(str(p) for p in args.results), "note": runs.note, **rep.to_dict()})
         return 0

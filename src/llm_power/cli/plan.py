@@ -120,6 +120,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                     help="items a run or a model lacks: error (default) or keep the common ones")
     rn.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                     help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    rn.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
+                    help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
+                         "templates for every model: the common shift cancels), or auto (default: matched for "
+                         "--run template when every model has the same templates)")
     rn.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     rn.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     rn.set_defaults(run=run_runs)
@@ -299,7 +303,7 @@ def run_runs(args: argparse.Namespace) -> int:
     runs = read_runs(expand_paths(args.results), run=args.run_field, metric=args.metric, on_missing=args.on_missing)
     plan = plan_runs(runs, args.delta, pair=args.pair, alpha=args.alpha, power=args.power,
                      cost_per_item=args.cost_per_item, cost_per_run=args.cost_per_run, max_items=args.max_items,
-                     max_runs=args.max_runs)
+                     max_runs=args.max_runs, run_pairing=args.run_pairing)
     if args.format == "json":
         dump_json(plan.to_dict())
         return 0

@@ -44,7 +44,7 @@ from .._core.format import fmt_gap
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
-from .._kernel.crossed import crossed_mean_squares, pair_run_variance
+from .._kernel.crossed import crossed_mean_squares, gap_run_variance
 from .._kernel.paired_intervals import tango_null_variance, tango_z
 from .._kernel.quantiles import critical_values, interval_half_width, normal_pvalue, t_pvalue, z_quantile
 from .._kernel.variance import mean_variance
@@ -170,7 +170,7 @@ class GateResult(Result):
 
 def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 0.05, power: float = 0.8,
          cluster: Any = None, anytime: bool = False, horizon: int | None = None,
-         higher_is_better: bool = True, score_range: Any = None) -> GateResult:
+         higher_is_better: bool = True, score_range: Any = None, run_pairing: str = "independent") -> GateResult:
     r"""Regression gate of a candidate against a baseline on the same items.
 
     Parameters
@@ -179,7 +179,8 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         Per-item scores on the same items in the same order (0/1 or graded). Two-dimensional:
         several runs per model (seeds, templates; at least 2 each, run independently): the gate
         tests delta + m over items *and* runs (:func:`llm_power.diagnose`'s run regime, test
-        "run_t"), so run-to-run noise cannot make a regression pass.
+        "run_t"), so run-to-run noise cannot make a regression pass; ``run_pairing="matched"`` when
+        column r of both is the same prompt template.
     margin : float, default 0.01
         The regression tolerated, in score units (0.01 = 1 point of accuracy). 0 asks the
         candidate to be significantly better to pass.
@@ -206,6 +207,9 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         With ``anytime`` and scores outside [0, 1]: the range any per-item score can take, on the
         scale given (the betting sequence needs bounded differences). When given, every score must
         lie in it, whatever the mode.
+    run_pairing : {"independent", "matched"}, default "independent"
+        With several runs per model: run independently (seeds), or matched (column r of both is the
+        same prompt template: the variance comes from the per-run differences).
 
     Returns
     -------
@@ -235,7 +239,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
             msg = "the gate takes several runs, or cluster labels / anytime, not both"
             raise ValueError(msg)
         return _gate_runs(baseline, candidate, margin=margin, alpha=alpha, power=power,
-                          higher_is_better=higher_is_better)
+                          higher_is_better=higher_is_better, run_pairing=run_pairing)
     b_arr, c_arr = check_paired(baseline, candidate, a_name="baseline", b_name="candidate")
     binary = is_binary(b_arr, c_arr)
     bounds = None
@@ -290,8 +294,8 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
                       binary=bool(binary))
 
 
-def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, power: float,
-               higher_is_better: bool) -> GateResult:
+def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, power: float,  # noqa: PLR0913
+               higher_is_better: bool, run_pairing: str) -> GateResult:
     """The gate with several runs per model (items x runs each): the one-sided t test of
     delta + m over items and runs -- the run regime's variance s2_D/n + s2_run,base/R_base +
     s2_run,cand/R_cand on Satterthwaite df (:mod:`llm_power._kernel.crossed`) -- and the interval that
@@ -312,12 +316,19 @@ def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, po
     if blocks[0].shape[0] != blocks[1].shape[0]:
         msg = f"baseline and candidate must score the same items: {blocks[0].shape[0]} and {blocks[1].shape[0]} rows"
         raise ValueError(msg)
+    if run_pairing not in ("independent", "matched"):
+        msg = f"`run_pairing` must be 'independent' or 'matched'; got {run_pairing!r}"
+        raise ValueError(msg)
+    if run_pairing == "matched" and blocks[0].shape[1] != blocks[1].shape[1]:
+        msg = "run_pairing='matched' needs the same runs (templates) for baseline and candidate"
+        raise ValueError(msg)
     ms = crossed_mean_squares([blocks[1], blocks[0]])  # candidate first: delta = candidate - baseline
     n = ms.n
     d = ms.item_means[:, 0] - ms.item_means[:, 1]
     delta = float(d.mean())
     s2_d = float(np.var(d, ddof=1))
-    pv = pair_run_variance(np.array([s2_d]), n, ms, np.array([0]), np.array([1]))
+    pv = gap_run_variance(np.array([s2_d]), n, ms, np.array([0]), np.array([1]),
+                          [blocks[1], blocks[0]] if run_pairing == "matched" else None)
     df, variance = float(pv.df[0]), float(pv.variance[0])
     if variance > 0:
         t = (delta + margin) / math.sqrt(variance)

@@ -23,7 +23,7 @@ from .._core.validation import (
     check_paired,
     is_binary,
 )
-from .._kernel.crossed import consistent_runs_needed, crossed_mean_squares, pair_run_variance, runs_needed
+from .._kernel.crossed import consistent_runs_needed, crossed_mean_squares, gap_run_variance, runs_needed
 from .._kernel.sizes import ceil_items
 from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import (
@@ -97,6 +97,8 @@ class Comparison(Result):
         cluster sizes; the Imbens-Kolesar value, at most G - 1, for unequal ones).
     runs_a, runs_b : int or None
         With several runs per model (``a``, ``b`` of shape (n_items, n_runs)): the runs of each.
+    run_pairing : str or None
+        With runs: "independent" or "matched" (the runs the two models share, as prompt templates).
     run_df, se_runs : float or None
         The run regime's Satterthwaite df and the gap's standard error over items and runs.
     runs_needed : float or None
@@ -134,6 +136,7 @@ class Comparison(Result):
     cluster_df: float | None = None
     runs_a: int | None = None
     runs_b: int | None = None
+    run_pairing: str | None = None
     run_df: float | None = None
     se_runs: float | None = None
     runs_needed: float | None = None
@@ -214,6 +217,7 @@ def compare(
     power: float = 0.8,
     n_resamples: int | None = None,
     design_effect: str = "robust",
+    run_pairing: str = "independent",
     rng: SeedLike = None,
 ) -> Comparison:
     r"""Compare two models scored on the same items: test, interval, effect sizes and resolution.
@@ -221,7 +225,9 @@ def compare(
     Parameters
     ----------
     a, b : array_like
-        Aligned per-item scores of model A and model B (0/1 correctness or graded scores).
+        Aligned per-item scores of model A and model B (0/1 correctness or graded scores). Of shape
+        (n_items, n_runs), several runs per model (seeds, templates; at least 2 each): the gap is
+        then tested over items and runs (:func:`llm_power.diagnose`'s run regime, test "run_t").
     method : str, default "auto"
         ``"auto"`` follows the decision tree below. Explicit choices: ``"mcnemar"`` (exact when
         b + c < 25, else asymptotic), ``"mcnemar_exact"``, ``"mcnemar_asymptotic"``,
@@ -250,6 +256,9 @@ def compare(
         ``"cr1"`` the CR1 variance with G - 1 df; the ANOVA-ICC one with Kish's cluster size; or
         the resolution paper's mean-size form (for reproduction only); see
         :func:`llm_power.design_effects` and ``docs/resolution.md``.
+    run_pairing : {"independent", "matched"}, default "independent"
+        With several runs: run independently (seeds, engines), or matched -- column r of ``a`` and
+        of ``b`` share a prompt template, and the gap's variance comes from the per-run differences.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -304,7 +313,7 @@ def compare(
     if np.ndim(a) == 2 or np.ndim(b) == 2:  # several runs per model (items x runs): the run regime decides
         return _compare_runs(a, b, method=method, cluster=cluster, alternative=alternative,
                              confidence_level=confidence_level, alpha=alpha, power=power, n_resamples=n_resamples,
-                             rng=rng)
+                             run_pairing=run_pairing, rng=rng)
     method, alternative, confidence_level, (alpha, power) = (
         check_option(method, "method", COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())),
         check_alternative(alternative), check_confidence_level(confidence_level), check_alpha_power(alpha, power))
@@ -373,7 +382,7 @@ def compare(
 
 
 def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str, confidence_level: float,  # noqa: PLR0913
-                  alpha: float, power: float, n_resamples: int | None, rng: SeedLike) -> Comparison:
+                  alpha: float, power: float, n_resamples: int | None, run_pairing: str, rng: SeedLike) -> Comparison:
     """:func:`compare` of two models with several runs each: the IID comparison of the run-averaged
     scores, then the run regime of :func:`llm_power.diagnose` (the same kernel: the gap's variance over
     items and runs on Satterthwaite df, N*/q/MDE at these runs, runs needed at these items).
@@ -396,6 +405,11 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
     if blocks[0].shape[0] != blocks[1].shape[0]:
         msg = f"`a` and `b` must score the same items: {blocks[0].shape[0]} and {blocks[1].shape[0]} rows"
         raise ValueError(msg)
+    run_pairing = check_option(run_pairing, "run_pairing", ("independent", "matched"))
+    if run_pairing == "matched" and blocks[0].shape[1] != blocks[1].shape[1]:
+        msg = (f"run_pairing='matched' needs the same runs for both models (column r of `a` and of `b` the same "
+               f"template); got {blocks[0].shape[1]} and {blocks[1].shape[1]} runs")
+        raise ValueError(msg)
     iid = compare(blocks[0].mean(axis=1), blocks[1].mean(axis=1), method=method, alternative=alternative,
                   confidence_level=confidence_level, alpha=alpha, power=power, n_resamples=n_resamples, rng=rng)
     n = iid.n
@@ -403,11 +417,11 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
     d = ms.item_means[:, 0] - ms.item_means[:, 1]
     s2_d = float(np.var(d, ddof=1))
     zero, one = np.array([0]), np.array([1])
-    pv = pair_run_variance(np.array([s2_d]), n, ms, zero, one)
+    pv = gap_run_variance(np.array([s2_d]), n, ms, zero, one, blocks if run_pairing == "matched" else None)
     rv = run_verdict(np.array([iid.delta]), np.array([s2_d]), pv.run_part, n, pv.df, np.array([iid.resolved]),
                      alpha=alpha, power=power, alternative=alternative)
-    raw = runs_needed(np.array([iid.delta]), n, pv.s2_item, pv.s2_res, ms.var_run[zero], ms.var_run[one],
-                      ms.ms_res[zero], ms.ms_res[one], alpha=alpha, power=power, alternative=alternative)
+    raw = runs_needed(np.array([iid.delta]), n, pv.s2_item, pv.s2_res, pv.run_a, pv.run_b, pv.res_a, pv.res_b,
+                      alpha=alpha, power=power, alternative=alternative)
     needed = consistent_runs_needed(raw, rv.q, ms.runs[zero], ms.runs[one])
     df, variance = float(rv.df[0]), float(rv.variance[0])
     reason = (f"{ms.runs[0]:.0f} and {ms.runs[1]:.0f} runs: t test over items and runs (run-to-run variance "
@@ -415,7 +429,8 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
     return dataclasses.replace(
         iid, method="run_t", reason=reason, statistic=float(rv.statistic[0]), pvalue=float(rv.pvalue[0]),
         n_star=ceil_items(float(rv.n_star[0])), mde=float(rv.mde[0]), q=float(rv.q[0]), resolved=bool(rv.resolved[0]),
-        regime="runs", ci_method=f"t over items and runs ({df:.3g} df)", runs_a=int(ms.runs[0]),
+        regime="runs", ci_method=f"t over items and runs ({df:.3g} df)", run_pairing=run_pairing,
+        runs_a=int(ms.runs[0]),
         runs_b=int(ms.runs[1]), run_df=df, se_runs=float(np.sqrt(variance)), runs_needed=float(needed[0]),
         _interval=("t", (iid.delta, variance, df)))
 

@@ -259,7 +259,8 @@ def _sentences(diag: Diagnosis, regimes: list[RegimeView], cluster_name: str) ->
             "cluster": f"once items are clustered{'' if cluster_name == 'cluster' else ' by ' + cluster_name} "
                        f"({s.get('n_clusters')} clusters).",
             "anytime": "if the leaderboard is re-tested as results arrive (anytime-valid).",
-            "runs": f"once run-to-run noise counts ({_runs_span(s)} runs per model by {s.get('runs_by') or 'run'}).",
+            "runs": f"once run-to-run noise counts ({_runs_span(s)} runs per model by {s.get('runs_by') or 'run'}"
+                    + (", matched across models" if s.get("run_pairing") == "matched" else "") + ").",
         }.get(r.key, f"under the {r.label} regime.")
         lines.append(f"{u:,} of {m:,} {tail}")
     return lines

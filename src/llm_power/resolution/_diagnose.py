@@ -77,7 +77,7 @@ MAX_CLUSTER_RESAMPLES = 1_000_000
 # diagnose
 # =================================================================================================
 
-def diagnose(
+def diagnose(  # noqa: PLR0913 - the options of a resolution report
     scores: Any = None,
     *,
     models: Any = None,
@@ -94,6 +94,7 @@ def diagnose(
     max_pairs: int = MAX_PAIRS,
     top: int | None = None,
     runs: Any = None,
+    run_pairing: str = "auto",
     rng: SeedLike = None,
 ) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
@@ -155,6 +156,12 @@ def diagnose(
         resolve it), q, MDE, and the runs per model that would resolve it at the current items
         (``runs_needed``; :mod:`llm_power.runs`). A DataFrame is a long table ``model, run, item,
         score[, cluster]``. A RunScores or a 3-d array given as ``scores`` is the same.
+    run_pairing : {"auto", "independent", "matched"}, default "auto"
+        How the runs of two models relate: ``"independent"`` (seeds, engines: run r of A has nothing
+        to do with run r of B), ``"matched"`` (prompt templates shared by every model: the gap's
+        variance comes from the per-run differences, so a template's effect common to both models
+        cancels), or ``"auto"``: matched when ``runs.runs_by == "template"`` and every model has the
+        same runs.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -209,7 +216,8 @@ def diagnose(
             msg = (f"the run regime needs at least 2 runs of each model; {len(short)} model(s) have one "
                    f"({', '.join(short[:5])})")
             raise ValueError(msg)
-        run_stats = (crossed_mean_squares(rs.blocks), rs.runs_by)
+        matched = rs.matched(run_pairing)
+        run_stats = (crossed_mean_squares(rs.blocks), rs.runs_by, rs.blocks if matched else None)
         scores = rs.averaged()
     if scores is None:
         msg = "diagnose needs `scores` (items x models) or `runs` (several runs per model)"
@@ -247,7 +255,7 @@ def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: flo
 def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha: float, power: float,  # noqa: PLR0913
                     confidence_level: float, correction: str | None, anytime: bool, method: str,
                     design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
-                    rng: Any, runs: tuple[Any, str] | None = None) -> Diagnosis:
+                    rng: Any, runs: tuple[Any, str, Any] | None = None) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """
@@ -278,7 +286,8 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
     ctx.settings.update(method=method, correction=correction, anytime=anytime)
     options = {"correction": correction, "anytime": anytime, "design_effect": design_effect,
                "cluster_resamples": cluster_resamples, "n_groups": source.n_groups,
-               "runs": None if runs is None else runs[0], "runs_by": None if runs is None else runs[1]}
+               "runs": None if runs is None else runs[0], "runs_by": None if runs is None else runs[1],
+               "run_blocks": None if runs is None else runs[2]}
     outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
     for regime in REGIMES[1:]:  # the IID regime is the context every other one builds on
         if regime.requested(options):

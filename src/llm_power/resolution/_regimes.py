@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernel.crossed import consistent_runs_needed, pair_run_variance, runs_needed
+from .._kernel.crossed import consistent_runs_needed, gap_run_variance, runs_needed
 from .._kernel.quantiles import upper_quantile, z_quantile
 from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
 from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, run_verdict, t_interval
@@ -112,12 +112,13 @@ def _regime_runs(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     ms, n = options["runs"], ctx.n
     i, j = ctx.order[ctx.pair_idx[:, 0]], ctx.order[ctx.pair_idx[:, 1]]  # the pairs' columns of the source
     s2_d = ctx.sums.ss / (n - 1)  # sample variance of the run-averaged differences (ddof 1, 0/1 or not)
-    pv = pair_run_variance(s2_d, n, ms, i, j)
+    blocks = options.get("run_blocks")  # matched runs (shared templates): the per-run differences
+    pv = gap_run_variance(s2_d, n, ms, i, j, blocks)
     rv = run_verdict(ctx.sums.delta, s2_d, pv.run_part, n, pv.df, ctx.verdict.resolved, alpha=ctx.alpha,
                      power=ctx.power, alternative="two-sided")
     lo, hi = t_interval(ctx.sums.delta, rv.variance, rv.df, ctx.confidence_level, "two-sided")
     needed = consistent_runs_needed(
-        runs_needed(ctx.sums.delta, n, pv.s2_item, pv.s2_res, ms.var_run[i], ms.var_run[j], ms.ms_res[i], ms.ms_res[j],
+        runs_needed(ctx.sums.delta, n, pv.s2_item, pv.s2_res, pv.run_a, pv.run_b, pv.res_a, pv.res_b,
                     alpha=ctx.alpha, power=ctx.power), rv.q, ms.runs[i], ms.runs[j])
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(rv.variance > 0, pv.run_part / rv.variance, 0.0)
@@ -126,6 +127,7 @@ def _regime_runs(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
                "resolved_run": rv.resolved, "run_share": share, "runs_needed": needed}
     runs = ms.runs[ctx.order]
     settings = {"runs_by": options.get("runs_by", "run"), "runs_min": int(runs.min()), "runs_max": int(runs.max()),
+                "run_pairing": "matched" if blocks is not None else "independent",
                 "run_sd": [float(v) for v in np.sqrt(ms.var_run[ctx.order])],
                 "run_noise_exceeds_gap": int(np.sum(~np.isfinite(rv.n_star) & (ctx.sums.delta != 0)))}
     return RegimeOutput(columns=columns, resolved=rv.resolved, settings=settings)

@@ -176,7 +176,7 @@ def _templates(rs: Any, level: float, n_boot: int, gen: np.random.Generator) -> 
 
 def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | None = None, top: int = 10,  # noqa: PLR0913
           confidence_level: float = 0.95, alpha: float = 0.05, power: float = 0.8, n_resamples: int = 1000,
-          rng: SeedLike = None) -> NoiseReport:
+          run_pairing: str = "auto", rng: SeedLike = None) -> NoiseReport:
     r"""Run-to-run noise of a benchmark: the decomposition, flaky items, signal-to-noise, templates.
 
     Parameters
@@ -196,6 +196,8 @@ def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | 
     confidence_level, alpha, power : float
     n_resamples : int, default 1000
         Bootstrap resamples of the items for the Kendall tau interval (templates).
+    run_pairing : {"auto", "independent", "matched"}, default "auto"
+        How the gaps' variances treat the runs (as for :func:`llm_power.diagnose`).
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -220,7 +222,7 @@ def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | 
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
     rs = as_run_scores(data, models=models, min_runs=2, run=run)
     binary = rs.binary
-    var = run_variance(rs, confidence_level=level)
+    var = run_variance(rs, confidence_level=level, run_pairing=run_pairing)
     ms = crossed_mean_squares(rs.blocks)
     flak, items = _flakiness(rs, binary, level, top)
     df_run = ms.runs - 1.0

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core.results import Result
 from .._core.validation import check_alpha_power, check_int_at_least
-from .._kernel.crossed import allocation_table, crossed_mean_squares, pair_run_variance, runs_needed
+from .._kernel.crossed import allocation_table, crossed_mean_squares, gap_run_variance, runs_needed
 from .._kernel.verdict import run_verdict
 from ._variance import as_run_scores
 
@@ -90,7 +90,7 @@ class RunPlanResult(Result):
 
 def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run: str = "run", pair: Any = None,  # noqa: PLR0913
               alpha: float = 0.05, power: float = 0.8, cost_per_item: float = 1.0, cost_per_run: float = 0.0,
-              max_items: int | None = None, max_runs: int = 100) -> RunPlanResult:
+              max_items: int | None = None, max_runs: int = 100, run_pairing: str = "auto") -> RunPlanResult:
     r"""How many runs, and items, a gap needs when runs (seeds, templates, engines) add noise.
 
     Parameters
@@ -115,6 +115,8 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
         The benchmark's size: plans above it are infeasible.
     max_runs : int, default 100
         Largest number of runs per model considered.
+    run_pairing : {"auto", "independent", "matched"}, default "auto"
+        As for :func:`llm_power.diagnose` (matched: shared prompt templates).
 
     Returns
     -------
@@ -170,13 +172,15 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
         raise ValueError(msg)
     s2_d = float(np.var(d, ddof=1))
     ii, jj = np.array([i]), np.array([j])
-    pv = pair_run_variance(np.array([s2_d]), rs.n, ms, ii, jj)
+    pv = gap_run_variance(np.array([s2_d]), rs.n, ms, ii, jj, rs.blocks if rs.matched(run_pairing) else None)
     rv = run_verdict(np.array([abs(gap)]), np.array([s2_d]), pv.run_part, rs.n, pv.df, np.array([True]), alpha=alpha,
                      power=power, alternative="two-sided")
-    need_runs = runs_needed(np.array([gap]), rs.n, pv.s2_item, pv.s2_res, ms.var_run[ii], ms.var_run[jj],
-                            ms.ms_res[ii], ms.ms_res[jj], alpha=alpha, power=power, max_runs=max(max_runs, 10_000))
-    table = allocation_table(abs(gap), float(pv.s2_item[0]), float(pv.s2_res[0]), float(ms.var_run[i]),
-                             float(ms.var_run[j]), float(ms.ms_res[i]), float(ms.ms_res[j]), alpha=alpha, power=power,
+    terms = (pv.run_a, pv.run_b, pv.res_a, pv.res_b)
+    need_runs = runs_needed(np.array([gap]), rs.n, pv.s2_item, pv.s2_res, *terms, alpha=alpha, power=power,
+                            max_runs=max(max_runs, 10_000))
+    run_a, run_b, res_a, res_b = (float(np.asarray(t)[0]) for t in terms)
+    table = allocation_table(abs(gap), float(pv.s2_item[0]), float(pv.s2_res[0]), run_a, run_b, res_a, res_b,
+                             alpha=alpha, power=power,
                              cost_item=float(cost_per_item), cost_run=float(cost_per_run), max_items=max_items,
                              max_runs=max_runs)
     finite = np.isfinite(table["cost"])

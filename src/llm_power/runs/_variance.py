@@ -13,9 +13,9 @@ from .._kernel.crossed import (
     CrossedMeanSquares,
     chi2_variance_interval,
     crossed_mean_squares,
+    gap_run_variance,
     mls_difference_interval,
     mls_sum_interval,
-    pair_run_variance,
     satterthwaite_df,
 )
 from .._kernel.verdict import t_interval
@@ -123,13 +123,13 @@ def model_components(ms: CrossedMeanSquares, level: float) -> dict[str, Any]:
             "se_items": np.sqrt(ms.var_mean_items), "se": np.sqrt(ms.var_mean)}
 
 
-def pair_rows(rs: RunScores, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarray,
-              level: float) -> list[dict[str, Any]]:
-    """The gap decomposition of the pairs (i, j) (model indices)."""
+def pair_rows(rs: RunScores, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarray,  # noqa: PLR0917
+              level: float, matched: bool = False) -> list[dict[str, Any]]:
+    """The gap decomposition of the pairs (i, j) (model indices); ``matched``: runs shared (templates)."""
     d = ms.item_means[:, i] - ms.item_means[:, j]
     delta = d.mean(axis=0)
     s2_d = d.var(axis=0, ddof=1)
-    pv = pair_run_variance(s2_d, rs.n, ms, i, j)
+    pv = gap_run_variance(s2_d, rs.n, ms, i, j, rs.blocks if matched else None)
     lo, hi = t_interval(delta, pv.variance, pv.df, level, "two-sided")
     with np.errstate(invalid="ignore", divide="ignore"):
         run_share = np.where(pv.variance > 0, pv.run_part / pv.variance, 0.0)
@@ -137,13 +137,20 @@ def pair_rows(rs: RunScores, ms: CrossedMeanSquares, i: np.ndarray, j: np.ndarra
     # intervals of the gap's components: the run component sum_m (MS_run,m - MS_res,m)/n by Graybill-Wang
     # for the positive terms, the residual mean squares (on (n-1)(R-1) df) taken as known; the item
     # component s2_D - sum_m MS_res,m/R_m by MLS, the residual part on its Satterthwaite df
-    res_n = (ms.ms_res[i] + ms.ms_res[j]) / rs.n
-    run_lo, run_hi = mls_sum_interval([(1.0 / rs.n, ms.ms_run[i], ms.df_run[i]),
-                                       (1.0 / rs.n, ms.ms_run[j], ms.df_run[j])], level)
-    run_lo, run_hi = np.maximum(run_lo - res_n, 0.0), np.maximum(run_hi - res_n, 0.0)
-    res_a, res_b = ms.ms_res[i] / ms.runs[i], ms.ms_res[j] / ms.runs[j]
-    res_df = satterthwaite_df([(res_a, ms.df_res[i]), (res_b, ms.df_res[j])])
-    item_lo, item_hi = mls_difference_interval(1.0, s2_d, rs.n - 1.0, 1.0, res_a + res_b, res_df, level)
+    if matched and pv.ms_run_matched is not None:  # the difference's own two-way layout: MLS for both
+        r = ms.runs[i]
+        df_res = (rs.n - 1.0) * (r - 1.0)
+        run_lo, run_hi = mls_difference_interval(1.0 / rs.n, pv.ms_run_matched, r - 1.0, 1.0 / rs.n, pv.s2_res, df_res,
+                                                 level)
+        item_lo, item_hi = mls_difference_interval(1.0, s2_d, rs.n - 1.0, 1.0 / r, pv.s2_res, df_res, level)
+    else:
+        res_n = (ms.ms_res[i] + ms.ms_res[j]) / rs.n
+        run_lo, run_hi = mls_sum_interval([(1.0 / rs.n, ms.ms_run[i], ms.df_run[i]),
+                                           (1.0 / rs.n, ms.ms_run[j], ms.df_run[j])], level)
+        run_lo, run_hi = np.maximum(run_lo - res_n, 0.0), np.maximum(run_hi - res_n, 0.0)
+        res_a, res_b = ms.ms_res[i] / ms.runs[i], ms.ms_res[j] / ms.runs[j]
+        res_df = satterthwaite_df([(res_a, ms.df_res[i]), (res_b, ms.df_res[j])])
+        item_lo, item_hi = mls_difference_interval(1.0, s2_d, rs.n - 1.0, 1.0, res_a + res_b, res_df, level)
     rows = []
     for p, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
         rows.append({"model_a": rs.models[a], "model_b": rs.models[b], "delta": float(delta[p]),
@@ -165,8 +172,8 @@ def pair_index(means: np.ndarray, pairs: str) -> tuple[np.ndarray, np.ndarray]:
     return order[a], order[b]
 
 
-def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str = "adjacent",
-                 confidence_level: float = 0.95) -> RunVarianceResult:
+def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str = "adjacent",  # noqa: PLR0913
+                 run_pairing: str = "auto", confidence_level: float = 0.95) -> RunVarianceResult:
     r"""Decompose each model's score, and each pair's gap, into item, run and item x run variance.
 
     Parameters
@@ -181,6 +188,9 @@ def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str 
         The run column of a DataFrame.
     pairs : {"adjacent", "all"}, default "adjacent"
         The pairs whose gaps are decomposed: adjacent by score, or all.
+    run_pairing : {"auto", "independent", "matched"}, default "auto"
+        As for :func:`llm_power.diagnose`: matched runs (shared prompt templates) decompose each
+        pair's per-run differences; "auto" is matched for templates every model shares.
     confidence_level : float, default 0.95
 
     Returns
@@ -216,4 +226,4 @@ def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str 
     comp = model_components(ms, level)
     i, j = pair_index(ms.mean, pairs)
     return RunVarianceResult(models=list(rs.models), n_items=rs.n, runs=rs.runs, mean=ms.mean, pairs=pair_rows(
-        rs, ms, i, j, level), confidence_level=level, runs_by=rs.runs_by, **comp)
+        rs, ms, i, j, level, rs.matched(run_pairing)), confidence_level=level, runs_by=rs.runs_by, **comp)
