@@ -203,8 +203,10 @@ def test_errors_name_the_problem() -> None:
         lp.diagnose(runs=lp.RunScores.from_array(y))
     with pytest.raises(ValueError, match="either `scores` or `runs`"):
         lp.diagnose(np.zeros((10, 2)), runs=np.zeros((10, 2, 2)))
-    with pytest.raises(ValueError, match="at least 2 runs"):
+    with pytest.raises(ValueError, match="one run cannot estimate the run-to-run variance"):
         lp.compare(np.zeros((10, 1)), np.zeros((10, 3)))
+    with pytest.raises(ValueError, match="one run cannot estimate"):
+        lp.gate(np.zeros((10, 3)), np.zeros((10, 1)))
     with pytest.raises(ValueError, match="not both"):
         lp.compare(np.zeros((10, 2)), np.zeros((10, 2)), cluster=[0, 1] * 5)
 

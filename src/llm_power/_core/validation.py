@@ -379,3 +379,32 @@ def renamed_correction(continuity_correction: bool, correction: bool | None, *, 
                   "procedure elsewhere in llm-power); the old name will be removed in the next release.",
                   DeprecationWarning, stacklevel=stacklevel + 1)
     return bool(correction)
+
+
+def check_run_pair(a: Any, b: Any, *, names: tuple[str, str] = ("a", "b"),
+                   run_pairing: str = "independent") -> tuple[np.ndarray, np.ndarray, str]:
+    """Two models' items x runs score arrays (at least 2 items and 2 runs each, finite, the same
+    items) and the pairing of their runs ("independent", or "matched": the same runs, so the same
+    number of columns). What compare and the gate check before the run regime.
+    """
+    pairing = check_option(run_pairing, "run_pairing", ("independent", "matched"))
+    blocks = []
+    for name, x in zip(names, (a, b), strict=True):
+        arr = np.asarray(x, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] < 2:
+            msg = (f"`{name}` must be items x runs with at least 2 items and 2 runs when the other is (got shape "
+                   f"{arr.shape}); one run cannot estimate the run-to-run variance")
+            raise ValueError(msg)
+        if not np.all(np.isfinite(arr)):
+            msg = f"`{name}`: a score is missing or not finite (every run must score every item)"
+            raise DataError(msg)
+        blocks.append(arr)
+    if blocks[0].shape[0] != blocks[1].shape[0]:
+        msg = (f"`{names[0]}` and `{names[1]}` must score the same items: {blocks[0].shape[0]} and "
+               f"{blocks[1].shape[0]} rows")
+        raise ValueError(msg)
+    if pairing == "matched" and blocks[0].shape[1] != blocks[1].shape[1]:
+        msg = (f"run_pairing='matched' needs the same runs for both models (column r of `{names[0]}` and of "
+               f"`{names[1]}` the same template); got {blocks[0].shape[1]} and {blocks[1].shape[1]} runs")
+        raise ValueError(msg)
+    return blocks[0], blocks[1], pairing

@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
-from .._core.errors import DataError, DegenerateDataWarning
+from .._core.errors import DegenerateDataWarning
 from .._core.format import fmt_gap
 from .._core.results import ConfidenceInterval, Result
-from .._core.validation import check_int_at_least, check_open_unit, check_paired, fail, is_binary
+from .._core.validation import check_int_at_least, check_open_unit, check_paired, check_run_pair, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
 from .._kernel.crossed import crossed_mean_squares, gap_run_variance
 from .._kernel.paired_intervals import tango_null_variance, tango_z
@@ -302,26 +302,9 @@ def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, po
     inverts it, so PASS (FAIL) exactly when a bound clears -m. Its variance is never below the paired t
     variance of the run means, nor its df above n - 1: never less strict than the gate on the run means.
     """
-    blocks = []
-    for name, x in (("baseline", baseline), ("candidate", candidate)):
-        arr = np.asarray(x, dtype=float)
-        if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] < 2:
-            msg = (f"`{name}` must be items x runs with at least 2 items and 2 runs when the other is (got shape "
-                   f"{arr.shape})")
-            raise ValueError(msg)
-        if not np.all(np.isfinite(arr)):
-            msg = f"`{name}`: a score is missing or not finite (every run must score every item)"
-            raise DataError(msg)
-        blocks.append(arr if higher_is_better else -arr)
-    if blocks[0].shape[0] != blocks[1].shape[0]:
-        msg = f"baseline and candidate must score the same items: {blocks[0].shape[0]} and {blocks[1].shape[0]} rows"
-        raise ValueError(msg)
-    if run_pairing not in ("independent", "matched"):
-        msg = f"`run_pairing` must be 'independent' or 'matched'; got {run_pairing!r}"
-        raise ValueError(msg)
-    if run_pairing == "matched" and blocks[0].shape[1] != blocks[1].shape[1]:
-        msg = "run_pairing='matched' needs the same runs (templates) for baseline and candidate"
-        raise ValueError(msg)
+    base, cand, run_pairing = check_run_pair(baseline, candidate, names=("baseline", "candidate"),
+                                             run_pairing=run_pairing)
+    blocks = [base, cand] if higher_is_better else [-base, -cand]
     ms = crossed_mean_squares([blocks[1], blocks[0]])  # candidate first: delta = candidate - baseline
     n = ms.n
     d = ms.item_means[:, 0] - ms.item_means[:, 1]

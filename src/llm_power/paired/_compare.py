@@ -21,6 +21,7 @@ from .._core.validation import (
     check_confidence_level,
     check_option,
     check_paired,
+    check_run_pair,
     is_binary,
 )
 from .._kernel.crossed import consistent_runs_needed, crossed_mean_squares, gap_run_variance, runs_needed
@@ -391,25 +392,8 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
         msg = ("compare takes either several runs or cluster labels, not both; diagnose reports the run and the "
                "cluster regimes side by side")
         raise ValueError(msg)
-    blocks = []
-    for name, x in (("a", a), ("b", b)):
-        arr = np.asarray(x, dtype=float)
-        if arr.ndim != 2 or arr.shape[1] < 2:
-            msg = (f"`{name}` must be items x runs with at least 2 runs when the other is (got shape {arr.shape}); "
-                   "one run cannot estimate the run-to-run variance")
-            raise ValueError(msg)
-        if not np.all(np.isfinite(arr)):
-            msg = f"`{name}`: a score is missing or not finite (every run must score every item)"
-            raise DataError(msg)
-        blocks.append(arr)
-    if blocks[0].shape[0] != blocks[1].shape[0]:
-        msg = f"`a` and `b` must score the same items: {blocks[0].shape[0]} and {blocks[1].shape[0]} rows"
-        raise ValueError(msg)
-    run_pairing = check_option(run_pairing, "run_pairing", ("independent", "matched"))
-    if run_pairing == "matched" and blocks[0].shape[1] != blocks[1].shape[1]:
-        msg = (f"run_pairing='matched' needs the same runs for both models (column r of `a` and of `b` the same "
-               f"template); got {blocks[0].shape[1]} and {blocks[1].shape[1]} runs")
-        raise ValueError(msg)
+    block_a, block_b, run_pairing = check_run_pair(a, b, run_pairing=run_pairing)
+    blocks = [block_a, block_b]
     iid = compare(blocks[0].mean(axis=1), blocks[1].mean(axis=1), method=method, alternative=alternative,
                   confidence_level=confidence_level, alpha=alpha, power=power, n_resamples=n_resamples, rng=rng)
     n = iid.n
