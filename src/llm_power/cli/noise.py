@@ -80,19 +80,27 @@ def run(args: argparse.Namespace) -> int:
         return 0
     v = rep.variance
     level = f"{100 * v.confidence_level:g}%"
-    def sd_ci(k: int) -> str:
-        return f"[{_num(math.sqrt(v.var_run_ci[0][k]))}, {_num(math.sqrt(v.var_run_ci[1][k]))}]"
+    # 0/1 scores in points (2 decimals), graded ones in their units (4): a row fits 80 columns
+    scale, fmt = (100.0, ".2f") if rep.binary else (1.0, ".4f")
+    unit = "points" if rep.binary else "score units"
 
-    rows = [[safe_text(m), f"{int(v.runs[k])}", _num(v.mean[k]), _num(v.se_items[k]), _num(v.se[k]),
-             _num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
-    print_table(f"Score over items and runs ({rep.n_items:,} items; runs by {safe_text(runs.runs_by)})",
-                ["model", "runs", "score", "SE items", "SE +runs", "SD run", f"run SD {level} CI", "run share"], rows,
+    def num(x: float) -> str:
+        return _num(scale * x, fmt)
+
+    def sd_ci(k: int) -> str:
+        return f"[{num(math.sqrt(v.var_run_ci[0][k]))}, {num(math.sqrt(v.var_run_ci[1][k]))}]"
+
+    rows = [[safe_text(m), f"{int(v.runs[k])}", num(v.mean[k]), num(v.se_items[k]), num(v.se[k]),
+             num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
+    print_table(f"Score over items and runs ({rep.n_items:,} items; runs by {safe_text(runs.runs_by)}; {unit})",
+                ["model", "runs", "score", "SE items", "SE +runs", "run SD", f"{level} CI", "run share"], rows,
                 right_align=(1, 2, 3, 4, 5, 6, 7),
                 caption="SE items: the IID error of the run-averaged score; SE +runs adds the run-to-run variance "
-                        "(crossed items x runs; MLS interval of the run SD). run share: of the score's variance.")
+                        "(crossed items x runs). run SD: of one run's score (its MLS interval); run share: of the "
+                        "score's variance.")
     if v.pairs:
-        prow = [[safe_text(p["model_a"]), safe_text(p["model_b"]), f"{p['delta']:+.4f}", _num(p["se_items"]),
-                 _num(p["se"]), f"{p['run_share']:.0%}", f"{p['rerun_removable_share']:.0%}"] for p in v.pairs]
+        prow = [[safe_text(p["model_a"]), safe_text(p["model_b"]), f"{scale * p['delta']:+{fmt}}", num(p["se_items"]),
+                 num(p["se"]), f"{p['run_share']:.0%}", f"{p['rerun_removable_share']:.0%}"] for p in v.pairs]
         print_table("Adjacent gaps over items and runs", ["model A", "model B", "gap", "SE items", "SE +runs",
                                                           "run share", "reruns remove"], prow,
                     right_align=(2, 3, 4, 5, 6),
@@ -108,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         irow = [[safe_text(it["model"]), safe_text(it["item"]), f"{it['right']}/{it['runs']}",
                  "" if it["ci"] is None else f"[{it['ci'][0]:.2f}, {it['ci'][1]:.2f}]"] for it in rep.flaky_items]
         print_table("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow, right_align=(2,))
-    say(f"Signal-to-noise: spread of the scores {rep.signal:.4f} over a run-to-run SD of {rep.noise:.4f} = "
+    say(f"Signal-to-noise: spread of the scores {num(rep.signal)} over a run-to-run SD of {num(rep.noise)} {unit} = "
         f"{rep.snr:.3g} ({level} CI {rep.snr_ci[0]:.3g} to {rep.snr_ci[1]:.3g}); about {rep.resolvable_models:.3g} "
         "evenly spread models could be told apart under run noise.")
     if rep.templates:
