@@ -129,6 +129,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         swap_consistency,
         win_rate,
     )
+    from .rankings import RankIntervalsResult, rank_intervals
     from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
@@ -168,6 +169,8 @@ _LAZY = {
     "align_runs": ".io",
     "read_runs": ".io",
     "RunScores": ".matrix",
+    "RankIntervalsResult": ".rankings",
+    "rank_intervals": ".rankings",
     "NoiseReport": ".runs",
     "RunPlanResult": ".runs",
     "RunVarianceResult": ".runs",
@@ -332,6 +335,7 @@ __all__ = [
     "PassAtKResult",
     "PermutationResult",
     "PowerSimulationResult",
+    "RankIntervalsResult",
     "RepeatedSamplingPlanResult",
     "RunPlanResult",
     "RunScores",
@@ -402,6 +406,7 @@ __all__ = [
     "ppi_mean",
     "ppi_mean_difference",
     "proportion_ci",
+    "rank_intervals",
     "read_battles",
     "read_results",
     "read_runs",
