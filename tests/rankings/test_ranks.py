@@ -76,3 +76,24 @@ def test_errors() -> None:
         lp.rank_intervals(np.zeros((10, 1)))
     with pytest.raises(ValueError, match="more than"):
         lp.rank_intervals(np.zeros((10, 2000)), n_resamples=1000)
+
+
+def test_rank_cli_is_the_api(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from llm_power.io.demo import load_mmlu_pro
+
+    out = subprocess.run([sys.executable, "-m", "llm_power", "rank", "--demo", "--format", "json", "--seed", "3"],
+                         capture_output=True, text=True, check=True)
+    payload = json.loads(out.stdout)
+    data = load_mmlu_pro()
+    api = lp.rank_intervals(data.scores, models=data.models, rng=3)
+    assert payload["models"] == api.models and payload["best_set"] == api.best_set
+    assert payload["rank_low"] == api.rank_low.tolist() and payload["rank_high"] == api.rank_high.tolist()
+    text = subprocess.run([sys.executable, "-m", "llm_power", "rank", "--demo"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "#1 is one of: Meta-Llama-3_1-70B-Instruct" in text
+    bad = subprocess.run([sys.executable, "-m", "llm_power", "rank"], capture_output=True, text=True, check=False)
+    assert bad.returncode == 1 and "--demo" in bad.stderr

@@ -17,9 +17,26 @@ from .. import __version__
 from .._core.errors import LLMPowerError
 from ..report.files import OutputPathError
 from ..report.terminal import safe_text
-from . import adjust, aggregate, arena, ci, compare, coverage, demo, diagnose, gate, judges, noise, passk, plan, ppi
+from . import (
+    adjust,
+    aggregate,
+    arena,
+    ci,
+    compare,
+    coverage,
+    demo,
+    diagnose,
+    gate,
+    judges,
+    noise,
+    passk,
+    plan,
+    ppi,
+    rank,
+)
 
-COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, noise, gate, aggregate, arena, judges, ppi, passk, demo)
+COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, rank, noise, gate, aggregate, arena, judges, ppi, passk,
+            demo)
 
 
 def common_options() -> argparse.ArgumentParser:

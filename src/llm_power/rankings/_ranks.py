@@ -10,6 +10,7 @@ import numpy as np
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_score_matrix
+from .._kernel.sufficient import pairwise_statistics
 
 __all__ = ["RankIntervalsResult", "rank_intervals"]
 
@@ -83,8 +84,9 @@ def rank_intervals(scores: Any, *, models: Any = None, confidence_level: float =
 
     Notes
     -----
-    For every pair (j, k) the paired difference of means has standard error se_jk (from the
-    per-item differences). The critical value c is the bootstrap (resampling items) quantile of
+    For every pair (j, k) the paired difference of means has standard error se_jk (the paired
+    variance diagnose uses: the plug-in (b + c)/n - delta^2 for 0/1 scores, the sample variance of
+    the differences for graded ones). The critical value c is the bootstrap (resampling items) quantile of
     max_{j<k} |(Dhat*_jk - Dhat_jk) / se_jk|, so the intervals Dhat_jk +- c se_jk cover every pairwise
     difference at once. Model j's rank interval is [1 + #{k: k better than j by its interval},
     M - #{k: j better than k}]; the best set is the models no other model beats. With ties in the
@@ -115,9 +117,13 @@ def rank_intervals(scores: Any, *, models: Any = None, confidence_level: float =
         msg = (f"{m} models are {i.size:,} pairs; x {n_resamples:,} resamples that is more than {MAX_ELEMENTS:,} "
                "values (use fewer models or resamples)")
         raise ValueError(msg)
-    d = x[:, i] - x[:, j]
+    # the paired variance of each pair from the kernel's all-pairs statistics (one Gram matrix), with
+    # diagnose's convention: the plug-in (b + c)/n - delta^2 for 0/1 scores, ddof 1 for graded ones
+    st = pairwise_statistics(x)
+    var_diff = np.asarray(st.var_diff)
+    var = var_diff[i, j] if st.binary else var_diff[i, j] * n / (n - 1)
     delta = means[i] - means[j]
-    se = d.std(axis=0, ddof=1) / np.sqrt(n)
+    se = np.sqrt(var / n)
     gen = as_rng(rng)
     largest = np.empty(n_resamples)
     step = max(1, 4_000_000 // max(n * m, i.size, 1))  # resamples per block: (block x items x models) bounded
