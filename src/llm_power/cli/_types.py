@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["COMPARE_METHODS", "DESIGN_EFFECTS", "INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
 
@@ -69,3 +70,26 @@ def positive_int(text: str) -> int:
         msg = f"must be a positive integer; got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+#: how two models' runs relate (``--run-pairing``: diagnose, gate, noise, plan runs)
+RUN_PAIRING_HELP = ("how two models' runs relate: independent (seeds, engines), matched (the same prompt templates for "
+                    "every model: the common shift cancels), or auto (default: matched for --run template when every "
+                    "model has the same templates)")
+
+
+def add_run_pairing(p: Any) -> None:
+    """``--run-pairing {auto,independent,matched}``, default auto."""
+    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"), help=RUN_PAIRING_HELP)
+
+
+def add_reader_options(p: Any, *, missing: str) -> None:
+    """The reader options of the commands that read result files (``missing``: what --on-missing drops)."""
+    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
+                   help="force the input format: %(choices)s (default auto)")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
+                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL",
+                   help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
+    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                   help=f"items {missing}: error (default) or keep the common ones")

@@ -9,7 +9,7 @@ from typing import Any
 from .._core.options import CORRECTIONS
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import DESIGN_EFFECTS, INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import DESIGN_EFFECTS, INPUT_FORMATS, add_run_pairing, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 EPILOG = """examples:
@@ -44,10 +44,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="several runs per model (seeds, templates, engines): the column or harness field that names "
                         "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "
                         "regime (default: none)")
-    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
-                   help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
-                        "templates for every model: the common shift cancels), or auto (default: matched for "
-                        "--run template when every model has the same templates)")
+    add_run_pairing(p)
     p.add_argument("--engine", default="local", choices=("local", "dask"),
                    help="read and reduce on this machine (default) or on a Dask cluster (needs llm-power[dask]; "
                         "RESULTS may then be fsspec URLs: s3://, gs://, hf://)")

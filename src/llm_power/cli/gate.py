@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 from .._core.errors import DataError
 from ..report.files import check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import INPUT_FORMATS
+from ._types import INPUT_FORMATS, add_run_pairing
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
 EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
@@ -64,10 +64,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="several runs per model (seeds, templates): the column or harness field naming a run (seed, "
                         "template, a dotted path, file, folder); the gate then tests over items and runs (default: "
                         "one run)")
-    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
-                   help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
-                        "templates for every model: the common shift cancels), or auto (default: matched for "
-                        "--run template when every model has the same templates)")
+    add_run_pairing(p)
     p.add_argument("--per-task", action="store_true",
                    help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
                         "when every task passes, FAIL when one fails after Holm's adjustment (default: one gate)")

@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from ..report.terminal import dump_json, print_table, safe_text, say
-from ._types import INPUT_FORMATS, positive_int
+from ._types import add_reader_options, add_run_pairing, positive_int
 
 HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
 EPILOG = """examples:
@@ -35,18 +35,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="runs are prompt templates shared by every model: add each model's spread over templates, "
                         "the rank agreement between templates and the pairs that flip")
     p.add_argument("--cluster", metavar="FIELD", help="cluster label field, kept with the items (default: none)")
-    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
-                   help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL",
-                   help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
-    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                   help="items a run or a model lacks: error (default) or keep the common ones")
-    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
-                   help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
-                        "templates for every model: the common shift cancels), or auto (default: matched for "
-                        "--run template when every model has the same templates)")
+    add_reader_options(p, missing="a run or a model lacks")
+    add_run_pairing(p)
     p.add_argument("--top", type=positive_int, default=10, help="unstable items to list (default 10)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--seed", type=int, default=0, help="seed of the template bootstrap (default 0)")

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._core.options import DESIGNS
 from ..report.terminal import dump_json, print_table
+from ._types import add_run_pairing
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
 
@@ -120,10 +121,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                     help="items a run or a model lacks: error (default) or keep the common ones")
     rn.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
                     help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    rn.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"),
-                    help="how two models' runs relate: independent (seeds, engines), matched (the same prompt "
-                         "templates for every model: the common shift cancels), or auto (default: matched for "
-                         "--run template when every model has the same templates)")
+    add_run_pairing(rn)
     rn.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     rn.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     rn.set_defaults(run=run_runs)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..report.terminal import dump_json, print_table, safe_text, say
-from ._types import INPUT_FORMATS, positive_int
+from ._types import add_reader_options, positive_int
 
 HELP = "rank intervals: every model's rank with simultaneous coverage, and the set of models that can be #1"
 EPILOG = """examples:
@@ -27,14 +27,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--n-resamples", type=positive_int, default=1000,
                    help="bootstrap resamples of the items for the critical value (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
-                   help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL",
-                   help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
-    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                   help="items some model lacks: error (default) or keep the intersection")
+    add_reader_options(p, missing="some model lacks")
     p.set_defaults(run=run, cluster=None, split="test", filter=None)
 
 
