@@ -28,6 +28,7 @@ EXPECTED_ALL = [
     "EffectSizesResult",
     "ErrorRatesResult",
     "FewClustersWarning",
+    "FragilityResult",
     "GateResult",
     "ICCResult",
     "INTERVAL_METHODS",
@@ -59,6 +60,7 @@ EXPECTED_ALL = [
     "VarianceComponentsResult",
     "WinRateComparison",
     "WinRateResult",
+    "WinnerResult",
     "__version__",
     "adjust_pvalues",
     "align_results",
@@ -83,6 +85,7 @@ EXPECTED_ALL = [
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",
+    "fragility",
     "gate",
     "half_width",
     "icc_anova",
@@ -142,6 +145,7 @@ EXPECTED_ALL = [
     "variance_components",
     "wilcoxon",
     "win_rate",
+    "winners_curse",
 ]
 
 

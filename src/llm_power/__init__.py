@@ -129,7 +129,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         swap_consistency,
         win_rate,
     )
-    from .rankings import RankIntervalsResult, rank_intervals
+    from .rankings import FragilityResult, RankIntervalsResult, WinnerResult, fragility, rank_intervals, winners_curse
     from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
@@ -171,6 +171,10 @@ _LAZY = {
     "RunScores": ".matrix",
     "RankIntervalsResult": ".rankings",
     "rank_intervals": ".rankings",
+    "FragilityResult": ".rankings",
+    "WinnerResult": ".rankings",
+    "fragility": ".rankings",
+    "winners_curse": ".rankings",
     "NoiseReport": ".runs",
     "RunPlanResult": ".runs",
     "RunVarianceResult": ".runs",
@@ -315,6 +319,7 @@ __all__ = [
     "EffectSizesResult",
     "ErrorRatesResult",
     "FewClustersWarning",
+    "FragilityResult",
     "GateResult",
     "ICCResult",
     "INTERVAL_METHODS",
@@ -346,6 +351,7 @@ __all__ = [
     "VarianceComponentsResult",
     "WinRateComparison",
     "WinRateResult",
+    "WinnerResult",
     "__version__",
     "adjust_pvalues",
     "align_results",
@@ -370,6 +376,7 @@ __all__ = [
     "discordance_from_baseline",
     "effect_sizes",
     "five_by_two_cv",
+    "fragility",
     "gate",
     "half_width",
     "icc_anova",
@@ -429,6 +436,7 @@ __all__ = [
     "variance_components",
     "wilcoxon",
     "win_rate",
+    "winners_curse",
 ]
 
 

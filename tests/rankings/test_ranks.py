@@ -33,7 +33,8 @@ def test_critical_value_matches_the_gaussian_max_t() -> None:
 def test_rank_bounds_equal_brute_force_from_the_intervals() -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(np.array([0.5, 0.48, 0.4, 0.39, 0.2]), 1.0, (2000, 5))
-    res = lp.rank_intervals(x, rng=0)
+    res = lp.rank_intervals(x, power=None, rng=0)
+    assert res.rule == "max-t"
     means = x.mean(axis=0)
     order = np.argsort(-means)
     xs = x[:, order]
@@ -71,10 +72,69 @@ def test_simultaneous_coverage_of_every_rank_and_of_the_best(binary: bool) -> No
     assert best / reps >= every / reps
 
 
+def test_default_rule_needs_the_pair_resolved_too() -> None:
+    """The default rule separates a pair only when its max-t interval excludes 0 and diagnose resolves
+    it: brute force from the max-t intervals and the resolved column of diagnose(pairs="all")."""
+    rng = np.random.default_rng(15)
+    x = (rng.random((3000, 3)) < [0.70, 0.67, 0.60]).astype(float)  # z about 2.5: max-t yes, q < 1
+    res = lp.rank_intervals(x, rng=4)
+    alone = lp.rank_intervals(x, power=None, rng=4)
+    assert res.critical_value == alone.critical_value
+    table = lp.diagnose(x, pairs="all", ranks=False).to_frame()
+    m, c = 3, res.critical_value
+    sep = {}
+    for row in table.itertuples():
+        a, b = row.rank_a - 1, row.rank_b - 1
+        sep[a, b] = bool(row.delta - c * row.se > 0 and row.resolved)
+    for a in range(m):
+        assert res.rank_low[a] == 1 + sum(sep[b, a] for b in range(a))
+        assert res.rank_high[a] == m - sum(sep[a, b] for b in range(a + 1, m))
+    # the precondition that makes this test bite: some pair passes max-t but is not resolved
+    assert any(row.delta - c * row.se > 0 and not row.resolved for row in table.itertuples())
+    assert (res.rank_high - res.rank_low).sum() > (alone.rank_high - alone.rank_low).sum()
+
+
+def test_diagnose_never_separates_an_unresolved_shown_pair() -> None:
+    rng = np.random.default_rng(9)
+    for k in range(20):
+        x = (rng.random((800, 6)) < rng.uniform(0.5, 0.7, 6)).astype(float)
+        diag = lp.diagnose(x, correction="bh", rng=k)
+        low, high = diag.rankings["rank_low"], diag.rankings["rank_high"]
+        for row in diag.pairs:
+            a, b = row.rank_a - 1, row.rank_b - 1
+            if not (row.resolved and row.resolved_corrected):
+                assert high[a] >= low[b], (k, a, b)  # the two rank intervals overlap
+        assert diag.rankings["best_set"] == [diag.models[g] for g in range(6) if low[g] == 1]
+
+
+def test_cluster_bootstrap_critical_value_matches_the_clustered_gaussian() -> None:
+    """Resampling whole clusters: the critical value equals the max-t quantile of a normal with the
+    cluster-robust covariance of the pairwise differences (studentised by the IID se), within 4%."""
+    rng = np.random.default_rng(10)
+    g, size = 60, 40
+    cl = np.repeat(np.arange(g), size)
+    p = np.clip(np.linspace(0.55, 0.65, 5) + rng.normal(0, 0.15, (g, 5))[cl], 0.01, 0.99)
+    x = (rng.random((g * size, 5)) < p).astype(float)
+    res = lp.rank_intervals(x, cluster=cl, n_resamples=4000, rng=1)
+    assert res.resampled == "clusters"
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    i, j = np.triu_indices(5, 1)
+    d = x[:, order][:, i] - x[:, order][:, j]
+    r = np.zeros((g, i.size))
+    np.add.at(r, cl, d - d.mean(axis=0))
+    cov = r.T @ r / d.shape[0] ** 2
+    se_iid = d.std(axis=0) / math.sqrt(d.shape[0])
+    z = rng.multivariate_normal(np.zeros(i.size), cov, size=200_000)
+    want = np.quantile(np.max(np.abs(z) / se_iid, axis=1), 0.95)
+    assert res.critical_value == pytest.approx(want, rel=0.04)
+    iid = lp.rank_intervals(x, n_resamples=2000, rng=1)
+    assert res.critical_value > 1.3 * iid.critical_value  # the clusters widen it
+
+
 def test_errors() -> None:
     with pytest.raises(ValueError, match="at least 2 models"):
         lp.rank_intervals(np.zeros((10, 1)))
-    with pytest.raises(ValueError, match="more than"):
+    with pytest.raises(ValueError, match="ranks=True"):
         lp.rank_intervals(np.zeros((10, 2000)), n_resamples=1000)
 
 

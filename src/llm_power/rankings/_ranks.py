@@ -9,14 +9,9 @@ import numpy as np
 
 from .._core.results import Result
 from .._core.typing import SeedLike
-from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_score_matrix
-from .._kernel.sufficient import pairwise_statistics
+from .._core.validation import check_alpha_power, check_confidence_level, check_int_at_least
 
 __all__ = ["RankIntervalsResult", "rank_intervals"]
-
-#: largest (resamples x pairs) the max-t bootstrap holds at once
-MAX_ELEMENTS = 50_000_000
-
 
 @dataclass(frozen=True, slots=True, repr=False)
 class RankIntervalsResult(Result):
@@ -36,6 +31,13 @@ class RankIntervalsResult(Result):
         The bootstrap (1 - alpha) quantile of the largest studentised pairwise deviation.
     n_items, n_resamples : int
     confidence_level : float
+    top_sets : dict of str to list
+        The models that can be in the top k ("1", "3", "5", "10", those below the number of models).
+    resampled : {"items", "clusters"}
+    rule : {"resolved", "max-t"}
+        "resolved": a pair separates two ranks when its max-t interval excludes 0 and the pair is
+        resolved (q >= 1 and its test rejects; every regime of the report), as in
+        :func:`~llm_power.diagnose`; "max-t": the max-t intervals alone (``power=None``).
     """
 
     models: list[Any]
@@ -47,6 +49,9 @@ class RankIntervalsResult(Result):
     n_items: int
     n_resamples: int
     confidence_level: float
+    top_sets: dict[str, list[Any]]
+    resampled: str
+    rule: str
 
     _repr_fields = ("models", "rank_low", "rank_high", "best_set")
     _title = "Simultaneous rank intervals"
@@ -54,7 +59,8 @@ class RankIntervalsResult(Result):
     def summary(self) -> str:
         """Each model's rank interval, and the set that can be #1."""
         lines = [f"Ranks with {self.confidence_level:.0%} simultaneous coverage ({self.n_items:,} items, "
-                 f"max-t bootstrap, {self.n_resamples:,} resamples, critical value {self.critical_value:.3g})"]
+                 f"max-t bootstrap of the {self.resampled}, {self.n_resamples:,} resamples, critical value "
+                 f"{self.critical_value:.3g})"]
         for k, name in enumerate(self.models):
             lo, hi = int(self.rank_low[k]), int(self.rank_high[k])
             lines.append(f"  {str(name)[:32]:<32} {self.means[k]:.4f}  rank {lo}" + (f"-{hi}" if hi != lo else ""))
@@ -62,8 +68,8 @@ class RankIntervalsResult(Result):
         return "\n".join(lines)
 
 
-def rank_intervals(scores: Any, *, models: Any = None, confidence_level: float = 0.95, n_resamples: int = 1000,
-                   rng: SeedLike = None) -> RankIntervalsResult:
+def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, confidence_level: float = 0.95,
+                   power: float | None = 0.8, n_resamples: int = 1000, rng: SeedLike = None) -> RankIntervalsResult:
     r"""Confidence intervals for every model's rank that hold simultaneously, and the set of models
     that can be #1 (Mogstad, Romano, Shaikh and Wilhelm 2024).
 
@@ -72,10 +78,17 @@ def rank_intervals(scores: Any, *, models: Any = None, confidence_level: float =
     scores : array_like or DataFrame, shape (n_items, n_models)
         Per-item scores, every model on every item (0/1 or graded).
     models : sequence of str, optional
+    cluster : array_like, optional
+        One cluster label per item: whole clusters are resampled, and a pair must also be resolved
+        by the cluster-robust test.
     confidence_level : float, default 0.95
-        Simultaneous coverage of all the rank intervals.
+        Simultaneous coverage of all the rank intervals (the pairs' tests run at 1 - this).
+    power : float or None, default 0.8
+        A pair separates two ranks only when it is also *resolved* at this power (q >= 1 and its
+        test rejects), so that the ranks never say more than :func:`~llm_power.diagnose`'s table
+        (they are the same numbers); None: the max-t intervals alone, as in Mogstad et al.
     n_resamples : int, default 1000
-        Bootstrap resamples of the items for the critical value.
+        Bootstrap resamples of the items (or clusters) for the critical value.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -90,7 +103,8 @@ def rank_intervals(scores: Any, *, models: Any = None, confidence_level: float =
     max_{j<k} |(Dhat*_jk - Dhat_jk) / se_jk|, so the intervals Dhat_jk +- c se_jk cover every pairwise
     difference at once. Model j's rank interval is [1 + #{k: k better than j by its interval},
     M - #{k: j better than k}]; the best set is the models no other model beats. With ties in the
-    truth, a rank is the interval of ranks the tied models share.
+    truth, a rank is the interval of ranks the tied models share. The same numbers are
+    ``diagnose(scores, ranks=True).rankings``.
 
     Examples
     --------
@@ -102,47 +116,20 @@ def rank_intervals(scores: Any, *, models: Any = None, confidence_level: float =
     >>> res.best_set, res.rank_low.tolist(), res.rank_high.tolist()
     (['w', 'x'], [1, 1, 3, 4], [2, 2, 3, 4])
     """
+    from ..resolution import diagnose
+
     level = check_confidence_level(confidence_level)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
-    x, names = check_score_matrix(scores, models)
-    n, m = x.shape
-    if m < 2:
-        msg = "at least 2 models are needed to rank"
-        raise ValueError(msg)
-    means = x.mean(axis=0)
-    order = np.argsort(-means, kind="stable")
-    x, means, names = x[:, order], means[order], [names[k] for k in order]
-    i, j = np.triu_indices(m, 1)
-    if n_resamples * i.size > MAX_ELEMENTS:
-        msg = (f"{m} models are {i.size:,} pairs; x {n_resamples:,} resamples that is more than {MAX_ELEMENTS:,} "
-               "values (use fewer models or resamples)")
-        raise ValueError(msg)
-    # the paired variance of each pair from the kernel's all-pairs statistics (one Gram matrix), with
-    # diagnose's convention: the plug-in (b + c)/n - delta^2 for 0/1 scores, ddof 1 for graded ones
-    st = pairwise_statistics(x)
-    var_diff = np.asarray(st.var_diff)
-    var = var_diff[i, j] if st.binary else var_diff[i, j] * n / (n - 1)
-    delta = means[i] - means[j]
-    se = np.sqrt(var / n)
-    gen = as_rng(rng)
-    largest = np.empty(n_resamples)
-    step = max(1, 4_000_000 // max(n * m, i.size, 1))  # resamples per block: (block x items x models) bounded
-    for start in range(0, n_resamples, step):
-        b = min(step, n_resamples - start)
-        picks = gen.integers(0, n, size=(b, n))  # items drawn with replacement
-        boot = x[picks].mean(axis=1)  # (b, M) resampled means
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dev = np.abs((boot[:, i] - boot[:, j] - delta) / se)
-        dev = np.where(np.isfinite(dev), dev, 0.0)  # a pair without spread (se 0) is the same in every resample
-        largest[start:start + b] = dev.max(axis=1)
-    crit = float(np.quantile(largest, level))
-    better = np.zeros((m, m), dtype=bool)  # better[a, b]: a beats b by its simultaneous interval
-    ahead = delta - crit * se > 0
-    behind = delta + crit * se < 0
-    better[i[ahead], j[ahead]] = True
-    better[j[behind], i[behind]] = True
-    rank_low = 1 + better.sum(axis=0)
-    rank_high = m - better.sum(axis=1)
-    return RankIntervalsResult(models=names, means=means, rank_low=rank_low, rank_high=rank_high,
-                               best_set=[names[k] for k in range(m) if rank_low[k] == 1], critical_value=crit,
-                               n_items=n, n_resamples=n_resamples, confidence_level=level)
+    pw = 0.8 if power is None else check_alpha_power(1.0 - level, power)[1]
+    diag = diagnose(scores, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
+                    ranks=True, rank_resamples=n_resamples, cluster_resamples=0, rng=rng)
+    sec = diag.rankings
+    assert sec is not None  # noqa: S101 - ranks=True computes them or raises
+    sets = sec if power is not None else sec["simultaneous"]
+    low, high = np.asarray(sets["rank_low"]), np.asarray(sets["rank_high"])
+    names = list(diag.models)
+    top_sets = {k: [names[g] for g in range(len(names)) if low[g] <= int(k)] for k in sec["top_sets"]}
+    return RankIntervalsResult(models=names, means=np.asarray(diag.means), rank_low=low, rank_high=high,
+                               best_set=list(sets["best_set"]), critical_value=float(sec["critical_value"]),
+                               n_items=diag.n, n_resamples=n_resamples, confidence_level=level, top_sets=top_sets,
+                               resampled=sec["resampled"], rule="max-t" if power is None else "resolved")

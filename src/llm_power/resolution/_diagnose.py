@@ -12,6 +12,7 @@ per-cluster products. No loop over items, and none over pairs on the hot path.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ from .._core.validation import (
     check_alpha_power,
     check_confidence_level,
     check_int_at_least,
+    check_open_unit,
     check_option,
     check_score_matrix,
 )
@@ -52,6 +54,7 @@ from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
 from ..planning import calibrate  # re-exported: it lived here before 0.1
 from ._columns import PairColumns, pair_indices
+from ._rankings import MAX_RANK_MODELS, fragility_columns, rankings_section, ranks_available
 from ._regimes import REGIMES, Context, RegimeOutput, tie_groups_and_rank_intervals
 from ._results import Diagnosis
 
@@ -95,6 +98,9 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     top: int | None = None,
     runs: Any = None,
     run_pairing: str = "auto",
+    ranks: bool | None = None,
+    rank_resamples: int = 1000,
+    fragile_share: float = 0.001,
     rng: SeedLike = None,
 ) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
@@ -162,6 +168,18 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
         variance comes from the per-run differences, so a template's effect common to both models
         cancels), or ``"auto"``: matched when ``runs.runs_by == "template"`` and every model has the
         same runs.
+    ranks : bool, optional
+        The rankings section (:attr:`Diagnosis.rankings`, :mod:`llm_power.rankings`): every model's
+        rank interval with simultaneous coverage at ``confidence_level`` and the set that can be #1
+        (max-t bootstrap of all pairwise gaps over items, or clusters with ``cluster``; a pair
+        separates two ranks only when every regime of the report also resolves it), the top
+        model's score corrected for selection (conditional and hybrid intervals, Andrews, Kitagawa
+        and McCloskey 2024) and how few items flip each shown gap and #1. Default (None): computed
+        up to 100 models for scores in memory; True requires it, False skips it.
+    rank_resamples : int, default 1000
+        Bootstrap resamples of the max-t critical value of the rank intervals.
+    fragile_share : float, default 0.001
+        A gap (or #1) is *fragile* when removing at most this share of the items reverses or ties it.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -201,7 +219,8 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     """
     checked = diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
                                 correction=correction, anytime=anytime, method=method, design_effect=design_effect,
-                                cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, rng=rng)
+                                cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, ranks=ranks,
+                                rank_resamples=rank_resamples, fragile_share=fragile_share, rng=rng)
     run_stats = None
     if runs is None and (isinstance(scores, RunScores) or np.ndim(scores) == 3):
         runs, scores = scores, None
@@ -237,7 +256,9 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
 def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
                       confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
                       method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
-                      max_pairs: int = MAX_PAIRS, top: int | None = None, rng: SeedLike = None) -> dict[str, Any]:
+                      max_pairs: int = MAX_PAIRS, top: int | None = None, ranks: bool | None = None,
+                      rank_resamples: int = 1000, fragile_share: float = 0.001,
+                      rng: SeedLike = None) -> dict[str, Any]:
     """The options of diagnose (its defaults; an unknown keyword is a TypeError), checked."""
     if correction is not None:
         correction = check_option(correction, "correction", CORRECTIONS)
@@ -249,13 +270,17 @@ def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: flo
             "cluster_resamples": check_int_at_least(cluster_resamples, "cluster_resamples", 0,
                                                     maximum=MAX_CLUSTER_RESAMPLES),
             "max_pairs": check_int_at_least(max_pairs, "max_pairs", 0),
-            "top": None if top is None else check_int_at_least(top, "top", 2), "rng": rng}
+            "top": None if top is None else check_int_at_least(top, "top", 2),
+            "ranks": None if ranks is None else bool(ranks),
+            "rank_resamples": check_int_at_least(rank_resamples, "rank_resamples", 1, maximum=MAX_CLUSTER_RESAMPLES),
+            "fragile_share": check_open_unit(fragile_share, "fragile_share"), "rng": rng}
 
 
 def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha: float, power: float,  # noqa: PLR0913
                     confidence_level: float, correction: str | None, anytime: bool, method: str,
                     design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
-                    rng: Any, runs: tuple[Any, str, Any] | None = None) -> Diagnosis:
+                    rng: Any, runs: tuple[Any, str, Any] | None = None, ranks: bool | None = None,
+                    rank_resamples: int = 1000, fragile_share: float = 0.001) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """
@@ -274,6 +299,7 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
         raise ValueError(msg)
     ctx = _context(source, names, pairs, alpha=alpha, power=power, confidence_level=confidence_level,
                    rng=as_rng(rng))
+    local_order = ctx.order
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns
     if runs is not None:  # each model's interval over items and runs (the union with the cluster-robust one)
@@ -292,7 +318,41 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
     for regime in REGIMES[1:]:  # the IID regime is the context every other one builds on
         if regime.requested(options):
             outputs[regime.key] = regime.compute(ctx, options)
-    return _diagnosis(ctx, outputs)
+    diag = _diagnosis(ctx, outputs)
+    if ranks is False:
+        return diag
+    rank_options = {"alpha": alpha, "power": power, "confidence_level": confidence_level, "correction": correction,
+                    "anytime": anytime, "method": method, "design_effect": design_effect, "runs": runs}
+    return _with_rankings(diag, source, names, ctx, local_order, rank_options, ranks=ranks,
+                          rank_resamples=rank_resamples, fragile_share=fragile_share)
+
+
+def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: Context,  # noqa: PLR0917
+                   local_order: np.ndarray, options: dict[str, Any], *, ranks: bool | None, rank_resamples: int,
+                   fragile_share: float) -> Diagnosis:
+    """The diagnosis with its rankings section (:mod:`._rankings`): the report of every pair under
+    the same regimes (``diag`` itself for ``pairs="all"``), the max-t rank intervals, the winner
+    and the fragility of each shown pair.
+    """
+    m_models = source.n_models
+    why = ranks_available(source, rank_resamples)
+    if why is None and not (ranks or m_models <= MAX_RANK_MODELS):
+        why = f"more than {MAX_RANK_MODELS} models (ranks=True computes them)"
+    if why is not None or not isinstance(source, ScoreMatrix):
+        if ranks:
+            msg = f"ranks=True: {why}"
+            raise ValueError(msg)
+        return dataclasses.replace(diag, rankings={"skipped": why})
+    every = diag if ctx.pairs == "all" else diagnose_source(
+        source, names, pairs="all", cluster_resamples=0, max_pairs=m_models * m_models, top=None, rng=ctx.gen,
+        ranks=False, **options)
+    ranked_x = source.matrix()[:, local_order]
+    section = rankings_section(source, ranked_x, every, diag, confidence_level=options["confidence_level"],
+                               rank_resamples=rank_resamples, gen=ctx.gen, fragile_share=fragile_share)
+    flips = fragility_columns(ranked_x, ctx.pair_idx[:, 0], ctx.pair_idx[:, 1], every.columns, ctx.n, source.binary)
+    section["fragility"]["pairs"] = {"items_to_flip": flips, "share": flips / ctx.n,
+                                     "fragile": flips / ctx.n <= fragile_share}
+    return dataclasses.replace(diag, rankings=section)
 
 
 # =================================================================================================

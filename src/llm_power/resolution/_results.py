@@ -88,6 +88,13 @@ class Diagnosis(Result):
     model_ci_low, model_ci_high : ndarray
         Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded;
         with ``cluster``, the cluster-robust t interval: CR2 with Imbens-Kolesar degrees of freedom).
+    rankings : dict or None
+        Rank intervals with simultaneous coverage (``rank_low``, ``rank_high`` per ranked model),
+        ``best_set`` (the models that can be #1), ``top_sets``, ``critical_value``, the
+        ``simultaneous`` sets of the max-t intervals alone, ``winner`` (the top model's naive,
+        conditional and hybrid estimates and intervals) and ``fragility`` (items whose removal ties
+        or reverses each shown gap and #1); ``{"skipped": why}`` when not computed (see ``ranks``
+        of :func:`diagnose`).
     """
 
     models: list[Any]
@@ -102,6 +109,7 @@ class Diagnosis(Result):
     settings: dict[str, Any] = field(default_factory=dict)
     model_ci_low: np.ndarray | None = field(default=None, compare=False)
     model_ci_high: np.ndarray | None = field(default=None, compare=False)
+    rankings: dict[str, Any] | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
 
@@ -144,6 +152,7 @@ class Diagnosis(Result):
             "rank_intervals": to_plain(self.rank_intervals),
             "cluster_robustness": to_plain(self.cluster_robustness),
             "settings": to_plain(self.settings),
+            "rankings": to_plain(self.rankings),
         }
 
     def to_frame(self) -> Any:

@@ -1,0 +1,314 @@
+r"""Rankings: the max-t bootstrap of all pairwise differences, Gaussian max-t quantiles, the exact
+number of items whose removal flips a gap, and inference on a selected winner: the only copy.
+
+- :func:`bootstrap_max_deviation`: the largest studentised deviation over all pairs of models for
+  each resample of the items (or of whole clusters), for the simultaneous rank intervals of
+  Mogstad, Romano, Shaikh and Wilhelm (2024). A resample is a vector of counts, so the resampled
+  means of every model are one matrix product.
+- :func:`gaussian_max_abs` : the same maximum under N(0, Sigma) (or a multivariate t), for
+  contrasts given as pairs or single coordinates.
+- :func:`items_to_flip`: the fewest items whose removal makes a paired mean difference <= 0 --
+  exact, because removing k items lowers the sum of the differences by at most the sum of the k
+  largest.
+- :func:`selection_bounds`, :func:`truncated_normal_cdf`, :func:`invert_selection`: the conditional
+  and hybrid inference on a target chosen by the data (Andrews, Kitagawa and McCloskey 2024,
+  "Inference on Winners", QJE). With X ~ N(mu, Sigma), a target Y = eta'X and a selection event
+  {A X <= 0}, write X = c Y + Z with c = Sigma eta / (eta' Sigma eta); Z is independent of Y and
+  the event is {L(Z) <= Y <= U(Z)}, so given the selection and Z, Y is a normal truncated to
+  [L, U]. Inverting its CDF in mu gives the conditional interval and the median-unbiased estimate;
+  the hybrid also truncates to the projection interval Y +- c_beta sd and works at level
+  (alpha - beta) / (1 - beta).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .quantiles import level_quantile
+
+__all__ = [
+    "binary_items_to_flip",
+    "bootstrap_max_deviation",
+    "gaussian_max_abs",
+    "invert_selection",
+    "items_to_flip",
+    "mean_covariance",
+    "score_step",
+    "selection_bounds",
+    "truncated_normal_cdf",
+    "winner_inference",
+]
+
+#: elements of the largest temporary of a block (counts, or resamples x pairs)
+BLOCK_ELEMENTS = 4_000_000
+
+
+def bootstrap_max_deviation(x: np.ndarray, i: np.ndarray, j: np.ndarray, delta: np.ndarray,  # noqa: PLR0917
+                            se: np.ndarray, n_resamples: int, gen: np.random.Generator, *,
+                            codes: np.ndarray | None = None, n_groups: int = 0) -> np.ndarray:
+    """The max over pairs |(D*_ij - D_ij) / se_ij| for each of ``n_resamples`` resamples of the items.
+
+    Items are drawn with replacement (``gen.integers(0, n, (b, n))`` per block), or with ``codes``
+    whole clusters (``gen.integers(0, G, (b, G))``; the resampled mean of a model is its resampled
+    sum over the resampled number of items). A pair without spread (se 0) contributes 0.
+    """
+    n, m = x.shape
+    xf = np.asarray(x, dtype=float)
+    if codes is not None and n_groups:
+        units = n_groups
+        sums = np.zeros((n_groups, m))
+        np.add.at(sums, codes, xf)
+        sizes = np.bincount(codes, minlength=n_groups).astype(float)
+    else:
+        units, sums, sizes = n, xf, None
+    inv_se = np.where(se > 0, 1.0 / np.where(se > 0, se, 1.0), 0.0)
+    out = np.empty(n_resamples)
+    step = max(1, BLOCK_ELEMENTS // max(units, i.size, 1))
+    for start in range(0, n_resamples, step):
+        b = min(step, n_resamples - start)
+        picks = gen.integers(0, units, size=(b, units))
+        counts = np.bincount((picks + (np.arange(b) * units)[:, None]).ravel(),
+                             minlength=b * units).reshape(b, units).astype(float)
+        total = counts @ sums
+        boot = total / n if sizes is None else total / (counts @ sizes)[:, None]
+        dev = np.abs((boot[:, i] - boot[:, j] - delta) * inv_se)
+        out[start:start + b] = dev.max(axis=1) if i.size else 0.0
+    return out
+
+
+def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: np.ndarray, level: float,
+                     gen: np.random.Generator, *, n_draws: int = 20000, df: float = math.inf) -> float:
+    """The ``level`` quantile of max_k |xi_{i_k} - xi_{j_k}| / se_k for xi ~ N(0, cov) (a
+    multivariate t on ``df`` degrees of freedom when finite); ``j`` None: single coordinates
+    |xi_{i_k}| / se_k. A contrast with se 0 is left out. The work is bounded by 4e8 contrast-draws
+    (at least 2,000 draws), in blocks of about 4e6 values.
+    """
+    safe = np.where(se > 0, se, np.inf)
+    vals, vecs = np.linalg.eigh(np.nan_to_num(cov, nan=0.0))
+    root = vecs * np.sqrt(np.maximum(vals, 0.0))
+    size = max(i.size, 1)
+    n_draws = int(max(2000, min(n_draws, 400_000_000 // size)))
+    block = max(1, BLOCK_ELEMENTS // size)
+    out = []
+    for start in range(0, n_draws, block):
+        rows = min(block, n_draws - start)
+        z = gen.standard_normal((rows, cov.shape[0])) @ root.T
+        if math.isfinite(df):  # multivariate t: one chi-square scale per draw
+            z = z / np.sqrt(gen.chisquare(df, rows) / df)[:, None]
+        contrast = z[:, i] if j is None else z[:, i] - z[:, j]
+        out.append(np.max(np.abs(contrast) / safe, axis=1))
+    return float(np.quantile(np.concatenate(out), level))
+
+
+def items_to_flip(d: np.ndarray) -> np.ndarray:
+    """For each column of paired differences d (n_items x pairs), the fewest items whose removal
+    makes the mean difference <= 0 (0 when it already is; ``inf`` when no removal that keeps an
+    item can: every difference > 0).
+
+    Exact: the sum after removing k items is at least S - (sum of the k largest differences), which
+    removing the k largest attains, so k* is the first k with S - top_k <= 0, if k* < n.
+    """
+    d = np.asarray(d, dtype=float)
+    d = d[:, None] if d.ndim == 1 else d
+    n = d.shape[0]
+    total = d.sum(axis=0)
+    top = np.cumsum(-np.sort(-d, axis=0), axis=0)  # sums of the k largest, k = 1..n
+    # a sum within rounding of 0 counts as 0 (a tie): sums of graded scores such as thirds are not
+    # exact in floats
+    tol = 1e-12 * np.maximum(1.0, np.abs(d).sum(axis=0))
+    reached = (total[None, :] - top) <= tol
+    reached[-1] = False  # removing every item leaves no mean
+    first = np.where(reached.any(axis=0), reached.argmax(axis=0) + 1.0, math.inf)
+    return np.where(total <= tol, 0.0, first) if n else np.zeros(d.shape[1])
+
+
+def binary_items_to_flip(b: Any, c: Any, n: int) -> np.ndarray:
+    """The same for 0/1 pairs from the discordant counts (b: A right and B wrong, c: the reverse):
+    removing b - c of the b items where A alone is right ties the pair, if an item is left.
+    """
+    b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
+    k = np.maximum(b - c, 0.0)
+    return np.where((k > 0) & (k >= n), math.inf, k)
+
+
+# ------------------------------------------------------------------------------------------------
+# Inference on a selected target (Andrews, Kitagawa and McCloskey 2024)
+# ------------------------------------------------------------------------------------------------
+
+def selection_bounds(x: np.ndarray, cov: np.ndarray, eta: np.ndarray, rows: np.ndarray,
+                     slack: Any = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Y = eta'x, its sd, and the truncation [L, U] of Y given the event {rows @ x <= slack} and Z.
+
+    Vectorised over a leading axis: x (R, M), cov (R, M, M), eta (R, M), rows (R, K, M), slack
+    a scalar or (R,). Returns y, sd, lower, upper, each (R,). A row with rows @ c = 0 does not
+    involve Y (it holds for the observed x and constrains Z only).
+
+    ``slack`` is the continuity correction of scores on a grid: mean scores of 0/1 items move in
+    steps of 1/n, so "A beats or ties B" (x_B - x_A <= 0) is, for the normal approximation, the
+    event x_B - x_A <= 1/(2n). Without it a tie at the top puts the estimate on the edge of its
+    truncation, where the conditional distribution has no mass.
+    """
+    y = np.einsum("rm,rm->r", eta, x)
+    s_eta = np.einsum("rmk,rk->rm", cov, eta)
+    var = np.einsum("rm,rm->r", eta, s_eta)
+    sd = np.sqrt(np.maximum(var, 0.0))
+    c = s_eta / np.where(var > 0, var, 1.0)[:, None]
+    z = x - c * y[:, None]
+    ac = np.einsum("rkm,rm->rk", rows, c)
+    az = np.einsum("rkm,rm->rk", rows, z) - np.reshape(np.asarray(slack, dtype=float), (-1, 1))
+    tol = 1e-12 * np.maximum(1.0, np.abs(az))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = -az / ac
+    upper = np.min(np.where(ac > tol, bound, np.inf), axis=1, initial=np.inf)
+    lower = np.max(np.where(ac < -tol, bound, -np.inf), axis=1, initial=-np.inf)
+    return y, sd, np.minimum(lower, y), np.maximum(upper, y)
+
+
+def truncated_normal_cdf(y: np.ndarray, mu: np.ndarray, sd: np.ndarray, lower: np.ndarray,
+                         upper: np.ndarray) -> np.ndarray:
+    """P(Y <= y) for Y ~ N(mu, sd^2) truncated to [lower, upper], computed in the tail where the
+    mass is (log-space differences), so that it stays exact for truncation points far in a tail.
+    """
+    from scipy import special
+
+    a, b, z = (lower - mu) / sd, (upper - mu) / sd, (y - mu) / sd
+    z = np.clip(z, a, b)
+    right = a > 0  # all the mass in the right tail: work with survival functions Phi(-t)
+    sa, sb, sz = (special.log_ndtr(-t) for t in (a, b, z))
+    la, lb, lz = (special.log_ndtr(t) for t in (a, b, z))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # right tail: (S(a) - S(z)) / (S(a) - S(b)); otherwise (Phi(z) - Phi(a)) / (Phi(b) - Phi(a))
+        f_right = -np.expm1(sz - sa) / -np.expm1(sb - sa)
+        f_left = (np.exp(lz - lb) - np.exp(la - lb)) / -np.expm1(la - lb)
+    out = np.where(right, f_right, f_left)
+    return np.clip(np.nan_to_num(out, nan=0.5), 0.0, 1.0)
+
+
+#: the conditional intervals are searched in y +- this many standard errors
+CONDITIONAL_RANGE = 200.0
+
+
+def invert_selection(y: np.ndarray, sd: np.ndarray, lower: np.ndarray, upper: np.ndarray, prob: Any, *,
+                     c_proj: Any = None, iterations: int = 64) -> np.ndarray:
+    """The mu at which the (conditional, or with ``c_proj`` hybrid) CDF of the truncated normal at
+    y equals ``prob`` (vectorised bisection, ``prob`` and ``c_proj`` broadcast; the CDF decreases in mu).
+
+    Conditional (``c_proj`` None or inf): searched in y +- 200 sd, whose end is returned when the
+    CDF does not reach ``prob`` there. Hybrid: the truncation is also mu +- c_proj sd, and mu is
+    searched inside the projection interval y +- c_proj sd (its end returned likewise).
+    """
+    y, sd = np.asarray(y, dtype=float), np.asarray(sd, dtype=float)
+    proj = np.broadcast_to(np.inf if c_proj is None else np.asarray(c_proj, dtype=float), y.shape)
+    width = np.minimum(proj, CONDITIONAL_RANGE)
+    lo, hi = y - width * sd, y + width * sd
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        a, b = np.maximum(lower, mid - proj * sd), np.minimum(upper, mid + proj * sd)
+        above = truncated_normal_cdf(y, mid, sd, a, b) > prob  # mu too small
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    return np.where(sd > 0, 0.5 * (lo + hi), y)
+
+
+def mean_covariance(x: np.ndarray, binary: bool, codes: np.ndarray | None = None, n_groups: int = 0) -> np.ndarray:
+    """The covariance of the models' mean scores: the items' covariance / n (plug-in for 0/1, as
+    the paired variance of the report; ddof 1 for graded), or with clusters the cluster-robust
+    (CR1) covariance G / (G - 1) * sum_g r_g r_g' / n^2.
+    """
+    n = x.shape[0]
+    xc = np.asarray(x, dtype=float) - x.mean(axis=0)
+    if codes is not None and n_groups > 1:
+        r = np.zeros((n_groups, x.shape[1]))
+        np.add.at(r, codes, xc)
+        return (r.T @ r) * n_groups / (n_groups - 1) / n**2
+    return (xc.T @ xc) / (n if binary else n - 1) / n
+
+
+def score_step(x: np.ndarray, *, max_values: int = 1000) -> float:
+    """The step of the grid the scores lie on (1 for 0/1 scores, 0.25 for quarters; 0 when there
+    are more than ``max_values`` distinct values: continuous scores).
+    """
+    u = np.unique(x if x.size <= 10_000_000 else x.ravel()[:: max(1, x.size // 10_000_000)])
+    if u.size < 2 or u.size > max_values:
+        return 0.0
+    return float(np.min(np.diff(u)))
+
+
+def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float, gen: np.random.Generator, *,
+                     codes: np.ndarray | None = None, n_groups: int = 0, beta: float | None = None,
+                     target: str = "winner", new: int | None = None, n_draws: int = 20000) -> dict[str, Any]:
+    """Inference on a target chosen by the data (Andrews, Kitagawa and McCloskey 2024).
+
+    ``target``: "winner" (the top model's score), "top_gap" (the top model minus the second), or
+    "new" (model ``new`` minus the best of the others). Returns the naive estimate and interval,
+    the conditional median-unbiased estimate and interval, the hybrid estimate and interval, the
+    projection interval, beta and the selected models.
+    """
+    means = x.mean(axis=0)
+    cov = mean_covariance(x, binary, codes, n_groups)
+    m = means.size
+    alpha = 1.0 - level
+    beta = alpha / 10.0 if beta is None else beta
+    order = np.argsort(-means, kind="stable")
+    eta = np.zeros(m)
+    if target == "winner":
+        first = int(order[0])
+        eta[first] = 1.0
+        rows = np.zeros((m - 1, m))
+        others = [k for k in range(m) if k != first]
+        rows[np.arange(m - 1), others] = 1.0
+        rows[:, first] = -1.0  # x_k - x_first <= 0
+        selected = [names[first]]
+        fam_i, fam_j = np.arange(m), None
+    elif target == "top_gap":
+        first, second = int(order[0]), int(order[1])
+        eta[first], eta[second] = 1.0, -1.0
+        rest = [k for k in range(m) if k not in (first, second)]
+        rows = np.zeros((len(rest) + 1, m))
+        rows[np.arange(len(rest)), rest] = 1.0
+        rows[: len(rest), second] = -1.0  # x_k - x_second <= 0
+        rows[-1, second], rows[-1, first] = 1.0, -1.0  # x_second - x_first <= 0
+        selected = [names[first], names[second]]
+        fam_i, fam_j = np.triu_indices(m, 1)
+    else:
+        if new is None:
+            msg = 'target="new" needs the index of the new model'
+            raise ValueError(msg)
+        existing = [k for k in range(m) if k != new]
+        best = max(existing, key=lambda k: (means[k], -k))
+        eta[new], eta[best] = 1.0, -1.0
+        rest = [k for k in existing if k != best]
+        rows = np.zeros((max(len(rest), 1), m))
+        if rest:
+            rows[np.arange(len(rest)), rest] = 1.0
+            rows[:, best] = -1.0  # x_k - x_best <= 0 for the other existing models
+        selected = [names[new], names[best]]
+        fam_i, fam_j = np.full(len(existing), new), np.asarray(existing)
+    slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
+    y, sd, lower, upper = selection_bounds(means[None], cov[None], eta[None], rows[None], slack)
+    fam_var = np.diag(cov)[fam_i] if fam_j is None else (np.diag(cov)[fam_i] + np.diag(cov)[fam_j]
+                                                          - 2 * cov[fam_i, fam_j])
+    fam_se = np.sqrt(np.maximum(fam_var, 0.0))
+    c_proj = gaussian_max_abs(cov, fam_i, fam_j, fam_se, 1.0 - beta, gen, n_draws=n_draws)
+    z = float(level_quantile(level, "two-sided"))
+    a_h = (alpha - beta) / (1.0 - beta)
+    # the median and both ends, conditional and hybrid, in one vectorised bisection
+    probs = np.array([0.5, 1 - alpha / 2, alpha / 2, 0.5, 1 - a_h / 2, a_h / 2])
+    proj = np.array([np.inf, np.inf, np.inf, c_proj, c_proj, c_proj])
+    mu = invert_selection(np.repeat(y, 6), np.repeat(sd, 6), np.repeat(lower, 6), np.repeat(upper, 6), probs,
+                          c_proj=proj)
+    out = {
+        "target": target, "selected": selected, "estimate": float(y[0]), "se": float(sd[0]),
+        "naive_ci": (float(y[0] - z * sd[0]), float(y[0] + z * sd[0])),
+        "median_unbiased": float(mu[0]), "conditional_ci": (float(mu[1]), float(mu[2])),
+        "hybrid_estimate": float(mu[3]), "hybrid_ci": (float(mu[4]), float(mu[5])),
+        "projection_ci": (float(y[0] - c_proj * sd[0]), float(y[0] + c_proj * sd[0])),
+        "beta": beta, "critical_value_projection": c_proj, "confidence_level": level,
+        "truncation": (float(lower[0]), float(upper[0])), "continuity_correction": float(slack),
+    }
+    if not math.isfinite(out["estimate"]):
+        msg = "the selected target has no finite estimate"
+        raise ValueError(msg)
+    return out

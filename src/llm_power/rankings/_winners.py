@@ -1,0 +1,166 @@
+"""The winner's curse: inference on the score of a model chosen *because* it scored best
+(Andrews, Kitagawa and McCloskey 2024, "Inference on Winners", QJE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._core.clusters import code_labels, require_clusters
+from .._core.results import Result
+from .._core.typing import SeedLike
+from .._core.validation import as_rng, check_confidence_level, check_open_unit, check_option, check_score_matrix
+from .._kernel.ranks import winner_inference
+
+__all__ = ["WINNER_TARGETS", "WinnerResult", "winners_curse"]
+
+#: what is selected: the top model's score, the top model minus the second, a new model minus the best other
+WINNER_TARGETS = ("winner", "top_gap", "new")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class WinnerResult(Result):
+    """Inference on a selected winner (see :func:`winners_curse`).
+
+    Attributes
+    ----------
+    target : {"winner", "top_gap", "new"}
+    selected : list of str
+        The model(s) the data chose: the winner; the top two; the new model and the best other.
+    estimate : float
+        The naive estimate (the winner's mean score, or the gap), biased by the selection.
+    se : float
+    naive_ci : tuple of float
+        estimate +- z se: ignores the selection, and covers less often than its level.
+    median_unbiased : float
+        The conditional median-unbiased estimate.
+    conditional_ci : tuple of float
+        Covers the selected target at the level given the selection (can be very wide when the
+        winner barely won).
+    hybrid_estimate : float
+    hybrid_ci : tuple of float
+        The hybrid interval (conditional inside the projection interval at level beta): covers at
+        least the level unconditionally and at least (level - beta)/(1 - beta) conditionally.
+    projection_ci : tuple of float
+        estimate +- c_beta se, c_beta simultaneous over every target the selection could choose.
+    beta, critical_value_projection, confidence_level : float
+    truncation : tuple of float
+        The interval of the estimate, given everything but it, that keeps the same selection.
+    continuity_correction : float
+        Half a step of the means' grid (1/(2n) for 0/1 scores): a tie at the top still counts as
+        selected in the normal approximation.
+    """
+
+    target: str
+    selected: list[Any]
+    estimate: float
+    se: float
+    naive_ci: tuple[float, float]
+    median_unbiased: float
+    conditional_ci: tuple[float, float]
+    hybrid_estimate: float
+    hybrid_ci: tuple[float, float]
+    projection_ci: tuple[float, float]
+    beta: float
+    critical_value_projection: float
+    confidence_level: float
+    truncation: tuple[float, float]
+    continuity_correction: float
+
+    _repr_fields = ("target", "selected", "estimate", "hybrid_estimate", "hybrid_ci")
+    _title = "Inference on a selected winner"
+
+    def summary(self) -> str:
+        """The naive and the corrected estimates and intervals."""
+        first, second = self.selected[0], self.selected[-1]
+        what = {"winner": f"score of the winner, {first}",
+                "top_gap": f"gap of the winner, {first}, over the runner-up, {second}",
+                "new": f"gap of {first} over the best other model, {second}"}[self.target]
+        lv = f"{self.confidence_level:.0%}"
+
+        def span(ci: tuple[float, float]) -> str:
+            return f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+        return "\n".join([
+            f"The {what} (chosen by the data):",
+            f"  naive           {self.estimate:.4f}  {lv} CI {span(self.naive_ci)}  (ignores the selection)",
+            f"  median-unbiased {self.median_unbiased:.4f}  conditional {lv} CI {span(self.conditional_ci)}",
+            f"  hybrid          {self.hybrid_estimate:.4f}  hybrid {lv} CI {span(self.hybrid_ci)} "
+            f"(beta = {self.beta:.3g})"])
+
+
+def winners_curse(scores: Any, *, models: Any = None, cluster: Any = None, target: str = "winner",
+                  new: Any = None, confidence_level: float = 0.95, beta: float | None = None,
+                  rng: SeedLike = None) -> WinnerResult:
+    r"""The top model's score, the top gap, or "the new model beats the best existing one",
+    corrected for having been selected by the same data (Andrews, Kitagawa and McCloskey 2024).
+
+    Parameters
+    ----------
+    scores : array_like or DataFrame, shape (n_items, n_models)
+        Per-item scores, every model on every item (0/1 or graded).
+    models : sequence of str, optional
+    cluster : array_like, optional
+        One cluster label per item: the covariance of the means is cluster-robust (CR1).
+    target : {"winner", "top_gap", "new"}, default "winner"
+        The winner's score; the winner minus the runner-up; or ``new`` minus the best of the
+        other models (the best being chosen by the data).
+    new : str, optional
+        The new model (``target="new"``; giving it implies that target).
+    confidence_level : float, default 0.95
+    beta : float, optional
+        Level of the projection step of the hybrid interval (default (1 - confidence_level)/10).
+    rng : None, int or numpy.random.Generator
+        For the simultaneous critical value of the projection interval (Gaussian draws).
+
+    Returns
+    -------
+    WinnerResult
+
+    Notes
+    -----
+    The means X are approximately N(mu, Sigma), Sigma the items' covariance over n (cluster-robust
+    with ``cluster``). The target is Y = eta'X and the selection an event {A X <= 0} (the winner
+    beats every other model, ...). With c = Sigma eta / (eta' Sigma eta) and Z = X - c Y,
+    independent of Y, the selection is {L(Z) <= Y <= U(Z)}: given it, Y is N(eta'mu, eta'Sigma eta)
+    truncated to [L, U]. Inverting that distribution's CDF in the target gives the conditional
+    interval and the median-unbiased estimate; the hybrid truncates further to the projection
+    interval Y +- c_beta sd and works at (alpha - beta)/(1 - beta).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import winners_curse
+    >>> rng = np.random.default_rng(0)
+    >>> x = (rng.random((2000, 5)) < [0.70, 0.70, 0.69, 0.60, 0.50]).astype(int)
+    >>> res = winners_curse(x, models=list("abcde"), rng=0)
+    >>> res.selected, res.median_unbiased < res.estimate
+    (['c'], True)
+    """
+    level = check_confidence_level(confidence_level)
+    target = check_option("new" if new is not None else target, "target", WINNER_TARGETS)
+    b = None if beta is None else check_open_unit(beta, "beta")
+    if b is not None and b >= 1.0 - level:
+        msg = f"beta must be below 1 - confidence_level = {1.0 - level:g}; got {b:g}"
+        raise ValueError(msg)
+    x, names = check_score_matrix(scores, models)
+    n, m = x.shape
+    if m < (3 if target == "top_gap" else 2) or n < 2:
+        msg = f"target={target!r} needs at least {3 if target == 'top_gap' else 2} models and 2 items"
+        raise ValueError(msg)
+    index = None
+    if target == "new":
+        if new not in names:
+            msg = f"new={new!r} is not one of the models ({', '.join(map(str, names[:5]))}{', ...' if m > 5 else ''})"
+            raise ValueError(msg)
+        index = names.index(new)
+    codes, n_groups = (None, 0) if cluster is None else code_labels(cluster, n)
+    if cluster is not None:
+        require_clusters(n_groups, stacklevel=2)
+    binary = bool(np.isin(x, (0, 1)).all())
+    out = winner_inference(x, names, binary, level, as_rng(rng), codes=codes, n_groups=n_groups, beta=b,
+                           target=target, new=index)
+    return WinnerResult(**out)
