@@ -91,7 +91,7 @@ def test_multiple_harness_inputs_and_outputs(tmp_path, capsys):
     assert payload["models"] == ["org/model-a", "org/model-b"] and len(payload["pairs"]) == 1
     assert "| 1 | org/model-a | org/model-b |" in out_md.read_text()
     html = out_html.read_text()
-    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 4
+    assert html.startswith("<!DOCTYPE html>") and html.count("<svg") == 5  # leaderboard, ranks, forest, q, MDE
     assert "<script" not in html and 'href="http' not in html and 'src="http' not in html
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary files left behind
 

@@ -61,7 +61,7 @@ def test_report_renders_offline_in_chromium(tmp_path, capsys):
                               "td => getComputedStyle(td).textAlign)")
         assert align[0] in ("left", "start") and set(align[1:]) == {"right"}, align
         svgs = page.locator("figure svg")
-        assert svgs.count() == 4
+        assert svgs.count() == 5  # leaderboard, ranks, forest, q, MDE
         for k in range(svgs.count()):
             svg = svgs.nth(k)
             box = svg.bounding_box()

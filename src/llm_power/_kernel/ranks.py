@@ -184,7 +184,7 @@ def truncated_normal_cdf(y: np.ndarray, mu: np.ndarray, sd: np.ndarray, lower: n
         f_right = -np.expm1(sz - sa) / -np.expm1(sb - sa)
         f_left = (np.exp(lz - lb) - np.exp(la - lb)) / -np.expm1(la - lb)
     out = np.where(right, f_right, f_left)
-    return np.clip(np.nan_to_num(out, nan=0.5), 0.0, 1.0)
+    return np.asarray(np.clip(np.nan_to_num(out, nan=0.5), 0.0, 1.0), dtype=float)
 
 
 #: the conditional intervals are searched in y +- this many standard errors
@@ -214,16 +214,19 @@ def invert_selection(y: np.ndarray, sd: np.ndarray, lower: np.ndarray, upper: np
 
 def mean_covariance(x: np.ndarray, binary: bool, codes: np.ndarray | None = None, n_groups: int = 0) -> np.ndarray:
     """The covariance of the models' mean scores: the items' covariance / n (plug-in for 0/1, as
-    the paired variance of the report; ddof 1 for graded), or with clusters the cluster-robust
-    (CR1) covariance G / (G - 1) * sum_g r_g r_g' / n^2.
+    the paired variance of the report; ddof 1 for graded), or with clusters the bias-reduced
+    cluster-robust one (CR2 of a mean: sum_g r_g r_g' / (1 - m_g/n) / n^2, whose diagonal is the
+    variance of the report's per-model cluster intervals).
     """
     n = x.shape[0]
     xc = np.asarray(x, dtype=float) - x.mean(axis=0)
     if codes is not None and n_groups > 1:
         r = np.zeros((n_groups, x.shape[1]))
         np.add.at(r, codes, xc)
-        return (r.T @ r) * n_groups / (n_groups - 1) / n**2
-    return (xc.T @ xc) / (n if binary else n - 1) / n
+        sizes = np.bincount(codes, minlength=n_groups).astype(float)
+        w = 1.0 / np.maximum(1.0 - sizes / n, 1e-12)
+        return np.asarray((r.T * w) @ r / n**2, dtype=float)
+    return np.asarray((xc.T @ xc) / (n if binary else n - 1) / n, dtype=float)
 
 
 def score_step(x: np.ndarray, *, max_values: int = 1000) -> float:
@@ -248,6 +251,9 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
     """
     means = x.mean(axis=0)
     cov = mean_covariance(x, binary, codes, n_groups)
+    if codes is not None and n_groups > 1:  # few clusters: t on G - 1 df, as a normal with a larger variance
+        z_level = float(level_quantile(level, "two-sided"))
+        cov = cov * (float(level_quantile(level, "two-sided", n_groups - 1)) / z_level) ** 2
     m = means.size
     alpha = 1.0 - level
     beta = alpha / 10.0 if beta is None else beta
@@ -308,7 +314,7 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
         "beta": beta, "critical_value_projection": c_proj, "confidence_level": level,
         "truncation": (float(lower[0]), float(upper[0])), "continuity_correction": float(slack),
     }
-    if not math.isfinite(out["estimate"]):
+    if not math.isfinite(float(y[0])):
         msg = "the selected target has no finite estimate"
         raise ValueError(msg)
     return out

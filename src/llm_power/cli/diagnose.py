@@ -78,7 +78,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="cluster bootstrap resamples of the clustered unresolved count (default 1000; 0: none)")
     p.add_argument("--max-pairs", type=nonnegative_int, default=200_000, metavar="P",
                    help="refuse reports with more pairs (default 200,000; --pairs all grows with models squared)")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed of the cluster bootstrap (default 0)")
+    p.add_argument("--ranks", choices=("auto", "on", "off"), default="auto",
+                   help="the rankings section: simultaneous rank intervals, who can be #1, the winner corrected for "
+                        "selection, items that flip each gap (default auto: up to 100 models)")
+    p.add_argument("--rank-resamples", type=positive_int, default=1000, metavar="B",
+                   help="bootstrap resamples of the rank intervals' critical value (default 1000)")
+    p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
+                   help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="random seed of the cluster bootstrap and the rank intervals (default 0)")
     p.add_argument("--wide", action="store_true",
                    help="every column (N*, q and verdict per regime, CIs) at full width, every pair; default: a "
                         "compact verdict-first table that fits the terminal")
@@ -109,7 +117,10 @@ def diagnose_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"pairs": args.pairs, "alpha": args.alpha, "power": args.power,
             "confidence_level": args.confidence_level, "correction": args.correction, "anytime": args.anytime,
             "design_effect": args.design_effect, "cluster_resamples": args.cluster_resamples,
-            "max_pairs": getattr(args, "max_pairs", 200_000), "top": args.top, "rng": args.seed}
+            "max_pairs": getattr(args, "max_pairs", 200_000), "top": args.top,
+            "ranks": {"auto": None, "on": True, "off": False}[getattr(args, "ranks", "auto")],
+            "rank_resamples": getattr(args, "rank_resamples", 1000),
+            "fragile_share": getattr(args, "fragile_share", 0.001), "rng": args.seed}
 
 
 def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[str] | None, clusters: Any, *,

@@ -8,7 +8,8 @@ from typing import Any
 from ..report.terminal import dump_json, print_table, safe_text, say
 from ._types import add_reader_options, positive_int
 
-HELP = "rank intervals: every model's rank with simultaneous coverage, and the set of models that can be #1"
+HELP = ("rank intervals: every model's rank with simultaneous coverage, the set of models that can be #1, the "
+        "winner's score corrected for selection, and how few items flip #1")
 EPILOG = """examples:
   llm-power rank out/                         # lm-eval --log_samples output folder(s)
   llm-power rank scores.csv --n-resamples 5000
@@ -26,6 +27,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="simultaneous coverage of all the rank intervals (default 0.95)")
     p.add_argument("--n-resamples", type=positive_int, default=1000,
                    help="bootstrap resamples of the items for the critical value (default 1000)")
+    p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
+                   help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     add_reader_options(p, missing="some model lacks")
     p.set_defaults(run=run, cluster=None, split="test", filter=None)
@@ -33,7 +36,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from ..rankings import rank_intervals
+    from ..report.view import build_view
+    from ..resolution import diagnose
 
     if args.demo:
         from ..io.demo import load_mmlu_pro
@@ -51,21 +55,25 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(aligned, int):  # one model: nothing to rank (its summary was printed)
             return aligned
         source = ", ".join(str(p) for p in args.results)
-    res = rank_intervals(aligned.scores, models=aligned.models, confidence_level=args.confidence_level,
-                         n_resamples=args.n_resamples, rng=args.seed)
-    if args.format == "json":
-        dump_json({"source": source, "note": getattr(aligned, "note", ""), **res.to_dict()})
+    diag = diagnose(aligned.scores, models=aligned.models, alpha=1.0 - args.confidence_level,
+                    confidence_level=args.confidence_level, ranks=True, rank_resamples=args.n_resamples,
+                    cluster_resamples=0, fragile_share=args.fragile_share, rng=args.seed)
+    sec = diag.rankings or {}
+    if args.format == "json":  # the numbers of lp.rank_intervals, lp.winners_curse and lp.fragility
+        dump_json({"source": source, "note": getattr(aligned, "note", ""), "models": list(diag.models),
+                   "means": diag.means, "n_items": diag.n, **sec})
         return 0
-    level = f"{100 * res.confidence_level:g}%"
-    rows = [[str(k + 1), safe_text(m), f"{res.means[k]:.4f}",
-             f"{int(res.rank_low[k])}" + ("" if res.rank_low[k] == res.rank_high[k] else f"-{int(res.rank_high[k])}")]
-            for k, m in enumerate(res.models)]
-    print_table(f"Ranks with {level} simultaneous coverage ({res.n_items:,} items)", ["#", "model", "score", "rank"],
+    view = build_view(diag, max_rows=0)
+    level = f"{100 * args.confidence_level:g}%"
+    rows = [[str(m.rank), safe_text(m.name), m.score, m.ranks] for m in view.models]
+    print_table(f"Ranks with {level} simultaneous coverage ({diag.n:,} items)", ["#", "model", "score", "rank"],
                 rows, right_align=(0, 2, 3),
                 caption=f"Every model's true rank lies in its interval at once with probability {level} (max-t "
-                        f"bootstrap over the paired differences, {res.n_resamples:,} resamples, critical value "
-                        f"{res.critical_value:.3g}; Mogstad, Romano, Shaikh and Wilhelm 2024).")
-    say("#1 is one of: " + ", ".join(res.best_set))
+                        f"bootstrap over the paired differences, {sec['n_resamples']:,} resamples, critical value "
+                        f"{sec['critical_value']:.3g}; Mogstad, Romano, Shaikh and Wilhelm 2024); a pair separates "
+                        "two ranks only when diagnose also resolves it.")
+    for line in view.ranking.lines() if view.ranking is not None else []:
+        say(safe_text(line))
     if getattr(aligned, "note", ""):
         say(aligned.note)
     return 0

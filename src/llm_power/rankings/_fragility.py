@@ -77,7 +77,8 @@ def _pct(s: float) -> str:
     return "-" if not np.isfinite(s) else f"{100 * s:.2g}%"
 
 
-def fragility(scores: Any, *, models: Any = None, pairs: str = "adjacent", fragile_share: float = 0.001) -> FragilityResult:
+def fragility(scores: Any, *, models: Any = None, pairs: str = "adjacent",
+              fragile_share: float = 0.001) -> FragilityResult:
     r"""The fewest items whose removal ties or reverses each gap of a leaderboard, and the #1 position.
 
     Parameters

@@ -104,7 +104,9 @@ def winners_curse(scores: Any, *, models: Any = None, cluster: Any = None, targe
         Per-item scores, every model on every item (0/1 or graded).
     models : sequence of str, optional
     cluster : array_like, optional
-        One cluster label per item: the covariance of the means is cluster-robust (CR1).
+        One cluster label per item: the covariance of the means is cluster-robust (CR2, the
+        variance of diagnose's per-model cluster intervals), scaled by (t_{G-1} / z)^2 so that the
+        normal intervals are as wide as t intervals on G - 1 degrees of freedom.
     target : {"winner", "top_gap", "new"}, default "winner"
         The winner's score; the winner minus the runner-up; or ``new`` minus the best of the
         other models (the best being chosen by the data).

@@ -86,12 +86,38 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     plots["leaderboard"] = figure_svg(fig, "Leaderboard: " + "; ".join(
         f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
+    if diag.rankings and "rank_low" in diag.rankings:
+        plots["ranks"] = _rank_plot(diag, short)
     if len(diag.columns["delta"]) > MAX_PLOT_PAIRS:
         plots["matrix"] = _matrix(diag, short)
     else:
         plots.update(_pair_plots(diag, diag.pairs, binary, level))
     plots.update(_mde_plot(diag, binary))
     return plots
+
+
+def _rank_plot(diag: Diagnosis, short: list[str]) -> str:
+    """The simultaneous rank intervals, best first, the models that can be #1 filled."""
+    sec = diag.rankings or {}
+    k = min(len(diag.models), MAX_PLOT_MODELS)
+    low, high = np.asarray(sec["rank_low"][:k], dtype=float), np.asarray(sec["rank_high"][:k], dtype=float)
+    best = set(sec["best_set"])
+    fig, ax = subplots(FIG_WIDTH, max(2.0, 0.32 * k + 0.8))
+    y = np.arange(k)[::-1]
+    rank = np.arange(1, k + 1)
+    ax.hlines(y, low, high, color=GREY, linewidth=3, alpha=0.6)
+    first = np.array([m in best for m in diag.models[:k]])
+    ax.plot(rank[first], y[first], "o", color=OK, label="can be #1")
+    ax.plot(rank[~first], y[~first], "o", mfc="white", color=GREY, label="cannot be #1")
+    ax.set_yticks(y, short[:k], parse_math=False)
+    ax.set_xlim(0.5, len(diag.models) + 0.5)
+    ax.invert_xaxis()
+    ax.set_xlabel(f"rank ({100 * sec['confidence_level']:g}% simultaneous interval; 1 = best)")
+    ax.grid(axis="x", color="#e5e7eb")
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(loc="lower right", frameon=False, fontsize=10)  # with best on the right, the worst low left
+    return figure_svg(fig, "Rank intervals: " + "; ".join(
+        f"{m} {int(a)}" + (f"-{int(b)}" if b != a else "") for m, a, b in zip(short[:k], low, high, strict=True)))
 
 
 def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> dict[str, str]:
@@ -310,6 +336,7 @@ def render_html(
         clusters=_cluster_table(diag, binary, scores, clusters), cluster_name=cluster_name,
         clustered_models="n_clusters" in s, runs_models="runs_by" in s,
         explanations=_explanations(s, level), source=source or "an in-memory matrix", settings=settings,
+        ranking=view.ranking, ranking_lines=view.ranking.lines() if view.ranking is not None else [],
     )
 
 

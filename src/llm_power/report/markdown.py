@@ -58,6 +58,8 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
              f"{view.n_models} models on the same {view.n:,} items; {view.pairs_phrase} "
              f"(α = {view.alpha}, power = {view.power}).", ""]
     lines += [f"- {md_prose(line)}" for line in view.sentences]
+    if view.ranking is not None:
+        lines += ["", "Rankings:", ""] + [f"- {line}" for line in view.ranking.lines(md_text, md_prose)]
     keys = view.columns(wide=True, ci=True)
     header = view.header(keys)
     lines += ["", "| " + " | ".join(md_prose(h) for h in header) + " |", "|" + "---|" * len(header)]

@@ -136,6 +136,16 @@ def fit_table(variants: Sequence[tuple[Sequence[str], Sequence[Sequence[str]], S
     return None, -1
 
 
+def _print_rankings(console: Any, view: ReportView) -> None:
+    """The rankings section: who can be #1, the winner corrected for selection, fragility."""
+    if view.ranking is None:
+        return
+    console.print("Rankings", style="bold")
+    for line in view.ranking.lines():
+        console.print(safe_text(line), markup=False)
+    console.print()
+
+
 def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluster", wide: bool = False,
                  stream: TextIO | None = None, width: int | None = None) -> ReportView:
     """Print the resolution report: the verdict in words, the models, the pairs, what to do next.
@@ -150,9 +160,12 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
     for line in view.sentences:
         console.print(safe_text(line), markup=False)
     console.print()
-    models = [[str(m.rank), m.name, m.score, m.interval] for m in view.models]
+    _print_rankings(console, view)
+    ranked = view.ranking is not None
+    models = [[str(m.rank), m.name, m.score, m.interval] + ([m.ranks] if ranked else []) for m in view.models]
     console.print(f"Models ({view.n:,} items)", style="bold", markup=False)
-    console.print(_table(["#", "model", view.score_word, f"{view.level} {view.interval_name} interval"], models,
+    console.print(_table(["#", "model", view.score_word, f"{view.level} {view.interval_name} interval"]
+                         + (["ranks"] if view.ranking is not None else []), models,
                          left=(1,), fold=(1,)))
     console.print()
     title = f"Resolution of {view.pairs_phrase} (α = {view.alpha}, power {view.power})"

@@ -18,7 +18,7 @@ import numpy as np
 from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, table_decimals
 from ..resolution import Diagnosis
 
-__all__ = ["NextStep", "PairRow", "ReportView", "build_view"]
+__all__ = ["NextStep", "PairRow", "RankingView", "ReportView", "build_view", "fmt_share"]
 
 #: how a verdict is explained next to every pairs table
 VERDICT_NOTE = ("Resolved (✓): q = N/N* ≥ 1 and the pair's test rejects at α; otherwise (✗) the benchmark is too "
@@ -37,6 +37,7 @@ class ModelRow:
     score: str
     interval: str
     half: str
+    ranks: str = ""  # the simultaneous rank interval, "1" or "2–4" ("" without the rankings)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,55 @@ class RegimeView:
 
 
 @dataclass(frozen=True)
+class RankingView:
+    """The rankings section in words: who can be #1, the winner corrected for selection, fragility.
+    Names stay raw; :meth:`lines` escapes them for a medium.
+    """
+
+    level: str  # "95%"
+    n_models: int
+    best_set: list[str]
+    top3: list[str]
+    winner: str
+    score: str  # the winner's naive score, formatted with its unit
+    naive_ci: str
+    corrected: str
+    hybrid_ci: str
+    challenger: str
+    flip_top: str  # "1,246 of 12,032 items (10%)" or "" when no removal can
+    fragile_top: bool
+    fragile_pairs: int
+    fragile_share: str
+
+    def lines(self, esc: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> list[str]:
+        """The section as sentences: ``esc`` escapes the (untrusted) names, ``prose`` the package's words."""
+        names = ", ".join(esc(m) for m in self.best_set)
+        one = len(self.best_set) == 1
+        out = [prose("#1 is ") + names + prose(f" ({self.level} simultaneous rank intervals over "
+                                               f"{self.n_models} models)") if one else
+               prose("#1 is one of: ") + names + prose(f" ({self.level} simultaneous rank intervals over "
+                                                       f"{self.n_models} models).")]
+        if one:
+            out[0] += prose(".")
+        if self.top3 and len(self.top3) > 3:
+            out.append(prose("The top 3 are among: ") + ", ".join(esc(m) for m in self.top3) + prose("."))
+        out.append(esc(self.winner) + prose(f" scores {self.score} because the same data picked it as the best; "
+                                            f"corrected for that selection: {self.corrected} (hybrid {self.level} "
+                                            f"interval {self.hybrid_ci})."))
+        if self.flip_top:
+            out.append(prose(f"Removing {self.flip_top} lets ") + esc(self.challenger)
+                       + prose(" tie or overtake #1" + (f": fragile (at most {self.fragile_share} of the items)."
+                                                        if self.fragile_top else ".")))
+        else:
+            out.append(prose("No removal of items lets another model tie or overtake #1."))
+        if self.fragile_pairs:
+            out.append(prose(f"{self.fragile_pairs} shown gap{'s' if self.fragile_pairs != 1 else ''} "
+                             f"flip{'' if self.fragile_pairs != 1 else 's'} by removing at most {self.fragile_share} "
+                             "of the items (fragile, even where resolved)."))
+        return out
+
+
+@dataclass(frozen=True)
 class ReportView:
     """What every renderer shows."""
 
@@ -147,6 +197,8 @@ class ReportView:
     has_run_p: bool = False  # the run regime's own p-value (items and runs)
     verdict_note: str = VERDICT_NOTE
     settings: dict[str, object] = field(default_factory=dict)
+    ranking: RankingView | None = None  # the rankings section (None: not computed)
+    has_flip: bool = False  # the pairs carry the items that flip them
 
     @property
     def next_steps(self) -> list[str]:
@@ -170,7 +222,7 @@ class ReportView:
         labels = {"pair": "#", "rank_a": "A", "rank_b": "B", "model_a": "model A", "model_b": "model B",
                   "delta": f"gap ({self.unit})",
                   "ci": f"{self.level} CI", "pvalue": "p", "pvalue_cluster": "p cluster",
-                  "pvalue_run": "p runs"}
+                  "pvalue_run": "p runs", "flip": "items to flip"}
         for r in self.regimes:
             suffix = "" if r.key == "iid" else f" {r.label}"
             labels[r.n_star_field] = f"N*{suffix}"
@@ -191,7 +243,7 @@ class ReportView:
             keys += ["pvalue_run"] if self.has_run_p else []
             for r in self.regimes:
                 keys += [r.n_star_field, r.q_field, r.resolved_field]
-            return keys
+            return keys + (["flip"] if self.has_flip else [])
         keys += [r.resolved_field for r in self.regimes] + [self.strictest.q_field]
         return keys + [k for k in optional if k not in keys]
 
@@ -324,6 +376,7 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
     cols, binary = diag.columns, bool(diag.settings.get("binary"))
     names = list(diag.models)
     clustered = "pvalue_cluster" in cols
+    flips = diag.rankings["fragility"]["pairs"] if diag.rankings and "fragility" in diag.rankings else None
     rows = []
     size = len(cols["delta"]) if cols else 0
     for k in range(size if limit is None else min(limit, size)):
@@ -340,6 +393,11 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
             cells["pvalue_cluster"] = fmt_p(cols["pvalue_cluster"][k], 2)
         if "pvalue_run" in cols:
             cells["pvalue_run"] = fmt_p(cols["pvalue_run"][k], 2)
+        if flips is not None:
+            k_flip = float(flips["items_to_flip"][k])
+            cells["flip"] = ("none" if not math.isfinite(k_flip) else
+                             f"{int(k_flip):,} ({fmt_share(float(flips['share'][k]))})"
+                             + (" fragile" if bool(flips["fragile"][k]) else ""))
         flags = {}
         for r in regimes:
             cells[r.n_star_field] = fmt_n_star(float(cols[r.n_star_field][k]))
@@ -347,6 +405,36 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
             flags[r.resolved_field] = bool(cols[r.resolved_field][k])
         rows.append(PairRow(cells, flags))
     return rows
+
+
+def fmt_share(share: float) -> str:
+    """A share of the items as a percentage with two significant digits: "0.097%", "10%"."""
+    return f"{100 * share:.2g}%" if share >= 0.0001 else f"{100 * share:.1g}%"
+
+
+def _ranking_view(diag: Diagnosis, binary: bool, decimals: int | None) -> RankingView | None:
+    sec = diag.rankings
+    if not sec or "best_set" not in sec:
+        return None
+    level = f"{100 * sec['confidence_level']:g}%"
+    win, fr = sec["winner"], sec["fragility"]
+
+    def score(v: float) -> str:
+        return fmt_score(v, binary, decimals=decimals)
+
+    def span(ci: Any) -> str:
+        return f"{score(ci[0])} – {score(ci[1])}"
+
+    low = sec["rank_low"]
+    top = float(fr["items_to_flip_top"])
+    return RankingView(
+        level=level, n_models=len(diag.models), best_set=[str(m) for m in sec["best_set"]],
+        top3=[str(diag.models[g]) for g in range(len(diag.models)) if low[g] <= 3] if len(diag.models) > 3 else [],
+        winner=str(win["selected"][0]), score=score(win["estimate"]), naive_ci=span(win["naive_ci"]),
+        corrected=score(win["hybrid_estimate"]), hybrid_ci=span(win["hybrid_ci"]), challenger=str(fr["challenger"]),
+        flip_top="" if not math.isfinite(top) else f"{int(top):,} of {diag.n:,} items ({fmt_share(fr['share_top'])})",
+        fragile_top=bool(fr["fragile_top"]), fragile_pairs=int(np.sum(fr["pairs"]["fragile"])),
+        fragile_share=fmt_share(fr["fragile_share"]))
 
 
 def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None) -> ReportView:
@@ -367,7 +455,11 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
             interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", f"±{100 * (hi - lo) / 2:.1f}"
         else:
             interval, half = f"{lo:.{d}f} – {hi:.{d}f}", f"±{(hi - lo) / 2:.{d}f}"
-        models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary, decimals=d), interval, half))
+        ranks = ""
+        if diag.rankings and "rank_low" in diag.rankings:
+            lo_r, hi_r = diag.rankings["rank_low"][k], diag.rankings["rank_high"][k]
+            ranks = f"{lo_r}" if lo_r == hi_r else f"{lo_r}–{hi_r}"
+        models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary, decimals=d), interval, half, ranks))
     regimes = _regime_views(diag)
     strictest = _strictest(diag, regimes)
     ties_regime = strictest.key  # the headline regime: the same verdicts as the headline card and the charts
@@ -388,4 +480,5 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
         sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest, d),
         has_cluster_p="pvalue_cluster" in diag.columns, has_run_p="pvalue_run" in diag.columns, settings=dict(s),
+        ranking=_ranking_view(diag, binary, d), has_flip=bool(diag.rankings and "fragility" in diag.rankings),
     )

@@ -10,11 +10,19 @@ covers more often). ``simultaneous`` keeps the max-t sets alone (Mogstad et al. 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .._kernel.ranks import binary_items_to_flip, bootstrap_max_deviation, items_to_flip, winner_inference
+from .._kernel.ranks import (
+    binary_items_to_flip,
+    bootstrap_max_deviation,
+    gaussian_max_abs,
+    items_to_flip,
+    mean_covariance,
+    winner_inference,
+)
 from ..matrix import ScoreMatrix, ScoreSource
 from ._regimes import REGIMES, tie_groups_and_rank_intervals
 
@@ -24,6 +32,9 @@ __all__ = ["MAX_RANK_MODELS", "fragility_columns", "rankings_section", "ranks_av
 MAX_RANK_MODELS = 100
 #: pairs x resamples of the max-t bootstrap refused beyond this
 MAX_RANK_ELEMENTS = 100_000_000
+#: the max-t critical value is bootstrapped when (items or clusters) x resamples stays below this,
+#: else drawn from the normal with the means' covariance (the bootstrap's large-sample limit)
+MAX_BOOTSTRAP_DRAWS = 20_000_000
 #: graded differences formed per block when counting the items that flip a gap
 _FLIP_BLOCK = 4_000_000
 
@@ -62,9 +73,15 @@ def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, 
     i, j = np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1
     delta, se = np.asarray(cols["delta"], dtype=float), np.asarray(cols["se"], dtype=float)
     codes, n_groups = source.coding
-    largest = bootstrap_max_deviation(ranked_x, i, j, delta, se, rank_resamples, gen,
-                                      codes=codes, n_groups=n_groups)
-    crit = float(np.quantile(largest, confidence_level))
+    if (n_groups or n) * rank_resamples <= MAX_BOOTSTRAP_DRAWS:
+        method = "bootstrap"
+        largest = bootstrap_max_deviation(ranked_x, i, j, delta, se, rank_resamples, gen,
+                                          codes=codes, n_groups=n_groups)
+        crit = float(np.quantile(largest, confidence_level))
+    else:  # many items: the normal limit, with the covariance of the means (cluster-robust with clusters)
+        method = "gaussian"
+        cov = mean_covariance(ranked_x, source.binary, codes, n_groups)
+        crit = gaussian_max_abs(cov, i, j, se, confidence_level, gen, df=n_groups - 1 if n_groups else math.inf)
     simultaneous = delta - crit * se > 0  # pairs are in rank order: delta >= 0
     resolved = _resolved_everywhere(all_pairs)
     shown_flags = _resolved_everywhere(shown)
@@ -80,7 +97,7 @@ def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, 
     high = [both[k][1] for k in range(m)]
     section: dict[str, Any] = {
         "confidence_level": confidence_level, "critical_value": crit, "n_resamples": rank_resamples,
-        "resampled": "clusters" if n_groups else "items", "rank_low": low, "rank_high": high,
+        "resampled": "clusters" if n_groups else "items", "method": method, "rank_low": low, "rank_high": high,
         "best_set": [names[k] for k in range(m) if low[k] == 1],
         "top_sets": {str(k): [names[g] for g in range(m) if low[g] <= k] for k in (1, 3, 5, 10) if k < m},
         "simultaneous": {"rank_low": [alone[k][0] for k in range(m)], "rank_high": [alone[k][1] for k in range(m)],
@@ -123,4 +140,4 @@ def _pair_positions(cols: Any, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     if (pos < 0).any():
         msg = "a pair is missing from the columns"
         raise ValueError(msg)
-    return pos
+    return np.asarray(pos, dtype=np.int64)
