@@ -83,6 +83,7 @@ EXPECTED_ALL = [
     "diagnose",
     "diagnose_files",
     "discordance_from_baseline",
+    "e_bh",
     "effect_sizes",
     "five_by_two_cv",
     "fragility",

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         adjust_pvalues,
         bonferroni_factor,
         count_effects,
+        e_bh,
         partial_conjunction,
         simulate_error_rates,
     )
@@ -165,6 +166,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
 _LAZY = {
     "ADJUST_METHODS": ".multiplicity",
     "adjust_pvalues": ".multiplicity",
+    "e_bh": ".multiplicity",
     "align_results": ".io",
     "align_runs": ".io",
     "read_runs": ".io",
@@ -374,6 +376,7 @@ __all__ = [
     "diagnose",
     "diagnose_files",
     "discordance_from_baseline",
+    "e_bh",
     "effect_sizes",
     "five_by_two_cv",
     "fragility",

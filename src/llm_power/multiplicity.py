@@ -28,6 +28,7 @@ __all__ = [
     "ErrorRatesResult",
     "adjust_pvalues",
     "count_effects",
+    "e_bh",
     "partial_conjunction",
     "simulate_error_rates",
 ]
@@ -125,6 +126,47 @@ def adjust_pvalues(pvalues: Any, *, method: str = "holm") -> np.ndarray:
 
 #: from this many p-values per family on, :func:`_sort_order` packs values and indices into one key
 _PACKED_SORT_MIN = 2048
+
+
+def e_bh(e_values: Any, *, q: float = 0.05) -> np.ndarray:
+    r"""The e-BH procedure (Wang and Ramdas 2022): which hypotheses to reject from their e-values,
+    with the false discovery rate at most ``q`` under any dependence between them.
+
+    Parameters
+    ----------
+    e_values : array_like
+        One e-value per hypothesis (>= 0; E[e] <= 1 under its null). The current values of
+        e-processes at a stopping time qualify, so the procedure stays valid however often a
+        leaderboard is looked at.
+    q : float, default 0.05
+        Target false discovery rate.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        True for the rejected hypotheses: the k* largest e-values, k* = max{k : e_(k) >= K / (q k)}
+        (e_(1) the largest; none when no k qualifies).
+
+    Examples
+    --------
+    >>> from llm_power import e_bh
+    >>> e_bh([400.0, 70.0, 2.0, 0.5], q=0.05).tolist()
+    [True, True, False, False]
+    """
+    e = np.asarray(e_values, dtype=float).reshape(-1)
+    if e.size == 0:
+        return np.zeros(0, dtype=bool)
+    if np.any(np.isnan(e)) or np.any(e < 0):
+        msg = "e_values must be >= 0 (no NaN)"
+        raise ValueError(msg)
+    q = check_open_unit(q, "q")
+    k = e.size
+    order = np.argsort(-e, kind="stable")
+    passing = np.flatnonzero(e[order] >= k / (q * np.arange(1, k + 1)))
+    out = np.zeros(k, dtype=bool)
+    if passing.size:
+        out[order[: passing[-1] + 1]] = True
+    return out
 
 
 def _sort_order(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -346,7 +346,7 @@ class LeaderboardMonitorResult(Result):
     Attributes
     ----------
     n : int
-        Items seen.
+        Items seen (by the models there from the start).
     models : list of str
         Ranked by the current mean score, best first.
     means : list of float
@@ -354,9 +354,15 @@ class LeaderboardMonitorResult(Result):
     pairs : dict
         ``(model_a, model_b) -> MonitorResult`` for every pair (model_a listed first as given).
     decided : list of tuple
-        Pairs with a verdict, as (winner, loser).
+        Pairs with a verdict, as (winner, loser): with Bonferroni (or none) those whose e-process
+        has reached 1/alpha_per_pair (sticky); with e-BH the current e-BH discoveries.
     alpha_per_pair : float
         The level each pair is monitored at (alpha / number of pairs with Bonferroni).
+    correction : str or None
+    n_items : list of int
+        Items seen by each model (in ``models`` order): a model added later has fewer.
+    provisional : list of str
+        Models with fewer than ``min_items`` items: their rank is not yet worth reading.
     """
 
     n: int
@@ -365,6 +371,9 @@ class LeaderboardMonitorResult(Result):
     pairs: dict[tuple[str, str], Any]
     decided: list[Any]
     alpha_per_pair: float
+    correction: str | None = "bonferroni"
+    n_items: list[int] | None = None
+    provisional: list[Any] | None = None
 
     _repr_fields = ("n", "models", "decided")
 
@@ -372,23 +381,40 @@ class LeaderboardMonitorResult(Result):
         """Plain JSON types (used by the CLI and the reports)."""
         return {"n": self.n, "models": list(self.models), "means": list(self.means),
                 "decided": [list(p) for p in self.decided], "alpha_per_pair": self.alpha_per_pair,
+                "correction": self.correction, "n_items": list(self.n_items or []),
+                "provisional": list(self.provisional or []),
                 "pairs": {f"{a} vs {b}": s.to_dict() for (a, b), s in self.pairs.items()}}
+
+
+#: how a LeaderboardMonitor controls its errors over the pairs
+MONITOR_CORRECTIONS = ("bonferroni", "e-bh")
 
 
 class LeaderboardMonitor:
     r"""Anytime-valid monitoring of a whole leaderboard as new items are scored.
 
-    One :class:`SequentialMonitor` per pair of models; with ``correction="bonferroni"``
-    (default) each pair is monitored at alpha / (number of pairs), so the chance that *any* pair
-    is ever declared different when all models are equally good stays below alpha, however
-    often the leaderboard is looked at (a union bound over time-uniform tests).
+    One :class:`SequentialMonitor` per pair of models, whose e-process is evidence against "the
+    two models are equally good" and stays valid however often it is looked at. Over the pairs:
+
+    - ``correction="bonferroni"`` (default): each pair at alpha / (number of pairs); the chance
+      that *any* pair is ever declared different when all models are equally good stays below
+      alpha (family-wise, a union bound over time-uniform tests). Verdicts are sticky.
+    - ``correction="e-bh"``: the e-BH procedure (Wang and Ramdas 2022) on the pairs' current
+      e-values at level ``alpha``: at any stopping time -- whenever the leaderboard is read -- the
+      expected share of false "A beats B" claims among those made is at most alpha, under any
+      dependence between the pairs. Far more powerful than Bonferroni with many pairs;
+      ``decided`` is the current discoveries (not sticky).
+    - ``None``: each pair at alpha (no control over the pairs).
 
     Parameters
     ----------
     models : sequence of str
         Model names, in the column order of the score matrices given to :meth:`update`.
     alpha : float, default 0.05
-    correction : {"bonferroni", None}, default "bonferroni"
+        Family-wise level (Bonferroni), or the false discovery rate (e-BH).
+    correction : {"bonferroni", "e-bh", None}, default "bonferroni"
+    min_items : int, default 100
+        A model with fewer items is *provisional* (``provisional`` of the state).
     **kwargs
         Passed to each :class:`SequentialMonitor` (``binary``, ``score_range``, ``tuned_for``,
         ``expected_discordance``).
@@ -403,24 +429,56 @@ class LeaderboardMonitor:
     ...     state = board.update((rng.random((200, 3)) < [0.80, 0.70, 0.69]).astype(int))
     >>> state.models[0], ("a", "c") in state.decided
     ('a', True)
+
+    A model joins later: its pairs start when it does, and it is provisional for a while.
+
+    >>> board.add_model("d")
+    >>> state = board.update((rng.random((50, 4)) < [0.80, 0.70, 0.69, 0.9]).astype(int))
+    >>> state.provisional, state.n_items[state.models.index("d")]
+    (['d'], 50)
     """
 
     def __init__(self, models: Any, *, alpha: float = 0.05, correction: str | None = "bonferroni",
-                 **kwargs: Any) -> None:
+                 min_items: int = 100, **kwargs: Any) -> None:
         self.models = [str(m) for m in models]
         if len(self.models) < 2 or len(set(self.models)) != len(self.models):
             msg = "`models` must name at least 2 distinct models."
             raise ValueError(msg)
         self.alpha = check_open_unit(alpha, "alpha")
-        if correction not in ("bonferroni", None):
-            msg = f"`correction` must be 'bonferroni' or None; got {correction!r}."
+        if correction not in (*MONITOR_CORRECTIONS, None):
+            msg = f"`correction` must be 'bonferroni', 'e-bh' or None; got {correction!r}."
             raise ValueError(msg)
+        if isinstance(min_items, bool) or not isinstance(min_items, (int, np.integer)) or min_items < 0:
+            msg = "min_items"
+            raise fail(msg, "a non-negative integer (items)", min_items)
+        self.correction = correction
+        self.min_items = int(min_items)
+        self.kwargs = kwargs
         k = len(self.models)
         self.pair_index = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        self.alpha_per_pair = self.alpha / len(self.pair_index) if correction else self.alpha
+        self.alpha_per_pair = self.alpha / len(self.pair_index) if correction == "bonferroni" else self.alpha
         self.monitors = {pair: SequentialMonitor(alpha=self.alpha_per_pair, **kwargs) for pair in self.pair_index}
         self.sums = np.zeros(k)
+        self.counts = np.zeros(k, dtype=np.int64)
         self.n = 0
+
+    def add_model(self, name: Any) -> None:
+        """A new model joins: from the next :meth:`update` the score matrices have one more column
+        (last). Its pairs' e-processes start now, so they stay valid; with Bonferroni every pair's
+        level stays the one fixed at the start (the new pairs are monitored at it too, which keeps
+        the union bound only for the pairs planned then).
+        """
+        name = str(name)
+        if name in self.models:
+            msg = f"model {name!r} is already on the leaderboard."
+            raise ValueError(msg)
+        k = len(self.models)
+        self.models.append(name)
+        for i in range(k):
+            self.pair_index.append((i, k))
+            self.monitors[i, k] = SequentialMonitor(alpha=self.alpha_per_pair, **self.kwargs)
+        self.sums = np.append(self.sums, 0.0)
+        self.counts = np.append(self.counts, 0)
 
     def update(self, scores: Any) -> LeaderboardMonitorResult:
         """Add new items: an (n_new, n_models) matrix (or DataFrame with the model columns)."""
@@ -437,21 +495,35 @@ class LeaderboardMonitor:
         for (i, j), mon in self.monitors.items():
             mon.update(x[:, i], x[:, j])
         self.sums += x.sum(axis=0)
-        self.n += x.shape[0]
+        self.counts += x.shape[0]
+        self.n = int(self.counts[0])
         return self.state()
 
     def state(self) -> LeaderboardMonitorResult:
-        """The current ranking and the pairs decided so far."""
-        means = self.sums / max(self.n, 1)
+        """The current ranking and the pairs decided so far (e-BH: decided now)."""
+        from .multiplicity import e_bh
+
+        means = self.sums / np.maximum(self.counts, 1)
         order = np.argsort(-means, kind="stable")
         pairs, decided = {}, []
-        for (i, j), mon in self.monitors.items():
-            st = mon.state()
+        states = {pair: mon.state() for pair, mon in self.monitors.items()}
+        if self.correction == "e-bh":
+            keys = list(states)
+            found = e_bh([states[p].e_value for p in keys], q=self.alpha) if keys else np.zeros(0, dtype=bool)
+            chosen = {p for p, f in zip(keys, found, strict=True) if f}
+        for (i, j), st in states.items():
             pairs[(self.models[i], self.models[j])] = st
-            if st.verdict == "A better":
+            if self.correction == "e-bh":
+                if (i, j) in chosen and st.delta != 0:
+                    a, b = (i, j) if st.delta > 0 else (j, i)
+                    decided.append((self.models[a], self.models[b]))
+            elif st.verdict == "A better":
                 decided.append((self.models[i], self.models[j]))
             elif st.verdict == "B better":
                 decided.append((self.models[j], self.models[i]))
-        return LeaderboardMonitorResult(n=self.n, models=[self.models[k] for k in order],
-                                means=[float(means[k]) for k in order], pairs=pairs, decided=decided,
-                                alpha_per_pair=self.alpha_per_pair)
+        ranked = [self.models[k] for k in order]
+        return LeaderboardMonitorResult(n=self.n, models=ranked, means=[float(means[k]) for k in order], pairs=pairs,
+                                        decided=decided, alpha_per_pair=self.alpha_per_pair,
+                                        correction=self.correction,
+                                        n_items=[int(self.counts[k]) for k in order],
+                                        provisional=[self.models[k] for k in order if self.counts[k] < self.min_items])

@@ -37,6 +37,7 @@ __all__ = [
     "items_to_flip",
     "mean_covariance",
     "score_step",
+    "selected_inference",
     "selection_bounds",
     "truncated_normal_cdf",
     "winner_inference",
@@ -254,6 +255,18 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
     if codes is not None and n_groups > 1:  # few clusters: t on G - 1 df, as a normal with a larger variance
         z_level = float(level_quantile(level, "two-sided"))
         cov = cov * (float(level_quantile(level, "two-sided", n_groups - 1)) / z_level) ** 2
+    slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
+    return selected_inference(means, cov, names, level, gen, slack=slack, beta=beta, target=target, new=new,
+                              n_draws=n_draws)
+
+
+def selected_inference(means: np.ndarray, cov: np.ndarray, names: list[Any], level: float,  # noqa: PLR0913, PLR0917
+                       gen: np.random.Generator, *, slack: float = 0.0, beta: float | None = None,
+                       target: str = "winner", new: int | None = None, n_draws: int = 20000) -> dict[str, Any]:
+    """:func:`winner_inference` on estimates ``means`` ~ N(mu, ``cov``) (mean scores, or
+    Bradley-Terry ratings with their covariance); ``slack`` the continuity correction of the
+    selection event.
+    """
     m = means.size
     alpha = 1.0 - level
     beta = alpha / 10.0 if beta is None else beta
@@ -292,7 +305,6 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
             rows[:, best] = -1.0  # x_k - x_best <= 0 for the other existing models
         selected = [names[new], names[best]]
         fam_i, fam_j = np.full(len(existing), new), np.asarray(existing)
-    slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
     y, sd, lower, upper = selection_bounds(means[None], cov[None], eta[None], rows[None], slack)
     fam_var = np.diag(cov)[fam_i] if fam_j is None else (np.diag(cov)[fam_i] + np.diag(cov)[fam_j]
                                                           - 2 * cov[fam_i, fam_j])

@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         MAX_TERMINAL_ROWS,
         arena_header,
         arena_legend,
+        arena_ranking_lines,
         arena_rows,
         arena_sentences,
         arena_test_label,
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         render_arena_markdown,
     )
     from ..report.files import check_outputs, write_atomic
-    from ..report.terminal import dump_json, print_table, say, terminal_width
+    from ..report.terminal import dump_json, print_table, safe_text, say, terminal_width
     from ..report.terminal_report import fit_table
 
     outputs = [args.html_out, args.markdown_out, args.json_out]
@@ -180,4 +181,6 @@ def run(args: argparse.Namespace) -> int:
     say(arena_legend(diag))
     for line in arena_sentences(diag):
         say(line)
+    for line in arena_ranking_lines(diag):  # model names: escaped for the terminal
+        say(safe_text(line))
     return 0

@@ -69,7 +69,11 @@ class ArenaDiagnosis(Result):
         ``rank_high`` (max-t over all pairs, at the confidence level, on the covariance above; None
         when that covariance is not estimable) and
         ``tie_group`` (models connected by unresolved pairs of the headline regime,
-        ``settings["headline"]``: the pairs table's own verdicts).
+        ``settings["headline"]``: the pairs table's own verdicts); ``best_set`` (the models that
+        can be #1: a pair separates two ranks only when it also passes every regime of the pairs
+        table it is shown in), ``critical_value`` and ``winner`` (the top model's Elo corrected
+        for selection: naive, median-unbiased, conditional and hybrid, Andrews, Kitagawa and
+        McCloskey 2024; :func:`~llm_power.winners_curse`).
     settings : dict
         Including ``headline`` (the resolved column of the strictest estimable regime),
         ``cluster_not_estimable`` (why the cluster regime has no number, or None) and
@@ -244,7 +248,9 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
                       f"{clustered.n_clusters} clusters do not inform (a rank-deficient cluster meat)")
         settings.update(cluster_not_estimable=reason, cluster_df=clustered.df)
     settings["headline"] = _headline(cols, settings)
-    ranks = _ranks(clustered or iid, names, idx, np.asarray(cols[settings["headline"]], dtype=bool), pairs, rng)
+    regime_cols = ["resolved", "resolved_corrected", "resolved_anytime"] + (
+        ["resolved_cluster"] if "resolved_cluster" in cols and np.any(cols["cluster_estimable"]) else [])
+    ranks = _ranks(clustered or iid, names, idx, cols, settings, regime_cols, level=level, rng=rng)
     return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=cols, n_battles=iid.n_battles, ranks=ranks,
                           settings=settings)
 
@@ -315,21 +321,60 @@ def _cluster_columns(clustered: BradleyTerryResult, ctx: Any, a_codes: np.ndarra
             "cluster_estimable": ok_c}
 
 
-def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, resolved: np.ndarray, pairs: str,
-           rng: Any) -> dict[str, Any]:
-    """The ranking table: Elo, simultaneous (max-t) rank intervals, tie groups from the headline verdicts."""
+def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dict[str, Any],  # noqa: PLR0913
+           settings: dict[str, Any], regimes: list[str], *, level: float, rng: Any) -> dict[str, Any]:
+    """The ranking table: Elo, simultaneous rank intervals, tie groups from the headline verdicts,
+    the set that can be #1 and the winner's rating corrected for selection.
+
+    A pair separates two ranks when its gap exceeds the max-t critical value (over all pairs, on
+    the fit's covariance) **and**, when the pairs table shows it, every regime there resolves it:
+    the ranks never say more than the table (as diagnose's rankings).
+    """
+    from .._kernel.ranks import selected_inference
     from ..resolution import tie_groups_and_rank_intervals
 
-    groups, _ = tie_groups_and_rank_intervals(len(names), idx, resolved, pairs)
+    m = len(names)
+    groups, _ = tie_groups_and_rank_intervals(m, idx, np.asarray(cols[settings["headline"]], dtype=bool),
+                                              settings["pairs"])
     group_of = {g: k + 1 for k, grp in enumerate(groups) for g in grp}
-    table = fit.rank_intervals(method="max-t", rng=rng)
     elo = dict(zip(fit.models, fit.elo(), strict=True))
-    row_of = {name: k for k, name in enumerate(table["model"])}
-    none = fit.not_estimable is not None  # no covariance: no simultaneous rank interval either (—)
-    return {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, len(names) + 1)),
-            "rank_low": [None if none else int(table["rank_low"][row_of[x]]) for x in names],
-            "rank_high": [None if none else int(table["rank_high"][row_of[x]]) for x in names],
-            "tie_group": [group_of[r] for r in range(len(names))]}
+    out: dict[str, Any] = {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, m + 1)),
+                           "rank_low": [None] * m, "rank_high": [None] * m,
+                           "tie_group": [group_of[r] for r in range(m)], "best_set": None, "winner": None}
+    if fit.not_estimable is not None:  # no covariance: no simultaneous rank interval either (—)
+        return out
+    position = {name: k for k, name in enumerate(names)}
+    rank_of = np.array([position[x] for x in fit.models])
+    i, j, diff, se = fit.pairwise()
+    ok = np.isfinite(se) & np.isfinite(diff)
+    crit = fit.simultaneous_critical_value(level, rng=rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(ok & (se > 0), np.abs(diff) / np.where(se > 0, se, 1.0), np.where(ok & (diff != 0), np.inf, 0.0))
+    separated = ok & (z > crit) if math.isfinite(crit) else np.zeros(z.shape, dtype=bool)
+    ri, rj = rank_of[i], rank_of[j]
+    pair_idx = np.stack([np.minimum(ri, rj), np.maximum(ri, rj)], axis=1)
+    shown = np.ones(idx.shape[0], dtype=bool)
+    for col in regimes:
+        shown &= np.asarray(cols[col], dtype=bool)
+    where = {(int(a), int(b)): k for k, (a, b) in enumerate(pair_idx)}
+    for (a, b), ok_shown in zip(idx.tolist(), shown, strict=True):
+        separated[where[a, b]] &= bool(ok_shown)
+    _, intervals = tie_groups_and_rank_intervals(m, pair_idx, separated, "all")
+    out["rank_low"] = [int(intervals[r][0]) for r in range(m)]
+    out["rank_high"] = [int(intervals[r][1]) for r in range(m)]
+    out["best_set"] = [names[r] for r in range(m) if intervals[r][0] == 1]
+    out["critical_value"] = float(crit)
+    order = np.array([fit.models.index(x) for x in names])
+    ratings = np.asarray(fit.ratings, dtype=float)[order]
+    if np.all(np.isfinite(ratings)) and m >= 2:  # the winner's Elo (mean 1000): the centred ratings
+        centre = np.eye(m) - 1.0 / m
+        cov = centre @ np.asarray(fit.covariance, dtype=float)[np.ix_(order, order)] @ centre
+        win = selected_inference(centre @ ratings, cov, names, level, as_rng(rng))
+        to_elo = {k: (ELO * v[0] + 1000.0, ELO * v[1] + 1000.0) if isinstance(v, tuple) else ELO * v + 1000.0
+                  for k, v in win.items() if k in ("estimate", "median_unbiased", "hybrid_estimate", "naive_ci",
+                                                  "conditional_ci", "hybrid_ci", "projection_ci")}
+        out["winner"] = {**win, **to_elo, "se": ELO * win["se"], "units": "Elo"}
+    return out
 
 
 def _headline(cols: dict[str, Any], settings: dict[str, Any]) -> str:

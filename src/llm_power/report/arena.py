@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -12,8 +13,8 @@ from .. import __version__
 from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
 
-__all__ = ["arena_header", "arena_legend", "arena_rows", "arena_sentences", "arena_test_label", "rank_rows",
-           "render_arena_html", "render_arena_markdown"]
+__all__ = ["arena_header", "arena_legend", "arena_ranking_lines", "arena_rows", "arena_sentences", "arena_test_label",
+           "rank_rows", "render_arena_html", "render_arena_markdown"]
 
 MAX_TABLE_PAIRS = 40
 #: pairs listed in the terminal and Markdown reports (every pair is in the JSON)
@@ -175,12 +176,34 @@ def arena_sentences(diag: ArenaDiagnosis) -> list[str]:
     return out
 
 
+def arena_ranking_lines(diag: ArenaDiagnosis, esc: Any = str, prose: Any = str) -> list[str]:
+    """Who can be #1 and the winner's Elo corrected for selection, in words (``esc`` escapes the
+    untrusted names for a medium, ``prose`` the package's own words); none without a covariance.
+    """
+    r = diag.ranks
+    best = r.get("best_set")
+    if not best:
+        return []
+    level = f"{100 * diag.settings['confidence_level']:g}%"
+    tail = f" ({level} simultaneous rank intervals over {len(diag.models)} models)."
+    out = [(prose("#1 is ") if len(best) == 1 else prose("#1 is one of: ")) + ", ".join(esc(m) for m in best)
+           + prose(tail)]
+    win = r.get("winner")
+    if win:
+        lo, hi = win["hybrid_ci"]
+        out.append(esc(win["selected"][0]) + prose(
+            f" rates {win['estimate']:.0f} Elo because the same battles picked it as the best; corrected for that "
+            f"selection: {win['hybrid_estimate']:.0f} (hybrid {level} interval {lo:.0f} – {hi:.0f})."))
+    return out
+
+
 def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolution report") -> str:
     """GitHub-flavoured Markdown: the verdict sentences and the pairs table (names escaped)."""
     from .markdown import md_prose, md_text
 
     lines = [f"## {md_text(title)}", "", f"{len(diag.models)} models, {diag.n_battles:,} battles.", ""]
     lines += [f"- {md_prose(s)}" for s in arena_sentences(diag)]
+    lines += [f"- {line}" for line in arena_ranking_lines(diag, md_text, md_prose)]
     header = arena_header(diag)
     lines += ["", "| " + " | ".join(md_prose(h) for h in header) + " |",
               "|" + "|".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + "|"]
@@ -269,7 +292,8 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
     return env.get_template("arena.html.j2").render(
         title=title, subtitle=f"{len(diag.models)} models, {diag.n_battles:,} battles; {diag.n_pairs} "
                               f"{'adjacent pairs' if s['pairs'] == 'adjacent' else 'pairs'}.",
-        version=__version__, cards=cards, sentences=arena_sentences(diag), note=note, models=models, level=level,
+        version=__version__, cards=cards, sentences=arena_sentences(diag) + arena_ranking_lines(diag), note=note,
+        models=models, level=level,
         cov_note=", cluster-robust" if clustered else "", pair_kind="adjacent" if s["pairs"] == "adjacent" else "all",
         forest=_forest(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if _clustered(diag) else "",
         shown_pairs=len(rows), n_pairs=diag.n_pairs, pair_header=header, pair_rows=rows, legend=arena_legend(diag),

@@ -75,7 +75,15 @@ def _diagnosis_fragment(diag: Any) -> str:
 
 
 def _arena_fragment(diag: Any) -> str:
-    from .arena import MAX_TERMINAL_ROWS, arena_header, arena_legend, arena_rows, arena_sentences, rank_rows
+    from .arena import (
+        MAX_TERMINAL_ROWS,
+        arena_header,
+        arena_legend,
+        arena_ranking_lines,
+        arena_rows,
+        arena_sentences,
+        rank_rows,
+    )
 
     parts = [f"<h3>Arena: {len(diag.models):,} models, {diag.n_battles:,} battles</h3>"]
     parts.append(_table(["rank", "model", "Elo", "rank interval", "tie group"],
@@ -85,7 +93,7 @@ def _arena_fragment(diag: Any) -> str:
     if len(rows) < diag.n_pairs:
         parts.append(f"<p>… {diag.n_pairs - len(rows):,} more pairs: <code>to_json()</code> has them all.</p>")
     parts.append(f"<p>{_e(arena_legend(diag))}</p>")
-    parts += [f"<p>{_e(line)}</p>" for line in arena_sentences(diag)]
+    parts += [f"<p>{_e(line)}</p>" for line in arena_sentences(diag) + arena_ranking_lines(diag)]
     return "".join(parts)
 
 
