@@ -80,3 +80,11 @@ def test_every_arena_renderer_says_who_can_be_first() -> None:
     assert "#1 is" in md and "corrected for that" in md
     assert "#1 is" in html and "<b>x</b>" not in html
     assert "@team" not in md and "\\<b\\>" in md or "<b>" not in md
+
+
+def test_arena_report_gives_the_fragility_of_arena_fragility() -> None:
+    battles = _battles(5)
+    diag = lp.arena_diagnose(battles, rng=0)
+    res = lp.arena_fragility(battles)
+    fr = diag.ranks["fragility"]
+    assert fr["challenger"] == res.challenger and fr["battles_to_flip_top"] == res.battles_to_flip_top

@@ -35,6 +35,7 @@ __all__ = [
     "gaussian_max_abs",
     "invert_selection",
     "items_to_flip",
+    "linear_removals_to_flip",
     "mean_covariance",
     "score_step",
     "selected_inference",
@@ -124,6 +125,22 @@ def items_to_flip(d: np.ndarray) -> np.ndarray:
     reached[-1] = False  # removing every item leaves no mean
     first = np.where(reached.any(axis=0), reached.argmax(axis=0) + 1.0, math.inf)
     return np.where(total <= tol, 0.0, first) if n else np.zeros(d.shape[1])
+
+
+def linear_removals_to_flip(gap: float, drop: np.ndarray) -> tuple[float, np.ndarray]:
+    """The fewest observations whose removal brings ``gap`` to <= 0 when removing observation b
+    lowers it by ``drop[b]`` (a linear approximation: the approximate maximum influence
+    perturbation of Broderick, Giordano and Meager 2023), and the observations in removal order.
+    ``inf`` (and every observation) when removing all with a positive drop is not enough.
+    """
+    if gap <= 0:
+        return 0.0, np.zeros(0, dtype=np.int64)
+    order = np.argsort(-drop, kind="stable")
+    cum = np.cumsum(drop[order])
+    hit = np.flatnonzero(gap - cum <= 1e-12 * max(1.0, abs(gap)))
+    if hit.size == 0:
+        return math.inf, order
+    return float(hit[0] + 1), order
 
 
 def binary_items_to_flip(b: Any, c: Any, n: int) -> np.ndarray:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         Cells,
         fit_cells,
     )
+    from ._fragility import ArenaFragilityResult, arena_fragility
     from ._judges import (
         AgreementResult,
         LengthBiasResult,
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "AgreementResult": "._judges",
     "ArenaDiagnosis": "._arena",
+    "ArenaFragilityResult": "._fragility",
+    "arena_fragility": "._fragility",
     "Battles": "._battles",
     "BradleyTerryResult": "._bradley_terry",
     "Cells": "._fit",
@@ -84,6 +87,7 @@ _LAZY = {
 __all__ = [
     "AgreementResult",
     "ArenaDiagnosis",
+    "ArenaFragilityResult",
     "Battles",
     "BradleyTerryResult",
     "Cells",
@@ -93,6 +97,7 @@ __all__ = [
     "WinRateComparison",
     "WinRateResult",
     "arena_diagnose",
+    "arena_fragility",
     "bradley_terry",
     "check_model_count",
     "compare_win_rates",

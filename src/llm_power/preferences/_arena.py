@@ -250,7 +250,7 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     settings["headline"] = _headline(cols, settings)
     regime_cols = ["resolved", "resolved_corrected", "resolved_anytime"] + (
         ["resolved_cluster"] if "resolved_cluster" in cols and np.any(cols["cluster_estimable"]) else [])
-    ranks = _ranks(clustered or iid, names, idx, cols, settings, regime_cols, level=level, rng=rng)
+    ranks = _ranks(clustered or iid, names, idx, cols, settings, regime_cols, level=level, rng=rng, enc=enc)
     return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=cols, n_battles=iid.n_battles, ranks=ranks,
                           settings=settings)
 
@@ -322,7 +322,8 @@ def _cluster_columns(clustered: BradleyTerryResult, ctx: Any, a_codes: np.ndarra
 
 
 def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dict[str, Any],  # noqa: PLR0913
-           settings: dict[str, Any], regimes: list[str], *, level: float, rng: Any) -> dict[str, Any]:
+           settings: dict[str, Any], regimes: list[str], *, level: float, rng: Any,
+           enc: Any = None) -> dict[str, Any]:
     """The ranking table: Elo, simultaneous rank intervals, tie groups from the headline verdicts,
     the set that can be #1 and the winner's rating corrected for selection.
 
@@ -340,7 +341,10 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
     elo = dict(zip(fit.models, fit.elo(), strict=True))
     out: dict[str, Any] = {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, m + 1)),
                            "rank_low": [None] * m, "rank_high": [None] * m,
-                           "tie_group": [group_of[r] for r in range(m)], "best_set": None, "winner": None}
+                           "tie_group": [group_of[r] for r in range(m)], "best_set": None, "winner": None,
+                           "fragility": None}
+    if enc is not None and settings.get("ties") == "half" and m <= MAX_FRAGILITY_MODELS:
+        out["fragility"] = _top_fragility(enc, names)  # refits: no covariance needed
     if fit.not_estimable is not None:  # no covariance: no simultaneous rank interval either (—)
         return out
     position = {name: k for k, name in enumerate(names)}
@@ -375,6 +379,37 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
                                                   "conditional_ci", "hybrid_ci", "projection_ci")}
         out["winner"] = {**win, **to_elo, "se": ELO * win["se"], "units": "Elo"}
     return out
+
+
+#: arenas up to this many models get the fragility of #1 (a refit per challenger)
+MAX_FRAGILITY_MODELS = 100
+
+
+def _top_fragility(enc: Any, names: list[str]) -> dict[str, Any] | None:
+    """The fewest battles whose removal lets another model tie or overtake #1, checked by refitting
+    (:func:`~llm_power.arena_fragility`, on the IID fit's ratings).
+    """
+    import warnings
+
+    from ._bradley_terry import fit_battles
+    from ._fragility import flip_count
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeparationWarning)
+        ratings = np.asarray(fit_battles(enc, None, ties="half").ratings, dtype=float)
+    if not np.all(np.isfinite(ratings)):
+        return None
+    top = enc.models.index(names[0])
+    counts = {name: flip_count(enc, ratings, top, enc.models.index(name)) for name in names[1:]}
+    challenger = min(names[1:], key=lambda x: (counts[x][1], counts[x][0]))
+    k = counts[challenger][1]
+    return {"top_model": names[0], "challenger": challenger, "battles_to_flip_top": k,
+            "battles_amip_top": counts[challenger][0], "share_top": k / enc.n,
+            "fragile_top": bool(k / enc.n <= FRAGILE_SHARE), "fragile_share": FRAGILE_SHARE}
+
+
+#: a gap (or #1) that flips by removing at most this share of the battles is fragile
+FRAGILE_SHARE = 0.001
 
 
 def _headline(cols: dict[str, Any], settings: dict[str, Any]) -> str:

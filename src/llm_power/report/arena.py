@@ -182,18 +182,23 @@ def arena_ranking_lines(diag: ArenaDiagnosis, esc: Any = str, prose: Any = str) 
     """
     r = diag.ranks
     best = r.get("best_set")
-    if not best:
-        return []
     level = f"{100 * diag.settings['confidence_level']:g}%"
     tail = f" ({level} simultaneous rank intervals over {len(diag.models)} models)."
     out = [(prose("#1 is ") if len(best) == 1 else prose("#1 is one of: ")) + ", ".join(esc(m) for m in best)
-           + prose(tail)]
+           + prose(tail)] if best else []
     win = r.get("winner")
     if win:
         lo, hi = win["hybrid_ci"]
         out.append(esc(win["selected"][0]) + prose(
             f" rates {win['estimate']:.0f} Elo because the same battles picked it as the best; corrected for that "
             f"selection: {win['hybrid_estimate']:.0f} (hybrid {level} interval {lo:.0f} – {hi:.0f})."))
+    fr = r.get("fragility")
+    if fr and math.isfinite(fr["battles_to_flip_top"]):
+        out.append(prose(f"Removing {int(fr['battles_to_flip_top']):,} of {diag.n_battles:,} battles "
+                         f"({100 * fr['share_top']:.2g}%) lets ") + esc(fr["challenger"])
+                   + prose(" tie or overtake #1 (checked by refitting)"
+                           + (f": fragile (at most {100 * fr['fragile_share']:g}% of the battles)."
+                              if fr["fragile_top"] else ".")))
     return out
 
 
