@@ -16,7 +16,10 @@ def test_critical_value_matches_the_gaussian_max_t() -> None:
     |Z_jk| / sd_jk for Z multivariate normal with the sample covariance of the pairwise differences."""
     rng = np.random.default_rng(1)
     x = (rng.random((4000, 6)) < np.linspace(0.5, 0.7, 6)).astype(float)
-    res = lp.rank_intervals(x, n_resamples=4000, rng=2)
+    res = lp.rank_intervals(x, n_resamples=4000, method="bootstrap", rng=2)
+    assert res.method == "bootstrap"
+    normal = lp.rank_intervals(x, method="gaussian", rng=2)
+    assert normal.method == "gaussian" and normal.critical_value == pytest.approx(res.critical_value, rel=0.03)
     i, j = np.triu_indices(6, 1)
     order = np.argsort(-x.mean(axis=0), kind="stable")
     d = x[:, order][:, i] - x[:, order][:, j]

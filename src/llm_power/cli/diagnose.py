@@ -83,6 +83,9 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "selection, items that flip each gap (default auto: up to 100 models)")
     p.add_argument("--rank-resamples", type=positive_int, default=1000, metavar="B",
                    help="bootstrap resamples of the rank intervals' critical value (default 1000)")
+    p.add_argument("--rank-method", choices=("auto", "bootstrap", "gaussian"), default="auto",
+                   help="critical value of the rank intervals: the bootstrap, or its normal limit (default auto: "
+                        "the bootstrap up to 2,000,000 resampled items)")
     p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
                    help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
     p.add_argument("--seed", type=nonnegative_int, default=0,
@@ -120,6 +123,7 @@ def diagnose_options(args: argparse.Namespace) -> dict[str, Any]:
             "max_pairs": getattr(args, "max_pairs", 200_000), "top": args.top,
             "ranks": {"auto": None, "on": True, "off": False}[getattr(args, "ranks", "auto")],
             "rank_resamples": getattr(args, "rank_resamples", 1000),
+            "rank_method": getattr(args, "rank_method", "auto"),
             "fragile_share": getattr(args, "fragile_share", 0.001), "rng": args.seed}
 
 

@@ -27,6 +27,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="simultaneous coverage of all the rank intervals (default 0.95)")
     p.add_argument("--n-resamples", type=positive_int, default=1000,
                    help="bootstrap resamples of the items for the critical value (default 1000)")
+    p.add_argument("--method", choices=("auto", "bootstrap", "gaussian"), default="auto",
+                   help="critical value: the bootstrap, or its normal limit (default auto: the bootstrap up to "
+                        "2,000,000 resampled items)")
     p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
                    help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
@@ -57,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         source = ", ".join(str(p) for p in args.results)
     diag = diagnose(aligned.scores, models=aligned.models, alpha=1.0 - args.confidence_level,
                     confidence_level=args.confidence_level, ranks=True, rank_resamples=args.n_resamples,
+                    rank_method=args.method,
                     cluster_resamples=0, fragile_share=args.fragile_share, rng=args.seed)
     sec = diag.rankings or {}
     if args.format == "json":  # the numbers of lp.rank_intervals, lp.winners_curse and lp.fragility
@@ -69,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     print_table(f"Ranks with {level} simultaneous coverage ({diag.n:,} items)", ["#", "model", "score", "rank"],
                 rows, right_align=(0, 2, 3),
                 caption=f"Every model's true rank lies in its interval at once with probability {level} (max-t "
-                        f"bootstrap over the paired differences, {sec['n_resamples']:,} resamples, critical value "
+                        + (f"bootstrap over the paired differences, {sec['n_resamples']:,} resamples"
+                           if sec["method"] == "bootstrap" else "over the paired differences, normal limit")
+                        + ", critical value "
                         f"{sec['critical_value']:.3g}; Mogstad, Romano, Shaikh and Wilhelm 2024); a pair separates "
                         "two ranks only when diagnose also resolves it.")
     for line in view.ranking.lines() if view.ranking is not None else []:

@@ -220,21 +220,10 @@ class BradleyTerryResult(Result):
             dev = self.replicates - self.ratings
             stat = np.max(np.abs(dev[:, i] - dev[:, j]) / safe, axis=1)
             return float(np.quantile(stat, level))
-        gen = as_rng(rng)
-        cov = np.nan_to_num(self.covariance, nan=0.0)
-        vals, vecs = np.linalg.eigh(cov)
-        root = vecs * np.sqrt(np.maximum(vals, 0.0))
-        # bounded work and memory: at most ~4e8 pair-draws in all, blocks of ~4e6 (32 MB)
-        n_draws = int(max(2000, min(n_draws, 400_000_000 // max(i.size, 1))))
-        block = max(1, 4_000_000 // max(i.size, 1))
-        out = []
-        for start in range(0, n_draws, block):
-            rows = min(block, n_draws - start)
-            z = gen.standard_normal((rows, len(self.models))) @ root.T
-            if math.isfinite(self.df):  # multivariate t: one chi-square scale per draw
-                z = z / np.sqrt(gen.chisquare(self.df, rows) / self.df)[:, None]
-            out.append(np.max(np.abs(z[:, i] - z[:, j]) / safe, axis=1))
-        return float(np.quantile(np.concatenate(out), level))
+        from .._kernel.ranks import gaussian_max_abs
+
+        return gaussian_max_abs(np.nan_to_num(self.covariance, nan=0.0), i, j, se, level, as_rng(rng),
+                                n_draws=n_draws, df=self.df)
 
     def rank_intervals(self, *, method: str = "max-t", confidence_level: float | None = None,
                        rng: SeedLike = None) -> Any:

@@ -34,6 +34,8 @@ class RankIntervalsResult(Result):
     top_sets : dict of str to list
         The models that can be in the top k ("1", "3", "5", "10", those below the number of models).
     resampled : {"items", "clusters"}
+    method : {"bootstrap", "gaussian"}
+        How the critical value was found.
     rule : {"resolved", "max-t"}
         "resolved": a pair separates two ranks when its max-t interval excludes 0 and the pair is
         resolved (q >= 1 and its test rejects; every regime of the report), as in
@@ -52,15 +54,17 @@ class RankIntervalsResult(Result):
     top_sets: dict[str, list[Any]]
     resampled: str
     rule: str
+    method: str = "bootstrap"
 
     _repr_fields = ("models", "rank_low", "rank_high", "best_set")
     _title = "Simultaneous rank intervals"
 
     def summary(self) -> str:
         """Each model's rank interval, and the set that can be #1."""
-        lines = [f"Ranks with {self.confidence_level:.0%} simultaneous coverage ({self.n_items:,} items, "
-                 f"max-t bootstrap of the {self.resampled}, {self.n_resamples:,} resamples, critical value "
-                 f"{self.critical_value:.3g})"]
+        how = (f"max-t bootstrap of the {self.resampled}, {self.n_resamples:,} resamples" if self.method == "bootstrap"
+               else f"max-t, normal limit{' over clusters' if self.resampled == 'clusters' else ''}")
+        lines = [f"Ranks with {self.confidence_level:.0%} simultaneous coverage ({self.n_items:,} items, " + how
+                 + f", critical value {self.critical_value:.3g})"]
         for k, name in enumerate(self.models):
             lo, hi = int(self.rank_low[k]), int(self.rank_high[k])
             lines.append(f"  {str(name)[:32]:<32} {self.means[k]:.4f}  rank {lo}" + (f"-{hi}" if hi != lo else ""))
@@ -69,7 +73,8 @@ class RankIntervalsResult(Result):
 
 
 def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, confidence_level: float = 0.95,
-                   power: float | None = 0.8, n_resamples: int = 1000, rng: SeedLike = None) -> RankIntervalsResult:
+                   power: float | None = 0.8, n_resamples: int = 1000, method: str = "auto",
+                   rng: SeedLike = None) -> RankIntervalsResult:
     r"""Confidence intervals for every model's rank that hold simultaneously, and the set of models
     that can be #1 (Mogstad, Romano, Shaikh and Wilhelm 2024).
 
@@ -89,6 +94,10 @@ def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, conf
         (they are the same numbers); None: the max-t intervals alone, as in Mogstad et al.
     n_resamples : int, default 1000
         Bootstrap resamples of the items (or clusters) for the critical value.
+    method : {"auto", "bootstrap", "gaussian"}, default "auto"
+        The bootstrap, or draws of its normal limit (the covariance of the means); "auto": the
+        bootstrap up to 2,000,000 resampled items, the normal limit beyond (as
+        :func:`~llm_power.diagnose`'s ``rank_method``).
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -122,7 +131,7 @@ def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, conf
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
     pw = 0.8 if power is None else check_alpha_power(1.0 - level, power)[1]
     diag = diagnose(scores, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
-                    ranks=True, rank_resamples=n_resamples, cluster_resamples=0, rng=rng)
+                    ranks=True, rank_resamples=n_resamples, rank_method=method, cluster_resamples=0, rng=rng)
     sec = diag.rankings
     assert sec is not None  # noqa: S101 - ranks=True computes them or raises
     sets = sec if power is not None else sec["simultaneous"]
@@ -132,4 +141,5 @@ def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, conf
     return RankIntervalsResult(models=names, means=np.asarray(diag.means), rank_low=low, rank_high=high,
                                best_set=list(sets["best_set"]), critical_value=float(sec["critical_value"]),
                                n_items=diag.n, n_resamples=n_resamples, confidence_level=level, top_sets=top_sets,
-                               resampled=sec["resampled"], rule="max-t" if power is None else "resolved")
+                               resampled=sec["resampled"], rule="max-t" if power is None else "resolved",
+                               method=sec["method"])

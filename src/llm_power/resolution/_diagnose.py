@@ -54,7 +54,7 @@ from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
 from ..planning import calibrate  # re-exported: it lived here before 0.1
 from ._columns import PairColumns, pair_indices
-from ._rankings import MAX_RANK_MODELS, fragility_columns, rankings_section, ranks_available
+from ._rankings import MAX_RANK_MODELS, RANK_METHODS, fragility_columns, rankings_section, ranks_available
 from ._regimes import REGIMES, Context, RegimeOutput, tie_groups_and_rank_intervals
 from ._results import Diagnosis
 
@@ -100,6 +100,7 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     run_pairing: str = "auto",
     ranks: bool | None = None,
     rank_resamples: int = 1000,
+    rank_method: str = "auto",
     fragile_share: float = 0.001,
     rng: SeedLike = None,
 ) -> Diagnosis:
@@ -178,6 +179,11 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
         up to 100 models for scores in memory; True requires it, False skips it.
     rank_resamples : int, default 1000
         Bootstrap resamples of the max-t critical value of the rank intervals.
+    rank_method : {"auto", "bootstrap", "gaussian"}, default "auto"
+        How that critical value is found: resampling items (or clusters); or draws of the normal
+        limit with the covariance of the means (cluster-robust with ``cluster``, a multivariate t
+        on G - 1 df), much faster for large benchmarks. "auto": the bootstrap up to 2,000,000
+        resampled items (2,000 items at 1,000 resamples), the normal limit beyond.
     fragile_share : float, default 0.001
         A gap (or #1) is *fragile* when removing at most this share of the items reverses or ties it.
     rng : None, int or numpy.random.Generator
@@ -220,7 +226,8 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     checked = diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
                                 correction=correction, anytime=anytime, method=method, design_effect=design_effect,
                                 cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, ranks=ranks,
-                                rank_resamples=rank_resamples, fragile_share=fragile_share, rng=rng)
+                                rank_resamples=rank_resamples, rank_method=rank_method, fragile_share=fragile_share,
+                                rng=rng)
     run_stats = None
     if runs is None and (isinstance(scores, RunScores) or np.ndim(scores) == 3):
         runs, scores = scores, None
@@ -257,7 +264,7 @@ def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: flo
                       confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
                       method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
                       max_pairs: int = MAX_PAIRS, top: int | None = None, ranks: bool | None = None,
-                      rank_resamples: int = 1000, fragile_share: float = 0.001,
+                      rank_resamples: int = 1000, rank_method: str = "auto", fragile_share: float = 0.001,
                       rng: SeedLike = None) -> dict[str, Any]:
     """The options of diagnose (its defaults; an unknown keyword is a TypeError), checked."""
     if correction is not None:
@@ -273,6 +280,7 @@ def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: flo
             "top": None if top is None else check_int_at_least(top, "top", 2),
             "ranks": None if ranks is None else bool(ranks),
             "rank_resamples": check_int_at_least(rank_resamples, "rank_resamples", 1, maximum=MAX_CLUSTER_RESAMPLES),
+            "rank_method": check_option(rank_method, "rank_method", RANK_METHODS),
             "fragile_share": check_open_unit(fragile_share, "fragile_share"), "rng": rng}
 
 
@@ -280,7 +288,8 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
                     confidence_level: float, correction: str | None, anytime: bool, method: str,
                     design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
                     rng: Any, runs: tuple[Any, str, Any] | None = None, ranks: bool | None = None,
-                    rank_resamples: int = 1000, fragile_share: float = 0.001) -> Diagnosis:
+                    rank_resamples: int = 1000, rank_method: str = "auto",
+                    fragile_share: float = 0.001) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """
@@ -324,12 +333,12 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
     rank_options = {"alpha": alpha, "power": power, "confidence_level": confidence_level, "correction": correction,
                     "anytime": anytime, "method": method, "design_effect": design_effect, "runs": runs}
     return _with_rankings(diag, source, names, ctx, local_order, rank_options, ranks=ranks,
-                          rank_resamples=rank_resamples, fragile_share=fragile_share)
+                          rank_resamples=rank_resamples, rank_method=rank_method, fragile_share=fragile_share)
 
 
 def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: Context,  # noqa: PLR0917
                    local_order: np.ndarray, options: dict[str, Any], *, ranks: bool | None, rank_resamples: int,
-                   fragile_share: float) -> Diagnosis:
+                   rank_method: str, fragile_share: float) -> Diagnosis:
     """The diagnosis with its rankings section (:mod:`._rankings`): the report of every pair under
     the same regimes (``diag`` itself for ``pairs="all"``), the max-t rank intervals, the winner
     and the fragility of each shown pair.
@@ -348,7 +357,8 @@ def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: 
         ranks=False, **options)
     ranked_x = source.matrix()[:, local_order]
     section = rankings_section(source, ranked_x, every, diag, confidence_level=options["confidence_level"],
-                               rank_resamples=rank_resamples, gen=ctx.gen, fragile_share=fragile_share)
+                               rank_resamples=rank_resamples, gen=ctx.gen, fragile_share=fragile_share,
+                               rank_method=rank_method)
     flips = fragility_columns(ranked_x, ctx.pair_idx[:, 0], ctx.pair_idx[:, 1], every.columns, ctx.n, source.binary)
     section["fragility"]["pairs"] = {"items_to_flip": flips, "share": flips / ctx.n,
                                      "fragile": flips / ctx.n <= fragile_share}

@@ -26,15 +26,18 @@ from .._kernel.ranks import (
 from ..matrix import ScoreMatrix, ScoreSource
 from ._regimes import REGIMES, tie_groups_and_rank_intervals
 
-__all__ = ["MAX_RANK_MODELS", "fragility_columns", "rankings_section", "ranks_available"]
+__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "fragility_columns", "rankings_section", "ranks_available"]
 
 #: diagnose computes the rankings by default up to this many models (4,950 pairs)
 MAX_RANK_MODELS = 100
 #: pairs x resamples of the max-t bootstrap refused beyond this
 MAX_RANK_ELEMENTS = 100_000_000
-#: the max-t critical value is bootstrapped when (items or clusters) x resamples stays below this,
-#: else drawn from the normal with the means' covariance (the bootstrap's large-sample limit)
-MAX_BOOTSTRAP_DRAWS = 20_000_000
+#: rank_method="auto": the max-t critical value is bootstrapped when (items or clusters) x resamples
+#: stays below this (small benchmarks, where the normal limit is rough), else drawn from the normal
+#: with the means' covariance (the bootstrap's large-sample limit, at a fraction of the cost)
+MAX_BOOTSTRAP_DRAWS = 2_000_000
+#: how the critical value of the rank intervals is found
+RANK_METHODS = ("auto", "bootstrap", "gaussian")
 #: graded differences formed per block when counting the items that flip a gap
 _FLIP_BLOCK = 4_000_000
 
@@ -61,9 +64,9 @@ def _resolved_everywhere(diag: Any) -> np.ndarray:
     return flags
 
 
-def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, shown: Any, *,
+def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, shown: Any, *,  # noqa: PLR0913
                      confidence_level: float, rank_resamples: int, gen: np.random.Generator,
-                     fragile_share: float) -> dict[str, Any]:
+                     fragile_share: float, rank_method: str = "auto") -> dict[str, Any]:
     """The rankings of a diagnosis (models in rank order; ``all_pairs`` the diagnosis of every pair
     with the same regimes, ``shown`` the displayed one).
     """
@@ -73,7 +76,8 @@ def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, 
     i, j = np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1
     delta, se = np.asarray(cols["delta"], dtype=float), np.asarray(cols["se"], dtype=float)
     codes, n_groups = source.coding
-    if (n_groups or n) * rank_resamples <= MAX_BOOTSTRAP_DRAWS:
+    if rank_method == "bootstrap" or (rank_method == "auto" and (n_groups or n) * rank_resamples
+                                      <= MAX_BOOTSTRAP_DRAWS):
         method = "bootstrap"
         largest = bootstrap_max_deviation(ranked_x, i, j, delta, se, rank_resamples, gen,
                                           codes=codes, n_groups=n_groups)
