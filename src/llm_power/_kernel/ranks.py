@@ -223,7 +223,8 @@ def invert_selection(y: np.ndarray, sd: np.ndarray, lower: np.ndarray, upper: np
     CDF does not reach ``prob`` there. Hybrid: the truncation is also mu +- c_proj sd, and mu is
     searched inside the projection interval y +- c_proj sd (its end returned likewise).
     """
-    y, sd = np.asarray(y, dtype=float), np.asarray(sd, dtype=float)
+    y, given = np.asarray(y, dtype=float), np.asarray(sd, dtype=float)
+    sd = np.where(given > 0, given, 1.0)  # no spread: the estimate itself (below); 1 keeps the loop finite
     proj = np.broadcast_to(np.inf if c_proj is None else np.asarray(c_proj, dtype=float), y.shape)
     width = np.minimum(proj, CONDITIONAL_RANGE)
     lo, hi = y - width * sd, y + width * sd
@@ -232,7 +233,7 @@ def invert_selection(y: np.ndarray, sd: np.ndarray, lower: np.ndarray, upper: np
         a, b = np.maximum(lower, mid - proj * sd), np.minimum(upper, mid + proj * sd)
         above = truncated_normal_cdf(y, mid, sd, a, b) > prob  # mu too small
         lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-    return np.where(sd > 0, 0.5 * (lo + hi), y)
+    return np.where(given > 0, 0.5 * (lo + hi), y)
 
 
 def mean_covariance(x: np.ndarray, binary: bool, codes: np.ndarray | None = None, n_groups: int = 0) -> np.ndarray:

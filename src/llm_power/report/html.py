@@ -337,6 +337,7 @@ def render_html(
         clustered_models="n_clusters" in s, runs_models="runs_by" in s,
         explanations=_explanations(s, level), source=source or "an in-memory matrix", settings=settings,
         ranking=view.ranking, ranking_lines=view.ranking.lines() if view.ranking is not None else [],
+        rank_method=view.ranking.method if view.ranking is not None else "",
     )
 
 

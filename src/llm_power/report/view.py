@@ -139,6 +139,7 @@ class RankingView:
     fragile_top: bool
     fragile_pairs: int
     fragile_share: str
+    method: str = ""  # how the critical value was found, in words
 
     def lines(self, esc: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> list[str]:
         """The section as sentences: ``esc`` escapes the (untrusted) names, ``prose`` the package's words."""
@@ -434,7 +435,9 @@ def _ranking_view(diag: Diagnosis, binary: bool, decimals: int | None) -> Rankin
         corrected=score(win["hybrid_estimate"]), hybrid_ci=span(win["hybrid_ci"]), challenger=str(fr["challenger"]),
         flip_top="" if not math.isfinite(top) else f"{int(top):,} of {diag.n:,} items ({fmt_share(fr['share_top'])})",
         fragile_top=bool(fr["fragile_top"]), fragile_pairs=int(np.sum(fr["pairs"]["fragile"])),
-        fragile_share=fmt_share(fr["fragile_share"]))
+        fragile_share=fmt_share(fr["fragile_share"]),
+        method=(f"max-t bootstrap of all pairwise gaps, resampling {sec['resampled']}"
+                if sec.get("method") == "bootstrap" else "max-t over all pairwise gaps, from the bootstrap's normal limit"))
 
 
 def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None) -> ReportView:
