@@ -104,7 +104,7 @@ def battle_influence(enc: Any, ratings: np.ndarray, contrast: np.ndarray) -> np.
     np.add.at(info, (enc.ia, enc.ib), -w)
     np.add.at(info, (enc.ib, enc.ia), -w)
     u = np.linalg.pinv(info) @ contrast  # I^+ c (the Laplacian is singular along 1; c sums to 0)
-    return (y - p) * (u[enc.ia] - u[enc.ib])
+    return np.asarray((y - p) * (u[enc.ia] - u[enc.ib]), dtype=float)
 
 
 def _refit_gap(enc: Any, drop: np.ndarray, a: int, b: int) -> float:

@@ -437,7 +437,8 @@ def _ranking_view(diag: Diagnosis, binary: bool, decimals: int | None) -> Rankin
         fragile_top=bool(fr["fragile_top"]), fragile_pairs=int(np.sum(fr["pairs"]["fragile"])),
         fragile_share=fmt_share(fr["fragile_share"]),
         method=(f"max-t bootstrap of all pairwise gaps, resampling {sec['resampled']}"
-                if sec.get("method") == "bootstrap" else "max-t over all pairwise gaps, from the bootstrap's normal limit"))
+                if sec.get("method") == "bootstrap"
+                else "max-t over all pairwise gaps, from the bootstrap's normal limit"))
 
 
 def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None) -> ReportView:
