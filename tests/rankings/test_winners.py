@@ -176,3 +176,23 @@ def test_errors() -> None:
         lp.winners_curse(x, beta=0.2)
     with pytest.raises(ValueError, match="target"):
         lp.winners_curse(x, target="best")
+
+
+def test_with_runs_the_winner_carries_the_run_noise_of_the_models_table() -> None:
+    """Several runs per model: the winner's naive interval is the models table's interval over items
+    and runs (its variance), not the narrower one of the run means alone."""
+    rng = np.random.default_rng(6)
+    n, runs = 400, 4
+    skill = np.array([0.2, 0.15, 0.0])
+    run_shift = rng.normal(0, 0.3, (1, runs, 3))
+    x = skill + rng.normal(0, 1.0, (n, 1, 1)) + run_shift + rng.normal(0, 0.5, (n, runs, 3))
+    diag = lp.diagnose(x, models=["a", "b", "c"], rng=0)
+    win = diag.rankings["winner"]
+    lo, hi = win["naive_ci"]
+    from llm_power._kernel.crossed import crossed_mean_squares
+
+    rs = lp.RunScores.from_array(x, models=["a", "b", "c"])
+    var_mean = crossed_mean_squares(rs.blocks).var_mean  # the models table's variance over items and runs
+    assert win["se"] ** 2 == pytest.approx(float(var_mean[rs.models.index(win["selected"][0])]), rel=1e-9)
+    items_only = lp.diagnose(x.mean(axis=1), models=["a", "b", "c"], rng=0).rankings["winner"]
+    assert hi - lo > 1.5 * (items_only["naive_ci"][1] - items_only["naive_ci"][0])

@@ -265,19 +265,23 @@ def score_step(x: np.ndarray, *, max_values: int = 1000) -> float:
 
 def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float, gen: np.random.Generator, *,
                      codes: np.ndarray | None = None, n_groups: int = 0, beta: float | None = None,
-                     target: str = "winner", new: int | None = None, n_draws: int = 20000) -> dict[str, Any]:
+                     target: str = "winner", new: int | None = None, n_draws: int = 20000,
+                     extra_var: Any = None) -> dict[str, Any]:
     """Inference on a target chosen by the data (Andrews, Kitagawa and McCloskey 2024).
 
     ``target``: "winner" (the top model's score), "top_gap" (the top model minus the second), or
     "new" (model ``new`` minus the best of the others). Returns the naive estimate and interval,
     the conditional median-unbiased estimate and interval, the hybrid estimate and interval, the
-    projection interval, beta and the selected models.
+    projection interval, beta and the selected models. ``extra_var`` (per model) raises each
+    model's variance to at least it (the variance over items and runs of a run report).
     """
     means = x.mean(axis=0)
     cov = mean_covariance(x, binary, codes, n_groups)
     if codes is not None and n_groups > 1:  # few clusters: t on G - 1 df, as a normal with a larger variance
         z_level = float(level_quantile(level, "two-sided"))
         cov = cov * (float(level_quantile(level, "two-sided", n_groups - 1)) / z_level) ** 2
+    if extra_var is not None:  # e.g. run-to-run noise: each model's variance raised to the report's own
+        cov = cov + np.diag(np.maximum(np.asarray(extra_var, dtype=float) - np.diag(cov), 0.0))
     slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
     return selected_inference(means, cov, names, level, gen, slack=slack, beta=beta, target=target, new=new,
                               n_draws=n_draws)

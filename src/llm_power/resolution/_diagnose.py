@@ -356,9 +356,11 @@ def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: 
         source, names, pairs="all", cluster_resamples=0, max_pairs=m_models * m_models, top=None, rng=ctx.gen,
         ranks=False, **options)
     ranked_x = source.matrix()[:, local_order]
+    runs = options.get("runs")  # the winner's variance over items and runs, as the models table's
+    extra = None if runs is None else np.asarray(model_run_variance(runs[0])[0])[local_order]
     section = rankings_section(source, ranked_x, every, diag, confidence_level=options["confidence_level"],
                                rank_resamples=rank_resamples, gen=ctx.gen, fragile_share=fragile_share,
-                               rank_method=rank_method)
+                               rank_method=rank_method, extra_var=extra)
     flips = fragility_columns(ranked_x, ctx.pair_idx[:, 0], ctx.pair_idx[:, 1], every.columns, ctx.n, source.binary)
     section["fragility"]["pairs"] = {"items_to_flip": flips, "share": flips / ctx.n,
                                      "fragile": flips / ctx.n <= fragile_share}

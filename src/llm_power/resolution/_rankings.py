@@ -66,7 +66,7 @@ def _resolved_everywhere(diag: Any) -> np.ndarray:
 
 def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, shown: Any, *,  # noqa: PLR0913
                      confidence_level: float, rank_resamples: int, gen: np.random.Generator,
-                     fragile_share: float, rank_method: str = "auto") -> dict[str, Any]:
+                     fragile_share: float, rank_method: str = "auto", extra_var: Any = None) -> dict[str, Any]:
     """The rankings of a diagnosis (models in rank order; ``all_pairs`` the diagnosis of every pair
     with the same regimes, ``shown`` the displayed one).
     """
@@ -108,7 +108,7 @@ def rankings_section(source: ScoreMatrix, ranked_x: np.ndarray, all_pairs: Any, 
                          "best_set": [names[k] for k in range(m) if alone[k][0] == 1]},
     }
     section["winner"] = winner_inference(ranked_x, names, source.binary, confidence_level, gen,
-                                         codes=codes, n_groups=n_groups)
+                                         codes=codes, n_groups=n_groups, extra_var=extra_var)
     flips = fragility_columns(ranked_x, np.zeros(m - 1, dtype=np.int64), np.arange(1, m), cols, n, source.binary)
     k_top = int(np.argmin(flips))
     top = float(flips[k_top])
