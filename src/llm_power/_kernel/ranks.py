@@ -41,6 +41,7 @@ __all__ = [
     "selected_inference",
     "selection_bounds",
     "truncated_normal_cdf",
+    "winner_from_covariance",
     "winner_inference",
 ]
 
@@ -277,12 +278,25 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
     """
     means = x.mean(axis=0)
     cov = mean_covariance(x, binary, codes, n_groups)
-    if codes is not None and n_groups > 1:  # few clusters: t on G - 1 df, as a normal with a larger variance
+    slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
+    return winner_from_covariance(means, cov, names, level, gen, n_groups=n_groups if codes is not None else 0,
+                                  slack=slack, extra_var=extra_var, beta=beta, target=target, new=new,
+                                  n_draws=n_draws)
+
+
+def winner_from_covariance(means: np.ndarray, cov: np.ndarray, names: list[Any], level: float,  # noqa: PLR0913, PLR0917
+                           gen: np.random.Generator, *, n_groups: int = 0, slack: float = 0.0,
+                           extra_var: Any = None, beta: float | None = None, target: str = "winner",
+                           new: int | None = None, n_draws: int = 20000) -> dict[str, Any]:
+    """:func:`winner_inference` from the means and their covariance (``n_groups`` clusters: t on
+    G - 1 degrees of freedom, as a normal with a larger variance; ``extra_var``: each model's
+    variance raised to at least it).
+    """
+    if n_groups > 1:
         z_level = float(level_quantile(level, "two-sided"))
         cov = cov * (float(level_quantile(level, "two-sided", n_groups - 1)) / z_level) ** 2
     if extra_var is not None:  # e.g. run-to-run noise: each model's variance raised to the report's own
         cov = cov + np.diag(np.maximum(np.asarray(extra_var, dtype=float) - np.diag(cov), 0.0))
-    slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
     return selected_inference(means, cov, names, level, gen, slack=slack, beta=beta, target=target, new=new,
                               n_draws=n_draws)
 

@@ -160,7 +160,7 @@ class RankingView:
             out.append(prose(f"Removing {self.flip_top} lets ") + esc(self.challenger)
                        + prose(" tie or overtake #1" + (f": fragile (at most {self.fragile_share} of the items)."
                                                         if self.fragile_top else ".")))
-        else:
+        elif self.challenger:
             out.append(prose("No removal of items lets another model tie or overtake #1."))
         if self.fragile_pairs:
             out.append(prose(f"{self.fragile_pairs} shown gap{'s' if self.fragile_pairs != 1 else ''} "
@@ -377,7 +377,7 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
     cols, binary = diag.columns, bool(diag.settings.get("binary"))
     names = list(diag.models)
     clustered = "pvalue_cluster" in cols
-    flips = diag.rankings["fragility"]["pairs"] if diag.rankings and "fragility" in diag.rankings else None
+    flips = (diag.rankings.get("fragility") or {}).get("pairs") if diag.rankings else None
     rows = []
     size = len(cols["delta"]) if cols else 0
     for k in range(size if limit is None else min(limit, size)):
@@ -427,15 +427,16 @@ def _ranking_view(diag: Diagnosis, binary: bool, decimals: int | None) -> Rankin
         return f"{score(ci[0])} – {score(ci[1])}"
 
     low = sec["rank_low"]
-    top = float(fr["items_to_flip_top"])
+    top = float(fr["items_to_flip_top"]) if fr else math.nan  # graded item shards: no fragility
     return RankingView(
         level=level, n_models=len(diag.models), best_set=[str(m) for m in sec["best_set"]],
         top3=[str(diag.models[g]) for g in range(len(diag.models)) if low[g] <= 3] if len(diag.models) > 3 else [],
         winner=str(win["selected"][0]), score=score(win["estimate"]), naive_ci=span(win["naive_ci"]),
-        corrected=score(win["hybrid_estimate"]), hybrid_ci=span(win["hybrid_ci"]), challenger=str(fr["challenger"]),
+        corrected=score(win["hybrid_estimate"]), hybrid_ci=span(win["hybrid_ci"]),
+        challenger=str(fr["challenger"]) if fr else "",
         flip_top="" if not math.isfinite(top) else f"{int(top):,} of {diag.n:,} items ({fmt_share(fr['share_top'])})",
-        fragile_top=bool(fr["fragile_top"]), fragile_pairs=int(np.sum(fr["pairs"]["fragile"])),
-        fragile_share=fmt_share(fr["fragile_share"]),
+        fragile_top=bool(fr and fr["fragile_top"]), fragile_pairs=int(np.sum(fr["pairs"]["fragile"])) if fr else 0,
+        fragile_share=fmt_share(fr["fragile_share"]) if fr else "",
         method=(f"max-t bootstrap of all pairwise gaps, resampling {sec['resampled']}"
                 if sec.get("method") == "bootstrap"
                 else "max-t over all pairwise gaps, from the bootstrap's normal limit"))
@@ -484,5 +485,6 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
         sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest, d),
         has_cluster_p="pvalue_cluster" in diag.columns, has_run_p="pvalue_run" in diag.columns, settings=dict(s),
-        ranking=_ranking_view(diag, binary, d), has_flip=bool(diag.rankings and "fragility" in diag.rankings),
+        ranking=_ranking_view(diag, binary, d),
+        has_flip=bool(diag.rankings and (diag.rankings.get("fragility") or {}).get("pairs") is not None),
     )

@@ -347,7 +347,7 @@ def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: 
     why = ranks_available(source, rank_resamples)
     if why is None and not (ranks or m_models <= MAX_RANK_MODELS):
         why = f"more than {MAX_RANK_MODELS} models (ranks=True computes them)"
-    if why is not None or not isinstance(source, ScoreMatrix):
+    if why is not None:
         if ranks:
             msg = f"ranks=True: {why}"
             raise ValueError(msg)
@@ -355,15 +355,17 @@ def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: 
     every = diag if ctx.pairs == "all" else diagnose_source(
         source, names, pairs="all", cluster_resamples=0, max_pairs=m_models * m_models, top=None, rng=ctx.gen,
         ranks=False, **options)
-    ranked_x = source.matrix()[:, local_order]
+    ranked_x = source.matrix()[:, local_order] if isinstance(source, ScoreMatrix) else None  # shards: none
     runs = options.get("runs")  # the winner's variance over items and runs, as the models table's
     extra = None if runs is None else np.asarray(model_run_variance(runs[0])[0])[local_order]
     section = rankings_section(source, ranked_x, every, diag, confidence_level=options["confidence_level"],
                                rank_resamples=rank_resamples, gen=ctx.gen, fragile_share=fragile_share,
-                               rank_method=rank_method, extra_var=extra)
-    flips = fragility_columns(ranked_x, ctx.pair_idx[:, 0], ctx.pair_idx[:, 1], every.columns, ctx.n, source.binary)
-    section["fragility"]["pairs"] = {"items_to_flip": flips, "share": flips / ctx.n,
-                                     "fragile": flips / ctx.n <= fragile_share}
+                               rank_method=rank_method, extra_var=extra, order=local_order)
+    if section["fragility"] is not None:
+        flips = fragility_columns(ranked_x, ctx.pair_idx[:, 0], ctx.pair_idx[:, 1], every.columns, ctx.n,
+                                  source.binary)
+        section["fragility"]["pairs"] = {"items_to_flip": flips, "share": flips / ctx.n,
+                                         "fragile": flips / ctx.n <= fragile_share}
     return dataclasses.replace(diag, rankings=section)
 
 
