@@ -32,6 +32,7 @@ from .quantiles import level_quantile
 __all__ = [
     "binary_items_to_flip",
     "bootstrap_max_deviation",
+    "centred",
     "gaussian_max_abs",
     "invert_selection",
     "items_to_flip",
@@ -94,17 +95,24 @@ def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: n
     root = vecs * np.sqrt(np.maximum(vals, 0.0))
     m = cov.shape[0]
     size = max(i.size, 1)
-    weights = np.zeros((m, i.size))  # the contrasts as columns, studentised: one product per block
-    weights[i, np.arange(i.size)] = inv_se
-    if j is not None:
-        weights[j, np.arange(i.size)] -= inv_se
-    load = root.T @ weights  # z = g @ root.T, so z @ weights = g @ (root.T @ weights)
+    load = None
+    if m * size <= BLOCK_ELEMENTS:  # the studentised contrasts as columns: one product per block
+        weights = np.zeros((m, i.size))
+        weights[i, np.arange(i.size)] = inv_se
+        if j is not None:
+            weights[j, np.arange(i.size)] -= inv_se
+        load = root.T @ weights  # z = g @ root.T, so z @ weights = g @ (root.T @ weights)
     n_draws = int(max(2000, min(n_draws, 400_000_000 // size)))
     block = max(1, BLOCK_ELEMENTS // size)
     out = []
     for start in range(0, n_draws, block):
         rows = min(block, n_draws - start)
-        stat = np.abs(gen.standard_normal((rows, m)) @ load).max(axis=1)
+        g = gen.standard_normal((rows, m))
+        if load is not None:
+            stat = np.abs(g @ load).max(axis=1)
+        else:  # many contrasts: gathered per block (memory rows x contrasts, bounded)
+            z = g @ root.T
+            stat = np.abs((z[:, i] if j is None else z[:, i] - z[:, j]) * inv_se).max(axis=1)
         if math.isfinite(df):  # multivariate t: one chi-square scale per draw
             stat = stat / np.sqrt(gen.chisquare(df, rows) / df)
         out.append(stat)
@@ -282,6 +290,15 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
     return winner_from_covariance(means, cov, names, level, gen, n_groups=n_groups if codes is not None else 0,
                                   slack=slack, extra_var=extra_var, beta=beta, target=target, new=new,
                                   n_draws=n_draws)
+
+
+def centred(values: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values and their covariance centred on their mean (C v, C Sigma C with C = I - 11'/M): the
+    scale of ratings identified only up to a constant (Elo with mean 1000).
+    """
+    m = values.size
+    c = np.eye(m) - 1.0 / m
+    return c @ values, c @ cov @ c
 
 
 def winner_from_covariance(means: np.ndarray, cov: np.ndarray, names: list[Any], level: float,  # noqa: PLR0913, PLR0917

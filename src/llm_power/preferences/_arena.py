@@ -331,7 +331,7 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
     the fit's covariance) **and**, when the pairs table shows it, every regime there resolves it:
     the ranks never say more than the table (as diagnose's rankings).
     """
-    from .._kernel.ranks import selected_inference
+    from .._kernel.ranks import centred, selected_inference
     from ..resolution import tie_groups_and_rank_intervals
 
     m = len(names)
@@ -371,9 +371,8 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
     order = np.array([fit.models.index(x) for x in names])
     ratings = np.asarray(fit.ratings, dtype=float)[order]
     if np.all(np.isfinite(ratings)) and m >= 2:  # the winner's Elo (mean 1000): the centred ratings
-        centre = np.eye(m) - 1.0 / m
-        cov = centre @ np.asarray(fit.covariance, dtype=float)[np.ix_(order, order)] @ centre
-        win = selected_inference(centre @ ratings, cov, names, level, as_rng(rng))
+        values, cov = centred(ratings, np.asarray(fit.covariance, dtype=float)[np.ix_(order, order)])
+        win = selected_inference(values, cov, names, level, as_rng(rng))
         to_elo = {k: (ELO * v[0] + 1000.0, ELO * v[1] + 1000.0) if isinstance(v, tuple) else ELO * v + 1000.0
                   for k, v in win.items() if k in ("estimate", "median_unbiased", "hybrid_estimate", "naive_ci",
                                                   "conditional_ci", "hybrid_ci", "projection_ci")}
