@@ -93,6 +93,9 @@ def test_monitor_discoveries_are_e_bh_of_its_pairs() -> None:
     found = lp.e_bh([state.pairs[k].e_value for k in keys], q=0.1)
     want = {(a, b) if state.pairs[(a, b)].delta > 0 else (b, a) for (a, b), f in zip(keys, found, strict=True) if f}
     assert set(state.decided) == want and want
+    # each pair's own verdict is e-BH's: nothing printed beside a pair contradicts the discoveries
+    assert {(a, b) if st.verdict == "A better" else (b, a) for (a, b), st in state.pairs.items()
+            if st.verdict != "undecided"} == want
     assert state.correction == "e-bh" and state.alpha_per_pair == 0.1
     bonf = lp.LeaderboardMonitor(names, alpha=0.1, tuned_for=2000)
     rng = np.random.default_rng(2)

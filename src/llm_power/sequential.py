@@ -44,6 +44,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -512,12 +513,17 @@ class LeaderboardMonitor:
             found = e_bh([states[p].e_value for p in keys], q=self.alpha) if keys else np.zeros(0, dtype=bool)
             chosen = {p for p, f in zip(keys, found, strict=True) if f}
         for (i, j), st in states.items():
-            pairs[(self.models[i], self.models[j])] = st
-            if self.correction == "e-bh":
-                if (i, j) in chosen and st.delta != 0:
+            if self.correction == "e-bh":  # each pair's verdict is e-BH's, now (not its own test at alpha)
+                hit = (i, j) in chosen and st.delta != 0
+                st = dataclasses.replace(st, verdict=("A better" if st.delta > 0 else "B better") if hit
+                                         else "undecided", decided_at=None)
+                if hit:
                     a, b = (i, j) if st.delta > 0 else (j, i)
                     decided.append((self.models[a], self.models[b]))
-            elif st.verdict == "A better":
+            pairs[(self.models[i], self.models[j])] = st
+            if self.correction == "e-bh":
+                continue
+            if st.verdict == "A better":
                 decided.append((self.models[i], self.models[j]))
             elif st.verdict == "B better":
                 decided.append((self.models[j], self.models[i]))

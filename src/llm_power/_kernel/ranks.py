@@ -130,6 +130,8 @@ def items_to_flip(d: np.ndarray) -> np.ndarray:
     d = np.asarray(d, dtype=float)
     d = d[:, None] if d.ndim == 1 else d
     n = d.shape[0]
+    if n == 0:
+        return np.zeros(d.shape[1])
     total = d.sum(axis=0)
     top = np.cumsum(-np.sort(-d, axis=0), axis=0)  # sums of the k largest, k = 1..n
     # a sum within rounding of 0 counts as 0 (a tie): sums of graded scores such as thirds are not
