@@ -32,6 +32,7 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
     "ingest": (["ingest_peers.py"], "lm-eval folders into the score matrix: polars scan_ndjson, orjson"),
     "all_pairs": (["all_pairs.py"], "diagnose all pairs, IID and clustered, against the float32 GEMM"),
     "startup": (["startup_peers.py"], "start-up: --help, demo"),
+    "rankings": (["rankings.py"], "rank intervals, fragility and a live leaderboard: the naive notebook versions"),
     "scale": (["scale.py"], "diagnose by leaderboard size: time and peak RSS, models 10 to 4,500, items 10^3 to 10^5"),
 }
 

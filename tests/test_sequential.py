@@ -93,7 +93,7 @@ def test_monitor_matches_direct_computation_and_is_valid():
     decided = 0
     reps = 400
     for r in range(reps):
-        mon = SequentialMonitor(tuned_for=1000)
+        mon = SequentialMonitor(tuned_for=1000, method="mixture")
         for _ in range(10):
             x = (rng.random(100) < 0.7).astype(int)
             y = np.where(rng.random(100) < 0.6, x, (rng.random(100) < 0.7).astype(int))

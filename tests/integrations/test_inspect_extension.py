@@ -167,6 +167,97 @@ def test_early_stopping_on_a_resolved_pair(tmp_path):
     assert meta["pair_models"] == [first, second]
     assert meta["pairs"] == len(common) and meta["difference"] == pytest.approx(d.mean(), rel=1e-12)
     # resolved: the betting sequence of the differences excludes 0 (its bounds are in each stop's reason)
-    lo, hi = (float(v) for v in re.search(r"\[([-+.\d]+), ([-+.\d]+)\]", stops[0].reason).groups())
+    lo, hi = (float(v) for v in re.search(r"\[([-+.\deE]+), ([-+.\deE]+)\]", stops[0].reason).groups())
     assert lo > 0 or hi < 0
     assert meta["difference_half_width"] <= (hi - lo) / 2 + 1e-12  # the sequence only narrows
+
+
+def _drive(stopper, streams: dict[str, np.ndarray]) -> tuple[int | None, str | None]:
+    """Feed the stopping manager one sample of each model in turn (sample i of every model, then
+    i + 1), as inspect would with the runs interleaved; returns (the sample at which it first
+    stopped, the reason)."""
+    import asyncio
+
+    from inspect_ai.scorer import Score, SampleScore
+
+    n = len(next(iter(streams.values())))
+
+    async def go() -> tuple[int | None, str | None]:
+        for name in streams:
+            stopper._model = lambda name=name: name
+            await stopper.start_task(type("T", (), {"model": name})(), list(range(n)), 1)
+        for i in range(n):
+            for name, x in streams.items():
+                stopper._model = lambda name=name: name
+                if await stopper.schedule_sample(i, 1) is not None:
+                    return i, stopper._pair_stop
+                await stopper.complete_sample(i, 1, {"s": SampleScore(score=Score(value=float(x[i])))})
+        return None, None
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("target", ["top", "all"])
+def test_leaderboard_stop_is_e_bh_over_the_pairs_betting_e_values(target):
+    """Four models: the manager stops at the first sample after which e-BH (at FDR 1 - level) over
+    the six pairs' e-values resolves every pair ("all") or puts one model ahead of the others
+    ("top"); the oracle is llm-power's own SequentialMonitor per pair (betting, the same horizon)
+    and lp.e_bh, recomputed after every sample."""
+    from llm_power.integrations.inspect import AnytimeEarlyStopping
+
+    rng = np.random.default_rng(7)
+    n, q = 1500, 0.1  # streams in name order, so the manager's pair order is the oracle's
+    truth = [0.9, 0.75, 0.6, 0.45]
+    streams = {f"m{k}": (rng.random(n) < p).astype(float) for k, p in enumerate(truth)}
+    stopper = AnytimeEarlyStopping(resolve=target, confidence_level=1 - q, min_samples=30)
+    at, reason = _drive(stopper, streams)
+    names = sorted(streams)
+    keys = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    mons = {k: lp.SequentialMonitor(alpha=q, tuned_for=n, method="betting") for k in keys}
+    want, states = None, {}
+    for i in range(n):  # as the manager sees them: a pair moves when its second model has scored sample i
+        for pos, model in enumerate(names):
+            for other in names[:pos]:
+                states[(other, model)] = mons[(other, model)].update(streams[other][i:i + 1], streams[model][i:i + 1])
+            if i + 1 < 30 or want is not None:
+                continue
+            found = lp.e_bh([states[k].e_value for k in keys], q=q)
+            wins = {(a, b) if states[(a, b)].delta > 0 else (b, a)
+                    for (a, b), f in zip(keys, found, strict=True) if f}
+            done = len(wins) == len(keys) if target == "all" else any(
+                all((t, o) in wins for o in names if o != t) for t in names)
+            if done:
+                want = i + 1 if pos == len(names) - 1 else i  # the next sample scheduled is stopped
+    assert want is not None and at == want, (at, want)
+    assert reason.startswith("e-BH at FDR 0.1") and ("m0 ahead of every other model" in reason if target == "top"
+                                                      else reason.endswith("m0 > m1 > m2 > m3"))
+
+
+def test_leaderboard_stop_in_a_real_run_and_margin_needs_two_models(tmp_path):
+    """Three mock models in one inspect run: resolve="top" stops every run with a reason naming the
+    best; the summary's pairs are the samples both scored. margin= with a third model is an error."""
+    from inspect_ai import eval as inspect_eval
+
+    from llm_power.integrations.inspect import AnytimeEarlyStopping
+
+    sys.path.insert(0, str(FIXTURE))
+    from task import digits
+
+    logs = inspect_eval(digits(resolve="top"), model=[_model("good", 10), _model("weak", 3), _model("bad", 2)],
+                        log_dir=str(tmp_path), display="none", max_samples=4)
+    sys.path.remove(str(FIXTURE))
+    stops = [stop for log in logs for stop in log.results.early_stopping.early_stops]
+    assert stops and all("mockllm/good ahead of every other model" in stop.reason for stop in stops)
+    right = {log.eval.model: {s.id: 1.0 if s.scores["match"].value == "C" else 0.0 for s in log.samples if s.scores}
+             for log in logs}
+    meta = max((log.results.early_stopping.metadata for log in logs), key=lambda m: len(m.get("leaderboard", {})))
+    assert meta["models"] == ["mockllm/bad", "mockllm/good", "mockllm/weak"]
+    for key, pair in meta["leaderboard"].items():
+        a, b = key.split(" vs ")
+        common = sorted(set(right[a]) & set(right[b]))
+        assert pair["pairs"] == len(common)
+        assert pair["difference"] == pytest.approx(np.mean([right[a][i] - right[b][i] for i in common]), rel=1e-12)
+    with pytest.raises(ValueError, match="must be True, False, 'all' or 'top'"):
+        AnytimeEarlyStopping(resolve="best")
+    with pytest.raises(ValueError, match="compares two models"):
+        _drive(AnytimeEarlyStopping(margin=0.05), {k: np.ones(5) for k in "abc"})

@@ -41,6 +41,9 @@ import numpy as np
 
 __all__ = ["BettingSequence", "bets", "betting_bound", "betting_pvalue"]
 
+#: values added at once by :meth:`BettingSequence.extend` (rows x candidates still inside)
+_ROWS = 128
+
 #: the largest bet (capital factors stay >= 1 - c > 0 for every value and candidate mean)
 MAX_BET = 0.5
 
@@ -102,10 +105,15 @@ def betting_bound(y: np.ndarray, lam: np.ndarray, alpha: float, side: str, *, ru
 class BettingSequence:
     """A betting confidence sequence updated one value at a time, on a grid of candidate means
     (``grid`` points over [low, high]; once a candidate is rejected it stays rejected: the running
-    intersection). ``alpha_lower`` / ``alpha_upper``: the level of each side.
+    intersection). ``alpha_lower`` / ``alpha_upper``: the level of each side. ``null``: a mean (in
+    the values' units) whose capitals are also tracked exactly, for the e-value and the first
+    rejection of "the mean is ``null``" (:meth:`null_e_value`). ``track_all``: keep every
+    candidate's current capital (else only those still inside the sequence move), for
+    :meth:`bounds_at`.
 
-    The bounds are conservative to the grid's spacing: the lower bound is the largest rejected grid
-    point, the upper the smallest rejected one above the mean (the range ends when none).
+    The bounds are conservative to the grid's spacing: the lower bound is just above the largest
+    rejected grid point, the upper just below the smallest rejected one above the mean (the range
+    ends when none), so a rejected candidate -- the null of a test -- is never inside.
 
     Examples
     --------
@@ -124,6 +132,8 @@ class BettingSequence:
     alpha_upper: float
     horizon: int
     grid: int = 2001
+    null: float | None = None
+    track_all: bool = False
 
     def __post_init__(self) -> None:
         self.m = np.linspace(0.0, 1.0, self.grid)
@@ -132,29 +142,105 @@ class BettingSequence:
         self.rej_up = np.zeros(self.grid, dtype=bool)
         self.rej_down = np.zeros(self.grid, dtype=bool)
         self.n, self.total, self.mu, self.sig2 = 0, 0.0, 0.5, 0.25
+        self.null_log_up = self.null_log_down = 0.0
+        self.null_rejected: str | None = None  # "above" / "below": the side that first rejected the null
 
     def update(self, value: float) -> None:
         """Add one value (must lie in [low, high])."""
-        if not self.low <= value <= self.high:
+        self.extend(np.array([value], dtype=float))
+
+    def extend(self, values: np.ndarray) -> int | None:
+        """Add values in order (each in [low, high]; vectorised: the same capitals, bets and
+        rejections as one :meth:`update` per value). With ``null`` set, returns the number of values
+        seen when the null mean was first rejected by either side within these values (else None).
+        """
+        v = np.asarray(values, dtype=float).reshape(-1)
+        if v.size == 0:
+            return None
+        bad = ~((v >= self.low) & (v <= self.high))
+        if bad.any():
+            value = float(v[np.argmax(bad)])
             msg = f"value {value!r} is outside the sequence's range [{self.low:g}, {self.high:g}]"
             raise ValueError(msg)
-        y = (value - self.low) / (self.high - self.low)
-        lam_up = min(MAX_BET, math.sqrt(2.0 * math.log(1.0 / self.alpha_lower) / (self.sig2 * max(self.horizon, 1))))
-        lam_dn = min(MAX_BET, math.sqrt(2.0 * math.log(1.0 / self.alpha_upper) / (self.sig2 * max(self.horizon, 1))))
-        self.log_up += np.log1p(lam_up * (y - self.m))
-        self.log_down += np.log1p(-lam_dn * (y - self.m))
-        self.rej_up |= self.log_up >= math.log(1.0 / self.alpha_lower)
-        self.rej_down |= self.log_down >= math.log(1.0 / self.alpha_upper)
-        self.n += 1
-        self.total += y
-        self.sig2 = (self.sig2 * self.n + (y - self.mu) ** 2) / (self.n + 1)
-        self.mu = (0.5 + self.total) / (self.n + 1)
+        y = (v - self.low) / (self.high - self.low)
+        k, n0 = y.size, self.n
+        idx = n0 + np.arange(1, k + 1, dtype=float)
+        mu = (0.5 + self.total + np.cumsum(y)) / (idx + 1.0)
+        prev_mu = np.r_[self.mu, mu[:-1]]
+        # sig2_i (i + 1) = sig2_{i-1} i + (y_i - mu_{i-1})^2: the running regularised variance
+        sig2 = (self.sig2 * (n0 + 1) + np.cumsum((y - prev_mu) ** 2)) / (idx + 1.0)
+        prev_sig2 = np.r_[self.sig2, sig2[:-1]]
+        h = max(self.horizon, 1)
+        lam_up = np.minimum(MAX_BET, np.sqrt(2.0 * math.log(1.0 / self.alpha_lower) / (prev_sig2 * h)))
+        lam_dn = np.minimum(MAX_BET, np.sqrt(2.0 * math.log(1.0 / self.alpha_upper) / (prev_sig2 * h)))
+        t_up, t_dn = math.log(1.0 / self.alpha_lower), math.log(1.0 / self.alpha_upper)
+        y0 = None if self.null is None else (self.null - self.low) / (self.high - self.low)
+        first: int | None = None
+        for start in range(0, k, _ROWS):
+            sl = slice(start, start + _ROWS)
+            # only the candidates still inside the sequence move: the rejected ones are the two ends
+            # of the grid (the capitals are monotone in m) and stay rejected, so the work shrinks
+            # with the sequence's width
+            inside = ~(self.rej_up | self.rej_down) | self.track_all
+            if inside.any():
+                a, b = int(np.argmax(inside)), self.grid - int(np.argmax(inside[::-1]))
+                m = self.m[a:b]
+                up = self.log_up[a:b] + np.cumsum(np.log1p(lam_up[sl, None] * (y[sl, None] - m)), axis=0)
+                dn = self.log_down[a:b] + np.cumsum(np.log1p(-lam_dn[sl, None] * (y[sl, None] - m)), axis=0)
+                self.rej_up[a:b] |= (up >= t_up).any(axis=0)
+                self.rej_down[a:b] |= (dn >= t_dn).any(axis=0)
+                self.log_up[a:b], self.log_down[a:b] = up[-1], dn[-1]
+            if y0 is not None:  # the same sums as a grid point at the null, added in the same order
+                up0 = self.null_log_up + np.cumsum(np.log1p(lam_up[sl] * (y[sl] - y0)))
+                dn0 = self.null_log_down + np.cumsum(np.log1p(-lam_dn[sl] * (y[sl] - y0)))
+                self.null_log_up, self.null_log_down = float(up0[-1]), float(dn0[-1])
+                hit = np.flatnonzero((up0 >= t_up) | (dn0 >= t_dn))
+                if hit.size and first is None:
+                    i = int(hit[0])
+                    first = n0 + start + i + 1
+                    if self.null_rejected is None:
+                        self.null_rejected = "above" if up0[i] >= t_up else "below"
+        self.n += k
+        self.total += float(y.sum())
+        self.mu, self.sig2 = float(mu[-1]), float(sig2[-1])
+        return first
+
+    def null_e_value(self) -> float:
+        """The two-sided e-value of "the mean is ``null``" now: half the larger of the two capitals
+        at the null. Each capital is a test martingale under the null, so their average is one, and
+        half the larger is at most the average: read at any stopping time it is an e-value (the
+        input of e-BH), and it reaches 1/alpha exactly when a side's capital reaches 2/alpha -- when
+        the sequence at level alpha (each side alpha/2) leaves out the null. 1 before any value.
+        """
+        if self.null is None:
+            msg = "this sequence tracks no null mean (create it with null=...)"
+            raise ValueError(msg)
+        return 0.5 * math.exp(min(max(self.null_log_up, self.null_log_down), 700.0))
+
+    def bounds_at(self, alpha: float) -> tuple[float, float]:
+        """The sequence at level ``alpha`` (each side alpha/2) from the current capitals -- not the
+        running intersection: the e-value interval {m : half the larger capital at m < 1/alpha},
+        valid at any stopping time, at any level (the e-BY intervals of a selection; Xu, Wang &
+        Ramdas 2022). Needs ``track_all=True`` (every candidate's capital kept current).
+        """
+        if not self.track_all:
+            msg = "bounds_at needs every candidate's current capital: create the sequence with track_all=True"
+            raise ValueError(msg)
+        t = math.log(2.0 / alpha)
+        up = np.nonzero(self.log_up >= t)[0]
+        dn = np.nonzero(self.log_down >= t)[0]
+        scale = self.high - self.low
+        lo = math.nextafter(self.low + scale * float(self.m[up.max()]), math.inf) if up.size else self.low
+        hi = math.nextafter(self.low + scale * float(self.m[dn.min()]), -math.inf) if dn.size else self.high
+        return lo, hi
 
     def bounds(self) -> tuple[float, float]:
         """(lower, upper) bound of the mean in the values' units."""
         up = np.nonzero(self.rej_up)[0]
         dn = np.nonzero(self.rej_down)[0]
-        lo = float(self.m[up.max()]) if up.size else 0.0
-        hi = float(self.m[dn.min()]) if dn.size else 1.0
         scale = self.high - self.low
-        return self.low + scale * lo, self.low + scale * hi
+        # a rejected grid point is outside the sequence: the bound is the next float inward (so the
+        # interval excludes exactly the rejected candidates, the null among them)
+        lo = math.nextafter(self.low + scale * float(self.m[up.max()]), math.inf) if up.size else self.low
+        hi = math.nextafter(self.low + scale * float(self.m[dn.min()]), -math.inf) if dn.size else self.high
+        return lo, hi

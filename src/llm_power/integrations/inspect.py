@@ -198,12 +198,13 @@ def write_reports(logs: Any, target: str) -> list[Path]:
 class _Running:
     """A stream of bounded values (scores in [low, high]) and its betting confidence sequence
     (:class:`llm_power._kernel.betting.BettingSequence`: valid at every look, no plug-in variance;
-    created at the first value with the planned horizon). A value outside the range makes the
-    sequence invalid: it then never stops a run.
+    created at the first value with the planned horizon; with ``null`` also the e-value of "the
+    mean is ``null``"). A value outside the range makes the sequence invalid: it then never stops a
+    run.
     """
 
-    def __init__(self, low: float = 0.0, high: float = 1.0) -> None:
-        self.n, self.total, self.low, self.high = 0, 0.0, low, high
+    def __init__(self, low: float = 0.0, high: float = 1.0, null: float | None = None) -> None:
+        self.n, self.total, self.low, self.high, self.null = 0, 0.0, low, high, null
         self.seq: Any = None
         self.invalid: str | None = None
 
@@ -220,7 +221,7 @@ class _Running:
             return
         if self.seq is None:
             self.seq = BettingSequence(self.low, self.high, alpha_lower=alpha / 2, alpha_upper=alpha / 2,
-                                       horizon=max(horizon, 1))
+                                       horizon=max(horizon, 1), null=self.null)
         self.seq.update(value)
 
     def sequence(self) -> tuple[float, float, float]:
@@ -233,6 +234,23 @@ class _Running:
         lo, hi = self.seq.bounds()
         return mean, lo, hi
 
+    def e_value(self) -> float:
+        """The e-value of the null now (1 before any value or once invalid: no evidence)."""
+        if self.seq is None or self.invalid is not None:
+            return 1.0
+        return float(self.seq.null_e_value())
+
+
+def _bound(v: float) -> str:
+    """A sequence bound for a stop's reason: four decimals, or two significant digits when that
+    would print a bound just off 0 as 0 (the sequence excludes 0 and must not read as if not).
+    """
+    return f"{v:+.1e}" if 0 < abs(v) < 5e-5 else f"{v:+.4f}"
+
+
+#: what ``resolve`` may ask for
+RESOLVE_TARGETS = (True, False, "all", "top")
+
 
 class AnytimeEarlyStopping:
     """Stop a task early on an anytime-valid confidence sequence (checked after every sample;
@@ -243,17 +261,26 @@ class AnytimeEarlyStopping:
     - ``half_width``: stop a model's run once the confidence sequence of its mean score is
       narrower than this (score units; 0.02 = 2 points);
     - ``resolve=True``: with two models in the run, stop both once the confidence sequence of their
-      paired difference (samples both have scored) excludes 0 — the pair is resolved;
-    - ``margin``: with two models, stop both once that sequence lies inside (-margin, margin) —
-      shown not to differ by more than the margin.
+      paired difference (samples both have scored) excludes 0 -- the pair is resolved. With three
+      or more, every pair has its betting e-process and the e-BH procedure (Wang & Ramdas 2022) at
+      false discovery rate 1 - ``confidence_level`` runs over all pairs after every sample: stop
+      all runs once it resolves every pair (``resolve=True`` or ``"all"``: the whole ranking) or
+      once it puts one model ahead of each other one (``resolve="top"``: the winner is known). The
+      expected share of false "A beats B" among the claims made at the stop is at most that rate,
+      however the stop came about;
+    - ``margin``: with two models, stop both once the pair's sequence lies inside (-margin,
+      margin) -- shown not to differ by more than the margin (two models only).
 
     ``confidence_level`` (default 0.95) is that of each sequence; ``min_samples`` (default 30) the
     fewest scored samples (or pairs) before any stop. The sequences are tuned for the planned
     number of samples. Samples are stopped in schedule order: shuffle the dataset.
     """
 
-    def __init__(self, half_width: float | None = None, *, resolve: bool = False, margin: float | None = None,
+    def __init__(self, half_width: float | None = None, *, resolve: bool | str = False, margin: float | None = None,
                  confidence_level: float = 0.95, min_samples: int = 30) -> None:
+        if resolve not in RESOLVE_TARGETS or isinstance(resolve, int) and not isinstance(resolve, bool):
+            msg = f"`resolve` must be True, False, 'all' or 'top'; got {resolve!r}."
+            raise ValueError(msg)
         if half_width is None and not resolve and margin is None:
             msg = "give at least one stopping criterion: half_width, resolve=True or margin"
             raise ValueError(msg)
@@ -261,12 +288,13 @@ class AnytimeEarlyStopping:
             if value is not None and not value > 0:
                 msg = f"`{name}` must be positive; got {value!r}."
                 raise ValueError(msg)
-        self.half_width, self.margin, self.resolve = half_width, margin, bool(resolve)
+        self.half_width, self.margin = half_width, margin
+        self.resolve: str | None = None if not resolve else ("top" if resolve == "top" else "all")
         self.level, self.min_samples = float(confidence_level), int(min_samples)
         self._planned: dict[str, int] = {}
         self._runs: dict[str, _Running] = {}
         self._scores: dict[str, dict[tuple[Any, int], float]] = {}
-        self._pair = _Running(-1.0, 1.0)
+        self._pairs: dict[tuple[str, str], _Running] = {}
         self._pair_stop: str | None = None
         self._stops: dict[str, int] = {}
 
@@ -279,6 +307,10 @@ class AnytimeEarlyStopping:
     async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
         """Register a model's run of ``len(samples) * epochs`` planned samples."""
         model = str(getattr(task, "model", "") or self._model())
+        if self.margin is not None and len(set(self._planned) | {model}) > 2:
+            msg = ("AnytimeEarlyStopping(margin=...) compares two models; this run has more "
+                   f"({', '.join(sorted(set(self._planned) | {model}))}). Use resolve= for a leaderboard.")
+            raise ValueError(msg)
         self._planned[model] = max(len(samples) * epochs, 1)
         self._runs[model], self._scores[model], self._stops[model] = _Running(), {}, 0
         return "llm_power_anytime"
@@ -291,11 +323,13 @@ class AnytimeEarlyStopping:
         mean, lo, hi = self._runs.get(key, _Running()).sequence()
         return mean, (hi - lo) / 2.0
 
-    def pair(self) -> tuple[float, float]:
-        """(mean difference of the two models, first minus second in name order, and the half-width
-        of its confidence sequence).
+    def pair(self, first: str | None = None, second: str | None = None) -> tuple[float, float]:
+        """(mean difference of two models, first minus second in name order, and the half-width of
+        its confidence sequence); by default the first two models in name order.
         """
-        mean, lo, hi = self._pair.sequence()
+        names = sorted(self._planned)
+        a, b = sorted((first, second)) if first is not None and second is not None else (names + ["", ""])[:2]
+        mean, lo, hi = self._pairs.get((a, b), _Running(-1.0, 1.0)).sequence()
         return mean, (hi - lo) / 2.0
 
     async def schedule_sample(self, id: str | int, epoch: int) -> EarlyStop | None:  # noqa: A002 - protocol
@@ -313,7 +347,7 @@ class AnytimeEarlyStopping:
 
     async def complete_sample(self, id: str | int, epoch: int,  # noqa: A002 - protocol
                               scores: dict[str, SampleScore]) -> None:
-        """Add the sample's (first scorer's) score to its model's sequence and to the pair's."""
+        """Add the sample's (first scorer's) score to its model's sequence and to its pairs'."""
         if not scores:
             return
         model = self._model()
@@ -321,35 +355,89 @@ class AnytimeEarlyStopping:
         alpha = 1.0 - self.level
         self._runs.setdefault(model, _Running()).add(value, self._planned.get(model, 1), alpha)
         self._scores.setdefault(model, {})[(id, epoch)] = value
-        models = sorted(self._planned)  # the pair in name order: its sign does not depend on which run started first
-        if len(models) == 2 and model in models and (self.resolve or self.margin is not None):
-            other = models[1] if model == models[0] else models[0]
-            if (id, epoch) in self._scores.get(other, {}):
-                mine, theirs = value, self._scores[other][(id, epoch)]
-                self._pair.add(mine - theirs if model == models[0] else theirs - mine,
-                               min(self._planned.values(), default=1), alpha)
-                self._check_pair()
-
-    def _check_pair(self) -> None:
-        if self._pair_stop is not None or self._pair.n < self.min_samples:
+        if self.resolve is None and self.margin is None:
             return
-        mean, lo, hi = self._pair.sequence()
-        if self.resolve and (lo > 0 or hi < 0):
-            self._pair_stop = f"pair resolved: difference {mean:+.4f}, sequence [{lo:+.4f}, {hi:+.4f}] excludes 0"
-        elif self.margin is not None and -self.margin < lo and hi < self.margin:
-            self._pair_stop = (f"pair within the margin: difference {mean:+.4f}, sequence [{lo:+.4f}, {hi:+.4f}] "
-                               f"inside +-{self.margin:g}")
+        horizon = min(self._planned.values(), default=1)
+        added = False
+        for other in sorted(self._planned):  # each pair in name order: its sign does not depend on who started first
+            if other == model or (id, epoch) not in self._scores.get(other, {}):
+                continue
+            theirs = self._scores[other][(id, epoch)]
+            key = (model, other) if model < other else (other, model)
+            run = self._pairs.setdefault(key, _Running(-1.0, 1.0, null=0.0))
+            run.add(value - theirs if model < other else theirs - value, horizon, alpha)
+            added = True
+        if added:
+            self._check_pairs()
+
+    def _check_pairs(self) -> None:
+        if self._pair_stop is not None:
+            return
+        names = sorted(self._planned)
+        if len(names) == 2:
+            run = self._pairs.get((names[0], names[1]))
+            if run is None or run.n < self.min_samples:
+                return
+            mean, lo, hi = run.sequence()
+            seq = f"sequence [{_bound(lo)}, {_bound(hi)}]"
+            if self.resolve and (lo > 0 or hi < 0):
+                self._pair_stop = f"pair resolved: difference {mean:+.4f}, {seq} excludes 0"
+            elif self.margin is not None and -self.margin < lo and hi < self.margin:
+                self._pair_stop = f"pair within the margin: difference {mean:+.4f}, {seq} inside +-{self.margin:g}"
+            return
+        self._check_leaderboard(names)
+
+    def _check_leaderboard(self, names: list[str]) -> None:
+        """e-BH over every pair's e-value (three or more models): stop once it resolves the ranking
+        (``resolve="all"``) or puts one model ahead of every other (``"top"``).
+        """
+        from ..multiplicity import e_bh
+
+        keys = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        runs = [self._pairs.get(k) for k in keys]
+        if any(r is None or r.n < self.min_samples for r in runs):
+            return
+        found = e_bh([r.e_value() for r in runs if r is not None], q=1.0 - self.level)
+        wins = {}
+        for (a, b), run, hit in zip(keys, runs, found, strict=True):
+            if hit and run is not None and run.total != 0:
+                wins[(a, b) if run.total > 0 else (b, a)] = run.e_value()
+        q = f"{1.0 - self.level:g}"
+        if self.resolve == "all" and len(wins) == len(keys):
+            order = sorted(names, key=lambda m: -sum((m, o) in wins for o in names))
+            self._pair_stop = f"e-BH at FDR {q}: every pair resolved: {' > '.join(order)}"
+            return
+        for top in names:
+            if self.resolve == "top" and all((top, o) in wins for o in names if o != top):
+                least = min(wins[(top, o)] for o in names if o != top)
+                self._pair_stop = f"e-BH at FDR {q}: {top} ahead of every other model (smallest e-value {least:.3g})"
+                return
+
+    def pairs(self) -> dict[str, dict[str, Any]]:
+        """Every pair with scored samples in common: ``"a vs b"`` (name order) -> items, mean
+        difference a - b, confidence sequence and e-value of "equally good".
+        """
+        out = {}
+        for (a, b), run in sorted(self._pairs.items()):
+            mean, lo, hi = run.sequence()
+            out[f"{a} vs {b}"] = {"pairs": run.n, "difference": mean, "low": lo if math.isfinite(lo) else None,
+                                  "high": hi if math.isfinite(hi) else None, "e_value": run.e_value()}
+        return out
 
     async def complete_task(self) -> dict[str, Any]:
-        """What stopping did for the calling model's run (and the pair's sequence, with two models)."""
+        """What stopping did for the calling model's run (and the pairs' sequences, with two or more models)."""
         model = self._model()
         mean, half = self.current(model)
         out: dict[str, Any] = {"model": model, "scored": self._runs.get(model, _Running()).n,
                                "stopped": self._stops.get(model, 0), "mean": mean,
                                "half_width": half if math.isfinite(half) else None,
                                "target_half_width": self.half_width, "confidence_level": self.level}
-        if self._pair.n:
+        names = sorted(self._planned)
+        first = self._pairs.get((names[0], names[1])) if len(names) >= 2 else None
+        if first is not None and first.n:
             d, h = self.pair()
-            out.update(pairs=self._pair.n, pair_models=sorted(self._planned), difference=d,
+            out.update(pairs=first.n, pair_models=names[:2], difference=d,
                        difference_half_width=h if math.isfinite(h) else None, pair_stop=self._pair_stop)
+        if len(names) > 2:
+            out.update(models=names, pair_stop=self._pair_stop, leaderboard=self.pairs())
         return out
