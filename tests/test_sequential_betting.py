@@ -60,6 +60,18 @@ def test_extend_is_one_update_per_value() -> None:
         many.extend(part)
     assert one.bounds() == many.bounds()
     assert one.null_e_value() == pytest.approx(many.null_e_value(), rel=1e-10)
+    # a drift (300 differences of +1, then 300 of -1) empties the sequence: its bounds still do not
+    # depend on the batching nor on keeping every capital, and stay off the rejected null
+    drift = np.r_[np.ones(300), -np.ones(300)]
+    seqs = [BettingSequence(-1, 1, alpha_lower=0.025, alpha_upper=0.025, horizon=1000, null=0.0, track_all=t)
+            for t in (False, False, True)]
+    for v in drift:
+        seqs[0].update(float(v))
+    seqs[1].extend(drift)
+    seqs[2].extend(drift)
+    assert seqs[0].bounds() == seqs[1].bounds() == seqs[2].bounds() and seqs[0].bounds()[0] > 0
+    with pytest.raises(ValueError, match="must be a candidate of the grid"):
+        BettingSequence(-1, 1, alpha_lower=0.025, alpha_upper=0.025, horizon=10, null=0.0, grid=2000)
     with pytest.raises(ValueError, match="outside the sequence's range"):
         many.extend(np.array([0.0, 1.5]))
 
@@ -114,11 +126,12 @@ def test_time_uniform_type_one_error_and_coverage(design: str) -> None:
         up, dn = _log_capitals(d, 1.0, ALPHA, 1000, m=true)
         ever = np.mean(np.max(np.maximum(up, dn), axis=1) >= math.log(2 / ALPHA))
         assert ever <= ALPHA + tol, (delta, ever)
-        if delta == 0.0:
+        if delta == 0.0:  # the package on 100 of the streams: its decisions are those of the capitals at 0
+            up0, dn0 = _log_capitals(d[:100], 1.0, ALPHA, 1000, m=0.0)
             for r in range(100):
                 mon = lp.SequentialMonitor(tuned_for=1000)
                 state = mon.update(a[r], b[r])
-                assert (state.verdict != "undecided") == bool(np.max(np.maximum(up[r], dn[r])) >= math.log(2 / ALPHA))
+                assert (state.verdict != "undecided") == bool(np.max(np.maximum(up0[r], dn0[r])) >= math.log(2 / ALPHA))
 
 
 def test_one_verdict_decided_exactly_when_the_sequence_excludes_zero() -> None:
@@ -206,3 +219,33 @@ def test_e_bh_fdr_with_betting_e_values_under_optional_stopping() -> None:
                           for side in (0, 1))
             inside = np.maximum(up_m, dn_m) < math.log(2 / level)
             assert np.array_equal((grid > lo) & (grid < hi), inside)
+
+
+def test_leaderboard_verdicts_agree_with_their_intervals_on_drifting_streams() -> None:
+    """e-BH discovers a pair from the side of its larger capital, which the plain mean need not
+    share (A right on the first 300 items and wrong on the rest, B the reverse: mean difference 0 or
+    negative, the evidence on A's side): the verdict and its direction are the interval's, on these
+    and on random leaderboards."""
+    a, b = np.r_[np.ones(300), np.zeros(310)], np.r_[np.zeros(300), np.ones(310)]
+    boards = [np.c_[a[:600], b[:600], np.zeros(600)], np.c_[a, b, np.zeros(610)]]
+    rng = np.random.default_rng(6)
+    boards += [(rng.random((800, 5)) < rng.uniform(0.5, 0.8, 5)).astype(float) for _ in range(20)]
+    seen = set()
+    for x in boards:
+        names = [f"m{k}" for k in range(x.shape[1])]
+        board = lp.LeaderboardMonitor(names, correction="e-bh", alpha=0.05, tuned_for=1000)
+        for part in np.array_split(x, 4):
+            state = board.update(part)
+            for (m1, m2), st in state.pairs.items():
+                lo, hi = st.confidence_interval()
+                assert (st.verdict != "undecided") == (lo > 0 or hi < 0)
+                if st.verdict != "undecided":
+                    assert (st.verdict == "A better") == (lo > 0)
+                    assert ((m1, m2) if lo > 0 else (m2, m1)) in state.decided
+                seen.add(st.verdict)
+    first = state = None
+    board = lp.LeaderboardMonitor(["A", "B", "C"], correction="e-bh", tuned_for=1000)
+    state = board.update(boards[0])
+    first = state.pairs[("A", "B")]
+    assert first.delta == 0 and first.verdict == "A better" and ("A", "B") in state.decided
+    assert seen == {"undecided", "A better", "B better"}

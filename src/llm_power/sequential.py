@@ -30,9 +30,9 @@ The monitors use by default a third, tighter construction: **betting** (Waudby-S
 2024; :mod:`llm_power._kernel.betting`). Two capital processes bet on the next difference being
 above or below a candidate mean, with predictable bets that adapt to the variance seen so far; the
 candidates whose capital has reached 2/alpha form the complement of the confidence sequence (its
-running intersection), and the average of the two capitals at 0 is the e-process of "equally
-good" -- at any stopping time an e-value, the input of e-BH over a leaderboard's pairs
-(:func:`llm_power.e_bh`).
+running intersection), and half the larger of the two capitals at 0 -- at most their average, a
+test martingale under "equally good" -- is the pair's e-process: at any stopping time an
+e-value, the input of e-BH over a leaderboard's pairs (:func:`llm_power.e_bh`).
 
 For the resolution ratio, the fixed-n critical value z_{1-alpha/2} is replaced by the boundary in
 z units, u(v)/sqrt(v), with rho chosen so that the boundary is tightest at the benchmark's own
@@ -168,7 +168,10 @@ class MonitorResult(Result):
     delta : float
         Mean difference A - B so far.
     e_value : float
-        Current value of the e-process (evidence against "A and B are equally good").
+        Current value of the e-process (evidence against "A and B are equally good"). The verdict
+        is sticky and this is the current value: after a decision it may fall back below the
+        threshold (an e-value is read at the look it is taken, the decision at the first look it
+        crossed).
     threshold : float
         1 / alpha.
     verdict : str
@@ -226,7 +229,8 @@ class SequentialMonitor:
         far, so the sequence is 2.5-6 times narrower than the mixture's at 1,000 items and decides
         a 4-point gap in a fraction of the items (docs/rankings.md, "Live leaderboards"); the
         verdict is the sequence excluding 0 (each side at alpha/2; sticky, as the sequence is the
-        running intersection), the e-value the average of the two capitals at 0. ``"mixture"``:
+        running intersection), the e-value half the larger of the two capitals at 0 (at most their
+        average, a test martingale). ``"mixture"``:
         the Beta-mixture e-process on the discordant items (0/1) or the normal mixture with
         Hoeffding's variance proxy (graded), and the normal-mixture sequence.
 
@@ -370,6 +374,15 @@ class SequentialMonitor:
             self._decision = "A better" if sums[i] > 0 else "B better"
         self._add(d)
 
+    def leans_a(self) -> bool:
+        """Whether the evidence is on A's side: with betting the larger capital at 0 bets on A (the
+        side a decision or an e-BH discovery comes from, which the plain mean need not share);
+        with the mixtures the sign of the mean difference.
+        """
+        if self.method == "betting" and self._seq is not None:
+            return bool(self._seq.null_log_up >= self._seq.null_log_down)
+        return self.sum_d > 0
+
     def interval_at(self, alpha: float) -> ConfidenceInterval:
         """An anytime-valid interval for the gap at level ``alpha`` from the current evidence: the
         e-value interval {gap : e-value of the gap < 1/alpha} (betting: needs the monitor created
@@ -451,6 +464,23 @@ class LeaderboardMonitorResult(Result):
                 "correction": self.correction, "n_items": list(self.n_items or []),
                 "provisional": list(self.provisional or []),
                 "pairs": {f"{a} vs {b}": s.to_dict() for (a, b), s in self.pairs.items()}}
+
+
+def _agree(cs: ConfidenceInterval, hit: bool, ahead: bool, *, exact: bool) -> ConfidenceInterval:
+    """The e-BY interval made to agree with e-BH where the two compare the same capital in other
+    units (the e-value against K / (q k), the log capital against log(2K / (q k))) and differ in the
+    last bit: a discovery's interval leaves out 0 on its side (``exact``: betting, where the two
+    are the same test), and an interval that leaves out 0 for a pair e-BH does not discover is
+    widened to 0 (a superset: still valid).
+    """
+    out = cs.low > 0 or cs.high < 0
+    if hit and not out and exact:
+        return (ConfidenceInterval(math.nextafter(0.0, math.inf), max(cs.high, math.nextafter(0.0, math.inf)))
+                if ahead else ConfidenceInterval(min(cs.low, -math.nextafter(0.0, math.inf)),
+                                                 -math.nextafter(0.0, math.inf)))
+    if not hit and out:
+        return ConfidenceInterval(min(cs.low, 0.0), max(cs.high, 0.0))
+    return cs
 
 
 #: how a LeaderboardMonitor controls its errors over the pairs
@@ -592,9 +622,9 @@ class LeaderboardMonitor:
             level = self.alpha * max(len(chosen), 1) / max(len(keys), 1)
         for (i, j), st in states.items():
             if self.correction == "e-bh":  # each pair's verdict is e-BH's, now (not its own test at alpha)
-                cs = self.monitors[i, j].interval_at(level)
-                ahead = cs.low > 0 if (cs.low > 0 or cs.high < 0) else st.delta > 0  # the side the interval is on
-                hit = (i, j) in chosen and st.delta != 0
+                mon = self.monitors[i, j]
+                cs, hit, ahead = mon.interval_at(level), (i, j) in chosen, mon.leans_a()
+                cs = _agree(cs, hit, ahead, exact=mon.method == "betting")
                 st = dataclasses.replace(st, verdict=("A better" if ahead else "B better") if hit
                                          else "undecided", decided_at=None, confidence_sequence=cs)
                 if hit:

@@ -202,7 +202,7 @@ def test_leaderboard_stop_is_e_bh_over_the_pairs_betting_e_values(target):
     """Four models: the manager stops at the first sample after which e-BH (at FDR 1 - level) over
     the six pairs' e-values resolves every pair ("all") or puts one model ahead of the others
     ("top"); the oracle is llm-power's own SequentialMonitor per pair (betting, the same horizon)
-    and lp.e_bh, recomputed after every sample."""
+    and lp.e_bh, recomputed after every complete row, each claim's direction the monitor's."""
     from llm_power.integrations.inspect import AnytimeEarlyStopping
 
     rng = np.random.default_rng(7)
@@ -214,20 +214,18 @@ def test_leaderboard_stop_is_e_bh_over_the_pairs_betting_e_values(target):
     names = sorted(streams)
     keys = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     mons = {k: lp.SequentialMonitor(alpha=q, tuned_for=n, method="betting") for k in keys}
-    want, states = None, {}
-    for i in range(n):  # as the manager sees them: a pair moves when its second model has scored sample i
-        for pos, model in enumerate(names):
-            for other in names[:pos]:
-                states[(other, model)] = mons[(other, model)].update(streams[other][i:i + 1], streams[model][i:i + 1])
-            if i + 1 < 30 or want is not None:
-                continue
-            found = lp.e_bh([states[k].e_value for k in keys], q=q)
-            wins = {(a, b) if states[(a, b)].delta > 0 else (b, a)
-                    for (a, b), f in zip(keys, found, strict=True) if f}
-            done = len(wins) == len(keys) if target == "all" else any(
-                all((t, o) in wins for o in names if o != t) for t in names)
-            if done:
-                want = i + 1 if pos == len(names) - 1 else i  # the next sample scheduled is stopped
+    want = None
+    for i in range(n):  # as the manager sees them: a sample enters the pairs once every model has scored it
+        states = {k: mons[k].update(streams[k[0]][i:i + 1], streams[k[1]][i:i + 1]) for k in keys}
+        if i + 1 < 30:
+            continue
+        found = lp.e_bh([states[k].e_value for k in keys], q=q)
+        wins = {(a, b) if mons[(a, b)].leans_a() else (b, a) for (a, b), f in zip(keys, found, strict=True) if f}
+        done = len(wins) == len(keys) if target == "all" else any(
+            all((t, o) in wins for o in names if o != t) for t in names)
+        if done:
+            want = i + 1  # the row completes with the last model's sample i: stopped from sample i + 1 on
+            break
     assert want is not None and at == want, (at, want)
     assert reason.startswith("e-BH at FDR 0.1") and ("m0 ahead of every other model" in reason if target == "top"
                                                       else reason.endswith("m0 > m1 > m2 > m3"))
@@ -235,7 +233,7 @@ def test_leaderboard_stop_is_e_bh_over_the_pairs_betting_e_values(target):
 
 def test_leaderboard_stop_in_a_real_run_and_margin_needs_two_models(tmp_path):
     """Three mock models in one inspect run: resolve="top" stops every run with a reason naming the
-    best; the summary's pairs are the samples both scored. margin= with a third model is an error."""
+    best; the summary's pairs are the samples every model scored (complete rows). margin= with a third model is an error."""
     from inspect_ai import eval as inspect_eval
 
     from llm_power.integrations.inspect import AnytimeEarlyStopping
@@ -252,12 +250,27 @@ def test_leaderboard_stop_in_a_real_run_and_margin_needs_two_models(tmp_path):
              for log in logs}
     meta = max((log.results.early_stopping.metadata for log in logs), key=lambda m: len(m.get("leaderboard", {})))
     assert meta["models"] == ["mockllm/bad", "mockllm/good", "mockllm/weak"]
+    rows = sorted(set.intersection(*(set(r) for r in right.values())))  # the samples every model scored
     for key, pair in meta["leaderboard"].items():
         a, b = key.split(" vs ")
-        common = sorted(set(right[a]) & set(right[b]))
+        common = rows
         assert pair["pairs"] == len(common)
         assert pair["difference"] == pytest.approx(np.mean([right[a][i] - right[b][i] for i in common]), rel=1e-12)
     with pytest.raises(ValueError, match="must be True, False, 'all' or 'top'"):
         AnytimeEarlyStopping(resolve="best")
     with pytest.raises(ValueError, match="compares two models"):
         _drive(AnytimeEarlyStopping(margin=0.05), {k: np.ones(5) for k in "abc"})
+
+
+def test_leaderboard_stop_direction_is_the_capitals_side():
+    """a right on the first 300 samples and wrong on the next 310, b the reverse, c never right:
+    the a-b evidence is on a's side although a's mean is lower; the stop names a > b, as the pair's
+    own sequence does."""
+    from llm_power.integrations.inspect import AnytimeEarlyStopping
+
+    a, b = np.r_[np.ones(300), np.zeros(310)], np.r_[np.zeros(300), np.ones(310)]
+    stopper = AnytimeEarlyStopping(resolve="all", confidence_level=0.95, min_samples=610)
+    _drive(stopper, {"a": a, "b": b, "c": np.zeros(610)})
+    pair = stopper.pairs()["a vs b"]
+    assert pair["difference"] < 0 < pair["low"]
+    assert stopper._pair_stop is not None and stopper._pair_stop.endswith("a > b > c")

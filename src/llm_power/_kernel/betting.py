@@ -141,6 +141,14 @@ class BettingSequence:
         self.log_down = np.zeros(self.grid)
         self.rej_up = np.zeros(self.grid, dtype=bool)
         self.rej_down = np.zeros(self.grid, dtype=bool)
+        # the number of values seen when each candidate left the sequence (by either side; 0: inside).
+        # It does not depend on how the values were batched, as it is fixed at the first rejection
+        self.rej_at = np.zeros(self.grid, dtype=np.int64)
+        if self.null is not None:
+            pos = (self.null - self.low) / (self.high - self.low) * (self.grid - 1)
+            if abs(pos - round(pos)) > 1e-9:
+                msg = f"the null {self.null!r} must be a candidate of the grid ({self.grid} points over the range)"
+                raise ValueError(msg)
         self.n, self.total, self.mu, self.sig2 = 0, 0.0, 0.5, 0.25
         self.null_log_up = self.null_log_down = 0.0
         self.null_rejected: str | None = None  # "above" / "below": the side that first rejected the null
@@ -150,8 +158,8 @@ class BettingSequence:
         self.extend(np.array([value], dtype=float))
 
     def extend(self, values: np.ndarray) -> int | None:
-        """Add values in order (each in [low, high]; vectorised: the same capitals, bets and
-        rejections as one :meth:`update` per value). With ``null`` set, returns the number of values
+        """Add values in order (each in [low, high]; vectorised: the same capitals, bets, sequence
+        and bounds as one :meth:`update` per value). With ``null`` set, returns the number of values
         seen when the null mean was first rejected by either side within these values (else None).
         """
         v = np.asarray(values, dtype=float).reshape(-1)
@@ -181,14 +189,18 @@ class BettingSequence:
             # only the candidates still inside the sequence move: the rejected ones are the two ends
             # of the grid (the capitals are monotone in m) and stay rejected, so the work shrinks
             # with the sequence's width
-            inside = ~(self.rej_up | self.rej_down) | self.track_all
+            inside = (self.rej_at == 0) | self.track_all
             if inside.any():
                 a, b = int(np.argmax(inside)), self.grid - int(np.argmax(inside[::-1]))
                 m = self.m[a:b]
                 up = self.log_up[a:b] + np.cumsum(np.log1p(lam_up[sl, None] * (y[sl, None] - m)), axis=0)
                 dn = self.log_down[a:b] + np.cumsum(np.log1p(-lam_dn[sl, None] * (y[sl, None] - m)), axis=0)
-                self.rej_up[a:b] |= (up >= t_up).any(axis=0)
-                self.rej_down[a:b] |= (dn >= t_dn).any(axis=0)
+                hit_up, hit_dn = up >= t_up, dn >= t_dn
+                self.rej_up[a:b] |= hit_up.any(axis=0)
+                self.rej_down[a:b] |= hit_dn.any(axis=0)
+                out = hit_up | hit_dn
+                new = out.any(axis=0) & (self.rej_at[a:b] == 0)
+                self.rej_at[a:b][new] = n0 + start + np.argmax(out, axis=0)[new] + 1
                 self.log_up[a:b], self.log_down[a:b] = up[-1], dn[-1]
             if y0 is not None:  # the same sums as a grid point at the null, added in the same order
                 up0 = self.null_log_up + np.cumsum(np.log1p(lam_up[sl] * (y[sl] - y0)))
@@ -235,12 +247,28 @@ class BettingSequence:
         return lo, hi
 
     def bounds(self) -> tuple[float, float]:
-        """(lower, upper) bound of the mean in the values' units."""
-        up = np.nonzero(self.rej_up)[0]
-        dn = np.nonzero(self.rej_down)[0]
+        """(lower, upper) bound of the mean in the values' units: just inside the rejected
+        candidates on either side of those still in the sequence (the range's ends when none).
+
+        When no candidate is left -- the values are not those of one mean (a drift; for a fixed
+        mean this happens with probability at most alpha) -- the interval spans the candidates
+        rejected last (a superset of the empty sequence, so still valid), moved off the null when
+        the null is among them and was rejected (the verdict stands).
+        """
         scale = self.high - self.low
-        # a rejected grid point is outside the sequence: the bound is the next float inward (so the
-        # interval excludes exactly the rejected candidates, the null among them)
-        lo = math.nextafter(self.low + scale * float(self.m[up.max()]), math.inf) if up.size else self.low
-        hi = math.nextafter(self.low + scale * float(self.m[dn.min()]), -math.inf) if dn.size else self.high
+        inside = np.flatnonzero(self.rej_at == 0)
+        if inside.size:
+            a, b = int(inside[0]), int(inside[-1])
+            lo = math.nextafter(self.low + scale * float(self.m[a - 1]), math.inf) if a > 0 else self.low
+            hi = math.nextafter(self.low + scale * float(self.m[b + 1]), -math.inf) if b < self.grid - 1 else self.high
+            return lo, hi
+        last = np.flatnonzero(self.rej_at == self.rej_at.max())
+        lo, hi = (self.low + scale * float(self.m[i]) for i in (last[0], last[-1]))
+        if self.null is not None and self.null_rejected is not None and lo <= self.null <= hi:
+            if self.null_rejected == "above":
+                lo = max(lo, math.nextafter(self.null, math.inf))
+                hi = max(hi, lo)
+            else:
+                hi = min(hi, math.nextafter(self.null, -math.inf))
+                lo = min(lo, hi)
         return lo, hi

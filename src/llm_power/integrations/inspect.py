@@ -234,6 +234,10 @@ class _Running:
         lo, hi = self.seq.bounds()
         return mean, lo, hi
 
+    def leans_up(self) -> bool:
+        """Whether the larger capital at the null bets on values above it (the side of a rejection)."""
+        return self.seq is not None and bool(self.seq.null_log_up >= self.seq.null_log_down)
+
     def e_value(self) -> float:
         """The e-value of the null now (1 before any value or once invalid: no evidence)."""
         if self.seq is None or self.invalid is not None:
@@ -266,8 +270,10 @@ class AnytimeEarlyStopping:
       false discovery rate 1 - ``confidence_level`` runs over all pairs after every sample: stop
       all runs once it resolves every pair (``resolve=True`` or ``"all"``: the whole ranking) or
       once it puts one model ahead of each other one (``resolve="top"``: the winner is known). The
-      expected share of false "A beats B" among the claims made at the stop is at most that rate,
-      however the stop came about;
+      expected share of false "A beats B" among the claims made at the stop is at most that rate.
+      A sample enters the pairs once every model has scored it, so the stop uses complete rows
+      only (a score already seen through one pair would otherwise inform another pair's next
+      difference); the direction of a claim is the side whose capital rejected;
     - ``margin``: with two models, stop both once the pair's sequence lies inside (-margin,
       margin) -- shown not to differ by more than the margin (two models only).
 
@@ -357,18 +363,20 @@ class AnytimeEarlyStopping:
         self._scores.setdefault(model, {})[(id, epoch)] = value
         if self.resolve is None and self.margin is None:
             return
+        # A sample enters the pairs once every model of the run has scored it (a complete row): a
+        # stop then only ever depends on complete rows, and each pair's capital stays a test
+        # martingale for the information the stop uses (a score of A already seen through the pair
+        # A-C would otherwise tell about the A-B difference still to come).
+        names = sorted(self._planned)  # each pair in name order: its sign does not depend on who started first
+        if len(names) < 2 or any((id, epoch) not in self._scores.get(m, {}) for m in names):
+            return
         horizon = min(self._planned.values(), default=1)
-        added = False
-        for other in sorted(self._planned):  # each pair in name order: its sign does not depend on who started first
-            if other == model or (id, epoch) not in self._scores.get(other, {}):
-                continue
-            theirs = self._scores[other][(id, epoch)]
-            key = (model, other) if model < other else (other, model)
-            run = self._pairs.setdefault(key, _Running(-1.0, 1.0, null=0.0))
-            run.add(value - theirs if model < other else theirs - value, horizon, alpha)
-            added = True
-        if added:
-            self._check_pairs()
+        row = [self._scores[m][(id, epoch)] for m in names]
+        for i, a in enumerate(names):
+            for j in range(i + 1, len(names)):
+                run = self._pairs.setdefault((a, names[j]), _Running(-1.0, 1.0, null=0.0))
+                run.add(row[i] - row[j], horizon, alpha)
+        self._check_pairs()
 
     def _check_pairs(self) -> None:
         if self._pair_stop is not None:
@@ -400,8 +408,8 @@ class AnytimeEarlyStopping:
         found = e_bh([r.e_value() for r in runs if r is not None], q=1.0 - self.level)
         wins = {}
         for (a, b), run, hit in zip(keys, runs, found, strict=True):
-            if hit and run is not None and run.total != 0:
-                wins[(a, b) if run.total > 0 else (b, a)] = run.e_value()
+            if hit and run is not None:  # the direction: the side whose capital rejected, not the mean's sign
+                wins[(a, b) if run.leans_up() else (b, a)] = run.e_value()
         q = f"{1.0 - self.level:g}"
         if self.resolve == "all" and len(wins) == len(keys):
             order = sorted(names, key=lambda m: -sum((m, o) in wins for o in names))
@@ -415,7 +423,8 @@ class AnytimeEarlyStopping:
 
     def pairs(self) -> dict[str, dict[str, Any]]:
         """Every pair with scored samples in common: ``"a vs b"`` (name order) -> items, mean
-        difference a - b, confidence sequence and e-value of "equally good".
+        difference a - b, its own confidence sequence at ``confidence_level`` (per pair, not
+        adjusted for the selection) and e-value of "equally good".
         """
         out = {}
         for (a, b), run in sorted(self._pairs.items()):
