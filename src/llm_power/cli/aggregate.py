@@ -8,7 +8,8 @@ from typing import Any
 
 from ..report.terminal import dump_json, print_table, say
 
-HELP = "lm-eval results_*.json without --log_samples: intervals, MDE, and what a paired test could say"
+HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records): intervals, "
+        "MDE, and what a paired test could say")
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -16,7 +17,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("aggregate", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:],
                        epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results", nargs="+", metavar="RESULTS", help="lm-eval results_*.json files or folders holding them")
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="lm-eval results_*.json or Every Eval Ever record files, or folders holding them")
     p.add_argument("--metric", metavar="NAME", help="keep one metric, e.g. acc (default: every metric)")
     p.add_argument("--filter", help="keep one lm-eval filter, e.g. strict-match (default: every filter)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
@@ -39,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
 
     from .._core.errors import InfeasibleDesignWarning
     from .._core.format import unique_short_names
-    from ..io.aggregate import read_lm_eval_aggregates
+    from ..io.aggregate import read_aggregates
     from ..planning import aggregate_interval, mde, paired_bounds
 
-    scores = read_lm_eval_aggregates(args.results, metric=args.metric, filter=args.filter)
+    scores = read_aggregates(args.results, metric=args.metric, filter=args.filter)
     models = list(dict.fromkeys(s.model for s in scores))
     short = dict(zip(models, unique_short_names(models, 20), strict=True))  # the numbers keep their room
     rows: list[list[str]] = []
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         # accuracies in percent and points, as the gaps and MDEs beside them; other metrics as given
         score, interval = ((f"{100 * s.value:.2f}%", f"{100 * lo:.2f} – {100 * hi:.2f}%") if binary
                            else (f"{s.value:.4g}", f"{lo:.4g} – {hi:.4g}"))
-        rows.append([short[s.model], s.task, f"{s.metric},{s.filter}", score, interval,
+        rows.append([short[s.model], s.task, f"{s.metric},{s.filter}" if s.filter else s.metric, score, interval,
                      f"{s.n:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
     if len(models) == 2:
         by_key: dict[tuple[str, str, str], dict[str, Any]] = {}

@@ -1,5 +1,6 @@
-"""lm-evaluation-harness aggregate results (``results_*.json``, written with or without
-``--log_samples``): per task, the metric, its standard error and the number of items.
+"""Aggregate results -- per task, the metric, its standard error and the number of items -- from
+lm-evaluation-harness ``results_*.json`` (written with or without ``--log_samples``) and from Every
+Eval Ever aggregate records (``<uuid>.json``: ``score_details.score`` and its ``uncertainty``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, NamedTuple
 from .._core.errors import DataError
 from .safe import load_json_file
 
-__all__ = ["AggregateScore", "read_lm_eval_aggregates"]
+__all__ = ["AggregateScore", "is_eee_record", "read_aggregates", "read_eee_aggregates", "read_lm_eval_aggregates"]
 
 _RESULTS = re.compile(r"^results_.*\.json$")
 #: the largest count a float holds exactly
@@ -103,4 +104,119 @@ def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric:
         wanted = f" for metric {metric!r}" if metric else ""
         msg = f"no task scores with an item count (n-samples){wanted}"
         raise DataError(msg, file=str(paths[0]))
+    return out
+
+
+def is_eee_record(data: Any) -> bool:
+    """Whether parsed JSON is an Every Eval Ever aggregate record (any schema version)."""
+    return isinstance(data, dict) and "schema_version" in data and isinstance(data.get("evaluation_results"), list)
+
+
+def _eee_files(paths: Sequence[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*.json") if p.is_file() and is_eee_record(_peek(p)))
+        elif path.is_file():
+            out.append(path)
+        else:
+            msg = "file or folder not found"
+            raise DataError(msg, file=str(path))
+    return out
+
+
+def _peek(path: Path) -> Any:
+    try:
+        return load_json_file(path)
+    except DataError:
+        return None
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def read_eee_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None) -> list[AggregateScore]:
+    """Every result of Every Eval Ever aggregate records (files, or folders holding them) that
+    says how many samples it rests on (``uncertainty.num_samples``), with its standard error when
+    given. ``task`` is the result's ``evaluation_name``, ``metric`` its ``metric_config.metric_id``
+    (else ``"score"``); results without a sample count (most 0.2.x records) are skipped.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    out: list[AggregateScore] = []
+    for path in _eee_files(paths):
+        data = load_json_file(path)
+        if not is_eee_record(data):
+            msg = "not an Every Eval Ever aggregate record (no 'schema_version' and 'evaluation_results')"
+            raise DataError(msg, file=str(path))
+        info = _obj(data.get("model_info"))
+        model = str(info.get("id") or info.get("name") or path.stem)
+        for k, res in enumerate(data["evaluation_results"]):
+            record = f"evaluation_results[{k}]"
+            if not isinstance(res, dict):
+                msg = "each result must be a JSON object"
+                raise DataError(msg, file=str(path), record=record)
+            config = _obj(res.get("metric_config"))
+            name = str(config.get("metric_id") or "score")
+            if metric is not None and name != metric:
+                continue
+            details = res.get("score_details")
+            if not isinstance(details, dict) or _number(details.get("score")) is None:
+                msg = "no numeric score_details.score"
+                raise DataError(msg, file=str(path), record=record, field="score_details.score")
+            value = float(details["score"])
+            if not math.isfinite(value):
+                msg = f"score {value!r} is not a finite number"
+                raise DataError(msg, file=str(path), record=record, field="score_details.score")
+            unc = _obj(details.get("uncertainty"))
+            n = unc.get("num_samples")
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                continue
+            if n > _MAX_COUNT:
+                msg = f"{n:.3g} samples is more than a count can be exactly (2**53)"
+                raise DataError(msg, file=str(path), record=record, field="uncertainty.num_samples")
+            se_block = _obj(unc.get("standard_error"))
+            se = _number(se_block.get("value"))
+            if se is not None and not (math.isfinite(se) and se >= 0):
+                msg = f"standard error {se!r} is not a finite non-negative number"
+                raise DataError(msg, file=str(path), record=record, field="uncertainty.standard_error.value")
+            task = str(res.get("evaluation_name") or record)
+            out.append(AggregateScore(model, task, name, "", value, se, int(n), str(path)))
+    if not out:
+        wanted = f" for metric {metric!r}" if metric else ""
+        msg = f"no Every Eval Ever results with a sample count (uncertainty.num_samples){wanted}"
+        raise DataError(msg, file=", ".join(map(str, paths)))
+    return out
+
+
+def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None,
+                    filter: str | None = None) -> list[AggregateScore]:  # noqa: A002 - lm-eval's word
+    """Aggregate scores of lm-eval ``results_*.json`` and Every Eval Ever records, in any mix of
+    files and folders (each file by its content; ``filter`` applies to lm-eval's).
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    lm_eval: list[Path] = []
+    eee: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            lm_eval += sorted(p for p in path.rglob("results_*.json") if p.is_file())
+            eee += [p for p in sorted(path.rglob("*.json")) if not _RESULTS.match(p.name) and is_eee_record(_peek(p))]
+        elif path.is_file() and is_eee_record(_peek(path)):
+            eee.append(path)
+        else:
+            lm_eval.append(path)
+    out = read_lm_eval_aggregates(lm_eval, metric=metric, filter=filter) if lm_eval else []
+    if eee:
+        out += read_eee_aggregates(eee, metric=metric)
+    if not out:
+        msg = "no lm-eval results_*.json nor Every Eval Ever records found"
+        raise DataError(msg, file=", ".join(map(str, paths)))
     return out

@@ -1,0 +1,112 @@
+"""Every Eval Ever (EEE, EvalEval Coalition) instance-level files: ``<uuid>_samples.jsonl``, one
+JSON object per sample (schema ``instance_level_eval.schema.json``, versions 0.2.x and 0.3.x).
+
+Per line: ``model_id``, ``evaluation_name`` (the benchmark), ``sample_id``, and the score in
+``evaluation.score`` (``evaluation.is_correct`` with ``metric="is_correct"``); repeats are
+``metadata.epoch`` (averaged, as inspect's default reducer does); ``metadata`` holds the free-form
+fields a cluster can be named from. The item is ``<evaluation_name>:<sample_id>``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..._core.clusters import missing_label
+from ..._core.errors import DataError
+from ..plain import parse_score, plain_suffix, table_records
+from ..records import Format, Record, expect
+from ..safe import open_bounded
+
+#: the keys that make a JSONL line an EEE instance record (required by the schema, 0.2.1 on)
+EEE_KEYS = frozenset({"schema_version", "sample_id", "model_id", "evaluation_name", "evaluation"})
+
+
+def _eee_score(rec: dict[str, Any], metric: str | None, *, file: str, record: str) -> float:
+    evaluation = expect(rec.get("evaluation"), dict, "'evaluation'", file=file, record=record)
+    name = metric or "score"
+    if name not in evaluation or evaluation[name] is None:
+        have = [k for k, v in evaluation.items() if isinstance(v, (int, float, bool)) and v is not None]
+        msg = f"no per-sample value {name!r} in 'evaluation'; available: {', '.join(map(repr, have)) or 'none'}"
+        raise DataError(msg, file=file, record=record, field=f"evaluation.{name}")
+    value = evaluation[name]
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    return parse_score(value, file=file, record=record, field=f"evaluation.{name}")
+
+
+def read_every_eval_ever(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
+    """EEE ``*_samples.jsonl``: streamed; a sample seen twice for one epoch is an error."""
+    values: dict[tuple[str, str], list[float]] = {}
+    meta: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
+    file = str(path)
+    for lineno, rec in table_records(path):
+        record = f"line {lineno}"
+        missing = sorted(EEE_KEYS - set(rec))
+        if missing:
+            msg = f"not an Every Eval Ever instance record (no {', '.join(map(repr, missing))})"
+            raise DataError(msg, file=file, record=record, field=missing[0])
+        model, bench, sample = (str(rec[k]) for k in ("model_id", "evaluation_name", "sample_id"))
+        for value, field in ((model, "model_id"), (sample, "sample_id")):
+            if value.strip() in ("", "None"):
+                msg = f"empty {field}"
+                raise DataError(msg, file=file, record=record, field=field)
+        extra = rec.get("metadata") or {}
+        expect(extra, dict, "'metadata'", file=file, record=record)
+        epoch = str(extra.get("epoch", 1))
+        key = (model, bench, sample, epoch)
+        if key in seen:
+            msg = (f"sample {sample!r} of {bench!r} appears twice for model {model!r}, epoch {epoch} "
+                   f"(first at line {seen[key]})")
+            raise DataError(msg, file=file, record=record, field="sample_id")
+        seen[key] = lineno
+        score = _eee_score(rec, metric, file=file, record=record)
+        key2 = (model, f"{bench}:{sample}")
+        values.setdefault(key2, []).append(score)
+        label = None
+        if cluster is not None:
+            label = extra.get(cluster)
+            if missing_label(label):
+                msg = (f"no cluster field {cluster!r} in the sample's metadata" if label is None
+                       else f"empty cluster label {label!r}")
+                raise DataError(msg, file=file, record=record, field=f"metadata.{cluster}")
+        reference = (rec.get("input") or {}).get("reference") if isinstance(rec.get("input"), dict) else None
+        meta[key2] = (None if label is None else str(label), None if reference is None else json.dumps(reference))
+    if not values:
+        msg = "no records (empty file)"
+        raise DataError(msg, file=file)
+    for (model, item), vals in values.items():
+        yield Record(model, item, sum(vals) / len(vals), meta[model, item][0], meta[model, item][1], file)
+
+
+def _first_line_keys(path: Path) -> set[str] | None:
+    """The keys of the first JSON object line (None when the file does not start with one)."""
+    try:
+        with open_bounded(path) as fh:
+            for raw in fh:
+                if raw.strip():
+                    data = json.loads(raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw)
+                    return set(data) if isinstance(data, dict) else None
+    except (DataError, OSError, ValueError, RecursionError):
+        return None
+    return None
+
+
+def _claims(path: Path) -> bool:
+    if not path.is_file() or plain_suffix(path) not in (".jsonl", ".ndjson"):
+        return False
+    keys = _first_line_keys(path)
+    return keys is not None and EEE_KEYS <= keys
+
+
+def _finds(folder: Path) -> list[tuple[int, Path]]:
+    return [(0, p) for p in folder.rglob("*.jsonl") if p.is_file() and _claims(p)]
+
+
+FORMATS = (Format(
+    name="every_eval_ever", summary="Every Eval Ever *_samples.jsonl", order=15,
+    read=lambda path, o: read_every_eval_ever(path, metric=o.metric, cluster=o.cluster),
+    claims=_claims, finds=_finds),)
