@@ -143,12 +143,14 @@ EXPECTED_ALL = [
     "simulate_pairs",
     "simulated_power",
     "swap_consistency",
+    "to_eee",
     "type_s_m",
     "unpaired_z",
     "variance_components",
     "wilcoxon",
     "win_rate",
     "winners_curse",
+    "write_eee",
 ]
 
 

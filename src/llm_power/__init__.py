@@ -133,6 +133,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         win_rate,
     )
     from .rankings import FragilityResult, RankIntervalsResult, WinnerResult, fragility, rank_intervals, winners_curse
+    from .report.eee import to_eee, write_eee
     from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
@@ -179,6 +180,8 @@ _LAZY = {
     "WinnerResult": ".rankings",
     "fragility": ".rankings",
     "winners_curse": ".rankings",
+    "to_eee": ".report.eee",
+    "write_eee": ".report.eee",
     "NoiseReport": ".runs",
     "RunPlanResult": ".runs",
     "RunVarianceResult": ".runs",
@@ -440,12 +443,14 @@ __all__ = [
     "simulate_pairs",
     "simulated_power",
     "swap_consistency",
+    "to_eee",
     "type_s_m",
     "unpaired_z",
     "variance_components",
     "wilcoxon",
     "win_rate",
     "winners_curse",
+    "write_eee",
 ]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .._core.options import CORRECTIONS
-from ..report.files import check_outputs, write_atomic
+from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
 from ._types import DESIGN_EFFECTS, INPUT_FORMATS, add_run_pairing, nonnegative_int, positive_int
 
@@ -101,6 +101,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="also write every pair's columns as a Parquet table (for millions of pairs; default: none)")
     p.add_argument("--html", dest="html_out", metavar="FILE",
                    help="also write the self-contained HTML report ('-': stdout; default: none)")
+    p.add_argument("--eee", dest="eee_out", metavar="DIR",
+                   help="also write one Every Eval Ever record per model into DIR, the uncertainty block filled "
+                        "(default: none)")
+    p.add_argument("--eee-benchmark", metavar="NAME",
+                   help="the records' evaluation_name (default: the task the item ids share, else 'benchmark')")
 
 
 def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters: Any, *, source: str,
@@ -165,6 +170,12 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
         html = render_html(diag, title=title, source=source, scores=x, score_models=models, clusters=clusters,
                            cluster_name=cluster_name, note=note)
         outputs.append(write_atomic(args.html_out, html, inputs=inputs))
+    eee_out = getattr(args, "eee_out", None)
+    if eee_out:
+        from ..report.eee import write_eee
+
+        benchmark = getattr(args, "eee_benchmark", None) or getattr(args, "shared_task", None) or "benchmark"
+        outputs.extend(write_eee(diag, eee_out, inputs=inputs, benchmark=benchmark))
     if args.format == "json":
         dump_json(payload)
     else:
@@ -185,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out],
                   args.results)  # before reading anything
+    check_output_folder(args.eee_out, args.results)
     if args.engine == "dask":
         if args.run_field:
             msg = "--run is not available with --engine dask (the runs are read on this machine)"
@@ -197,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(aligned, int):
         return aligned
     source = ", ".join(str(p) for p in args.results)
+    tasks = {str(item).rsplit(":", 1)[0] for item in aligned.items if ":" in str(item)}
+    args.shared_task = next(iter(tasks)) if len(tasks) == 1 and len(aligned.items) else None
     return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,
                          inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
 

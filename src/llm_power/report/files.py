@@ -71,6 +71,31 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | Path] = 
                 raise OutputPathError(msg)
 
 
+def check_output_folder(folder: str | Path | None, inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse an output folder (``--eee DIR``) that is a symbolic link, an existing non-folder, or
+    is or lies inside an input (its files are checked again one by one when written).
+    """
+    if folder is None:
+        return
+    raw = str(folder)
+    if raw.strip() == "":
+        msg = "an output folder is empty"
+        raise OutputPathError(msg)
+    if os.path.islink(raw):
+        msg = f"refusing to write into {raw!r}: it is a symbolic link (outputs never follow links)"
+        raise OutputPathError(msg)
+    if os.path.lexists(raw) and not os.path.isdir(raw):
+        msg = f"output folder {raw!r} exists and is not a folder"
+        raise OutputPathError(msg)
+    real = os.path.realpath(raw)
+    for inp in inputs:
+        r_inp = os.path.realpath(inp)
+        if real == r_inp or (os.path.isdir(inp) and _inside(real, r_inp)):
+            msg = (f"refusing to write into {raw!r}: it is or lies inside the input {str(inp)!r} "
+                   "(outputs never overwrite or add to inputs); choose another folder")
+            raise OutputPathError(msg)
+
+
 def write_atomic(path: str | Path, text: str | bytes | Callable[[BinaryIO], None], *,
                  inputs: tuple[Any, ...] = ()) -> Path | str:
     """Write ``text`` to ``path`` atomically (``"-"``: standard output) under the rules above;

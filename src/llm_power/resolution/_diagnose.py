@@ -315,9 +315,14 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
         var_m, df_m = model_run_variance(runs[0])
         lo, hi = t_interval(runs[0].mean, var_m, df_m, confidence_level, "two-sided")
         lo, hi = lo[ctx.order], hi[ctx.order]
+        se_runs = np.sqrt(np.asarray(var_m, dtype=float))[ctx.order]
+        method = "over items and runs (crossed mean squares), Student t"
         if source.n_groups:
             lo, hi = np.minimum(lo, ctx.model_ci[0]), np.maximum(hi, ctx.model_ci[1])
-        ctx.model_ci = (lo, hi)
+            se_runs = np.maximum(se_runs, ctx.model_se)
+            method += "; the wider with the cluster-robust CR2 one"
+        ctx.model_ci, ctx.model_se = (lo, hi), se_runs
+        ctx.settings.update(model_se_method=method, model_ci_method=method)
     ctx.settings.update(method=method, correction=correction, anytime=anytime)
     options = {"correction": correction, "anytime": anytime, "design_effect": design_effect,
                "cluster_resamples": cluster_resamples, "n_groups": source.n_groups,
@@ -406,17 +411,23 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
         verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided")
     warn_degenerate(var, sums.delta, st.binary, stacklevel=5)
     model_lo, model_hi = _model_intervals(n, means, m2, st.binary, confidence_level)  # in the source's order
+    with np.errstate(divide="ignore", invalid="ignore"):
+        model_sd = np.sqrt(m2 / (n - 1)) if n > 1 else np.full(len(means), np.nan)
+    model_se = model_sd / math.sqrt(n)  # the sample SD (ddof 1) over sqrt(n), as lm-eval's and EEE's
+    se_method, ci_method = "analytic: sample SD (ddof 1) / sqrt(n)", "wilson" if st.binary else "student-t"
     if source.n_groups:  # clustered items: every model's interval is cluster-robust too (CR2, IK df)
-        model_lo, model_hi = _cluster_model_intervals(source, means, m2, st.binary, confidence_level)
+        model_lo, model_hi, model_se = _cluster_model_intervals(source, means, m2, st.binary, confidence_level)
+        se_method = ci_method = "cluster-robust CR2, Student t with Imbens-Kolesar df"
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
                                 "test": " / ".join(sorted(_test_names(tests))),
-                                "k_factor": k_factor(alpha, power)}
+                                "k_factor": k_factor(alpha, power), "model_se_method": se_method,
+                                "model_ci_method": ci_method}
     return Context(n=n, names=names, order=order, pairs=pairs, st=st, pair_idx=pair_idx, sums=sums, var=var,
                    pvalue=pvalue,
                     tests=tests, b=b, c=c, verdict=verdict, alpha=alpha, power=power,
                     confidence_level=confidence_level, gen=rng, columns=columns, settings=settings,
-                    model_ci=(model_lo[order], model_hi[order]))
+                    model_ci=(model_lo[order], model_hi[order]), model_se=model_se[order], model_sd=model_sd[order])
 
 
 def _test_names(tests: Any) -> set[str]:
@@ -470,7 +481,7 @@ def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
     return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.n, columns=_columns(ctx, extra),
                      order=ctx.order, n_unresolved=n_unresolved, tie_groups=tie_groups, rank_intervals=rank_intervals,
                      cluster_robustness=robustness, settings=ctx.settings, model_ci_low=model_lo,
-                     model_ci_high=model_hi)
+                     model_ci_high=model_hi, model_se=ctx.model_se, model_sd=ctx.model_sd)
 
 
 #: the names of the two McNemar variants of 0/1 pairs, by code (exact below 25 discordant items)
@@ -536,19 +547,20 @@ def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,
 
 
 def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndarray, binary: bool,
-                             level: float) -> tuple[np.ndarray, np.ndarray]:
+                             level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-model cluster-robust t intervals (the kernel's CR2 with Imbens-Kolesar df, as the one-model
-    path and ``compare`` use), clipped to [0, 1] for accuracies.
+    path and ``compare`` use), clipped to [0, 1] for accuracies, and the standard errors.
     """
     sizes, resid, resid_sq = source.model_cluster_sums(means)
     keep = sizes > 0
     v = mean_variance_from_sums(source.n, means, m2, sizes[keep], resid[keep], resid_sq[keep], kind="cr2",
                                 ddof=0 if binary else 1)
-    half = np.asarray(level_quantile(level, "two-sided", v.df)) * np.sqrt(v.variance)
+    se = np.sqrt(v.variance)
+    half = np.asarray(level_quantile(level, "two-sided", v.df)) * se
     lo, hi = means - half, means + half
     if binary:
         lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
-    return lo, hi
+    return lo, hi, np.asarray(se, dtype=float)
 
 
 def _py(value: Any) -> Any:

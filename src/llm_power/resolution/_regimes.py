@@ -51,6 +51,8 @@ class Context:
     columns: dict[str, Any]
     settings: dict[str, Any]
     model_ci: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # per ranked model
+    model_se: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, the interval's SE
+    model_sd: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, SD of the item scores
 
 
 @dataclass

@@ -88,6 +88,10 @@ class Diagnosis(Result):
     model_ci_low, model_ci_high : ndarray
         Per-model intervals at ``confidence_level`` (Wilson for 0/1 scores, Student t for graded;
         with ``cluster``, the cluster-robust t interval: CR2 with Imbens-Kolesar degrees of freedom).
+    model_se, model_sd : ndarray
+        Per-model standard error of the score (the sample SD with ddof 1 over sqrt(n); with
+        ``cluster`` the CR2 one; with runs the one over items and runs) and the SD of the item
+        scores; ``settings["model_se_method"]`` and ``["model_ci_method"]`` say which.
     rankings : dict or None
         Rank intervals with simultaneous coverage (``rank_low``, ``rank_high`` per ranked model),
         ``best_set`` (the models that can be #1), ``top_sets``, ``critical_value``, the
@@ -109,6 +113,8 @@ class Diagnosis(Result):
     settings: dict[str, Any] = field(default_factory=dict)
     model_ci_low: np.ndarray | None = field(default=None, compare=False)
     model_ci_high: np.ndarray | None = field(default=None, compare=False)
+    model_se: np.ndarray | None = field(default=None, compare=False)
+    model_sd: np.ndarray | None = field(default=None, compare=False)
     rankings: dict[str, Any] | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
