@@ -114,3 +114,44 @@ def test_bad_files_and_folders(tmp_path):
     ann.write_text(json.dumps([{"generator_1": "a", "generator_2": "b", "preference": 3}]), encoding="utf-8")
     with pytest.raises(DataError, match="field 'preference': 3.0 is outside"):
         read_battles(ann)
+
+
+# --- OpenCompass subjective (pairwise) results ----------------------------------------------------
+
+def test_opencompass_pairwise_results_real(shared_data):
+    """README: 8 CoreV2 questions, answer 1 always baichuan2-7b-chat-hf, the judge (qwen-7b-chat
+    itself) chose A -- answer 1 -- for all 8; two questions per capability."""
+    from collections import Counter
+
+    from llm_power.io import read_battles
+
+    run = shared_data / "formats" / "opencompass" / "20231208_194351"
+    frame = read_battles(run)  # the folder: results/<model1>_<model2>/*.json are found
+    assert len(frame) == 8 and frame.attrs["n_dropped"] == 0
+    assert set(frame["model_a"]) == {"baichuan2-7b-chat-hf"} and set(frame["model_b"]) == {"qwen-7b-chat-hf"}
+    assert frame["winner"].tolist() == ["model_a"] * 8 and frame["choice"].tolist() == ["A"] * 8
+    assert frame["question_id"].tolist() == [str(k) for k in range(8)]
+    assert Counter(frame["capability"]) == {"知识-社会常识": 2, "推理-逻辑推理能力": 2, "对齐-指令跟随性": 2, "对齐-安全": 2}
+
+
+def test_opencompass_choices_and_hostile_gold(tmp_path):
+    import json as _json
+
+    from llm_power.io import read_battles
+
+    gold = "{'answer1': 'm1', 'answer2': 'm2', 'capability': 'c'}"
+    data = {"0": {"prediction": "选择：B\n原因：...", "gold": gold}, "1": {"prediction": "Choice: c\nReason", "gold": gold},
+            "2": {"prediction": "选择:D", "gold": {"answer1": "m1", "answer2": "m2"}},
+            "3": {"prediction": "no verdict here", "gold": gold}}
+    data = {k: {"origin_prompt": "p", **v} for k, v in data.items()}
+    path = tmp_path / "results" / "m1_m2" / "set.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(_json.dumps(data, ensure_ascii=False))
+    frame = read_battles(tmp_path)
+    assert frame["winner"].tolist() == ["model_b", "tie", "tie"] and frame.attrs["n_dropped"] == 1
+    for bad, match in (("__import__('os').system('echo x')", "'gold' must be a dict"),
+                       ("{'answer1': 'm1', 'answer2': 'm1'}", "a model against itself")):
+        path.write_text(_json.dumps({"0": {"origin_prompt": "p", "prediction": "Choice: A", "gold": bad}}))
+        with pytest.raises(DataError, match=match) as err:
+            read_battles(path)
+        assert "question 0" in str(err.value) and str(path) in str(err.value)

@@ -244,7 +244,91 @@ def _normalised_log(frame: Any) -> Any:
     return out
 
 
+#: OpenCompass's pairwise judge prompt: A = answer 1 good / 2 bad, B = 2 good / 1 bad, C both good, D both bad
+_OC_CHOICE = {"A": "model_a", "B": "model_b", "C": "tie", "D": "tie"}
+#: the longest ``gold`` text parsed (a Python literal of two names and a capability)
+_OC_GOLD_MAX = 100_000
+
+
+def _oc_gold(raw: Any, *, file: str, record: str) -> dict[str, Any]:
+    """OpenCompass's ``gold``: a dict, or the repr of one (``ast.literal_eval``: literals only)."""
+    import ast
+
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str) and len(raw) <= _OC_GOLD_MAX:
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            value = None
+        if isinstance(value, dict):
+            return value
+    msg = "'gold' must be a dict (or its Python repr) naming answer1 and answer2"
+    raise DataError(msg, file=file, record=record, field="gold")
+
+
+def _opencompass(data: Any) -> bool:
+    """Whether parsed JSON is an OpenCompass subjective (pairwise) results file."""
+    if not isinstance(data, dict) or not data:
+        return False
+    first = next(iter(data.values()))
+    return isinstance(first, dict) and {"origin_prompt", "prediction", "gold"} <= first.keys() and (
+        isinstance(first["gold"], (dict, str)))
+
+
+def _read_opencompass(path: Path, data: dict[str, Any]) -> tuple[Any, int]:
+    """OpenCompass ``results/<model1>_<model2>/<dataset>.json`` of a pairwise subjective eval: per
+    question the judge's text (``选择：A`` / ``Choice: A``) and ``gold`` naming the two answers.
+    """
+    import re
+
+    import pandas as pd
+
+    file = str(path)
+    pattern = re.compile(r"(?:选择|Choice)\s*[:：]\s*([ABCD])", re.IGNORECASE)
+    rows, dropped = [], 0
+    for key, rec in data.items():
+        record = f"question {key}"
+        if not isinstance(rec, dict):
+            msg = "each question must be a JSON object"
+            raise DataError(msg, file=file, record=record)
+        gold = _oc_gold(rec.get("gold"), file=file, record=record)
+        a = _text(gold.get("answer1"), file=file, record=record, field="gold.answer1")
+        b = _text(gold.get("answer2"), file=file, record=record, field="gold.answer2")
+        if a == b:
+            msg = f"a model against itself ({a!r})"
+            raise DataError(msg, file=file, record=record, field="gold.answer2")
+        match = pattern.search(str(rec.get("prediction", "")))
+        if match is None:
+            dropped += 1  # the judge gave no choice: not a verdict (counted, as MT-Bench's errors)
+            continue
+        rows.append({"model_a": a, "model_b": b, "winner": _OC_CHOICE[match.group(1).upper()],
+                     "question_id": str(key), "judge": "opencompass", "choice": match.group(1).upper(),
+                     "capability": gold.get("capability")})
+    if not rows:
+        msg = "no judge verdicts (no 'Choice: A/B/C/D' in any prediction)"
+        raise DataError(msg, file=file)
+    return pd.DataFrame(rows), dropped
+
+
+def _is_oc_file(path: Path) -> bool:
+    from .safe import load_json_file
+
+    try:
+        return _opencompass(load_json_file(path))
+    except DataError:
+        return False
+
+
 def _read_one(path: Path) -> tuple[Any, int]:
+    from .plain import plain_suffix
+
+    if plain_suffix(path) == ".json":
+        from .safe import load_json_file
+
+        data = load_json_file(path)
+        if _opencompass(data):
+            return _read_opencompass(path, data)
     frame = _table(path)
     if frame is not None:
         good = _normalised_log(frame)
@@ -278,13 +362,17 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     with the order is a tie; records whose judge output failed to parse — ``error`` — are dropped
     and counted in ``frame.attrs["n_dropped"]``); AlpacaEval ``annotations.json``
     (``generator_1`` is the baseline = model_a, ``generator_2`` the model = model_b;
-    ``preference`` 1..2 becomes ``preference - 1`` in [0, 1]; unannotated rows are dropped).
+    ``preference`` 1..2 becomes ``preference - 1`` in [0, 1]; unannotated rows are dropped);
+    OpenCompass pairwise subjective results (``results/<model1>_<model2>/<dataset>.json``: the
+    judge's ``Choice: A|B|C|D`` -- C and D are ties -- and ``gold`` naming answer1/answer2, read
+    with ``ast.literal_eval``; a ``choice`` and a ``capability`` column).
 
     Parameters
     ----------
     paths : str, pathlib.Path or iterable of them
         One file, a folder, or several of either. A folder is searched recursively for
-        ``*_pair.jsonl`` and ``annotations.json`` files (give plain battle logs by file name).
+        ``*_pair.jsonl``, ``annotations.json`` and OpenCompass ``results/<a>_<b>/*.json`` files
+        (give plain battle logs by file name).
         No path at all, or a folder without such files, is a :class:`~llm_power.DataError`; so is
         a bad record (the error names the file, the record and the field).
 
@@ -325,9 +413,11 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
         path = Path(raw)
         if path.is_dir():
             found = sorted(p for p in path.rglob("*") if p.is_file() and (
-                p.name.endswith(("_pair.jsonl", "annotations.json"))))
+                p.name.endswith(("_pair.jsonl", "annotations.json"))
+                or (p.suffix == ".json" and p.parent.parent.name == "results" and _is_oc_file(p))))
             if not found:
-                msg = "no battle files in this folder (*_pair.jsonl, annotations.json); give the files"
+                msg = ("no battle files in this folder (*_pair.jsonl, annotations.json, OpenCompass "
+                       "results/<a>_<b>/*.json); give the files")
                 raise DataError(msg, file=str(path))
         else:
             found = [path]

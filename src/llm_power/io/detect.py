@@ -29,8 +29,9 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".json" or (suffix == ".gz" and plain_suffix(path) == ".json"):
         msg = (
-            "unknown JSON layout (not an inspect_ai log nor an array of records; lm-eval results_*.json hold no "
-            "per-item scores -- give the samples_*.jsonl files)"
+            "unknown JSON layout (not an inspect_ai log, a promptfoo results file nor an array of records; lm-eval "
+            "results_*.json and Every Eval Ever records hold no per-item scores -- give the samples files, or "
+            "use llm-power aggregate)"
         )
         raise DataError(msg, file=str(path))
     known = ", ".join(fmt.summary for fmt in by_order())
