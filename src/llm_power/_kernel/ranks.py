@@ -290,8 +290,8 @@ def winner_inference(x: np.ndarray, names: list[Any], binary: bool, level: float
     cov = mean_covariance(x, binary, codes, n_groups)
     slack = score_step(x) / (2.0 * x.shape[0])  # continuity correction: the means move in steps of step / n
     return winner_from_covariance(means, cov, names, level, gen, n_groups=n_groups if codes is not None else 0,
-                                  slack=slack, extra_var=extra_var, beta=beta, target=target, new=new,
-                                  n_draws=n_draws)
+                                  n_items=x.shape[0], slack=slack, extra_var=extra_var, beta=beta, target=target,
+                                  new=new, n_draws=n_draws)
 
 
 def centred(values: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -304,16 +304,19 @@ def centred(values: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def winner_from_covariance(means: np.ndarray, cov: np.ndarray, names: list[Any], level: float,  # noqa: PLR0913, PLR0917
-                           gen: np.random.Generator, *, n_groups: int = 0, slack: float = 0.0,
+                           gen: np.random.Generator, *, n_groups: int = 0, n_items: int = 0, slack: float = 0.0,
                            extra_var: Any = None, beta: float | None = None, target: str = "winner",
                            new: int | None = None, n_draws: int = 20000) -> dict[str, Any]:
     """:func:`winner_inference` from the means and their covariance (``n_groups`` clusters: t on
-    G - 1 degrees of freedom, as a normal with a larger variance; ``extra_var``: each model's
-    variance raised to at least it).
+    G - 1 degrees of freedom, as a normal with a larger variance; else ``n_items`` items: t on
+    n - 1, as the models table's intervals, so that a handful of items never gets a corrected
+    interval narrower than the naive one beside it; ``extra_var``: each model's variance raised to
+    at least it).
     """
-    if n_groups > 1:
+    df = n_groups - 1 if n_groups > 1 else n_items - 1 if n_items > 1 else 0
+    if df > 0:
         z_level = float(level_quantile(level, "two-sided"))
-        cov = cov * (float(level_quantile(level, "two-sided", n_groups - 1)) / z_level) ** 2
+        cov = cov * (float(level_quantile(level, "two-sided", df)) / z_level) ** 2
     if extra_var is not None:  # e.g. run-to-run noise: each model's variance raised to the report's own
         cov = cov + np.diag(np.maximum(np.asarray(extra_var, dtype=float) - np.diag(cov), 0.0))
     return selected_inference(means, cov, names, level, gen, slack=slack, beta=beta, target=target, new=new,

@@ -137,7 +137,7 @@ def rankings_section(source: ScoreSource, ranked_x: np.ndarray | None, all_pairs
     }
     step = 1.0 if source.binary else (score_step(ranked_x) if ranked_x is not None else 0.0)
     section["winner"] = winner_from_covariance(
-        np.asarray(all_pairs.means, dtype=float), cov, names, confidence_level, gen, n_groups=n_groups,
+        np.asarray(all_pairs.means, dtype=float), cov, names, confidence_level, gen, n_groups=n_groups, n_items=n,
         slack=step / (2.0 * n), extra_var=extra_var)
     if ranked_x is None and not source.binary:
         section["fragility"] = None  # graded item shards: the per-item differences are not at hand
