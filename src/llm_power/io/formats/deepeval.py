@@ -114,7 +114,8 @@ def read_deepeval(path: Path, *, metric: str | None = None, cluster: str | None 
         yield Record(model, name, value, label, None if expected is None else str(expected), file)
     if not found:
         msg = ("no test cases" if not body["testCases"]
-               else f"no test case has a value for {metric or 'success'!r} (every one errored)")
+               else f"no test case has a value for {metric or 'success'!r} (every one errored); "
+                    "--metric NAME reads one metric's scores")
         raise DataError(msg, file=file)
 
 
