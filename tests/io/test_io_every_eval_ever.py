@@ -151,3 +151,53 @@ def test_bad_aggregate_records(tmp_path, result, match):
     with pytest.raises(DataError, match=match) as err:
         read_eee_aggregates(path)
     assert str(path) in str(err.value)
+
+
+# --- the datastore's Parquet views ----------------------------------------------------------------
+# No real view file is at hand (the datastore, evaleval/EEE_datastore on the Hugging Face hub, is not
+# reachable here): the local copy is built from the real records above in the layout upstream's
+# reader queries (helpers/eee_stats.py @ 9bce4136: viewer_parquets/**/dataset.parquet, one nested
+# aggregate record per row; dataset_samples.parquet, the instance fields as columns, the nested
+# ones as structs or as JSON text).
+
+def _views(shared_data: Path, root: Path, *, json_text: bool) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = _eee(shared_data) / "converted_v0.3.0"
+    folder = root / "viewer_parquets" / "ai2_arc"
+    folder.mkdir(parents=True)
+    def no_empty(value):  # Parquet cannot store a struct without fields: an empty object becomes null
+        if isinstance(value, dict):
+            return {k: no_empty(v) for k, v in value.items()} or None
+        return [no_empty(v) for v in value] if isinstance(value, list) else value
+
+    records = [no_empty(json.loads(p.read_text())) for p in sorted(src.glob("*.json"))]
+    pq.write_table(pa.Table.from_pylist(records), folder / "dataset.parquet")
+    lines = [no_empty(json.loads(line)) for p in sorted(src.glob("*_samples.jsonl"))
+             for line in p.read_text().splitlines() if line.strip()]
+    if json_text:
+        nested = ("evaluation", "metadata", "input", "output", "token_usage", "performance", "messages",
+                  "answer_attribution")
+        lines = [{k: json.dumps(v) if k in nested else v for k, v in rec.items()} for rec in lines]
+    pq.write_table(pa.Table.from_pylist(lines), folder / "dataset_samples.parquet")
+    return root
+
+
+@pytest.mark.parametrize("json_text", [False, True], ids=["structs", "json-text"])
+def test_datastore_views_read_as_the_records_they_hold(shared_data, tmp_path, json_text):
+    from llm_power.io.aggregate import read_aggregates, read_eee_aggregates
+
+    root = _views(shared_data, tmp_path, json_text=json_text)
+    samples = root / "viewer_parquets" / "ai2_arc" / "dataset_samples.parquet"
+    assert detect_format(samples) == "every_eval_ever"
+    src = _eee(shared_data) / "converted_v0.3.0"
+    want = lp.read_results(sorted(src.glob("*_samples.jsonl")))
+    got = lp.read_results([root])  # the folder: the samples view is found
+    key = ["model", "item"]
+    assert (got.sort_values(key)[["model", "item", "score"]].reset_index(drop=True)
+            .equals(want.sort_values(key)[["model", "item", "score"]].reset_index(drop=True)))
+    views = {(s.model, s.task): (s.value, s.stderr, s.n) for s in read_eee_aggregates(root)}
+    files = {(s.model, s.task): (s.value, s.stderr, s.n) for s in read_eee_aggregates(src)}
+    assert views == files and len(views) == 3
+    assert {s.source for s in read_aggregates([root])} == {str(root / "viewer_parquets" / "ai2_arc" / "dataset.parquet")}

@@ -112,12 +112,36 @@ def is_eee_record(data: Any) -> bool:
     return isinstance(data, dict) and "schema_version" in data and isinstance(data.get("evaluation_results"), list)
 
 
+def _eee_parquet(path: Path) -> bool:
+    """Whether a file is the datastore's Parquet view of aggregate records (one row per record)."""
+    if path.suffix.lower() != ".parquet":
+        return False
+    try:
+        import pyarrow.parquet as pq
+
+        return {"schema_version", "evaluation_results"} <= set(pq.ParquetFile(path).schema_arrow.names)
+    except Exception:  # noqa: BLE001 - not a readable Parquet file: not one
+        return False
+
+
+def _eee_records(path: Path) -> list[Any]:
+    """The aggregate records of a JSON file (one) or of a Parquet view (one per row)."""
+    if path.suffix.lower() == ".parquet":
+        from .formats.every_eval_ever import plain_value
+        from .safe import read_parquet
+
+        frame = read_parquet(path)
+        return [{k: plain_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    return [load_json_file(path)]
+
+
 def _eee_files(paths: Sequence[str | Path]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             out += sorted(p for p in path.rglob("*.json") if p.is_file() and is_eee_record(_peek(p)))
+            out += sorted(p for p in path.rglob("*.parquet") if p.is_file() and _eee_parquet(p))
         elif path.is_file():
             out.append(path)
         else:
@@ -151,47 +175,58 @@ def read_eee_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str
         paths = [paths]
     out: list[AggregateScore] = []
     for path in _eee_files(paths):
-        data = load_json_file(path)
-        if not is_eee_record(data):
-            msg = "not an Every Eval Ever aggregate record (no 'schema_version' and 'evaluation_results')"
-            raise DataError(msg, file=str(path))
-        info = _obj(data.get("model_info"))
-        model = str(info.get("id") or info.get("name") or path.stem)
-        for k, res in enumerate(data["evaluation_results"]):
-            record = f"evaluation_results[{k}]"
-            if not isinstance(res, dict):
-                msg = "each result must be a JSON object"
-                raise DataError(msg, file=str(path), record=record)
-            config = _obj(res.get("metric_config"))
-            name = str(config.get("metric_id") or "score")
-            if metric is not None and name != metric:
-                continue
-            details = res.get("score_details")
-            if not isinstance(details, dict) or _number(details.get("score")) is None:
-                msg = "no numeric score_details.score"
-                raise DataError(msg, file=str(path), record=record, field="score_details.score")
-            value = float(details["score"])
-            if not math.isfinite(value):
-                msg = f"score {value!r} is not a finite number"
-                raise DataError(msg, file=str(path), record=record, field="score_details.score")
-            unc = _obj(details.get("uncertainty"))
-            n = unc.get("num_samples")
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                continue
-            if n > _MAX_COUNT:
-                msg = f"{n:.3g} samples is more than a count can be exactly (2**53)"
-                raise DataError(msg, file=str(path), record=record, field="uncertainty.num_samples")
-            se_block = _obj(unc.get("standard_error"))
-            se = _number(se_block.get("value"))
-            if se is not None and not (math.isfinite(se) and se >= 0):
-                msg = f"standard error {se!r} is not a finite non-negative number"
-                raise DataError(msg, file=str(path), record=record, field="uncertainty.standard_error.value")
-            task = str(res.get("evaluation_name") or record)
-            out.append(AggregateScore(model, task, name, "", value, se, int(n), str(path)))
+        records = _eee_records(path)
+        view = path.suffix.lower() == ".parquet"
+        for r, data in enumerate(records):
+            out += _eee_scores(path, data, metric, f"row {r}: " if view else "")
     if not out:
         wanted = f" for metric {metric!r}" if metric else ""
         msg = f"no Every Eval Ever results with a sample count (uncertainty.num_samples){wanted}"
         raise DataError(msg, file=", ".join(map(str, paths)))
+    return out
+
+
+def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[AggregateScore]:
+    """The scores of one aggregate record (``prefix`` names its row in a Parquet view)."""
+    out: list[AggregateScore] = []
+    if not is_eee_record(data):
+        msg = "not an Every Eval Ever aggregate record (no 'schema_version' and 'evaluation_results')"
+        raise DataError(msg, file=str(path), record=prefix.rstrip(": ") or None)
+    info = _obj(data.get("model_info"))
+    model = str(info.get("id") or info.get("name") or path.stem)
+    for k, res in enumerate(data["evaluation_results"]):
+        record = f"{prefix}evaluation_results[{k}]"
+        if not isinstance(res, dict):
+            msg = "each result must be a JSON object"
+            raise DataError(msg, file=str(path), record=record)
+        config = _obj(res.get("metric_config"))
+        name = str(config.get("metric_id") or "score")
+        if metric is not None and name != metric:
+            continue
+        details = res.get("score_details")
+        if not isinstance(details, dict) or _number(details.get("score")) is None:
+            msg = "no numeric score_details.score"
+            raise DataError(msg, file=str(path), record=record, field="score_details.score")
+        value = float(details["score"])
+        if not math.isfinite(value):
+            msg = f"score {value!r} is not a finite number"
+            raise DataError(msg, file=str(path), record=record, field="score_details.score")
+        unc = _obj(details.get("uncertainty"))
+        n = unc.get("num_samples")
+        if isinstance(n, float) and n.is_integer():  # a Parquet view may store the count as a float
+            n = int(n)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            continue
+        if n > _MAX_COUNT:
+            msg = f"{n:.3g} samples is more than a count can be exactly (2**53)"
+            raise DataError(msg, file=str(path), record=record, field="uncertainty.num_samples")
+        se_block = _obj(unc.get("standard_error"))
+        se = _number(se_block.get("value"))
+        if se is not None and not (math.isfinite(se) and se >= 0):
+            msg = f"standard error {se!r} is not a finite non-negative number"
+            raise DataError(msg, file=str(path), record=record, field="uncertainty.standard_error.value")
+        task = str(res.get("evaluation_name") or record)
+        out.append(AggregateScore(model, task, name, "", value, se, int(n), str(path)))
     return out
 
 
@@ -209,7 +244,8 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
         if path.is_dir():
             lm_eval += sorted(p for p in path.rglob("results_*.json") if p.is_file())
             eee += [p for p in sorted(path.rglob("*.json")) if not _RESULTS.match(p.name) and is_eee_record(_peek(p))]
-        elif path.is_file() and is_eee_record(_peek(path)):
+            eee += [p for p in sorted(path.rglob("*.parquet")) if _eee_parquet(p)]
+        elif path.is_file() and (_eee_parquet(path) or is_eee_record(_peek(path))):
             eee.append(path)
         else:
             lm_eval.append(path)

@@ -1,5 +1,8 @@
 """Every Eval Ever (EEE, EvalEval Coalition) instance-level files: ``<uuid>_samples.jsonl``, one
-JSON object per sample (schema ``instance_level_eval.schema.json``, versions 0.2.x and 0.3.x).
+JSON object per sample (schema ``instance_level_eval.schema.json``, versions 0.2.x and 0.3.x), and
+the datastore's Parquet view of them (``viewer_parquets/**/dataset_samples.parquet`` of the
+``evaleval/EEE_datastore`` dataset: the same fields as columns, the nested ones as structs or as
+JSON text).
 
 Per line: ``model_id``, ``evaluation_name`` (the benchmark), ``sample_id``, and the score in
 ``evaluation.score`` (``evaluation.is_correct`` with ``metric="is_correct"``); repeats are
@@ -37,14 +40,53 @@ def _eee_score(rec: dict[str, Any], metric: str | None, *, file: str, record: st
     return parse_score(value, file=file, record=record, field=f"evaluation.{name}")
 
 
+#: the nested fields of an instance record (a struct, or JSON text, in the datastore's Parquet view)
+_NESTED = ("evaluation", "metadata", "input", "output", "token_usage", "performance")
+
+
+def plain_value(value: Any) -> Any:
+    """A value of a Parquet row as JSON would give it: arrays as lists, NaN as None (recursively)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return [plain_value(v) for v in value.tolist()]
+    if isinstance(value, dict):
+        return {k: plain_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_value(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(row label, record) of a Parquet view, nested JSON text parsed."""
+    from ..safe import load_json_bytes, read_parquet
+
+    frame = read_parquet(path)
+    for k, row in enumerate(frame.to_dict(orient="records")):
+        rec = {key: plain_value(v) for key, v in row.items()}
+        for key in _NESTED:
+            if isinstance(rec.get(key), str):
+                rec[key] = load_json_bytes(rec[key].encode("utf-8"), file=str(path), record=f"row {k}")
+        yield f"row {k}", rec
+
+
+def _rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    if plain_suffix(path) == ".parquet":
+        yield from parquet_rows(path)
+        return
+    for lineno, rec in table_records(path):
+        yield f"line {lineno}", rec
+
+
 def read_every_eval_ever(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
-    """EEE ``*_samples.jsonl``: streamed; a sample seen twice for one epoch is an error."""
+    """EEE ``*_samples.jsonl`` (streamed) or its Parquet view; a sample seen twice for one epoch is an error."""
     values: dict[tuple[str, str], list[float]] = {}
     meta: dict[tuple[str, str], tuple[str | None, str | None]] = {}
-    seen: dict[tuple[str, str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str], str] = {}
     file = str(path)
-    for lineno, rec in table_records(path):
-        record = f"line {lineno}"
+    for record, rec in _rows(path):
         missing = sorted(EEE_KEYS - set(rec))
         if missing:
             msg = f"not an Every Eval Ever instance record (no {', '.join(map(repr, missing))})"
@@ -60,9 +102,9 @@ def read_every_eval_ever(path: Path, *, metric: str | None = None, cluster: str 
         key = (model, bench, sample, epoch)
         if key in seen:
             msg = (f"sample {sample!r} of {bench!r} appears twice for model {model!r}, epoch {epoch} "
-                   f"(first at line {seen[key]})")
+                   f"(first at {seen[key]})")
             raise DataError(msg, file=file, record=record, field="sample_id")
-        seen[key] = lineno
+        seen[key] = record
         score = _eee_score(rec, metric, file=file, record=record)
         key2 = (model, f"{bench}:{sample}")
         values.setdefault(key2, []).append(score)
@@ -95,18 +137,34 @@ def _first_line_keys(path: Path) -> set[str] | None:
     return None
 
 
+def _parquet_columns(path: Path) -> set[str] | None:
+    try:
+        import pyarrow.parquet as pq
+
+        return set(pq.ParquetFile(path).schema_arrow.names)
+    except Exception:  # noqa: BLE001 - not a readable Parquet file: not ours
+        return None
+
+
 def _claims(path: Path) -> bool:
-    if not path.is_file() or plain_suffix(path) not in (".jsonl", ".ndjson"):
+    if not path.is_file():
+        return False
+    suffix = plain_suffix(path)
+    if suffix == ".parquet" and path.suffix.lower() == ".parquet":
+        cols = _parquet_columns(path)
+        return cols is not None and EEE_KEYS <= cols
+    if suffix not in (".jsonl", ".ndjson"):
         return False
     keys = _first_line_keys(path)
     return keys is not None and EEE_KEYS <= keys
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
-    return [(0, p) for p in folder.rglob("*.jsonl") if p.is_file() and _claims(p)]
+    found = [p for pattern in ("*.jsonl", "*.parquet") for p in folder.rglob(pattern)]
+    return [(0, p) for p in found if p.is_file() and _claims(p)]
 
 
 FORMATS = (Format(
-    name="every_eval_ever", summary="Every Eval Ever *_samples.jsonl", order=15,
+    name="every_eval_ever", summary="Every Eval Ever *_samples.jsonl / dataset_samples.parquet", order=15,
     read=lambda path, o: read_every_eval_ever(path, metric=o.metric, cluster=o.cluster),
     claims=_claims, finds=_finds),)
