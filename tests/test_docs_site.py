@@ -27,9 +27,10 @@ import llm_power  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "gate", "preferences", "passk",
-             "runs", "rankings", "clustering", "sequential", "io", "errors"]
+             "runs", "rankings", "subsets", "clustering", "sequential", "io", "errors"]
 PAGES = ["", "quickstart", "guide", "gallery", "intervals", "paired", "planning", "resolution", "inputs",
          "security", "architecture", "scale", "integrations", "preferences", "repeated-samples", "runs", "rankings",
+         "subsets",
          "reference",
          *(f"reference/{name}" for name in REFERENCE)]
 #: attributes whose value is a URL (SVG plots in the report use xlink:href for their markers)

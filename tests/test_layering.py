@@ -203,7 +203,7 @@ def test_no_import_circle():
 def test_tests_mirror_the_families_and_layers():
     tests = Path(__file__).resolve().parent
     folders = {"paired", "planning", "resolution", "preferences", "samples", "gating", "kernel", "core", "io",
-               "engines", "integrations", "report", "cli", "runs", "rankings"}
+               "engines", "integrations", "report", "cli", "runs", "rankings", "subsets"}
     for folder in sorted(folders):
         assert sorted((tests / folder).glob("test_*.py")), f"tests/{folder}/ has no tests"
     # every family folder of the package has its tests folder (the leaves' tests sit at the top)

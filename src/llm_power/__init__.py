@@ -163,6 +163,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         SequentialMonitor,
         anytime_critical_value,
     )
+    from .subsets import SubsetEstimateResult, subset_estimate
 
 #: public name -> the submodule that defines it; imported on first use, so that `import llm_power`
 #: (and the CLI's --help) does not pay for scipy.stats, pandas or matplotlib until they are needed
@@ -181,6 +182,8 @@ _LAZY = {
     "fragility": ".rankings",
     "winners_curse": ".rankings",
     "to_eee": ".report.eee",
+    "SubsetEstimateResult": ".subsets",
+    "subset_estimate": ".subsets",
     "write_eee": ".report.eee",
     "NoiseReport": ".runs",
     "RunPlanResult": ".runs",
@@ -356,6 +359,7 @@ __all__ = [
     "RunScores",
     "RunVarianceResult",
     "SequentialMonitor",
+    "SubsetEstimateResult",
     "TestResult",
     "TypeSMResult",
     "VarianceComponentsResult",
@@ -442,6 +446,7 @@ __all__ = [
     "simulate_error_rates",
     "simulate_pairs",
     "simulated_power",
+    "subset_estimate",
     "swap_consistency",
     "to_eee",
     "type_s_m",

@@ -15,5 +15,6 @@ the inspect extension) is a client of these modules and never re-derives what th
 - :mod:`.verdict` -- N*, q, MDE and "resolved" (plug-in, exact McNemar, clustered) and the test
   each pair gets; :mod:`.sizes` and :mod:`.exact` -- K/N*/MDE helpers and exact power;
   :mod:`.binary_pairs` -- every per-pair quantity of 0/1 pairs in one pass;
-- :mod:`.betting` -- betting confidence sequences for bounded differences.
+- :mod:`.betting` -- betting confidence sequences for bounded differences; :mod:`.survey` --
+  design-based estimates of a mean from a random subset of the items (the difference estimator).
 """
