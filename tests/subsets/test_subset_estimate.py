@@ -22,7 +22,7 @@ def test_difference_estimator_is_the_ols_fit_corrected_by_its_residuals():
     x = rng.normal(size=(n_pop, 2))
     y_all = (rng.random(n_pop) < 1 / (1 + np.exp(-(0.3 + x @ [1.0, -0.5])))).astype(float)
     run = rng.choice(n_pop, n, replace=False)
-    res = lp.subset_estimate(y_all[run], run, reference=x[:, :1], predictions=x[:, 1])
+    res = lp.subset_estimate(y_all[run], run, reference=x[:, :1], predictions=x[:, 1], target="benchmark")
     design = sm.add_constant(x)
     fit = sm.OLS(y_all[run], design[run]).fit()
     want = fit.predict(design).mean() + fit.resid.mean()  # the model-assisted (GREG) form
@@ -37,7 +37,7 @@ def test_difference_estimator_is_the_ols_fit_corrected_by_its_residuals():
 
 def test_plain_subset_mean_is_the_finite_population_t_interval():
     y = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0])
-    res = lp.subset_estimate(y, np.arange(8) * 3, n_items=40)
+    res = lp.subset_estimate(y, np.arange(8) * 3, n_items=40, target="benchmark")
     se = math.sqrt((1 - 8 / 40) * y.var(ddof=1) / 8)
     assert (res.method, res.estimate, res.df) == ("subset mean", y.mean(), 7)
     assert res.se == pytest.approx(se) and res.ci.high == pytest.approx(y.mean() + stats.t.ppf(0.975, 7) * se)
@@ -69,8 +69,8 @@ def test_coverage_and_variance_reduction_on_mmlu_pro_leave_one_out():
         est = {"plain": [], "difference": []}
         for _ in range(reps):
             run = rng.choice(n_pop, n, replace=False)
-            res = lp.subset_estimate(y[run], run, reference=others)
-            plain = lp.subset_estimate(y[run], run, n_items=n_pop)
+            res = lp.subset_estimate(y[run], run, reference=others, target="benchmark")
+            plain = lp.subset_estimate(y[run], run, n_items=n_pop, target="benchmark")
             for name, r in (("plain", plain), ("difference", res)):
                 hits[name] += r.ci.low <= truth <= r.ci.high
                 est[name].append(r.estimate)

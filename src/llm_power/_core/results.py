@@ -91,6 +91,12 @@ class Result:
         """The notebook view (Jupyter): a self-contained HTML fragment, no script, names escaped."""
         return str(_renderer().fragment(self))
 
+    def _write_text(self, path: Any, text: str, *, inputs: tuple[Any, ...] = ()) -> str:
+        """Write ``text`` (a file the result renders itself, e.g. a plan) atomically to ``path``
+        under the output rules, through the report layer; returns the text.
+        """
+        return str(_renderer().write(path, text, inputs=inputs))
+
     def to_html(self, path: Any = None) -> str:
         """The result as a self-contained HTML page -- for a leaderboard or an arena the full report
         ``--html`` writes -- written atomically to ``path`` when given; returns the HTML.

@@ -111,6 +111,14 @@ class BettingSequence:
     candidate's current capital (else only those still inside the sequence move), for
     :meth:`bounds_at`.
 
+    ``population``: the values are drawn without replacement from a finite population of this
+    many (the items of a benchmark, run in a random order), and the sequence is that of the
+    population's mean (Waudby-Smith & Ramdas 2020): the candidate ``m`` is bet against the mean of
+    the values not yet drawn, :math:`m_i = (N m - S_{i-1}) / (N - i + 1)` (``S`` the sum so far),
+    which makes each capital a test martingale again; a candidate whose remaining values would
+    have to average outside the range is rejected outright. At ``N`` values the sequence is the
+    population's mean itself.
+
     The bounds are conservative to the grid's spacing: the lower bound is just above the largest
     rejected grid point, the upper just below the smallest rejected one above the mean (the range
     ends when none), so a rejected candidate -- the null of a test -- is never inside.
@@ -134,6 +142,7 @@ class BettingSequence:
     grid: int = 2001
     null: float | None = None
     track_all: bool = False
+    population: int | None = None
 
     def __post_init__(self) -> None:
         self.m = np.linspace(0.0, 1.0, self.grid)
@@ -165,6 +174,10 @@ class BettingSequence:
         v = np.asarray(values, dtype=float).reshape(-1)
         if v.size == 0:
             return None
+        if self.population is not None and self.n + v.size > self.population:
+            msg = (f"{self.n + v.size} values drawn without replacement from a population of "
+                   f"{self.population}: more than it holds")
+            raise ValueError(msg)
         bad = ~((v >= self.low) & (v <= self.high))
         if bad.any():
             value = float(v[np.argmax(bad)])
@@ -192,9 +205,12 @@ class BettingSequence:
             inside = (self.rej_at == 0) | self.track_all
             if inside.any():
                 a, b = int(np.argmax(inside)), self.grid - int(np.argmax(inside[::-1]))
-                m = self.m[a:b]
-                up = self.log_up[a:b] + np.cumsum(np.log1p(lam_up[sl, None] * (y[sl, None] - m)), axis=0)
-                dn = self.log_down[a:b] + np.cumsum(np.log1p(-lam_dn[sl, None] * (y[sl, None] - m)), axis=0)
+                delta, low_out, high_out = self._deltas(y, sl, self.m[a:b], n0, start)
+                up = self.log_up[a:b] + np.cumsum(np.log1p(lam_up[sl, None] * delta), axis=0)
+                dn = self.log_down[a:b] + np.cumsum(np.log1p(-lam_dn[sl, None] * delta), axis=0)
+                if low_out is not None and high_out is not None:  # impossible candidates: rejected for good
+                    up[low_out] = np.inf
+                    dn[high_out] = np.inf
                 hit_up, hit_dn = up >= t_up, dn >= t_dn
                 self.rej_up[a:b] |= hit_up.any(axis=0)
                 self.rej_down[a:b] |= hit_dn.any(axis=0)
@@ -203,8 +219,12 @@ class BettingSequence:
                 self.rej_at[a:b][new] = n0 + start + np.argmax(out, axis=0)[new] + 1
                 self.log_up[a:b], self.log_down[a:b] = up[-1], dn[-1]
             if y0 is not None:  # the same sums as a grid point at the null, added in the same order
-                up0 = self.null_log_up + np.cumsum(np.log1p(lam_up[sl] * (y[sl] - y0)))
-                dn0 = self.null_log_down + np.cumsum(np.log1p(-lam_dn[sl] * (y[sl] - y0)))
+                d0, lo0, hi0 = self._deltas(y, sl, np.array([y0]), n0, start)
+                up0 = self.null_log_up + np.cumsum(np.log1p(lam_up[sl] * d0[:, 0]))
+                dn0 = self.null_log_down + np.cumsum(np.log1p(-lam_dn[sl] * d0[:, 0]))
+                if lo0 is not None and hi0 is not None:
+                    up0[lo0[:, 0]] = np.inf
+                    dn0[hi0[:, 0]] = np.inf
                 self.null_log_up, self.null_log_down = float(up0[-1]), float(dn0[-1])
                 hit = np.flatnonzero((up0 >= t_up) | (dn0 >= t_dn))
                 if hit.size and first is None:
@@ -216,6 +236,24 @@ class BettingSequence:
         self.total += float(y.sum())
         self.mu, self.sig2 = float(mu[-1]), float(sig2[-1])
         return first
+
+    def _deltas(self, y: np.ndarray, sl: slice, m: np.ndarray, n0: int,
+                start: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """y_i - m_i for the rows ``sl`` and candidates ``m`` (m_i = m with replacement; the mean of
+        the values not yet drawn without), and the masks of candidates already impossible (their
+        remaining values would average below 0 / above 1; once impossible, always: None with
+        replacement).
+        """
+        rows = y[sl]
+        if self.population is None:
+            return rows[:, None] - m, None, None
+        big_n = float(self.population)
+        before = self.total + np.r_[0.0, np.cumsum(y)][start:start + rows.size]  # S_{i-1}
+        left = big_n - (n0 + start + np.arange(rows.size, dtype=float))  # N - i + 1
+        m_i = (big_n * m[None, :] - before[:, None]) / left[:, None]
+        low_out = np.logical_or.accumulate(m_i < -1e-12, axis=0)
+        high_out = np.logical_or.accumulate(m_i > 1.0 + 1e-12, axis=0)
+        return np.clip(rows[:, None] - m_i, -1.0, 1.0), low_out, high_out
 
     def null_e_value(self) -> float:
         """The two-sided e-value of "the mean is ``null``" now: half the larger of the two capitals

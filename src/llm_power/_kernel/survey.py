@@ -1,20 +1,29 @@
 r"""Design-based estimates of a benchmark's mean from a random subset of its items.
 
-The items run are a simple random sample without replacement of ``n`` of the benchmark's ``N``
-items. Two estimators of the full-benchmark mean, each with its design-based variance:
+The items run are a stratified simple random sample without replacement: ``n_h`` of the ``N_h``
+items of each stratum ``h`` (one stratum: a simple random sample of ``n`` of the ``N`` items).
+With :math:`W_h = N_h / N` and :math:`f_h = n_h / N_h`:
 
-- the subset mean, :math:`\bar y_S`, with :math:`\hat V = (1 - n/N)\, s_y^2 / n` (Student t on
-  n - 1 degrees of freedom);
+- the (stratified) subset mean :math:`\sum_h W_h \bar y_h` with
+  :math:`\hat V = \sum_h W_h^2 (1 - f_h)\, s_h^2 / n_h`;
 - the difference (regression) estimator with control variates ``x`` known on every item (other
-  models' results, a cheap judge's predictions): an ordinary least-squares fit of y on x (with an
-  intercept) on the subset, and
-  :math:`\hat{\bar Y} = \bar y_S + \hat b^\top(\bar x_U - \bar x_S)` with
-  :math:`\hat V = (1 - n/N)\, s_e^2 / n`, :math:`s_e^2` the residual variance on n - p - 1
-  degrees of freedom (t on those). Design-consistent whatever the fit's quality (a useless
-  control variate costs p degrees of freedom, not bias): Cochran 1977, *Sampling Techniques*,
-  ch. 7; Särndal, Swensson and Wretman 1992, *Model Assisted Survey Sampling*, §6.5.
+  models' results, a cheap judge's predictions): one coefficient vector ``b`` fitted by weighted
+  least squares within the strata (the combined regression estimator with stratum intercepts;
+  each residual weighted by :math:`W_h^2 (1 - f_h) / (n_h (n_h - 1))`, its weight in the variance
+  below, so ``b`` minimises the estimated variance -- ordinary least squares with one stratum), and
+  :math:`\hat{\bar Y} = \sum_h W_h [\bar y_h + b^\top(\bar X_h - \bar x_h)]`, whose variance is the
+  stratified one of the residuals :math:`e = y - \bar y_h - b^\top(x - \bar x_h)`, times
+  :math:`(n - H) / (n - H - p)` for the p fitted coefficients (with one stratum: the residual
+  variance on n - p - 1 degrees of freedom, the textbook form). Design-consistent whatever the
+  fit's quality: a useless control variate costs p degrees of freedom, not bias (Cochran 1977,
+  *Sampling Techniques*, §§5A, 7.10; Särndal, Swensson and Wretman 1992, *Model Assisted Survey
+  Sampling*, §§6.5, 7.10).
 
-Vectorised over leading axes: ``y`` (..., n), ``xs`` (..., n, p), ``xbar`` (..., p).
+Degrees of freedom: Satterthwaite's over the strata (n_h - 1 each; Cochran §5.4), less p; with one
+stratum exactly n - p - 1. A stratum run in full (a census, f_h = 1) adds no variance.
+
+Vectorised over leading axes: ``y`` (..., n), ``xs`` (..., n, p), ``xbar`` (..., p) or per
+stratum (..., H, p). The strata coding is shared by every leading index.
 """
 
 from __future__ import annotations
@@ -23,28 +32,96 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["difference_estimate", "subset_mean"]
+__all__ = ["difference_estimate", "stratified_estimate", "subset_mean"]
+
+
+def stratified_estimate(y: np.ndarray, codes: np.ndarray, pop_counts: np.ndarray, xs: np.ndarray | None = None,
+                        xbar_strata: np.ndarray | None = None, *,
+                        population: bool = False) -> tuple[Any, Any, Any, Any]:
+    r"""(estimate, standard error, df, coefficients) of the stratified mean (``xs`` None) or the
+    combined difference estimator, for items of strata ``codes`` (0..H-1, every stratum run at
+    least once) out of ``pop_counts[h]`` items per stratum; ``xbar_strata`` (H, p): each
+    stratum's mean of the control variates over all its items.
+
+    ``population``: the target is the mean of the population the benchmark's N items are a random
+    sample of (what a paired test on all N items infers), not the benchmark's own mean: a
+    two-phase design (Cochran §12.2), whose variance adds the first phase's :math:`S_y^2 / N` --
+    :math:`S_y^2` estimated from the subset, :math:`\sum_h W_h s_{y,h}^2 + \sum_h W_h (\bar y_h -
+    \bar y_{st})^2` -- on the smaller of the two parts' degrees of freedom. With every item
+    run it is the paired t test's variance; with one stratum and no control variate exactly
+    :math:`s_y^2 / n`.
+    """
+    y = np.asarray(y, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    big_n = np.asarray(pop_counts, dtype=float)
+    n_strata = big_n.size
+    onehot = np.zeros((codes.size, n_strata))
+    onehot[np.arange(codes.size), codes] = 1.0
+    n_h = onehot.sum(axis=0)
+    weight = big_n / big_n.sum()  # W_h
+    ybar_h = (y @ onehot) / n_h  # (..., H)
+    dy = y - ybar_h @ onehot.T
+    p = 0
+    coef = np.zeros((*y.shape[:-1], 0))
+    est = (ybar_h * weight).sum(axis=-1)
+    if xs is not None:
+        xs = np.asarray(xs, dtype=float)
+        p = xs.shape[-1]
+        xbar_h = np.swapaxes(xs, -1, -2) @ onehot / n_h  # (..., p, H)
+        dx = xs - np.swapaxes(xbar_h @ onehot.T, -1, -2)
+        # each residual weighted as it enters the variance below, so the fitted b minimises the
+        # estimated variance: never above the plain one by more than the (n-H)/(n-H-p) of the fit
+        with np.errstate(divide="ignore", invalid="ignore"):
+            omega = np.where((n_h >= 2) & (n_h < big_n), weight**2 * (1.0 - n_h / big_n) / (n_h * (n_h - 1.0)), 0.0)
+        w = omega[codes]
+        gram = np.swapaxes(dx * w[:, None], -1, -2) @ dx
+        cross = np.swapaxes(dx * w[:, None], -1, -2) @ dy[..., None]
+        coef = (np.linalg.pinv(gram) @ cross)[..., 0]  # rank-deficient x (a constant column): the minimum-norm fit
+        dy = dy - (dx @ coef[..., None])[..., 0]
+        shift = np.asarray(xbar_strata, dtype=float) - np.swapaxes(xbar_h, -1, -2)  # (..., H, p)
+        est = est + ((shift * coef[..., None, :]).sum(axis=-1) * weight).sum(axis=-1)
+    n = codes.size
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s2_h = ((dy * dy) @ onehot) / (n_h - 1.0)  # (..., H); NaN / inf where n_h = 1
+        a_h = weight**2 * (1.0 - n_h / big_n) / n_h
+        a_h = np.where(n_h >= big_n, 0.0, a_h)  # a census adds nothing (even a stratum of one item)
+        part = np.where(a_h > 0, a_h * s2_h, 0.0)
+        var = part.sum(axis=-1)
+        dof = n - n_strata - p
+        var = var * (n - n_strata) / dof if dof > 0 else np.full(np.shape(var), np.nan)
+        denom = np.where(a_h > 0, part * part / np.maximum(n_h - 1.0, 1.0), 0.0).sum(axis=-1)
+        df = np.where(denom > 0, part.sum(axis=-1) ** 2 / denom, n - n_strata) - p
+    if n_strata == 1:
+        df = np.full(np.shape(var), float(n - 1 - p))
+    df = np.maximum(df, 1.0)
+    if population:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y0 = np.asarray(y, dtype=float)
+            m_h = (y0 @ onehot) / n_h
+            s2y = ((y0 - m_h @ onehot.T) ** 2 @ onehot) / np.maximum(n_h - 1.0, 1.0)
+            mean = (m_h * weight).sum(axis=-1, keepdims=True)
+            spread = (weight * s2y).sum(axis=-1) + (weight * (m_h - mean) ** 2).sum(axis=-1)
+            if n_strata == 1:
+                spread = s2y[..., 0]
+            first = spread / big_n.sum()
+            # both parts come from the same items (not independent, as Satterthwaite's sum assumes):
+            # the smaller of their degrees of freedom
+            df = np.where(var > 0, np.minimum(df, float(n - 1)), float(n - 1))
+            var = first + var
+        df = np.maximum(df, 1.0)
+    return est, np.sqrt(var), df, coef
 
 
 def subset_mean(y: np.ndarray, n_pop: int) -> tuple[Any, Any, int]:
     """(estimate, standard error, df) of the subset mean under simple random sampling."""
     n = y.shape[-1]
-    fpc = 1.0 - n / n_pop
-    var = y.var(axis=-1, ddof=1) if n > 1 else np.full(y.shape[:-1], np.nan)
-    return y.mean(axis=-1), np.sqrt(fpc * var / n), n - 1
+    est, se, _, _ = stratified_estimate(y, np.zeros(n, dtype=np.int64), np.array([n_pop]))
+    return est, se, n - 1
 
 
 def difference_estimate(y: np.ndarray, xs: np.ndarray, xbar: np.ndarray, n_pop: int) -> tuple[Any, Any, int, Any]:
-    """(estimate, standard error, df, coefficients) of the difference estimator."""
+    """(estimate, standard error, df, coefficients) of the difference estimator under simple random sampling."""
     n, p = xs.shape[-2], xs.shape[-1]
-    ym = y.mean(axis=-1, keepdims=True)
-    xm = xs.mean(axis=-2, keepdims=True)
-    dx, dy = xs - xm, y - ym
-    gram = np.swapaxes(dx, -1, -2) @ dx
-    cross = np.swapaxes(dx, -1, -2) @ dy[..., None]
-    coef = (np.linalg.pinv(gram) @ cross)[..., 0]  # rank-deficient x (a constant column): the minimum-norm fit
-    resid = dy - (dx @ coef[..., None])[..., 0]
-    df = n - p - 1
-    s2 = (resid * resid).sum(axis=-1) / df if df > 0 else np.full(y.shape[:-1], np.nan)
-    est = ym[..., 0] + ((xbar - xm[..., 0, :]) * coef).sum(axis=-1)
-    return est, np.sqrt((1.0 - n / n_pop) * s2 / n), df, coef
+    est, se, _, coef = stratified_estimate(y, np.zeros(n, dtype=np.int64), np.array([n_pop]), xs,
+                                           np.asarray(xbar, dtype=float)[..., None, :])
+    return est, se, n - p - 1, coef

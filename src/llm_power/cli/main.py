@@ -33,10 +33,11 @@ from . import (
     plan,
     ppi,
     rank,
+    subset,
 )
 
 COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, rank, noise, gate, aggregate, arena, judges, ppi, passk,
-            demo)
+            subset, demo)
 
 
 def common_options() -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     named alike, e.g. ``alpha`` -> ``--alpha``, ``p_a`` -> ``--pa``).
     """
     chosen: argparse.ArgumentParser | None = parser
-    for name in (getattr(args, "command", None), getattr(args, "plan_command", None)):
+    for name in (getattr(args, "command", None), _second(args)):
         # argparse has no public way to list a parser's actions
         subs = [a for a in (chosen._actions if chosen else []) if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
         if name and subs:
@@ -111,7 +112,12 @@ def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _command(args: argparse.Namespace) -> str:
-    return " ".join(filter(None, (args.command, getattr(args, "plan_command", None))))
+    return " ".join(filter(None, (args.command, _second(args))))
+
+
+def _second(args: argparse.Namespace) -> str | None:
+    """The second word of a two-word command (``plan mde``, ``subset estimate``)."""
+    return getattr(args, "plan_command", None) or getattr(args, "subset_command", None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,7 @@ __all__ = ["Aligned", "ScoreMatrix", "align_matrix", "align_results"]
 Aligned = ScoreMatrix
 
 
-def align_results(frame: Any, *, on_missing: str = "error") -> ScoreMatrix:
+def align_results(frame: Any, *, on_missing: str = "error", min_models: int = 2) -> ScoreMatrix:
     """Items x models matrix from the long table of :func:`read_results`.
 
     Parameters
@@ -28,6 +28,8 @@ def align_results(frame: Any, *, on_missing: str = "error") -> ScoreMatrix:
     on_missing : {"error", "intersect"}, default "error"
         Items that some model lacks: an error naming the models and counts (default), or
         ``"intersect"``: keep the items every model has and report how many were dropped per model.
+    min_models : int, default 2
+        Fewer models is an error (comparisons need two; ``llm-power subset estimate`` takes one).
 
     Returns
     -------
@@ -63,7 +65,7 @@ def align_results(frame: Any, *, on_missing: str = "error") -> ScoreMatrix:
     on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
     check_duplicates(frame)
     models = sorted(frame["model"].unique().tolist(), key=str)  # a total order: the same whatever the file order
-    if len(models) < 2:
+    if len(models) < min_models:
         raise too_few_models(models)
     conflict = target_conflicts(frame)
     if conflict is not None:
@@ -95,7 +97,9 @@ def check_duplicates(frame: Any) -> None:
 
 
 def too_few_models(models: list[Any]) -> DataError:
-    """The error for fewer than two models."""
+    """The error for too few models (none, or one where two are compared)."""
+    if not models:
+        return DataError("found no model's results")
     return DataError(f"found results of {len(models)} model ({', '.join(map(repr, models))}); "
                      "diagnose compares two or more models on the same items")
 
@@ -222,7 +226,7 @@ def _code_range(codes: np.ndarray, groups: np.ndarray, n_groups: int) -> tuple[n
 
 
 def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, clusters: list[Any] | None, *,
-                 on_missing: str = "error") -> ScoreMatrix:
+                 on_missing: str = "error", min_models: int = 2) -> ScoreMatrix:
     """:func:`align_results` for a wide table read straight into a matrix (one row per item, one
     column per model, NaN where a model lacks an item): the same rules and the same result as the
     long path (items in natural order, models sorted, the same errors and notes), without a row
@@ -240,7 +244,7 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     rows = present.any(axis=1)  # items some model has (an all-empty row is no item at all)
     model_order = sorted(range(len(models)), key=lambda k: str(models[k]))
     names = [models[k] for k in model_order]
-    if len(names) < 2:
+    if len(names) < min_models:
         raise too_few_models(names)
     item_order = sorted(np.flatnonzero(rows).tolist(), key=lambda r: natural_key(items[r]))
     lacking = rows[:, None] & ~present  # (items, models)

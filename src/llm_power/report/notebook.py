@@ -194,12 +194,13 @@ def json_text(result: Any) -> str:
     return json.dumps(to_plain(result.to_dict()), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
-def write(path: str | Path | None, text: str) -> str:
+def write(path: str | Path | None, text: str, *, inputs: tuple[Any, ...] = ()) -> str:
     """Write ``text`` to ``path`` atomically under the output rules (no symlink followed, never
-    over a non-regular file) when a path is given; returns the text.
+    over a non-regular file, never over or inside one of ``inputs``) when a path is given;
+    returns the text.
     """
     if path is not None:
         from .files import write_atomic
 
-        write_atomic(path, text)
+        write_atomic(path, text, inputs=inputs)
     return text

@@ -18,7 +18,7 @@ from ..resolution import Diagnosis
 from .terminal import safe_text, terminal_width
 from .view import ReportView, build_view
 
-__all__ = ["fit_table", "print_report", "terminal_width"]
+__all__ = ["fit_table", "print_fitted_table", "print_report", "terminal_width"]
 
 #: names are not shortened below this many characters (columns are dropped first)
 MIN_NAME = 10
@@ -134,6 +134,28 @@ def fit_table(variants: Sequence[tuple[Sequence[str], Sequence[Sequence[str]], S
         if _width_of(table) <= width:
             return table, k
     return None, -1
+
+
+def print_fitted_table(title: str, variants: Sequence[tuple[Sequence[str], Sequence[Sequence[str]], Sequence[int]]],
+                       *, caption: str | None = None, stream: TextIO | None = None) -> bool:
+    """Print ``title`` and the first of ``variants`` (header, rows, left-aligned columns; cells are
+    escaped here) that fits the terminal without wrapping a row, then ``caption`` wrapped at that
+    width; False (nothing printed) when none fits.
+    """
+    out = sys.stdout if stream is None else stream
+    width = terminal_width(out)
+    table, _ = fit_table(variants, width)
+    if table is None:
+        return False
+    console = _console(out, width)
+    console.print(safe_text(title), style="bold", overflow="fold", markup=False)
+    console.print(table)
+    if caption:
+        import textwrap
+
+        for line in textwrap.wrap(safe_text(caption), width=width, break_long_words=False, break_on_hyphens=False):
+            console.print(line, markup=False, highlight=False)
+    return True
 
 
 def _print_rankings(console: Any, view: ReportView) -> None:

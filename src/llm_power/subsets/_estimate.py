@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from .._core.results import ConfidenceInterval, Result
-from .._core.validation import as_float_array, check_open_unit
+from .._core.validation import as_float_array, check_open_unit, check_option
 from .._kernel.quantiles import level_quantile
-from .._kernel.survey import difference_estimate, subset_mean
+from ._design import TARGETS, build_design, controls
 
 __all__ = ["SubsetEstimateResult", "subset_estimate"]
 
@@ -23,14 +23,21 @@ class SubsetEstimateResult(Result):
     ----------
     estimate, se : float
         The estimate of the mean over all ``n_items`` items and its design-based standard error.
-    df : int
-        Degrees of freedom of the t interval (n - 1, or n - p - 1 with p control variates).
+    df : float
+        Degrees of freedom of the t interval (n - 1, or n - p - 1 with p control variates; with
+        strata Satterthwaite's, less p).
     ci : ConfidenceInterval
         At ``confidence_level``, valid for a simple random sample of the items.
     method : str
-        ``"subset mean"`` or ``"difference estimator"`` (control variates).
+        ``"subset mean"`` or ``"difference estimator"`` (control variates), prefixed
+        ``"stratified "`` with strata.
     n, n_items : int
         Items run, and items in the benchmark.
+    strata : int
+        Strata of the design (1: a simple random sample).
+    target : str
+        ``"population"`` (the mean over the questions the benchmark's items stand for, as compare
+        and diagnose infer it) or ``"benchmark"`` (the mean over its ``n_items`` items).
     plain_estimate, plain_se : float
         The subset mean and its standard error, beside.
     variance_reduction : float
@@ -42,11 +49,13 @@ class SubsetEstimateResult(Result):
 
     estimate: float
     se: float
-    df: int
+    df: float
     ci: ConfidenceInterval
     method: str
     n: int
     n_items: int
+    strata: int
+    target: str
     plain_estimate: float
     plain_se: float
     variance_reduction: float
@@ -61,17 +70,21 @@ class SubsetEstimateResult(Result):
 
 
 def subset_estimate(scores: Any, sampled: Any, *, reference: Any = None, predictions: Any = None,
-                    n_items: int | None = None, confidence_level: float = 0.95) -> SubsetEstimateResult:
+                    strata: Any = None, n_items: int | None = None, target: str = "population",
+                    confidence_level: float = 0.95) -> SubsetEstimateResult:
     """Estimate a model's score on the whole benchmark from the items it was run on.
 
-    The items run must be a simple random sample (without replacement) of the benchmark's items
-    -- ``lm-eval --limit`` takes the first ones, which is not. Without control variates the
-    estimate is the subset mean with the finite-population correction. With ``reference`` (the
-    other models' results on every item) and/or ``predictions`` (a cheap model's or judge's score
-    of this model on every item), it is the difference (regression) estimator: the control
-    variates are fitted on the subset and their known full-benchmark means correct the subset
-    mean. It stays valid when the control variates predict nothing (they then cost their degrees
-    of freedom); when they do, the interval shrinks by ``variance_reduction``.
+    The items run must be a simple random sample (without replacement) of the benchmark's items,
+    or of each stratum's items (a plan of :func:`subset_plan`) -- ``lm-eval --limit`` takes the
+    first ones, which is neither. Without control variates the estimate is the (stratified)
+    subset mean. With ``reference`` (the other models'
+    results on every item) and/or ``predictions`` (a cheap model's or judge's score of this model
+    on every item), it is the difference (regression) estimator: the control variates are fitted
+    on the subset and their known full-benchmark means correct the subset mean. It stays valid
+    when the control variates predict nothing: their coefficients are fitted to minimise the
+    estimated variance, so it is never above the plain one by more than (n - H) / (n - H - p),
+    the price of fitting p of them. When they do predict, the interval shrinks by
+    ``variance_reduction``.
 
     Parameters
     ----------
@@ -85,8 +98,18 @@ def subset_estimate(scores: Any, sampled: Any, *, reference: Any = None, predict
     predictions : array_like, optional
         A prediction of this model's score on every item (n_items values, e.g. a judge's), a
         second control variate (prediction-powered estimation with a fitted coefficient).
+    strata : array_like, optional
+        The stratum of every item (n_items labels) when the items were drawn stratum by stratum;
+        each stratum needs at least 2 items run (or all of its items).
     n_items : int, optional
-        Items in the benchmark (default: the rows of ``reference`` or ``predictions``).
+        Items in the benchmark (default: the rows of ``reference``, ``predictions`` or ``strata``).
+    target : {"population", "benchmark"}, default "population"
+        What the interval is of. ``"population"``: the score on the population of questions the
+        benchmark's items are a sample of -- what ``compare``, ``diagnose`` and the models' intervals
+        of a full run infer, so a subset never claims more than the full run would (its variance
+        adds the benchmark's own sampling, s^2 / n_items). ``"benchmark"``: the score the full run
+        would print, over exactly these ``n_items`` items (the finite-population interval; zero
+        width when every item was run).
     confidence_level : float, default 0.95
 
     Returns
@@ -104,58 +127,40 @@ def subset_estimate(scores: Any, sampled: Any, *, reference: Any = None, predict
     >>> others = (rng.random((5000, 8)) < difficulty[:, None]).astype(float)
     >>> model = (rng.random(5000) < difficulty).astype(float)
     >>> run = rng.choice(5000, 300, replace=False)
-    >>> res = lp.subset_estimate(model[run], run, reference=others)
+    >>> res = lp.subset_estimate(model[run], run, reference=others, target="benchmark")
     >>> res.method, bool(res.ci.low < model.mean() < res.ci.high), bool(res.variance_reduction > 1.2)
     ('difference estimator', True, True)
     """
     level = check_open_unit(confidence_level, "confidence_level")
+    goal = check_option(target, "target", TARGETS)
     y = as_float_array(scores, "scores").reshape(-1)
-    idx = np.asarray(sampled)
-    if idx.ndim != 1 or idx.size != y.size or not np.issubdtype(idx.dtype, np.integer):
-        msg = f"`sampled` must be {y.size} integer item positions, one per score; got {idx.shape} of {idx.dtype}."
-        raise ValueError(msg)
-    columns = []
-    for value, name in ((reference, "reference"), (predictions, "predictions")):
-        if value is None:
-            continue
-        arr = as_float_array(value, name)
-        arr = arr.reshape(arr.shape[0], -1)
-        if not np.all(np.isfinite(arr)):
-            msg = f"`{name}` must be finite on every item (no NaN)."
-            raise ValueError(msg)
-        columns.append((arr.mean(axis=1) if name == "reference" else arr[:, 0], name))
-    sizes = {c.size for c, _ in columns}
-    if len(sizes) > 1:
-        msg = f"`reference` and `predictions` must cover the same items; got {sorted(sizes)} rows."
-        raise ValueError(msg)
-    n_pop = n_items if n_items is not None else (sizes.pop() if sizes else None)
-    if n_pop is None:
-        msg = "give `n_items` (the benchmark's size), or `reference` / `predictions` on every item."
-        raise ValueError(msg)
-    if columns and columns[0][0].size != n_pop:
-        msg = f"`n_items` = {n_pop} but the control variates cover {columns[0][0].size} items."
-        raise ValueError(msg)
-    n = y.size
-    if n < 2 or np.unique(idx).size != n or idx.min() < 0 or idx.max() >= n_pop:
-        msg = (f"`sampled` must be at least 2 distinct positions in [0, {n_pop}); "
-               f"got {n} ({np.unique(idx).size} distinct).")
-        raise ValueError(msg)
     if not np.all(np.isfinite(y)):
         msg = "`scores` must be finite."
         raise ValueError(msg)
-    plain, plain_se, plain_df = subset_mean(y, n_pop)
-    if columns:
-        x = np.stack([c for c, _ in columns], axis=1)
-        if n - x.shape[1] - 1 < 1:
-            msg = f"{n} items cannot fit {x.shape[1]} control variate(s) and an intercept; run more items."
+    x, _ = controls(reference, predictions)
+    design = build_design(sampled, y.size, x=x, strata=strata, n_items=n_items)
+    return _result(design, y, level, goal)
+
+
+def _result(design: Any, y: np.ndarray, level: float, goal: str) -> SubsetEstimateResult:
+    population = goal == "population"
+    plain, plain_se, plain_df, _ = design.estimate(y, use_controls=False, population=population)
+    n, p = design.n, 0 if design.x is None else design.x.shape[1]
+    if design.x is not None:
+        if n - design.pop_counts.size - p < 1:
+            msg = f"{n} items cannot fit {p} control variate(s) and the intercepts; run more items."
             raise ValueError(msg)
-        est, se, df, coef = difference_estimate(y, x[idx], x.mean(axis=0), n_pop)
-        method, coefficients = "difference estimator", [float(c) for c in np.atleast_1d(coef)]
+        est, se, df, coefficients = design.estimate(y, population=population)
+        method = "difference estimator"
     else:
-        est, se, df, method, coefficients = plain, plain_se, plain_df, "subset mean", []
-    half = float(level_quantile(level, "two-sided", df)) * float(se)
-    reduction = float(plain_se) ** 2 / float(se) ** 2 if float(se) > 0 else float("inf")
+        est, se, df, coefficients, method = plain, plain_se, plain_df, [], "subset mean"
+    strata = int(design.pop_counts.size)
+    if strata > 1:
+        method = "stratified " + method
+    half = float(level_quantile(level, "two-sided", df)) * se
+    reduction = plain_se**2 / se**2 if se > 0 else float("inf")
     return SubsetEstimateResult(
-        estimate=float(est), se=float(se), df=int(df), ci=ConfidenceInterval(float(est) - half, float(est) + half),
-        method=method, n=n, n_items=int(n_pop), plain_estimate=float(plain), plain_se=float(plain_se),
-        variance_reduction=reduction if columns else 1.0, coefficients=coefficients, confidence_level=level)
+        estimate=est, se=se, df=df, ci=ConfidenceInterval(est - half, est + half), method=method, n=n,
+        n_items=design.n_items, strata=strata, target=goal, plain_estimate=plain, plain_se=plain_se,
+        variance_reduction=reduction if design.x is not None else 1.0, coefficients=coefficients,
+        confidence_level=level)

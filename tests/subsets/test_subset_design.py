@@ -1,0 +1,218 @@
+"""Stratified designs, the population target and gaps from subsets. Oracles: statsmodels' weighted
+least squares (the combined regression coefficient with stratum intercepts), Cochran's exact
+variance of the stratified mean (Theorem 5.3) checked by simulation, scipy's paired and one-sample
+t tests (the population target with every item run), and leave-one-model-out validity on MMLU-Pro
+(coverage and wrong gap calls at the promised rates)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+
+import llm_power as lp
+
+
+def _strata_population(rng, sizes=(400, 250, 900), probs=(0.9, 0.5, 0.3)):
+    labels = np.repeat(["a", "b", "c"], sizes)
+    p = np.repeat(probs, sizes)
+    return labels, p
+
+
+def test_stratified_coefficient_is_weighted_least_squares_with_stratum_intercepts():
+    rng = np.random.default_rng(3)
+    labels, p = _strata_population(rng)
+    n_pop = labels.size
+    x = rng.normal(size=(n_pop, 2)) + p[:, None]
+    y_all = (rng.random(n_pop) < np.clip(p + 0.2 * x[:, 0] - 0.1 * x[:, 1], 0, 1)).astype(float)
+    run = np.concatenate([rng.choice(np.flatnonzero(labels == s), k, replace=False)
+                          for s, k in (("a", 40), ("b", 25), ("c", 60))])
+    res = lp.subset_estimate(y_all[run], run, reference=x[:, :1], predictions=x[:, 1], strata=labels,
+                             target="benchmark")
+    frame = pd.DataFrame({"y": y_all[run], "s": labels[run], "x0": x[run, 0], "x1": x[run, 1]})
+    big = pd.Series(labels).value_counts()
+    small = frame["s"].value_counts()
+    w_h = big / n_pop
+    omega = (w_h**2 * (1 - small / big) / (small * (small - 1)))
+    dummies = pd.get_dummies(frame["s"], dtype=float)
+    fit = sm.WLS(frame["y"], pd.concat([dummies, frame[["x0", "x1"]]], axis=1),
+                 weights=frame["s"].map(omega)).fit()
+    assert res.coefficients == pytest.approx([fit.params["x0"], fit.params["x1"]], rel=1e-8)
+    b = fit.params[["x0", "x1"]].to_numpy()
+    pop_x = pd.DataFrame({"s": labels, "x0": x[:, 0], "x1": x[:, 1]}).groupby("s").mean()
+    sub = frame.groupby("s")[["y", "x0", "x1"]].mean()
+    want = sum(w_h[h] * (sub.loc[h, "y"] + (pop_x.loc[h].to_numpy() - sub.loc[h, ["x0", "x1"]].to_numpy()) @ b)
+               for h in big.index)
+    assert res.estimate == pytest.approx(want, rel=1e-10)
+    resid = fit.resid.groupby(frame["s"]).var(ddof=1)
+    n, n_strata, p_ = len(frame), 3, 2
+    var = sum(w_h[h] ** 2 * (1 - small[h] / big[h]) * resid[h] / small[h] for h in big.index)
+    assert res.se == pytest.approx(math.sqrt(var * (n - n_strata) / (n - n_strata - p_)), rel=1e-8)
+    assert res.method == "stratified difference estimator" and res.strata == 3
+
+
+def test_stratified_mean_variance_is_cochrans_and_its_interval_covers():
+    """Cochran's Theorem 5.3 on a fixed population (three strata, unequal sizes and spreads): the
+    estimates' variance over 20,000 draws equals sum W_h^2 (1 - f_h) S_h^2 / n_h, the estimated
+    variance is unbiased for it, and the Satterthwaite t interval covers the benchmark's mean."""
+    rng = np.random.default_rng(5)
+    labels, p = _strata_population(rng)
+    y_all = (rng.random(labels.size) < p).astype(float)
+    run_h = {"a": 8, "b": 12, "c": 30}
+    sizes = pd.Series(labels).value_counts()
+    w = sizes / labels.size
+    s2 = pd.Series(y_all).groupby(labels).var(ddof=1)
+    exact = sum(w[h] ** 2 * (1 - run_h[h] / sizes[h]) * s2[h] / run_h[h] for h in run_h)
+    reps = 20000
+    est, var, hit = np.empty(reps), np.empty(reps), 0
+    idx = {h: np.flatnonzero(labels == h) for h in run_h}
+    for r in range(reps):
+        run = np.concatenate([rng.choice(idx[h], k, replace=False) for h, k in run_h.items()])
+        res = lp.subset_estimate(y_all[run], run, strata=labels, target="benchmark")
+        est[r], var[r] = res.estimate, res.se**2
+        hit += res.ci.low <= y_all.mean() <= res.ci.high
+    assert est.mean() == pytest.approx(y_all.mean(), abs=4 * math.sqrt(exact / reps))
+    assert est.var() == pytest.approx(exact, rel=4 * math.sqrt(2 / reps))
+    assert var.mean() == pytest.approx(exact, rel=4 * var.std() / exact / math.sqrt(reps))
+    assert hit / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+
+
+@pytest.mark.parametrize("target", ["benchmark", "population"])
+def test_never_worse_than_the_plain_mean_by_more_than_the_fit_costs(target):
+    rng = np.random.default_rng(8)
+    labels, p = _strata_population(rng)
+    for _ in range(200):
+        y_all = (rng.random(labels.size) < p).astype(float)
+        junk = rng.normal(size=(labels.size, 3))
+        run = np.concatenate([rng.choice(np.flatnonzero(labels == s), k, replace=False)
+                              for s, k in (("a", 6), ("b", 9), ("c", 15))])
+        res = lp.subset_estimate(y_all[run], run, reference=junk, predictions=junk[:, 2], strata=labels,
+                                 target=target)
+        n, h, k = run.size, 3, 2
+        assert res.se**2 <= res.plain_se**2 * (n - h) / (n - h - k) * (1 + 1e-12)
+
+
+def test_population_target_with_every_item_run_is_the_t_test():
+    rng = np.random.default_rng(1)
+    n = 60
+    a = (rng.random(n) < 0.7).astype(float)
+    b = (rng.random(n) < 0.55).astype(float)
+    everything = np.arange(n)
+    one = lp.subset_estimate(a, everything, n_items=n)
+    ref = stats.ttest_1samp(a, 0.0).confidence_interval(0.95)
+    assert (one.ci.low, one.ci.high) == pytest.approx((ref.low, ref.high), rel=1e-10)
+    gap = lp.subset_compare(a, everything, b, n_items=n)
+    paired = stats.ttest_rel(a, b)
+    assert gap.pvalue == pytest.approx(paired.pvalue, rel=1e-10) and gap.other_on == "every item"
+    ci = paired.confidence_interval(0.95)
+    assert (gap.ci.low, gap.ci.high) == pytest.approx((ci.low, ci.high), rel=1e-8)
+    census = lp.subset_estimate(a, everything, n_items=n, target="benchmark")  # the benchmark's mean is known
+    assert census.ci.low == census.ci.high == pytest.approx(a.mean())
+
+
+def test_population_target_covers_the_population_mean_and_the_benchmark_target_does_not():
+    """Benchmarks of 400 items drawn from an infinite population (mean 0.6), 300 of them run: the
+    population target's interval covers 0.6 at 95% - 3 SE; the benchmark target's, which leaves
+    out the benchmark's own sampling, falls short of it (the precondition that the target matters)."""
+    rng = np.random.default_rng(4)
+    reps, bench, n = 3000, 400, 300
+    hits = {"population": 0, "benchmark": 0}
+    for _ in range(reps):
+        p = rng.beta(1.2, 0.8, size=bench)  # items of varying difficulty, mean 0.6
+        y_all = (rng.random(bench) < p).astype(float)
+        helper = p + rng.normal(scale=0.2, size=bench)
+        run = rng.choice(bench, n, replace=False)
+        for target in hits:
+            res = lp.subset_estimate(y_all[run], run, predictions=helper, target=target)
+            hits[target] += res.ci.low <= 0.6 <= res.ci.high
+    floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    assert hits["population"] / reps >= floor, hits
+    assert hits["benchmark"] / reps < 0.90, hits
+
+
+def test_gap_verdict_and_interval_never_disagree():
+    rng = np.random.default_rng(2)
+    for case in range(300):
+        n_pop = int(rng.integers(40, 400))
+        n = int(rng.integers(5, n_pop))
+        a = (rng.random(n_pop) < rng.random()).astype(float)
+        b = (rng.random(n_pop) < rng.random()).astype(float)
+        run = rng.choice(n_pop, n, replace=False)
+        alt = ("two-sided", "greater", "less")[case % 3]
+        target = ("population", "benchmark")[case % 2]
+        alpha = float(rng.choice([0.01, 0.05, 0.2]))
+        other = b if case % 4 else b[run]
+        res = lp.subset_compare(a[run], run, other, n_items=n_pop, alpha=alpha, alternative=alt, target=target)
+        excludes = res.ci.low > 0 or res.ci.high < 0
+        assert res.decided == (res.pvalue <= alpha) == excludes, (case, res)
+        if res.decided:
+            assert (res.verdict == "model ahead") == (res.gap > 0)
+
+
+def test_gap_against_a_known_model_uses_it_as_a_control_variate():
+    rng = np.random.default_rng(6)
+    n_pop = 3000
+    difficulty = rng.random(n_pop)
+    others = (rng.random((n_pop, 5)) < difficulty[:, None]).astype(float)
+    known = (rng.random(n_pop) < difficulty**0.7).astype(float)
+    new = (rng.random(n_pop) < difficulty).astype(float)
+    run = rng.choice(n_pop, 250, replace=False)
+    gap = lp.subset_compare(new[run], run, known, reference=others, target="benchmark")
+    score = lp.subset_estimate(new[run], run, reference=others, predictions=known, target="benchmark")
+    assert gap.gap == pytest.approx(score.estimate - known.mean(), rel=1e-10)
+    assert gap.se == pytest.approx(score.se, rel=1e-10)
+    assert gap.variance_reduction > 1.0 and gap.method == "difference estimator"
+
+
+def test_strata_errors_name_the_stratum():
+    labels = np.repeat(["x", "y"], [50, 50])
+    y = np.ones(5)
+    with pytest.raises(ValueError, match="stratum 'y' has 50 item"):
+        lp.subset_estimate(y, np.array([0, 1, 2, 3, 60]), strata=labels)
+    with pytest.raises(ValueError, match="not one number"):
+        lp.subset_estimate(y, np.arange(5), strata=labels, n_items=90)
+    with pytest.raises(ValueError, match="target"):
+        lp.subset_estimate(y, np.arange(5), n_items=90, target="items")
+
+
+def test_leave_one_model_out_on_mmlu_pro_with_a_neyman_plan():
+    """Each MMLU-Pro model left out in turn, 40 stratified Neyman plans of 300 items by category
+    (from the other models' residual spread), the stratified difference estimator: the score's
+    interval covers the full score in at least 95% - 3 MC SE of 1,040 cases (benchmark target; the
+    population target is wider), and gaps to the two nearest models (the hardest calls) are called
+    the wrong way in at most 2.5% + 3 SE of the tests."""
+    from llm_power.io.demo import load_mmlu_pro
+
+    d = load_mmlu_pro()
+    x = np.asarray(d.scores, dtype=float)
+    category = np.asarray(d.clusters)
+    means = x.mean(axis=0)
+    k = x.shape[1]
+    reps = 40
+    hits = {"benchmark": 0, "population": 0}
+    tests = called = wrong = 0
+    rng = np.random.default_rng(12)
+    for j in range(k):
+        others = np.delete(x, j, axis=1)
+        near = np.argsort(np.abs(means - means[j]))[1:3]
+        plan = lp.subset_plan(x.shape[0], strata=category, budget=300, reference=others, rng=j)
+        blocks = [(np.flatnonzero(category == a["stratum"]), a["run"]) for a in plan.allocation]
+        for _ in range(reps):  # fresh draws of the plan's allocation
+            run = np.concatenate([rng.choice(idx, size, replace=False) for idx, size in blocks])
+            for target in hits:
+                res = lp.subset_estimate(x[run, j], run, reference=others, strata=category, target=target)
+                hits[target] += res.ci.low <= means[j] <= res.ci.high
+            for b in near:
+                gap = lp.subset_compare(x[run, j], run, x[:, b], reference=others, strata=category)
+                tests += 1
+                called += gap.decided
+                wrong += gap.decided and (gap.gap > 0) != (means[j] > means[b])
+    total = reps * k
+    floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / total)
+    assert hits["benchmark"] / total >= floor and hits["population"] >= hits["benchmark"], hits
+    assert called / tests > 0.1  # the precondition: the nearest gaps are called often enough to go wrong
+    assert wrong / tests <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / tests), (wrong, called, tests)
