@@ -23,8 +23,8 @@ FIXTURES = Path(__file__).parents[1] / "fixtures"
 def test_every_list_of_formats_is_the_registry():
     assert tuple(FORMATS) == ("auto", *formats.FORMATS)
     assert tuple(INPUT_FORMATS) == tuple(FORMATS)
-    assert set(formats.FORMATS) == {"csv", "deepeval", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval", "parquet",
-                                    "promptfoo"}
+    assert set(formats.FORMATS) == {"csv", "deepeval", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval",
+                                    "opencompass", "parquet", "promptfoo"}
     assert all(isinstance(f, Format) and f.name == name for name, f in formats.FORMATS.items())
 
 
@@ -79,4 +79,5 @@ def test_discovery_finds_the_modules_of_the_folder():
     found = formats._discover()  # noqa: SLF001 - the discovery itself is what is tested
     assert found.keys() == formats.FORMATS.keys()
     with_formats = sorted(p.stem for p in Path(formats.__file__).parent.glob("*.py") if p.stem != "__init__")
-    assert with_formats == ["deepeval", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval", "promptfoo", "table"]
+    assert with_formats == ["deepeval", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval", "opencompass",
+                            "promptfoo", "table"]

@@ -8,24 +8,51 @@ from typing import Any
 
 from ..report.terminal import dump_json, print_table, say
 
-HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records): intervals, "
-        "MDE, and what a paired test could say")
+HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records, Hugging Face "
+        ".eval_results): intervals, MDE, and what a paired test could say")
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("aggregate", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:],
-                       epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc",
+                       epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc\n"
+                              "          llm-power aggregate org__model-a/ org__model-b/ --items gpqa_diamond=198",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="lm-eval results_*.json or Every Eval Ever record files, or folders holding them")
     p.add_argument("--metric", metavar="NAME", help="keep one metric, e.g. acc (default: every metric)")
+    p.add_argument("--items", action="append", metavar="[TASK=]N",
+                   help="the benchmark's number of items, which Hugging Face eval results do not record: N for "
+                        "every task or TASK=N, repeatable (default: none)")
     p.add_argument("--filter", help="keep one lm-eval filter, e.g. strict-match (default: every filter)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="target power of MDE and N* (default 0.8)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="level of the score intervals (default 0.95)")
     p.set_defaults(run=run)
+
+
+def _items(values: list[str] | None) -> int | dict[str, int] | None:
+    """``--items``: one count for every task, or TASK=N pairs."""
+    if not values:
+        return None
+    counts: dict[str, int] = {}
+    for text in values:
+        task, _, raw = text.rpartition("=")
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            msg = f"--items {text!r}: give N or TASK=N with N a positive whole number"
+            raise ValueError(msg)
+        if not task:
+            if len(values) > 1:
+                msg = "--items N (every task) cannot be mixed with other --items"
+                raise ValueError(msg)
+            return n
+        counts[task] = n
+    return counts
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -44,14 +71,14 @@ def run(args: argparse.Namespace) -> int:
     from ..io.aggregate import read_aggregates
     from ..planning import aggregate_interval, mde, paired_bounds
 
-    scores = read_aggregates(args.results, metric=args.metric, filter=args.filter)
+    scores = read_aggregates(args.results, metric=args.metric, filter=args.filter, items=_items(args.items))
     models = list(dict.fromkeys(s.model for s in scores))
     short = dict(zip(models, unique_short_names(models, 20), strict=True))  # the numbers keep their room
     rows: list[list[str]] = []
     payload: dict[str, list[dict[str, Any]]] = {"scores": [], "pairs": []}
     for s in scores:
         lo, hi, kind = aggregate_interval(s.value, s.n, s.stderr, args.confidence_level)
-        binary = kind == "wilson"
+        binary = kind in ("wilson", "wilson bound")
         detect = math.nan
         if binary:
             with warnings.catch_warnings():  # a score at 0 or 1 leaves no room to disagree: no MDE ("—")
@@ -82,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
     one = len(models) == 1  # one model: its name in the title, the columns for the numbers
     header = ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"]
     print_table(f"Scores of {models[0]}" if one else "Scores", header[one:], [r[one:] for r in rows],
-                caption=f"{args.confidence_level:.0%} intervals (Wilson for accuracies). MDE: the paired gap "
+                caption=f"{args.confidence_level:.0%} intervals (Wilson for accuracies; for a score given without "
+                        "its standard error, the Wilson interval at its value, which bounds any score in [0, 1]). "
+                        "MDE: the paired gap "
                         f"detectable at alpha = {args.alpha:g}, power {args.power:g}, against a model whose "
                         "errors are independent of this one's (correlated errors: smaller); —: none detectable "
                         "(a score near 0 or 1 leaves too few items to disagree on).",

@@ -1,6 +1,8 @@
 """Aggregate results -- per task, the metric, its standard error and the number of items -- from
-lm-evaluation-harness ``results_*.json`` (written with or without ``--log_samples``) and from Every
-Eval Ever aggregate records (``<uuid>.json``: ``score_details.score`` and its ``uncertainty``).
+lm-evaluation-harness ``results_*.json`` (written with or without ``--log_samples``), from Every
+Eval Ever aggregate records (``<uuid>.json``: ``score_details.score`` and its ``uncertainty``) and
+from Hugging Face Hub eval results (``.eval_results/*.yaml``, model cards' ``model-index``: a score
+alone, the item count given by the caller).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any, NamedTuple
 from .._core.errors import DataError
 from .safe import load_json_file
 
-__all__ = ["AggregateScore", "is_eee_record", "read_aggregates", "read_eee_aggregates", "read_lm_eval_aggregates"]
+__all__ = ["AggregateScore", "is_eee_record", "is_hf_eval_results", "read_aggregates", "read_eee_aggregates",
+           "read_hf_eval_results", "read_lm_eval_aggregates"]
 
 _RESULTS = re.compile(r"^results_.*\.json$")
 #: the largest count a float holds exactly
@@ -231,20 +234,27 @@ def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[
 
 
 def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None,
-                    filter: str | None = None) -> list[AggregateScore]:  # noqa: A002 - lm-eval's word
-    """Aggregate scores of lm-eval ``results_*.json`` and Every Eval Ever records, in any mix of
-    files and folders (each file by its content; ``filter`` applies to lm-eval's).
+                    filter: str | None = None,  # noqa: A002 - lm-eval's word
+                    items: int | dict[str, int] | None = None) -> list[AggregateScore]:
+    """Aggregate scores of lm-eval ``results_*.json``, Every Eval Ever records and Hugging Face
+    eval results, in any mix of files and folders (each file by its content; ``filter`` applies to
+    lm-eval's, ``items`` -- the benchmark's size -- to Hugging Face's, which do not say it).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     lm_eval: list[Path] = []
     eee: list[Path] = []
+    hf: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             lm_eval += sorted(p for p in path.rglob("results_*.json") if p.is_file())
             eee += [p for p in sorted(path.rglob("*.json")) if not _RESULTS.match(p.name) and is_eee_record(_peek(p))]
             eee += [p for p in sorted(path.rglob("*.parquet")) if _eee_parquet(p)]
+            hf += sorted(p for p in path.rglob("*") if p.is_file() and p.parent.name == ".eval_results"
+                         and p.suffix.lower() in (".yaml", ".yml"))
+        elif path.is_file() and is_hf_eval_results(path):
+            hf.append(path)
         elif path.is_file() and (_eee_parquet(path) or is_eee_record(_peek(path))):
             eee.append(path)
         else:
@@ -252,7 +262,174 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
     out = read_lm_eval_aggregates(lm_eval, metric=metric, filter=filter) if lm_eval else []
     if eee:
         out += read_eee_aggregates(eee, metric=metric)
+    if hf:
+        out += [s for s in read_hf_eval_results(hf, items=items) if metric is None or s.metric == metric]
     if not out:
-        msg = "no lm-eval results_*.json nor Every Eval Ever records found"
+        msg = "no lm-eval results_*.json, Every Eval Ever records nor Hugging Face eval results found"
         raise DataError(msg, file=", ".join(map(str, paths)))
     return out
+
+
+# =================================================================================================
+# Hugging Face Hub eval results: .eval_results/*.yaml and model cards' model-index
+# =================================================================================================
+
+#: the largest YAML file read (eval-results files are a few kilobytes)
+_MAX_YAML_BYTES = 8 * 1024 * 1024
+
+
+def _yaml(text: str, *, file: str, what: str) -> Any:
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        msg = "reading Hugging Face eval results needs PyYAML: pip install 'llm-power[hf]'"
+        raise DataError(msg, file=file) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        msg = f"not valid YAML {what}{line}: {' '.join(str(problem).split())[:160]}"
+        raise DataError(msg, file=file) from None
+
+
+def _read_text(path: Path) -> str:
+    size = path.stat().st_size
+    if size > _MAX_YAML_BYTES:
+        msg = f"{size:,} bytes is more than an eval-results file holds (at most {_MAX_YAML_BYTES:,})"
+        raise DataError(msg, file=str(path))
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        msg = f"cannot read it as UTF-8 text ({type(exc).__name__})"
+        raise DataError(msg, file=str(path)) from None
+
+
+def _hf_model(path: Path) -> str:
+    """The repository a file belongs to: the folder holding ``.eval_results/``, or the card's folder."""
+    folder = path.parent.parent if path.parent.name == ".eval_results" else path.parent
+    return folder.resolve().name or str(path)
+
+
+def _fraction(value: Any, *, file: str, record: str, field: str) -> float:
+    """A score as a fraction: values in [0, 1] as given, in (1, 100] as percentages."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(float(value)):
+        msg = f"{field} must be a number; got {value!r}" + (" (an unfilled template placeholder?)"
+                                                            if isinstance(value, (dict, str)) else "")
+        raise DataError(msg, file=file, record=record, field=field)
+    v = float(value)
+    if not 0.0 <= v <= 100.0:
+        msg = f"score {v!r} is neither a fraction in [0, 1] nor a percentage in [0, 100]"
+        raise DataError(msg, file=file, record=record, field=field)
+    return v / 100.0 if v > 1.0 else v
+
+
+def _text(value: Any, *, file: str, record: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        hint = " (an unfilled template placeholder?)" if isinstance(value, dict) else ""
+        msg = f"{field} must be non-empty text; got {value!r}{hint}"
+        raise DataError(msg, file=file, record=record, field=field)
+    return value
+
+
+def _hf_entries(path: Path) -> list[tuple[str, str, str, float]]:
+    """(model, task, metric, fraction) of one ``.eval_results`` YAML file or model card."""
+    file = str(path)
+    text = _read_text(path)
+    if path.suffix.lower() == ".md":
+        parts = text.split("\n---", 1) if text.startswith("---") else []
+        if len(parts) < 2:
+            msg = "a model card without YAML front matter (between '---' lines)"
+            raise DataError(msg, file=file)
+        meta = _yaml(parts[0][3:], file=file, what="front matter")
+        index = meta.get("model-index") if isinstance(meta, dict) else None
+        if not isinstance(index, list):
+            msg = "the model card has no 'model-index' list"
+            raise DataError(msg, file=file, field="model-index")
+        out = []
+        for i, model in enumerate(index):
+            rec = f"model-index[{i}]"
+            if not isinstance(model, dict):
+                msg = "each model-index entry must be a mapping"
+                raise DataError(msg, file=file, record=rec)
+            name = _text(model.get("name"), file=file, record=rec, field="name")
+            for j, res in enumerate(model.get("results") or []):
+                r = f"{rec}.results[{j}]"
+                data = _obj(res.get("dataset")) if isinstance(res, dict) else {}
+                task = _text(data.get("type"), file=file, record=r, field="dataset.type")
+                if isinstance(data.get("config"), str) and data["config"].strip():
+                    task += f":{data['config']}"
+                for k, met in enumerate(_obj(res).get("metrics") or []):
+                    m = f"{r}.metrics[{k}]"
+                    kind = _text(_obj(met).get("type"), file=file, record=m, field="type")
+                    out.append((name, task, kind, _fraction(_obj(met).get("value"), file=file, record=m,
+                                                            field="value")))
+        return out
+    data = _yaml(text, file=file, what="eval results")
+    if not isinstance(data, list):
+        msg = "a .eval_results file is a YAML list of results (dataset, value)"
+        raise DataError(msg, file=file)
+    model = _hf_model(path)
+    out = []
+    for i, entry in enumerate(data):
+        rec = f"entry {i}"
+        if not isinstance(entry, dict):
+            msg = "each entry must be a mapping with 'dataset' and 'value'"
+            raise DataError(msg, file=file, record=rec)
+        dataset = entry.get("dataset")
+        if not isinstance(dataset, dict):
+            msg = "no 'dataset' mapping (id, task_id)"
+            raise DataError(msg, file=file, record=rec, field="dataset")
+        _text(dataset.get("id"), file=file, record=rec, field="dataset.id")
+        task = _text(dataset.get("task_id"), file=file, record=rec, field="dataset.task_id")
+        out.append((model, task, "value", _fraction(entry.get("value"), file=file, record=rec, field="value")))
+    return out
+
+
+def read_hf_eval_results(paths: str | Path | Sequence[str | Path], *,
+                         items: int | dict[str, int] | None = None) -> list[AggregateScore]:
+    """Scores of Hugging Face Hub eval results: ``.eval_results/*.yaml`` files (a list of
+    ``{dataset: {id, task_id}, value}``; the model is the repository holding ``.eval_results/``)
+    and model cards' ``model-index`` (``README.md`` front matter; the model is its ``name``).
+    Files, or folders searched for ``.eval_results/*.yaml``. They give a score and nothing else --
+    no item count, no standard error -- so ``items``, the benchmark's size (one number, or
+    task id -> number), is needed for an interval; a value above 1 is read as a percentage.
+    Needs PyYAML (``pip install 'llm-power[hf]'``).
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file() and p.parent.name == ".eval_results"
+                            and p.suffix.lower() in (".yaml", ".yml"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            msg = "file or folder not found"
+            raise DataError(msg, file=str(path))
+    if not files:
+        msg = "no .eval_results/*.yaml found"
+        raise DataError(msg, file=", ".join(map(str, paths)))
+    out, lacking = [], []
+    for path in files:
+        for model, task, metric, value in _hf_entries(path):
+            n = items if isinstance(items, int) else (items or {}).get(task)
+            if n is None:
+                lacking.append(task)
+                continue
+            out.append(AggregateScore(model, task, metric, "", value, None, int(n), str(path)))
+    if lacking:
+        tasks = ", ".join(dict.fromkeys(lacking))
+        msg = (f"Hugging Face eval results give a score but no item count nor standard error: give each task's "
+               f"number of items (--items {lacking[0]}=N; tasks: {tasks})")
+        raise DataError(msg, file=", ".join(map(str, files)))
+    return out
+
+
+def is_hf_eval_results(path: Path) -> bool:
+    """Whether a file is one Hugging Face's eval results are read from (by its name and place)."""
+    return (path.suffix.lower() in (".yaml", ".yml") or
+            (path.suffix.lower() == ".md" and path.name.lower() in ("readme.md", "modelcard.md")))

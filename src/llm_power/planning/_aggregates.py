@@ -15,8 +15,11 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from .._core.results import Result
 from .._core.validation import check_open_unit
+from .._kernel.binomial import wilson_bounds
 from .._kernel.quantiles import k_constant, level_quantile, normal_pvalue
 from ..intervals import proportion_ci
 
@@ -95,12 +98,20 @@ def paired_bounds(p_a: float, p_b: float, n: int, *, alpha: float = 0.05, power:
 
 
 def aggregate_interval(value: float, n: int, stderr: float | None, level: float) -> tuple[float, float, str]:
-    """Wilson for a mean of 0/1 scores (value x n a whole number), else value +- z stderr."""
+    """Wilson for a mean of 0/1 scores (value x n a whole number), else value +- z stderr; without a
+    standard error, a mean in [0, 1] gets the Wilson score interval at p = value (``"wilson bound"``):
+    a score in [0, 1] with mean p varies by at most p (1 - p) (Bhatia & Davis 2000), the variance the
+    Wilson interval inverts, so it is conservative for any such scores (averaged repeats, a score
+    rounded by whoever published it).
+    """
     k = value * n
     if 0.0 <= value <= 1.0 and abs(k - round(k)) < 1e-6 * max(n, 1):
         ci = proportion_ci(round(k), n, confidence_level=level)
         return float(ci.low), float(ci.high), "wilson"
     if stderr is None:
+        if 0.0 <= value <= 1.0 and n >= 1:
+            low, high = wilson_bounds(np.array([k]), np.array([float(n)]), level)
+            return float(low[0]), float(high[0]), "wilson bound"
         return math.nan, math.nan, "none"
     z = float(level_quantile(level))
     return value - z * stderr, value + z * stderr, "normal"
