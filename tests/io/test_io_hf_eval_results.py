@@ -59,6 +59,10 @@ def test_percentages_model_index_and_the_missing_item_count(tmp_path):
     [score] = read_aggregates(card, items={"gsm8k:main": 1319})
     assert (score.model, score.task, score.metric, score.value, score.n) == ("my-model", "gsm8k:main", "accuracy",
                                                                              0.781, 1319)
+    quoted = _repo(tmp_path, "quoted", "- dataset: {id: a/b, task_id: t}\n  value: '41.2%'\n")
+    assert read_hf_eval_results(quoted, items=10)[0].value == pytest.approx(0.412)
+    small = _repo(tmp_path, "small", "- dataset: {id: a/b, task_id: t}\n  value: '0.5%'\n")
+    assert read_hf_eval_results(small, items=10)[0].value == pytest.approx(0.005)
     bad = _repo(tmp_path, "bad", "- dataset: {id: a/b, task_id: t}\n  value: 140\n")
     with pytest.raises(DataError, match="neither a fraction"):
         read_hf_eval_results(bad, items=10)

@@ -314,6 +314,14 @@ def _hf_model(path: Path) -> str:
 
 def _fraction(value: Any, *, file: str, record: str, field: str) -> float:
     """A score as a fraction: values in [0, 1] as given, in (1, 100] as percentages."""
+    percent = False
+    if isinstance(value, str):  # a quoted number ("0.412", "41.2%": a percentage whatever its size)
+        text = value.strip()
+        percent = text.endswith("%")
+        try:
+            value = float(text.removesuffix("%")) if text.removesuffix("%") else value
+        except ValueError:
+            percent = False
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(float(value)):
         msg = f"{field} must be a number; got {value!r}" + (" (an unfilled template placeholder?)"
                                                             if isinstance(value, (dict, str)) else "")
@@ -322,7 +330,7 @@ def _fraction(value: Any, *, file: str, record: str, field: str) -> float:
     if not 0.0 <= v <= 100.0:
         msg = f"score {v!r} is neither a fraction in [0, 1] nor a percentage in [0, 100]"
         raise DataError(msg, file=file, record=record, field=field)
-    return v / 100.0 if v > 1.0 else v
+    return v / 100.0 if v > 1.0 or percent else v
 
 
 def _text(value: Any, *, file: str, record: str, field: str) -> str:
