@@ -48,10 +48,15 @@ def test_stratified_coefficient_is_weighted_least_squares_with_stratum_intercept
     want = sum(w_h[h] * (sub.loc[h, "y"] + (pop_x.loc[h].to_numpy() - sub.loc[h, ["x0", "x1"]].to_numpy()) @ b)
                for h in big.index)
     assert res.estimate == pytest.approx(want, rel=1e-10)
-    resid = fit.resid.groupby(frame["s"]).var(ddof=1)
-    n, n_strata, p_ = len(frame), 3, 2
-    var = sum(w_h[h] ** 2 * (1 - small[h] / big[h]) * resid[h] / small[h] for h in big.index)
-    assert res.se == pytest.approx(math.sqrt(var * (n - n_strata) / (n - n_strata - p_)), rel=1e-8)
+    # each stratum's residual variance on n_h - (its items' leverage in statsmodels' fit, stratum
+    # intercepts included): n_h - 1 - L_h, the L_h adding up to the 2 coefficients
+    wx = np.asarray(fit.model.wexog)
+    hat = pd.Series(((wx @ np.asarray(fit.normalized_cov_params)) * wx).sum(axis=1)).groupby(
+        frame["s"].to_numpy()).sum()
+    assert hat.sum() == pytest.approx(3 + 2)
+    rss = (fit.resid**2).groupby(frame["s"]).sum()
+    var = sum(w_h[h] ** 2 * (1 - small[h] / big[h]) * rss[h] / (small[h] - hat[h]) / small[h] for h in big.index)
+    assert res.se == pytest.approx(math.sqrt(var), rel=1e-8)
     assert res.method == "stratified difference estimator" and res.strata == 3
 
 
@@ -92,8 +97,10 @@ def test_never_worse_than_the_plain_mean_by_more_than_the_fit_costs(target):
                               for s, k in (("a", 6), ("b", 9), ("c", 15))])
         res = lp.subset_estimate(y_all[run], run, reference=junk, predictions=junk[:, 2], strata=labels,
                                  target=target)
-        n, h, k = run.size, 3, 2
-        assert res.se**2 <= res.plain_se**2 * (n - h) / (n - h - k) * (1 + 1e-12)
+        # b = 0 is the plain estimate, so the fitted b's residuals are no larger; the leverage (at most
+        # the 2 coefficients in any stratum) is the most the variance can grow by
+        smallest, k = 6, 2
+        assert res.se**2 <= res.plain_se**2 * (smallest - 1) / (smallest - 1 - k) * (1 + 1e-12)
 
 
 def test_population_target_with_every_item_run_is_the_t_test():
@@ -107,7 +114,7 @@ def test_population_target_with_every_item_run_is_the_t_test():
     assert (one.ci.low, one.ci.high) == pytest.approx((ref.low, ref.high), rel=1e-10)
     gap = lp.subset_compare(a, everything, b, n_items=n)
     paired = stats.ttest_rel(a, b)
-    assert gap.pvalue == pytest.approx(paired.pvalue, rel=1e-10) and gap.other_on == "every item"
+    assert gap.pvalue == pytest.approx(paired.pvalue, rel=1e-10) and gap.other_on == "the items run"
     ci = paired.confidence_interval(0.95)
     assert (gap.ci.low, gap.ci.high) == pytest.approx((ci.low, ci.high), rel=1e-8)
     census = lp.subset_estimate(a, everything, n_items=n, target="benchmark")  # the benchmark's mean is known
@@ -166,6 +173,68 @@ def test_gap_against_a_known_model_uses_it_as_a_control_variate():
     assert gap.gap == pytest.approx(score.estimate - known.mean(), rel=1e-10)
     assert gap.se == pytest.approx(score.se, rel=1e-10)
     assert gap.variance_reduction > 1.0 and gap.method == "difference estimator"
+
+
+def test_census_strata_leave_the_fit_to_the_sampled_ones():
+    """All 100 items of a small stratum run, 2 of a big one (review D1): the control variate is
+    fitted on the big stratum's 2 items alone, which it uses up -- an error, never a zero-width
+    interval; with 40 of the big stratum's items the fit's price is the big stratum's alone, and
+    100 such designs cover the benchmark's mean at 95% - 3 SE."""
+    rng = np.random.default_rng(9)
+    strata = np.repeat(["small", "big"], [100, 1000])
+    b = rng.random(1100)
+    y = (rng.random(1100) < 0.3 + 0.4 * b).astype(float)
+    run = np.r_[np.arange(100), 100 + rng.choice(1000, 2, replace=False)]
+    with pytest.raises(ValueError, match="uses up the items"):
+        lp.subset_compare(y[run], run, b, strata=strata, target="benchmark")
+    with pytest.raises(ValueError, match="uses up the items"):
+        lp.subset_estimate(y[run], run, predictions=b, strata=strata)
+    hits, reps = 0, 400
+    for _ in range(reps):
+        run = np.r_[np.arange(100), 100 + rng.choice(1000, 12, replace=False)]
+        res = lp.subset_estimate(y[run], run, predictions=b, strata=strata, target="benchmark")
+        single = lp.subset_estimate(y[run[100:]], run[100:] - 100, predictions=b[100:], target="benchmark")
+        assert res.df == pytest.approx(single.df) == 10  # 12 - 1 - 1: the census stratum adds no df
+        hits += res.ci.low <= y.mean() <= res.ci.high
+    assert hits / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+
+
+def test_a_near_census_keeps_its_degrees_of_freedom():
+    """599 of 600 items run (review D2): the verdict and interval are the census's, not one of a
+    stratum of 3 items with 1 degree of freedom."""
+    y = np.r_[np.tile([1.0, 1.0, 0.0, 1.0, 0.0], 119), [1.0, 1.0], [1.0, 0.0, 1.0]]
+    o = np.r_[np.tile([1.0, 0.0, 0.0, 1.0, 0.0], 119), [0.0, 1.0], [0.0, 0.0, 0.0]]
+    strata = ["big"] * 597 + ["s"] * 3
+    full = lp.subset_compare(y, np.arange(600), o, strata=strata)
+    nearly = lp.subset_compare(y[:599], np.arange(599), o[:599], strata=strata)
+    assert full.verdict == nearly.verdict == "model ahead"
+    assert nearly.df > 500 and nearly.ci.high - nearly.ci.low < 1.2 * (full.ci.high - full.ci.low)
+
+
+def test_plain_gap_of_the_population_target_uses_the_differences():
+    """Every item run, the other model known (review D3): the control variate adds nothing to a
+    census, so the reported variance reduction is 1, not an artefact of S_y against S_d."""
+    rng = np.random.default_rng(10)
+    n = 400
+    b = (rng.random(n) < 0.6).astype(float)
+    y = np.where(rng.random(n) < 0.8, b, 1 - b)
+    others = (rng.random((n, 3)) < 0.5).astype(float)
+    gap = lp.subset_compare(y, np.arange(n), b, reference=others, n_items=n + 0)
+    assert gap.other_on == "the items run" and gap.variance_reduction == pytest.approx(1.0)
+    half = rng.choice(n, 200, replace=False)
+    known = lp.subset_compare(y[half], half, b, target="population")
+    frac = 1 - 200 / n
+    d = y[half] - b[half]
+    want = math.sqrt(frac * y[half].var(ddof=1) / 200 + d.var(ddof=1) / n)  # the subset mean, and S_d^2 / N
+    assert known.plain_se == pytest.approx(want, rel=1e-10)
+
+
+def test_every_item_with_scores_out_of_order_is_refused():
+    rng = np.random.default_rng(11)
+    y, o = (rng.random((2, 300)) < 0.5).astype(float)
+    perm = rng.permutation(300)
+    with pytest.raises(ValueError, match="ambiguous order"):
+        lp.subset_compare(y[perm], perm, o[perm], n_items=300)
 
 
 def test_strata_errors_name_the_stratum():

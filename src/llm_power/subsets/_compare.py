@@ -10,7 +10,7 @@ import numpy as np
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_float_array, check_alternative, check_open_unit, check_option
 from .._kernel.verdict import t_interval, t_test
-from ._design import TARGETS, build_design, controls
+from ._design import TARGETS, build_design, check_fit, controls
 
 __all__ = ["SubsetCompareResult", "subset_compare"]
 
@@ -104,7 +104,8 @@ def subset_compare(scores: Any, sampled: Any, other: Any, *, reference: Any = No
         Those items' positions among the benchmark's items (distinct).
     other : array_like
         The other model's scores: n_items values (every item) or n values (the items run, in the
-        order of ``scores``).
+        order of ``scores``; when every item was run, n = n_items, they are the latter and
+        ``sampled`` must be the benchmark's order, 0 to n_items - 1).
     reference, predictions, strata, n_items
         As in :func:`subset_estimate`.
     names : (str, str), default ("model", "other")
@@ -141,28 +142,35 @@ def subset_compare(scores: Any, sampled: Any, other: Any, *, reference: Any = No
         msg = "`scores` and `other` must be finite."
         raise ValueError(msg)
     x, _ = controls(reference, predictions)
-    known = {int(x.shape[0])} if x is not None else set()
-    known |= {len(strata)} if strata is not None else set()
-    known |= {int(n_items)} if n_items is not None else set()
-    full = b.size != y.size or b.size in known
-    if full:  # the other model on every item: its full score is exact, its results a control variate
+    if b.size != y.size:  # the other model on every item: its full score is exact, its results a control variate
         if x is not None and x.shape[0] != b.size:
             msg = f"`other` has {b.size} scores: give them on every item ({x.shape[0]}) or on the {y.size} items run."
             raise ValueError(msg)
         xs = b[:, None] if x is None else np.column_stack([x, b[:, None]])
         design = build_design(sampled, y.size, x=xs, strata=strata, n_items=b.size)
         d = y - b[design.positions]
-        plain, plain_se, _, _ = design.estimate(y, use_controls=False, population=population)
+        # the plain gap: the subset mean less the other's exact score; for the population target the
+        # benchmark's own sampling is that of the differences
+        plain, plain_se, _, _ = design.estimate(y, use_controls=False)
         plain -= float(b.mean())
-    else:  # both on the items run: their paired differences
+        if population:
+            with_first = design.estimate(d, use_controls=False, population=True)[1]
+            without = design.estimate(d, use_controls=False)[1]
+            plain_se = float(np.sqrt(plain_se**2 + with_first**2 - without**2))
+        full = True
+    else:  # both on the items run (in the order of `scores`): their paired differences
         design = build_design(sampled, y.size, x=x, strata=strata, n_items=n_items)
+        if design.n == design.n_items and not np.array_equal(design.positions, np.arange(design.n)):
+            msg = ("every item was run and `other` has one score per item: ambiguous order -- give `sampled` in "
+                   "the benchmark's order (0 to n_items - 1), with `scores` and `other` in that order.")
+            raise ValueError(msg)
         d = y - b
         plain, plain_se, _, _ = design.estimate(d, use_controls=False, population=population)
+        full = False
     p = 0 if design.x is None else design.x.shape[1]
-    if design.x is not None and design.n - design.pop_counts.size - p < 1:
-        msg = f"{design.n} items cannot fit {p} control variate(s) and the intercepts; run more items."
-        raise ValueError(msg)
     gap, se, df, _ = design.estimate(d, population=population)
+    if design.x is not None:
+        check_fit(se, design.n, p)
     _, pvalue = t_test(np.array([gap]), np.array([se * se]), df, alt)
     low, high = t_interval(np.array([gap]), np.array([se * se]), df, 1.0 - a, alt)
     decided = bool(pvalue[0] <= a)

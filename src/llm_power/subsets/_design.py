@@ -14,7 +14,7 @@ from .._core.validation import as_float_array
 from .._kernel.survey import stratified_estimate
 from .._kernel.verdict import check_cluster_labels
 
-__all__ = ["TARGETS", "Design", "build_design", "controls"]
+__all__ = ["TARGETS", "Design", "build_design", "check_fit", "controls"]
 
 #: what a subset estimate is of: the mean over the population of questions the benchmark's items
 #: are a sample of (what compare and diagnose test), or the benchmark's own mean over its N items
@@ -77,6 +77,14 @@ class Design:
         est, se, df, coef = stratified_estimate(y, run_codes, self.pop_counts, self.x[self.positions], xbar,
                                                 population=population)
         return float(est), float(se), float(df), [float(c) for c in np.atleast_1d(coef)]
+
+
+def check_fit(se: float, n: int, p: int) -> None:
+    """The error when the control variates leave a sampled stratum no residual degrees of freedom."""
+    if not np.isfinite(se):
+        msg = (f"{n} items cannot estimate the variance with {p} control variate(s): the fit uses up the items "
+               "of a sampled stratum; run more items of the sampled strata, or use fewer control variates.")
+        raise ValueError(msg)
 
 
 def build_design(sampled: Any, n_values: int, *, x: np.ndarray | None, strata: Any, n_items: int | None) -> Design:
