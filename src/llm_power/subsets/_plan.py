@@ -326,7 +326,10 @@ def subset_plan(items: Any, *, strata: Any = None, budget: int | None = None, ha
     shape = sd if method == "neyman" else np.ones_like(sd)
     smallest = int(np.minimum(MIN_PER_STRATUM, sizes).sum()) + (1 if p else 0)
     if budget is not None and (int(budget) != budget or budget < smallest):
-        msg = f"`budget` must be an integer of at least {smallest} ({sizes.size} strata); got {budget!r}."
+        strata_word = "1 stratum" if sizes.size == 1 else f"{sizes.size} strata"
+        why = f"2 items per stratum or all of a smaller one, over {strata_word}" + (
+            ", and 1 for the control variate" if p else "")
+        msg = f"`budget` must be a whole number of at least {smallest} ({why}); got {budget!r}."
         raise ValueError(msg)
     power = check_open_unit(power, "power")
     for value, name in ((half_width, "half_width"), (gap, "gap")):
