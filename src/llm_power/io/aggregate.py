@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,21 +37,27 @@ class AggregateScore(NamedTuple):
     source: str
 
 
-def _files(paths: Sequence[str | Path]) -> list[Path]:
+def _files(paths: Sequence[str | Path], in_folder: Callable[[Path], list[Path]], none: str | None) -> list[Path]:
+    """The files given, and those ``in_folder`` finds in each folder given; ``none``: the error when
+    there are none (None: an empty list is fine).
+    """
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out += sorted(p for p in path.rglob("results_*.json") if p.is_file())
+            out += in_folder(path)
         elif path.is_file():
             out.append(path)
         else:
             msg = "file or folder not found"
             raise DataError(msg, file=str(path))
-    if not out:
-        msg = "no lm-eval results_*.json found"
-        raise DataError(msg, file=", ".join(map(str, paths)))
+    if not out and none is not None:
+        raise DataError(none, file=", ".join(map(str, paths)))
     return out
+
+
+def _lm_eval_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("results_*.json") if p.is_file())
 
 
 def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None,
@@ -63,7 +69,7 @@ def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric:
     if isinstance(paths, (str, Path)):
         paths = [paths]
     out: list[AggregateScore] = []
-    for path in _files(paths):
+    for path in _files(paths, _lm_eval_in, "no lm-eval results_*.json found"):
         data = load_json_file(path)
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             msg = "not an lm-eval results file (no 'results' object)"
@@ -138,19 +144,9 @@ def _eee_records(path: Path) -> list[Any]:
     return [load_json_file(path)]
 
 
-def _eee_files(paths: Sequence[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out += sorted(p for p in path.rglob("*.json") if p.is_file() and is_eee_record(_peek(p)))
-            out += sorted(p for p in path.rglob("*.parquet") if p.is_file() and _eee_parquet(p))
-        elif path.is_file():
-            out.append(path)
-        else:
-            msg = "file or folder not found"
-            raise DataError(msg, file=str(path))
-    return out
+def _eee_in(folder: Path) -> list[Path]:
+    return (sorted(p for p in folder.rglob("*.json") if p.is_file() and is_eee_record(_peek(p)))
+            + sorted(p for p in folder.rglob("*.parquet") if p.is_file() and _eee_parquet(p)))
 
 
 def _peek(path: Path) -> Any:
@@ -177,7 +173,7 @@ def read_eee_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str
     if isinstance(paths, (str, Path)):
         paths = [paths]
     out: list[AggregateScore] = []
-    for path in _eee_files(paths):
+    for path in _files(paths, _eee_in, None):
         records = _eee_records(path)
         view = path.suffix.lower() == ".parquet"
         for r, data in enumerate(records):
@@ -251,8 +247,7 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
             lm_eval += sorted(p for p in path.rglob("results_*.json") if p.is_file())
             eee += [p for p in sorted(path.rglob("*.json")) if not _RESULTS.match(p.name) and is_eee_record(_peek(p))]
             eee += [p for p in sorted(path.rglob("*.parquet")) if _eee_parquet(p)]
-            hf += sorted(p for p in path.rglob("*") if p.is_file() and p.parent.name == ".eval_results"
-                         and p.suffix.lower() in (".yaml", ".yml"))
+            hf += _hf_in(path)
         elif path.is_file() and is_hf_eval_results(path):
             hf.append(path)
         elif path.is_file() and (_eee_parquet(path) or is_eee_record(_peek(path))):
@@ -304,6 +299,12 @@ def _read_text(path: Path) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         msg = f"cannot read it as UTF-8 text ({type(exc).__name__})"
         raise DataError(msg, file=str(path)) from None
+
+
+def _hf_in(folder: Path) -> list[Path]:
+    """The ``.eval_results/*.yaml`` files under a folder (a model repository, or a folder of them)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.parent.name == ".eval_results"
+                  and p.suffix.lower() in (".yaml", ".yml"))
 
 
 def _hf_model(path: Path) -> str:
@@ -407,20 +408,7 @@ def read_hf_eval_results(paths: str | Path | Sequence[str | Path], *,
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.is_file() and p.parent.name == ".eval_results"
-                            and p.suffix.lower() in (".yaml", ".yml"))
-        elif path.is_file():
-            files.append(path)
-        else:
-            msg = "file or folder not found"
-            raise DataError(msg, file=str(path))
-    if not files:
-        msg = "no .eval_results/*.yaml found"
-        raise DataError(msg, file=", ".join(map(str, paths)))
+    files = _files(paths, _hf_in, "no .eval_results/*.yaml found")
     out, lacking = [], []
     for path in files:
         for model, task, metric, value in _hf_entries(path):
