@@ -154,7 +154,7 @@ def test_early_stopping_on_a_resolved_pair(tmp_path):
     sys.path.remove(str(FIXTURE))
     by_model = {}
     stops = [stop for log in logs for stop in log.results.early_stopping.early_stops]
-    assert stops and all(stop.reason.startswith("pair resolved") for stop in stops)
+    assert stops and all(stop.reason.startswith("pair decided") for stop in stops)
     for log in logs:
         by_model[log.eval.model] = {s.id: 1.0 if s.scores["match"].value == "C" else 0.0
                                     for s in log.samples if s.scores}

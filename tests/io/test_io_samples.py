@@ -105,7 +105,7 @@ def test_cli_equals_the_api(tmp_path, capsys):
     cmp = compare_pass_at_k(b, a, [1, 3, 6], rng=0)  # the first minus the second: base - tuned
     assert payload["comparison"]["a"] == "base"
     np.testing.assert_allclose(payload["comparison"]["difference"], cmp.difference, rtol=1e-12)
-    assert payload["comparison"]["resolved"] == cmp.resolved.tolist()
+    assert payload["comparison"]["band_excludes_zero"] == cmp.band_excludes_zero.tolist()
     assert main(["passk", *map(str, files[::-1]), "--k", "1", "3", "6", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == payload  # the file order never matters
     assert main(["passk", *map(str, files), "--k", "1", "3", "6", "--format", "json", "--baseline", "base"]) == 0

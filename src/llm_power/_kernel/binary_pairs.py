@@ -20,7 +20,7 @@ from .._core.progress import advance
 from . import verdict as _verdict
 from .paired_intervals import mcnemar_interval
 from .quantiles import k_constant, level_quantile
-from .verdict import EXACT_MAX_DISCORDANT, PVALUE_FLOOR, iid_verdict_block, mcnemar_test
+from .verdict import EXACT_MAX_DISCORDANT, PVALUE_FLOOR, iid_verdict_block, mcnemar_test, resolved
 
 __all__ = ["TASK", "binary_pair_columns"]
 
@@ -84,8 +84,7 @@ def binary_pair_columns(both: np.ndarray, right: np.ndarray, i: np.ndarray, j: n
             q = np.where(fine, n * delta * delta / (var * k), np.where(ok & (var == 0), np.nan, 0.0))
             out["n_star"][sl], out["q"][sl] = n_star, q
             out["mde"][sl] = np.where(pos, np.sqrt(k * var / n), np.nan)
-        np.logical_and(q >= 1.0, pvalue <= alpha, out=out["resolved"][sl])
-        out["resolved"][sl] &= np.isfinite(n_star)
+        resolved(q, n_star, pvalue=pvalue, alpha=alpha, out=out["resolved"][sl])
         out["regime"][sl] = 0
         redo = np.nonzero(exact | ~pos)[0]
         if redo.size:

@@ -405,7 +405,9 @@ def consistent_runs_needed(needed: np.ndarray, q: np.ndarray, runs_a: np.ndarray
     """
     needed = np.asarray(needed, dtype=float)
     q = np.asarray(q, dtype=float)
-    return np.where(q >= 1.0, np.minimum(needed, np.maximum(runs_a, runs_b)),
+    from .verdict import big_enough
+
+    return np.where(big_enough(q), np.minimum(needed, np.maximum(runs_a, runs_b)),
                     np.where(np.isfinite(q), np.maximum(needed, np.minimum(runs_a, runs_b) + 1.0), needed))
 
 

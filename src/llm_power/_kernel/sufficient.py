@@ -17,7 +17,7 @@ from .._core.errors import DataError
 from .._core.progress import advance
 from .quantiles import k_constant, upper_quantile
 from .variance import DESIGN_EFFECTS, cluster_design_effects
-from .verdict import PairSums, pair_sums
+from .verdict import PairSums, pair_sums, resolved
 
 __all__ = ["PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts", "cluster_resample_counts",
            "discordant_counts", "gram_f32", "merge_pair_sums", "model_cluster_sums", "model_statistics",
@@ -356,8 +356,10 @@ def _resample_verdict(p: dict[str, np.ndarray], delta: np.ndarray, m: np.ndarray
         t_abs = np.abs(d_star) / np.sqrt(variance)
         floor_var = np.maximum(variance * nn, var)  # max(DE, 1) sigma^2
         q = np.where(floor_var > 0, nn * d_star * d_star / (floor_var * k_df), 0.0)
-    resolved = (q >= 1.0) & (t_abs >= crit) & (d_star != 0)
-    return np.sum(~resolved, axis=1), d_star
+    # the verdict with the cluster t test's rejection decided by its critical value (q >= 1 implies a
+    # gap and a finite N*)
+    flags = resolved(q, rejected=t_abs >= crit)
+    return np.sum(~flags, axis=1), d_star
 
 
 def model_cluster_sums(x: np.ndarray, codes: np.ndarray | None, n_groups: int,

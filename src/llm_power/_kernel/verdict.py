@@ -104,6 +104,84 @@ def floor_pvalue(p: Any) -> Any:
 
 
 # =================================================================================================
+# The verdict rule: written here once
+# =================================================================================================
+
+def big_enough(q: Any) -> np.ndarray:
+    """Whether the benchmark is big enough for the observed gap: ``q = N / N* >= 1`` (elementwise).
+
+    The first half of the verdict (:func:`resolved`); a view that explains *why* a gap is not
+    resolved asks this, never ``q`` itself.
+    """
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.asarray(q, dtype=float) >= 1.0)
+
+
+def rejects(pvalue: Any, alpha: Any) -> np.ndarray:
+    """Whether a test rejects: ``p <= alpha`` (elementwise; ``alpha`` may be one level per pair)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(np.asarray(pvalue, dtype=float) <= np.asarray(alpha, dtype=float))
+
+
+def resolved(q: Any, n_star: Any = None, *, pvalue: Any = None, alpha: Any = None, rejected: Any = None,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """The verdict of a gap -- the only place its rule is written.
+
+    A gap is *resolved* when the benchmark is big enough for a gap of its size (``q >= 1``), the
+    test reported beside it rejects at the same level (``pvalue <= alpha``) and N* is finite.
+    Every regime (IID, multiplicity, clusters, anytime, runs), every wing (compare, diagnose, the
+    arena, the cluster resamples) and every entry point calls this; a regime that is stricter than
+    IID ANDs its own result with the IID one, never restates the rule.
+
+    Parameters
+    ----------
+    q, n_star : array_like
+        Per gap (``n_star`` None: its finiteness is implied by ``q >= 1``, as for the resampled
+        gaps whose N* is not formed).
+    pvalue, alpha : array_like, optional
+        The reported test's p-value and the level it is judged at (per gap or one level).
+    rejected : array_like of bool, optional
+        Instead of ``pvalue``/``alpha``: the test's rejection already decided by its critical value
+        (``|t| >= t_crit``, the same event as ``p <= alpha``), for resampled statistics whose
+        p-values are never formed.
+    out : numpy.ndarray of bool, optional
+        Written in place (blocks of millions of pairs).
+    """
+    if rejected is None:
+        if pvalue is None or alpha is None:
+            msg = "the verdict needs the test's `pvalue` and `alpha`, or its decision `rejected`"
+            raise TypeError(msg)
+        rejected = rejects(pvalue, alpha)
+    flags = np.logical_and(big_enough(q), np.asarray(rejected, dtype=bool), out=out)
+    if n_star is not None:
+        flags &= np.isfinite(np.asarray(n_star, dtype=float))
+    return np.asarray(flags)
+
+
+#: why a gap is (not) resolved: the part of the rule that decides it
+REASONS = {"resolved": "resolved: q >= 1 and the test rejects at alpha",
+           "too_small": "the benchmark is too small to tell (q < 1)",
+           "no_rejection": "q >= 1 but the test does not reject at alpha",
+           "unreachable": "N* is infinite: no number of items like these resolves it (no gap in the tested "
+                          "direction, or noise that more items do not remove)",
+           "undefined": "N* is undefined (the differences have no variance)",
+           "iid_unresolved": "this regime's rule holds, but the IID verdict does not (a stress test only tightens)"}
+
+
+def verdict_reason(q: float, n_star: float, *, pvalue: float, alpha: float, iid_resolved: bool = True) -> str:
+    """The key of :data:`REASONS` for one gap: which part of :func:`resolved` decides it
+    (``iid_resolved``: the IID verdict a stricter regime also needs).
+    """
+    if bool(resolved(q, n_star, pvalue=pvalue, alpha=alpha)):
+        return "resolved" if iid_resolved else "iid_unresolved"
+    if math.isnan(float(q)) or math.isnan(float(n_star)):
+        return "undefined"
+    if not bool(big_enough(q)):
+        return "too_small" if math.isfinite(float(n_star)) else "unreachable"
+    return "no_rejection"
+
+
+# =================================================================================================
 # Cluster labels
 # =================================================================================================
 
@@ -346,8 +424,8 @@ def iid_verdict_block(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.nda
             regime[p] = 1
     else:
         regime[np.asarray(var) <= 0] = 2
-    resolved = (q >= 1.0) & (np.asarray(pvalue) <= alpha_arr) & np.isfinite(n_star)
-    return Verdict(n_star=n_star, q=q, mde=mde, resolved=resolved, regime=regime)
+    return Verdict(n_star=n_star, q=q, mde=mde, resolved=resolved(q, n_star, pvalue=pvalue, alpha=alpha_arr),
+                   regime=regime)
 
 
 def warn_degenerate(var: np.ndarray, delta: np.ndarray, binary: bool, *, stacklevel: int = 3) -> None:
@@ -413,14 +491,14 @@ def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, va
     max(DE, 1) K_df sigma^2 / delta^2, and "resolved" only where the IID verdict holds too. A NaN
     variance (not estimable) gives NaN numbers and never "resolved".
     """
-    statistic, pvalue, n_star, q, mde, resolved = _cluster_decision(np.asarray(delta, dtype=float), var, n, variance,
-                                                                    de, df, alpha=alpha, power=power,
-                                                                    alternative=alternative)
-    resolved &= np.asarray(iid_resolved, dtype=bool) & np.isfinite(np.asarray(variance, dtype=float))
+    statistic, pvalue, n_star, q, mde, flags = _cluster_decision(np.asarray(delta, dtype=float), var, n, variance,
+                                                                 de, df, alpha=alpha, power=power,
+                                                                 alternative=alternative)
+    flags &= np.asarray(iid_resolved, dtype=bool) & np.isfinite(np.asarray(variance, dtype=float))
     nan = np.full(np.shape(delta), np.nan)
     return ClusterVerdict(n_clusters=n_clusters, design_effect=de, design_effect_robust=nan, design_effect_cr1=nan,
                           design_effect_anova=nan, design_effect_paper=nan, icc=nan, variance=variance, df=df,
-                          statistic=statistic, pvalue=pvalue, n_star=n_star, q=q, mde=mde, resolved=resolved)
+                          statistic=statistic, pvalue=pvalue, n_star=n_star, q=q, mde=mde, resolved=flags)
 
 
 def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray, de: np.ndarray,  # noqa: PLR0917
@@ -430,8 +508,7 @@ def _cluster_decision(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.n
     k_df = _q.k_constant(alpha, power, alternative, df)
     de_floor = np.maximum(np.where(np.isfinite(de), de, np.nan), 1.0)
     n_star, q, mde = plugin_verdict(delta, de_floor * var, n, k_df, alternative)
-    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star)
-    return statistic, pvalue, n_star, q, mde, resolved
+    return statistic, pvalue, n_star, q, mde, resolved(q, n_star, pvalue=pvalue, alpha=alpha)
 
 
 @dataclass(frozen=True)
@@ -477,10 +554,10 @@ def run_verdict(delta: np.ndarray, item_var: np.ndarray, run_part: np.ndarray, n
         q = np.where(ok & (item_var > 0), np.maximum(n * room / (k * item_var), 0.0),
                      np.where(degenerate, np.nan, np.where(items_free & (room > 0), np.inf, 0.0)))
         mde = np.where(variance > 0, np.sqrt(k * variance), np.nan)
-    resolved = (q >= 1.0) & (pvalue <= alpha) & np.isfinite(n_star) & np.isfinite(variance)
-    resolved &= np.asarray(iid_resolved, dtype=bool)
+    flags = resolved(q, n_star, pvalue=pvalue, alpha=alpha) & np.isfinite(variance)
+    flags &= np.asarray(iid_resolved, dtype=bool)
     return RunVerdict(variance=variance, df=np.asarray(df, dtype=float), statistic=statistic, pvalue=pvalue,
-                      n_star=n_star, q=q, mde=mde, resolved=resolved)
+                      n_star=n_star, q=q, mde=mde, resolved=flags)
 
 
 def t_test(delta: np.ndarray, variance: np.ndarray, df: Any, alternative: str) -> tuple[np.ndarray, np.ndarray]:

@@ -136,12 +136,7 @@ def run(args: argparse.Namespace) -> int:
     scale = 100 if binary else 1
     say(verdict_sentence(res, names, args.cluster))
     print()
-    if res.resolved:
-        verdict = "resolved: q ≥ 1 and the test rejects at α"
-    elif res.q >= 1 and res.pvalue > res.alpha:
-        verdict = "NOT resolved: q ≥ 1 but the test does not reject at α"
-    else:
-        verdict = "NOT resolved: the benchmark is too small to tell"
+    verdict = VERDICT_NOTES[res.verdict_reason]
     rows = [
         ["A", names[0], fmt_score(res.mean_a, binary)],
         ["B", names[1], fmt_score(res.mean_b, binary)],
@@ -178,15 +173,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the note beside q, by the part of the verdict's rule that decides it (``Comparison.verdict_reason``)
+VERDICT_NOTES = {"resolved": "resolved: q ≥ 1 and the test rejects at α",
+                 "too_small": "NOT resolved: the benchmark is too small to tell",
+                 "no_rejection": "NOT resolved: q ≥ 1 but the test does not reject at α",
+                 "unreachable": "NOT resolved: N* is infinite (no number of items like these resolves it)",
+                 "undefined": "no verdict: the differences have no variance",
+                 "iid_unresolved": "NOT resolved: this test's rule holds, the IID verdict does not"}
+
+
 def verdict_sentence(res: Any, names: list[str], cluster: str | None) -> str:
     """The comparison's verdict in one plain-language line (the regime it was tested in named)."""
     gap = f"{fmt_gap(res.delta, res.binary)} {'points' if res.binary else 'score units'}"
     where = (f" once items are clustered by {cluster} ({res.n_clusters} clusters)" if res.n_clusters
              else " if they are independent")
-    if res.resolved:
-        what = f"is resolved by these {items_text(res.n)}{where}"
-    elif res.q >= 1:
-        what = f"is not resolved{where}: the benchmark is big enough for a gap this size, but the test does not reject"
-    else:
-        what = f"is too small for these {items_text(res.n)} to resolve{where}"
+    what = {"resolved": f"is resolved by these {items_text(res.n)}{where}",
+            "no_rejection": f"is not resolved{where}: the benchmark is big enough for a gap this size, but the test "
+                            "does not reject",
+            "iid_unresolved": f"is not resolved{where}: the IID test of the same items does not resolve it",
+            "unreachable": f"is not resolved{where}: no number of items like these would resolve it",
+            "undefined": f"has no verdict{where}: the differences have no variance"}.get(
+        res.verdict_reason, f"is too small for these {items_text(res.n)} to resolve{where}")
     return f"{names[0]} vs {names[1]}: the gap of {gap} {what}; q = {res.q:.2f}, {p_is(res.pvalue, 3)} ({res.method})."

@@ -168,7 +168,7 @@ def _comparison(args: argparse.Namespace, matrices: dict[str, Any], ks: list[int
     if args.format != "json":
         rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
                 for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
-                                                      cmp.band_high, cmp.pvalue, cmp.resolved, strict=True)]
+                                                      cmp.band_high, cmp.pvalue, cmp.band_excludes_zero, strict=True)]
         print_table(f"{name_a} − {name_b}, same questions", ["k", "difference", "interval", "band (all k)", "p",
                                                              "band ≠ 0"], rows,
                     caption="Paired over questions (new questions). Band: holds for every k shown at once "

@@ -265,10 +265,11 @@ class AnytimeEarlyStopping:
     - ``half_width``: stop a model's run once the confidence sequence of its mean score is
       narrower than this (score units; 0.02 = 2 points);
     - ``resolve=True``: with two models in the run, stop both once the confidence sequence of their
-      paired difference (samples both have scored) excludes 0 -- the pair is resolved. With three
+      paired difference (samples both have scored) excludes 0 -- the pair is *decided* (anytime
+      valid; not the report's "resolved", which also asks q = N/N* >= 1). With three
       or more, every pair has its betting e-process and the e-BH procedure (Wang & Ramdas 2022) at
       false discovery rate 1 - ``confidence_level`` runs over all pairs after every sample: stop
-      all runs once it resolves every pair (``resolve=True`` or ``"all"``: the whole ranking) or
+      all runs once it decides every pair (``resolve=True`` or ``"all"``: the whole ranking) or
       once it puts one model ahead of each other one (``resolve="top"``: the winner is known). The
       expected share of false "A beats B" among the claims made at the stop is at most that rate.
       A sample enters the pairs once every model has scored it, so the stop uses complete rows
@@ -389,14 +390,14 @@ class AnytimeEarlyStopping:
             mean, lo, hi = run.sequence()
             seq = f"sequence [{_bound(lo)}, {_bound(hi)}]"
             if self.resolve and (lo > 0 or hi < 0):
-                self._pair_stop = f"pair resolved: difference {mean:+.4f}, {seq} excludes 0"
+                self._pair_stop = f"pair decided: difference {mean:+.4f}, {seq} excludes 0"
             elif self.margin is not None and -self.margin < lo and hi < self.margin:
                 self._pair_stop = f"pair within the margin: difference {mean:+.4f}, {seq} inside +-{self.margin:g}"
             return
         self._check_leaderboard(names)
 
     def _check_leaderboard(self, names: list[str]) -> None:
-        """e-BH over every pair's e-value (three or more models): stop once it resolves the ranking
+        """e-BH over every pair's e-value (three or more models): stop once it decides the ranking
         (``resolve="all"``) or puts one model ahead of every other (``"top"``).
         """
         from ..multiplicity import e_bh
@@ -413,7 +414,7 @@ class AnytimeEarlyStopping:
         q = f"{1.0 - self.level:g}"
         if self.resolve == "all" and len(wins) == len(keys):
             order = sorted(names, key=lambda m: -sum((m, o) in wins for o in names))
-            self._pair_stop = f"e-BH at FDR {q}: every pair resolved: {' > '.join(order)}"
+            self._pair_stop = f"e-BH at FDR {q}: every pair decided: {' > '.join(order)}"
             return
         for top in names:
             if self.resolve == "top" and all((top, o) in wins for o in names if o != top):

@@ -34,8 +34,11 @@ from .._kernel.verdict import (
     iid_verdict,
     pair_sums,
     run_verdict,
+    REASONS,
+    verdict_reason,
     warn_degenerate,
 )
+from .._kernel.verdict import resolved as verdict_resolved
 from ._effects import effect_sizes, paired_counts
 from ._registry import COMPARE_METHODS, DEFAULT_RESAMPLES, TESTS, PairData, interval_at
 from ._resampling import paired_bootstrap
@@ -81,6 +84,11 @@ class Comparison(Result):
     resolved : bool
         q >= 1 AND the test reported in ``pvalue`` rejects at ``alpha`` in the tested direction
         (with clusters, also the IID verdict holds: a stress test only tightens).
+    verdict_reason : str
+        Which part of that rule decides: "resolved", "too_small" (q < 1), "no_rejection" (q >= 1
+        but the test does not reject), "unreachable" (N* infinite: no gap in the tested direction,
+        or run noise that more items do not remove), "undefined" (no variance) or
+        "iid_unresolved" (the clustered or run test's rule holds, the IID one does not).
     regime : str
         How N* was computed: "plug-in" (N* = K sigma^2/delta^2), "exact" (exact conditional
         McNemar at the observed cells, for few discordant items), "cluster", "degenerate".
@@ -141,6 +149,7 @@ class Comparison(Result):
     run_df: float | None = None
     se_runs: float | None = None
     runs_needed: float | None = None
+    verdict_reason: str = "resolved"
     _interval: tuple[Any, ...] | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
@@ -172,12 +181,7 @@ class Comparison(Result):
         level = f"{100 * self.confidence_level:g}%"
         bin_ = self.binary
         unit = "points" if bin_ else "score units"
-        if self.resolved:
-            verdict = "resolved"
-        elif self.q >= 1 and self.pvalue > self.alpha:
-            verdict = f"NOT resolved (q >= 1 but the test does not reject at alpha = {self.alpha:g})"
-        else:
-            verdict = "NOT resolved (the benchmark is too small to tell)"
+        verdict = "resolved" if self.resolved else f"NOT resolved ({REASONS[self.verdict_reason]})"
         counts = f"  discordant items: b = {self.b} (A only), c = {self.c} (B only)\n" if self.b is not None else ""
         clusters = (f"  clusters: {self.n_clusters}, design effect {self.design_effect:.3g} "
                     f"({self.design_effect_method}); N* uses max(DE, 1) and t({self.cluster_df:.3g}) quantiles\n"
@@ -367,8 +371,11 @@ def compare(
         chosen, reason, statistic, pvalue, interval, ci_method = _cluster_test(
             method, cv, a_arr, b_arr, codes=codes, delta=delta, design_effect=design_effect, n_resamples=n_resamples,
             confidence_level=confidence_level, alternative=alternative, gen=gen)
-        resolved = bool(q >= 1.0 and pvalue <= alpha and math.isfinite(n_star) and verdict.resolved[0])
+        # the reported clustered test (the cluster t, or the cluster bootstrap on request) decides, and the
+        # IID verdict must hold too
+        resolved = bool(verdict_resolved(q, n_star, pvalue=pvalue, alpha=alpha)) and bool(verdict.resolved[0])
 
+    why = verdict_reason(q, n_star, pvalue=pvalue, alpha=alpha, iid_resolved=bool(verdict.resolved[0]))
     es = effect_sizes(a_arr, b_arr)
     return Comparison(
         n=n, mean_a=float(a_arr.mean()), mean_b=float(b_arr.mean()), delta=delta, method=chosen,
@@ -378,7 +385,7 @@ def compare(
         alpha=alpha, power=power, ci_method=ci_method, binary=binary,
         n_clusters=n_groups if cluster is not None else None, design_effect=de,
         design_effect_method=design_effect if cluster is not None else None, cluster_df=cluster_dof,
-        _interval=interval,
+        verdict_reason=why, _interval=interval,
     )
 
 
@@ -413,6 +420,8 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
     return dataclasses.replace(
         iid, method="run_t", reason=reason, statistic=float(rv.statistic[0]), pvalue=float(rv.pvalue[0]),
         n_star=ceil_items(float(rv.n_star[0])), mde=float(rv.mde[0]), q=float(rv.q[0]), resolved=bool(rv.resolved[0]),
+        verdict_reason=verdict_reason(float(rv.q[0]), float(rv.n_star[0]), pvalue=float(rv.pvalue[0]), alpha=alpha,
+                                      iid_resolved=iid.resolved),
         regime="runs", ci_method=f"t over items and runs ({df:.3g} df)", run_pairing=run_pairing,
         runs_a=int(ms.runs[0]),
         runs_b=int(ms.runs[1]), run_df=df, se_runs=float(np.sqrt(variance)), runs_needed=float(needed[0]),

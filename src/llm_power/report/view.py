@@ -337,7 +337,8 @@ def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeVie
             continue
         q = np.asarray(cols[r.q_field], dtype=float)
         n_star = np.asarray(cols[r.n_star_field], dtype=float)
-        open_ = ~np.asarray(cols[r.resolved_field], dtype=bool) & (q < 1) & np.isfinite(n_star) & np.isfinite(q)
+        # unresolved for want of items: N* (rounded up) above the items there are, i.e. q < 1
+        open_ = ~np.asarray(cols[r.resolved_field], dtype=bool) & (n_star > diag.n) & np.isfinite(n_star)
         if not open_.any():
             continue
         k = int(np.flatnonzero(open_)[np.argmax(q[open_])])

@@ -18,7 +18,7 @@ import numpy as np
 from .._kernel.crossed import consistent_runs_needed, gap_run_variance, runs_needed
 from .._kernel.quantiles import upper_quantile, z_quantile
 from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
-from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, run_verdict, t_interval
+from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, resolved, run_verdict, t_interval
 from ..multiplicity import adjust_pvalues
 from ..sequential import anytime_critical_value, beta_mixture_log_evalue
 
@@ -69,12 +69,12 @@ def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
     correction = options["correction"]
     n = ctx.n
-    alpha_prime, resolved, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
-                                             correction, ctx.b, ctx.c)
-    resolved &= ctx.verdict.resolved
+    alpha_prime, flags, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
+                                          correction, ctx.b, ctx.c)
+    flags &= ctx.verdict.resolved
     columns = {"pvalue_adjusted": adjust_pvalues(ctx.pvalue, method=correction), "alpha_corrected": alpha_prime,
-               "n_star_corrected": corr.n_star, "q_corrected": corr.q, "resolved_corrected": resolved}
-    return RegimeOutput(columns=columns, resolved=resolved, settings={"family_size": ctx.pair_idx.shape[0]})
+               "n_star_corrected": corr.n_star, "q_corrected": corr.q, "resolved_corrected": flags}
+    return RegimeOutput(columns=columns, resolved=flags, settings={"family_size": ctx.pair_idx.shape[0]})
 
 
 def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
@@ -147,8 +147,8 @@ def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
     with np.errstate(divide="ignore", invalid="ignore"):
         n_star_any = np.where(np.isfinite(n_star), n_star * k_any / k, n_star)
     q_any = q * k / k_any  # never above q: the boundary is wider than z_{1-alpha/2}
-    resolved = (q_any >= 1) & ctx.verdict.resolved
-    columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": resolved}
+    flags = resolved(q_any, n_star_any, rejected=ctx.verdict.resolved)  # the IID test must reject, and more
+    columns = {"n_star_anytime": n_star_any, "q_anytime": q_any, "resolved_anytime": flags}
     settings: dict[str, Any] = {"z_anytime": z_any, "z_fixed": float(upper_quantile(ctx.alpha / 2)),
                                 "mixture_ratio": r}
     if ctx.b is not None and ctx.c is not None:  # 0/1 scores
@@ -157,7 +157,7 @@ def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
         columns["e_value"] = np.exp(np.minimum(beta_mixture_log_evalue(ctx.b, ctx.c, a=a_mix), 700.0))
         settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
                                     "discordant items: a post-hoc evidence summary, not a stopping rule")
-    return RegimeOutput(columns=columns, resolved=resolved, settings=settings)
+    return RegimeOutput(columns=columns, resolved=flags, settings=settings)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,10 @@ class PassAtKComparison(Result):
 
     ``difference``, ``standard_error``, ``pvalue`` (paired t over questions, per k), ``ci_low`` /
     ``ci_high`` (pointwise), ``band_low`` / ``band_high`` (simultaneous over all k: max-t
-    bootstrap over questions), ``critical_value`` of the band, and ``resolved`` — the k where the
-    band excludes 0 (family-wise error over k at most 1 - confidence level).
+    bootstrap over questions), ``critical_value`` of the band, and ``band_excludes_zero`` — the k
+    where the band excludes 0 (family-wise error over k at most 1 - confidence level). This is not
+    the package's *resolved* verdict (q >= 1 and the test rejects, :func:`~llm_power.compare`): the
+    band says a difference exists jointly over k, not that the benchmark is big enough for it.
     """
 
     metric: str
@@ -46,12 +48,12 @@ class PassAtKComparison(Result):
     band_low: np.ndarray
     band_high: np.ndarray
     critical_value: float
-    resolved: np.ndarray
+    band_excludes_zero: np.ndarray
     n_questions: int
     n_clusters: int | None
     confidence_level: float
 
-    _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "resolved")
+    _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "band_excludes_zero")
 
     def confidence_interval(self, *, simultaneous: bool = False) -> ConfidenceInterval:
         """The pointwise intervals of the difference at each k, or with ``simultaneous=True`` the
@@ -67,7 +69,8 @@ class PassAtKComparison(Result):
 
         return pd.DataFrame({"k": self.k, "difference": self.difference, "standard_error": self.standard_error,
                              "pvalue": self.pvalue, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                             "band_low": self.band_low, "band_high": self.band_high, "resolved": self.resolved})
+                             "band_low": self.band_low, "band_high": self.band_high,
+                             "band_excludes_zero": self.band_excludes_zero})
 
 
 def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: str = "pass@k",  # noqa: PLR0913
@@ -78,8 +81,8 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     Per k the paired difference of the per-question estimates, its standard error over questions
     (cluster-robust with ``cluster``), a paired t test and interval, and a band that holds for all
     k at once: the max over k of the studentised bootstrap deviations (questions, or whole
-    clusters, resampled) gives its critical value. ``resolved`` marks the k where the band
-    excludes 0. ``k`` defaults to 1..the fewest samples of any question.
+    clusters, resampled) gives its critical value. ``band_excludes_zero`` marks the k where the
+    band excludes 0. ``k`` defaults to 1..the fewest samples of any question.
 
     Parameters
     ----------
@@ -107,8 +110,7 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     PassAtKComparison
         Arrays of shape (len(k),): ``k``, ``difference`` (A - B), ``standard_error``, ``pvalue``
         (two-sided paired t), ``ci_low`` / ``ci_high`` (pointwise), ``band_low`` / ``band_high``
-        (simultaneous, never narrower than the pointwise interval) and ``resolved`` (the band
-        excludes 0); ``critical_value`` of the band, ``n_questions``, ``n_clusters``, ``metric`` and
+        (simultaneous, never narrower than the pointwise interval) and ``band_excludes_zero``; ``critical_value`` of the band, ``n_questions``, ``n_clusters``, ``metric`` and
         ``confidence_level``. ``to_frame()`` gives one row per k.
 
     Examples
@@ -120,7 +122,7 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     >>> base = (rng.random((200, 8)) < p[:, None]).astype(float)
     >>> tuned = (rng.random((200, 8)) < np.clip(p + 0.1, 0, 1)[:, None]).astype(float)
     >>> res = compare_pass_at_k(tuned, base, rng=0)
-    >>> res.resolved.tolist()
+    >>> res.band_excludes_zero.tolist()
     [True, True, True, True, True, True, True, True]
     """
     check_option(metric, "metric", METRICS)
@@ -146,5 +148,5 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     band_low, band_high = mean - crit * se, mean + crit * se
     return PassAtKComparison(metric=metric, k=ks, difference=mean, standard_error=se, pvalue=p,
                              ci_low=mean - q * se, ci_high=mean + q * se, band_low=band_low, band_high=band_high,
-                             critical_value=crit, resolved=(band_low > 0) | (band_high < 0), n_questions=int(na.size),
+                             critical_value=crit, band_excludes_zero=(band_low > 0) | (band_high < 0), n_questions=int(na.size),
                              n_clusters=g, confidence_level=level)
