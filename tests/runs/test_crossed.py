@@ -227,42 +227,45 @@ def test_a_long_dataframe_is_accepted_everywhere() -> None:
     assert d.pairs[0].pvalue_run == lp.diagnose(rs).pairs[0].pvalue_run
 
 
-def _brute_items(delta: float, comps: tuple[float, ...], r: int, cap: int = 20_000) -> float:
-    """The smallest n (2..cap) meeting the run-regime power condition at R runs, by enumeration."""
-    from llm_power._kernel.crossed import _planned_df
-    from llm_power._kernel.quantiles import k_constant
+def _meets(delta: float, comps: tuple[float, ...], n, r) -> np.ndarray:
+    """The planners' criterion at (n items, R runs): the planned power of the run test reaches 0.8."""
+    from llm_power._kernel.crossed import planned_power
 
     s2_item, s2_res, va, vb, ra, rb = comps
-    n = np.arange(2, cap + 1, dtype=float)
-    df = _planned_df(s2_item, s2_res, va, vb, ra, rb, n, float(r))
-    need = np.asarray(k_constant(0.05, 0.8, "two-sided", df)) * ((s2_item + s2_res / r) / n + (va + vb) / r)
-    ok = np.flatnonzero(need <= delta * delta)
-    return float(n[ok[0]]) if ok.size else np.inf
+    got = planned_power(delta, s2_item, s2_res / r, [(va, ra, r), (vb, rb, r)], np.asarray(n, dtype=float),
+                        alpha=0.05)
+    return np.asarray(got >= 0.8)
 
 
-def test_allocation_and_runs_needed_equal_brute_force() -> None:
-    from llm_power._kernel.crossed import _planned_df, allocation_table, runs_needed
-    from llm_power._kernel.quantiles import k_constant
+def test_allocation_and_runs_needed_are_the_first_designs_that_meet_the_criterion() -> None:
+    """The searches (exponential then bisection) against their definition: each planned n (or R) meets the
+    planned-power criterion and the one before it does not; "infeasible" fails at the cap; one run is
+    never planned."""
+    from llm_power._kernel.crossed import allocation_table, runs_needed
 
     rng = np.random.default_rng(21)
-    cases = [(1.0, (0.1, 0.0, 0.005, 0.005, 0.0, 0.0)), (1.0, (0.1, 0.1, 0.005, 0.005, 0.05, 0.05))]
+    cases = [(1.0, (0.1, 0.0, 0.005, 0.005, 0.0, 0.0)), (1.0, (0.1, 0.1, 0.005, 0.005, 0.05, 0.05)),
+             (0.2, (0.3, 0.5, 0.0, 0.0, 0.25, 0.25))]  # a pilot whose run components are 0
     cases += [(float(rng.uniform(0.02, 0.3)), tuple(float(v) for v in rng.uniform(0, [1, 1, 0.01, 0.01, 0.5, 0.5])))
-              for _ in range(25)]
+              for _ in range(6)]
+    seen = set()
     for delta, comps in cases:
         t = allocation_table(delta, *comps, alpha=0.05, power=0.8, cost_item=1, cost_run=0, max_items=20_000,
-                             max_runs=6)
-        for k, r in enumerate(t["runs"]):
-            want = np.inf if (r < 2 and comps[2] + comps[3] > 0) else _brute_items(delta, comps, int(r))
-            assert t["items"][k] == want, (delta, comps, r)
-        n = 400
-        got = runs_needed(np.array([delta]), n, *[np.array([c]) for c in comps], alpha=0.05, power=0.8,
+                             max_runs=4)
+        assert np.isinf(t["items"][0])  # one run: the run tests refuse it
+        for r, items in zip(t["runs"][1:], t["items"][1:], strict=True):
+            if np.isfinite(items):
+                assert _meets(delta, comps, items, r) and (items == 2 or not _meets(delta, comps, items - 1, r))
+            else:
+                assert not _meets(delta, comps, 20_000, r)
+            seen.add(bool(np.isfinite(items)))
+        got = runs_needed(np.array([delta]), 400, *[np.array([c]) for c in comps], alpha=0.05, power=0.8,
                           max_runs=3000)[0]
-        s2_item, s2_res, va, vb, ra, rb = comps
-        r = np.arange(1, 3001, dtype=float)
-        df = _planned_df(s2_item, s2_res, va, vb, ra, rb, n, r)
-        need = np.asarray(k_constant(0.05, 0.8, "two-sided", df)) * (s2_item / n + s2_res / (n * r) + (va + vb) / r)
-        ok = np.flatnonzero((need <= delta * delta) & ((r >= 2) | (va + vb == 0)))
-        assert got == (r[ok[0]] if ok.size else np.inf), (delta, comps)
+        if np.isfinite(got):
+            assert got >= 2 and _meets(delta, comps, 400, got) and (got == 2 or not _meets(delta, comps, 400, got - 1))
+        else:
+            assert not _meets(delta, comps, 400, 3000)
+    assert seen == {True, False}
 
 
 def test_run_verdict_when_items_add_no_variance() -> None:

@@ -107,13 +107,15 @@ def run(args: argparse.Namespace) -> int:
                  "" if it["ci"] is None else f"[{it['ci'][0]:.2f}, {it['ci'][1]:.2f}]"] for it in rep.flaky_items]
         print_table("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow, right_align=(2,))
     say(f"Signal-to-noise: spread of the scores {num(rep.signal)} over a run-to-run SD of {num(rep.noise)} {unit} = "
-        f"{rep.snr:.3g} ({level} CI {rep.snr_ci[0]:.3g} to {rep.snr_ci[1]:.3g}); about {rep.resolvable_models:.3g} "
-        "evenly spread models could be told apart under run noise.")
+        f"{rep.snr:.3g}; {level} CI of the true ratio (spread of the expected scores over the true run SD) "
+        f"{rep.snr_ci[0]:.3g} to {rep.snr_ci[1]:.3g}; about {rep.resolvable_models:.3g} evenly spread models could "
+        "be told apart under run noise.")
     if rep.templates:
         t = rep.templates
-        say(f"Templates: mean Kendall tau between the templates' rankings {t['kendall_tau']:.3f} ({level} CI "
-            f"{t['kendall_tau_ci'][0]:.3f} to {t['kendall_tau_ci'][1]:.3f}); {len(t['flipping_pairs'])} pair(s) "
-            "change order between templates.")
+        say(f"Templates: mean Kendall tau-a between the templates' observed rankings {t['kendall_tau']:.3f}; "
+            f"{level} CI for their true rankings {t['kendall_tau_ci'][0]:.3f} to {t['kendall_tau_ci'][1]:.3f} "
+            f"({t['settled_share']:.0%} of the templates' pairwise orders settled); {len(t['flipping_pairs'])} "
+            "pair(s) change order between templates.")
         for f in t["flipping_pairs"][:10]:
             say(f"  {f['model_a']} ahead of {f['model_b']} in {f['share_a_ahead']:.0%} of the templates")
     if runs.note:

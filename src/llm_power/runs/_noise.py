@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least
 from .._kernel.binomial import wilson_bounds
-from .._kernel.crossed import chi2_variance_interval, crossed_mean_squares
-from .._kernel.quantiles import interval_half_width
+from .._kernel.crossed import chi2_variance_interval, crossed_mean_squares, gap_run_variance
+from .._kernel.quantiles import interval_half_width, upper_quantile
 from ._variance import RunVarianceResult, as_run_scores, run_variance
 
 __all__ = ["NoiseReport", "noise"]
@@ -35,20 +36,37 @@ class NoiseReport(Result):
     flaky_items : list of dict
         The most unstable (model, item) pairs: runs right, share right with its Wilson interval.
     signal, noise, snr : float
-        Signal: the spread (max - min) of the models' scores. Noise: the pooled run-to-run
+        Signal: the spread (max - min) of the models' observed scores. Noise: the pooled run-to-run
         standard deviation of one run's score on these items, sqrt(MS_run / n) pooled over models
-        (Heineman et al. 2025 use the same ratio of dispersion to run-to-run deviation).
+        (Heineman et al. 2025 use the same ratio of dispersion to run-to-run deviation). The observed
+        spread over-states the true one when models are close (the largest of noisy gaps).
     snr_ci : (float, float)
-        Interval of ``snr`` from the chi-square interval of the pooled noise variance (on the
-        sum of R_m - 1 df), given the models' scores.
+        Confidence interval of the *true* ratio -- the spread of the models' expected scores (over items
+        and runs) over the true run-to-run SD sqrt(s2_run + s2_res/n) -- not of the observed one: the
+        spread between simultaneous (Bonferroni) bounds from every pair's run-regime interval at level
+        1 - (1 - ``confidence_level``)/2, over the chi-square bounds of the pooled noise variance (on the
+        sum of R_m - 1 df) at the same level; the two halves of the error add up to
+        1 - ``confidence_level``.
     resolvable_models : float
         spread / the median run-regime MDE (sqrt(K) x SE over items and runs) of the adjacent gaps + 1:
         how many models, evenly spread
         over the observed range, the benchmark can tell apart under run noise.
     templates : dict or None
         When runs are prompt templates (the same labels for every model): each model's spread
-        over templates, the mean Kendall tau between templates' rankings with a bootstrap interval
-        over items, and the pairs of models whose order flips between templates.
+        over templates (``spread``), the pairs of models whose observed order flips between templates
+        (``flipping_pairs``), and the rank agreement between templates:
+
+        - ``kendall_tau``: the mean over pairs of templates of Kendall's tau-a between the models'
+          *observed* per-template scores (a tie counts 0). Noise alone reorders close models, so it
+          under-states the agreement of the templates' true rankings when models are close.
+        - ``kendall_tau_ci``: a confidence interval at ``confidence_level`` for the estimand, the mean
+          tau-a between the templates' *true* rankings (of the models' expected scores under each
+          template): every template's pairwise gaps get simultaneous intervals (an items bootstrap of the
+          largest studentised deviation, ``critical_value``, ``n_resamples`` resamples), the sign of a
+          gap is settled where its interval excludes 0 (``settled_share`` of them), and the interval
+          is the range of the mean tau-a over all rankings consistent with the settled signs. When the
+          templates reorder nothing the interval reaches 1; when no sign is settled it is the whole
+          range. It contains ``kendall_tau``.
     """
 
     models: list[Any]
@@ -74,7 +92,8 @@ class NoiseReport(Result):
         """The decomposition, flaky items and signal-to-noise, as text."""
         lines = [self.variance.summary(), "",
                  f"Signal-to-noise: spread of scores {self.signal:.4g} / run-to-run SD {self.noise:.4g} = "
-                 f"{self.snr:.3g} ({self.confidence_level:.0%} CI {self.snr_ci[0]:.3g} to {self.snr_ci[1]:.3g}); "
+                 f"{self.snr:.3g} ({self.confidence_level:.0%} CI of the true ratio {self.snr_ci[0]:.3g} to "
+                 f"{self.snr_ci[1]:.3g}); "
                  f"about {self.resolvable_models:.3g} evenly spread models resolvable", "", "Flakiness:"]
         for f in self.flakiness:
             extra = (f", best/worst possible {f['best_possible']:.4f}/{f['worst_possible']:.4f}"
@@ -88,9 +107,10 @@ class NoiseReport(Result):
                              f"runs right")
         if self.templates:
             t = self.templates
-            lines.append(f"Templates: mean Kendall tau between templates {t['kendall_tau']:.3f} "
-                         f"(CI {t['kendall_tau_ci'][0]:.3f} to {t['kendall_tau_ci'][1]:.3f}); "
-                         f"{len(t['flipping_pairs'])} pair(s) flip")
+            lo, hi = t["kendall_tau_ci"]
+            lines.append(f"Templates: mean Kendall tau-a between the templates' observed rankings "
+                         f"{t['kendall_tau']:.3f}; of their true rankings {lo:.3f} to {hi:.3f} "
+                         f"({self.confidence_level:.0%} CI); {len(t['flipping_pairs'])} pair(s) flip")
         return "\n".join(lines)
 
 
@@ -133,7 +153,10 @@ def _flakiness(rs: Any, binary: bool, level: float, top: int) -> tuple[list[dict
 
 
 def _kendall(scores: np.ndarray) -> float:
-    """Mean Kendall tau-a between the model rankings of every pair of templates (scores: templates x models)."""
+    """Mean Kendall tau-a between the model rankings of every pair of templates (scores: templates x models):
+    per pair of templates, the mean over pairs of models of sign(gap in one) x sign(gap in the other), a
+    tie counting 0 (tau-a; equal to tau-b when no template ties two models).
+    """
     t, m = scores.shape
     if t < 2 or m < 2:
         return float("nan")
@@ -144,21 +167,65 @@ def _kendall(scores: np.ndarray) -> float:
     return float(np.mean(taus))
 
 
+def _tau_bounds(known: np.ndarray) -> tuple[float, float]:
+    """The smallest and largest mean tau-a over the templates' rankings consistent with the settled signs.
+
+    ``known`` (templates x pairs of models): +1 / -1 where the sign of a pair's gap in a template is settled,
+    0 where it is not (either sign possible). Per pair of models, with k+ and k- settled signs and u
+    unsettled, sum_{t < t'} s_t s_t' = ((sum_t s_t)^2 - T)/2 for signs s_t = +-1, and |sum_t s_t| ranges
+    from max(|k+ - k-| - u, T mod 2) to |k+ - k-| + u; the pairs are bounded one by one (transitivity is
+    ignored, which only widens the range), and a tie (s_t = 0) lies between the two signs, so the range
+    also holds for true rankings with ties.
+    """
+    t = known.shape[0]
+    plus, minus = np.sum(known > 0, axis=0), np.sum(known < 0, axis=0)
+    free = t - plus - minus
+    net = np.abs(plus - minus)
+    low_sum, high_sum = np.maximum(net - free, t % 2), net + free
+    scale = t * (t - 1.0)
+    return float(np.mean((low_sum**2 - t) / scale)), float(np.mean((high_sum**2 - t) / scale))
+
+
+def _max_t_critical(cube: np.ndarray, gaps: np.ndarray, se: np.ndarray, iu: tuple[np.ndarray, np.ndarray], *,
+                    level: float, n_boot: int, gen: np.random.Generator) -> float:
+    """The ``level`` quantile of max over (template, pair) of |gap* - gap| / se in an items bootstrap:
+    the critical value of simultaneous intervals gap +- c se for every template's pairwise gaps.
+    Resamples are drawn as multinomial item counts, in blocks (a resample is a weighted mean of the items).
+    """
+    n = cube.shape[0]
+    flat = cube.reshape(n, -1)  # items x (templates * models)
+    usable = se > 0
+    stats = np.empty(n_boot)
+    block = max(1, min(n_boot, (1 << 22) // max(n, 1)))
+    for start in range(0, n_boot, block):
+        size = min(block, n_boot - start)
+        counts = gen.multinomial(n, np.full(n, 1.0 / n), size=size).astype(float)  # resamples x items
+        means = (counts @ flat / n).reshape(size, *cube.shape[1:])  # resamples x templates x models
+        star = means[:, :, iu[0]] - means[:, :, iu[1]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dev = np.where(usable, np.abs(star - gaps) / np.where(usable, se, 1.0), 0.0)
+        stats[start:start + size] = dev.reshape(size, -1).max(axis=1)
+    return float(np.quantile(stats, level))
+
+
 def _templates(rs: Any, level: float, n_boot: int, gen: np.random.Generator) -> dict[str, Any] | None:
+    """Template sensitivity: spreads, the observed tau-a and an interval for the tau-a of the true rankings."""
     labels = rs.run_labels[0]
     if any(lab != labels for lab in rs.run_labels) or len(labels) < 2 or rs.n_models < 2:
         return None
     cube = np.stack(rs.blocks, axis=2)  # items x templates x models
     per = cube.mean(axis=0)  # templates x models
     tau = _kendall(per)
-    boots = np.empty(n_boot)
-    for b in range(n_boot):  # resample items: each template's scores recomputed on the same items
-        idx = gen.integers(0, rs.n, rs.n)
-        boots[b] = _kendall(cube[idx].mean(axis=0))
-    tail = (1.0 - level) / 2.0
-    lo, hi = np.quantile(boots, [tail, 1.0 - tail])
-    flips = []
     m = rs.n_models
+    iu = np.triu_indices(m, 1)
+    diffs = cube[:, :, iu[0]] - cube[:, :, iu[1]]  # items x templates x pairs: paired over the same items
+    gaps = diffs.mean(axis=0)
+    se = diffs.std(axis=0, ddof=1) / np.sqrt(rs.n)
+    crit = _max_t_critical(cube, gaps, se, iu, level=level, n_boot=n_boot, gen=gen)
+    # a sign is settled where the simultaneous interval excludes 0 (an exactly known nonzero gap, se = 0, too)
+    known = np.where(np.abs(gaps) > crit * se, np.sign(gaps), 0.0)
+    lo, hi = _tau_bounds(known)
+    flips = []
     for a in range(m):
         for b in range(a + 1, m):
             wins = per[:, a] > per[:, b]
@@ -171,9 +238,38 @@ def _templates(rs: Any, level: float, n_boot: int, gen: np.random.Generator) -> 
                "spread": float(np.ptp(per[:, k])), "sd": float(per[:, k].std(ddof=1))}
               for k, name in enumerate(rs.models)]
     return {"templates": list(labels), "scores": per.tolist(), "spread": spread, "kendall_tau": tau,
-            "kendall_tau_ci": (float(lo), float(hi)), "n_resamples": n_boot, "flipping_pairs": flips}
+            "kendall_tau_ci": (lo, hi), "settled_share": float(np.mean(known != 0)), "critical_value": crit,
+            "n_resamples": n_boot, "flipping_pairs": flips}
 
 
+def _signal_interval(rs: Any, ms: Any, level: float, matched: bool) -> tuple[float, float]:
+    """Simultaneous (Bonferroni) bounds at ``level`` of the true spread max_m mu_m - min_m mu_m, mu_m the
+    score expected over items and runs: every pair's gap on the run test's variance and df (as
+    diagnose's run regime), the spread at least the largest distance of a pair's interval from 0 and at
+    most the largest |bound|.
+    """
+    m = rs.n_models
+    if m < 2:
+        return 0.0, 0.0
+    i, j = np.triu_indices(m, 1)
+    d = ms.item_means[:, i] - ms.item_means[:, j]
+    pv = gap_run_variance(d.var(axis=0, ddof=1), rs.n, ms, i, j, rs.blocks if matched else None)
+    tail = (1.0 - level) / (2.0 * i.size)
+    half = np.asarray(upper_quantile(tail, pv.df)) * np.sqrt(pv.variance)
+    gap = d.mean(axis=0)
+    low, high = gap - half, gap + half
+    near = np.where(low > 0, low, np.where(high < 0, -high, 0.0))
+    return float(np.max(near)), float(np.max(np.maximum(np.abs(low), np.abs(high))))
+
+
+def _ratio(num: float, den: float) -> float:
+    """The ratio num / den, with 0 / 0 = 0 (no spread, no noise) and x / 0 = inf."""
+    if num == 0:
+        return 0.0
+    return num / den if den > 0 else float("inf")
+
+
+@public
 def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | None = None, top: int = 10,  # noqa: PLR0913
           confidence_level: float = 0.95, alpha: float = 0.05, power: float = 0.8, n_resamples: int = 1000,
           run_pairing: str = "auto", rng: SeedLike = None) -> NoiseReport:
@@ -195,7 +291,8 @@ def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | 
         How many of the most unstable (model, item) pairs to list.
     confidence_level, alpha, power : float
     n_resamples : int, default 1000
-        Bootstrap resamples of the items for the Kendall tau interval (templates).
+        Bootstrap resamples of the items for the simultaneous intervals behind the Kendall tau interval
+        (templates).
     run_pairing : {"auto", "independent", "matched"}, default "auto"
         How the gaps' variances treat the runs (as for :func:`llm_power.diagnose`).
     rng : None, int or numpy.random.Generator
@@ -227,12 +324,14 @@ def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | 
     flak, items = _flakiness(rs, binary, level, top)
     df_run = ms.runs - 1.0
     pooled = float(np.sum(df_run * ms.ms_run) / np.sum(df_run)) / rs.n  # Var of one run's score (items fixed)
-    lo_v, hi_v = chi2_variance_interval(pooled, float(np.sum(df_run)), level)
+    half_level = 1.0 - (1.0 - level) / 2.0  # the error split between the spread and the noise (Bonferroni)
+    lo_v, hi_v = chi2_variance_interval(pooled, float(np.sum(df_run)), half_level)
     signal = float(np.ptp(ms.mean))
+    signal_lo, signal_hi = _signal_interval(rs, ms, half_level, rs.matched(run_pairing))
     noise_sd = float(np.sqrt(pooled))
     snr = signal / noise_sd if noise_sd > 0 else float("inf")
-    snr_ci = (signal / float(np.sqrt(hi_v)) if hi_v > 0 else float("inf"),
-              signal / float(np.sqrt(lo_v)) if lo_v > 0 else float("inf"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        snr_ci = (_ratio(signal_lo, float(np.sqrt(hi_v))), _ratio(signal_hi, float(np.sqrt(lo_v))))
     from .._kernel.quantiles import k_constant
 
     ses = np.array([p["se"] for p in var.pairs])

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_alpha_power, check_int_at_least
-from .._kernel.crossed import allocation_table, crossed_mean_squares, gap_run_variance, runs_needed
-from .._kernel.verdict import run_verdict
+from .._kernel.crossed import allocation_table, crossed_mean_squares, gap_run_variance, planned_items, runs_needed
 from ._variance import as_run_scores
 
 __all__ = ["RunPlanResult", "plan_runs"]
@@ -34,15 +34,26 @@ class RunPlanResult(Result):
         The gap's components: item (of one item's difference at infinitely many runs), residual
         (item x run, one run of each model) and run (the two models' run components).
     items_needed : float
-        Items at the pilot's runs (N* of the run regime; inf when run noise alone exceeds the gap).
+        Items at the pilot's runs with the requested power (inf when run noise alone exceeds the gap).
+        Planned as the other numbers are, from the power of the run test that will be run at that design
+        (:func:`llm_power._kernel.crossed.planned_power`), so it can exceed the N*_run that ``compare``
+        and ``diagnose`` print (a plug-in on the pilot's own variance and df).
     runs_needed : float
-        Runs per model at the pilot's items (inf: more runs alone cannot; more items are needed).
+        Runs per model at the pilot's items, at least 2 (inf: more runs alone cannot; more items are
+        needed).
     best_items, best_runs, best_cost : float
         The cheapest (items, runs per model) with the requested power, cost per model
         ``cost_per_item * items * runs + cost_per_run * runs`` (inf when nothing up to ``max_runs``
         and ``max_items`` suffices).
     table : dict
-        ``runs``, ``items`` and ``cost`` for each number of runs 1 .. ``max_runs``.
+        ``runs``, ``items`` and ``cost`` for each number of runs 1 .. ``max_runs`` (one run is never
+        feasible: the run tests refuse it).
+
+    Notes
+    -----
+    Infinite numbers (no design suffices) are ``inf`` here and ``null`` in :meth:`to_dict` and the JSON,
+    as everywhere in the package; :meth:`to_dict` adds ``infinite``, the names of the fields that are
+    infinite (and, for the table, ``table_infeasible_runs``), so that a null is never ambiguous.
     """
 
     model_a: str
@@ -87,7 +98,19 @@ class RunPlanResult(Result):
                  f"{num(self.best_cost)} (per item-run {self.cost_per_item:g}, per run {self.cost_per_run:g})"]
         return "\n".join(lines)
 
+    def to_dict(self) -> dict[str, Any]:
+        """:meth:`Result.to_dict` plus ``infinite`` (the fields that are infinite, null in JSON) and
+        ``table_infeasible_runs`` (the numbers of runs at which no design suffices, null items and cost).
+        """
+        out = Result.to_dict(self)
+        names = ("items_needed", "runs_needed", "best_items", "best_runs", "best_cost")
+        out["infinite"] = [name for name in names if math.isinf(getattr(self, name))]
+        items = np.asarray(self.table["items"], dtype=float)
+        out["table_infeasible_runs"] = [int(r) for r in np.asarray(self.table["runs"])[np.isinf(items)]]
+        return out
 
+
+@public
 def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run: str = "run", pair: Any = None,  # noqa: PLR0913
               alpha: float = 0.05, power: float = 0.8, cost_per_item: float = 1.0, cost_per_run: float = 0.0,
               max_items: int | None = None, max_runs: int = 100, run_pairing: str = "auto") -> RunPlanResult:
@@ -125,10 +148,14 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
     Notes
     -----
     The run-regime test of a gap at n items and R runs per model has variance
-    s2_item/n + s2_res/(nR) + s2_run/R (components from the pilot's crossed decomposition) and is
-    judged on Satterthwaite df; the plan finds, for each R, the fewest n with
-    K_df (s2_item/n + s2_res/(nR) + s2_run/R) <= delta^2, and the cheapest (n, R). When
-    K s2_run/R >= delta^2 no number of items helps at R runs: the run noise must be averaged down.
+    s2_item/n + s2_res/(nR) + s2_run/R (components from the pilot's crossed decomposition). The plan
+    computes the power of the test that will be run, under normal theory: that test estimates the run
+    part, max(0, MS_run - MS_res)/(nR), and its degrees of freedom from the run mean squares, so the
+    power is averaged over their chi-square laws -- counting the run terms even when the pilot's run
+    component is 0, as the test will. It finds, for each R >= 2, the fewest n whose power reaches
+    ``power``, and the cheapest (n, R). When K s2_run/R >= delta^2 no number of items helps at R runs:
+    the run noise must be averaged down. One run per model is never planned: the run tests
+    (``compare``, ``gate``, ``diagnose``) need 2.
 
     Examples
     --------
@@ -173,12 +200,13 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
     s2_d = float(np.var(d, ddof=1))
     ii, jj = np.array([i]), np.array([j])
     pv = gap_run_variance(np.array([s2_d]), rs.n, ms, ii, jj, rs.blocks if rs.matched(run_pairing) else None)
-    rv = run_verdict(np.array([abs(gap)]), np.array([s2_d]), pv.run_part, rs.n, pv.df, np.array([True]), alpha=alpha,
-                     power=power, alternative="two-sided")
     terms = (pv.run_a, pv.run_b, pv.res_a, pv.res_b)
     need_runs = runs_needed(np.array([gap]), rs.n, pv.s2_item, pv.s2_res, *terms, alpha=alpha, power=power,
                             max_runs=max(max_runs, 10_000))
     run_a, run_b, res_a, res_b = (float(np.asarray(t)[0]) for t in terms)
+    items_now = float(planned_items(abs(gap), pv.s2_item, run_a, run_b, res_a, res_b, ms.runs[i], ms.runs[j],
+                                    alpha=alpha, power=power,
+                                    max_items=float(max_items) if max_items is not None else 1e12)[0])
     table = allocation_table(abs(gap), float(pv.s2_item[0]), float(pv.s2_res[0]), run_a, run_b, res_a, res_b,
                              alpha=alpha, power=power,
                              cost_item=float(cost_per_item), cost_run=float(cost_per_run), max_items=max_items,
@@ -192,7 +220,7 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
     return RunPlanResult(model_a=str(rs.models[i]), model_b=str(rs.models[j]), delta=gap, n_items=rs.n,
                          runs_a=int(ms.runs[i]), runs_b=int(ms.runs[j]), var_item=float(pv.s2_item[0]),
                          var_res=float(pv.s2_res[0]), var_run=float(pv.s2_run[0]),
-                         items_needed=float(np.ceil(rv.n_star[0])) if np.isfinite(rv.n_star[0]) else math.inf,
+                         items_needed=items_now,
                          runs_needed=float(need_runs[0]), best_items=best[0], best_runs=best[1], best_cost=best[2],
                          alpha=alpha, power=power, cost_per_item=float(cost_per_item),
                          cost_per_run=float(cost_per_run), table=table)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_confidence_level, check_option
 from .._kernel.crossed import (
@@ -66,9 +67,10 @@ class RunVarianceResult(Result):
     the score's variance that comes from run-to-run shifts (what more items never remove).
 
     Per pair (``pairs``: list of dicts, adjacent by score or every pair): the gap, its standard
-    errors, Satterthwaite df, t interval over items and runs, and the variance parts of the gap:
-    ``var_item`` (of one item's run-averaged difference, at infinitely many runs; MLS interval
-    ``var_item_ci``), ``var_run`` (the two models' run components; Graybill-Wang interval
+    errors, the run test's df (the smallest Satterthwaite df over confidence bounds of the run mean
+    squares: :func:`llm_power._kernel.crossed.run_test_df`), t interval over items and runs, and the
+    variance parts of the gap: ``var_item`` (of one item's run-averaged difference, at infinitely many
+    runs; MLS interval ``var_item_ci``), ``var_run`` (the two models' run components; Graybill-Wang interval
     ``var_run_ci``), ``var_res`` (their residuals), ``run_share`` (of the gap's
     variance, the run part) and ``rerun_removable_share`` (what infinitely many runs at these items
     would remove: run part and residual).
@@ -172,6 +174,7 @@ def pair_index(means: np.ndarray, pairs: str) -> tuple[np.ndarray, np.ndarray]:
     return order[a], order[b]
 
 
+@public
 def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str = "adjacent",  # noqa: PLR0913
                  run_pairing: str = "auto", confidence_level: float = 0.95) -> RunVarianceResult:
     r"""Decompose each model's score, and each pair's gap, into item, run and item x run variance.
@@ -205,7 +208,9 @@ def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str 
     s2_res = MS_res, each truncated at 0; intervals by the modified large-sample method (Ting et al.
     1990) and chi-square. The score's variance is MS_item/(nR) + s2_run/R. For a pair run
     independently (seeds, engines), Var(gap) = s2_D/n + s2_run,A/R_A + s2_run,B/R_B with s2_D the
-    variance of the per-item differences of run means, on Satterthwaite df.
+    variance of the per-item differences of run means, on the run test's df: the smallest
+    Satterthwaite df over one-sided 80% bounds of each run mean square (estimated Satterthwaite df
+    over-reject with 2 or 3 runs; docs/runs.md).
 
     Examples
     --------
