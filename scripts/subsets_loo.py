@@ -14,6 +14,10 @@ them with each design. Printed, for each target:
 - a superpopulation check of the population target: benchmarks of 3,000 items drawn from the
   12,032 (so the population mean is known), subsets of 500 of them.
 
+The subset mean of these 0/1 scores gets the modified Wilson interval (what ``subset_estimate``
+reports since issue 39), every other design the t interval. Smaller subsets (20-50 items):
+``scripts/subsets_small_n.py``.
+
 Run: python scripts/subsets_loo.py [replications] [streams]  (bundled data; minutes on 2 cores).
 The estimators are the kernel's (``_kernel.survey.stratified_estimate``), vectorised over the
 replications; ``lp.subset_estimate`` / ``lp.subset_compare`` call the same function.
@@ -28,6 +32,7 @@ from scipy import stats
 
 from llm_power._kernel.survey import stratified_estimate
 from llm_power.io.demo import load_mmlu_pro
+from llm_power.subsets._estimate import wilson_effective
 from llm_power.subsets._plan import allocate, subset_plan
 
 CHEAP = "Mistral-7B-Instruct-v0.2"  # the cheap model of the PPI-style design (run on every item)
@@ -43,8 +48,14 @@ def draws(rng: np.random.Generator, codes: np.ndarray, run: np.ndarray, reps: in
                            for b, k in zip(blocks, run, strict=True) if k], axis=1)
 
 
-def covered(est: np.ndarray, se: np.ndarray, df: np.ndarray, truth: float) -> float:
-    return float(np.mean(np.abs(est - truth) <= stats.t.ppf(0.975, df) * se))
+def covered(est: np.ndarray, se: np.ndarray, df: np.ndarray, truth: float, *, wilson: tuple[int, int, bool] | None = None,
+            ) -> float:
+    """Share of the intervals that cover ``truth``: the t interval, or with ``wilson`` = (n, N, benchmark
+    target) the modified Wilson interval subset_estimate reports for the subset mean of 0/1 scores."""
+    if wilson is None:
+        return float(np.mean(np.abs(est - truth) <= stats.t.ppf(0.975, df) * se))
+    lo, hi = wilson_effective(est, se, df, wilson[0], wilson[1], 0.95, benchmark=wilson[2])
+    return float(np.mean((lo <= truth) & (truth <= hi)))
 
 
 def main(reps: int = 200) -> None:  # noqa: C901, PLR0915 - one table, written out
@@ -86,7 +97,8 @@ def main(reps: int = 200) -> None:  # noqa: C901, PLR0915 - one table, written o
             for name, a in args.items():
                 for target in ("benchmark", "population"):
                     est, se, df, _ = stratified_estimate(*a, population=target == "population")
-                    cover[name, target].append(covered(est, se, df, truth))
+                    plain = (n, n_pop, target == "benchmark") if name == DESIGNS[0] else None
+                    cover[name, target].append(covered(est, se, df, truth, wilson=plain))
                 var[name].append(float(np.var(est)))
             for name, idx, cd, counts in ((DESIGNS[1], srs, zero, np.array([n_pop])),
                                           (DESIGNS[3], strat, scodes, sizes_h)):
@@ -150,7 +162,8 @@ def superpopulation(reps: int, bench: int = 3000, n: int = 500) -> None:
             run = rng.choice(bench, n, replace=False)
             zero = np.zeros(n, dtype=np.int64)
             est, se, df, _ = stratified_estimate(y[run], zero, np.array([bench]), population=True)
-            hit_plain.append(abs(est - mu) <= stats.t.ppf(0.975, df) * se)
+            lo, hi = wilson_effective(est, se, df, n, bench, 0.95, benchmark=False)  # subset_estimate's interval
+            hit_plain.append(lo <= mu <= hi)
             est, se, df, _ = stratified_estimate(y[run], zero, np.array([bench]), lb[run][:, None],
                                                  np.array([[lb.mean()]]), population=True)
             hit_diff.append(abs(est - mu) <= stats.t.ppf(0.975, df) * se)

@@ -7,6 +7,7 @@ t tests (the population target with every item run), and leave-one-model-out val
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -110,8 +111,16 @@ def test_population_target_with_every_item_run_is_the_t_test():
     b = (rng.random(n) < 0.55).astype(float)
     everything = np.arange(n)
     one = lp.subset_estimate(a, everything, n_items=n)
-    ref = stats.ttest_1samp(a, 0.0).confidence_interval(0.95)
-    assert (one.ci.low, one.ci.high) == pytest.approx((ref.low, ref.high), rel=1e-10)
+    assert one.se == pytest.approx(a.std(ddof=1) / math.sqrt(n), rel=1e-10) and one.df == n - 1  # the t test's
+    # 0/1 scores (a proportion): the modified Wilson interval at the t test's variance, n* = p(1 - p) / v (issue 39)
+    from statsmodels.stats.proportion import proportion_confint
+
+    n_eff = a.mean() * (1 - a.mean()) / one.se**2
+    assert (one.ci.low, one.ci.high) == pytest.approx(proportion_confint(a.mean() * n_eff, n_eff, 0.05, "wilson"),
+                                                      rel=1e-10)
+    graded = lp.subset_estimate(a * 0.5 + b * 0.25, everything, n_items=n)  # graded scores: the t test itself
+    ref = stats.ttest_1samp(a * 0.5 + b * 0.25, 0.0).confidence_interval(0.95)
+    assert (graded.ci.low, graded.ci.high) == pytest.approx((ref.low, ref.high), rel=1e-10)
     gap = lp.subset_compare(a, everything, b, n_items=n)
     paired = stats.ttest_rel(a, b)
     assert gap.pvalue == pytest.approx(paired.pvalue, rel=1e-10) and gap.other_on == "the items run"
@@ -175,28 +184,73 @@ def test_gap_against_a_known_model_uses_it_as_a_control_variate():
     assert gap.variance_reduction > 1.0 and gap.method == "difference estimator"
 
 
-def test_census_strata_leave_the_fit_to_the_sampled_ones():
-    """All 100 items of a small stratum run, 2 of a big one (review D1): the control variate is
-    fitted on the big stratum's 2 items alone, which it uses up -- an error, never a zero-width
-    interval; with 40 of the big stratum's items the fit's price is the big stratum's alone, and
-    100 such designs cover the benchmark's mean at 95% - 3 SE."""
-    rng = np.random.default_rng(9)
+def _census_design(rng, reps):
+    """The small stratum run whole (100 items), 12 of the big one's 1,000 at random, in each of ``reps``
+    designs: (run positions (reps, 112), strata labels, predictions b, 0/1 scores y)."""
     strata = np.repeat(["small", "big"], [100, 1000])
     b = rng.random(1100)
     y = (rng.random(1100) < 0.3 + 0.4 * b).astype(float)
-    run = np.r_[np.arange(100), 100 + rng.choice(1000, 2, replace=False)]
+    picks = np.argsort(rng.random((reps, 1000)), axis=1)[:, :12] + 100
+    run = np.concatenate([np.broadcast_to(np.arange(100), (reps, 100)), picks], axis=1)
+    return run, strata, b, y
+
+
+def _census_estimates(run, strata, b, y):
+    """subset_estimate(..., predictions=b, strata=strata, target="benchmark") of every design at once,
+    through the kernel it calls (held equal to the public function in the test)."""
+    from llm_power._kernel.survey import stratified_estimate
+
+    _, codes_all = np.unique(strata, return_inverse=True)
+    pop = np.bincount(codes_all).astype(float)
+    xbar = np.array([[b[codes_all == h].mean()] for h in range(pop.size)])
+    est, se, df, _ = stratified_estimate(y[run], codes_all[run[0]], pop, b[run][..., None], xbar)
+    return est, se, df
+
+
+def test_census_strata_leave_the_fit_to_the_sampled_ones():
+    """All 100 items of a small stratum run, 2 of a big one (review D1): the control variate is
+    fitted on the big stratum's 2 items alone, which it uses up -- an error, never a zero-width
+    interval; with 12 of the big stratum's items the fit's price is the big stratum's alone (10 df).
+
+    Coverage of the benchmark's mean, 4,000 designs (Monte-Carlo SE 0.0038): at least 0.925. The interval
+    leaves out the coefficient's sampling error, which at 12 items is documented as short (Cochran's factor
+    1 + 1/(n - 3) predicts 0.94; measured 0.936, so the nominal 0.95 - 3 SE = 0.939 is not asserted; issue
+    39 point 8). Sized for the error this design exists to catch: the census stratum's 100 items counted in
+    the df (110 instead of 10) would cover about 0.91, 3 SE below the floor (caught with probability 0.999)."""
+    rng = np.random.default_rng(9)
+    run, strata, b, y = _census_design(rng, 4000)
+    two = np.r_[np.arange(100), 100 + rng.choice(1000, 2, replace=False)]
     with pytest.raises(ValueError, match="uses up the items"):
-        lp.subset_compare(y[run], run, b, strata=strata, target="benchmark")
+        lp.subset_compare(y[two], two, b, strata=strata, target="benchmark")
     with pytest.raises(ValueError, match="uses up the items"):
-        lp.subset_estimate(y[run], run, predictions=b, strata=strata)
-    hits, reps = 0, 400
-    for _ in range(reps):
-        run = np.r_[np.arange(100), 100 + rng.choice(1000, 12, replace=False)]
-        res = lp.subset_estimate(y[run], run, predictions=b, strata=strata, target="benchmark")
-        single = lp.subset_estimate(y[run[100:]], run[100:] - 100, predictions=b[100:], target="benchmark")
+        lp.subset_estimate(y[two], two, predictions=b, strata=strata)
+    est, se, df = _census_estimates(run, strata, b, y)
+    for k in range(5):  # the vectorised kernel path is the public function
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*control variates on")  # the documented shortfall
+            res = lp.subset_estimate(y[run[k]], run[k], predictions=b, strata=strata, target="benchmark")
+            single = lp.subset_estimate(y[run[k, 100:]], run[k, 100:] - 100, predictions=b[100:], target="benchmark")
+        assert (res.estimate, res.se, res.df) == pytest.approx((est[k], se[k], df[k]), rel=1e-10)
         assert res.df == pytest.approx(single.df) == 10  # 12 - 1 - 1: the census stratum adds no df
-        hits += res.ci.low <= y.mean() <= res.ci.high
-    assert hits / reps >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    spread = se > 0  # 12 equal scores leave no residual variance (about 1 design in 1,000: see below)
+    assert np.all(df[spread] == 10) and spread.mean() > 0.99
+    half = stats.t.isf(0.025, df) * se
+    cover = float(np.mean((est - half <= y.mean()) & (y.mean() <= est + half)))
+    assert cover >= 0.925, cover
+
+
+@pytest.mark.xfail(strict=True, reason="bug: 12 sampled items with equal scores leave the difference estimator "
+                                       "no residual variance and subset_estimate reports a zero-width interval "
+                                       "(se 0, df n - H) without a warning; STYLE: never a zero-width interval "
+                                       "for degenerate data")
+def test_no_residual_spread_is_never_a_zero_width_interval():
+    rng = np.random.default_rng(9)
+    strata = np.repeat(["small", "big"], [100, 1000])
+    b = rng.random(1100)
+    y = np.zeros(1100)
+    run = np.r_[np.arange(100), 100 + np.arange(12)]
+    res = lp.subset_estimate(y[run], run, predictions=b, strata=strata, target="benchmark")
+    assert res.ci.high > res.ci.low
 
 
 def test_a_near_census_keeps_its_degrees_of_freedom():

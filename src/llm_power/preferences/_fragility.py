@@ -21,6 +21,11 @@ from .._kernel.ranks import linear_removals_to_flip
 
 __all__ = ["ArenaFragilityResult", "arena_fragility", "battle_influence"]
 
+#: a rating gap (log-strength) within this of 0 is a tie of the fit, not an order: ten times the
+#: Newton solve's stopping rule (steps below 1e-10), far below any difference the data can show
+#: (1e-9 log-strength is 2e-7 Elo points), and far above the rounding left in a tied fit (~1e-16)
+TIED_GAP = 1e-9
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ArenaFragilityResult(Result):
@@ -38,7 +43,8 @@ class ArenaFragilityResult(Result):
         The first-order (AMIP) count of battles whose removal flips each gap.
     battles_to_flip : numpy.ndarray
         The count checked by refitting: removing that many battles (the most influential first)
-        makes the refitted gap <= 0 (inf: not within ``max_refits`` refits).
+        makes the refitted gap <= 0 (inf: not within ``max_refits`` refits); 0 for a pair already tied
+        in the fit (a gap within ``TIED_GAP`` = 1e-9 of 0, the fit's numerical precision).
     gap_after : numpy.ndarray
         The refitted gap after that removal.
     share : numpy.ndarray
@@ -129,17 +135,21 @@ def _refit_gap(enc: Any, drop: np.ndarray, a: int, b: int) -> float:
 
 
 def flip_count(enc: Any, ratings: np.ndarray, a: int, b: int, *, max_refits: int = 12) -> tuple[float, float, float]:
-    """(first-order count, refit-checked count, refitted gap) for the gap theta_a - theta_b > 0."""
+    """(first-order count, refit-checked count, refitted gap) for the gap theta_a - theta_b.
+
+    A gap already tied in the fit (within :data:`TIED_GAP` of 0) or reversed needs no battle removed:
+    (0, 0, gap). A refit counts as flipped when its gap is within the same tolerance of 0 or below.
+    """
     c = np.zeros(ratings.size)
     c[a], c[b] = 1.0, -1.0
     gap = float(ratings[a] - ratings[b])
-    if not gap > 0:
+    if not gap > TIED_GAP:
         return 0.0, 0.0, gap
     amip, order = linear_removals_to_flip(gap, battle_influence(enc, ratings, c))
     k = int(min(amip, enc.n - 1)) if math.isfinite(amip) else max(1, int(0.1 * enc.n))
     for _ in range(max_refits):
         after = _refit_gap(enc, order[:k], a, b)
-        if after <= 0:
+        if after <= TIED_GAP:
             return amip, float(k), after
         if k >= enc.n - 1:
             break
@@ -173,8 +183,9 @@ def arena_fragility(battles: Any, *, pairs: str = "adjacent", fragile_share: flo
     battles are removed first and the first-order count is where their sum reaches the gap. A
     refit without them checks it; if the refitted gap is still positive, 25% more battles are
     removed and refitted, up to ``max_refits`` times. The count reported flips the refitted gap
-    (it is attained, so the true minimum is at most it). #1 is the smallest count of the top
-    model's gaps.
+    (it is attained, so the true minimum is at most it). A pair already tied in the fit (a gap
+    within ``TIED_GAP`` = 1e-9 of 0) needs 0 battles. #1 is the smallest count of the top model's
+    gaps.
 
     Examples
     --------

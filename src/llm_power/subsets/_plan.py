@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import as_float_array, as_rng, check_open_unit, check_option
 from .._kernel.quantiles import k_constant, level_quantile
@@ -249,6 +250,7 @@ def _smallest(lo: int, hi: int, good_enough: Any) -> tuple[int, bool]:
     return hi, True
 
 
+@public
 def subset_plan(items: Any, *, strata: Any = None, budget: int | None = None, half_width: float | None = None,
                 gap: float | None = None, power: float = 0.8, reference: Any = None, pilot: Any = None,
                 pilot_items: Any = None, control: bool = True, allocation: str = "neyman",

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_float_array, check_int_at_least, check_open_unit, check_option
 from .._kernel.betting import BettingSequence
@@ -108,6 +109,7 @@ class SubsetSequence:
     ('above 0.55', True, True)
     """
 
+    @public
     def __init__(self, n_items: int, *, against: float | None = None, half_width: float | None = None,
                  confidence_level: float = 0.95, low: float = 0.0, high: float = 1.0,
                  target: str = "population", horizon: int | None = None) -> None:
