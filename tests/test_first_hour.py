@@ -298,10 +298,16 @@ def test_diagnose_starts_with_the_verdict_and_ends_with_next_steps(capsys, monke
     u, m = payload["n_unresolved"], len(payload["pairs"])
     first = out.split("\n\n")[0]
     assert first.startswith("Verdict\n")
-    assert f"{u['iid']} of {m} adjacent gaps are too small for this benchmark (12,032 items) to resolve" in first
-    assert f"{u['corrected']} of {m} with the Holm correction" in " ".join(first.split())
-    assert f"{u['cluster']} of {m} once items are clustered by category (14 clusters)" in " ".join(first.split())
-    assert f"{u['anytime']} of {m} if the leaderboard is re-tested" in " ".join(first.split())
+    flat = " ".join(first.split())
+    # the first line names the headline regime -- the strictest computed -- and why (issue 39, point 4)
+    strictest = max(u, key=lambda k: u[k])
+    assert strictest == "cluster" and payload["settings"]["headline"] == "cluster"
+    assert flat.startswith(f"Verdict Headline (cluster, the strictest of the 4 regimes computed): {u['cluster']} of {m} "
+                           "adjacent gaps are too small for this benchmark (12,032 items) to resolve once items are "
+                           "clustered by category (14 clusters).")
+    assert f"{u['iid']} of {m} are too small to resolve if the items are independent." in flat
+    assert f"{u['corrected']} of {m} are too small to resolve with the Holm correction" in flat
+    assert f"{u['anytime']} of {m} are too small to resolve if the leaderboard is re-tested" in flat
     assert payload["verdict"] == [" ".join(s.split()) for s in payload["verdict"]]
     tail = " ".join(out.split("Data: MMLU-Pro")[1].split())
     # the closest unresolved IID gap: the unresolved pair with the largest q (computed here)
@@ -350,9 +356,10 @@ def test_column_labels_are_the_same_in_every_medium(capsys, monkeypatch, tmp_pat
         assert label in labels.values(), label
     for label in html_labels:
         assert label in labels.values(), label
-    assert all(label in header_line for label in md_labels if label != "95% CI")
+    assert all(label in header_line for label in md_labels if label != "95% CI IID")
     assert "Holm" in labels.values() and "holm" not in " ".join(labels.values())
-    assert {"N*", "q", "p", "IID", "model A", "model B"} <= set(labels.values())
+    # the IID p and interval say so beside the other regimes' verdicts (issue 39, point 4)
+    assert {"N*", "q", "p IID", "95% CI IID", "IID", "model A", "model B"} <= set(labels.values())
 
 
 def _options():
@@ -384,15 +391,21 @@ def test_every_option_has_help_with_its_default():
     assert not missing, "\n".join(missing)
 
 
-@pytest.mark.parametrize(("argv", "flag"), [
-    (["ci", "17", "20", "--confidence-level", "2"], "--confidence-level"),
-    (["plan", "mde", "--n", "100", "--alpha", "2"], "--alpha"),
-    (["plan", "power", "--n", "100", "--pa", "1.2", "--pb", "0.5"], "--pa"),
-    (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.01"], "--power"),
+@pytest.mark.parametrize(("argv", "flag", "code"), [
+    (["ci", "17", "20", "--confidence-level", "2"], "--confidence-level", 2),  # usage errors: checked while parsing
+    (["plan", "mde", "--n", "100", "--alpha", "2"], "--alpha", 2),
+    (["plan", "power", "--n", "100", "--pa", "1.2", "--pb", "0.5"], "--pa", 1),
+    (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.01"], "--power", 2),
 ])
-def test_errors_name_the_flag_not_the_python_parameter(capsys, monkeypatch, argv, flag):
-    code, _, err = run_cli(capsys, monkeypatch, *argv)
-    assert code == 1 and flag in err and "`" not in err
+def test_errors_name_the_flag_not_the_python_parameter(capsys, monkeypatch, argv, flag, code):
+    if code == 2:
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and f"argument {flag}:" in err and "`" not in err
+        return
+    got, _, err = run_cli(capsys, monkeypatch, *argv)
+    assert got == code and flag in err and "`" not in err
 
 
 def test_plan_shortcut_prints_no_impossible_gap(capsys, monkeypatch):

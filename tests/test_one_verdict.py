@@ -173,32 +173,59 @@ def test_error_flags_are_gated_as_correctness_flags():
     assert all(r.test == "tango" for r in tasks.tasks.values())
 
 
-# ---- 5. tie groups hold every unresolved pair ---------------------------------------------------------
+# ---- 5. tie groups hold no resolved pair (issue 39: they were chains of unresolved pairs) -------------
 
-def _ties_hold_unresolved(diag):
+def ties_hold_no_resolved_pair(diag):
+    """In every regime: each tie group is a run of consecutive ranks; no pair the table shows resolved lies
+    inside a group; every unresolved pair of neighbours lies inside one; and (all pairs) each group is
+    maximal -- one more neighbour on either side would bring in a resolved pair."""
     rank = {m: k for k, m in enumerate(diag.models)}
     for regime in diag.regimes:
-        group_of = {m: k for k, grp in enumerate(diag.tie_groups[regime.key]) for m in grp}
         flags = np.asarray(diag.columns[regime.resolved_field], dtype=bool)
-        for a, b, ok in zip(diag.columns["model_a"], diag.columns["model_b"], flags, strict=True):
-            if not ok:
-                assert group_of[a] == group_of[b], (regime.key, a, b)
-        for grp in diag.tie_groups[regime.key]:  # each group a run of consecutive ranks
+        verdict = {(rank[a], rank[b]): bool(ok)
+                   for a, b, ok in zip(diag.columns["model_a"], diag.columns["model_b"], flags, strict=True)}
+        spans = []
+        for grp in diag.tie_groups[regime.key]:
             ranks = sorted(rank[m] for m in grp)
-            assert ranks == list(range(ranks[0], ranks[-1] + 1))
+            assert len(ranks) > 1 and ranks == list(range(ranks[0], ranks[-1] + 1)), (regime.key, grp)
+            spans.append((ranks[0], ranks[-1]))
+            for (a, b), ok in verdict.items():
+                assert not (ranks[0] <= a and b <= ranks[-1] and ok), (regime.key, grp, a, b)
+        for (a, b), ok in verdict.items():
+            if b == a + 1 and not ok:
+                assert any(lo <= a and b <= hi for lo, hi in spans), (regime.key, a, b)
+        if diag.settings.get("pairs") == "all":
+            m = len(diag.models)
+            for lo, hi in spans:
+                if lo > 0:
+                    assert any(verdict[lo - 1, b] for b in range(lo, hi + 1)), (regime.key, lo, hi)
+                if hi < m - 1:
+                    assert any(verdict[a, hi + 1] for a in range(lo, hi + 1)), (regime.key, lo, hi)
 
 
-def test_tie_groups_contain_every_unresolved_pair_on_mmlu_pro(shared_data):
+def test_tie_groups_hold_no_resolved_pair_on_mmlu_pro(shared_data):
+    """All 29 MMLU-Pro models: the chain of unresolved pairs used to tie models 46.8 points apart."""
     frame = pd.read_csv(shared_data / "mmlu_pro_tiger" / "mmlu_pro_correct.csv.gz").dropna()  # --on-missing intersect
     models = [c for c in frame.columns if c not in ("question_id", "category")]
     diag = quiet(lp.diagnose, frame[models], cluster=frame["category"], pairs="all", top=29, cluster_resamples=0,
                  correction="holm")
-    _ties_hold_unresolved(diag)
-    group = {m: k for k, grp in enumerate(diag.tie_groups["iid"]) for m in grp}
-    k = [i for i in range(len(diag.columns["delta"])) if {diag.columns["model_a"][i], diag.columns["model_b"][i]}
-         == {"Meta-Llama-3_1-8B-Instruct", "Phi-3-mini-4k-instruct"}][0]
-    if not diag.columns["resolved"][k]:
-        assert group["Meta-Llama-3_1-8B-Instruct"] == group["Phi-3-mini-4k-instruct"]
+    ties_hold_no_resolved_pair(diag)
+    means = dict(zip(diag.models, diag.means, strict=True))
+    for regime in diag.regimes:
+        widest = max(means[g[0]] - means[g[-1]] for g in diag.tie_groups[regime.key])
+        assert widest < 0.2, (regime.key, widest)
+    adjacent = quiet(lp.diagnose, frame[models], cluster=frame["category"], top=10, cluster_resamples=0,
+                     correction="holm", anytime=True)
+    ties_hold_no_resolved_pair(adjacent)
+    every = adjacent.all_pairs()  # the demo's tie line held Llama-3.1-70B and Llama-3.1-8B-Instruct (+8.28 points)
+    for regime in adjacent.regimes:
+        for grp in adjacent.tie_groups[regime.key]:
+            inside = set(grp)
+            for a, b, ok in zip(every.columns["model_a"], every.columns["model_b"],
+                                every.columns[regime.resolved_field], strict=True):
+                shown = any({a, b} == {x, y} for x, y in zip(adjacent.columns["model_a"], adjacent.columns["model_b"],
+                                                             strict=True))
+                assert not (a in inside and b in inside and ok and not shown), (regime.key, a, b)
 
 
 # ---- 6. small n: the interval inverts the test ---------------------------------------------------------
@@ -444,7 +471,7 @@ def test_every_entry_point_agrees_and_no_cautious_regime_is_laxer(seed, kind):
     diag = quiet(lp.diagnose, x, cluster=cluster, pairs="all", correction="holm", anytime=True, cluster_resamples=0,
                  rng=seed)
     c = diag.columns
-    _ties_hold_unresolved(diag)
+    ties_hold_no_resolved_pair(diag)
     for regime in ("resolved_corrected", "resolved_anytime", "resolved_cluster"):
         if regime in c:
             assert not np.any(np.asarray(c[regime]) & ~np.asarray(c["resolved"]))
@@ -536,11 +563,15 @@ def test_arena_regimes_are_monotone_and_agree_with_bradley_terry(seed, clustered
         if ok[k]:
             assert c["pvalue"][k] == pytest.approx(fit.difference_pvalue(c["model_a"][k], c["model_b"][k]),
                                                    rel=1e-9)
-    group = dict(zip(diag.ranks["model"], diag.ranks["tie_group"], strict=True))
+    groups = dict(zip(diag.ranks["model"], diag.ranks["tie_groups"], strict=True))
     head = np.asarray(c[diag.settings["headline"]], dtype=bool)
-    for k in range(diag.n_pairs):
-        if not head[k]:
-            assert group[c["model_a"][k]] == group[c["model_b"][k]]
+    rank = {m: k for k, m in enumerate(diag.ranks["model"])}
+    for k in range(diag.n_pairs):  # no tie holds a resolved pair; neighbours not resolved share a tie
+        a, b = c["model_a"][k], c["model_b"][k]
+        if head[k]:
+            assert not set(groups[a]) & set(groups[b]), (a, b)
+        elif abs(rank[a] - rank[b]) == 1:
+            assert set(groups[a]) & set(groups[b]), (a, b)
 
 
 def test_cli_json_gives_the_api_verdicts(tmp_path, capsys):

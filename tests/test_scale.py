@@ -134,12 +134,17 @@ def test_rank_intervals_equal_the_counting_loop(complete):
     if not complete:  # a family without some pairs: the counts cannot be taken from the ranks
         pair_idx = pair_idx[rng.random(len(pair_idx)) < 0.7]
     resolved = rng.random(len(pair_idx)) < 0.6
-    groups, intervals = tie_groups_and_rank_intervals(m, pair_idx, resolved, "all")
+    groups, intervals = tie_groups_and_rank_intervals(m, pair_idx, resolved, complete=True)
     for g in range(m):
         above = sum(1 for (a, b), ok in zip(pair_idx, resolved, strict=True) if ok and b == g)
         below = sum(1 for (a, b), ok in zip(pair_idx, resolved, strict=True) if ok and a == g)
         assert intervals[g] == (above + 1, m - below)
-    assert sorted(k for grp in groups for k in grp) == list(range(m))
+    hit = {(int(a), int(b)) for (a, b), ok in zip(pair_idx, resolved, strict=True) if ok}
+    for grp in groups:  # runs holding no resolved pair, that one more neighbour would break
+        assert not any((a, b) in hit for a in grp for b in grp if a < b)
+        lo, hi = grp[0], grp[-1]
+        assert lo == 0 or any((lo - 1, b) in hit for b in grp)
+        assert hi == m - 1 or any((a, hi + 1) in hit for a in grp)
 
 
 def test_ranking_does_not_reorder_the_callers_matrix_results():

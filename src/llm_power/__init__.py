@@ -132,9 +132,18 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         swap_consistency,
         win_rate,
     )
-    from .rankings import FragilityResult, RankIntervalsResult, WinnerResult, fragility, rank_intervals, winners_curse
+    from .rankings import (
+        FragilityResult,
+        RankIntervalsResult,
+        RankReport,
+        WinnerResult,
+        fragility,
+        rank_intervals,
+        rank_report,
+        winners_curse,
+    )
     from .report.eee import to_eee, write_eee
-    from .resolution import Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
+    from .resolution import DiagnoseOptions, Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
         PassAtKComparison,
@@ -187,6 +196,8 @@ _LAZY = {
     "RunScores": ".matrix",
     "RankIntervalsResult": ".rankings",
     "rank_intervals": ".rankings",
+    "RankReport": ".rankings",
+    "rank_report": ".rankings",
     "FragilityResult": ".rankings",
     "WinnerResult": ".rankings",
     "fragility": ".rankings",
@@ -266,6 +277,7 @@ _LAZY = {
     "diagnose": ".resolution",
     "diagnose_files": ".engines",
     "Diagnosis": ".resolution",
+    "DiagnoseOptions": ".resolution",
     "discordance_from_baseline": ".planning",
     "effect_sizes": ".paired",
     "EffectSizesResult": ".paired",
@@ -345,6 +357,7 @@ __all__ = [
     "DataError",
     "DegenerateDataWarning",
     "DesignEffectsResult",
+    "DiagnoseOptions",
     "Diagnosis",
     "EffectSizesResult",
     "ErrorRatesResult",
@@ -371,6 +384,7 @@ __all__ = [
     "PermutationResult",
     "PowerSimulationResult",
     "RankIntervalsResult",
+    "RankReport",
     "RepeatedSamplingPlanResult",
     "RunPlanResult",
     "RunScores",
@@ -451,6 +465,7 @@ __all__ = [
     "ppi_mean_difference",
     "proportion_ci",
     "rank_intervals",
+    "rank_report",
     "read_battles",
     "read_results",
     "read_runs",
@@ -507,10 +522,10 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         return _public(name)
     if name in _RENAMED:
-        import warnings
+        from ._core.errors import warn
 
-        warnings.warn(f"`llm_power.{name}` was renamed `{_RENAMED[name]}`; the old name will be removed in the next "
-                      "release.", DeprecationWarning, stacklevel=2)
+        warn(f"`llm_power.{name}` was renamed `{_RENAMED[name]}`; the old name will be removed in the next "
+                      "release.", DeprecationWarning)
         return __getattr__(_RENAMED[name])
     msg = f"module 'llm_power' has no attribute {name!r}"
     raise AttributeError(msg)

@@ -20,14 +20,13 @@ item count suggests. The design effect DE says by how much: N*_cluster = DE N*. 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._core.clusters import code_labels
-from ._core.errors import DegenerateDataWarning
+from ._core.errors import DegenerateDataWarning, warn
 from ._core.results import Result
 from ._core.validation import as_float_array
 
@@ -108,8 +107,8 @@ def icc_anova(values: Any, cluster: Any) -> ICCResult:
     kish = float(np.sum(sizes**2) / n)
     nan = math.nan
     if g < 2 or n - g < 1:
-        warnings.warn(f"{g} cluster(s) for {n} items: the ICC is undefined (need >= 2 clusters and "
-                      "a cluster with >= 2 items).", DegenerateDataWarning, stacklevel=2)
+        warn(f"{g} cluster(s) for {n} items: the ICC is undefined (need >= 2 clusters and "
+                      "a cluster with >= 2 items).", DegenerateDataWarning)
         return ICCResult(n, g, m_bar, kish, nan, nan, nan, nan, nan, nan)
     y = y - y.mean()  # centre: a large common offset must not cancel
     sums = np.bincount(codes, weights=y, minlength=g)
@@ -119,8 +118,8 @@ def icc_anova(values: Any, cluster: Any) -> ICCResult:
     n0 = (n - np.sum(sizes**2) / n) / (g - 1)
     denom = msb + (n0 - 1) * msw
     if denom <= 0:
-        warnings.warn("no variation within or between clusters: the ICC is undefined.",
-                      DegenerateDataWarning, stacklevel=2)
+        warn("no variation within or between clusters: the ICC is undefined.",
+                      DegenerateDataWarning)
         return ICCResult(n, g, m_bar, kish, nan, nan, nan, nan, msb, msw)
     raw = float((msb - msw) / denom)
     icc = max(0.0, raw)
@@ -203,8 +202,8 @@ def cluster_robust_se(values: Any, cluster: Any) -> float:
     """
     y, codes, g = _codes(values, cluster)
     if g < 2:
-        warnings.warn("one cluster: the cluster-robust standard error is undefined.",
-                      DegenerateDataWarning, stacklevel=2)
+        warn("one cluster: the cluster-robust standard error is undefined.",
+                      DegenerateDataWarning)
         return math.nan
     from ._kernel.variance import mean_variance
 

@@ -19,14 +19,14 @@ single point {0}, and its coverage oscillates and collapses (0.19 at n = 10, p =
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ._core.clusters import code_labels
-from ._core.errors import DegenerateDataWarning
+from ._core.errors import DegenerateDataWarning, warn
 from ._core.options import INTERVAL_METHODS  # one list, shared with the command line
+from ._core.params import public
 from ._core.results import ConfidenceInterval
 from ._core.validation import (
     check_alternative,
@@ -55,6 +55,7 @@ __all__ = [
 #: The interval methods of :func:`proportion_ci`, in the order tables show them.
 
 
+@public
 def proportion_ci(
     k: Any,
     n: Any,
@@ -150,11 +151,10 @@ def proportion_ci(
         return ConfidenceInterval(*wilson_scalar(int(k), int(n), confidence_level, alternative, clip=clip))
     k_arr, n_arr = check_counts(k, n)
     if method == "wald" and np.any((k_arr == 0) | (k_arr == n_arr)):
-        warnings.warn(
+        warn(
             "the Wald interval has zero width at k = 0 or k = n (it claims certainty); "
             "use method='wilson' or 'clopper_pearson'.",
             DegenerateDataWarning,
-            stacklevel=2,
         )
     low, high = binomial_bounds(k_arr, n_arr, method, confidence_level, alternative, clip=clip)
     return ConfidenceInterval(scalar_or_array(low), scalar_or_array(high))
@@ -165,6 +165,7 @@ def _whole(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+@public
 def coverage(
     n: Any,
     p: Any,
@@ -275,6 +276,7 @@ def _coverage_window(n: int, p: float, method: str, confidence_level: float, alt
     return float(np.sum(pmf * ((low <= p) & (p <= high))))
 
 
+@public
 def rule_of_three(n: Any, *, confidence_level: float = 0.95) -> Any:
     r"""Approximate one-sided upper bound on the error rate after 0 errors in ``n`` items.
 
@@ -313,6 +315,7 @@ def rule_of_three(n: Any, *, confidence_level: float = 0.95) -> Any:
     return scalar_or_array(-math.log1p(-confidence_level) / n_arr)
 
 
+@public
 def half_width(
     n: Any,
     p: Any = 0.5,
@@ -358,6 +361,7 @@ def half_width(
     return scalar_or_array((high - low) / 2.0)
 
 
+@public
 def n_for_half_width(
     width: Any,
     p: Any = 0.5,

@@ -18,6 +18,7 @@ import numpy as np
 from scipy import special
 
 from ._core.options import ADJUST_METHODS  # one list, shared with the command line
+from ._core.params import public
 from ._core.results import Result
 from ._core.typing import SeedLike
 from ._core.validation import as_float_array, as_rng, check_open_unit, check_option, fail
@@ -288,6 +289,7 @@ class CountEffectsResult(Result):
         return ("k", "identified", "partial_conjunction_pvalues", "alpha", "method")
 
 
+@public
 def count_effects(pvalues: Any, *, alpha: float = 0.05, method: str = "bonferroni") -> CountEffectsResult:
     r"""How many datasets show a real effect, and which ones (Dror et al. 2017).
 
@@ -366,6 +368,7 @@ class ErrorRatesResult(Result):
         return "\n".join(lines)
 
 
+@public
 def simulate_error_rates(
     m: int,
     m1: int = 0,
@@ -454,6 +457,7 @@ def simulate_error_rates(
     return ErrorRatesResult(fwer=fwer, fdr=fdr, power=pw, m=m, m1=m1, n_sims=sims, alpha=alpha)
 
 
+@public
 def bonferroni_factor(m: int, *, alpha: float = 0.05, power: float = 0.8, alternative: str = "two-sided") -> float:
     r"""Factor by which N* grows when alpha is split over m tests (Bonferroni alpha/m).
 

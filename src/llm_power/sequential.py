@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from ._core.params import public
 from ._core.results import ConfidenceInterval, Result
 from ._core.validation import as_float_array, check_open_unit, fail
 
@@ -133,6 +134,7 @@ def beta_mixture_log_evalue(b: Any, c: Any, *, a: float = 0.5) -> Any:
 
 
 @lru_cache(maxsize=64)
+@public
 def anytime_critical_value(alpha: float = 0.05) -> tuple[float, float]:
     r"""The normal-mixture boundary in z units at the time it is tuned for, and the tuning.
 
@@ -248,6 +250,7 @@ class SequentialMonitor:
     ('A better', True)
     """
 
+    @public
     def __init__(self, *, alpha: float = 0.05, binary: bool | None = None,
                  score_range: tuple[float, float] = (0.0, 1.0), tuned_for: int = 1000,
                  expected_discordance: float = 0.25, method: str = "betting") -> None:
@@ -383,6 +386,7 @@ class SequentialMonitor:
             return bool(self._seq.null_log_up >= self._seq.null_log_down)
         return self.sum_d > 0
 
+    @public
     def interval_at(self, alpha: float) -> ConfidenceInterval:
         """An anytime-valid interval for the gap at level ``alpha`` from the current evidence: the
         e-value interval {gap : e-value of the gap < 1/alpha} (betting: needs the monitor created
@@ -538,6 +542,7 @@ class LeaderboardMonitor:
     (['d'], 50)
     """
 
+    @public
     def __init__(self, models: Any, *, alpha: float = 0.05, correction: str | None = "bonferroni",
                  min_items: int = 100, **kwargs: Any) -> None:
         self.models = [str(m) for m in models]

@@ -64,11 +64,19 @@ def test_coverage_table_flags_wald(capsys):
 def test_demo_error_bars_table_and_json(capsys):
     code, out, _ = run_cli(capsys, "demo", "--error-bars")
     assert code == 0
-    for n, pts in [("30", "±13.9"), ("164", "±6.1"), ("198", "±5.6"), ("1,319", "±2.2"), ("14,042", "±0.7")]:
-        line = next(line for line in out.splitlines() if f" {n} " in line)
-        assert pts in line
+    # the reach below and above 80%: Wilson's interval is asymmetric there (statsmodels' Wilson bounds)
+    from statsmodels.stats.proportion import proportion_confint
+
+    for n in (30, 164, 198, 1319, 14042):
+        k = round(0.8 * n)
+        lo, hi = proportion_confint(k, n, method="wilson")
+        below, above = f"{100 * (k / n - lo):.1f}", f"{100 * (hi - k / n):.1f}"
+        line = next(line for line in out.splitlines() if f" {n:,} " in line)
+        assert (f"±{above}" if below == above else f"−{below} / +{above}") in line
     code, out, _ = run_cli(capsys, "demo", "--error-bars", "--format", "json")
     rows = json.loads(out)["benchmarks"]
+    # the half-widths of SPEC section 5 (Wilson at 80%: n = 30 ±13.9 points, ... 14,042 ±0.7)
+    assert [round(100 * r["half_width_at_0_8"], 1) for r in rows] == [13.9, 8.7, 6.1, 5.6, 2.2, 0.7]
     assert [r["n"] for r in rows] == [30, 80, 164, 198, 1319, 14042]
     for r in rows:
         assert r["half_width_at_0_8"] == half_width(r["n"], 0.8)
@@ -120,8 +128,6 @@ def test_demo_data_reproduces_published_accuracies(shared_data):
         (["ci", "21", "20"], "llm-power ci: error: K must not exceed N; got k=21 > n=20.\n"),  # the CLI's names
         (["ci", "-1", "20"], "llm-power ci: error: K must be non-negative; got -1.\n"),
         (["ci", "3", "0"], "llm-power ci: error: N must be >= 1; got 0.\n"),
-        (["ci", "3", "20", "--confidence-level", "1.5"],
-         "llm-power ci: error: --confidence-level must be in (0, 1); got 1.5.\n"),
         (["coverage", "--n", "10", "--p", "1.5"], "llm-power coverage: error: --p must be in [0, 1]; got 1.5.\n"),
     ],
 )
@@ -133,6 +139,7 @@ def test_bad_values_exit_1_with_one_line(capsys, argv, message):
 @pytest.mark.parametrize(
     "argv",
     [["ci", "x", "20"], ["ci", "17"], ["ci", "17", "20", "--method", "wilsn"], ["nosuch"],
+     ["ci", "3", "20", "--confidence-level", "1.5"],
      ["coverage", "--p", "0.5"], ["ci", "17", "20", "--format", "xml"]],
 )
 def test_usage_errors_exit_2(capsys, argv):

@@ -64,13 +64,21 @@ def test_shortcut_command(capsys):
         (["plan", "sample-size", "--pa", "0.6"], "--pb required"),
         (["plan", "power", "--n", "0", "--pa", "0.7", "--pb", "0.6"], "--n must be >= 1"),
         (["plan", "mde", "--n", "100", "--p", "1.5"], "--p must be in (0, 1)"),  # errors name the flag, not the Python parameter
-        (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.04"], "--power must be greater than --alpha"),
     ],
 )
 def test_bad_values_exit_1(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 1 and out == "" and message in err and err.count("\n") == 1
     assert err.startswith(f"llm-power plan {argv[1]}: error:")
+
+
+def test_power_at_alpha_is_a_usage_error_naming_both_flags(capsys):
+    """The rule every public function has (issue 39): power above the tests' level, checked while parsing."""
+    with pytest.raises(SystemExit) as info:
+        main(["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.04"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("llm-power plan sample-size: error: argument --power: must be greater than --alpha (0.05)")
 
 
 def test_plan_alone_prints_what_it_can_plan(capsys):

@@ -19,7 +19,7 @@ def render() -> dict[str, str]:
     """The Markdown and JSON reports of the long-format fixture (clusters, Holm, anytime)."""
     import warnings
 
-    from llm_power import align_results, diagnose, read_results
+    from llm_power import align_results, diagnose, rank_report, read_results
     from llm_power._core.results import to_plain
     from llm_power.report.markdown import render_markdown
 
@@ -29,8 +29,10 @@ def render() -> dict[str, str]:
         warnings.simplefilter("ignore")
         diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, correction="holm",
                         anytime=True, cluster_resamples=200, rng=0)
-    payload = json.dumps(to_plain(diag.to_dict()), indent=2, sort_keys=True, allow_nan=False) + "\n"
-    return {"report.md": render_markdown(diag), "report.json": payload}
+        rankings = rank_report(diag, rng=0)
+    payload = json.dumps(to_plain({**diag.to_dict(), "rankings": rankings.to_dict()}), indent=2, sort_keys=True,
+                         allow_nan=False) + "\n"
+    return {"report.md": render_markdown(diag, rankings=rankings), "report.json": payload}
 
 
 if __name__ == "__main__":

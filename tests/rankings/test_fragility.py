@@ -39,23 +39,36 @@ def _brute_top(x: np.ndarray) -> float:
 
 @pytest.mark.parametrize("graded", [False, True])
 def test_counts_equal_brute_force(graded: bool) -> None:
+    """Random small benchmarks (3 to 9 items, 3 models): every pair's count and #1's equal brute force over
+    every subset; the models are ranked by mean (stable), the pairs are the three (A above B), the
+    challenger is the model whose pair with #1 needs the fewest removals; and every kind of answer the
+    counts can give (0: tied or reversed already, a finite k, no removal can) is among those checked."""
     rng = np.random.default_rng(11 if graded else 12)
-    checked_inf = 0
+    kinds = {"zero": 0, "finite": 0, "inf": 0}
+    checked = 0
     for case in range(60):
         n = int(rng.integers(3, 10))
         x = (rng.integers(0, 4, (n, 3)) / 3.0) if graded else (rng.random((n, 3)) < [0.8, 0.5, 0.3]).astype(float)
         if np.ptp(x.mean(axis=0)) == 0 and case % 2:
             continue
         res = lp.fragility(x, models=["a", "b", "c"], pairs="all")
-        order = [res.models.index(m) for m in ("a", "b", "c")]
-        xs = x[:, np.argsort(-x.mean(axis=0), kind="stable")]
+        ranked = np.argsort(-x.mean(axis=0), kind="stable")
+        assert res.models == [["a", "b", "c"][k] for k in ranked], case
+        assert [(res.models.index(a), res.models.index(b)) for a, b in zip(res.model_a, res.model_b, strict=True)] \
+            == [(0, 1), (0, 2), (1, 2)], case
+        xs = x[:, ranked]
         for p, (a, b) in enumerate(zip(res.model_a, res.model_b, strict=True)):
             ia, ib = res.models.index(a), res.models.index(b)
-            assert res.items_to_flip[p] == _brute_pair(xs[:, ia] - xs[:, ib]), (case, a, b)
-            checked_inf += not math.isfinite(res.items_to_flip[p])
+            want = _brute_pair(xs[:, ia] - xs[:, ib])
+            assert res.items_to_flip[p] == want, (case, a, b)
+            kinds["zero" if want == 0 else "inf" if math.isinf(want) else "finite"] += 1
+            checked += 1
         assert res.items_to_flip_top == _brute_top(xs), case
-        assert len(order) == 3
-    assert not graded or checked_inf >= 0
+        k = res.models.index(res.challenger)
+        assert k > 0 and res.items_to_flip_top == _brute_pair(xs[:, 0] - xs[:, k]), case
+        assert res.share_top == res.items_to_flip_top / n
+    assert checked >= 150
+    assert min(kinds.values()) >= 1, kinds  # each branch of the count met brute force at least once
 
 
 def test_no_removal_can_flip_a_pair_that_wins_every_item() -> None:
@@ -78,10 +91,14 @@ def test_binary_counts_are_b_minus_c_and_the_label_uses_the_share() -> None:
 
 
 def test_diagnose_reports_the_same_counts() -> None:
+    """The report's fragility (rank_report of a diagnosis) is fragility() of the scores and of the diagnosis."""
     rng = np.random.default_rng(5)
     x = rng.normal([0.5, 0.49, 0.45, 0.3], 1.0, (400, 4))
     diag = lp.diagnose(x, rng=0)
     res = lp.fragility(x)
-    fr = diag.rankings["fragility"]
-    assert np.array_equal(fr["pairs"]["items_to_flip"], res.items_to_flip)
-    assert fr["items_to_flip_top"] == res.items_to_flip_top and fr["challenger"] == res.challenger
+    fr = lp.rank_report(diag, rng=0).fragility
+    assert np.array_equal(fr.items_to_flip, res.items_to_flip)
+    assert fr.items_to_flip_top == res.items_to_flip_top and fr.challenger == res.challenger
+    assert np.array_equal(lp.fragility(diag).items_to_flip, res.items_to_flip)
+    with pytest.raises(TypeError, match="carries its own"):
+        lp.fragility(diag, pairs="all")

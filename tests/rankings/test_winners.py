@@ -137,42 +137,87 @@ def test_conditional_estimate_is_median_unbiased_in_the_normal_model() -> None:
     assert abs(np.mean(y <= true[win]) - 0.5) > 10 * se  # the naive one is not
 
 
+def _new_model_intervals(x: np.ndarray, gens: list[np.random.Generator], n_draws: int) -> dict[str, np.ndarray]:
+    """winners_curse(x[r], new=model 0) of every benchmark r at once, step by step as the kernel does it:
+    the means' plug-in covariance over n scaled by (t_{n-1} / z)^2, the best existing model selected
+    (x_k - x_best <= 1/(2n) for the others), the projection critical value over the new model's gaps to
+    every existing one at 1 - beta (beta = alpha / 10; one Gaussian draw set per benchmark), and the hybrid
+    interval at (alpha - beta) / (1 - beta)."""
+    reps, n, m = x.shape
+    xbar = x.mean(axis=1)
+    cov = np.stack([mean_covariance(x[r], True) for r in range(reps)])
+    cov = cov * (stats.t.isf(0.025, n - 1) / stats.norm.isf(0.025)) ** 2
+    best = 1 + np.argmax(xbar[:, 1:], axis=1)  # first of the tied: the lowest index
+    eta = np.zeros((reps, m))
+    eta[:, 0] = 1.0
+    eta[np.arange(reps), best] = -1.0
+    rest = np.array([[k for k in range(1, m) if k != b] for b in best])
+    rows = np.zeros((reps, m - 2, m))
+    rows[np.arange(reps)[:, None], np.arange(m - 2)[None, :], rest] = 1.0
+    rows[np.arange(reps), :, best] = -1.0
+    y, sd, lower, upper = selection_bounds(xbar, cov, eta, rows, 0.5 / n)
+    fam_i, fam_j = np.zeros(m - 1, dtype=int), np.arange(1, m)
+    c_proj = np.array([gaussian_max_abs(cov[r], fam_i, fam_j, np.sqrt(cov[r][0, 0] + np.diag(cov[r])[1:]
+                                                                      - 2 * cov[r][0, 1:]), 0.995, gens[r],
+                                        n_draws=n_draws) for r in range(reps)])
+    a_h = (0.05 - 0.005) / 0.995
+    hyb = [invert_selection(y, sd, lower, upper, p, c_proj=c_proj) for p in (1 - a_h / 2, a_h / 2)]
+    z = stats.norm.isf(0.025)
+    return {"best": best, "y": y, "naive": (y - z * sd, y + z * sd), "hybrid": (hyb[0], hyb[1])}
+
+
 def test_new_model_against_the_best_existing_covers() -> None:
-    """"Does the new model beat the best existing one?": the best existing model is selected, so
-    its score is biased up and the naive gap down; the hybrid interval covers the true gap."""
-    reps, n = 300, 600
+    """"Does the new model beat the best existing one?": the best existing model is selected, so its score is
+    biased up and the naive gap down; the hybrid interval covers the true gap in >= 95% - 3 SE of 2,000
+    benchmarks (Monte-Carlo SE 0.0049: a method 2 points short, at 0.93, misses the floor 0.935 with
+    probability 0.83), the naive one less often. Vectorised over benchmarks (2,000 Gaussian draws for each
+    projection critical value); the vectorised path equals lp.winners_curse on the first benchmarks (the
+    hybrid to within a fifth of a standard error: its projection critical value is a Monte-Carlo quantile)."""
+    reps, n = 2000, 600
     true = np.array([0.66, 0.68, 0.68, 0.68, 0.67])  # model 0 is the new one
-    hits = naive = 0
-    for r in range(reps):
-        gen = np.random.default_rng(1000 + r)
-        x = (gen.random((n, 5)) < true).astype(int)
-        res = lp.winners_curse(x, models=list("nabcd"), new="n", rng=r)
-        gap = true[0] - true[list("nabcd").index(res.selected[1])]
-        hits += res.hybrid_ci[0] <= gap <= res.hybrid_ci[1]
-        naive += res.naive_ci[0] <= gap <= res.naive_ci[1]
+    gen = np.random.default_rng(1000)
+    x = (gen.random((reps, n, 5)) < true).astype(float)
+    for r in range(3):  # the same numbers as the public function (the hybrid up to its Monte-Carlo projection)
+        res = lp.winners_curse(x[r].astype(int), models=list("nabcd"), new="n", rng=r)
+        one = _new_model_intervals(x[r:r + 1], [np.random.default_rng(r)], 20000)
+        assert res.selected[1] == "nabcd"[int(one["best"][0])]
+        assert res.naive_ci == pytest.approx((one["naive"][0][0], one["naive"][1][0]), rel=1e-9)
+        assert res.hybrid_ci == pytest.approx((one["hybrid"][0][0], one["hybrid"][1][0]), abs=0.2 * res.se)
+    out = _new_model_intervals(x, [np.random.default_rng(5000 + r) for r in range(reps)], 2000)
+    gap = true[0] - true[out["best"]]
+    hits = float(np.mean((out["hybrid"][0] <= gap) & (gap <= out["hybrid"][1])))
+    naive = float(np.mean((out["naive"][0] <= gap) & (gap <= out["naive"][1])))
     se = math.sqrt(0.95 * 0.05 / reps)
-    assert hits / reps >= 0.95 - 3 * se, (hits, naive)
+    assert hits >= 0.95 - 3 * se, (hits, naive)
     assert naive < hits
 
 
 def test_diagnose_reports_the_same_winner() -> None:
+    """The report's winner (rank_report of a diagnosis) is winners_curse of the scores and of the diagnosis
+    (same seed, same numbers), and its inputs are the plain sample covariance of the means (numpy's,
+    ddof 0 for 0/1 scores, the paired plug-in variances) through the kernel's selective inference."""
+    from llm_power._kernel.ranks import winner_from_covariance
+
     rng = np.random.default_rng(4)
     x = (rng.random((1500, 5)) < [0.7, 0.7, 0.69, 0.6, 0.5]).astype(int)
     diag = lp.diagnose(x, models=list("abcde"), rng=9)
-    direct = lp.winners_curse(x, models=list("abcde"), rng=np.random.default_rng(0))
-    win = diag.rankings["winner"]
-    assert win["selected"] == direct.selected
-    for key in ("estimate", "median_unbiased", "conditional_ci", "naive_ci"):
-        assert win[key] == pytest.approx(getattr(direct, key), rel=1e-12)
-    # the hybrid depends on the Monte-Carlo projection quantile only through its width
-    assert win["hybrid_ci"] == pytest.approx(direct.hybrid_ci, abs=0.2 * direct.se)
+    direct = lp.winners_curse(x, models=list("abcde"), rng=0)
+    report = lp.rank_report(diag, rng=0).winner
+    assert report.to_dict() == direct.to_dict() == lp.winners_curse(diag, rng=0).to_dict()
+    ranked = x[:, diag.order].astype(float)
+    cov = np.cov(ranked, rowvar=False, ddof=0) / x.shape[0]
+    ref = winner_from_covariance(ranked.mean(axis=0), cov, list(diag.models), 0.95, np.random.default_rng(0),
+                                 n_items=x.shape[0], slack=0.5 / x.shape[0])
+    assert direct.selected == ref["selected"]
+    for key in ("estimate", "median_unbiased", "conditional_ci", "naive_ci", "hybrid_ci"):
+        assert getattr(direct, key) == pytest.approx(ref[key], rel=1e-10)
 
 
 def test_errors() -> None:
     x = np.zeros((10, 3))
     with pytest.raises(ValueError, match="not one of the models"):
         lp.winners_curse(x, new="zz")
-    with pytest.raises(ValueError, match="beta must be below"):
+    with pytest.raises(ValueError, match="`beta` must be below"):
         lp.winners_curse(x, beta=0.2)
     with pytest.raises(ValueError, match="target"):
         lp.winners_curse(x, target="best")
@@ -187,14 +232,14 @@ def test_with_runs_the_winner_carries_the_run_noise_of_the_models_table() -> Non
     run_shift = rng.normal(0, 0.3, (1, runs, 3))
     x = skill + rng.normal(0, 1.0, (n, 1, 1)) + run_shift + rng.normal(0, 0.5, (n, runs, 3))
     diag = lp.diagnose(x, models=["a", "b", "c"], rng=0)
-    win = diag.rankings["winner"]
+    win = lp.winners_curse(diag, rng=0).to_dict()
     lo, hi = win["naive_ci"]
     from llm_power._kernel.crossed import crossed_mean_squares
 
     rs = lp.RunScores.from_array(x, models=["a", "b", "c"])
     var_mean = crossed_mean_squares(rs.blocks).var_mean  # the models table's variance over items and runs
     assert win["se"] ** 2 == pytest.approx(float(var_mean[rs.models.index(win["selected"][0])]), rel=1e-9)
-    items_only = lp.diagnose(x.mean(axis=1), models=["a", "b", "c"], rng=0).rankings["winner"]
+    items_only = lp.winners_curse(lp.diagnose(x.mean(axis=1), models=["a", "b", "c"], rng=0), rng=0).to_dict()
     assert hi - lo > 1.5 * (items_only["naive_ci"][1] - items_only["naive_ci"][0])
 
 
@@ -203,8 +248,8 @@ def test_the_winners_naive_interval_is_the_models_tables_at_a_handful_of_items()
     n - 1 degrees of freedom (not a normal one, 3 times narrower at 5 df), so the corrected
     intervals beside it are on the same footing."""
     x = np.random.default_rng(9).beta(2, 2, (6, 3)) + np.array([0.3, 0.0, -0.1])
-    diag = lp.diagnose(np.clip(x, 0, 1), models=["a", "b", "c"], ranks=True)
-    w = diag.rankings["winner"]
+    diag = lp.diagnose(np.clip(x, 0, 1), models=["a", "b", "c"])
+    w = lp.rank_report(diag, ranks=True).winner.to_dict()
     assert w["selected"] == [diag.models[0]]
     assert w["naive_ci"] == pytest.approx((float(diag.model_ci_low[0]), float(diag.model_ci_high[0])), rel=1e-9)
     y = np.clip(x, 0, 1)[:, ["a", "b", "c"].index(diag.models[0])]

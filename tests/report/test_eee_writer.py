@@ -44,7 +44,7 @@ def test_records_validate_and_hold_the_numbers(validator, design):
     else:
         x = (rng.random((n, 3)) < [0.72, 0.66, 0.61]).astype(float)
     g = rng.integers(0, 40, n) if design == "clustered" else None
-    diag = lp.diagnose(x, models=names, cluster=g, ranks=False)
+    diag = lp.diagnose(x, models=names, cluster=g)
     records = lp.to_eee(diag, benchmark="toy", retrieved_timestamp=1_700_000_000)
     assert [r["model_info"]["id"] for r in records] == diag.models
     for rec in records:
@@ -77,7 +77,7 @@ def test_written_files_read_back_to_the_same_numbers(tmp_path, validator, capsys
     rng = np.random.default_rng(4)
     x = (rng.random((800, 3)) < [0.7, 0.65, 0.5]).astype(float)
     names = ["org/a", "org_a", "b"]
-    diag = lp.diagnose(x, models=names, ranks=False)
+    diag = lp.diagnose(x, models=names)
     files = lp.write_eee(diag, tmp_path / "eee", benchmark="toy", retrieved_timestamp=0)
     assert len({f.name for f in files}) == 3 and not list((tmp_path / "eee").glob(".*"))  # no temp files left
     back = {s.model: s for s in read_eee_aggregates(tmp_path / "eee")}
@@ -110,7 +110,7 @@ def test_cli_writes_records_next_to_the_report_and_never_into_an_input(tmp_path,
     assert main(["diagnose", *files, "--on-missing", "intersect", "--eee", str(link)]) == 2
     assert "symbolic link" in capsys.readouterr().err and not (tmp_path / "elsewhere").exists()
     with pytest.raises(ValueError, match="evaluator_relationship"):
-        lp.to_eee(lp.diagnose(np.eye(4)[:, :2], ranks=False), evaluator_relationship="friend")
+        lp.to_eee(lp.diagnose(np.eye(4)[:, :2]), evaluator_relationship="friend")
 
 
 def test_standard_errors_are_the_published_alpacaeval_ones(shared_data, validator):
@@ -125,7 +125,7 @@ def test_standard_errors_are_the_published_alpacaeval_ones(shared_data, validato
     cols = [c for c in prefs.columns[2:] if prefs[c].notna().all() and pd.notna(published.loc[c, "lb_standard_error"])
             and c != "gpt4_1106_preview"]
     assert len(cols) >= 40  # the precondition: most models have all 805 items and a published SE
-    diag = lp.diagnose(prefs[cols].to_numpy() - 1.0, models=cols, ranks=False)  # preference 1..2 -> win share 0..1
+    diag = lp.diagnose(prefs[cols].to_numpy() - 1.0, models=cols)  # preference 1..2 -> win share 0..1
     for rec in lp.to_eee(diag, benchmark="alpaca_eval_2"):
         assert validator.is_valid(rec)
         model = rec["model_info"]["id"]

@@ -297,27 +297,59 @@ def test_anytime_q_uses_the_mixture_critical_value():
     assert res.n_unresolved["anytime"] >= res.n_unresolved["iid"]
 
 
+def _brute_ties(m, resolved_pairs):
+    """Every maximal run of consecutive ranks holding no resolved pair (ranks 0-based), by enumeration."""
+    def clean(i, j):
+        return all((a, b) not in resolved_pairs for a in range(i, j + 1) for b in range(a + 1, j + 1))
+    runs = [(i, j) for i in range(m) for j in range(i + 1, m) if clean(i, j)]
+    return [r for r in runs if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in runs)]
+
+
 def test_tie_groups_and_rank_intervals():
-    # deterministic: 5 models, gaps chosen so that adjacent pairs 1-2 and 3-4 are unresolved
+    """Issue 39, point 3: a tie group is a maximal run of consecutive ranks that holds no resolved pair (the
+    report's own verdict for a shown pair, the all-pairs verdict of the same regime for the others) --
+    checked against enumeration -- and the rank intervals count the models resolved above and below."""
     rng = np.random.default_rng(78)
-    x, _ = binary_matrix(rng, n=4000, skills=(0.80, 0.795, 0.70, 0.698, 0.55))
-    res = diagnose(x, models=list("abcde"), pairs="adjacent")
-    resolved = [p.resolved for p in res.pairs]
-    groups, current = [], [res.models[0]]
-    for k, ok in enumerate(resolved):
-        if ok:
-            groups.append(current)
-            current = [res.models[k + 1]]
-        else:
-            current.append(res.models[k + 1])
-    groups.append(current)
-    assert res.tie_groups["iid"] == groups
-    allp = diagnose(x, models=list("abcde"), pairs="all")
+    x, _ = binary_matrix(rng, n=4000, skills=(0.80, 0.795, 0.77, 0.70, 0.698, 0.55))
+    allp = diagnose(x, models=list("abcdef"), pairs="all")
+    res = diagnose(x, models=list("abcdef"), pairs="adjacent")
+    rank = {name: k for k, name in enumerate(allp.models)}
+    known = {(rank[p.model_a], rank[p.model_b]): p.resolved for p in allp.pairs}
+    known.update({(rank[p.model_a], rank[p.model_b]): p.resolved for p in res.pairs})  # the table's word wins
+    want = [[allp.models[g] for g in range(i, j + 1)]
+            for i, j in _brute_ties(6, {k for k, ok in known.items() if ok})]
+    assert res.tie_groups["iid"] == want and allp.tie_groups["iid"] == want
+    assert any(len(g) > 1 for g in want) and len(want) >= 2  # the design has ties and resolved pairs
     for name, (lo, hi) in allp.rank_intervals["iid"].items():
         r = allp.models.index(name) + 1
         above = sum(1 for p in allp.pairs if p.model_b == name and p.resolved)
         below = sum(1 for p in allp.pairs if p.model_a == name and p.resolved)
-        assert (lo, hi) == (above + 1, 5 - below) and lo <= r <= hi
+        assert (lo, hi) == (above + 1, 6 - below) and lo <= r <= hi
+    assert res.rank_intervals == allp.rank_intervals
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_tie_groups_are_the_maximal_clean_runs_on_random_verdicts(seed):
+    """The kernel of the tie groups against enumeration on random verdicts, complete and adjacent-only
+    (where a pair not given closes every run, so each group is one unresolved adjacent pair)."""
+    from llm_power.resolution import tie_groups_and_rank_intervals
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 9))
+    i, j = np.triu_indices(m, 1)
+    flags = rng.random(i.size) < rng.random()
+    groups, intervals = tie_groups_and_rank_intervals(m, np.stack([i, j], axis=1), flags, complete=True)
+    assert [(g[0], g[-1]) for g in groups] == _brute_ties(m, {(a, b) for a, b, f in zip(i, j, flags) if f})
+    for g in range(m):
+        assert intervals[g] == (1 + int(np.sum(flags & (j == g))), m - int(np.sum(flags & (i == g))))
+    adj = np.stack([np.arange(m - 1), np.arange(1, m)], axis=1)
+    adj_flags = rng.random(m - 1) < 0.5
+    groups, intervals = tie_groups_and_rank_intervals(m, adj, adj_flags, complete=False)
+    assert [(g[0], g[-1]) for g in groups] == [(a, a + 1) for a in range(m - 1) if not adj_flags[a]]
+    for g in range(m):  # known above only through an unbroken chain of resolved adjacent pairs
+        up = next((k for k in range(g) if not adj_flags[g - 1 - k]), g)
+        down = next((k for k in range(m - 1 - g) if not adj_flags[g + k]), m - 1 - g)
+        assert intervals[g] == (up + 1, m - down)
 
 
 def test_dataframe_input_and_outputs():
@@ -348,7 +380,7 @@ def test_bad_input():
         diagnose(x, cluster=cluster[:-1])
     with pytest.raises(ValueError, match=r"every item in one cluster"):
         diagnose(x, cluster=np.zeros(200))
-    with pytest.raises(ValueError, match=r"`correction` must be one of 'bh', 'bonferroni', 'holm'; got 'fdr'"):
+    with pytest.raises(ValueError, match=r"`correction` must be one of 'bh', 'bonferroni', 'holm' or None; got 'fdr'"):
         diagnose(x, correction="fdr")
     with pytest.raises(ValueError, match=r"`models` has 3 names for 5 model columns"):
         diagnose(x, models=["a", "b", "c"])

@@ -8,12 +8,11 @@ pooling them silently into one cluster would change the design effect without te
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .errors import DataError, FewClustersWarning
+from .errors import DataError, FewClustersWarning, warn
 
 __all__ = ["FEW_CLUSTERS", "code_labels", "missing_label", "require_clusters"]
 
@@ -86,13 +85,13 @@ def code_labels(cluster: Any, n: int, *, name: str = "cluster", unit: str = "ite
     return codes, int(codes.max() + 1) if codes.size else 0
 
 
-def require_clusters(n_groups: int, *, unit: str = "item", stacklevel: int = 3) -> None:
+def require_clusters(n_groups: int, *, unit: str = "item") -> None:
     """At least 2 clusters (a ValueError otherwise); fewer than :data:`FEW_CLUSTERS`: a warning."""
     if n_groups < 2:
         msg = (f"`cluster` puts every {unit} in one cluster: cluster-robust inference needs at least 2 clusters "
                "(with one cluster there is no between-cluster variation to measure).")
         raise ValueError(msg)
     if n_groups < FEW_CLUSTERS:
-        warnings.warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
+        warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
                       f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
-                      "cluster-robust inference is approximate.", FewClustersWarning, stacklevel=stacklevel)
+                      "cluster-robust inference is approximate.", FewClustersWarning)

@@ -20,6 +20,11 @@ or :class:`TypeError` from the shared validation helper, with the parameter's na
 
 from __future__ import annotations
 
+import sys
+import warnings
+from pathlib import Path
+from types import FrameType
+
 __all__ = [
     "ApproximationWarning",
     "DataError",
@@ -29,7 +34,28 @@ __all__ = [
     "LLMPowerError",
     "LLMPowerWarning",
     "SeparationWarning",
+    "warn",
 ]
+
+#: the package's folder: a warning is attributed to the first frame outside it
+_PACKAGE = str(Path(__file__).resolve().parent.parent)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of the caller's code: the first frame outside the package (as pandas'
+    ``find_stack_level``), whatever the depth of calls, wrappers and checks in between.
+    """
+    frame: FrameType | None = sys._getframe(1)  # noqa: SLF001 - walks the stack without building it
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Issue a warning attributed to the user's line that called into the package."""
+    warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
 class LLMPowerError(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["fmt_gap", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit", "p_is", "unique_short_names"]
+__all__ = ["fmt_gap", "fmt_margins", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit", "p_is", "unique_short_names"]
 
 #: p-values below this are shown as "< 1e-300" (they are floored at the smallest normal double)
 P_DISPLAY_FLOOR = 1e-300
@@ -74,6 +74,18 @@ def table_decimals(half_widths: Any) -> int:
     if not h.size:
         return 4
     return int(min(6, max(0, 1 - math.floor(math.log10(float(h.min()))))))
+
+
+def fmt_margins(value: float, low: float, high: float, *, scale: float = 1.0, decimals: int = 1) -> str:
+    """How far an interval reaches below and above its estimate: "±6.1" when both sides round alike,
+    "−15.2 / +12.6" when the interval is asymmetric (Wilson near 0 or 1, a clipped bound) -- a single
+    "±" beside an asymmetric interval would misstate one side.
+    """
+    below, above = scale * (value - low), scale * (high - value)
+    lo_text, hi_text = f"{below:.{decimals}f}", f"{above:.{decimals}f}"
+    if lo_text == hi_text:
+        return f"±{hi_text}"
+    return f"−{lo_text} / +{hi_text}"
 
 
 def fmt_n_star(n_star: Any) -> str:

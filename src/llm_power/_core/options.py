@@ -4,7 +4,10 @@ and the command line (whose ``--help`` must not load numpy or scipy) share these
 
 from __future__ import annotations
 
-__all__ = ["ADJUST_METHODS", "CORRECTIONS", "DESIGNS", "INTERVAL_METHODS"]
+from collections.abc import Callable
+
+__all__ = ["ADJUST_METHODS", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECT_NAMES", "INTERVAL_METHODS", "VOCABULARY_FLAGS",
+           "vocabulary_type"]
 
 #: one-score interval methods (``proportion_ci``)
 INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
@@ -12,5 +15,24 @@ INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "w
 ADJUST_METHODS = ("bh", "bonferroni", "by", "hochberg", "holm")
 #: multiplicity corrections of a resolution report (``diagnose``)
 CORRECTIONS = ("bh", "bonferroni", "holm")
+#: the design-effect models of the cluster regime (``llm_power._kernel.variance.DESIGN_EFFECTS``: a test
+#: holds the two equal; kept here so that the command line's help loads no numpy)
+DESIGN_EFFECT_NAMES = ("anova", "cr1", "paper", "robust")
 #: planning designs
 DESIGNS = ("paired", "unpaired")
+
+#: the flags of the parameter vocabulary (``llm_power._core.params.VOCABULARY``) whose values the command
+#: line checks while parsing: a bad value is a usage error naming the flag
+VOCABULARY_FLAGS = {"--alpha": "alpha", "--power": "power", "--confidence-level": "confidence_level"}
+
+
+def vocabulary_type(name: str) -> Callable[[str], object]:
+    """The argparse type of a vocabulary flag (the checks load on first use: ``--help`` stays light)."""
+
+    def parse(text: str) -> object:
+        from .params import cli_type
+
+        return cli_type(name)(text)
+
+    parse.__name__ = name
+    return parse

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Iterable
 from typing import Any, cast
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, warn
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 
@@ -371,13 +370,13 @@ def check_delta(delta: float) -> None:
         raise ValueError(msg)
 
 
-def renamed_correction(continuity_correction: bool, correction: bool | None, *, stacklevel: int) -> bool:
+def renamed_correction(continuity_correction: bool, correction: bool | None) -> bool:
     """The deprecated ``correction=`` keyword (one release) -> ``continuity_correction``."""
     if correction is None:
         return continuity_correction
-    warnings.warn("`correction` was renamed `continuity_correction` (`correction` names a multiplicity "
+    warn("`correction` was renamed `continuity_correction` (`correction` names a multiplicity "
                   "procedure elsewhere in llm-power); the old name will be removed in the next release.",
-                  DeprecationWarning, stacklevel=stacklevel + 1)
+                  DeprecationWarning)
     return bool(correction)
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +49,7 @@ import numpy as np
 from scipy import optimize
 
 from .._core.clusters import FEW_CLUSTERS, code_labels
-from .._core.errors import DataError, DegenerateDataWarning
+from .._core.errors import DataError, DegenerateDataWarning, warn
 from . import quantiles as _q
 from .variance import DESIGN_EFFECTS, cluster_design_effects, cluster_df, cluster_structure
 
@@ -160,7 +159,7 @@ def resolved(q: Any, n_star: Any = None, *, pvalue: Any = None, alpha: Any = Non
 
 #: why a gap is (not) resolved: the part of the rule that decides it
 REASONS = {"resolved": "resolved: q >= 1 and the test rejects at alpha",
-           "too_small": "the benchmark is too small to tell (q < 1)",
+           "too_small": "the benchmark is too small to tell: q < 1",
            "no_rejection": "q >= 1 but the test does not reject at alpha",
            "unreachable": "N* is infinite: no number of items like these resolves it (no gap in the tested "
                           "direction, or noise that more items do not remove)",
@@ -428,11 +427,11 @@ def iid_verdict_block(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.nda
                    regime=regime)
 
 
-def warn_degenerate(var: np.ndarray, delta: np.ndarray, binary: bool, *, stacklevel: int = 3) -> None:
+def warn_degenerate(var: np.ndarray, delta: np.ndarray, binary: bool) -> None:
     if not binary and np.any((var <= 0) & (delta != 0)):
-        warnings.warn("a pair differs by the same amount on every item (zero variance of the differences): "
+        warn("a pair differs by the same amount on every item (zero variance of the differences): "
                       "N*, q and the MDE are undefined (NaN) and the pair is not reported as resolved.",
-                      DegenerateDataWarning, stacklevel=stacklevel)
+                      DegenerateDataWarning)
 
 
 # =================================================================================================

@@ -72,15 +72,14 @@ def positive_int(text: str) -> int:
     return value
 
 
-#: how two models' runs relate (``--run-pairing``: diagnose, gate, noise, plan runs)
-RUN_PAIRING_HELP = ("how two models' runs relate: independent (seeds, engines), matched (the same prompt templates for "
-                    "every model: the common shift cancels), or auto (default: matched for --run template when every "
-                    "model has the same templates)")
-
-
 def add_run_pairing(p: Any) -> None:
-    """``--run-pairing {auto,independent,matched}``, default auto."""
-    p.add_argument("--run-pairing", default="auto", choices=("auto", "independent", "matched"), help=RUN_PAIRING_HELP)
+    """``--run-pairing {auto,independent,matched}``, default auto: the option the run regime declares
+    (``llm_power.resolution.REGIMES``), for the commands that take runs outside diagnose.
+    """
+    from ..resolution import REGIMES
+
+    option = next(o for r in REGIMES for o in r.options if o.name == "run_pairing")
+    p.add_argument(option.flag, dest=option.name, default=option.default, help=option.help, **option.cli)
 
 
 def add_reader_options(p: Any, *, missing: str) -> None:

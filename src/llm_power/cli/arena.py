@@ -148,10 +148,12 @@ def run(args: argparse.Namespace) -> int:
         dump_json(payload)
         return 0
     print_table(f"Arena: {len(diag.models)} models, {diag.n_battles:,} battles",
-                ["rank", "model", "Elo", "rank interval", "tie group"],
+                ["rank", "model", "Elo", "rank interval", "ties"],
                 [[r[2], r[0], r[1], r[3], r[4]] for r in rank_rows(diag)],
                 caption=f"Elo: 400/ln 10 × Bradley–Terry log-strength, mean 1000. Rank intervals: simultaneous "
-                        f"{args.confidence_level:.0%} (max-t over all pairs).", right_align=(0, 2))
+                        f"{args.confidence_level:.0%} (max-t over all pairs). Ties: the statistical ties (numbered) a "
+                        "model is in, runs of ranks holding no resolved pair of the headline regime.",
+                right_align=(0, 2))
     header = arena_header(diag)
     rows = arena_rows(diag, MAX_TERMINAL_ROWS)
     title = f"Rating gaps, {args.pairs} pairs; {arena_test_label(diag)}" + (

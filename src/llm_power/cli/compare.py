@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import warnings
 from typing import TYPE_CHECKING, Any
+
+from .._core.errors import warn
 
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
@@ -93,7 +94,7 @@ def load(args: argparse.Namespace) -> ScoreMatrix:
     else:
         aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
     if aligned.note:
-        warnings.warn(aligned.note, LLMPowerWarning, stacklevel=2)  # shown as one note line
+        warn(aligned.note, LLMPowerWarning)  # shown as one note line
     cols = [aligned.models.index(names[0]), aligned.models.index(names[1])]
     return ScoreMatrix(items=aligned.items, models=names, scores=aligned.scores[:, cols], clusters=aligned.clusters,
                        note=aligned.note, dropped=aligned.dropped)
@@ -151,15 +152,20 @@ def run(args: argparse.Namespace) -> int:
     if res.n_clusters:
         rows.append(["clusters", f"{res.n_clusters}", f"design effect {res.design_effect:.3g} "
                      f"({res.design_effect_method}), t with {res.cluster_df:.3g} df"])
+        rows.append(["SE cluster-robust", f"{scale * float(res.se_cluster or math.nan):.4g} {unit}",
+                     "the SE of the test and interval above"])
     rows += [
         ["SE paired / unpaired", f"{scale * res.se_paired:.4g} / {scale * res.se_unpaired:.4g} {unit}",
-         f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
-         if res.se_unpaired > 0 else ""],
+         ("IID; " if res.n_clusters else "")
+         + (f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
+            if res.se_unpaired > 0 else "")],
         ["N* for this gap", fmt_n_star(res.n_star), f"items to detect it at α = {res.alpha:g}, power {res.power:g} "
          f"({res.regime})"],
         ["q = N / N*", f"{res.q:.3g}", verdict],
         ["MDE", f"{fmt_gap(res.mde, binary, sign=False)} {unit}",
-         f"smallest gap these {items_text(res.n)} detect with power {res.power:g}"],
+         f"smallest gap these {items_text(res.n)} detect with power {res.power:g}" if math.isfinite(res.mde)
+         else f"no gap is detectable with power {res.power:g} at these {items_text(res.n)} (too few disagreements); "
+              "N* above counts the items that would carry enough of them"],
     ]
     print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
     if res.resolved:

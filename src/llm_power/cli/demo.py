@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._core.format import fmt_margins
 from ..report.terminal import dump_json, print_table
 from ._types import positive_int
 from .diagnose import run_diagnosis
@@ -37,10 +38,20 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def error_bars(confidence_level: float) -> dict[str, Any]:
-    """Half-widths of the Wilson interval at the benchmark sizes of the demo table."""
-    from ..intervals import half_width
-    rows = [{"benchmark": name, "n": n, "half_width_at_0_8": half_width(n, 0.8, confidence_level=confidence_level),
-             "half_width_at_0_5": half_width(n, 0.5, confidence_level=confidence_level)} for n, name in BENCHMARKS]
+    """The Wilson interval of a score of 80% and of 50% at the benchmark sizes of the demo table: its
+    half-width and its reach below and above the score (unequal at 80%: the interval is asymmetric).
+    """
+    from ..intervals import half_width, proportion_ci
+
+    rows = []
+    for n, name in BENCHMARKS:
+        row: dict[str, Any] = {"benchmark": name, "n": n}
+        for p, key in ((0.8, "0_8"), (0.5, "0_5")):
+            k = round(p * n)  # the nearest score the benchmark can give (half_width's rule)
+            lo, hi = proportion_ci(k, n, confidence_level=confidence_level)
+            row[f"half_width_at_{key}"] = half_width(n, p, confidence_level=confidence_level)
+            row[f"below_at_{key}"], row[f"above_at_{key}"] = k / n - lo, hi - k / n
+        rows.append(row)
     return {"method": "wilson", "confidence_level": confidence_level, "benchmarks": rows}
 
 
@@ -52,21 +63,33 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "json":
             dump_json(payload)
             return 0
-        rows = [[r["benchmark"], f"{r['n']:,}", f"±{100 * r['half_width_at_0_8']:.1f}",
-                 f"±{100 * r['half_width_at_0_5']:.1f}"] for r in payload["benchmarks"]]
+        rows = [[r["benchmark"], f"{r['n']:,}", *(fmt_margins(0.0, -r[f"below_at_{k}"], r[f"above_at_{k}"],
+                                                               scale=100.0) for k in ("0_8", "0_5"))]
+                for r in payload["benchmarks"]]
         print_table(f"Error bars of one benchmark score ({100 * args.confidence_level:g}% Wilson interval, in points)",
                     ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3))
         return 0
     data = load_mmlu_pro()
     models, x, category = data.models, data.scores, data.clusters
-    args.cluster = "category"
-    args.pairs, args.correction, args.anytime = "adjacent", "holm", True
-    args.alpha, args.power, args.cluster_resamples, args.seed = 0.05, 0.8, 1000, 0
-    args.design_effect = "robust"
+    args.cluster, args.seed = DEMO_CLUSTER, 0
     args.json_out = args.markdown_out = None
     args.wide = getattr(args, "wide", False)
-    note = ("Data: MMLU-Pro per-question results published by the MMLU-Pro authors (TIGER-AI-Lab, Apache-2.0; "
-            "data set MIT), strict correctness, 14 subject categories as clusters.")
     return run_diagnosis(args, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
-                         inputs=(), note=note, title=f"MMLU-Pro: which of the top {args.top} gaps are real?",
-                         next_line="llm-power diagnose YOUR_RESULTS --cluster FIELD --html report.html")
+                         inputs=(), note=DEMO_NOTE, title=f"MMLU-Pro: which of the top {args.top} gaps are real?",
+                         next_line="llm-power diagnose YOUR_RESULTS --cluster FIELD --html report.html",
+                         options=demo_options(top=args.top, confidence_level=args.confidence_level))
+
+
+#: the cluster field of the bundled data, and the words about it under every report of it
+DEMO_CLUSTER = "category"
+DEMO_NOTE = ("Data: MMLU-Pro per-question results published by the MMLU-Pro authors (TIGER-AI-Lab, Apache-2.0; "
+             "data set MIT), strict correctness, 14 subject categories as clusters.")
+
+
+def demo_options(*, top: int | None = 10, confidence_level: float = 0.95) -> Any:
+    """The demo's options (also ``llm-power rank --demo``'s): the top models, adjacent pairs, Holm's
+    correction and the anytime regime beside the clusters, the rest at diagnose's defaults.
+    """
+    from ..resolution import DiagnoseOptions
+
+    return DiagnoseOptions.create(top=top, correction="holm", anytime=True, confidence_level=confidence_level)

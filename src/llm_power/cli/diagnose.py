@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._core.options import CORRECTIONS
 from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import DESIGN_EFFECTS, INPUT_FORMATS, add_run_pairing, nonnegative_int, positive_int
+from ._types import INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 EPILOG = """examples:
@@ -44,7 +44,6 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="several runs per model (seeds, templates, engines): the column or harness field that names "
                         "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "
                         "regime (default: none)")
-    add_run_pairing(p)
     p.add_argument("--engine", default="local", choices=("local", "dask"),
                    help="read and reduce on this machine (default) or on a Dask cluster (needs llm-power[dask]; "
                         "RESULTS may then be fsspec URLs: s3://, gs://, hf://)")
@@ -55,29 +54,24 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def add_options(p: argparse.ArgumentParser) -> None:
-    """Add the options diagnose shares with demo."""
-    p.add_argument("--cluster", metavar="FIELD",
-                   help="cluster label: a column, inspect metadata or lm-eval doc field (default: none, items "
-                        "independent)")
-    p.add_argument("--pairs", default="adjacent", choices=("adjacent", "all"),
-                   help="adjacent models in the ranking (default) or all pairs")
-    p.add_argument("--correction", choices=CORRECTIONS,
-                   help="multiplicity stress test across the pairs (default: none)")
-    p.add_argument("--anytime", action="store_true", help="anytime-valid (continuously monitored) stress test")
-    p.add_argument("--top", type=positive_int, metavar="K", help="only the K best models (default: all)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--power", type=float, default=0.8, help="target power of N* (default 0.8)")
-    p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
-                   help="level of every interval in the report (default 0.95)")
-    p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS, metavar="MODEL",
-                   help="clustered regime, one of %(choices)s: robust = measured CR2 design effect with "
-                        "Imbens-Kolesar df (default), cr1 = CR1 with G - 1 df, anova = ANOVA ICC with Kish's size, "
-                        "paper = the paper's mean-size form (reproduction only)")
-    p.add_argument("--cluster-resamples", type=nonnegative_int, default=1000, metavar="B",
-                   help="cluster bootstrap resamples of the clustered unresolved count (default 1000; 0: none)")
-    p.add_argument("--max-pairs", type=nonnegative_int, default=200_000, metavar="P",
-                   help="refuse reports with more pairs (default 200,000; --pairs all grows with models squared)")
+def add_declared_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
+    """A flag for every option the regimes of ``llm_power.resolution.REGIMES`` declare (their check as
+    its type: a bad value is a usage error naming the flag), but ``skip``.
+    """
+    from ..resolution import REGIMES
+
+    for regime in REGIMES:
+        for option in regime.options:
+            if option.name in skip or option.flag is None:
+                continue
+            extra = dict(option.cli)
+            if "action" not in extra and "choices" not in extra:
+                extra["type"] = option.cli_type()
+            p.add_argument(option.flag, dest=option.name, default=option.default, help=option.help, **extra)
+
+
+def add_rank_options(p: argparse.ArgumentParser) -> None:
+    """The options of the rankings section (``lp.rank_report``)."""
     p.add_argument("--ranks", choices=("auto", "on", "off"), default="auto",
                    help="the rankings section: simultaneous rank intervals, who can be #1, the winner corrected for "
                         "selection, items that flip each gap (default auto: up to 100 models)")
@@ -88,6 +82,15 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "the bootstrap up to 2,000,000 resampled items)")
     p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
                    help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """Add the options diagnose shares with demo and rank."""
+    p.add_argument("--cluster", metavar="FIELD",
+                   help="cluster label: a column, inspect metadata or lm-eval doc field (default: none, items "
+                        "independent)")
+    add_declared_options(p)
+    add_rank_options(p)
     p.add_argument("--seed", type=nonnegative_int, default=0,
                    help="random seed of the cluster bootstrap and the rank intervals (default 0)")
     p.add_argument("--wide", action="store_true",
@@ -110,43 +113,52 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters: Any, *, source: str,
                   inputs: tuple[Any, ...], note: str = "", title: str = "Leaderboard resolution report",
-                  next_line: str = "") -> int:
-    """Diagnose an aligned matrix, print the report and write the requested files."""
+                  next_line: str = "", options: Any = None) -> int:
+    """Diagnose an aligned matrix, print the report and write the requested files (``options``: the
+    checked options, default from the flags).
+    """
     from ..resolution import diagnose
 
     check_outputs([args.json_out, args.markdown_out, args.html_out, getattr(args, "parquet_out", None)], inputs)
-    diag = diagnose(x, models=models, cluster=clusters, **diagnose_options(args))
+    options = diagnose_options(args) if options is None else options
+    diag = diagnose(x, models=models, cluster=clusters, options=options, rng=args.seed)
     return report_diagnosis(args, diag, x, models, clusters, source=source, inputs=inputs, note=note, title=title,
                             next_line=next_line)
 
 
-def diagnose_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of diagnose from the command line."""
-    return {"pairs": args.pairs, "alpha": args.alpha, "power": args.power,
-            "confidence_level": args.confidence_level, "correction": args.correction, "anytime": args.anytime,
-            "design_effect": args.design_effect, "cluster_resamples": args.cluster_resamples,
-            "max_pairs": getattr(args, "max_pairs", 200_000), "top": args.top,
-            "ranks": {"auto": None, "on": True, "off": False}[getattr(args, "ranks", "auto")],
-            "rank_resamples": getattr(args, "rank_resamples", 1000),
-            "rank_method": getattr(args, "rank_method", "auto"),
+def diagnose_options(args: argparse.Namespace) -> Any:
+    """The checked options of diagnose (a ``DiagnoseOptions``) from the command line's flags."""
+    from ..resolution import REGIMES, DiagnoseOptions
+
+    names = [o.name for r in REGIMES for o in r.options]
+    return DiagnoseOptions.create(**{name: getattr(args, name) for name in names if hasattr(args, name)})
+
+
+def rank_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``lp.rank_report`` from the command line's flags."""
+    return {"ranks": {"auto": None, "on": True, "off": False}[getattr(args, "ranks", "auto")],
+            "n_resamples": getattr(args, "rank_resamples", 1000), "method": getattr(args, "rank_method", "auto"),
             "fragile_share": getattr(args, "fragile_share", 0.001), "rng": args.seed}
 
 
 def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[str] | None, clusters: Any, *,
                      source: str, inputs: tuple[Any, ...], note: str = "",
-                     title: str = "Leaderboard resolution report", next_line: str = "") -> int:
+                     title: str = "Leaderboard resolution report", next_line: str = "", rankings: Any = None) -> int:
     """Print the report of a diagnosis and write the requested files (``x``: the matrix, when it
     is in memory, for the per-cluster table of the HTML report).
     """
+    from ..rankings import rank_report
     from ..report.view import build_view
 
+    if rankings is None:
+        rankings = rank_report(diag, **rank_options(args))
     parquet_out = getattr(args, "parquet_out", None)
     cluster_name = args.cluster or "cluster"
-    view = build_view(diag, cluster_name=cluster_name, max_rows=0)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=0, rankings=rankings)
     outputs = []
     if args.json_out or args.format == "json":  # every pair as an object: built only when asked for
         payload = {"source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
-                   "labels": view.labels(), **diag.to_dict()}
+                   "labels": view.labels(), **diag.to_dict(), "rankings": rankings.to_dict()}
     if args.json_out:
         import json
 
@@ -162,13 +174,13 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
     if args.markdown_out:
         from ..report.markdown import render_markdown
 
-        outputs.append(write_atomic(args.markdown_out, render_markdown(diag, title=title, cluster_name=cluster_name),
-                                    inputs=inputs))
+        outputs.append(write_atomic(args.markdown_out, render_markdown(diag, title=title, cluster_name=cluster_name,
+                                                                       rankings=rankings), inputs=inputs))
     if args.html_out:
         from ..report.html import render_html
 
         html = render_html(diag, title=title, source=source, scores=x, score_models=models, clusters=clusters,
-                           cluster_name=cluster_name, note=note)
+                           cluster_name=cluster_name, note=note, rankings=rankings)
         outputs.append(write_atomic(args.html_out, html, inputs=inputs))
     eee_out = getattr(args, "eee_out", None)
     if eee_out:
@@ -181,7 +193,7 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
     else:
         from ..report.terminal_report import print_report
 
-        print_report(diag, note=note, cluster_name=cluster_name, wide=getattr(args, "wide", False))
+        print_report(diag, note=note, cluster_name=cluster_name, wide=getattr(args, "wide", False), rankings=rankings)
         for path in outputs:
             if path != "-":
                 print(safe_text(f"report: {_shown_path(path)}"))  # one line, never wrapped: copyable
@@ -190,64 +202,95 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
     return 0
 
 
+@dataclass
+class Loaded:
+    """A diagnosis read from the command line's inputs, with what its report shows beside it."""
+
+    diag: Any
+    x: Any  # the matrix in memory (None for item shards)
+    models: list[str] | None
+    clusters: Any
+    source: str
+    inputs: tuple[Any, ...]
+    note: str = ""
+    rankings: Any = None  # computed where the source lives (item shards: before their cluster closes)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from ..io.detect import companion_files, expand_paths
-
     check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out],
                   args.results)  # before reading anything
     check_output_folder(args.eee_out, args.results)
-    if args.engine == "dask":
+    loaded = load_diagnosis(args)
+    if isinstance(loaded, int):
+        return loaded
+    return report_diagnosis(args, loaded.diag, loaded.x, loaded.models, loaded.clusters, source=loaded.source,
+                            inputs=loaded.inputs, note=loaded.note, rankings=loaded.rankings)
+
+
+def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
+    """Read RESULTS as diagnose does (harness outputs or tables; several runs with --run; item shards with
+    --engine dask) and diagnose them with the flags' options; an int is the exit code after a
+    one-model summary was printed. ``llm-power diagnose`` and ``llm-power rank`` both load this way.
+    """
+    from ..io.detect import companion_files, expand_paths
+    from ..resolution import diagnose
+
+    source = ", ".join(str(p) for p in args.results)
+    outputs = [getattr(args, k, None) for k in ("json_out", "markdown_out", "html_out", "parquet_out")]
+    if getattr(args, "engine", "local") == "dask":
         if args.run_field:
             msg = "--run is not available with --engine dask (the runs are read on this machine)"
             raise ValueError(msg)
-        return _run_dask(args)
+        return _load_dask(args, source, outputs)
     paths = expand_paths(args.results)
+    inputs = tuple(args.results) + tuple(paths) + tuple(companion_files(paths))
     if args.run_field:
-        return _run_runs(args, paths, tuple(args.results) + tuple(paths) + tuple(companion_files(paths)))
+        return _load_runs(args, paths, inputs, source, outputs)
     aligned = load_aligned(paths, args)
     if isinstance(aligned, int):
         return aligned
-    source = ", ".join(str(p) for p in args.results)
     tasks = {str(item).rsplit(":", 1)[0] for item in aligned.items if ":" in str(item)}
     args.shared_task = next(iter(tasks)) if len(tasks) == 1 and len(aligned.items) else None
-    return run_diagnosis(args, aligned.models, aligned.scores, aligned.clusters, source=source,
-                         inputs=tuple(args.results) + tuple(paths) + tuple(companion_files(paths)), note=aligned.note)
+    check_outputs(outputs, inputs)
+    diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, options=diagnose_options(args),
+                    rng=args.seed)
+    return Loaded(diag, aligned.scores, aligned.models, aligned.clusters, source, inputs, aligned.note)
 
 
-def _run_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ...]) -> int:
+def _load_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ...], source: str,
+               outputs: list[Any]) -> Loaded:
     """Several runs per model: the run means for every regime, and the run regime."""
     from ..io import read_runs
     from ..resolution import diagnose
 
     runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
                      on_missing=args.on_missing, item_column=args.id_column)
-    check_outputs([args.json_out, args.markdown_out, args.html_out, getattr(args, "parquet_out", None)], inputs)
-    diag = diagnose(runs=runs, run_pairing=args.run_pairing, **diagnose_options(args))
+    check_outputs(outputs, inputs)
+    diag = diagnose(runs=runs, options=diagnose_options(args), rng=args.seed)
     averaged = runs.averaged()
     counts = sorted(set(runs.runs.tolist()))
     span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     what = f"{span} runs per model by {args.run_field}; scores are each item's mean over its runs"
     note = "; ".join(t for t in (what, runs.note) if t)
-    return report_diagnosis(args, diag, averaged.scores, averaged.models, averaged.clusters,
-                            source=", ".join(str(p) for p in args.results), inputs=inputs, note=note)
+    return Loaded(diag, averaged.scores, averaged.models, averaged.clusters, source, inputs, note)
 
 
-def _run_dask(args: argparse.Namespace) -> int:
-    """Read, align and reduce on a Dask cluster; the same report."""
+def _load_dask(args: argparse.Namespace, source: str, outputs: list[Any]) -> Loaded:
+    """Read, align and reduce on a Dask cluster; the rankings too, while the shards are up."""
     from ..engines.dask import load_and_diagnose
     from ..io.detect import companion_files, expand_paths
 
     local = [p for p in args.results if "://" not in str(p)]
     paths = expand_paths(local) if local else []
     inputs = tuple(local) + tuple(paths) + tuple(companion_files(paths))
-    check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out], inputs)
-    diag, note = load_and_diagnose(args.results, engine="dask", scheduler=args.scheduler, n_workers=args.workers,
-                                   read={"format": args.input_format, "metric": args.metric, "cluster": args.cluster,
-                                         "split": args.split, "filter": args.filter, "item_column": args.id_column},
-                                   on_missing=args.on_missing, options=diagnose_options(args))
-    return report_diagnosis(args, diag, None, None, None, source=", ".join(str(p) for p in args.results),
-                            inputs=inputs, note=note)
+    check_outputs(outputs, inputs)
+    diag, rankings, note = load_and_diagnose(
+        args.results, engine="dask", scheduler=args.scheduler, n_workers=args.workers,
+        read={"format": args.input_format, "metric": args.metric, "cluster": args.cluster, "split": args.split,
+              "filter": args.filter, "item_column": args.id_column},
+        on_missing=args.on_missing, options=diagnose_options(args), rng=args.seed, rankings=rank_options(args))
+    return Loaded(diag, None, None, None, source, inputs, note, rankings)
 
 
 def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
@@ -259,7 +302,7 @@ def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
     import numpy as np
 
     from ..io import align_results
-    from ..io.align import align_matrix
+    from ..io.align import align_matrix, check_duplicates
     from ..io.harness import read_wide_table
     from .one_model import print_one_model
 
@@ -276,6 +319,7 @@ def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
         return align_matrix(items, names, values, clusters, on_missing=args.on_missing)
     frame = _read(paths, args)
     if frame["model"].nunique() == 1:
+        check_duplicates(frame)  # the same file twice, or an item twice: an error as for two models
         return print_one_model(args, str(frame["model"].iloc[0]), frame["score"].to_numpy(),
                                frame["cluster"].tolist() if args.cluster and "cluster" in frame else None)
     return align_results(frame, on_missing=args.on_missing)

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._core.errors import warn
+
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
 
@@ -260,8 +262,6 @@ def _load(args: argparse.Namespace) -> ScoreMatrix:
 
 def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
     """Each path holds one model's results (the same model name in both is fine: two runs)."""
-    import warnings
-
     import pandas as pd
 
     from .._core.errors import LLMPowerWarning
@@ -287,8 +287,7 @@ def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
         names = [f"{names[0]} (baseline)", f"{names[1]} (candidate)"]
     aligned = align_results(pd.concat(frames, ignore_index=True), on_missing=args.on_missing)
     if aligned.note:
-        warnings.warn(aligned.note.replace("baseline", names[0]).replace("candidate", names[1]), LLMPowerWarning,
-                      stacklevel=2)
+        warn(aligned.note.replace("baseline", names[0]).replace("candidate", names[1]), LLMPowerWarning)
     cols = [aligned.models.index("baseline"), aligned.models.index("candidate")]
     return ScoreMatrix(items=aligned.items, models=names, scores=aligned.scores[:, cols], clusters=aligned.clusters)
 

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from .._core.errors import LLMPowerError
+from .._core.options import VOCABULARY_FLAGS, vocabulary_type
 from ..report.files import OutputPathError
 from ..report.terminal import safe_text
 from . import (
@@ -83,21 +84,62 @@ def build_parser() -> argparse.ArgumentParser:
     parent = common_options()
     for module in COMMANDS:
         module.register(sub, parent)
+    for each in _parsers(parser):  # the vocabulary's flags are checked as they are parsed, by one rule
+        for action in each._actions:  # noqa: SLF001 - argparse has no public way to list a parser's actions
+            name = next((VOCABULARY_FLAGS[o] for o in action.option_strings if o in VOCABULARY_FLAGS), None)
+            if name is not None:
+                action.type = vocabulary_type(name)
     return parser
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and every subcommand's, depth first."""
+    out = [parser]
+    for action in parser._actions:  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for child in dict.fromkeys(action.choices.values()):
+                out += _parsers(child)
+    return out
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the subcommand that runs."""
+    chosen = parser
+    for name in (getattr(args, "command", None), _second(args)):
+        subs = [a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
+        if name and subs and name in subs[0].choices:
+            chosen = subs[0].choices[name]
+    return chosen
+
+
+def _check_levels(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--power`` above the tests' level (``--alpha``, or 1 - ``--confidence-level`` where an interval sets
+    it), the rule every public function has, as a usage error naming the flags.
+    """
+    power = getattr(args, "power", None)
+    if not isinstance(power, float):
+        return
+    flags = args.cli_flags
+    if isinstance(getattr(args, "alpha", None), float) and "alpha" in flags:
+        level, name = args.alpha, flags["alpha"]
+    elif isinstance(getattr(args, "confidence_level", None), float) and "confidence_level" in flags:
+        level, name = 1.0 - args.confidence_level, f"1 - {flags['confidence_level']}"
+    else:
+        return
+    if not power > level:
+        from .._core.params import POWER_REASON
+
+        _chosen(parser, args).error(f"argument --power: must be greater than {name} ({level:g}); got {power:g}: "
+                                    f"{POWER_REASON}")
 
 
 def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
     """Option names -> "--flag" for the options of the subcommand that runs (Python parameters that are
     named alike, e.g. ``alpha`` -> ``--alpha``, ``p_a`` -> ``--pa``).
     """
-    chosen: argparse.ArgumentParser | None = parser
-    for name in (getattr(args, "command", None), _second(args)):
-        # argparse has no public way to list a parser's actions
-        subs = [a for a in (chosen._actions if chosen else []) if isinstance(a, argparse._SubParsersAction)]  # noqa: SLF001
-        if name and subs:
-            chosen = subs[0].choices.get(name)
+    chosen = _chosen(parser, args)
     flags: dict[str, str] = {}
-    for action in chosen._actions if chosen else []:  # noqa: SLF001
+    for action in chosen._actions:  # noqa: SLF001 - argparse has no public way to list a parser's actions
         long = [o for o in action.option_strings if o.startswith("--")]
         if long:
             flags[action.dest] = long[0]
@@ -125,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.cli_flags = _option_flags(parser, args)
+    _check_levels(parser, args)
     if args.command is None:  # bare `llm-power`: the help, not an error
         parser.print_help()
         return 0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from typing import Any
 
-from .._core.format import fmt_score
+from .._core.format import fmt_margins, fmt_score
 from ..report.terminal import dump_json, print_table, say
 
 __all__ = ["print_one_model"]
@@ -16,7 +17,10 @@ def _cells(summary: dict[str, Any]) -> tuple[str, str, str]:
     """(score, interval, half-width) as shown, in points for 0/1 scores; the same in every medium."""
     binary, lo, hi = summary["binary"], summary["low"], summary["high"]
     interval = f"{100 * lo:.1f} – {100 * hi:.1f}%" if binary else f"{lo:.4g} – {hi:.4g}"
-    half = f"±{100 * (hi - lo) / 2:.1f} points" if binary else f"±{(hi - lo) / 2:.3g}"
+    mean = summary["mean"]  # the reach below and above the score: "−15.2 / +12.6" when asymmetric (Wilson)
+    half = (fmt_margins(mean, lo, hi, scale=100.0) + " points" if binary
+            else fmt_margins(mean, lo, hi, decimals=max(0, 2 - math.floor(math.log10(abs(hi - lo) / 2)))
+                             if hi > lo else 3))
     return fmt_score(summary["mean"], binary), interval, half
 
 

@@ -6,80 +6,109 @@ import argparse
 from typing import Any
 
 from ..report.terminal import dump_json, print_table, safe_text, say
-from ._types import add_reader_options, positive_int
+from ._types import INPUT_FORMATS, nonnegative_int, positive_int
+from .diagnose import add_declared_options
 
 HELP = ("rank intervals: every model's rank with simultaneous coverage, the set of models that can be #1, the "
         "winner's score corrected for selection, and how few items flip #1")
 EPILOG = """examples:
-  llm-power rank out/                         # lm-eval --log_samples output folder(s)
+  llm-power rank out/ --cluster subject       # lm-eval --log_samples output folder(s)
   llm-power rank scores.csv --n-resamples 5000
-  llm-power rank --demo                       # the bundled MMLU-Pro leaderboard (26 models)
+  llm-power rank --demo                       # the demo's leaderboard: its ranks, the same numbers
 """
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    """Add the subcommand and its options to the parser."""
+    """Add the subcommand and its options to the parser: what diagnose reads and the options it
+    declares (the same data and options give the same rank intervals as diagnose's report).
+    """
     p = sub.add_parser("rank", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="*", metavar="RESULTS", help="result files or folders (what diagnose reads)")
-    p.add_argument("--demo", action="store_true", help="the bundled MMLU-Pro results instead of RESULTS")
-    p.add_argument("--confidence-level", type=float, default=0.95,
-                   help="simultaneous coverage of all the rank intervals (default 0.95)")
+    p.add_argument("--demo", action="store_true",
+                   help="the bundled MMLU-Pro results with the demo's settings (its top 10, clusters by category, "
+                        "Holm and anytime) instead of RESULTS")
+    p.add_argument("--cluster", metavar="FIELD",
+                   help="cluster label (as diagnose): whole clusters resampled, each gap studentised by its "
+                        "cluster-robust SE, and a pair must be resolved by the cluster test (default: none)")
+    p.add_argument("--run", dest="run_field", metavar="FIELD",
+                   help="several runs per model (as diagnose): the run regime must resolve a pair too (default: "
+                        "none, one run per model)")
+    add_declared_options(p)
     p.add_argument("--n-resamples", type=positive_int, default=1000,
-                   help="bootstrap resamples of the items for the critical value (default 1000)")
-    p.add_argument("--method", choices=("auto", "bootstrap", "gaussian"), default="auto",
+                   help="bootstrap resamples of the items (or clusters) for the critical value (default 1000)")
+    p.add_argument("--method", dest="rank_method", choices=("auto", "bootstrap", "gaussian"), default="auto",
                    help="critical value: the bootstrap, or its normal limit (default auto: the bootstrap up to "
                         "2,000,000 resampled items)")
     p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
                    help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    add_reader_options(p, missing="some model lacks")
-    p.set_defaults(run=run, cluster=None, split="test", filter=None)
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
+    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
+                   help="force the input format: %(choices)s (default auto)")
+    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
+                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    p.add_argument("--id-column", metavar="COL",
+                   help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
+    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
+                   help="items some model lacks: error (default) or keep the common ones")
+    p.set_defaults(run=run, split="test", filter=None, engine="local")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from ..rankings import rank_report
     from ..report.view import build_view
-    from ..resolution import diagnose
+    from .diagnose import load_diagnosis
 
     if args.demo:
         from ..io.demo import load_mmlu_pro
+        from ..resolution import diagnose
+        from .demo import DEMO_CLUSTER, DEMO_NOTE, demo_options
 
-        aligned = load_mmlu_pro()
-        source = "the bundled MMLU-Pro results"
+        if args.results:
+            msg = "give RESULTS or --demo, not both"
+            raise ValueError(msg)
+        data = load_mmlu_pro()
+        args.cluster = DEMO_CLUSTER
+        diag = diagnose(data.scores, models=data.models, cluster=data.clusters, rng=args.seed,
+                        options=demo_options(top=10 if args.top is None else args.top,
+                                             confidence_level=args.confidence_level))
+        source, note = "the bundled MMLU-Pro results, as the demo", DEMO_NOTE
     else:
         if not args.results:
             msg = "give RESULTS (files or folders with per-item results), or --demo"
             raise ValueError(msg)
-        from ..io.detect import expand_paths
-        from .diagnose import load_aligned
-
-        aligned = load_aligned(expand_paths(args.results), args)
-        if isinstance(aligned, int):  # one model: nothing to rank (its summary was printed)
-            return aligned
-        source = ", ".join(str(p) for p in args.results)
-    diag = diagnose(aligned.scores, models=aligned.models, alpha=1.0 - args.confidence_level,
-                    confidence_level=args.confidence_level, ranks=True, rank_resamples=args.n_resamples,
-                    rank_method=args.method,
-                    cluster_resamples=0, fragile_share=args.fragile_share, rng=args.seed)
-    sec = diag.rankings or {}
+        args.json_out = args.markdown_out = args.html_out = args.parquet_out = None
+        loaded = load_diagnosis(args)
+        if isinstance(loaded, int):  # one model: nothing to rank (its summary was printed)
+            return loaded
+        diag, source, note = loaded.diag, loaded.source, loaded.note
+    report = rank_report(diag, ranks=True, n_resamples=args.n_resamples, method=args.rank_method,
+                         fragile_share=args.fragile_share, rng=args.seed)
+    ranks = report.ranks
+    if ranks is None:  # pragma: no cover - ranks=True computes them or raises
+        msg = f"no rank intervals: {report.skipped}"
+        raise ValueError(msg)
     if args.format == "json":  # the numbers of lp.rank_intervals, lp.winners_curse and lp.fragility
-        dump_json({"source": source, "note": getattr(aligned, "note", ""), "models": list(diag.models),
-                   "means": diag.means, "n_items": diag.n, **sec})
+        dump_json({"source": source, "note": note, "models": list(diag.models), "means": diag.means,
+                   "n_items": diag.n, "settings": diag.settings, **report.to_dict()})
         return 0
-    view = build_view(diag, max_rows=0)
-    level = f"{100 * args.confidence_level:g}%"
+    view = build_view(diag, max_rows=0, rankings=report)
+    level = f"{100 * ranks.confidence_level:g}%"
+    regimes = ", ".join(r.label for r in view.regimes)
     rows = [[str(m.rank), safe_text(m.name), m.score, m.ranks] for m in view.models]
+    how = (f"bootstrap of the {ranks.resampled}, {ranks.n_resamples:,} resamples" if ranks.method == "bootstrap"
+           else "over the paired differences, normal limit" + (" over clusters" if ranks.resampled == "clusters"
+                                                              else ""))
     print_table(f"Ranks with {level} simultaneous coverage ({diag.n:,} items)", ["#", "model", "score", "rank"],
                 rows, right_align=(0, 2, 3),
                 caption=f"Every model's true rank lies in its interval at once with probability {level} (max-t "
-                        + (f"bootstrap over the paired differences, {sec['n_resamples']:,} resamples"
-                           if sec["method"] == "bootstrap" else "over the paired differences, normal limit")
-                        + ", critical value "
-                        f"{sec['critical_value']:.3g}; Mogstad, Romano, Shaikh and Wilhelm 2024); a pair separates "
-                        "two ranks only when diagnose also resolves it.")
+                        + how + f", critical value {ranks.critical_value:.3g}; Mogstad, Romano, Shaikh and Wilhelm "
+                                "2024); "
+                          f"a pair separates two ranks only when it is also resolved under every regime ({regimes}), "
+                          "as in diagnose.")
     for line in view.ranking.lines() if view.ranking is not None else []:
         say(safe_text(line))
-    if getattr(aligned, "note", ""):
-        say(aligned.note)
+    if note:
+        say(note)
     return 0

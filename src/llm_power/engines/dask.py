@@ -48,7 +48,8 @@ READ_OPTIONS = ("format", "metric", "cluster", "split", "filter", "item_column")
 def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "local", scheduler: Any = None,
                    n_workers: int | None = None, format: str = "auto", metric: str | None = None,  # noqa: A002
                    cluster: str | None = None, split: str = "test", filter: str | None = None,  # noqa: A002
-                   item_column: str | None = None, on_missing: str = "error", **options: Any) -> Any:
+                   item_column: str | None = None, on_missing: str = "error", options: Any = None, rng: Any = None,
+                   **settings: Any) -> Any:
     r"""Leaderboard resolution straight from result files, on this machine or a Dask cluster.
 
     Parameters
@@ -71,9 +72,13 @@ def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "l
         As in :func:`llm_power.read_results` (``cluster`` names the label field).
     on_missing : {"error", "intersect"}, default "error"
         As in :func:`llm_power.io.align_results`.
-    **options
-        Keyword arguments of :func:`llm_power.diagnose` (``pairs``, ``alpha``, ``power``,
-        ``correction``, ``anytime``, ``cluster_resamples``, ``top``, ``rng``, ...).
+    options : DiagnoseOptions, optional
+        The options of :func:`llm_power.diagnose` as one object (keywords beside it take their place).
+    rng : None, int or numpy.random.Generator
+        As in :func:`llm_power.diagnose`.
+    **settings
+        The options of :func:`llm_power.diagnose` by keyword (``pairs``, ``alpha``, ``power``,
+        ``correction``, ``anytime``, ``cluster_resamples``, ``top``, ...).
 
     Returns
     -------
@@ -90,18 +95,26 @@ def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "l
     >>> diagnose_files(folder / "scores.csv").models
     ['C', 'B', 'A']
     """
-    diag, note = load_and_diagnose(paths, engine=engine, scheduler=scheduler, n_workers=n_workers,
-                                read={"format": format, "metric": metric, "cluster": cluster, "split": split,
-                                      "filter": filter, "item_column": item_column},
-                                on_missing=on_missing, options=options)
+    from ..resolution import DiagnoseOptions
+
+    diag, _, note = load_and_diagnose(paths, engine=engine, scheduler=scheduler, n_workers=n_workers,
+                                      read={"format": format, "metric": metric, "cluster": cluster, "split": split,
+                                            "filter": filter, "item_column": item_column},
+                                      on_missing=on_missing, options=DiagnoseOptions.create(options, **settings),
+                                      rng=rng)
     if note:
         diag.settings["note"] = note
     return diag
 
 
 def load_and_diagnose(paths: Any, *, engine: str, scheduler: Any, n_workers: int | None, read: dict[str, Any],
-                      on_missing: str, options: dict[str, Any]) -> tuple[Any, str]:
-    """The diagnosis and the alignment note (what the command line prints above the report)."""
+                      on_missing: str, options: Any, rng: Any = None,
+                      rankings: dict[str, Any] | None = None) -> tuple[Any, Any, str]:
+    """The diagnosis, its rankings (``lp.rank_report`` with the keywords ``rankings``, computed while the
+    source is reachable; None when not asked for) and the alignment note (what the command line prints
+    above the report).
+    """
+    from ..rankings import rank_report
     from ..resolution import diagnose
 
     engine = check_option(engine, "engine", ENGINES)
@@ -113,12 +126,11 @@ def load_and_diagnose(paths: Any, *, engine: str, scheduler: Any, n_workers: int
         from ..io.harness import read_frame
 
         aligned = align_results(read_frame(paths, **read), on_missing=on_missing)
-        diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, **options)
-        note = aligned.note
-    else:
-        diag, note = _diagnose_dask(list(paths), scheduler=scheduler, n_workers=n_workers, read=read,
-                                    on_missing=on_missing, options=options)
-    return diag, note
+        diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, options=options, rng=rng)
+        report = None if rankings is None else rank_report(diag, **rankings)
+        return diag, report, aligned.note
+    return _diagnose_dask(list(paths), scheduler=scheduler, n_workers=n_workers, read=read, on_missing=on_missing,
+                          options=options, rng=rng, rankings=rankings)
 
 
 # =================================================================================================
@@ -160,11 +172,11 @@ def _client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], No
 
 
 def _diagnose_dask(paths: list[Any], *, scheduler: Any, n_workers: int | None, read: dict[str, Any],
-                   on_missing: str, options: dict[str, Any]) -> tuple[Any, str]:
-    from ..resolution import diagnose_options, diagnose_source
+                   on_missing: str, options: Any, rng: Any, rankings: dict[str, Any] | None) -> tuple[Any, Any, str]:
+    from ..rankings import rank_report
+    from ..resolution import diagnose_source
 
-    checked = diagnose_options(**options)  # every option checked before a cluster is started
-    files = expand(paths)
+    files = expand(paths)  # the options are checked already (a DiagnoseOptions), before a cluster is started
     client, close = _client(scheduler, n_workers)
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})) or (n_workers or 1))
@@ -179,10 +191,11 @@ def _diagnose_dask(paths: list[Any], *, scheduler: Any, n_workers: int | None, r
         summaries = client.gather([client.submit(_summary, shard) for shard in shards])
         del read_futures
         source, note = _source(client, shards, summaries, on_missing)
-        diag = diagnose_source(source, source.models, **checked)
+        diag = diagnose_source(source, source.models, options, rng=rng)
+        report = None if rankings is None else rank_report(diag, **rankings)  # while the shards are up
     finally:
         close()
-    return diag, note
+    return diag, report, note
 
 
 def _follow(futures: list[Any], task: str) -> None:
@@ -234,7 +247,7 @@ def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_
     if with_clusters:
         from .._core.clusters import require_clusters
 
-        require_clusters(len(labels), stacklevel=6)  # the caller of diagnose_files
+        require_clusters(len(labels))
     if len(models) < 2:  # pragma: no cover - _read_share checks first
         raise too_few_models(models)
     keep = [shard for shard, s in zip(shards, summaries, strict=True) if s["n"] > 0]

@@ -32,15 +32,15 @@ cluster-robust variance (design effect floored at 1), never below the variance a
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
-from .._core.errors import DegenerateDataWarning
+from .._core.errors import DegenerateDataWarning, warn
 from .._core.format import fmt_gap
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_int_at_least, check_open_unit, check_paired, check_run_pair, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
@@ -86,7 +86,8 @@ class GateResult(Result):
         "tango" (0/1 scores), "paired_t" (graded) or "cluster_t"; with ``anytime``, "betting" or
         "cluster_normal_mixture"; "run_t" with several runs per model.
     runs_baseline, runs_candidate, run_df : int, int, float or None
-        With several runs per model: the runs of each, and the Satterthwaite df of the run test.
+        With several runs per model: the runs of each, and the df of the run test (Satterthwaite's,
+        conservative for few runs).
     """
 
     verdict: str
@@ -164,10 +165,12 @@ class GateResult(Result):
             lines.append(f"  {self.n_clusters} clusters, design effect {self.design_effect:.2f}")
         if self.runs_baseline is not None:
             lines.append(f"  {self.runs_baseline} baseline and {self.runs_candidate} candidate runs: run-to-run "
-                         f"variance included ({self.run_df:.3g} Satterthwaite df)")
+                         f"variance included ({self.run_df:.3g} df, conservative Satterthwaite)")
         return "\n".join(lines)
 
 
+@public(upper={"alpha": (0.5, "each bound of the gate is a one-sided test at alpha, so the interval "
+                                   "between them has level 1 - 2 alpha")})
 def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 0.05, power: float = 0.8,
          cluster: Any = None, anytime: bool = False, horizon: int | None = None,
          higher_is_better: bool = True, score_range: Any = None, run_pairing: str = "independent") -> GateResult:
@@ -259,7 +262,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
     codes, g = None, 0
     if cluster is not None:
         codes, g = code_labels(cluster, n)
-        require_clusters(g, stacklevel=3)
+        require_clusters(g)
         n_clusters = g
     if anytime:
         horizon = n if horizon is None else check_int_at_least(horizon, "horizon", 1)
@@ -273,7 +276,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         z_a, z_b = float(anytime_critical_value(alpha)[0]), float(z_quantile(power))
     else:
         test, p_non, p_inf, lo, hi, z_a, z_b = _fixed(d, b_arr, c_arr, binary=binary, margin=margin, alpha=alpha,
-                                                      power=power, warn=codes is None)
+                                                      power=power, warn_degenerate=codes is None)
         if codes is not None:
             test, p_non, p_inf, lo, hi, df, de = _clustered(d, codes, g, binary=binary, margin=margin, alpha=alpha,
                                                             iid=(p_non, p_inf, lo, hi))
@@ -298,9 +301,10 @@ def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, po
                higher_is_better: bool, run_pairing: str) -> GateResult:
     """The gate with several runs per model (items x runs each): the one-sided t test of
     delta + m over items and runs -- the run regime's variance s2_D/n + s2_run,base/R_base +
-    s2_run,cand/R_cand on Satterthwaite df (:mod:`llm_power._kernel.crossed`) -- and the interval that
-    inverts it, so PASS (FAIL) exactly when a bound clears -m. Its variance is never below the paired t
-    variance of the run means, nor its df above n - 1: never less strict than the gate on the run means.
+    s2_run,cand/R_cand on the run test's conservative Satterthwaite df (:mod:`llm_power._kernel.crossed`)
+    -- and the interval that inverts it, so PASS (FAIL) exactly when a bound clears -m. Its variance is
+    never below the paired t variance of the run means, nor its df above n - 1: never less strict than
+    the gate on the run means.
     """
     base, cand, run_pairing = check_run_pair(baseline, candidate, names=("baseline", "candidate"),
                                              run_pairing=run_pairing)
@@ -335,7 +339,7 @@ def _gate_runs(baseline: Any, candidate: Any, *, margin: float, alpha: float, po
 
 
 def _fixed(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool, margin: float, alpha: float,
-           power: float, warn: bool) -> tuple[Any, ...]:
+           power: float, warn_degenerate: bool) -> tuple[Any, ...]:
     """The fixed-n IID test of the gate: Tango's score test (0/1) or the shifted paired t (graded), with
     the interval that inverts it; (test, p_non, p_inf, low, high, z_alpha, z_power).
     """
@@ -361,9 +365,9 @@ def _fixed(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool,
             half = float(interval_half_width(se, 1.0 - alpha, "greater", n - 1))
             lo, hi = delta - half, delta + half
         else:  # every difference the same: no variance to test with (never a zero-width interval)
-            if warn:
-                warnings.warn("every paired difference is the same: the paired t test is undefined (NaN bounds, "
-                              "INCONCLUSIVE)", DegenerateDataWarning, stacklevel=3)
+            if warn_degenerate:
+                warn("every paired difference is the same: the paired t test is undefined (NaN bounds, "
+                              "INCONCLUSIVE)", DegenerateDataWarning)
             p_non = p_inf = 1.0
             lo = hi = math.nan
         z_a, z_b = critical_values(alpha, power, "greater", max(n - 1, 1))
@@ -463,8 +467,8 @@ def _anytime_clustered(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, code
     var = floor * max(var_alt, var_null)
     se = math.sqrt(var / n)
     if se == 0:
-        warnings.warn("every paired difference is the same: the clustered sequence has no variance to test with "
-                      "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning, stacklevel=4)
+        warn("every paired difference is the same: the clustered sequence has no variance to test with "
+                      "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning)
         return "cluster_normal_mixture", 1.0, 1.0, math.nan, math.nan, 0.0, 0.0, de
     half = anytime_half_width(n, horizon, 2.0 * alpha) * se  # each side at alpha
     p_any = anytime_pvalue(delta + margin, se, n, horizon, 2.0 * alpha) / 2.0
@@ -486,8 +490,8 @@ def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin
     variance = float(cr.variance[0])
     p_non_i, p_inf_i, lo_i, hi_i = iid
     if not (hi_i > lo_i):  # the IID test has no variance either (graded, every difference the same)
-        warnings.warn("every paired difference is the same: the clustered gate has no variance to test with "
-                      "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning, stacklevel=4)
+        warn("every paired difference is the same: the clustered gate has no variance to test with "
+                      "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning)
         return "cluster_t", 1.0, 1.0, math.nan, math.nan, df, de
     se = math.sqrt(max(variance, 0.0))
     gap = delta + margin

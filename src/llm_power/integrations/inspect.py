@@ -164,6 +164,7 @@ def write_reports(logs: Any, target: str) -> list[Path]:
     import warnings
 
     from ..io import align_results, read_results
+    from ..rankings import rank_report
     from ..report.files import write_atomic
     from ..report.html import render_html
     from ..report.markdown import render_markdown
@@ -183,14 +184,16 @@ def write_reports(logs: Any, target: str) -> list[Path]:
         aligned = align_results(frame, on_missing="intersect")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            diag = diagnose(aligned.scores, models=aligned.models)
+            diag = diagnose(aligned.scores, models=aligned.models, rng=0)  # the same report on every run
+            rankings = rank_report(diag, rng=0)
         folder = Path(paths[0]).parent if target in ("", "1") else Path(target)
         folder.mkdir(parents=True, exist_ok=True)
         stem = _report_stem(task)
         title = f"Resolution report: {task}"
-        written.append(Path(write_atomic(folder / f"{stem}.html", render_html(diag, title=title, source=task),
+        written.append(Path(write_atomic(folder / f"{stem}.html",
+                                         render_html(diag, title=title, source=task, rankings=rankings),
                                          inputs=tuple(paths))))
-        written.append(Path(write_atomic(folder / f"{stem}.md", render_markdown(diag, title=title),
+        written.append(Path(write_atomic(folder / f"{stem}.md", render_markdown(diag, title=title, rankings=rankings),
                                          inputs=tuple(paths))))
     return written
 

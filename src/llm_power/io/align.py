@@ -96,6 +96,16 @@ def check_duplicates(frame: Any) -> None:
         raise DataError(msg)
 
 
+def check_unique_items(items: list[Any], source: str) -> None:
+    """A wide table with an item on two rows is an error naming the item (its n would be inflated)."""
+    seen: set[Any] = set()
+    for row, item in enumerate(items):
+        if item in seen:
+            msg = f"item {item!r} is on more than one row (again at row {row + 1}); give each item once"
+            raise DataError(msg, file=source)
+        seen.add(item)
+
+
 def too_few_models(models: list[Any]) -> DataError:
     """The error for too few models (none, or one where two are compared)."""
     if not models:
@@ -235,6 +245,8 @@ def align_matrix(items: list[Any], models: list[Any], scores: np.ndarray, cluste
     from .._core.validation import check_option
 
     on_missing = check_option(on_missing, "on_missing", ("error", "intersect"))
+    if len(set(items)) < len(items):
+        check_unique_items(items, "the table")
     dup = next((m for k, m in enumerate(models) if m in models[:k]), None) if len(set(models)) < len(models) else None
     if dup is not None:
         msg = f"model {dup!r} appears more than once; give each model's results once"

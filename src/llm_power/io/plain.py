@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._core.clusters import missing_label
-from .._core.errors import DataError
+from .._core.errors import DataError, warn
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
@@ -400,15 +400,14 @@ def label_columns_note(labels: Sequence[str], examples: Sequence[Any]) -> None:
     """One note for the text columns of a wide table: labels, not models (and how to cluster by one)."""
     if not labels:
         return
-    import warnings
 
     from .._core.errors import LLMPowerWarning
 
     shown = ", ".join(f"{name!r} (e.g. {str(example)[:30]!r})" for name, example in zip(labels, examples, strict=True))
     plural = len(labels) > 1
-    warnings.warn(f"column{'s' if plural else ''} {shown} hold{'' if plural else 's'} text: read as "
+    warn(f"column{'s' if plural else ''} {shown} hold{'' if plural else 's'} text: read as "
                   f"label{'s' if plural else ''}, not as model scores (`cluster`={labels[0]!r} clusters by "
-                  f"{'one' if plural else 'it'})", LLMPowerWarning, stacklevel=3)
+                  f"{'one' if plural else 'it'})", LLMPowerWarning)
 
 
 def _header(path: Path) -> list[str]:

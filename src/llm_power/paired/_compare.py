@@ -12,6 +12,7 @@ import numpy as np
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.format import fmt_gap, fmt_n_star, fmt_score, p_is
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import (
@@ -28,13 +29,13 @@ from .._kernel.crossed import consistent_runs_needed, crossed_mean_squares, gap_
 from .._kernel.sizes import ceil_items
 from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import (
+    REASONS,
     choose_iid_test,
     cluster_verdict,
     floor_pvalue,
     iid_verdict,
     pair_sums,
     run_verdict,
-    REASONS,
     verdict_reason,
     warn_degenerate,
 )
@@ -104,12 +105,16 @@ class Comparison(Result):
     cluster_df : float or None
         Degrees of freedom of the cluster t test and of the t quantiles in N* (G - 1 for equal
         cluster sizes; the Imbens-Kolesar value, at most G - 1, for unequal ones).
+    se_cluster : float or None
+        With clusters: the standard error of delta behind the reported test and interval (the
+        cluster-robust one of ``design_effect_method``, or the cluster bootstrap's).
     runs_a, runs_b : int or None
         With several runs per model (``a``, ``b`` of shape (n_items, n_runs)): the runs of each.
     run_pairing : str or None
         With runs: "independent" or "matched" (the runs the two models share, as prompt templates).
     run_df, se_runs : float or None
-        The run regime's Satterthwaite df and the gap's standard error over items and runs.
+        The run test's df (Satterthwaite's, made conservative for few runs) and the gap's standard
+        error over items and runs.
     runs_needed : float or None
         Runs per model that would give the run-regime test the requested power at these items
         (``inf``: more runs alone cannot; more items are needed too).
@@ -150,6 +155,7 @@ class Comparison(Result):
     se_runs: float | None = None
     runs_needed: float | None = None
     verdict_reason: str = "resolved"
+    se_cluster: float | None = None
     _interval: tuple[Any, ...] | None = field(default=None, compare=False)  # (kind, data): picklable, no closure
 
     _repr_fields = ("n", "delta", "method", "pvalue", "n_star", "q", "resolved")
@@ -158,6 +164,7 @@ class Comparison(Result):
     def _fields(self) -> tuple[str, ...]:
         return tuple(name for name in Result._fields(self) if not name.startswith("_"))
 
+    @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Confidence interval for delta = mean_a - mean_b (method in ``ci_method``; one-sided for a
         one-sided ``alternative``).
@@ -204,12 +211,15 @@ class Comparison(Result):
             f"(phi = {self.phi:.2f})\n"
             f"  resolution: N* = {fmt_n_star(self.n_star)} items for this gap at alpha = {self.alpha:g}, power = "
             f"{self.power:g} ({self.regime}); q = N/N* = {self.q:.3g} -> {verdict}; "
-            f"MDE = {fmt_gap(self.mde, bin_, sign=False)} {unit}"
+            + (f"MDE = {fmt_gap(self.mde, bin_, sign=False)} {unit}" if math.isfinite(self.mde) else
+               f"no gap is detectable with power {self.power:g} at these {self.n:,} items (MDE = ∞: too few "
+               "disagreements)")
         )
 
 
 
 
+@public
 def compare(
     a: Any,
     b: Any,
@@ -331,7 +341,7 @@ def compare(
     codes, n_groups = None, 0
     if cluster is not None:
         codes, n_groups = code_labels(cluster, n)
-        require_clusters(n_groups, stacklevel=3)
+        require_clusters(n_groups)
     with np.errstate(over="ignore", invalid="ignore"):
         d = a_arr - b_arr
     if not np.all(np.isfinite(d)):
@@ -358,11 +368,11 @@ def compare(
     verdict = iid_verdict(np.array([delta]), var, n, np.array([pvalue]), alpha=alpha, power=power,
                           alternative=alternative, b=None if n_b is None else np.array([n_b]),
                           c=None if n_c is None else np.array([n_c]))
-    warn_degenerate(var, np.array([delta]), binary, stacklevel=3)
+    warn_degenerate(var, np.array([delta]), binary)
     n_star, q, mde = float(verdict.n_star[0]), float(verdict.q[0]), float(verdict.mde[0])
     resolved, regime = bool(verdict.resolved[0]), str(verdict.regime[0])
     chosen, reason, interval = iid_method, iid_reason, iid_interval
-    de = cluster_dof = None
+    de = cluster_dof = se_cluster = None
     if cluster is not None:
         cv = cluster_verdict(sums, var, verdict.resolved, alpha=alpha, power=power, alternative=alternative,
                              design_effect=design_effect)
@@ -371,6 +381,8 @@ def compare(
         chosen, reason, statistic, pvalue, interval, ci_method = _cluster_test(
             method, cv, a_arr, b_arr, codes=codes, delta=delta, design_effect=design_effect, n_resamples=n_resamples,
             confidence_level=confidence_level, alternative=alternative, gen=gen)
+        se_cluster = (float(interval[1].standard_error) if interval[0] == "bootstrap"
+                      else math.sqrt(float(cv.variance[0])))
         # the reported clustered test (the cluster t, or the cluster bootstrap on request) decides, and the
         # IID verdict must hold too
         resolved = bool(verdict_resolved(q, n_star, pvalue=pvalue, alpha=alpha)) and bool(verdict.resolved[0])
@@ -385,7 +397,7 @@ def compare(
         alpha=alpha, power=power, ci_method=ci_method, binary=binary,
         n_clusters=n_groups if cluster is not None else None, design_effect=de,
         design_effect_method=design_effect if cluster is not None else None, cluster_df=cluster_dof,
-        verdict_reason=why, _interval=interval,
+        verdict_reason=why, se_cluster=se_cluster, _interval=interval,
     )
 
 
@@ -393,7 +405,7 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
                   alpha: float, power: float, n_resamples: int | None, run_pairing: str, rng: SeedLike) -> Comparison:
     """:func:`compare` of two models with several runs each: the IID comparison of the run-averaged
     scores, then the run regime of :func:`llm_power.diagnose` (the same kernel: the gap's variance over
-    items and runs on Satterthwaite df, N*/q/MDE at these runs, runs needed at these items).
+    items and runs on the run test's conservative Satterthwaite df, N*/q/MDE at these runs, runs needed at these items).
     """
     if cluster is not None:
         msg = ("compare takes either several runs or cluster labels, not both; diagnose reports the run and the "
@@ -416,7 +428,8 @@ def _compare_runs(a: Any, b: Any, *, method: str, cluster: Any, alternative: str
     needed = consistent_runs_needed(raw, rv.q, ms.runs[zero], ms.runs[one])
     df, variance = float(rv.df[0]), float(rv.variance[0])
     reason = (f"{ms.runs[0]:.0f} and {ms.runs[1]:.0f} runs: t test over items and runs (run-to-run variance "
-              f"included, {df:.3g} Satterthwaite df); the IID test of the run means ({iid.method}) must hold too")
+              f"included, {df:.3g} df, conservative Satterthwaite); the IID test of the run means ({iid.method}) "
+              "must hold too")
     return dataclasses.replace(
         iid, method="run_t", reason=reason, statistic=float(rv.statistic[0]), pvalue=float(rv.pvalue[0]),
         n_star=ceil_items(float(rv.n_star[0])), mde=float(rv.mde[0]), q=float(rv.q[0]), resolved=bool(rv.resolved[0]),

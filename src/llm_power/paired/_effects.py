@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_binary, check_confidence_level, check_option, check_paired, is_binary
 from .._kernel.paired_intervals import newcombe_arrays, tango_z
@@ -36,6 +37,7 @@ __all__ = [
 PAIRED_CI_METHODS = ("newcombe", "tango", "wald")
 
 
+@public
 def paired_difference_ci(
     a: Any,
     b: Any,
@@ -105,6 +107,7 @@ def paired_difference_ci(
                                             confidence_level=confidence_level)
 
 
+@public
 def paired_difference_ci_from_counts(
     n11: int, n10: int, n01: int, n00: int, *, method: str = "newcombe", confidence_level: float = 0.95
 ) -> ConfidenceInterval:

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.errors import DegenerateDataWarning
+from .._core.errors import DegenerateDataWarning, warn
+from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_alternative
@@ -60,6 +61,7 @@ class PermutationResult(Result):
     _repr_fields = ("estimate", "pvalue", "n", "exact", "n_resamples")
 
 
+@public
 def permutation_test(
     a: Any,
     b: Any,
@@ -141,8 +143,8 @@ def permutation_test(
     else:
         observed = float(call_statistic(func, a_arr, b_arr, batched=False))
     if m == 0:
-        warnings.warn("the two models' outputs are identical on every item: p = 1.",
-                      DegenerateDataWarning, stacklevel=2)
+        warn("the two models' outputs are identical on every item: p = 1.",
+                      DegenerateDataWarning)
         return PermutationResult(estimate=observed, pvalue=1.0, n=n, n_differing=0, exact=True,
                                  n_resamples=1, alternative=alternative)
     exact = (m <= MAX_EXACT_FLIPS) if n_resamples is None else (m < 63 and 2**m <= n_resamples)

@@ -12,6 +12,7 @@ spec that :func:`interval_at` evaluates at any level) and the interval's name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -45,13 +46,22 @@ class PairData:
     a: np.ndarray
     b: np.ndarray
     delta: float
-    variance: float  # per-item variance of the differences
+    variance: float  # per-item variance of the differences: plug-in for 0/1 scores (N*, q), ddof 1 for graded
     n: int
     n_b: int | None  # discordant counts (0/1 scores only)
     n_c: int | None
     alternative: str
     n_resamples: int | None
     gen: np.random.Generator
+
+    @property
+    def sample_variance(self) -> float:
+        """The sample variance of the differences (ddof 1): what a t test and its interval use, as
+        :func:`~llm_power.paired_t` and scipy's ``ttest_rel`` do (0/1 scores: the plug-in one x n/(n-1)).
+        """
+        if self.n_b is None:
+            return self.variance
+        return self.variance * self.n / (self.n - 1) if self.n > 1 else math.nan
 
 
 @dataclass(frozen=True)
@@ -86,22 +96,24 @@ def _mcnemar(variant: str | None) -> Callable[[PairData], TestRun]:
     def run(p: PairData) -> TestRun:
         nb, nc = cast(int, p.n_b), cast(int, p.n_c)  # McNemar runs only on 0/1 scores, where they are counted
         chosen = variant or ("exact" if nb + nc < ASYMPTOTIC_MIN_DISCORDANT else "asymptotic")
-        test = mcnemar_from_counts(nb, nc, n=p.n, method=chosen, alternative=p.alternative, _stacklevel=4)
+        test = mcnemar_from_counts(nb, nc, n=p.n, method=chosen, alternative=p.alternative)
         return TestRun(test.statistic, float(floor_pvalue(test.pvalue)), ("mcnemar", (nb, nc, p.n, chosen)),
                        MCNEMAR_INTERVALS[chosen], f"mcnemar_{chosen}")
     return run
 
 
 def _paired_t(p: PairData) -> TestRun:
-    stat, pv = paired_t_test(np.array([p.delta]), np.array([p.variance]), p.n, p.alternative)
-    return TestRun(float(stat[0]), float(floor_pvalue(pv[0])), ("t", (p.delta, p.variance / p.n, p.n - 1)),
+    var = p.sample_variance
+    stat, pv = paired_t_test(np.array([p.delta]), np.array([var]), p.n, p.alternative)
+    return TestRun(float(stat[0]), float(floor_pvalue(pv[0])), ("t", (p.delta, var / p.n, p.n - 1)),
                    "paired t", "paired_t")
 
 
 def _of_median(name: str, test: Callable[..., Any]) -> Callable[[PairData], TestRun]:
     def run(p: PairData) -> TestRun:
         res = test(p.a, p.b, alternative=p.alternative)
-        return TestRun(res.statistic, float(floor_pvalue(res.pvalue)), ("t", (p.delta, p.variance / p.n, p.n - 1)),
+        return TestRun(res.statistic, float(floor_pvalue(res.pvalue)),
+                       ("t", (p.delta, p.sample_variance / p.n, p.n - 1)),
                        f"paired t of the mean (the {name} test is of the median)", name)
     return run
 

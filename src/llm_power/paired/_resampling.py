@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -21,7 +20,8 @@ from typing import Any, cast
 import numpy as np
 from scipy import special
 
-from .._core.errors import ApproximationWarning, DegenerateDataWarning
+from .._core.errors import ApproximationWarning, DegenerateDataWarning, warn
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import (
@@ -92,6 +92,7 @@ class BootstrapResult(Result):
         return ("estimate", "standard_error", "pvalue", "n", "n_resamples", "method", "alternative",
                 "confidence_level", "n_clusters")
 
+    @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Bootstrap confidence interval (percentile or BCa, one-sided per ``alternative``).
 
@@ -238,6 +239,7 @@ def pvalue_from_null(null: np.ndarray, observed: float, alternative: str, *, add
 
 # --- paired bootstrap ----------------------------------------------------------------------------
 
+@public
 def paired_bootstrap(
     a: Any,
     b: Any,
@@ -352,17 +354,17 @@ def paired_bootstrap(
 
     units = n if labels is None else int(labels.max() + 1)
     if units < SMALL_SAMPLE:
-        warnings.warn(
+        warn(
             f"only {units} {'items' if labels is None else 'clusters'}: bootstrap p-values and "
             "intervals are too liberal with so few (type-I error near 0.08 at n = 20); use "
             "permutation_test, or paired_t when the differences look normal.",
-            ApproximationWarning, stacklevel=2,
+            ApproximationWarning,
         )
     se = float(dist.std(ddof=1))
     if se == 0.0:
-        warnings.warn("the bootstrap distribution has zero spread (e.g. identical models or one "
+        warn("the bootstrap distribution has zero spread (e.g. identical models or one "
                       "cluster): the interval has zero width and the p-value is not informative.",
-                      DegenerateDataWarning, stacklevel=2)
+                      DegenerateDataWarning)
     centred = dist - estimate
     pvalue = 1.0 if estimate == 0.0 else pvalue_from_null(centred, estimate, alternative, add_one=True)
     z0 = acc = 0.0

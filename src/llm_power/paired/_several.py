@@ -5,13 +5,12 @@ Dietterich's 5x2cv paired t test for models compared by cross-validation.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from .._core.errors import DegenerateDataWarning
+from .._core.errors import DegenerateDataWarning, warn
 from .._core.validation import as_float_array, check_binary
 from ._tests import TestResult
 
@@ -69,8 +68,8 @@ def cochran_q(scores: Any) -> TestResult:
     total = col.sum()
     denom = k * total - np.sum(row**2)
     if denom == 0:
-        warnings.warn("every item is answered the same by all models: Q is undefined; p = 1.",
-                      DegenerateDataWarning, stacklevel=2)
+        warn("every item is answered the same by all models: Q is undefined; p = 1.",
+                      DegenerateDataWarning)
         return TestResult(statistic=0.0, pvalue=1.0, method="cochran_q", n=n_items, df=float(k - 1))
     q = (k - 1) * (k * np.sum(col**2) - total**2) / denom
     return TestResult(statistic=float(q), pvalue=float(stats.chi2.sf(q, k - 1)), method="cochran_q",
@@ -125,8 +124,8 @@ def five_by_two_cv(scores_a: Any, scores_b: Any) -> TestResult:
     s2 = np.sum((diff - mean) ** 2, axis=1)
     denom = math.sqrt(s2.mean())
     if denom == 0:
-        warnings.warn("zero variance across folds: the 5x2cv statistic is undefined.",
-                      DegenerateDataWarning, stacklevel=2)
+        warn("zero variance across folds: the 5x2cv statistic is undefined.",
+                      DegenerateDataWarning)
         t = math.nan if diff[0, 0] == 0 else math.copysign(math.inf, diff[0, 0])
         p = 1.0 if math.isnan(t) else 0.0
     else:

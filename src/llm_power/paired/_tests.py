@@ -15,13 +15,13 @@ The resampling tests (paired bootstrap, sign-flip permutation) are in :mod:`llm_
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._core.errors import ApproximationWarning, DegenerateDataWarning
+from .._core.errors import ApproximationWarning, DegenerateDataWarning, warn
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import (
     as_float_array,
@@ -130,6 +130,7 @@ def _tail_pvalue(dist: Any, statistic: float, alternative: str) -> float:
 # --- McNemar ------------------------------------------------------------------------------------
 
 
+@public
 def mcnemar(
     a: Any,
     b: Any,
@@ -208,11 +209,12 @@ def mcnemar(
         check_binary(b_arr, "b", why="McNemar's test needs correct/incorrect per item")
         n_items = a_arr.size
         _, n_b, n_c, _ = paired_counts(a_arr, b_arr)
-    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=3)
+    continuity_correction = renamed_correction(continuity_correction, correction)
     return mcnemar_from_counts(n_b, n_c, n=n_items, method=method, continuity_correction=continuity_correction,
-                               alternative=alternative, _stacklevel=3)
+                               alternative=alternative)
 
 
+@public
 def mcnemar_from_counts(
     b: int,
     c: int,
@@ -222,7 +224,6 @@ def mcnemar_from_counts(
     continuity_correction: bool = True,
     alternative: str = "two-sided",
     correction: bool | None = None,
-    _stacklevel: int = 2,
 ) -> McNemarResult:
     """McNemar's test from the discordant counts b and c (see :func:`mcnemar`).
 
@@ -243,9 +244,6 @@ def mcnemar_from_counts(
         ``"greater"``: A is more accurate than B (b > c).
     correction : bool, optional
         Deprecated name of ``continuity_correction`` (one release, DeprecationWarning).
-    _stacklevel : int, default 2
-        Internal: the stack level of the warnings, so that they point at the caller's line
-        (:func:`mcnemar` passes 3). Not for users.
 
     Returns
     -------
@@ -262,7 +260,7 @@ def mcnemar_from_counts(
     """
     method = check_option(method, "method", ("exact", "asymptotic", "mid_p"))
     alternative = check_alternative(alternative)
-    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=_stacklevel + 1)
+    continuity_correction = renamed_correction(continuity_correction, correction)
     for value, name in ((b, "b"), (c, "c")):
         if isinstance(value, bool) or not float(value).is_integer() or value < 0:
             msg = f"`{name}` must be a non-negative integer count; got {value!r}."
@@ -275,19 +273,19 @@ def mcnemar_from_counts(
         msg = f"`n` must be at least b + c = {m}; got {n}."
         raise ValueError(msg)
     if m == 0:
-        warnings.warn("no discordant items (b + c = 0): the models agree on every item; p = 1.",
-                      DegenerateDataWarning, stacklevel=_stacklevel)
+        warn("no discordant items (b + c = 0): the models agree on every item; p = 1.",
+                      DegenerateDataWarning)
     elif m <= 5:
-        warnings.warn(
+        warn(
             f"only b + c = {m} discordant items: no two-sided p-value can fall below "
             f"{min(1.0, 2 * 0.5 ** m):.4g}; the test has almost no power.",
-            ApproximationWarning, stacklevel=_stacklevel,
+            ApproximationWarning,
         )
     elif method == "asymptotic" and m < ASYMPTOTIC_MIN_DISCORDANT:
-        warnings.warn(
+        warn(
             f"b + c = {m} < {ASYMPTOTIC_MIN_DISCORDANT} discordant items: the chi-square "
             "approximation is poor; use method='exact' or 'mid_p'.",
-            ApproximationWarning, stacklevel=_stacklevel,
+            ApproximationWarning,
         )
     statistic, p = mcnemar_pvalue(b, c, method=method, continuity_correction=continuity_correction,
                                   alternative=alternative)
@@ -297,6 +295,7 @@ def mcnemar_from_counts(
 
 # --- sign test, Wilcoxon, paired t ----------------------------------------------------------------
 
+@public
 def sign_test(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     r"""Sign test on the per-item differences D = a - b.
 
@@ -331,7 +330,7 @@ def sign_test(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     pos, neg = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
     m = pos + neg
     if m == 0:
-        warnings.warn("every item is tied (a == b): p = 1.", DegenerateDataWarning, stacklevel=2)
+        warn("every item is tied (a == b): p = 1.", DegenerateDataWarning)
         p = 1.0
     else:
         p = float(mcnemar_pvalue(pos, neg, method="exact", alternative=alternative)[1])  # the exact binomial test
@@ -349,6 +348,7 @@ def _signed_rank_counts(n: int) -> np.ndarray:
     return counts
 
 
+@public
 def wilcoxon(
     a: Any,
     b: Any,
@@ -401,7 +401,7 @@ def wilcoxon(
     alternative = check_alternative(alternative)
     method = check_option(method, "method", ("auto", "exact", "approx"))
     zero_method = check_option(zero_method, "zero_method", ("wilcox", "pratt"))
-    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=2)
+    continuity_correction = renamed_correction(continuity_correction, correction)
     a_arr, b_arr = check_paired(a, b)
     d = a_arr - b_arr
     nonzero = d != 0
@@ -413,7 +413,7 @@ def wilcoxon(
         d = d[nonzero]
     n = d.size
     if n == 0:
-        warnings.warn("every difference is zero: p = 1.", DegenerateDataWarning, stacklevel=2)
+        warn("every difference is zero: p = 1.", DegenerateDataWarning)
         return TestResult(statistic=0.0, pvalue=1.0, method="wilcoxon", alternative=alternative,
                           n=0, estimate=0.0)
     t_plus = float(ranks[d > 0].sum())
@@ -458,6 +458,7 @@ def wilcoxon(
                       alternative=alternative, n=n, estimate=float((a_arr - b_arr).mean()))
 
 
+@public
 def paired_t(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     r"""Paired t test on the per-item differences D = a - b.
 
@@ -498,8 +499,8 @@ def paired_t(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
     if sd == 0.0:
-        warnings.warn("every per-item difference is equal: the paired t statistic is degenerate.",
-                      DegenerateDataWarning, stacklevel=2)
+        warn("every per-item difference is equal: the paired t statistic is degenerate.",
+                      DegenerateDataWarning)
         t = math.nan if mean == 0 else math.copysign(math.inf, mean)
     else:
         t = mean / (sd / math.sqrt(n))
@@ -509,6 +510,7 @@ def paired_t(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
                       df=float(df), estimate=mean)
 
 
+@public
 def unpaired_z(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
     r"""Two-sample z test that IGNORES the pairing -- provided only to show what that costs.
 
@@ -559,10 +561,10 @@ def unpaired_z(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:
             msg = f"`{name}` must contain finite scores (no NaN or inf)."
             raise ValueError(msg)
     if a_arr.size == b_arr.size:
-        warnings.warn(
+        warn(
             "unpaired_z ignores the pairing: when both models answered the same items use a "
             "paired test (mcnemar, paired_t, compare); the unpaired p-value is typically far too large.",
-            ApproximationWarning, stacklevel=2,
+            ApproximationWarning,
         )
     na, nb = a_arr.size, b_arr.size
     diff = float(a_arr.mean() - b_arr.mean())

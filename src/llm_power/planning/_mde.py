@@ -5,13 +5,13 @@ unpaired, normal or exact (the inverse of :func:`~llm_power.sample_size`).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from scipy import optimize
 
-from .._core.errors import InfeasibleDesignWarning
+from .._core.errors import InfeasibleDesignWarning, warn
+from .._core.params import public
 from .._core.validation import (
     check_alpha_power,
     check_alternative,
@@ -34,6 +34,7 @@ from ._sizes import check_design, check_design_effect, raw_paired_n, raw_unpaire
 __all__ = ["mde"]
 
 
+@public
 def mde(
     n: Any,
     *,
@@ -183,6 +184,6 @@ def _feasible_root(excess: Any, hi: float, design: str, p: float, n: Any) -> flo
 def _warn_infeasible(limit: float, design: str, p: float, n: Any) -> None:
     what = ("the discordance p_d (two models can differ only on the items they disagree on)" if design == "paired"
             else "2 min(p, 1 - p) (both accuracies must stay in [0, 1])")
-    warnings.warn(f"no feasible gap is detectable with n = {n} at p = {p:g}: the detectable gap would exceed "
+    warn(f"no feasible gap is detectable with n = {n} at p = {p:g}: the detectable gap would exceed "
                   f"{limit:.4g}, the largest possible, {what}; MDE = NaN. Increase n, lower the power, or "
-                  "use a design with more disagreement.", InfeasibleDesignWarning, stacklevel=4)
+                  "use a design with more disagreement.", InfeasibleDesignWarning)

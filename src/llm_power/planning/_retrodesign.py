@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, stats
 
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_open_unit, check_positive, fail
 from .._kernel.quantiles import upper_quantile
@@ -28,6 +29,7 @@ class TypeSMResult(Result):
     _repr_fields = ("power", "type_s", "exaggeration")
 
 
+@public
 def type_s_m(effect: float, standard_error: float, *, alpha: float = 0.05, df: float | None = None) -> TypeSMResult:
     r"""Type S (sign) and Type M (magnitude) errors of a design (Gelman & Carlin 2014).
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from .._core.params import public
 from .._core.validation import check_alpha_power, check_delta, check_positive, fail
 from .._kernel.sizes import ceil_items, k_factor
 from ._designs import cells_from_margins, check_prob
@@ -11,6 +12,7 @@ from ._designs import cells_from_margins, check_prob
 __all__ = ["sample_size_shortcut", "shortcut_constant", "shortcut_prescreen", "shortcut_raw"]
 
 
+@public
 def sample_size_shortcut(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05, power: float = 0.8) -> int:
     r"""The widespread wrong recipe for a paired N: unpaired Cohen-h size times (1 - rho).
 

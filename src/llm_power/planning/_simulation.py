@@ -17,6 +17,8 @@ from typing import Any, cast
 import numpy as np
 from scipy import special
 
+from .._core.errors import warn
+from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_alternative, check_int_at_least, check_open_unit, check_option
@@ -30,12 +32,12 @@ __all__ = ["SIMULATION_TESTS", "CalibrationResult", "PowerSimulationResult", "ca
 #: the paired tests, one registry: compare's methods are these plus "auto" and "mcnemar"
 
 
-def _renamed_test(method: str, test: str | None, *, stacklevel: int) -> str:
+def _renamed_test(method: str, test: str | None) -> str:
     """The deprecated ``test=`` keyword (one release) -> ``method``, the package's one word for it."""
     if test is None:
         return method
-    warnings.warn("`test` was renamed `method` (one vocabulary with compare and the CLI); the old name will be "
-                  "removed in the next release.", DeprecationWarning, stacklevel=stacklevel + 1)
+    warn("`test` was renamed `method` (one vocabulary with compare and the CLI); the old name will be "
+                  "removed in the next release.", DeprecationWarning)
     return test
 
 
@@ -59,6 +61,7 @@ def _check_n(n: Any, minimum: int = 2) -> int:
     return check_int_at_least(n, "n", minimum)
 
 
+@public
 def simulate_pairs(
     n: int,
     p_a: float | None = None,
@@ -126,6 +129,7 @@ class PowerSimulationResult(Result):
     _repr_fields = ("power", "standard_error", "n", "n_sims", "test")
 
 
+@public
 def simulated_power(
     n: int,
     p_a: float | None = None,
@@ -188,10 +192,10 @@ def simulated_power(
     (0.324, True)
     """
     n = _check_n(n)
-    test = check_option(_renamed_test(method, test, stacklevel=2), "method", SIMULATION_TESTS)
+    test = check_option(_renamed_test(method, test), "method", SIMULATION_TESTS)
     from .._core.validation import renamed_correction
 
-    continuity_correction = renamed_correction(continuity_correction, correction, stacklevel=2)
+    continuity_correction = renamed_correction(continuity_correction, correction)
     alpha = check_open_unit(alpha, "alpha")
     alternative = check_alternative(alternative)
     sims = _check_n(n_sims, 1)
@@ -241,6 +245,7 @@ class CalibrationResult(Result):
         return getattr(self, key)
 
 
+@public
 def calibrate(
     a: Any,
     b: Any,
@@ -301,7 +306,7 @@ def calibrate(
 
     x, y = check_paired(a, b)
     alpha, power = check_alpha_power(alpha, power)
-    test = check_option(_renamed_test(method, test, stacklevel=2), "method", ("mcnemar_exact", "z"))
+    test = check_option(_renamed_test(method, test), "method", ("mcnemar_exact", "z"))
     gen = as_rng(rng)
     d = x - y
     n_items = d.size

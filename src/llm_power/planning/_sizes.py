@@ -32,6 +32,7 @@ import numpy as np
 from scipy import stats
 
 from .._core.options import DESIGNS  # one list, shared with the command line
+from .._core.params import public
 from .._core.validation import (
     check_alpha_power,
     check_alternative,
@@ -195,6 +196,7 @@ def _exact_sample_size(p_d: float, delta: float, p10: float, alpha: float, power
     return float(first_n_reaching(p_d, p10, alpha, power, alternative, connor))
 
 
+@public
 def sample_size(
     p_a: float,
     p_b: float,
@@ -300,6 +302,7 @@ def _normal_power(z_a: float, sd_alt: float, sd_null: float, n: np.ndarray, alte
     return np.asarray(stats.norm.cdf((signed * root - z_a * sd_null) / sd_alt), dtype=float)
 
 
+@public
 def power(
     n: Any,
     p_a: float,
@@ -382,6 +385,7 @@ def power(
     return scalar_or_array(_normal_power(z_a, sd_d, math.sqrt(p_d), n_eff, alternative, delta))
 
 
+@public
 def power_curve(
     n: Any,
     p_a: float,

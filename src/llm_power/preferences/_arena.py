@@ -28,9 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.errors import DataError, SeparationWarning
+from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
-from .._core.validation import as_rng, check_confidence_level, check_open_unit, check_option
+from .._core.validation import as_rng, check_option
 from .._kernel.quantiles import k_constant, normal_pvalue
 from .._kernel.verdict import floor_pvalue
 from ._bradley_terry import BradleyTerryResult
@@ -68,8 +69,9 @@ class ArenaDiagnosis(Result):
         The ranked models' ``model``, ``elo`` (mean 1000), ``rank``, simultaneous ``rank_low`` /
         ``rank_high`` (max-t over all pairs, at the confidence level, on the covariance above; None
         when that covariance is not estimable) and
-        ``tie_group`` (models connected by unresolved pairs of the headline regime,
-        ``settings["headline"]``: the pairs table's own verdicts); ``best_set`` (the models that
+        ``tie_groups`` (per model, the numbers of the statistical ties it is in: maximal runs of
+        consecutive ranks holding no resolved pair of the headline regime, ``settings["headline"]``,
+        the pairs table's own verdicts; they may overlap); ``best_set`` (the models that
         can be #1: a pair separates two ranks only when it also passes every regime of the pairs
         table it is shown in), ``critical_value`` and ``winner`` (the top model's Elo corrected
         for selection: naive, median-unbiased, conditional and hybrid, Andrews, Kitagawa and
@@ -132,6 +134,7 @@ def _pair_index(m: int, pairs: str) -> np.ndarray:
     return np.stack([i, j], axis=1)
 
 
+@public
 def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None, ties: str = "half",  # noqa: PLR0913
                    alpha: float = 0.05, power: float = 0.8, correction: str = "holm",
                    confidence_level: float = 0.95, rng: SeedLike = None) -> ArenaDiagnosis:
@@ -200,12 +203,13 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     >>> [round(float(v), 2) for v in res.columns["q"]]
     [0.18, 8.14]
     """
-    check_option(pairs, "pairs", ("adjacent", "all"))
+    from ..resolution import REGIMES, DiagnoseOptions
+
+    # the options diagnose declares, checked by the same registry (correction: one is always applied here)
     check_option(correction, "correction", ("holm", "bonferroni", "bh"))
-    alpha = check_open_unit(alpha, "alpha")
-    power = check_open_unit(power, "power")
-    level = check_confidence_level(confidence_level)
-    from ..resolution import REGIMES
+    opts = DiagnoseOptions.create(pairs=pairs, correction=correction, alpha=alpha, power=power,
+                                  confidence_level=confidence_level)
+    alpha, power, level = opts.alpha, opts.power, opts.confidence_level
     from ._battles import battle_cluster_codes, encode_battles
     from ._bradley_terry import fit_battles, rank_order
 
@@ -227,8 +231,12 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     names = [iid.models[k] for k in order]
     ctx, cols = _iid_context(enc, iid, order, idx, names, pairs, alpha=alpha, power=power, level=level, rng=rng)
     regimes = {r.key: r for r in REGIMES}
-    corrected = regimes["corrected"].compute(ctx, {"correction": correction})
-    anytime = regimes["anytime"].compute(ctx, {})
+    compute_corrected, compute_anytime = regimes["corrected"].compute, regimes["anytime"].compute
+    if compute_corrected is None or compute_anytime is None:  # pragma: no cover - both regimes compute
+        msg = "the corrected and anytime regimes have no compute function"
+        raise RuntimeError(msg)
+    corrected = compute_corrected(ctx, opts)
+    anytime = compute_anytime(ctx, opts)
     estimable = cols["estimable"]
     for out in (corrected, anytime):
         cols.update({k: np.where(estimable, v, np.nan) if np.asarray(v).dtype.kind == "f" else v
@@ -336,12 +344,15 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
 
     m = len(names)
     groups, _ = tie_groups_and_rank_intervals(m, idx, np.asarray(cols[settings["headline"]], dtype=bool),
-                                              settings["pairs"])
-    group_of = {g: k + 1 for k, grp in enumerate(groups) for g in grp}
+                                              settings["pairs"] == "all")
+    group_of: dict[int, list[int]] = {g: [] for g in range(m)}  # groups may overlap: a model may be in two
+    for k, grp in enumerate(groups):
+        for g in grp:
+            group_of[g].append(k + 1)
     elo = dict(zip(fit.models, fit.elo(), strict=True))
     out: dict[str, Any] = {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, m + 1)),
                            "rank_low": [None] * m, "rank_high": [None] * m,
-                           "tie_group": [group_of[r] for r in range(m)], "best_set": None, "winner": None,
+                           "tie_groups": [group_of[r] for r in range(m)], "best_set": None, "winner": None,
                            "fragility": None}
     if enc is not None and settings.get("ties") == "half" and m <= MAX_FRAGILITY_MODELS:
         out["fragility"] = _top_fragility(enc, names)  # refits: no covariance needed
@@ -363,7 +374,7 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
     where = {(int(a), int(b)): k for k, (a, b) in enumerate(pair_idx)}
     for (a, b), ok_shown in zip(idx.tolist(), shown, strict=True):
         separated[where[a, b]] &= bool(ok_shown)
-    _, intervals = tie_groups_and_rank_intervals(m, pair_idx, separated, "all")
+    _, intervals = tie_groups_and_rank_intervals(m, pair_idx, separated, complete=True)
     out["rank_low"] = [int(intervals[r][0]) for r in range(m)]
     out["rank_high"] = [int(intervals[r][1]) for r in range(m)]
     out["best_set"] = [names[r] for r in range(m) if intervals[r][0] == 1]
@@ -412,20 +423,23 @@ FRAGILE_SHARE = 0.001
 
 
 def _headline(cols: dict[str, Any], settings: dict[str, Any]) -> str:
-    """The resolved column of the strictest regime that could be estimated (most unresolved pairs; the
-    later regime on ties): the one tie groups and the charts are drawn from.
+    """The resolved column of the headline regime -- the strictest one computed and estimable, by the
+    rule every command uses (:func:`~llm_power.resolution.headline_key`): the one the tie groups and
+    the charts are drawn from.
     """
-    order = ["resolved", "resolved_corrected", *(["resolved_cluster"] if "resolved_cluster" in cols else []),
-             "resolved_anytime"]
+    from ..resolution import headline_key
+
+    keys = ["iid", "corrected", *(["cluster"] if "resolved_cluster" in cols else []), "anytime"]
     if settings.get("cluster_not_estimable") and "cluster_estimable" in cols and not np.any(cols["cluster_estimable"]):
-        order.remove("resolved_cluster")
-
-    def key(col: str) -> tuple[int, float]:  # most unresolved; ties: the smaller median q (as diagnose's)
-        q = np.asarray(cols["q" + col.removeprefix("resolved")], dtype=float)
+        keys.remove("cluster")
+    field = {"iid": ""} | {k: "_" + k for k in keys[1:]}
+    unresolved, medians = {}, {}
+    for k in keys:
+        q = np.asarray(cols["q" + field[k]], dtype=float)
         q = q[np.isfinite(q)]
-        return int(np.sum(~np.asarray(cols[col], dtype=bool))), -float(np.median(q)) if q.size else 0.0
-
-    return max(reversed(order), key=key)
+        unresolved[k] = int(np.sum(~np.asarray(cols["resolved" + field[k]], dtype=bool)))
+        medians[k] = float(np.median(q)) if q.size else 0.0
+    return "resolved" + field[headline_key(unresolved, medians)]
 
 
 def _direct_counts(enc: Any, a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:

@@ -138,5 +138,5 @@ def battle_cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | Non
             msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
             raise DataError(msg) from None
     codes, g = code_labels(cluster, n, unit="battle")
-    require_clusters(g, unit="battle", stacklevel=4)
+    require_clusters(g, unit="battle")
     return np.asarray(codes, dtype=np.intp)

@@ -17,14 +17,14 @@ identified only up to a constant: they are centred (mean 0), and intervals of ra
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._core.blas import one_blas_thread
-from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning
+from .._core.errors import DataError, DegenerateDataWarning, SeparationWarning, warn
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
@@ -123,6 +123,7 @@ class BradleyTerryResult(Result):
         i, j = self._index(a), self._index(b)
         return float(self.contrast_se(np.array([i]), np.array([j]))[0])
 
+    @public
     def difference_ci(self, a: str, b: str, confidence_level: float | None = None) -> ConfidenceInterval:
         """Interval of theta_a - theta_b: anchor-free.
 
@@ -152,6 +153,7 @@ class BradleyTerryResult(Result):
             return 1.0 if diff == 0.0 else 0.0
         return float(t_pvalue(diff / se, self.df))
 
+    @public
     def confidence_interval(self, a: str | None = None, b: str | None = None, *,
                             confidence_level: float | None = None) -> ConfidenceInterval:
         """The interval of the rating gap theta_a - theta_b (anchor-free; :meth:`difference_ci`), or
@@ -164,6 +166,7 @@ class BradleyTerryResult(Result):
             raise ValueError(msg)
         return self.difference_ci(a, b, confidence_level)
 
+    @public
     def rating_ci(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Wald intervals of the centred ratings (they depend on the centring; prefer differences)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
@@ -200,6 +203,7 @@ class BradleyTerryResult(Result):
             diff = self.ratings[i] - self.ratings[j]
         return i, j, diff, self.contrast_se(i, j)
 
+    @public
     def simultaneous_critical_value(self, confidence_level: float | None = None, *, n_draws: int = 20000,
                                     rng: SeedLike = None) -> float:
         """The max-t critical value c: P(max over all pairs |d_ij - delta_ij| / se_ij <= c) = level.
@@ -225,6 +229,7 @@ class BradleyTerryResult(Result):
         return gaussian_max_abs(np.nan_to_num(self.covariance, nan=0.0), i, j, se, level, as_rng(rng),
                                 n_draws=n_draws, df=self.df)
 
+    @public
     def rank_intervals(self, *, method: str = "max-t", confidence_level: float | None = None,
                        rng: SeedLike = None) -> Any:
         """Simultaneous rank intervals and tie groups (pandas, best model first).
@@ -234,8 +239,10 @@ class BradleyTerryResult(Result):
         normal approximation) or ``"holm"`` (Holm's step-down on the pairwise Wald p-values). A
         model's rank interval runs from 1 + the number of models separated above it to M - the
         number separated below it; the family-wise level of all intervals together is the
-        confidence level. Tie groups: models connected by pairs that are not separated (each
-        group a run of ranks). A pair whose difference is not estimable is never separated.
+        confidence level. Tie groups (``tie_groups``: the numbers of the groups a model is in):
+        maximal runs of consecutive ranks holding no separated pair; they may overlap, and a model
+        separated from both neighbours is in none. A pair whose difference is not estimable is never
+        separated.
         """
         import pandas as pd
 
@@ -260,13 +267,16 @@ class BradleyTerryResult(Result):
             separated = ok & (adjust_pvalues(p, method="holm") <= 1.0 - level)
         ri, rj = rank_of[i], rank_of[j]
         pair_idx = np.stack([np.minimum(ri, rj), np.maximum(ri, rj)], axis=1)
-        groups, intervals = tie_groups_and_rank_intervals(order.size, pair_idx, separated, "all")
-        group_of = {g: k + 1 for k, grp in enumerate(groups) for g in grp}
+        groups, intervals = tie_groups_and_rank_intervals(order.size, pair_idx, separated, complete=True)
+        group_of: dict[int, list[int]] = {g: [] for g in range(order.size)}
+        for k, grp in enumerate(groups):
+            for g in grp:
+                group_of[g].append(k + 1)
         return pd.DataFrame({
             "model": [self.models[k] for k in order], "rating": self.ratings[order],
             "rank": np.arange(1, order.size + 1), "rank_low": [intervals[r][0] for r in range(order.size)],
             "rank_high": [intervals[r][1] for r in range(order.size)],
-            "tie_group": [group_of[r] for r in range(order.size)]})
+            "tie_groups": [group_of[r] for r in range(order.size)]})
 
     def to_frame(self) -> Any:
         """One row per model, best first: rating, standard error, Elo, strength (pandas)."""
@@ -288,6 +298,7 @@ def rank_order(ratings: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(ratings.size), -key, nan_last))
 
 
+@public
 def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, method: str = "sandwich",  # noqa: PLR0913
                   confidence_level: float = 0.95, n_resamples: int = 1000, rng: SeedLike = None, tol: float = 1e-10,
                   max_iter: int = 200) -> BradleyTerryResult:
@@ -404,15 +415,14 @@ def _fit_connected(enc: Battles, cells: Cells, cells_at: tuple[np.ndarray, np.nd
             raise DataError(msg)
         if replicates.shape[0] < reps.shape[0]:
             dropped = reps.shape[0] - replicates.shape[0]
-            warnings.warn(f"Bradley-Terry bootstrap: {dropped:,} of {reps.shape[0]:,} resamples have no finite fit (a "
+            warn(f"Bradley-Terry bootstrap: {dropped:,} of {reps.shape[0]:,} resamples have no finite fit (a "
                           "model without a win or without a loss in the resample) and are dropped; the covariance is "
-                          "that of the others (method='sandwich' needs no resampling)", DegenerateDataWarning,
-                          stacklevel=3)
+                          "that of the others (method='sandwich' needs no resampling)", DegenerateDataWarning)
         cov = np.cov(replicates, rowvar=False)
     if reason is not None:
-        warnings.warn(f"Bradley-Terry: {reason}; every interval and test of the ratings is NaN (fit without "
+        warn(f"Bradley-Terry: {reason}; every interval and test of the ratings is NaN (fit without "
                       "`cluster`, or with coarser clusters that are more numerous than the models)",
-                      DegenerateDataWarning, stacklevel=3)
+                      DegenerateDataWarning)
     return BradleyTerryResult(models=enc.models, ratings=theta, covariance=cov, n_battles=enc.n,
                               n_clusters=n_clusters, confidence_level=confidence_level, ties=ties,
                               tie_parameter=None if tau is None else math.exp(tau), method=method,
@@ -457,9 +467,9 @@ def _separation(cells: Cells, models: list[str]) -> tuple[np.ndarray, np.ndarray
         else:
             outside[k], separated[models[k]] = np.nan, "not comparable with the rest"
     shown = ", ".join(f"{name!r} ({why})" for name, why in list(separated.items())[:5])
-    warnings.warn(f"Bradley-Terry has no finite rating for {len(separated)} model(s): {shown}"
+    warn(f"Bradley-Terry has no finite rating for {len(separated)} model(s): {shown}"
                   f"{', ...' if len(separated) > 5 else ''}; their ratings are +-inf (or NaN), their gaps are not "
-                  "estimable and never reported as resolved", SeparationWarning, stacklevel=4)
+                  "estimable and never reported as resolved", SeparationWarning)
     return main, outside, separated
 
 

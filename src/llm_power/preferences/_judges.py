@@ -15,6 +15,7 @@ import numpy as np
 from scipy import special
 
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least
@@ -64,6 +65,7 @@ def _labels(values: Any) -> np.ndarray:
     return np.array([str(v) for v in np.asarray(values, dtype=object).tolist()], dtype=object)
 
 
+@public
 def judge_agreement(labels_a: Any, labels_b: Any, *, confidence_level: float = 0.95, n_resamples: int = 2000,
                     rng: SeedLike = None) -> AgreementResult:
     """Agreement of two judges (or a judge and the human majority) labelling the same items:
@@ -226,6 +228,7 @@ def majority_vote(battles: Any, *, item: str = "question_id", judges: Any = None
                          "winner": winner, "n_votes": votes.to_numpy()})
 
 
+@public
 def judge_vs_majority(battles: Any, judge: str, *, humans: Any, item: str = "question_id",
                       confidence_level: float = 0.95, n_resamples: int = 2000, rng: SeedLike = None) -> AgreementResult:
     """Agreement of ``judge`` with the majority of ``humans`` (a list of judge names or a predicate
@@ -291,6 +294,7 @@ def judge_vs_majority(battles: Any, judge: str, *, humans: Any, item: str = "que
                            confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
 
 
+@public
 def swap_consistency(battles: Any, *, by: Any = "judge", confidence_level: float = 0.95) -> Any:
     """Position-swap consistency of judges that saw every pair in both presentation orders.
 
@@ -428,6 +432,7 @@ def _logistic_sandwich(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) 
                           what="coefficients")
 
 
+@public
 def length_bias(battles: Any, *, length_a: str = "length_a", length_b: str = "length_b", cluster: Any = None,
                 confidence_level: float = 0.95) -> LengthBiasResult:
     """Does the judge prefer longer answers? Raw and model-adjusted length effects.

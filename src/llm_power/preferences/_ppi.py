@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import check_confidence_level, check_open_unit, check_option
 from .._kernel.quantiles import interval_half_width, level_quantile, t_pvalue
@@ -66,6 +67,7 @@ class PPIResult(Result):
         """
         return float(self.n_labeled - 1)
 
+    @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Student-t interval on n_labeled - 1 degrees of freedom (one-sided per ``alternative``)."""
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
@@ -104,6 +106,7 @@ def _tuned_lambda(y: np.ndarray, f: np.ndarray, f_unl: np.ndarray) -> float:
     return float(np.clip(cov / ((1.0 + n / big_n) * var), 0.0, 1.0))
 
 
+@public
 def ppi_mean(y: Any, yhat: Any, yhat_unlabeled: Any, *, lam: float | None = None, confidence_level: float = 0.95,
              alternative: str = "two-sided") -> PPIResult:
     """Prediction-powered estimate of a mean (accuracy, win rate) from a few human labels and many
@@ -169,6 +172,7 @@ def ppi_mean(y: Any, yhat: Any, yhat_unlabeled: Any, *, lam: float | None = None
                      confidence_level=level, alternative=alternative)
 
 
+@public
 def ppi_mean_difference(y_a: Any, y_b: Any, yhat_a: Any, yhat_b: Any, yhat_a_unlabeled: Any, yhat_b_unlabeled: Any, *,
                         lam: float | None = None, confidence_level: float = 0.95,
                         alternative: str = "two-sided") -> PPIResult:
@@ -224,6 +228,7 @@ def ppi_mean_difference(y_a: Any, y_b: Any, yhat_a: Any, yhat_b: Any, yhat_a_unl
                     confidence_level=confidence_level, alternative=alternative)
 
 
+@public
 def ppi_labels_needed(half_width: float, *, sd: float, correlation: float, n_unlabeled: float,
                       confidence_level: float = 0.95) -> int:
     r"""Human labels needed for a PPI++ interval of ±``half_width``.

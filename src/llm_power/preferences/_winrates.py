@@ -17,6 +17,7 @@ import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
@@ -48,6 +49,7 @@ class WinRateResult(Result):
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("estimate", "standard_error", "n", "method")
 
+    @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Interval of the win rate (``method``; Wilson and exact for 0/1 preferences)."""
         from ..intervals import proportion_ci
@@ -92,10 +94,11 @@ def _cluster_labels(cluster: Any, size: int) -> tuple[np.ndarray, int] | None:
     if cluster is None:
         return None
     codes, g = code_labels(cluster, size, unit="preference")
-    require_clusters(g, unit="preference", stacklevel=4)
+    require_clusters(g, unit="preference")
     return codes, g
 
 
+@public
 def win_rate(preferences: Any, *, ties: str = "half", cluster: Any = None, method: str = "auto",  # noqa: PLR0913
              confidence_level: float = 0.95, n_resamples: int = 2000, rng: SeedLike = None) -> WinRateResult:
     """Win rate against a baseline with a standard error and interval.
@@ -217,6 +220,7 @@ class WinRateComparison(Result):
     _repr_fields: ClassVar[tuple[str, ...]] = ("difference", "standard_error", "pvalue", "n")
 
 
+@public
 def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = None, confidence_level: float = 0.95,
                       alternative: str = "two-sided") -> WinRateComparison:
     """Paired comparison of two models' win rates against the same baseline on the same instructions.

@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_open_unit, check_option
+from ._section import fragility_of
 
 __all__ = ["FragilityResult", "fragility"]
 
@@ -77,16 +79,20 @@ def _pct(s: float) -> str:
     return "-" if not np.isfinite(s) else f"{100 * s:.2g}%"
 
 
-def fragility(scores: Any, *, models: Any = None, pairs: str = "adjacent",
+@public
+def fragility(data: Any, *, models: Any = None, pairs: str | None = None,
               fragile_share: float = 0.001) -> FragilityResult:
     r"""The fewest items whose removal ties or reverses each gap of a leaderboard, and the #1 position.
 
     Parameters
     ----------
-    scores : array_like or DataFrame, shape (n_items, n_models)
-        Per-item scores, every model on every item (0/1 or graded).
+    data : Diagnosis, or array_like or DataFrame of shape (n_items, n_models)
+        A finished :func:`~llm_power.diagnose` (its pairs), or per-item scores, every model on every
+        item (0/1 or graded).
     models : sequence of str, optional
-    pairs : {"adjacent", "all"}, default "adjacent"
+        With scores only.
+    pairs : {"adjacent", "all"}, optional
+        With scores only (default "adjacent"); a Diagnosis has its pairs.
     fragile_share : float, default 0.001
         A gap is *fragile* when removing at most this share of the items flips it.
 
@@ -100,9 +106,8 @@ def fragility(scores: Any, *, models: Any = None, pairs: str = "adjacent",
     at most the sum of the |S| largest, so the fewest removals that make the gap <= 0 are the
     largest differences, taken until the rest sums to <= 0 (exact; for 0/1 scores b - c items
     where A alone is right). #1 changes as soon as one model ties or overtakes the top, so its
-    count is the smallest of the top model's pairs. The same numbers are in
-    ``diagnose(scores).rankings["fragility"]`` (Broderick, Giordano and Meager 2023 study the same
-    question for estimators in general).
+    count is the smallest of the top model's pairs (Broderick, Giordano and Meager 2023 study the
+    same question for estimators in general).
 
     Examples
     --------
@@ -113,21 +118,26 @@ def fragility(scores: Any, *, models: Any = None, pairs: str = "adjacent",
     >>> res.items_to_flip.tolist(), res.challenger, res.items_to_flip_top
     ([2.0, 1.0], 'b', 2.0)
     """
-    from ..resolution import diagnose
+    from ..resolution import Diagnosis, diagnose
 
-    pairs = check_option(pairs, "pairs", ("adjacent", "all"))
     share = check_open_unit(fragile_share, "fragile_share")
-    diag = diagnose(scores, models=models, pairs=pairs, ranks=True, rank_resamples=1, cluster_resamples=0,
-                    fragile_share=share, rng=0)  # the resamples do not enter the counts
-    sec = diag.rankings
-    assert sec is not None  # noqa: S101 - ranks=True computes them or raises
-    fr = sec["fragility"]
+    if isinstance(data, Diagnosis):
+        for name, value in (("models", models), ("pairs", pairs)):
+            if value is not None:
+                msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
+                raise TypeError(msg)
+        diag = data
+    else:
+        pairs = check_option("adjacent" if pairs is None else pairs, "pairs", ("adjacent", "all"))
+        diag = diagnose(data, models=models, pairs=pairs, cluster_resamples=0, rng=0)
+    fr = fragility_of(diag)
+    if fr is None:
+        msg = "graded scores on item shards: the items that flip a gap need the per-item differences"
+        raise ValueError(msg)
     cols = diag.columns
+    flips = np.asarray(fr["pairs"], dtype=float)
     return FragilityResult(models=list(diag.models), model_a=list(cols["model_a"]), model_b=list(cols["model_b"]),
-                           delta=np.asarray(cols["delta"], dtype=float),
-                           items_to_flip=np.asarray(fr["pairs"]["items_to_flip"], dtype=float),
-                           share=np.asarray(fr["pairs"]["share"], dtype=float),
-                           fragile=np.asarray(fr["pairs"]["fragile"], dtype=bool), top_model=fr["top_model"],
-                           challenger=fr["challenger"], items_to_flip_top=float(fr["items_to_flip_top"]),
-                           share_top=float(fr["share_top"]), fragile_top=bool(fr["fragile_top"]),
-                           fragile_share=share, n_items=diag.n)
+                           delta=np.asarray(cols["delta"], dtype=float), items_to_flip=flips, share=flips / diag.n,
+                           fragile=flips / diag.n <= share, top_model=diag.models[0], challenger=fr["challenger"],
+                           items_to_flip_top=fr["top"], share_top=fr["top"] / diag.n,
+                           fragile_top=bool(fr["top"] / diag.n <= share), fragile_share=share, n_items=diag.n)

@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import check_power_above, public
 from .._core.results import Result
 from .._core.typing import SeedLike
-from .._core.validation import check_alpha_power, check_confidence_level, check_int_at_least
+from .._core.validation import as_rng, check_int_at_least, check_option
+from ._section import RANK_METHODS, rank_sets, ranks_available
 
 __all__ = ["RankIntervalsResult", "rank_intervals"]
 
@@ -28,7 +30,8 @@ class RankIntervalsResult(Result):
     best_set : list of str
         The models that can be #1 at that level (rank_low = 1).
     critical_value : float
-        The bootstrap (1 - alpha) quantile of the largest studentised pairwise deviation.
+        The (1 - alpha) quantile of the largest studentised pairwise deviation (with clusters, at
+        least that of each pair's own cluster t).
     n_items, n_resamples : int
     confidence_level : float
     top_sets : dict of str to list
@@ -40,6 +43,9 @@ class RankIntervalsResult(Result):
         "resolved": a pair separates two ranks when its max-t interval excludes 0 and the pair is
         resolved (q >= 1 and its test rejects; every regime of the report), as in
         :func:`~llm_power.diagnose`; "max-t": the max-t intervals alone (``power=None``).
+    max_t_low, max_t_high : numpy.ndarray
+        The rank intervals of the max-t intervals alone (equal to ``rank_low``/``rank_high`` when
+        ``rule`` is "max-t").
     """
 
     models: list[Any]
@@ -55,6 +61,8 @@ class RankIntervalsResult(Result):
     resampled: str
     rule: str
     method: str = "bootstrap"
+    max_t_low: np.ndarray | None = None
+    max_t_high: np.ndarray | None = None
 
     _repr_fields = ("models", "rank_low", "rank_high", "best_set")
     _title = "Simultaneous rank intervals"
@@ -72,7 +80,8 @@ class RankIntervalsResult(Result):
         return "\n".join(lines)
 
 
-def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, confidence_level: float = 0.95,
+@public(nullable=("power",))
+def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confidence_level: float | None = None,
                    power: float | None = 0.8, n_resamples: int = 1000, method: str = "auto",
                    rng: SeedLike = None) -> RankIntervalsResult:
     r"""Confidence intervals for every model's rank that hold simultaneously, and the set of models
@@ -80,25 +89,33 @@ def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, conf
 
     Parameters
     ----------
-    scores : array_like or DataFrame, shape (n_items, n_models)
-        Per-item scores, every model on every item (0/1 or graded).
+    data : Diagnosis, or array_like or DataFrame of shape (n_items, n_models)
+        A finished :func:`~llm_power.diagnose` (its models, clusters, runs, level and regimes), or
+        per-item scores, every model on every item (0/1 or graded), diagnosed here with
+        ``alpha = 1 - confidence_level`` and ``power``.
     models : sequence of str, optional
+        With scores only.
     cluster : array_like, optional
-        One cluster label per item: whole clusters are resampled, and a pair must also be resolved
-        by the cluster-robust test.
-    confidence_level : float, default 0.95
-        Simultaneous coverage of all the rank intervals (the pairs' tests run at 1 - this).
+        With scores only: one cluster label per item (a Diagnosis carries its own). Whole clusters
+        are resampled, each gap is studentised by its cluster-robust (CR2) standard error, and a
+        pair must also be resolved by the cluster-robust test.
+    confidence_level : float, optional
+        Simultaneous coverage of all the rank intervals (the pairs' tests run at 1 - this). Default:
+        the diagnosis's level, or 0.95 for scores.
     power : float or None, default 0.8
-        A pair separates two ranks only when it is also *resolved* at this power (q >= 1 and its
-        test rejects), so that the ranks never say more than :func:`~llm_power.diagnose`'s table
-        (they are the same numbers); None: the max-t intervals alone, as in Mogstad et al.
+        A pair separates two ranks only when it is also *resolved* (q >= 1 and its test rejects;
+        every regime of a diagnosis), so that the ranks never say more than
+        :func:`~llm_power.diagnose`'s table; a Diagnosis brings its own power. None: the max-t
+        intervals alone, as in Mogstad et al.
     n_resamples : int, default 1000
         Bootstrap resamples of the items (or clusters) for the critical value.
     method : {"auto", "bootstrap", "gaussian"}, default "auto"
-        The bootstrap, or draws of its normal limit (the covariance of the means); "auto": the
-        bootstrap up to 2,000,000 resampled items, the normal limit beyond (as
-        :func:`~llm_power.diagnose`'s ``rank_method``).
+        The bootstrap, or draws of its normal limit (the covariance of the means, a multivariate t on
+        G - 1 df with clusters); "auto": the bootstrap up to 2,000,000 resampled items (or
+        clusters x resamples), the normal limit beyond.
     rng : None, int or numpy.random.Generator
+        The same seed gives the same intervals for the same data, whether the scores or their
+        Diagnosis are given.
 
     Returns
     -------
@@ -108,12 +125,14 @@ def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, conf
     -----
     For every pair (j, k) the paired difference of means has standard error se_jk (the paired
     variance diagnose uses: the plug-in (b + c)/n - delta^2 for 0/1 scores, the sample variance of
-    the differences for graded ones). The critical value c is the bootstrap (resampling items) quantile of
-    max_{j<k} |(Dhat*_jk - Dhat_jk) / se_jk|, so the intervals Dhat_jk +- c se_jk cover every pairwise
-    difference at once. Model j's rank interval is [1 + #{k: k better than j by its interval},
-    M - #{k: j better than k}]; the best set is the models no other model beats. With ties in the
-    truth, a rank is the interval of ranks the tied models share. The same numbers are
-    ``diagnose(scores, ranks=True).rankings``.
+    the differences for graded ones; each pair's own CR2 one with clusters). The critical value c is
+    the bootstrap (resampling items, or clusters) quantile of max_{j<k} |(Dhat*_jk - Dhat_jk) / se_jk|
+    -- with clusters, the larger of that and the level quantile of the maximum of each pair's own
+    cluster t (Imbens-Kolesar df, independent scales: conservative with few, unequal clusters;
+    docs/rankings.md) -- so the intervals Dhat_jk +- c se_jk cover every pairwise difference at once. Model j's rank
+    interval is [1 + #{k: k better than j by its interval}, M - #{k: j better than k}]; the best set
+    is the models no other model beats. With ties in the truth, a rank is the interval of ranks the
+    tied models share. ``rank_report(diagnose(scores, ...), rng=s).ranks`` gives the same numbers.
 
     Examples
     --------
@@ -125,21 +144,34 @@ def rank_intervals(scores: Any, *, models: Any = None, cluster: Any = None, conf
     >>> res.best_set, res.rank_low.tolist(), res.rank_high.tolist()
     (['w', 'x'], [1, 1, 3, 4], [2, 2, 3, 4])
     """
-    from ..resolution import diagnose
+    from ..resolution import Diagnosis, diagnose
 
-    level = check_confidence_level(confidence_level)
+    method = check_option(method, "method", RANK_METHODS)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
-    pw = 0.8 if power is None else check_alpha_power(1.0 - level, power)[1]
-    diag = diagnose(scores, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
-                    ranks=True, rank_resamples=n_resamples, rank_method=method, cluster_resamples=0, rng=rng)
-    sec = diag.rankings
-    assert sec is not None  # noqa: S101 - ranks=True computes them or raises
-    sets = sec if power is not None else sec["simultaneous"]
-    low, high = np.asarray(sets["rank_low"]), np.asarray(sets["rank_high"])
+    if isinstance(data, Diagnosis):
+        for name, value in (("models", models), ("cluster", cluster), ("confidence_level", confidence_level)):
+            if value is not None:
+                msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
+                raise TypeError(msg)
+        diag = data
+    else:
+        level = 0.95 if confidence_level is None else confidence_level
+        pw = 0.8 if power is None else power
+        check_power_above(pw, 1.0 - level, level_name="confidence_level")
+        diag = diagnose(data, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
+                        cluster_resamples=0, rng=rng)
+    why = ranks_available(diag, n_resamples)
+    if why is not None:
+        raise ValueError(why)
+    sets = rank_sets(diag, n_resamples=n_resamples, method=method, gen=as_rng(rng))
     names = list(diag.models)
-    top_sets = {k: [names[g] for g in range(len(names)) if low[g] <= int(k)] for k in sec["top_sets"]}
-    return RankIntervalsResult(models=names, means=np.asarray(diag.means), rank_low=low, rank_high=high,
-                               best_set=list(sets["best_set"]), critical_value=float(sec["critical_value"]),
-                               n_items=diag.n, n_resamples=n_resamples, confidence_level=level, top_sets=top_sets,
-                               resampled=sec["resampled"], rule="max-t" if power is None else "resolved",
-                               method=sec["method"])
+    rule = "max-t" if power is None else "resolved"
+    low, high = (sets["max_t_low"], sets["max_t_high"]) if rule == "max-t" else (sets["rank_low"], sets["rank_high"])
+    m = len(names)
+    return RankIntervalsResult(
+        models=names, means=np.asarray(diag.means), rank_low=low, rank_high=high,
+        best_set=[names[k] for k in range(m) if low[k] == 1], critical_value=sets["critical_value"], n_items=diag.n,
+        n_resamples=n_resamples, confidence_level=float(diag.settings["confidence_level"]),
+        top_sets={str(k): [names[g] for g in range(m) if low[g] <= k] for k in (1, 3, 5, 10) if k < m},
+        resampled=sets["resampled"], rule=rule, method=sets["method"], max_t_low=sets["max_t_low"],
+        max_t_high=sets["max_t_high"])

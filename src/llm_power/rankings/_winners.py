@@ -7,13 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from .._core.clusters import code_labels, require_clusters
+from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
-from .._core.validation import as_rng, check_confidence_level, check_open_unit, check_option, check_score_matrix
-from .._kernel.ranks import winner_inference
+from .._core.validation import as_rng, check_open_unit, check_option
+from ._section import winner_of
 
 __all__ = ["WINNER_TARGETS", "WinnerResult", "winners_curse"]
 
@@ -92,27 +90,32 @@ class WinnerResult(Result):
             f"(beta = {self.beta:.3g})"])
 
 
-def winners_curse(scores: Any, *, models: Any = None, cluster: Any = None, target: str = "winner",
-                  new: Any = None, confidence_level: float = 0.95, beta: float | None = None,
+@public
+def winners_curse(data: Any, *, models: Any = None, cluster: Any = None, target: str = "winner",
+                  new: Any = None, confidence_level: float | None = None, beta: float | None = None,
                   rng: SeedLike = None) -> WinnerResult:
     r"""The top model's score, the top gap, or "the new model beats the best existing one",
     corrected for having been selected by the same data (Andrews, Kitagawa and McCloskey 2024).
 
     Parameters
     ----------
-    scores : array_like or DataFrame, shape (n_items, n_models)
-        Per-item scores, every model on every item (0/1 or graded).
+    data : Diagnosis, or array_like or DataFrame of shape (n_items, n_models)
+        A finished :func:`~llm_power.diagnose` (its models, clusters, runs and level), or per-item
+        scores, every model on every item (0/1 or graded).
     models : sequence of str, optional
+        With scores only.
     cluster : array_like, optional
-        One cluster label per item: the covariance of the means is cluster-robust (CR2, the
-        variance of diagnose's per-model cluster intervals), scaled by (t_{G-1} / z)^2 so that the
-        normal intervals are as wide as t intervals on G - 1 degrees of freedom.
+        With scores only: one cluster label per item. The covariance of the means is
+        cluster-robust (CR2, the variance of diagnose's per-model cluster intervals), scaled by
+        (t_{G-1} / z)^2 so that the normal intervals are as wide as t intervals on G - 1 degrees of
+        freedom.
     target : {"winner", "top_gap", "new"}, default "winner"
         The winner's score; the winner minus the runner-up; or ``new`` minus the best of the
         other models (the best being chosen by the data).
     new : str, optional
         The new model (``target="new"``; giving it implies that target).
-    confidence_level : float, default 0.95
+    confidence_level : float, optional
+        Default: the diagnosis's level, or 0.95 for scores.
     beta : float, optional
         Level of the projection step of the hybrid interval (default (1 - confidence_level)/10).
     rng : None, int or numpy.random.Generator
@@ -125,12 +128,13 @@ def winners_curse(scores: Any, *, models: Any = None, cluster: Any = None, targe
     Notes
     -----
     The means X are approximately N(mu, Sigma), Sigma the items' covariance over n (cluster-robust
-    with ``cluster``). The target is Y = eta'X and the selection an event {A X <= 0} (the winner
-    beats every other model, ...). With c = Sigma eta / (eta' Sigma eta) and Z = X - c Y,
-    independent of Y, the selection is {L(Z) <= Y <= U(Z)}: given it, Y is N(eta'mu, eta'Sigma eta)
-    truncated to [L, U]. Inverting that distribution's CDF in the target gives the conditional
-    interval and the median-unbiased estimate; the hybrid truncates further to the projection
-    interval Y +- c_beta sd and works at (alpha - beta)/(1 - beta).
+    with ``cluster``; with runs each model's variance raised to its variance over items and runs).
+    The target is Y = eta'X and the selection an event {A X <= 0} (the winner beats every other
+    model, ...). With c = Sigma eta / (eta' Sigma eta) and Z = X - c Y, independent of Y, the
+    selection is {L(Z) <= Y <= U(Z)}: given it, Y is N(eta'mu, eta'Sigma eta) truncated to [L, U].
+    Inverting that distribution's CDF in the target gives the conditional interval and the
+    median-unbiased estimate; the hybrid truncates further to the projection interval Y +- c_beta sd
+    and works at (alpha - beta)/(1 - beta).
 
     Examples
     --------
@@ -142,27 +146,33 @@ def winners_curse(scores: Any, *, models: Any = None, cluster: Any = None, targe
     >>> res.selected, res.median_unbiased < res.estimate
     (['c'], True)
     """
-    level = check_confidence_level(confidence_level)
+    from ..resolution import Diagnosis, diagnose
+
     target = check_option("new" if new is not None else target, "target", WINNER_TARGETS)
+    if isinstance(data, Diagnosis):
+        for name, value in (("models", models), ("cluster", cluster)):
+            if value is not None:
+                msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
+                raise TypeError(msg)
+        diag = data
+        level = float(diag.settings["confidence_level"]) if confidence_level is None else confidence_level
+    else:
+        level = 0.95 if confidence_level is None else confidence_level
+        diag = diagnose(data, models=models, cluster=cluster, confidence_level=level, cluster_resamples=0, rng=0)
     b = None if beta is None else check_open_unit(beta, "beta")
     if b is not None and b >= 1.0 - level:
-        msg = f"beta must be below 1 - confidence_level = {1.0 - level:g}; got {b:g}"
+        msg = f"`beta` must be below 1 - confidence_level = {1.0 - level:g}; got {b:g}"
         raise ValueError(msg)
-    x, names = check_score_matrix(scores, models)
-    n, m = x.shape
-    if m < (3 if target == "top_gap" else 2) or n < 2:
-        msg = f"target={target!r} needs at least {3 if target == 'top_gap' else 2} models and 2 items"
+    names = list(diag.models)
+    if len(names) < (3 if target == "top_gap" else 2):
+        msg = f"target={target!r} needs at least {3 if target == 'top_gap' else 2} models"
         raise ValueError(msg)
     index = None
     if target == "new":
         if new not in names:
-            msg = f"new={new!r} is not one of the models ({', '.join(map(str, names[:5]))}{', ...' if m > 5 else ''})"
+            shown = ", ".join(map(str, names[:5])) + (", ..." if len(names) > 5 else "")
+            msg = f"new={new!r} is not one of the models ({shown})"
             raise ValueError(msg)
         index = names.index(new)
-    codes, n_groups = (None, 0) if cluster is None else code_labels(cluster, n)
-    if cluster is not None:
-        require_clusters(n_groups, stacklevel=2)
-    binary = bool(np.isin(x, (0, 1)).all())
-    out = winner_inference(x, names, binary, level, as_rng(rng), codes=codes, n_groups=n_groups, beta=b,
-                           target=target, new=index)
+    out = winner_of(diag, level=level, gen=as_rng(rng), target=target, new=index, beta=b)
     return WinnerResult(**out)

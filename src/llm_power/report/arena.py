@@ -60,7 +60,7 @@ def _clustered(diag: ArenaDiagnosis) -> bool:
 
 
 def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
-    """The ranking table: model, Elo, rank, simultaneous rank interval, tie group."""
+    """The ranking table: model, Elo, rank, simultaneous rank interval, the ties it is in."""
     r = diag.ranks
     def span(k: int) -> str:
         low, high = r["rank_low"][k], r["rank_high"][k]
@@ -68,7 +68,10 @@ def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
             return "—"
         return f"{low}–{high}" if low != high else str(low)
 
-    return [[str(r["model"][k]), _fmt(r["elo"][k], ".1f"), str(r["rank"][k]), span(k), str(r["tie_group"][k])]
+    def ties(k: int) -> str:
+        return ", ".join(str(g) for g in r["tie_groups"][k]) or "—"
+
+    return [[str(r["model"][k]), _fmt(r["elo"][k], ".1f"), str(r["rank"][k]), span(k), ties(k)]
             for k in range(len(r["model"]))]
 
 

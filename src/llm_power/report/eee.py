@@ -75,7 +75,7 @@ def to_eee(diag: Any, *, benchmark: str = "benchmark", dataset: str | None = Non
     >>> import numpy as np
     >>> import llm_power as lp
     >>> x = (np.random.default_rng(0).random((400, 2)) < [0.7, 0.6]).astype(int)
-    >>> (rec, _) = lp.to_eee(lp.diagnose(x, models=["a", "b"], ranks=False), benchmark="toy",
+    >>> (rec, _) = lp.to_eee(lp.diagnose(x, models=["a", "b"]), benchmark="toy",
     ...                      retrieved_timestamp=0)
     >>> rec["model_info"]["id"], sorted(rec["evaluation_results"][0]["score_details"]["uncertainty"])
     ('a', ['confidence_interval', 'num_samples', 'standard_deviation', 'standard_error'])
@@ -170,7 +170,7 @@ def write_eee(diag: Any, folder: str | Path, *, inputs: tuple[Any, ...] = (), **
     >>> import llm_power as lp
     >>> x = (np.random.default_rng(0).random((400, 2)) < [0.7, 0.6]).astype(int)
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     files = lp.write_eee(lp.diagnose(x, models=["org/a", "b"], ranks=False), tmp, benchmark="toy")
+    ...     files = lp.write_eee(lp.diagnose(x, models=["org/a", "b"]), tmp, benchmark="toy")
     ...     sorted(f.name for f in files)
     ['b.json', 'org_a-...json']
     """

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import __version__
 from .._core.format import fmt_gap, fmt_score, unique_short_names
+from ..rankings import RankIntervalsResult, RankReport
 from ..resolution import Diagnosis
 from .terminal import safe_text
 from .view import ReportView, build_view
@@ -35,12 +36,12 @@ def _esc(text: str) -> str:
     return safe_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def _plots(diag: Diagnosis, binary: bool) -> dict[str, str]:
+def _plots(diag: Diagnosis, binary: bool, rankings: RankReport | None) -> dict[str, str]:
     import matplotlib
 
     # Figure objects and an rc context: the caller's backend, pyplot state and rcParams are untouched
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "llm-power"}):
-        return _draw(diag, binary)
+        return _draw(diag, binary, rankings)
 
 
 def subplots(width: float, height: float) -> tuple[Any, Any]:
@@ -62,7 +63,7 @@ MAX_PLOT_MODELS = 60
 FIG_WIDTH = 6.4
 
 
-def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
+def _draw(diag: Diagnosis, binary: bool, rankings: RankReport | None) -> dict[str, str]:
     names = [safe_text(m) for m in diag.models]  # control characters visible in the plots too
     short = unique_short_names(names, 24)
     means = np.asarray(diag.means)
@@ -86,8 +87,8 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     plots["leaderboard"] = figure_svg(fig, "Leaderboard: " + "; ".join(
         f"{m} {fmt_score(s, binary)}" for m, s in zip(names, means, strict=True)))
 
-    if diag.rankings and "rank_low" in diag.rankings:
-        plots["ranks"] = _rank_plot(diag, short)
+    if rankings is not None and rankings.ranks is not None:
+        plots["ranks"] = _rank_plot(diag, short, rankings.ranks)
     if len(diag.columns["delta"]) > MAX_PLOT_PAIRS:
         plots["matrix"] = _matrix(diag, short)
     else:
@@ -96,12 +97,11 @@ def _draw(diag: Diagnosis, binary: bool) -> dict[str, str]:
     return plots
 
 
-def _rank_plot(diag: Diagnosis, short: list[str]) -> str:
+def _rank_plot(diag: Diagnosis, short: list[str], ranks: RankIntervalsResult) -> str:
     """The simultaneous rank intervals, best first, the models that can be #1 filled."""
-    sec = diag.rankings or {}
     k = min(len(diag.models), MAX_PLOT_MODELS)
-    low, high = np.asarray(sec["rank_low"][:k], dtype=float), np.asarray(sec["rank_high"][:k], dtype=float)
-    best = set(sec["best_set"])
+    low, high = np.asarray(ranks.rank_low[:k], dtype=float), np.asarray(ranks.rank_high[:k], dtype=float)
+    best = set(ranks.best_set)
     fig, ax = subplots(FIG_WIDTH, max(2.0, 0.32 * k + 0.8))
     y = np.arange(k)[::-1]
     rank = np.arange(1, k + 1)
@@ -112,10 +112,11 @@ def _rank_plot(diag: Diagnosis, short: list[str]) -> str:
     ax.set_yticks(y, short[:k], parse_math=False)
     ax.set_xlim(0.5, len(diag.models) + 0.5)
     ax.invert_xaxis()
-    ax.set_xlabel(f"rank ({100 * sec['confidence_level']:g}% simultaneous interval; 1 = best)")
+    ax.set_xlabel(f"rank ({100 * ranks.confidence_level:g}% simultaneous interval; 1 = best)")
     ax.grid(axis="x", color="#e5e7eb")
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(loc="lower right", frameon=False, fontsize=10)  # with best on the right, the worst low left
+    # above the axes: an interval may reach any corner (a model low in the table that can still be #1)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, fontsize=10)
     return figure_svg(fig, "Rank intervals: " + "; ".join(
         f"{m} {int(a)}" + (f"-{int(b)}" if b != a else "") for m, a, b in zip(short[:k], low, high, strict=True)))
 
@@ -294,11 +295,13 @@ def render_html(
     clusters: Any = None,
     cluster_name: str = "cluster",
     note: str = "",
+    rankings: RankReport | None = None,
 ) -> str:
     """Render a :class:`~llm_power.Diagnosis` as one self-contained HTML page.
 
     ``scores`` (items x models, columns named by ``score_models`` in any order; default: the
-    report's ranking) and ``clusters`` add the per-cluster table.
+    report's ranking) and ``clusters`` add the per-cluster table; ``rankings``
+    (:func:`~llm_power.rank_report` of the same diagnosis) the rankings section.
     """
     if scores is not None and score_models is not None:
         column = {name: k for k, name in enumerate(score_models)}
@@ -307,9 +310,9 @@ def render_html(
 
     binary = bool(diag.settings.get("binary"))
     s = diag.settings
-    plots = _plots(diag, binary)
+    plots = _plots(diag, binary, rankings)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
-    view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_TABLE_PAIRS)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_TABLE_PAIRS, rankings=rankings)
     header, rows = _pair_table(view)
     cards = [{"num": f"{diag.n:,}", "label": f"items × {len(diag.models)} models"}]
     cards += [{"num": f"{r.unresolved} / {view.n_pairs}", "label": f"unresolved ({r.label})"} for r in view.regimes]
@@ -391,7 +394,8 @@ def _explanations(s: dict[str, Any], level: str) -> list[dict[str, Any]]:
                   "N*_cluster = max(DE, 1)·K·σ²/δ² with t quantiles.")},
         {"title": "Anytime-valid",
          "text": ("A leaderboard updated continuously and re-tested at every update needs a time-uniform test. "
-                  f"The critical value {k_any:.2f} (instead of 1.96) comes from a normal-mixture confidence sequence "
+                  f"The critical value {k_any:.2f} (instead of {s.get('z_fixed', 1.96):.2f}, the fixed-n one at α = "
+                  f"{s['alpha']:g}) comes from a normal-mixture confidence sequence "
                   "(Robbins 1970; Howard et al. 2021)." if k_any else
                   "Not computed for this report (use --anytime).")},
         {"title": "Paired tests and intervals",

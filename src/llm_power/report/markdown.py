@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..rankings import RankReport
 from ..resolution import Diagnosis
 from .terminal import safe_text
 from .view import build_view
@@ -49,11 +50,11 @@ def md_text(text: object) -> str:
 
 
 def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution report",
-                    cluster_name: str = "cluster") -> str:
-    """A Markdown summary: the verdict in words, the pairs table (every column), ties, next steps
-    (names escaped).
+                    cluster_name: str = "cluster", rankings: RankReport | None = None) -> str:
+    """A Markdown summary: the verdict in words, the rankings (``rankings``: :func:`~llm_power.rank_report`
+    of the same diagnosis), the pairs table (every column), ties, next steps (names escaped).
     """
-    view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_ROWS)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_ROWS, rankings=rankings)
     lines = [f"# {md_text(title)}", "",
              f"{view.n_models} models on the same {view.n:,} items; {view.pairs_phrase} "
              f"(α = {view.alpha}, power = {view.power}).", ""]
@@ -77,5 +78,6 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
                   + "; ".join(" ≈ ".join(md_text(m) for m in g) for g in view.ties)]
     lines += ["", md_prose(view.verdict_note)]
     lines += [f"\nNext: {step.text(md_text, md_prose)}" for step in view.steps]
+    lines += [f"\nNext: {md_prose(view.settled)}"] if not view.steps and view.settled else []
     lines += [""]
     return "\n".join(lines)

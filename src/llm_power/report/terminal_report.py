@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._core.format import unique_short_names
+from ..rankings import RankReport
 from ..resolution import Diagnosis
 from .terminal import safe_text, terminal_width
 from .view import ReportView, build_view
@@ -169,14 +170,16 @@ def _print_rankings(console: Any, view: ReportView) -> None:
 
 
 def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluster", wide: bool = False,
-                 stream: TextIO | None = None, width: int | None = None) -> ReportView:
-    """Print the resolution report: the verdict in words, the models, the pairs, what to do next.
+                 stream: TextIO | None = None, width: int | None = None,
+                 rankings: RankReport | None = None) -> ReportView:
+    """Print the resolution report: the verdict in words, the rankings (``rankings``:
+    :func:`~llm_power.rank_report` of the same diagnosis), the models, the pairs, what to do next.
 
     Names are escaped; nothing is truncated. Returns the view it printed.
     """
     out = sys.stdout if stream is None else stream
     width = terminal_width(out) if width is None else width
-    view = build_view(diag, cluster_name=cluster_name, max_rows=None if wide else MAX_ROWS)
+    view = build_view(diag, cluster_name=cluster_name, max_rows=None if wide else MAX_ROWS, rankings=rankings)
     console = _console(out, width)
     console.print("Verdict", style="bold")
     for line in view.sentences:
@@ -226,10 +229,4 @@ def print_report(diag: Diagnosis, *, note: str = "", cluster_name: str = "cluste
         console.print(safe_text(note), markup=False)
     for line in view.next_steps:
         console.print(safe_text(f"next: {line}"), markup=False)
-    if not view.steps:
-        computed = {r.key for r in view.regimes}
-        more = [flag for key, flag in (("corrected", "--correction holm"), ("cluster", "--cluster FIELD"),
-                                       ("anytime", "--anytime")) if key not in computed]
-        console.print("next: no displayed gap is too small for this benchmark to resolve"
-                      + (f"; stress the verdict with {', '.join(more)}" if more else ""), markup=False)
     return view

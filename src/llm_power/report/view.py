@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, table_decimals
+from .._core.format import fmt_gap, fmt_margins, fmt_n_star, fmt_p, fmt_score, table_decimals
+from ..rankings import FragilityResult, RankReport
 from ..resolution import Diagnosis
 
 __all__ = ["NextStep", "PairRow", "RankingView", "ReportView", "build_view", "fmt_share"]
@@ -23,9 +24,6 @@ __all__ = ["NextStep", "PairRow", "RankingView", "ReportView", "build_view", "fm
 #: how a verdict is explained next to every pairs table
 VERDICT_NOTE = ("Resolved (✓): q = N/N* ≥ 1 and the pair's test rejects at α; otherwise (✗) the benchmark is too "
                 "small to tell, which does not mean the models are equal.")
-
-#: how the multiplicity corrections are named in user text
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "BH"}
 
 
 @dataclass(frozen=True)
@@ -153,9 +151,18 @@ class RankingView:
             out[0] += prose(".")
         if self.top3 and len(self.top3) > 3:
             out.append(prose("The top 3 are among: ") + ", ".join(esc(m) for m in self.top3) + prose("."))
-        out.append(esc(self.winner) + prose(f" scores {self.score} because the same data picked it as the best; "
-                                            f"corrected for that selection: {self.corrected} (hybrid {self.level} "
-                                            f"interval {self.hybrid_ci})."))
+        if not self.corrected:  # no variance (every item the same): nothing to correct, and no interval
+            out.append(esc(self.winner) + prose(f" scores {self.score}, the same on every item: the selection "
+                                                "correction has no variance to work with (its interval is in the "
+                                                "models table)."))
+        elif self.corrected == self.score:  # the correction changes nothing shown: say so, not "corrected: X"
+            out.append(esc(self.winner) + prose(f" scores {self.score}; being picked as the best by the same data "
+                                                f"does not move the estimate (its lead is clear; {self.level} "
+                                                f"interval corrected for the selection: {self.hybrid_ci})."))
+        else:
+            out.append(esc(self.winner) + prose(f" scores {self.score} because the same data picked it as the best; "
+                                                f"corrected for that selection: {self.corrected} (hybrid {self.level} "
+                                                f"interval {self.hybrid_ci})."))
         if self.flip_top:
             out.append(prose(f"Removing {self.flip_top} lets ") + esc(self.challenger)
                        + prose(" tie or overtake #1" + (f": fragile (at most {self.fragile_share} of the items)."
@@ -187,7 +194,7 @@ class ReportView:
     score_word: str  # "score" or "mean score"
     models: list[ModelRow]
     regimes: list[RegimeView]  # every regime computed, IID first, in the registry's order
-    strictest: RegimeView  # the regime with the most unresolved pairs
+    strictest: RegimeView  # the headline regime: the strictest computed (Diagnosis.headline)
     pairs: list[PairRow]
     ties_regime: str
     ties: list[list[str]]
@@ -201,10 +208,14 @@ class ReportView:
     ranking: RankingView | None = None  # the rankings section (None: not computed)
     has_flip: bool = False  # the pairs carry the items that flip them
 
+    settled: str = ""  # when no more items would resolve a gap: why (what the report says instead of a step)
+
     @property
     def next_steps(self) -> list[str]:
-        """The next steps as plain text (names raw: escape the whole line for a terminal)."""
-        return [step.text() for step in self.steps]
+        """The next steps as plain text (names raw: escape the whole line for a terminal); when no more items
+        of the same kind would resolve a displayed gap, the sentence that says why.
+        """
+        return [step.text() for step in self.steps] or ([self.settled] if self.settled else [])
 
     @property
     def pairs_phrase(self) -> str:
@@ -220,9 +231,10 @@ class ReportView:
 
     def labels(self) -> dict[str, str]:
         """Column label of every pair field shown anywhere (the JSON report carries this map)."""
+        iid = " IID" if len(self.regimes) > 1 else ""  # beside other regimes' verdicts, the IID numbers say so
         labels = {"pair": "#", "rank_a": "A", "rank_b": "B", "model_a": "model A", "model_b": "model B",
                   "delta": f"gap ({self.unit})",
-                  "ci": f"{self.level} CI", "pvalue": "p", "pvalue_cluster": "p cluster",
+                  "ci": f"{self.level} CI{iid}", "pvalue": f"p{iid}", "pvalue_cluster": "p cluster",
                   "pvalue_run": "p runs", "flip": "items to flip"}
         for r in self.regimes:
             suffix = "" if r.key == "iid" else f" {r.label}"
@@ -271,58 +283,78 @@ class ReportView:
 
 
 def _regime_views(diag: Diagnosis) -> list[RegimeView]:
-    s = diag.settings
-    views = []
-    for r in diag.regimes:
-        label = CORRECTION_NAMES.get(str(s.get("correction")), str(s.get("correction"))) \
-            if r.key == "corrected" else r.label(s)
-        views.append(RegimeView(r.key, label, int(diag.n_unresolved[r.key]), r.q_field, r.n_star_field,
-                                r.resolved_field))
-    return views
-
-
-def _strictest(diag: Diagnosis, regimes: list[RegimeView]) -> RegimeView:
-    """The regime with the most unresolved pairs; ties go to the smaller median q (then the later one)."""
-    def key(r: RegimeView) -> tuple[int, float]:
-        q = np.asarray(diag.columns[r.q_field], dtype=float)
-        q = q[np.isfinite(q)]
-        return r.unresolved, -float(np.median(q)) if q.size else 0.0
-    return max(reversed(regimes), key=key)
+    return [RegimeView(r.key, r.label(diag.settings), int(diag.n_unresolved[r.key]), r.q_field, r.n_star_field,
+                       r.resolved_field) for r in diag.regimes]
 
 
 def _sentences(diag: Diagnosis, regimes: list[RegimeView], cluster_name: str) -> list[str]:
-    """The verdict in words, one line per regime."""
+    """The verdict in words, one line per regime, the headline first: it names its regime and why it is
+    the headline (the strictest computed, the rule of every command: ``Diagnosis.headline``).
+    """
     s, m = diag.settings, len(diag.columns["delta"]) if diag.columns else 0
     kind = "adjacent gap" if s.get("pairs") == "adjacent" else "gap between all pairs"
     kinds = kind.replace("gap", "gaps") if m != 1 else kind
-    lines = []
-    for r in regimes:
-        u = r.unresolved
-        if r.key == "iid":
-            if u == 0:
-                lines.append(f"{'All ' if m > 1 else 'The '}{f'{m:,}' if m > 1 else ''}{' ' if m > 1 else ''}{kinds} "
-                             f"{'are' if m > 1 else 'is'} resolved by this benchmark ({diag.n:,} items) if its "
-                             "items are independent.")
-            else:
-                lines.append(f"{u:,} of {m:,} {kinds} {'are' if u != 1 else 'is'} too small for this benchmark "
-                             f"({diag.n:,} items) to resolve if its items are independent.")
-            continue
-        tail = {
-            "corrected": f"with the {r.label} correction for {m:,} comparison{'s' if m != 1 else ''}.",
-            "cluster": f"once items are clustered{'' if cluster_name == 'cluster' else ' by ' + cluster_name} "
-                       f"({s.get('n_clusters')} clusters).",
-            "anytime": "if the leaderboard is re-tested as results arrive (anytime-valid).",
-            "runs": f"once run-to-run noise counts ({_runs_span(s)} runs per model by {s.get('runs_by') or 'run'}"
-                    + (", matched across models" if s.get("run_pairing") == "matched" else "") + ").",
-        }.get(r.key, f"under the {r.label} regime.")
-        lines.append(f"{u:,} of {m:,} {tail}")
-    return lines
+    entries = {r.key: r for r in diag.regimes}
+    headline = str(s.get("headline", "iid"))
+
+    def tail(key: str) -> str:
+        if key == "iid":
+            return "if the items are independent."
+        return str(entries[key].sentence_tail(s, m, cluster_name))
+
+    def full(view: RegimeView) -> str:
+        u = view.unresolved
+        if u == 0:
+            every = f"All {m:,} {kinds} are" if m > 1 else f"The {kind} is"
+            return f"{every} resolved by this benchmark ({diag.n:,} items) {tail(view.key)}"
+        return (f"{u:,} of {m:,} {kinds} {'are' if u != 1 else 'is'} too small for this benchmark ({diag.n:,} items) "
+                f"to resolve {tail(view.key)}")
+
+    def other(view: RegimeView) -> str:  # after the headline: the same subject, said in full
+        u = view.unresolved
+        if u == 0:
+            return f"{'All ' + f'{m:,} are' if m > 1 else 'It is'} resolved {tail(view.key)}"
+        return f"{u:,} of {m:,} {'are' if u != 1 else 'is'} too small to resolve {tail(view.key)}"
+
+    head = next(r for r in regimes if r.key == headline)
+    why = "the only regime computed" if len(regimes) == 1 else f"the strictest of the {len(regimes)} regimes computed"
+    return [f"Headline ({head.label}, {why}): {full(head)}"] + [other(r) for r in regimes if r.key != headline]
 
 
 def _runs_span(settings: dict[str, Any]) -> str:
-    """The runs per model: "5" or "5-10"."""
-    lo, hi = settings.get("runs_min"), settings.get("runs_max")
-    return "" if lo is None else (f"{lo}" if lo == hi else f"{lo}-{hi}")
+    """The runs per model: "5" or "5-10" ("" without runs), as the run regime wrote it."""
+    return str(settings.get("runs_span", ""))
+
+
+def _settled(diag: Diagnosis, regimes: list[RegimeView]) -> str:
+    """Why no step proposes more items: every gap resolved, or the unresolved ones cannot be resolved by more
+    items like these (N* infinite or undefined), or their benchmark is big enough but the test does not
+    reject -- never "no gap is too small" beside an unresolved one.
+    """
+    cols = diag.columns
+    open_any = np.zeros(len(cols["delta"]) if cols else 0, dtype=bool)
+    infinite = undefined = big = 0
+    for r in regimes:
+        flags = ~np.asarray(cols[r.resolved_field], dtype=bool)
+        open_any |= flags
+        n_star = np.asarray(cols[r.n_star_field], dtype=float)[flags]
+        infinite += int(np.sum(np.isinf(n_star)))
+        undefined += int(np.sum(np.isnan(n_star)))
+        big += int(np.sum(np.isfinite(n_star) & (n_star <= diag.n)))
+    if not open_any.any():
+        computed = {r.key for r in regimes}
+        more = [flag for key, flag in (("corrected", "--correction holm"), ("cluster", "--cluster FIELD"),
+                                       ("anytime", "--anytime")) if key not in computed]
+        return "every displayed gap is resolved" + (f"; stress the verdict with {', '.join(more)}" if more else "")
+    why = []
+    if infinite:
+        why.append("N* = ∞ (no gap in the tested direction, or noise that more items do not remove): more items "
+                   "like these cannot resolve it")
+    if undefined:
+        why.append("the differences have no variance (N* undefined)")
+    if big:
+        why.append("the benchmark is big enough for the gap (N* ≤ N) but its test does not reject")
+    return "no unresolved gap would be resolved by more items like these: " + "; ".join(why) + "."
 
 
 def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeView,
@@ -374,11 +406,10 @@ def _runs_step(diag: Diagnosis, r: RegimeView, decimals: int | None) -> list[Nex
 
 
 def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit: int | None,
-               decimals: int | None = None) -> list[PairRow]:
+               decimals: int | None = None, flips: FragilityResult | None = None) -> list[PairRow]:
     cols, binary = diag.columns, bool(diag.settings.get("binary"))
     names = list(diag.models)
     clustered = "pvalue_cluster" in cols
-    flips = (diag.rankings.get("fragility") or {}).get("pairs") if diag.rankings else None
     rows = []
     size = len(cols["delta"]) if cols else 0
     for k in range(size if limit is None else min(limit, size)):
@@ -396,10 +427,10 @@ def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit
         if "pvalue_run" in cols:
             cells["pvalue_run"] = fmt_p(cols["pvalue_run"][k], 2)
         if flips is not None:
-            k_flip = float(flips["items_to_flip"][k])
+            k_flip = float(flips.items_to_flip[k])
             cells["flip"] = ("none" if not math.isfinite(k_flip) else
-                             f"{int(k_flip):,} ({fmt_share(float(flips['share'][k]))})"
-                             + (" fragile" if bool(flips["fragile"][k]) else ""))
+                             f"{int(k_flip):,} ({fmt_share(float(flips.share[k]))})"
+                             + (" fragile" if bool(flips.fragile[k]) else ""))
         flags = {}
         for r in regimes:
             cells[r.n_star_field] = fmt_n_star(float(cols[r.n_star_field][k]))
@@ -414,12 +445,12 @@ def fmt_share(share: float) -> str:
     return f"{100 * share:.2g}%" if share >= 0.0001 else f"{100 * share:.1g}%"
 
 
-def _ranking_view(diag: Diagnosis, binary: bool, decimals: int | None) -> RankingView | None:
-    sec = diag.rankings
-    if not sec or "best_set" not in sec:
+def _ranking_view(diag: Diagnosis, rankings: RankReport | None, binary: bool,
+                  decimals: int | None) -> RankingView | None:
+    if rankings is None or rankings.ranks is None or rankings.winner is None:
         return None
-    level = f"{100 * sec['confidence_level']:g}%"
-    win, fr = sec["winner"], sec["fragility"]
+    ranks, win, fr = rankings.ranks, rankings.winner, rankings.fragility
+    level = f"{100 * ranks.confidence_level:g}%"
 
     def score(v: float) -> str:
         return fmt_score(v, binary, decimals=decimals)
@@ -427,27 +458,31 @@ def _ranking_view(diag: Diagnosis, binary: bool, decimals: int | None) -> Rankin
     def span(ci: Any) -> str:
         return f"{score(ci[0])} – {score(ci[1])}"
 
-    low = sec["rank_low"]
-    top = float(fr["items_to_flip_top"]) if fr else math.nan  # graded item shards: no fragility
+    low = ranks.rank_low
+    top = float(fr.items_to_flip_top) if fr is not None else math.nan  # graded item shards: no fragility
     return RankingView(
-        level=level, n_models=len(diag.models), best_set=[str(m) for m in sec["best_set"]],
+        level=level, n_models=len(diag.models), best_set=[str(m) for m in ranks.best_set],
         top3=[str(diag.models[g]) for g in range(len(diag.models)) if low[g] <= 3] if len(diag.models) > 3 else [],
-        winner=str(win["selected"][0]), score=score(win["estimate"]), naive_ci=span(win["naive_ci"]),
-        corrected=score(win["hybrid_estimate"]), hybrid_ci=span(win["hybrid_ci"]),
-        challenger=str(fr["challenger"]) if fr else "",
-        flip_top="" if not math.isfinite(top) else f"{int(top):,} of {diag.n:,} items ({fmt_share(fr['share_top'])})",
-        fragile_top=bool(fr and fr["fragile_top"]), fragile_pairs=int(np.sum(fr["pairs"]["fragile"])) if fr else 0,
-        fragile_share=fmt_share(fr["fragile_share"]) if fr else "",
-        method=(f"max-t bootstrap of all pairwise gaps, resampling {sec['resampled']}"
-                if sec.get("method") == "bootstrap"
+        winner=str(win.selected[0]), score=score(win.estimate), naive_ci=span(win.naive_ci),
+        corrected=score(win.hybrid_estimate) if math.isfinite(win.hybrid_estimate) else "",
+        hybrid_ci=span(win.hybrid_ci),
+        challenger=str(fr.challenger) if fr is not None else "",
+        flip_top="" if not math.isfinite(top) or fr is None
+        else f"{int(top):,} of {diag.n:,} items ({fmt_share(fr.share_top)})",
+        fragile_top=bool(fr is not None and fr.fragile_top),
+        fragile_pairs=int(np.sum(fr.fragile)) if fr is not None else 0,
+        fragile_share=fmt_share(fr.fragile_share) if fr is not None else "",
+        method=(f"max-t bootstrap of all pairwise gaps, resampling {ranks.resampled}" if ranks.method == "bootstrap"
                 else "max-t over all pairwise gaps, from the bootstrap's normal limit"))
 
 
-def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None) -> ReportView:
+def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None,
+               rankings: RankReport | None = None) -> ReportView:
     """The view of a Diagnosis: every number formatted in its units, every label from the result.
 
     ``max_rows``: format only the first pairs (a report of millions of pairs shows a summary and
-    the first rows; :attr:`ReportView.n_pairs` still counts them all).
+    the first rows; :attr:`ReportView.n_pairs` still counts them all). ``rankings``: the rankings
+    section (:func:`~llm_power.rank_report` of the same diagnosis), shown when given.
     """
     s = diag.settings
     binary = bool(s.get("binary"))
@@ -457,18 +492,19 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
     d = None if binary else table_decimals((ci_high - ci_low) / 2)  # one precision for every graded number
     for k, name in enumerate(diag.models):
         lo, hi = float(ci_low[k]), float(ci_high[k])
+        mean = float(diag.means[k])  # the reach below and above the score: "−15.2 / +12.6" when asymmetric
         if binary:
-            interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", f"±{100 * (hi - lo) / 2:.1f}"
+            interval, half = f"{100 * lo:.1f} – {100 * hi:.1f}%", fmt_margins(mean, lo, hi, scale=100.0)
         else:
-            interval, half = f"{lo:.{d}f} – {hi:.{d}f}", f"±{(hi - lo) / 2:.{d}f}"
+            interval, half = f"{lo:.{d}f} – {hi:.{d}f}", fmt_margins(mean, lo, hi, decimals=d or 0)
         ranks = ""
-        if diag.rankings and "rank_low" in diag.rankings:
-            lo_r, hi_r = diag.rankings["rank_low"][k], diag.rankings["rank_high"][k]
+        if rankings is not None and rankings.ranks is not None:
+            lo_r, hi_r = int(rankings.ranks.rank_low[k]), int(rankings.ranks.rank_high[k])
             ranks = f"{lo_r}" if lo_r == hi_r else f"{lo_r}–{hi_r}"
         models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary, decimals=d), interval, half, ranks))
     regimes = _regime_views(diag)
-    strictest = _strictest(diag, regimes)
-    ties_regime = strictest.key  # the headline regime: the same verdicts as the headline card and the charts
+    strictest = next(r for r in regimes if r.key == diag.headline.key)  # the headline: the strictest computed
+    ties_regime = strictest.key  # the same verdicts as the headline sentence and the charts
     robustness = None
     if diag.cluster_robustness:
         cr = diag.cluster_robustness
@@ -481,11 +517,13 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         interval_name=(("cluster-robust t and items-and-runs t, the wider," if "runs_by" in s else "cluster-robust t")
                        if "n_clusters" in s else "items-and-runs t" if "runs_by" in s else "Wilson" if binary else "t"),
         score_word="score" if binary else "mean score", models=models,
-        regimes=regimes, strictest=strictest, pairs=_pair_rows(diag, regimes, True, max_rows, d),
+        regimes=regimes, strictest=strictest,
+        pairs=_pair_rows(diag, regimes, True, max_rows, d, None if rankings is None else rankings.fragility),
         ties_regime=ties_regime,
         ties=[g for g in diag.tie_groups[ties_regime] if len(g) > 1], robustness=robustness,
         sentences=_sentences(diag, regimes, cluster_name), steps=_next_steps(diag, regimes, strictest, d),
+        settled=_settled(diag, regimes),
         has_cluster_p="pvalue_cluster" in diag.columns, has_run_p="pvalue_run" in diag.columns, settings=dict(s),
-        ranking=_ranking_view(diag, binary, d),
-        has_flip=bool(diag.rankings and (diag.rankings.get("fragility") or {}).get("pairs") is not None),
+        ranking=_ranking_view(diag, rankings, binary, d),
+        has_flip=rankings is not None and rankings.fragility is not None,
     )

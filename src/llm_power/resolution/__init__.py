@@ -1,6 +1,6 @@
 """Leaderboard resolution: :func:`diagnose` (q = N/N* per pair), the ``REGIMES`` registry (IID,
-multiplicity-corrected, clustered, anytime-valid), the columnar :class:`Diagnosis` and
-:func:`calibrate`.
+multiplicity-corrected, clustered, anytime-valid, runs: each with its options, flags and sentence),
+the options object :class:`DiagnoseOptions`, the columnar :class:`Diagnosis` and :func:`calibrate`.
 
 Each name is imported from its module on first use (``import llm_power.resolution`` loads nothing else).
 """
@@ -24,14 +24,20 @@ if TYPE_CHECKING:
         pairwise_statistics,
     )
     from ._regimes import (
-        REGIMES,
         Context,
-        Regime,
         RegimeOutput,
         tie_groups_and_rank_intervals,
     )
+    from ._registry import (
+        REGIMES,
+        DiagnoseOptions,
+        Option,
+        Regime,
+        headline_key,
+    )
     from ._results import (
         Diagnosis,
+        Held,
         PairResolution,
     )
 
@@ -40,16 +46,20 @@ _LAZY = {
     "CORRECTIONS": "._diagnose",
     "Context": "._regimes",
     "DESIGN_EFFECTS": "._diagnose",
+    "DiagnoseOptions": "._registry",
     "Diagnosis": "._results",
+    "Held": "._results",
+    "Option": "._registry",
     "PairColumns": "._columns",
     "PairResolution": "._results",
-    "REGIMES": "._regimes",
-    "Regime": "._regimes",
+    "REGIMES": "._registry",
+    "Regime": "._registry",
     "RegimeOutput": "._regimes",
     "calibrate": "._diagnose",
     "diagnose": "._diagnose",
     "diagnose_options": "._diagnose",
     "diagnose_source": "._diagnose",
+    "headline_key": "._registry",
     "pair_indices": "._columns",
     "pairwise_statistics": "._diagnose",
     "tie_groups_and_rank_intervals": "._regimes",
@@ -59,7 +69,10 @@ __all__ = [
     "CORRECTIONS",
     "Context",
     "DESIGN_EFFECTS",
+    "DiagnoseOptions",
     "Diagnosis",
+    "Held",
+    "Option",
     "PairColumns",
     "PairResolution",
     "REGIMES",
@@ -69,6 +82,7 @@ __all__ = [
     "diagnose",
     "diagnose_options",
     "diagnose_source",
+    "headline_key",
     "pair_indices",
     "pairwise_statistics",
     "tie_groups_and_rank_intervals",

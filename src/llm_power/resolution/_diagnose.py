@@ -21,16 +21,9 @@ import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
 from .._core.options import CORRECTIONS  # one list, shared with the command line
+from .._core.params import public
 from .._core.typing import SeedLike
-from .._core.validation import (
-    as_rng,
-    check_alpha_power,
-    check_confidence_level,
-    check_int_at_least,
-    check_open_unit,
-    check_option,
-    check_score_matrix,
-)
+from .._core.validation import as_rng, check_score_matrix
 from .._kernel.binary_pairs import binary_pair_columns
 from .._kernel.crossed import crossed_mean_squares, model_run_variance
 from .._kernel.quantiles import level_quantile
@@ -54,56 +47,21 @@ from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
 from ..planning import calibrate  # re-exported: it lived here before 0.1
 from ._columns import PairColumns, pair_indices
-from ._rankings import MAX_RANK_MODELS, RANK_METHODS, fragility_columns, rankings_section, ranks_available
-from ._regimes import REGIMES, Context, RegimeOutput, tie_groups_and_rank_intervals
-from ._results import Diagnosis
+from ._regimes import Context, RegimeOutput, tie_groups_and_rank_intervals
+from ._registry import REGIMES, DiagnoseOptions, headline_key
+from ._results import Diagnosis, Held
 
 __all__ = ["CORRECTIONS", "DESIGN_EFFECTS", "calibrate", "diagnose", "diagnose_options",
            "diagnose_source", "pairwise_statistics"]
-
-#: reports with more pairs are refused before allocating (see ``max_pairs``)
-MAX_PAIRS = 200_000
-#: cluster resamples are computed in batches; more than this is refused (time, not memory)
-MAX_CLUSTER_RESAMPLES = 1_000_000
-
-
-# =================================================================================================
-# Sufficient statistics
-# =================================================================================================
-
-# =================================================================================================
-# Results
-# =================================================================================================
 
 
 # =================================================================================================
 # diagnose
 # =================================================================================================
 
-def diagnose(  # noqa: PLR0913 - the options of a resolution report
-    scores: Any = None,
-    *,
-    models: Any = None,
-    cluster: Any = None,
-    pairs: str = "adjacent",
-    alpha: float = 0.05,
-    power: float = 0.8,
-    confidence_level: float = 0.95,
-    correction: str | None = None,
-    anytime: bool = False,
-    method: str = "wald",
-    design_effect: str = "robust",
-    cluster_resamples: int = 1000,
-    max_pairs: int = MAX_PAIRS,
-    top: int | None = None,
-    runs: Any = None,
-    run_pairing: str = "auto",
-    ranks: bool | None = None,
-    rank_resamples: int = 1000,
-    rank_method: str = "auto",
-    fragile_share: float = 0.001,
-    rng: SeedLike = None,
-) -> Diagnosis:
+@public
+def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, runs: Any = None, options: Any = None,
+             rng: SeedLike = None, **settings: Any) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
 
     Parameters
@@ -119,78 +77,72 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
         cluster-robust p-value, interval, design effect and N*/q/MDE per pair. NaN/None/empty
         labels are a :class:`~llm_power.DataError`; fewer than 2 clusters a ValueError; fewer
         than 30 a :class:`FewClustersWarning`.
-    pairs : {"adjacent", "all"}, default "adjacent"
-        Adjacent ranks (what a leaderboard displays) or every pair.
-    alpha, power : float
-        Resolution thresholds.
-    confidence_level : float, default 0.95
-        Level of every interval reported: pair intervals, cluster intervals, cluster-bootstrap
-        intervals and the per-model intervals.
-    correction : {"bonferroni", "holm", "bh"}, optional
-        Multiplicity stress test across the family of pairs, as the real procedures: Bonferroni
-        at alpha/m; Holm step-down (the j-th smallest p-value at alpha/(m - j + 1), stopping at
-        the first pair that fails); Benjamini-Hochberg step-up (every pair up to the largest j
-        whose p-value and q pass at j alpha/m, each judged at that level). N* at the per-pair
-        level alpha' grows by ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2.
-    anytime : bool, default False
-        Anytime-valid stress test: z_{1-alpha/2} is replaced by the normal-mixture boundary in z
-        units (3.04 at alpha = 0.05; :mod:`llm_power.sequential`), the critical value a
-        continuously monitored leaderboard must use. For 0/1 data the Beta-mixture e-value of
-        each pair is reported too.
-    method : {"wald"}, default "wald"
-        N* = K sigma_D^2 / delta^2 with the plug-in sigma_D^2 (the resolution paper's N*); 0/1
-        pairs with fewer than 25 discordant items use the exact conditional McNemar N*.
-    design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
-        The design effect of the clustering regime: measured from the bias-reduced cluster-robust
-        variance CR2 (= CR1 for equal cluster sizes) with Imbens-Kolesar degrees of freedom (the
-        default); CR1 with G - 1 df; the ANOVA ICC with Kish's cluster size; or the paper's
-        mean-size form (for reproduction only). All four are reported per pair.
-    cluster_resamples : int, default 1000
-        Resamples of the clusters for the robustness of the clustered unresolved count and the
-        cluster-bootstrap interval of each gap (0 to skip; at most 1,000,000, computed in
-        batches of bounded memory).
-    top : int, optional
-        Report only the ``top`` best models (by mean score; at least 2).
-    max_pairs : int, default 200,000
-        Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the square
-        of the number of models (3,000 models: 4.5 million pairs, several GB of row objects).
     runs : RunScores, DataFrame or array_like of shape (n_items, n_runs, n_models), optional
-        Several runs per model (seeds, prompt templates, engines; at least 2 each), run
-        independently. Every other regime sees each item's mean over the model's runs; the **run
-        regime** adds the run-to-run variance of each model's score: the gap's standard error
-        sqrt(sigma_D^2/N + s2_run,A/R_A + s2_run,B/R_B) on Satterthwaite df, its t test and interval,
-        N* at the current runs (infinite when run noise alone exceeds the gap: more items cannot
-        resolve it), q, MDE, and the runs per model that would resolve it at the current items
-        (``runs_needed``; :mod:`llm_power.runs`). A DataFrame is a long table ``model, run, item,
-        score[, cluster]``. A RunScores or a 3-d array given as ``scores`` is the same.
-    run_pairing : {"auto", "independent", "matched"}, default "auto"
-        How the runs of two models relate: ``"independent"`` (seeds, engines: run r of A has nothing
-        to do with run r of B), ``"matched"`` (prompt templates shared by every model: the gap's
-        variance comes from the per-run differences, so a template's effect common to both models
-        cancels), or ``"auto"``: matched when ``runs.runs_by == "template"`` and every model has the
-        same runs.
-    ranks : bool, optional
-        The rankings section (:attr:`Diagnosis.rankings`, :mod:`llm_power.rankings`): every model's
-        rank interval with simultaneous coverage at ``confidence_level`` and the set that can be #1
-        (max-t bootstrap of all pairwise gaps over items, or clusters with ``cluster``; a pair
-        separates two ranks only when every regime of the report also resolves it), the top
-        model's score corrected for selection (conditional and hybrid intervals, Andrews, Kitagawa
-        and McCloskey 2024) and how few items flip each shown gap and #1. Default (None): computed
-        up to 100 models for scores in memory; True requires it, False skips it.
-    rank_resamples : int, default 1000
-        Bootstrap resamples of the max-t critical value of the rank intervals.
-    rank_method : {"auto", "bootstrap", "gaussian"}, default "auto"
-        How that critical value is found: resampling items (or clusters); or draws of the normal
-        limit with the covariance of the means (cluster-robust with ``cluster``, a multivariate t
-        on G - 1 df), much faster for large benchmarks. "auto": the bootstrap up to 2,000,000
-        resampled items (2,000 items at 1,000 resamples), the normal limit beyond.
-    fragile_share : float, default 0.001
-        A gap (or #1) is *fragile* when removing at most this share of the items reverses or ties it.
+        Several runs per model (seeds, prompt templates, engines; at least 2 each). Every other
+        regime sees each item's mean over the model's runs; the **run regime** adds the run-to-run
+        variance of each model's score: the gap's standard error sqrt(sigma_D^2/N + s2_run,A/R_A +
+        s2_run,B/R_B) on the run test's (conservative Satterthwaite) df, its t test and interval, N* at the current runs
+        (infinite when run noise alone exceeds the gap: more items cannot resolve it), q, MDE, and
+        the runs per model that would resolve it at the current items (``runs_needed``;
+        :mod:`llm_power.runs`). A DataFrame is a long table ``model, run, item, score[, cluster]``.
+        A RunScores or a 3-d array given as ``scores`` is the same.
+    options : DiagnoseOptions, optional
+        The options as one checked, frozen object (:class:`~llm_power.DiagnoseOptions`); keywords
+        given beside it take their place.
     rng : None, int or numpy.random.Generator
+        The cluster resamples and the permutation tests of small graded benchmarks.
+    **settings
+        The options, by keyword -- each declared once by the regime it belongs to
+        (:data:`~llm_power.resolution.REGIMES`), with its check and command-line flag:
+
+        pairs : {"adjacent", "all"}, default "adjacent"
+            Adjacent ranks (what a leaderboard displays) or every pair.
+        alpha, power : float, default 0.05, 0.8
+            Resolution thresholds (``power`` above ``alpha``).
+        confidence_level : float, default 0.95
+            Level of every interval reported: pair intervals, cluster intervals, cluster-bootstrap
+            intervals and the per-model intervals.
+        method : {"wald"}, default "wald"
+            N* = K sigma_D^2 / delta^2 with the plug-in sigma_D^2 (the resolution paper's N*); 0/1
+            pairs with fewer than 25 discordant items use the exact conditional McNemar N*.
+        top : int, optional
+            Report only the ``top`` best models (by mean score; at least 2).
+        max_pairs : int, default 200,000
+            Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the
+            square of the number of models (3,000 models: 4.5 million pairs).
+        correction : {"bonferroni", "holm", "bh"}, optional
+            Multiplicity stress test across the family of pairs, as the real procedures: Bonferroni
+            at alpha/m; Holm step-down (the j-th smallest p-value at alpha/(m - j + 1), stopping at
+            the first pair that fails); Benjamini-Hochberg step-up (every pair up to the largest j
+            whose p-value and q pass at j alpha/m, each judged at that level). N* at the per-pair
+            level alpha' grows by ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2.
+        design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
+            The design effect of the clustering regime: measured from the bias-reduced
+            cluster-robust variance CR2 (= CR1 for equal cluster sizes) with Imbens-Kolesar degrees
+            of freedom (the default); CR1 with G - 1 df; the ANOVA ICC with Kish's cluster size; or
+            the paper's mean-size form (for reproduction only). All four are reported per pair.
+        cluster_resamples : int, default 1000
+            Resamples of the clusters for the robustness of the clustered unresolved count and the
+            cluster-bootstrap interval of each gap (0 to skip; at most 1,000,000).
+        anytime : bool, default False
+            Anytime-valid stress test: z_{1-alpha/2} is replaced by the normal-mixture boundary in
+            z units (3.04 at alpha = 0.05; :mod:`llm_power.sequential`), the critical value a
+            continuously monitored leaderboard must use. For 0/1 data the Beta-mixture e-value of
+            each pair is reported too.
+        run_pairing : {"auto", "independent", "matched"}, default "auto"
+            How the runs of two models relate: ``"independent"`` (seeds, engines),
+            ``"matched"`` (prompt templates shared by every model: the gap's variance comes from
+            the per-run differences, so a template's effect common to both models cancels), or
+            ``"auto"``: matched when ``runs.runs_by == "template"`` and every model has the same
+            runs.
 
     Returns
     -------
     Diagnosis
+        The rankings (simultaneous rank intervals, the winner corrected for selection, the items
+        that flip each gap) are functions of it: :func:`~llm_power.rank_intervals`,
+        :func:`~llm_power.winners_curse`, :func:`~llm_power.fragility`, and
+        :func:`~llm_power.rank_report` for all three.
 
     Notes
     -----
@@ -209,6 +161,12 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     stay those of the observed ranking). q is not "observed power", and q < 1 does not mean the
     models are equal.
 
+    Tie groups (``tie_groups``, per regime): maximal runs of consecutive ranks that hold no
+    resolved pair -- a pair of the report counts as the report says, any other pair as the same
+    regime decides it in the family of all pairs (computed up to 100 models; beyond, with adjacent
+    pairs, each unresolved adjacent pair is its own group). Groups may overlap: "A ≈ B" and
+    "B ≈ C" with A resolved above C.
+
     Examples
     --------
     >>> import numpy as np
@@ -221,13 +179,9 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     >>> scores = (rng.random((2000, 4)) < skill).astype(int)
     >>> res = diagnose(scores, models=["w", "x", "y", "z"])
     >>> res.models, res.n_unresolved, res.tie_groups["iid"]
-    (['w', 'x', 'y', 'z'], {'iid': 1}, [['w', 'x'], ['y'], ['z']])
+    (['w', 'x', 'y', 'z'], {'iid': 1}, [['w', 'x']])
     """
-    checked = diagnose_options(pairs=pairs, alpha=alpha, power=power, confidence_level=confidence_level,
-                                correction=correction, anytime=anytime, method=method, design_effect=design_effect,
-                                cluster_resamples=cluster_resamples, max_pairs=max_pairs, top=top, ranks=ranks,
-                                rank_resamples=rank_resamples, rank_method=rank_method, fragile_share=fragile_share,
-                                rng=rng)
+    opts = DiagnoseOptions.create(options, **settings)
     run_stats = None
     if runs is None and (isinstance(scores, RunScores) or np.ndim(scores) == 3):
         runs, scores = scores, None
@@ -242,7 +196,7 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
             msg = (f"the run regime needs at least 2 runs of each model; {len(short)} model(s) have one "
                    f"({', '.join(short[:5])})")
             raise ValueError(msg)
-        matched = rs.matched(run_pairing)
+        matched = rs.matched(opts.run_pairing)
         run_stats = (crossed_mean_squares(rs.blocks), rs.runs_by, rs.blocks if matched else None)
         scores = rs.averaged()
     if scores is None:
@@ -256,64 +210,46 @@ def diagnose(  # noqa: PLR0913 - the options of a resolution report
     codes, n_groups = None, 0
     if cluster is not None:
         codes, n_groups = code_labels(cluster, x.shape[0])
-        require_clusters(n_groups, stacklevel=3)
-    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, runs=run_stats, **checked)
+        require_clusters(n_groups)
+    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, opts, runs=run_stats, rng=rng)
 
 
-def diagnose_options(*, pairs: str = "adjacent", alpha: float = 0.05, power: float = 0.8,  # noqa: PLR0913
-                      confidence_level: float = 0.95, correction: str | None = None, anytime: bool = False,
-                      method: str = "wald", design_effect: str = "robust", cluster_resamples: int = 1000,
-                      max_pairs: int = MAX_PAIRS, top: int | None = None, ranks: bool | None = None,
-                      rank_resamples: int = 1000, rank_method: str = "auto", fragile_share: float = 0.001,
-                      rng: SeedLike = None) -> dict[str, Any]:
-    """The options of diagnose (its defaults; an unknown keyword is a TypeError), checked."""
-    if correction is not None:
-        correction = check_option(correction, "correction", CORRECTIONS)
-    return {"pairs": check_option(pairs, "pairs", ("adjacent", "all")),
-            **dict(zip(("alpha", "power"), check_alpha_power(alpha, power), strict=True)),
-            "confidence_level": check_confidence_level(confidence_level), "correction": correction,
-            "anytime": bool(anytime), "method": check_option(method, "method", ("wald",)),
-            "design_effect": check_option(design_effect, "design_effect", DESIGN_EFFECTS),
-            "cluster_resamples": check_int_at_least(cluster_resamples, "cluster_resamples", 0,
-                                                    maximum=MAX_CLUSTER_RESAMPLES),
-            "max_pairs": check_int_at_least(max_pairs, "max_pairs", 0),
-            "top": None if top is None else check_int_at_least(top, "top", 2),
-            "ranks": None if ranks is None else bool(ranks),
-            "rank_resamples": check_int_at_least(rank_resamples, "rank_resamples", 1, maximum=MAX_CLUSTER_RESAMPLES),
-            "rank_method": check_option(rank_method, "rank_method", RANK_METHODS),
-            "fragile_share": check_open_unit(fragile_share, "fragile_share"), "rng": rng}
+def diagnose_options(options: Any = None, /, **settings: Any) -> Any:
+    """The checked options of diagnose (:class:`DiagnoseOptions`): the defaults, ``options``, or either
+    with ``settings`` in place (an unknown keyword is a TypeError naming the known ones).
+    """
+    return DiagnoseOptions.create(options, **settings)
 
 
-def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha: float, power: float,  # noqa: PLR0913
-                    confidence_level: float, correction: str | None, anytime: bool, method: str,
-                    design_effect: str, cluster_resamples: int, max_pairs: int, top: int | None,
-                    rng: Any, runs: tuple[Any, str, Any] | None = None, ranks: bool | None = None,
-                    rank_resamples: int = 1000, rank_method: str = "auto",
-                    fragile_share: float = 0.001) -> Diagnosis:
+def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng: Any = None,
+                    runs: tuple[Any, str, Any] | None = None) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """
+    opts = options
     keep = None
-    if top is not None:
-        keep = np.sort(np.argsort(-source.moments()[0], kind="stable")[:top])
+    if opts.top is not None:
+        keep = np.sort(np.argsort(-source.moments()[0], kind="stable")[:opts.top])
         source, names = source.select(keep), [names[k] for k in keep]
     m_models = source.n_models
-    n_pairs_planned = m_models - 1 if pairs == "adjacent" else m_models * (m_models - 1) // 2
-    if n_pairs_planned > max_pairs:
+    n_pairs_planned = m_models - 1 if opts.pairs == "adjacent" else m_models * (m_models - 1) // 2
+    if n_pairs_planned > opts.max_pairs:
         msg = (
-            f"pairs={pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
-                         f"max_pairs = {max_pairs:,} (each pair is a row of the report); use `pairs`='adjacent', fewer "
-                         "models (`top`), or raise `max_pairs`"
+            f"pairs={opts.pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
+            f"max_pairs = {opts.max_pairs:,} (each pair is a row of the report); use `pairs`='adjacent', fewer "
+            "models (`top`), or raise `max_pairs`"
         )
         raise ValueError(msg)
-    ctx = _context(source, names, pairs, alpha=alpha, power=power, confidence_level=confidence_level,
-                   rng=as_rng(rng))
+    gen = as_rng(rng)
+    ctx = _context(source, names, opts.pairs, alpha=opts.alpha, power=opts.power,
+                   confidence_level=opts.confidence_level, rng=gen)
     local_order = ctx.order
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns
+    ctx.runs = runs
     if runs is not None:  # each model's interval over items and runs (the union with the cluster-robust one)
         var_m, df_m = model_run_variance(runs[0])
-        lo, hi = t_interval(runs[0].mean, var_m, df_m, confidence_level, "two-sided")
+        lo, hi = t_interval(runs[0].mean, var_m, df_m, opts.confidence_level, "two-sided")
         lo, hi = lo[ctx.order], hi[ctx.order]
         se_runs = np.sqrt(np.asarray(var_m, dtype=float))[ctx.order]
         method = "over items and runs (crossed mean squares), Student t"
@@ -323,55 +259,24 @@ def diagnose_source(source: ScoreSource, names: list[Any], *, pairs: str, alpha:
             method += "; the wider with the cluster-robust CR2 one"
         ctx.model_ci, ctx.model_se = (lo, hi), se_runs
         ctx.settings.update(model_se_method=method, model_ci_method=method)
-    ctx.settings.update(method=method, correction=correction, anytime=anytime)
-    options = {"correction": correction, "anytime": anytime, "design_effect": design_effect,
-               "cluster_resamples": cluster_resamples, "n_groups": source.n_groups,
-               "runs": None if runs is None else runs[0], "runs_by": None if runs is None else runs[1],
-               "run_blocks": None if runs is None else runs[2]}
+    ctx.settings.update(method=opts.method, correction=opts.correction, anytime=opts.anytime)
     outputs = {"iid": RegimeOutput(columns=ctx.columns, resolved=ctx.verdict.resolved)}
     for regime in REGIMES[1:]:  # the IID regime is the context every other one builds on
-        if regime.requested(options):
-            outputs[regime.key] = regime.compute(ctx, options)
-    diag = _diagnosis(ctx, outputs)
-    if ranks is False:
-        return diag
-    rank_options = {"alpha": alpha, "power": power, "confidence_level": confidence_level, "correction": correction,
-                    "anytime": anytime, "method": method, "design_effect": design_effect, "runs": runs}
-    return _with_rankings(diag, source, names, ctx, local_order, rank_options, ranks=ranks,
-                          rank_resamples=rank_resamples, rank_method=rank_method, fragile_share=fragile_share)
+        compute = regime.compute
+        if compute is not None and regime.requested(opts, source.n_groups, runs is not None):
+            outputs[regime.key] = compute(ctx, opts)
+    held = Held(source=source, names=names, local_order=local_order, options=opts, runs=runs, expand=_every_pair)
+    diag = _diagnosis(ctx, outputs, held)
+    return _with_ties(diag)
 
 
-def _with_rankings(diag: Diagnosis, source: ScoreSource, names: list[Any], ctx: Context,  # noqa: PLR0917
-                   local_order: np.ndarray, options: dict[str, Any], *, ranks: bool | None, rank_resamples: int,
-                   rank_method: str, fragile_share: float) -> Diagnosis:
-    """The diagnosis with its rankings section (:mod:`._rankings`): the report of every pair under
-    the same regimes (``diag`` itself for ``pairs="all"``), the max-t rank intervals, the winner
-    and the fragility of each shown pair.
+def _every_pair(held: Held) -> Diagnosis:
+    """The diagnosis of every pair of the held source's models under the same regimes (cluster resamples
+    aside, which only the displayed pairs get).
     """
-    m_models = source.n_models
-    why = ranks_available(source, rank_resamples)
-    if why is None and not (ranks or m_models <= MAX_RANK_MODELS):
-        why = f"more than {MAX_RANK_MODELS} models (ranks=True computes them)"
-    if why is not None:
-        if ranks:
-            msg = f"ranks=True: {why}"
-            raise ValueError(msg)
-        return dataclasses.replace(diag, rankings={"skipped": why})
-    every = diag if ctx.pairs == "all" else diagnose_source(
-        source, names, pairs="all", cluster_resamples=0, max_pairs=m_models * m_models, top=None, rng=ctx.gen,
-        ranks=False, **options)
-    ranked_x = source.matrix()[:, local_order] if isinstance(source, ScoreMatrix) else None  # shards: none
-    runs = options.get("runs")  # the winner's variance over items and runs, as the models table's
-    extra = None if runs is None else np.asarray(model_run_variance(runs[0])[0])[local_order]
-    section = rankings_section(source, ranked_x, every, diag, confidence_level=options["confidence_level"],
-                               rank_resamples=rank_resamples, gen=ctx.gen, fragile_share=fragile_share,
-                               rank_method=rank_method, extra_var=extra, order=local_order)
-    if section["fragility"] is not None:
-        flips = fragility_columns(ranked_x, ctx.pair_idx[:, 0], ctx.pair_idx[:, 1], every.columns, ctx.n,
-                                  source.binary)
-        section["fragility"]["pairs"] = {"items_to_flip": flips, "share": flips / ctx.n,
-                                         "fragile": flips / ctx.n <= fragile_share}
-    return dataclasses.replace(diag, rankings=section)
+    m = held.source.n_models
+    opts = held.options.replace(pairs="all", cluster_resamples=0, top=None, max_pairs=max(m * (m - 1) // 2, 1))
+    return diagnose_source(held.source, held.names, opts, rng=0, runs=held.runs)
 
 
 # =================================================================================================
@@ -409,7 +314,7 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
         tests, pvalue, columns = _graded_tests(x, n, (ci, cj), sums.delta, var, confidence_level=confidence_level,
                                                 gen=rng)
         verdict = iid_verdict(sums.delta, var, n, pvalue, alpha=alpha, power=power, alternative="two-sided")
-    warn_degenerate(var, sums.delta, st.binary, stacklevel=5)
+    warn_degenerate(var, sums.delta, st.binary)
     model_lo, model_hi = _model_intervals(n, means, m2, st.binary, confidence_level)  # in the source's order
     with np.errstate(divide="ignore", invalid="ignore"):
         model_sd = np.sqrt(m2 / (n - 1)) if n > 1 else np.full(len(means), np.nan)
@@ -462,26 +367,62 @@ def _graded_tests(x: np.ndarray | None, n: int, pair_cols: tuple[np.ndarray, np.
     return tests, floor_pvalue(pvalue), {"ci_low": lo, "ci_high": hi}
 
 
-def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput]) -> Diagnosis:
-    """Assemble the result: the pairs' columns, counts, tie groups and rank intervals per regime."""
+def _diagnosis(ctx: Context, outputs: dict[str, RegimeOutput], held: Held) -> Diagnosis:
+    """Assemble the result: the pairs' columns, the unresolved counts and the headline regime (tie
+    groups and rank intervals follow in :func:`_with_ties`).
+    """
     extra: dict[str, Any] = {}
     robustness = None
     for out in outputs.values():
         extra.update(out.columns)
         ctx.settings.update(out.settings)
         robustness = out.robustness or robustness
-    m_models = len(ctx.names)
-    n_unresolved, tie_groups, rank_intervals = {}, {}, {}
-    for key, out in outputs.items():
-        n_unresolved[key] = int(np.sum(~np.asarray(out.resolved)))
-        groups, intervals = tie_groups_and_rank_intervals(m_models, ctx.pair_idx, np.asarray(out.resolved), ctx.pairs)
-        tie_groups[key] = [[ctx.names[g] for g in grp] for grp in groups]
-        rank_intervals[key] = {ctx.names[k]: intervals[k] for k in range(m_models)}
+    n_unresolved = {key: int(np.sum(~np.asarray(out.resolved))) for key, out in outputs.items()}
+    columns = _columns(ctx, extra)
+    medians = {}
+    for r in REGIMES:
+        if r.key in n_unresolved:
+            q = np.asarray(columns[r.q_field], dtype=float)
+            q = q[np.isfinite(q)]
+            medians[r.key] = float(np.median(q)) if q.size else 0.0
+    ctx.settings["headline"] = headline_key(n_unresolved, medians)
     model_lo, model_hi = ctx.model_ci
-    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.n, columns=_columns(ctx, extra),
-                     order=ctx.order, n_unresolved=n_unresolved, tie_groups=tie_groups, rank_intervals=rank_intervals,
-                     cluster_robustness=robustness, settings=ctx.settings, model_ci_low=model_lo,
-                     model_ci_high=model_hi, model_se=ctx.model_se, model_sd=ctx.model_sd)
+    return Diagnosis(models=ctx.names, means=ctx.st.means, n=ctx.n, columns=columns,
+                     order=ctx.order, n_unresolved=n_unresolved, cluster_robustness=robustness, settings=ctx.settings,
+                     model_ci_low=model_lo, model_ci_high=model_hi, model_se=ctx.model_se, model_sd=ctx.model_sd,
+                     held=held)
+
+
+#: tie groups use the verdict of every pair (not only the displayed ones) up to this many models
+MAX_TIE_MODELS = 100
+
+
+def _with_ties(diag: Diagnosis) -> Diagnosis:
+    """Tie groups and rank intervals per regime: from the verdicts of every pair (the report's own where
+    it shows a pair, the same regime's in the family of all pairs elsewhere) up to
+    :data:`MAX_TIE_MODELS` models; beyond, from the adjacent pairs alone (each group one unresolved
+    adjacent pair, ranks known only through chains of resolved adjacent pairs).
+    """
+    m = len(diag.models)
+    shown = diag.columns
+    si, sj = np.asarray(shown["rank_a"]) - 1, np.asarray(shown["rank_b"]) - 1
+    every = diag.all_pairs() if diag.settings.get("pairs") == "all" or m <= MAX_TIE_MODELS else None
+    tie_groups, rank_intervals = {}, {}
+    for r in diag.regimes:
+        if every is None:
+            idx, flags, complete = np.stack([si, sj], axis=1), np.asarray(shown[r.resolved_field], dtype=bool), False
+        else:
+            ei, ej = np.asarray(every.columns["rank_a"]) - 1, np.asarray(every.columns["rank_b"]) - 1
+            flags = np.asarray(every.columns[r.resolved_field], dtype=bool).copy()
+            at = np.full(m * m, -1, dtype=np.int64)
+            at[ei * m + ej] = np.arange(ei.size)
+            flags[at[si * m + sj]] = np.asarray(shown[r.resolved_field], dtype=bool)  # the table's word wins
+            idx, complete = np.stack([ei, ej], axis=1), True
+        groups, intervals = tie_groups_and_rank_intervals(m, idx, flags, complete)
+        tie_groups[r.key] = [[diag.models[g] for g in grp] for grp in groups]
+        rank_intervals[r.key] = {diag.models[k]: intervals[k] for k in range(m)}
+    diag.settings["ties_from"] = "all pairs" if every is not None else "adjacent pairs"
+    return dataclasses.replace(diag, tie_groups=tie_groups, rank_intervals=rank_intervals)
 
 
 #: the names of the two McNemar variants of 0/1 pairs, by code (exact below 25 discordant items)

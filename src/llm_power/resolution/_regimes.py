@@ -1,15 +1,13 @@
-"""The stress regimes of a resolution report, as data: each one a :class:`Regime` entry.
+"""How each stress regime of a resolution report is computed (the entries of ``REGIMES`` in
+:mod:`._registry` name these functions).
 
 A regime is a small function from the context of :func:`llm_power.diagnose` (the ranked matrix,
-the pairs' sufficient statistics and their IID verdict) to its per-pair columns, resolved flags
-and settings. Renderers iterate :data:`REGIMES` (through ``Diagnosis.regimes``); no other list of
-regimes is spelled anywhere. Every regime only tightens the IID verdict.
+the pairs' sufficient statistics and their IID verdict) and the checked options to its per-pair
+columns, resolved flags and settings. Every regime only tightens the IID verdict.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +19,10 @@ from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
 from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, resolved, run_verdict, t_interval
 from ..multiplicity import adjust_pvalues
 from ..sequential import anytime_critical_value, beta_mixture_log_evalue
+from ._registry import REGIMES, Regime
 
-__all__ = ["REGIMES", "Context", "Regime", "RegimeOutput", "tie_groups_and_rank_intervals"]
+__all__ = ["REGIMES", "Context", "Regime", "RegimeOutput", "regime_anytime", "regime_cluster", "regime_corrected",
+           "regime_runs", "tie_groups_and_rank_intervals"]
 
 
 @dataclass
@@ -53,6 +53,8 @@ class Context:
     model_ci: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))  # per ranked model
     model_se: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, the interval's SE
     model_sd: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, SD of the item scores
+    #: several runs per model: (crossed mean squares, what names a run, the runs' blocks when matched)
+    runs: tuple[Any, str, Any] | None = None
 
 
 @dataclass
@@ -65,9 +67,9 @@ class RegimeOutput:
     robustness: dict[str, Any] | None = None
 
 
-def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
+def regime_corrected(ctx: Context, options: Any) -> RegimeOutput:
     """Multiplicity: the real Bonferroni / Holm step-down / BH step-up procedures over the family."""
-    correction = options["correction"]
+    correction = options.correction
     n = ctx.n
     alpha_prime, flags, corr = _corrected(ctx.sums.delta, ctx.var, n, ctx.pvalue, ctx.alpha, ctx.power,
                                           correction, ctx.b, ctx.c)
@@ -77,10 +79,10 @@ def _regime_corrected(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     return RegimeOutput(columns=columns, resolved=flags, settings={"family_size": ctx.pair_idx.shape[0]})
 
 
-def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
+def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
     """Clustering: cluster-robust test, interval, design effect and N*/q/MDE; robustness of the count."""
     sums, n = ctx.sums, ctx.n
-    design_effect = options["design_effect"]
+    design_effect = options.design_effect
     cv = cluster_verdict(sums, ctx.var, ctx.verdict.resolved, alpha=ctx.alpha, power=ctx.power,
                          alternative="two-sided", design_effect=design_effect)
     lo, hi = t_interval(sums.delta, cv.variance, cv.df, ctx.confidence_level, "two-sided")
@@ -94,7 +96,7 @@ def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
                 "kish_cluster_size": float(np.sum(sums.clusters()[0] ** 2) / n),
                 "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
     robustness = None
-    b_count = options["cluster_resamples"]
+    b_count = options.cluster_resamples
     if b_count:
         counts, low, high = cluster_resample_counts(sums, ctx.st.binary, b_count, ctx.gen, cv.df, alpha=ctx.alpha,
                                                     power=ctx.power, design_effect=design_effect,
@@ -107,14 +109,17 @@ def _regime_cluster(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
     return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
 
 
-def _regime_runs(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
+def regime_runs(ctx: Context, _options: Any) -> RegimeOutput:
     """Run noise (seeds, templates, engines): the gap's variance over items and runs, its t test on
-    Satterthwaite df, N*/q/MDE at the current runs and the runs needed at the current items.
+    the run test's (conservative Satterthwaite) df, N*/q/MDE at the current runs and the runs needed at
+    the current items.
     """
-    ms, n = options["runs"], ctx.n
+    if ctx.runs is None:
+        msg = "the run regime needs several runs per model"
+        raise ValueError(msg)
+    (ms, runs_by, blocks), n = ctx.runs, ctx.n  # blocks: matched runs (shared templates), else None
     i, j = ctx.order[ctx.pair_idx[:, 0]], ctx.order[ctx.pair_idx[:, 1]]  # the pairs' columns of the source
     s2_d = ctx.sums.ss / (n - 1)  # sample variance of the run-averaged differences (ddof 1, 0/1 or not)
-    blocks = options.get("run_blocks")  # matched runs (shared templates): the per-run differences
     pv = gap_run_variance(s2_d, n, ms, i, j, blocks)
     rv = run_verdict(ctx.sums.delta, s2_d, pv.run_part, n, pv.df, ctx.verdict.resolved, alpha=ctx.alpha,
                      power=ctx.power, alternative="two-sided")
@@ -128,14 +133,16 @@ def _regime_runs(ctx: Context, options: dict[str, Any]) -> RegimeOutput:
                "run_ci_high": hi, "n_star_run": rv.n_star, "q_run": rv.q, "mde_run": rv.mde,
                "resolved_run": rv.resolved, "run_share": share, "runs_needed": needed}
     runs = ms.runs[ctx.order]
-    settings = {"runs_by": options.get("runs_by", "run"), "runs_min": int(runs.min()), "runs_max": int(runs.max()),
+    fewest, most = int(runs.min()), int(runs.max())
+    settings = {"runs_by": runs_by, "runs_min": fewest, "runs_max": most,
+                "runs_span": f"{fewest}" if fewest == most else f"{fewest}-{most}",
                 "run_pairing": "matched" if blocks is not None else "independent",
                 "run_sd": [float(v) for v in np.sqrt(ms.var_run[ctx.order])],
                 "run_noise_exceeds_gap": int(np.sum(~np.isfinite(rv.n_star) & (ctx.sums.delta != 0)))}
     return RegimeOutput(columns=columns, resolved=rv.resolved, settings=settings)
 
 
-def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
+def regime_anytime(ctx: Context, _options: Any) -> RegimeOutput:
     """Anytime-valid: the normal-mixture boundary replaces z_{1-alpha/2} in K, so N* grows and q
     shrinks by K / K_anytime (for the exact conditional N* of few discordant items too); Beta-mixture
     e-values for 0/1 pairs.
@@ -158,74 +165,6 @@ def _regime_anytime(ctx: Context, _options: dict[str, Any]) -> RegimeOutput:
         settings["e_value_note"] = ("Beta-mixture e-value with the prior tuned to the observed number of "
                                     "discordant items: a post-hoc evidence summary, not a stopping rule")
     return RegimeOutput(columns=columns, resolved=flags, settings=settings)
-
-
-@dataclass(frozen=True)
-class Regime:
-    """One verdict regime of a resolution report: how it is computed and how it is shown.
-
-    Renderers iterate :data:`REGIMES` (via :attr:`Diagnosis.regimes`); no other list of regimes
-    exists. ``compute`` is None for the IID regime (it is the context every other one builds on).
-    """
-
-    key: str
-    title: str  # as in "4 of 9 unresolved (IID)"
-    q_field: str
-    resolved_field: str
-    n_star_field: str
-    pvalue_field: str | None
-    compute: Any = None
-    #: whether a report computes this regime, from diagnose's options (``correction``, ``anytime``,
-    #: ``design_effect``, ``cluster_resamples``, ``n_groups``: the clusters of the source)
-    requested: Callable[[dict[str, Any]], bool] = lambda _options: True
-    #: the fields this regime adds to each pair (name, type, default; the IID ones have no default
-    #: up to ``resolved``): :class:`~llm_power.PairResolution` is generated from them
-    fields: tuple[tuple[str, Any, Any], ...] = ()
-
-    def label(self, settings: dict[str, Any]) -> str:
-        """Short column label: "IID", the correction's name, "cluster", "anytime"."""
-        return {"iid": "IID", "corrected": str(settings.get("correction"))}.get(self.key, self.key)
-
-
-#: a field without a default (the IID fields up to ``resolved``)
-_REQUIRED = dataclasses.MISSING
-
-REGIMES = (
-    Regime("iid", "IID", "q", "resolved", "n_star", "pvalue", fields=(
-           ("model_a", str, _REQUIRED), ("model_b", str, _REQUIRED), ("rank_a", int, _REQUIRED),
-           ("rank_b", int, _REQUIRED), ("n", int, _REQUIRED), ("mean_a", float, _REQUIRED),
-           ("mean_b", float, _REQUIRED), ("delta", float, _REQUIRED), ("se", float, _REQUIRED),
-           ("pvalue", float, _REQUIRED), ("test", str, _REQUIRED), ("n_star", float, _REQUIRED),
-           ("q", float, _REQUIRED), ("mde", float, _REQUIRED), ("resolved", bool, _REQUIRED),
-           ("regime", str, "plug-in"), ("b", int | None, None), ("c", int | None, None),
-           ("ci_low", float | None, None), ("ci_high", float | None, None),)),
-    Regime("corrected", "multiplicity-corrected", "q_corrected", "resolved_corrected", "n_star_corrected",
-           "pvalue_adjusted", _regime_corrected, lambda options: options["correction"] is not None, fields=(
-           ("pvalue_adjusted", float | None, None), ("alpha_corrected", float | None, None),
-           ("n_star_corrected", float | None, None), ("q_corrected", float | None, None),
-           ("resolved_corrected", bool | None, None),)),
-    Regime("cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
-           _regime_cluster, lambda options: options["n_groups"] > 0, fields=(
-           ("icc", float | None, None), ("design_effect", float | None, None),
-           ("design_effect_robust", float | None, None), ("design_effect_cr1", float | None, None),
-           ("design_effect_anova", float | None, None), ("design_effect_paper", float | None, None),
-           ("pvalue_cluster", float | None, None), ("cluster_df", float | None, None),
-           ("cluster_ci_low", float | None, None), ("cluster_ci_high", float | None, None),
-           ("n_star_cluster", float | None, None), ("q_cluster", float | None, None),
-           ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
-           ("cluster_bootstrap_ci_low", float | None, None), ("cluster_bootstrap_ci_high", float | None, None),)),
-    Regime("anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, _regime_anytime,
-           lambda options: bool(options["anytime"]), fields=(
-           ("e_value", float | None, None), ("n_star_anytime", float | None, None),
-           ("q_anytime", float | None, None), ("resolved_anytime", bool | None, None),)),
-    Regime("runs", "run noise", "q_run", "resolved_run", "n_star_run", "pvalue_run", _regime_runs,
-           lambda options: options.get("runs") is not None, fields=(
-           ("se_run", float | None, None), ("run_df", float | None, None), ("pvalue_run", float | None, None),
-           ("run_ci_low", float | None, None), ("run_ci_high", float | None, None),
-           ("n_star_run", float | None, None), ("q_run", float | None, None), ("mde_run", float | None, None),
-           ("resolved_run", bool | None, None), ("run_share", float | None, None),
-           ("runs_needed", float | None, None),)),
-)
 
 
 def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, alpha: float,  # noqa: PLR0917
@@ -261,43 +200,45 @@ def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, a
 
 
 def tie_groups_and_rank_intervals(m_models: int, pair_idx: np.ndarray, resolved: np.ndarray,
-          pairs: str) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
-    """Tie groups and rank intervals (1-based) from the resolved flags of the pairs (models by rank).
+                                  complete: bool) -> tuple[list[list[int]], dict[int, tuple[int, int]]]:
+    """Tie groups and rank intervals (1-based) of models in rank order, from the verdicts of the pairs
+    ``pair_idx`` (ranks, a above b).
 
-    A tie group holds models connected by unresolved pairs of the family -- every unresolved pair
-    lies inside one group, by definition -- made into runs of consecutive ranks (groups whose
-    spans overlap are merged, so that each is shown as "ranks i-j"). Rank intervals: adjacent
-    pairs, the span of the model's group; all pairs, [1 + models resolved above it, M - models
-    resolved below it] (inside its group's span).
+    A tie group is a maximal run of consecutive ranks holding no resolved pair (runs of one model
+    are not groups); groups may overlap ("A ≈ B", "B ≈ C" where A is resolved above C). With
+    ``complete`` verdicts (every pair known) a model's rank interval is [1 + models resolved above
+    it, M - models resolved below it]. Otherwise only the pairs given are known (adjacent pairs):
+    a pair not given counts as a boundary of every group (so a group is one unresolved adjacent
+    pair), and a model is known above another only through a chain of resolved adjacent pairs.
     """
-    from scipy import sparse
-    from scipy.sparse import csgraph
-
     flags = np.asarray(resolved, dtype=bool)
-    open_ = pair_idx[~flags]
-    graph = sparse.csr_matrix((np.ones(open_.shape[0]), (open_[:, 0], open_[:, 1])), shape=(m_models, m_models))
-    _, comp = csgraph.connected_components(graph, directed=False)
-    first = np.full(comp.max() + 1 if comp.size else 0, m_models)
-    last = np.full(first.shape, -1)
-    np.minimum.at(first, comp, np.arange(m_models))
-    np.maximum.at(last, comp, np.arange(m_models))
-    groups: list[list[int]] = []
-    end = -1
-    for g in range(m_models):  # runs of ranks: a new group starts where no earlier span reaches
-        if g > end:
-            groups.append([])
-        groups[-1].append(g)
-        end = max(end, int(last[comp[g]]))
-    if pairs == "adjacent":
-        intervals = {g: (grp[0] + 1, grp[-1] + 1) for grp in groups for g in grp}
+    i, j = np.asarray(pair_idx[:, 0], dtype=np.int64), np.asarray(pair_idx[:, 1], dtype=np.int64)
+    # first[a]: the nearest rank below a that a run starting at or above a cannot reach
+    first = np.full(m_models, m_models, dtype=np.int64)
+    if complete:
+        np.minimum.at(first, i[flags], j[flags])
+    else:  # adjacent pairs only: the pair two ranks down is unknown, so it closes every run
+        first = np.minimum(np.arange(m_models) + 2, m_models)
+        adj = (j == i + 1)
+        np.minimum.at(first, i[adj & flags], j[adj & flags])
+    reach = np.minimum.accumulate(first[::-1])[::-1] - 1  # the last rank a run starting at a can hold
+    groups = [list(range(a, int(reach[a]) + 1)) for a in range(m_models)
+              if reach[a] > a and (a == 0 or reach[a - 1] < reach[a])]
+    if complete:
+        above = np.bincount(j[flags], minlength=m_models)  # models resolved above each model
+        below = np.bincount(i[flags], minlength=m_models)
+        intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
         return groups, intervals
-    # models resolved above / below each model: its pairs minus its unresolved ones (few); every pair
-    # of models (i < j) when the family is complete, so the model ranked g has g pairs above it
-    if pair_idx.shape[0] == m_models * (m_models - 1) // 2:
-        above_all, below_all = np.arange(m_models), m_models - 1 - np.arange(m_models)
-    else:
-        above_all, below_all = (np.bincount(pair_idx[:, k], minlength=m_models) for k in (1, 0))
-    above = above_all - np.bincount(open_[:, 1], minlength=m_models)
-    below = below_all - np.bincount(open_[:, 0], minlength=m_models)
-    intervals = {g: (int(above[g] + 1), int(m_models - below[g])) for g in range(m_models)}
+    step = np.zeros(max(m_models - 1, 0), dtype=bool)  # step[a]: the adjacent pair (a, a + 1) is resolved
+    adj = (j == i + 1) & flags
+    step[i[adj]] = True
+    # a model is known above g through an unbroken chain of resolved adjacent pairs: the run of
+    # resolved steps just above g, and just below it
+    up = np.zeros(m_models, dtype=np.int64)
+    down = np.zeros(m_models, dtype=np.int64)
+    for g in range(1, m_models):
+        up[g] = up[g - 1] + 1 if step[g - 1] else 0
+    for g in range(m_models - 2, -1, -1):
+        down[g] = down[g + 1] + 1 if step[g] else 0
+    intervals = {g: (int(up[g] + 1), int(m_models - down[g])) for g in range(m_models)}
     return groups, intervals

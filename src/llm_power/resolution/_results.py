@@ -15,7 +15,7 @@ import numpy as np
 from .._core.format import fmt_gap, fmt_n_star, fmt_p
 from .._core.results import ConfidenceInterval, Result, to_plain
 from .._kernel.sizes import mde_from_variance
-from ._regimes import REGIMES
+from ._registry import REGIMES
 
 __all__ = ["Diagnosis", "PairResolution"]
 
@@ -50,6 +50,31 @@ else:
     PairResolution = _pair_resolution()
 
 
+class Held:
+    """What a finished diagnosis keeps to answer more questions of the same data: the source of
+    sufficient statistics (a matrix in memory, or item shards while their cluster is up), the models
+    in the source's order, the source's columns by rank, the checked options and the runs; the
+    diagnosis of every pair is formed by ``expand`` on first request and kept.
+    """
+
+    __slots__ = ("_every", "expand", "local_order", "names", "options", "runs", "source")
+
+    def __init__(self, *, source: Any, names: list[Any], local_order: np.ndarray, options: Any, runs: Any,
+                 expand: Any) -> None:
+        self.source, self.names, self.local_order, self.options, self.runs = source, names, local_order, options, runs
+        self.expand = expand
+        self._every: Any = None
+
+    def every(self) -> Any:
+        """The diagnosis of every pair (formed once)."""
+        if self._every is None:
+            self._every = self.expand(self)
+        return self._every
+
+    def __repr__(self) -> str:
+        return f"Held({self.source.n_models} models)"
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class Diagnosis(Result):
     """Result of :func:`diagnose`.
@@ -75,11 +100,14 @@ class Diagnosis(Result):
         "anytime" when requested. "Resolved" = q >= 1 and the pair's test rejects at alpha
         (each stress test also needs the IID verdict).
     tie_groups : dict
-        Per regime, groups of models (rank order) not resolved from each other: each model's
-        rank interval is the span of its group (adjacent pairs), or [1 + #models resolved
-        above it, #models not resolved below it + its rank] (all pairs).
+        Per regime, the statistical ties: maximal runs of consecutive ranks that hold no resolved
+        pair (a pair the report shows counts as it says; any other pair as the same regime decides
+        it among all pairs, up to 100 models; beyond, with adjacent pairs, each unresolved adjacent
+        pair is a group). Groups may overlap; a model in no group is resolved from its neighbours.
     rank_intervals : dict
-        Per regime, (lowest, highest) plausible rank of each model.
+        Per regime, (lowest, highest) plausible rank of each model: [1 + models resolved above it,
+        M - models resolved below it] (over every pair; with adjacent pairs only beyond 100 models,
+        through chains of resolved adjacent pairs).
     cluster_robustness : dict or None
         Distribution of the clustered unresolved count over resamples of the clusters.
     settings : dict
@@ -92,13 +120,14 @@ class Diagnosis(Result):
         Per-model standard error of the score (the sample SD with ddof 1 over sqrt(n); with
         ``cluster`` the CR2 one; with runs the one over items and runs) and the SD of the item
         scores; ``settings["model_se_method"]`` and ``["model_ci_method"]`` say which.
-    rankings : dict or None
-        Rank intervals with simultaneous coverage (``rank_low``, ``rank_high`` per ranked model),
-        ``best_set`` (the models that can be #1), ``top_sets``, ``critical_value``, the
-        ``simultaneous`` sets of the max-t intervals alone, ``winner`` (the top model's naive,
-        conditional and hybrid estimates and intervals) and ``fragility`` (items whose removal ties
-        or reverses each shown gap and #1); ``{"skipped": why}`` when not computed (see ``ranks``
-        of :func:`diagnose`).
+    held : Held or None
+        The source and options the diagnosis was made from (not part of its value, never
+        serialised): :meth:`all_pairs` and the rankings (:func:`~llm_power.rank_report`) use it.
+
+    Notes
+    -----
+    ``settings["headline"]`` names the report's headline regime: the strictest one computed (the
+    most unresolved pairs; on a tie the smaller median q), the rule every command uses.
     """
 
     models: list[Any]
@@ -115,7 +144,7 @@ class Diagnosis(Result):
     model_ci_high: np.ndarray | None = field(default=None, compare=False)
     model_se: np.ndarray | None = field(default=None, compare=False)
     model_sd: np.ndarray | None = field(default=None, compare=False)
-    rankings: dict[str, Any] | None = field(default=None, compare=False)
+    held: Held | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
 
@@ -134,6 +163,24 @@ class Diagnosis(Result):
         var = var if var > 0 else 1e-12
         return np.asarray(mde_from_variance(np.asarray(n_items, dtype=float), var, alpha=self.settings["alpha"],
                                             power=self.settings["power"]), dtype=float)
+
+    def all_pairs(self) -> Diagnosis:
+        """The diagnosis of every pair of these models under the same regimes and options: itself for
+        ``pairs="all"``; otherwise formed from the held source once (the source must still be
+        reachable: item shards only while their cluster is up).
+        """
+        if self.settings.get("pairs") == "all":
+            return self
+        if self.held is None:
+            msg = "this Diagnosis holds no scores (it was not made by diagnose)"
+            raise ValueError(msg)
+        every: Diagnosis = self.held.every()
+        return every
+
+    @property
+    def headline(self) -> Any:
+        """The report's headline regime (an entry of ``REGIMES``): the strictest one computed."""
+        return next(r for r in REGIMES if r.key == self.settings.get("headline", "iid"))
 
     @property
     def regimes(self) -> list[Any]:
@@ -158,7 +205,6 @@ class Diagnosis(Result):
             "rank_intervals": to_plain(self.rank_intervals),
             "cluster_robustness": to_plain(self.cluster_robustness),
             "settings": to_plain(self.settings),
-            "rankings": to_plain(self.rankings),
         }
 
     def to_frame(self) -> Any:

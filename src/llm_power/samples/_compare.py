@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
@@ -73,6 +74,7 @@ class PassAtKComparison(Result):
                              "band_excludes_zero": self.band_excludes_zero})
 
 
+@public
 def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: str = "pass@k",  # noqa: PLR0913
                       cluster: Any = None, confidence_level: float = 0.95, n_resamples: int = 4000,
                       rng: SeedLike = None) -> PassAtKComparison:
@@ -110,7 +112,8 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     PassAtKComparison
         Arrays of shape (len(k),): ``k``, ``difference`` (A - B), ``standard_error``, ``pvalue``
         (two-sided paired t), ``ci_low`` / ``ci_high`` (pointwise), ``band_low`` / ``band_high``
-        (simultaneous, never narrower than the pointwise interval) and ``band_excludes_zero``; ``critical_value`` of the band, ``n_questions``, ``n_clusters``, ``metric`` and
+        (simultaneous, never narrower than the pointwise interval) and ``band_excludes_zero``;
+        ``critical_value`` of the band, ``n_questions``, ``n_clusters``, ``metric`` and
         ``confidence_level``. ``to_frame()`` gives one row per k.
 
     Examples
@@ -148,5 +151,5 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     band_low, band_high = mean - crit * se, mean + crit * se
     return PassAtKComparison(metric=metric, k=ks, difference=mean, standard_error=se, pvalue=p,
                              ci_low=mean - q * se, ci_high=mean + q * se, band_low=band_low, band_high=band_high,
-                             critical_value=crit, band_excludes_zero=(band_low > 0) | (band_high < 0), n_questions=int(na.size),
-                             n_clusters=g, confidence_level=level)
+                             critical_value=crit, band_excludes_zero=(band_low > 0) | (band_high < 0),
+                             n_questions=int(na.size), n_clusters=g, confidence_level=level)

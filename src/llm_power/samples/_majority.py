@@ -11,6 +11,7 @@ import numpy as np
 from scipy import special
 
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.validation import check_confidence_level, check_int_at_least
 from ._passk import PassAtKResult, mean_and_se, question_cluster_codes
 
@@ -97,6 +98,7 @@ def _maj_probability(n: int, n_right: int, others: list[int], k: int) -> float:
     return total / math.exp(log_all) if total else 0.0
 
 
+@public
 def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
                 confidence_level: float = 0.95) -> PassAtKResult:
     """maj@k of a benchmark (the mean over questions of :func:`maj_at_k`) with its interval for new

@@ -31,7 +31,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special, stats
 
-from .._core.errors import DataError
+from .._core.errors import DataError, warn
+from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
@@ -207,6 +208,7 @@ class PassAtKResult(Result):
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "estimate", "standard_error", "population")
 
+    @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Per-k interval, clipped to [0, 1] (arrays, one entry per k).
 
@@ -369,7 +371,7 @@ def question_cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
     from .._core.clusters import code_labels, require_clusters
 
     codes, g = code_labels(cluster, n_questions, unit="question")
-    require_clusters(g, unit="question", stacklevel=4)
+    require_clusters(g, unit="question")
     return codes
 
 
@@ -426,6 +428,7 @@ def _bootstrap_question_means(values: np.ndarray, n_resamples: int, gen: np.rand
     return out
 
 
+@public
 def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: str = "questions",  # noqa: PLR0913
                  cluster: Any = None, method: str = "t", confidence_level: float = 0.95, n_resamples: int = 2000,
                  rng: SeedLike = None) -> PassAtKResult:
@@ -510,23 +513,21 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
         if cluster is not None or method != "t":
             msg = "population='fixed_questions' conditions on the questions: no cluster and no bootstrap over them"
             raise ValueError(msg)
-        import warnings
 
         from .._core.errors import ApproximationWarning
 
         if n.min() < 2:  # one sample of some question: its sampling noise cannot be estimated at all
-            warnings.warn(f"question {int(np.argmin(n))} has a single sample: the sampling noise of these questions "
+            warn(f"question {int(np.argmin(n))} has a single sample: the sampling noise of these questions "
                           "cannot be estimated (standard error NaN); draw at least 2 samples per question",
-                          ApproximationWarning, stacklevel=2)
+                          ApproximationWarning)
             return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0),
                                  standard_error=np.full(ks.size, np.nan), population=population,
                                  n_questions=int(n.size), n_clusters=None, df=math.inf, method="normal",
                                  confidence_level=level)
         if np.any(n.min() < 2 * ks) and metric != "avg@k":
-            warnings.warn(f"k = {int(ks[n.min() < 2 * ks][0])} is more than half the samples of some question "
+            warn(f"k = {int(ks[n.min() < 2 * ks][0])} is more than half the samples of some question "
                           f"({int(n.min())}): its conditional variance is a plug-in at the observed pass rate and "
-                          "tends to be too small; draw at least 2k samples per question", ApproximationWarning,
-                          stacklevel=2)
+                          "tends to be too small; draw at least 2k samples per question", ApproximationWarning)
         se = np.sqrt(np.maximum(conditional_variance(metric, n, c, ks).sum(axis=0), 0.0)) / n.size
         return PassAtKResult(metric=metric, k=ks, estimate=values.mean(axis=0), standard_error=se,
                              population=population, n_questions=int(n.size), n_clusters=None, df=math.inf,

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import k_constant, level_quantile
@@ -111,6 +112,7 @@ class PassAtKPlanResult(Result):
                              "cost": self.cost, "within": self.within})
 
 
+@public
 def pass_at_k_plan(pilot: Any, k: int, half_width: float, *, metric: str = "pass@k",  # noqa: PLR0913
                    samples_per_question: Any = None, cost_per_question: float = 1.0, cost_per_sample: float = 1.0,
                    confidence_level: float = 0.95) -> PassAtKPlanResult:
@@ -194,6 +196,7 @@ def pass_at_k_plan(pilot: Any, k: int, half_width: float, *, metric: str = "pass
                              confidence_level=level)
 
 
+@public
 def pass_at_k_mde(pilot_a: Any, pilot_b: Any, k: int, *, n_questions: int, samples_per_question: int,  # noqa: PLR0913
                   metric: str = "pass@k", alpha: float = 0.05, power: float = 0.8) -> float:
     r"""Smallest difference in pass@k between two models that a paired comparison on

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.params import public
 from .._core.results import Result
 from .._core.validation import as_float_array, check_positive
 from .._kernel.sizes import ceil_items, k_factor
@@ -175,6 +176,7 @@ def paired_variance_components(a: Any, b: Any) -> VarianceComponentsResult:
     )
 
 
+@public
 def sample_size_repeated(
     delta: float,
     *,
@@ -273,6 +275,7 @@ class RepeatedSamplingPlanResult(Result):
         return "\n".join(lines)
 
 
+@public
 def repeated_sampling_plan(
     delta: float,
     *,
