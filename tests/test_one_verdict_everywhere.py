@@ -2,8 +2,11 @@
 scores, with and without clusters, few and many items -- the same pair gets the same p-value, interval,
 q and verdict wherever the same test is reported: diagnose and compare, diagnose's table and the
 command line's JSON, the rank intervals of the API and of ``llm-power rank``, a census subset and the
-paired t test, pass@1 and the paired t test; and no tie group holds a resolved pair of its own regime
-(``ties_hold_no_resolved_pair`` checks groups against the table's verdicts).
+paired t test, pass@1 and the paired t test, the noise report and diagnose's run regime (and compare of
+the runs); and no tie group holds a resolved pair of its own regime (``ties_hold_no_resolved_pair``
+checks groups against the table's verdicts). The gate and the arena are held to their own verdicts the
+same way in ``tests/test_one_verdict.py``, and the inspect extension's report is diagnose's
+(``tests/integrations/test_inspect_extension.py``).
 """
 
 from __future__ import annotations
@@ -181,3 +184,34 @@ def test_rank_with_clusters_equals_the_demo(tmp_path, capsys):
         assert rank["models"] == demo["models"]
         assert rank["rank_low"] == demo["rankings"]["ranks"]["rank_low"], argv
         assert rank["rank_high"] == demo["rankings"]["ranks"]["rank_high"], argv
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), binary=st.booleans(), matched=st.booleans())
+def test_noise_and_diagnose_report_the_same_run_test(seed, binary, matched):
+    """Several runs per model: the noise report's gap (its SE over items and runs, the run test's df and
+    interval) is the run regime's of diagnose, and compare of the two models' runs gives its p, q and
+    verdict."""
+    rng = np.random.default_rng(seed)
+    n, r, m = int(rng.choice([40, 200])), int(rng.integers(2, 5)), 3
+    skill = rng.normal(0, 0.3, m)
+    logit = skill[None, None, :] + rng.normal(0, 0.3, (1, r, m)) + rng.normal(0, 1.0, (n, 1, 1))
+    p = 1 / (1 + np.exp(-logit))
+    x = (rng.random((n, r, m)) < p).astype(float) if binary else np.clip(p + rng.normal(0, 0.05, (n, r, m)), 0, 1)
+    pairing = "matched" if matched else "independent"
+    diag = quiet(lp.diagnose, x, models=["a", "b", "c"], run_pairing=pairing)
+    rep = quiet(lp.noise, x, models=["a", "b", "c"], run_pairing=pairing, rng=0)
+    c = diag.columns
+    rows = {(row["model_a"], row["model_b"]): row for row in rep.variance.pairs}
+    for k, (a, b) in enumerate(zip(c["model_a"], c["model_b"], strict=True)):
+        row = rows.get((a, b))
+        if row is None:
+            continue
+        assert row["se"] == pytest.approx(c["se_run"][k], rel=1e-9)
+        assert row["df"] == pytest.approx(c["run_df"][k], rel=1e-9)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((c["run_ci_low"][k], c["run_ci_high"][k]), rel=1e-9)
+        ia, ib = ["a", "b", "c"].index(a), ["a", "b", "c"].index(b)
+        cmp = quiet(lp.compare, x[:, :, ia], x[:, :, ib], run_pairing=pairing)
+        assert cmp.pvalue == pytest.approx(c["pvalue_run"][k], rel=1e-9)
+        assert cmp.q == pytest.approx(c["q_run"][k], rel=1e-9, nan_ok=True)
+        assert cmp.resolved == bool(c["resolved_run"][k])

@@ -84,17 +84,26 @@ def test_metrics_equal_llm_power_on_the_logged_scores(run):
         assert metrics["ci_high_subject"].value == pytest.approx(scores.mean() + half, rel=1e-12)
 
 
-def test_hook_writes_the_resolution_report_next_to_the_logs(run):
+def test_hook_writes_the_resolution_report_next_to_the_logs(run, tmp_path):
     logs, log_dir = run
     html = log_dir / "llm-power-digits.html"
     md = log_dir / "llm-power-digits.md"
     assert html.is_file() and md.is_file()
     frame = lp.read_results([Path(log.location) for log in logs])
-    aligned = lp.align_results(frame)
-    diag = lp.diagnose(aligned.scores, models=aligned.models)
+    aligned = lp.align_results(frame, on_missing="intersect")
+    diag = lp.diagnose(aligned.scores, models=aligned.models, rng=0)
     text = md.read_text()
     assert all(name in text for name in diag.models)
     assert f"{abs(diag.columns['delta'][0]) * 100:.2f}" in text  # the gap, in points
+    # the hook's report is diagnose's (the same p, q, verdicts and rankings), seeded: the same on every run
+    from llm_power.integrations.inspect import write_reports
+    from llm_power.report.markdown import render_markdown
+
+    want = render_markdown(diag, title="Resolution report: digits", rankings=lp.rank_report(diag, rng=0))
+    assert text == want
+    again = tmp_path / "again"
+    write_reports(logs, str(again))
+    assert (again / "llm-power-digits.md").read_text() == text
 
 
 def test_early_stopping_stops_once_the_sequence_is_narrow(tmp_path):

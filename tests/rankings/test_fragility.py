@@ -67,6 +67,7 @@ def test_counts_equal_brute_force(graded: bool) -> None:
         k = res.models.index(res.challenger)
         assert k > 0 and res.items_to_flip_top == _brute_pair(xs[:, 0] - xs[:, k]), case
         assert res.share_top == res.items_to_flip_top / n
+        assert np.array_equal(res.share, res.items_to_flip / n)
     assert checked >= 150
     assert min(kinds.values()) >= 1, kinds  # each branch of the count met brute force at least once
 

@@ -328,6 +328,23 @@ def test_tie_groups_and_rank_intervals():
     assert res.rank_intervals == allp.rank_intervals
 
 
+def test_a_tie_never_holds_a_pair_the_table_resolves():
+    """Holm over the 5 adjacent pairs resolves model_0 vs model_1; Holm over all 15 pairs does not. The tie
+    groups take the table's word for a shown pair, so model_0 and model_1 are in no tie together."""
+    rng = np.random.default_rng(138)
+    skill = np.sort(rng.uniform(0.4, 0.8, 6))[::-1]
+    x = (rng.random((3000, 6)) < skill).astype(float)
+    adj = diagnose(x, correction="holm")
+    every = adj.all_pairs()
+    assert adj.columns["resolved_corrected"][0] and (adj.columns["model_a"][0], adj.columns["model_b"][0]) == (
+        "model_0", "model_1")
+    k = next(k for k, (a, b) in enumerate(zip(every.columns["model_a"], every.columns["model_b"], strict=True))
+             if (a, b) == ("model_0", "model_1"))
+    assert not every.columns["resolved_corrected"][k]  # the precondition: the two families disagree
+    assert not any({"model_0", "model_1"} <= set(g) for g in adj.tie_groups["corrected"])
+    assert adj.tie_groups["corrected"] == [["model_1", "model_2"], ["model_3", "model_4", "model_5"]]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_tie_groups_are_the_maximal_clean_runs_on_random_verdicts(seed):
     """The kernel of the tie groups against enumeration on random verdicts, complete and adjacent-only

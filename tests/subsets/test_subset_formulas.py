@@ -309,3 +309,70 @@ def test_the_benchmark_sequence_closes_on_the_benchmarks_mean():
     assert pop_res.ci.high - pop_res.ci.low > 0.1
     last = bench.add(y[299:])
     assert last.ci.low == last.ci.high == pytest.approx(y.mean())
+
+
+def test_plan_minimum_budget_is_two_per_stratum_and_one_for_the_control_variate():
+    """The fewest items a plan can have: 2 per stratum (or all of a smaller one) to estimate each stratum's
+    variance, and 1 more for the fitted control variate (its residual variance loses a df)."""
+    labels = _strata([50, 40, 1])
+    ref = np.random.default_rng(9).random((91, 3))
+    with pytest.raises(ValueError, match="at least 6"):  # 2 + 2 + 1, and 1 for the control variate
+        lp.subset_plan(91, strata=labels, budget=5, reference=ref, rng=0)
+    assert lp.subset_plan(91, strata=labels, budget=6, reference=ref, rng=0).n == 6
+    assert lp.subset_plan(91, strata=labels, budget=5, reference=ref, control=False, rng=0).n == 5
+
+
+def test_plan_population_target_from_a_pilot_adds_the_pilots_variance_over_n():
+    """The population target's first phase S_y^2 / N, S_y^2 the pilot's sample variance (ddof 1): the worst
+    case of one stratum, Cochran's two-phase variance (1 - f) S^2 / n + S^2 / N."""
+    rng = np.random.default_rng(10)
+    pilot = rng.normal(size=25)
+    plan = lp.subset_plan(1000, budget=60, pilot=pilot, pilot_items=np.arange(25), rng=0)
+    s2 = pilot.var(ddof=1)
+    assert plan.expected_se == pytest.approx(math.sqrt((1 - 60 / 1000) * s2 / 60 + s2 / 1000), rel=1e-10)
+
+
+def test_plan_spread_from_reference_models_after_the_others_mean():
+    """With reference models and the control variate: S_h^2 is, averaged over the reference models, each one's
+    residual variance within stratum h after the mean of the others (one common slope, stratum intercepts:
+    statsmodels' OLS), over n_h - 1."""
+    rng = np.random.default_rng(11)
+    labels = _strata([60, 40])
+    easy = rng.random(100)
+    ref = (rng.random((100, 4)) < easy[:, None]).astype(float)
+    plan = lp.subset_plan(100, strata=labels, budget=20, reference=ref, rng=0)
+    group = (np.arange(100) >= 60).astype(float)
+    per_model = []
+    for k in range(4):
+        others = np.delete(ref, k, axis=1).mean(axis=1)
+        e = sm.OLS(ref[:, k], np.column_stack([1 - group, group, others])).fit().resid
+        per_model.append([np.sum(e[group == g] ** 2) / (np.sum(group == g) - 1) for g in (0, 1)])
+    want = np.sqrt(np.mean(per_model, axis=0))
+    assert [a["sd"] for a in plan.allocation] == pytest.approx(want.tolist(), rel=1e-10)
+
+
+def test_the_sequence_decides_below_and_stops_at_its_half_width():
+    """A model far below ``against``: the verdict is "below" once the sequence's upper bound is under it (and
+    stays); without ``against``, it stops exactly when its half-width (high - low) / 2 reaches ``half_width``."""
+    rng = np.random.default_rng(13)
+    y = (rng.random(3000) < 0.3).astype(float)
+    seq = lp.SubsetSequence(3000, against=0.6, target="benchmark")
+    decided_at = None
+    for start in range(0, 3000, 50):
+        res = seq.add(y[start:start + 50])
+        assert res.decided == (res.ci.high < 0.6 or res.ci.low > 0.6)
+        if res.decided and decided_at is None:
+            decided_at = res.n
+        if decided_at is not None:
+            assert res.decided and res.verdict == "below 0.6" and res.stop
+    assert decided_at is not None and decided_at < 3000
+    narrow = lp.SubsetSequence(3000, half_width=0.05, target="benchmark")
+    seen = set()
+    for start in range(0, 3000, 20):
+        res = narrow.add(y[start:start + 20])
+        half = (res.ci.high - res.ci.low) / 2
+        assert res.stop == (half <= 0.05 or res.n == 3000), (res.n, half)
+        seen.add(res.stop)
+        if 0.05 < 2 * half <= 0.1:
+            assert res.stop  # half the width, not the width, is compared
+    assert seen == {True, False}

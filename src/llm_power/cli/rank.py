@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..report.terminal import dump_json, print_table, safe_text, say
-from ._types import INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import add_reader_options, nonnegative_int, positive_int
 from .diagnose import add_declared_options
 
 HELP = ("rank intervals: every model's rank with simultaneous coverage, the set of models that can be #1, the "
@@ -43,14 +43,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--fragile-share", type=float, default=0.001, metavar="S",
                    help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
-    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
-                   help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL",
-                   help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
-    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                   help="items some model lacks: error (default) or keep the common ones")
+    add_reader_options(p, missing="some model lacks")
     p.set_defaults(run=run, split="test", filter=None, engine="local")
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_open_unit, check_option
-from ._section import fragility_of
+from ._section import carries_its_own, fragility_of
 
 __all__ = ["FragilityResult", "fragility"]
 
@@ -118,14 +118,10 @@ def fragility(data: Any, *, models: Any = None, pairs: str | None = None,
     >>> res.items_to_flip.tolist(), res.challenger, res.items_to_flip_top
     ([2.0, 1.0], 'b', 2.0)
     """
-    from ..resolution import Diagnosis, diagnose
+    from ..resolution import diagnose
 
     share = check_open_unit(fragile_share, "fragile_share")
-    if isinstance(data, Diagnosis):
-        for name, value in (("models", models), ("pairs", pairs)):
-            if value is not None:
-                msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
-                raise TypeError(msg)
+    if carries_its_own(data, models=models, pairs=pairs):
         diag = data
     else:
         pairs = check_option("adjacent" if pairs is None else pairs, "pairs", ("adjacent", "all"))

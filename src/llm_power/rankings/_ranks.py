@@ -11,7 +11,7 @@ from .._core.params import check_power_above, public
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_option
-from ._section import RANK_METHODS, rank_sets, ranks_available
+from ._section import RANK_METHODS, carries_its_own, rank_sets, ranks_available
 
 __all__ = ["RankIntervalsResult", "rank_intervals"]
 
@@ -144,15 +144,11 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     >>> res.best_set, res.rank_low.tolist(), res.rank_high.tolist()
     (['w', 'x'], [1, 1, 3, 4], [2, 2, 3, 4])
     """
-    from ..resolution import Diagnosis, diagnose
+    from ..resolution import diagnose
 
     method = check_option(method, "method", RANK_METHODS)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
-    if isinstance(data, Diagnosis):
-        for name, value in (("models", models), ("cluster", cluster), ("confidence_level", confidence_level)):
-            if value is not None:
-                msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
-                raise TypeError(msg)
+    if carries_its_own(data, models=models, cluster=cluster, confidence_level=confidence_level):
         diag = data
     else:
         level = 0.95 if confidence_level is None else confidence_level

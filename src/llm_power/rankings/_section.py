@@ -32,7 +32,8 @@ from .._kernel.ranks import (
 from ..matrix import ScoreMatrix, ScoreSource
 from ..resolution import REGIMES, tie_groups_and_rank_intervals
 
-__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "fragility_of", "rank_sets", "ranks_available", "winner_of"]
+__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "carries_its_own", "fragility_of", "rank_sets", "ranks_available",
+           "winner_of"]
 
 #: rank_report computes the rankings by default up to this many models (4,950 pairs)
 MAX_RANK_MODELS = 100
@@ -46,6 +47,21 @@ MAX_BOOTSTRAP_DRAWS = 2_000_000
 RANK_METHODS = ("auto", "bootstrap", "gaussian")
 #: graded differences formed per block when counting the items that flip a gap
 _FLIP_BLOCK = 4_000_000
+
+
+def carries_its_own(data: Any, **given: Any) -> bool:
+    """Whether ``data`` is a Diagnosis (then none of ``given`` may be set: it carries its own models,
+    clusters, pairs and level -- a TypeError names the first one set).
+    """
+    from ..resolution import Diagnosis
+
+    if not isinstance(data, Diagnosis):
+        return False
+    for name, value in given.items():
+        if value is not None:
+            msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
+            raise TypeError(msg)
+    return True
 
 
 def _held(diag: Any) -> Any:

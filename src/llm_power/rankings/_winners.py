@@ -11,7 +11,7 @@ from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_open_unit, check_option
-from ._section import winner_of
+from ._section import carries_its_own, winner_of
 
 __all__ = ["WINNER_TARGETS", "WinnerResult", "winners_curse"]
 
@@ -146,14 +146,10 @@ def winners_curse(data: Any, *, models: Any = None, cluster: Any = None, target:
     >>> res.selected, res.median_unbiased < res.estimate
     (['c'], True)
     """
-    from ..resolution import Diagnosis, diagnose
+    from ..resolution import diagnose
 
     target = check_option("new" if new is not None else target, "target", WINNER_TARGETS)
-    if isinstance(data, Diagnosis):
-        for name, value in (("models", models), ("cluster", cluster)):
-            if value is not None:
-                msg = f"`{name}` is given with a Diagnosis, which carries its own; diagnose again to change it"
-                raise TypeError(msg)
+    if carries_its_own(data, models=models, cluster=cluster):
         diag = data
         level = float(diag.settings["confidence_level"]) if confidence_level is None else confidence_level
     else:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         DESIGN_EFFECTS,
         calibrate,
         diagnose,
-        diagnose_options,
         diagnose_source,
         pairwise_statistics,
     )
@@ -57,7 +56,6 @@ _LAZY = {
     "RegimeOutput": "._regimes",
     "calibrate": "._diagnose",
     "diagnose": "._diagnose",
-    "diagnose_options": "._diagnose",
     "diagnose_source": "._diagnose",
     "headline_key": "._registry",
     "pair_indices": "._columns",
@@ -80,7 +78,6 @@ __all__ = [
     "RegimeOutput",
     "calibrate",
     "diagnose",
-    "diagnose_options",
     "diagnose_source",
     "headline_key",
     "pair_indices",

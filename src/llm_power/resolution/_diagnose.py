@@ -51,7 +51,7 @@ from ._regimes import Context, RegimeOutput, tie_groups_and_rank_intervals
 from ._registry import REGIMES, DiagnoseOptions, headline_key
 from ._results import Diagnosis, Held
 
-__all__ = ["CORRECTIONS", "DESIGN_EFFECTS", "calibrate", "diagnose", "diagnose_options",
+__all__ = ["CORRECTIONS", "DESIGN_EFFECTS", "calibrate", "diagnose",
            "diagnose_source", "pairwise_statistics"]
 
 
@@ -212,13 +212,6 @@ def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, run
         codes, n_groups = code_labels(cluster, x.shape[0])
         require_clusters(n_groups)
     return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, opts, runs=run_stats, rng=rng)
-
-
-def diagnose_options(options: Any = None, /, **settings: Any) -> Any:
-    """The checked options of diagnose (:class:`DiagnoseOptions`): the defaults, ``options``, or either
-    with ``settings`` in place (an unknown keyword is a TypeError naming the known ones).
-    """
-    return DiagnoseOptions.create(options, **settings)
 
 
 def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng: Any = None,
