@@ -268,6 +268,30 @@ def test_cluster_robustness_equals_explicit_cluster_resampling():
     assert res.cluster_robustness["median"] == np.median(slow)
 
 
+def test_cluster_resamples_of_unequal_clusters_whose_sizes_add_up():
+    """Nine clusters of 30 items and one of 300: a resample without the big one totals exactly its size,
+    where its CR2 factor is 0/0 (a third of the resamples): no RuntimeWarning reaches the user, and the
+    counts equal explicit resampling (a NaN weight of an undrawn cluster made those resamples' variances
+    NaN: 72 of 200 resamples counted every pair unresolved instead of 5)."""
+    import warnings
+
+    rng = np.random.default_rng(78)
+    sizes = [30] * 9 + [300]
+    cluster = np.repeat(np.arange(10), sizes)
+    x, _ = binary_matrix(rng, n=cluster.size, clusters=10, skills=(0.9, 0.7, 0.5, 0.3, 0.1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", FewClustersWarning)
+        res = diagnose(x, cluster=cluster, cluster_resamples=200, rng=6)
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    picks = as_rng(6).integers(0, 10, size=(200, 10))
+    n_b = np.array([sum(sizes[g] for g in row) for row in picks])
+    assert any(n_b[b] in [sizes[g] for g in range(10) if g not in picks[b]] for b in range(200))  # the 0/0 met
+    slow = _slow_cluster_count(x[:, order], cluster, picks, [(k, k + 1) for k in range(4)],
+                               [p.cluster_df for p in res.pairs])
+    assert res.cluster_robustness["distribution"] == np.bincount(slow, minlength=5).tolist()
+
+
 def test_cluster_bootstrap_ci_close_to_paired_bootstrap():
     from llm_power import paired_bootstrap
 

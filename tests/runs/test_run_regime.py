@@ -45,6 +45,9 @@ def test_runs_needed_from_the_true_components_reach_the_power() -> None:
     """The runs-needed rule itself (the kernel, fed the true components): simulated at that many runs
     the run test has its power, and at half as many it has not. (From a pilot, the run component is
     estimated on R - 1 df per model: with 3 runs the number is a rough guide, which docs/runs.md says.)
+    Sized for a rule that misses the power by 20 points: 150 replications put the floor at 0.70, which a
+    power of 0.60 fails with probability 0.99 (a 0.70 one half the time; the rule's power is checked to
+    2 points by the 4,000-replication tests of tests/runs/test_run_plans.py).
     """
     from llm_power._kernel.crossed import runs_needed
 

@@ -239,18 +239,52 @@ def test_census_strata_leave_the_fit_to_the_sampled_ones():
     assert cover >= 0.925, cover
 
 
-@pytest.mark.xfail(strict=True, reason="bug: 12 sampled items with equal scores leave the difference estimator "
-                                       "no residual variance and subset_estimate reports a zero-width interval "
-                                       "(se 0, df n - H) without a warning; STYLE: never a zero-width interval "
-                                       "for degenerate data")
 def test_no_residual_spread_is_never_a_zero_width_interval():
+    """12 sampled items of a 1,000-item stratum, all 0: the control variates fit them exactly, so the
+    difference estimator's variance is unknown -- one DegenerateDataWarning and the subset mean's interval
+    (the modified Wilson interval with Korn and Graubard's design effect 1: n* = 12 / (1 - 12/1000) for the
+    big stratum's share), never a zero-width one. Graded scores without spread: NaN, with the warning."""
     rng = np.random.default_rng(9)
     strata = np.repeat(["small", "big"], [100, 1000])
     b = rng.random(1100)
     y = np.zeros(1100)
     run = np.r_[np.arange(100), 100 + np.arange(12)]
-    res = lp.subset_estimate(y[run], run, predictions=b, strata=strata, target="benchmark")
-    assert res.ci.high > res.ci.low
+    with pytest.warns(lp.DegenerateDataWarning, match="no residual spread") as caught:
+        res = lp.subset_estimate(y[run], run, predictions=b, strata=strata, target="benchmark")
+    assert len(caught) == 1
+    assert res.method == "stratified subset mean" and res.coefficients == [] and res.variance_reduction == 1.0
+    assert res.ci.low == 0.0 and res.ci.high > 0.01
+    plain = lp.subset_estimate(y[run], run, strata=strata, target="benchmark")
+    assert (res.ci.low, res.ci.high) == (plain.ci.low, plain.ci.high)
+    graded = np.full(1100, 0.5)
+    with pytest.warns(lp.DegenerateDataWarning, match="no spread within any stratum"):
+        flat = lp.subset_estimate(graded[run], run, predictions=b, strata=strata, target="benchmark")
+    assert np.isnan(flat.ci.low) and np.isnan(flat.ci.high) and flat.estimate == 0.5
+    census = lp.subset_estimate(graded, np.arange(1100), predictions=b, strata=strata, target="benchmark")
+    assert census.ci.low == census.ci.high == 0.5  # every item run: the benchmark's mean is known
+
+
+def test_a_gap_without_spread_is_not_decided_on_a_zero_width_interval():
+    """The same 112 items as above, the two models equal on every item run: the gap's spread is unknown, so
+    NaN interval and p-value with one DegenerateDataWarning (not decided); with the other model known on
+    every item, its control variate fits the differences exactly, and the gap falls back to the plain
+    subset gap (its t interval, width > 0). Every item run: the benchmark's gap is known, a point."""
+    rng = np.random.default_rng(1)
+    strata = np.repeat(["small", "big"], [100, 1000])
+    other = (rng.random(1100) < 0.5).astype(float)
+    run = np.r_[np.arange(100), 100 + np.arange(12)]
+    with pytest.warns(lp.DegenerateDataWarning, match="no spread") as caught:
+        res = lp.subset_compare(other[run], run, other[run], strata=strata, n_items=1100, target="benchmark")
+    assert len(caught) == 1
+    assert np.isnan(res.ci.low) and np.isnan(res.pvalue) and not res.decided and res.verdict == "not decided"
+    known = rng.random(1100)
+    y = 0.5 * known  # graded; the differences -known / 2 are exactly linear in the other model's scores
+    with pytest.warns(lp.DegenerateDataWarning, match="no residual spread"):
+        fell = lp.subset_compare(y[run], run, known, strata=strata, target="benchmark")
+    assert fell.method == "stratified subset mean" and fell.variance_reduction == 1.0
+    assert fell.ci.low < fell.gap < fell.ci.high and fell.gap == fell.plain_gap
+    census = lp.subset_compare(other, np.arange(1100), other, strata=strata, target="benchmark")
+    assert census.ci.low == census.ci.high == 0.0
 
 
 def test_a_near_census_keeps_its_degrees_of_freedom():

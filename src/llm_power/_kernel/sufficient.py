@@ -303,6 +303,14 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
     return counts, low, high
 
 
+def _cr2_weights(w: np.ndarray, m: np.ndarray, n_b: np.ndarray) -> np.ndarray:
+    """Each resample's draw counts ``w`` (B x G) times the CR2 factor 1 / (1 - m_g / n_b) of the clusters
+    drawn; 0 for a cluster not drawn (whose size may equal the resample's: 0/0 there is not a weight).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(w > 0, w / (1.0 - m[None, :] / n_b[:, None]), 0.0)
+
+
 def _resample_products(sums: PairSums, w: np.ndarray, measured: bool, cr2: bool) -> dict[str, np.ndarray]:
     """The (B x pairs) matrix products of the resampled verdicts of the pairs of ``sums``: ``w`` (B x G)
     counts how often each cluster is drawn in each resample. Measured design effects (CR2, CR1) need
@@ -313,10 +321,10 @@ def _resample_products(sums: PairSums, w: np.ndarray, measured: bool, cr2: bool)
     rr = r * r
     out = {"e": w @ r, "q": w @ qc}
     if measured:
-        ww = w / (1.0 - m[None, :] / n_b[:, None]) if cr2 else w  # CR2 factors of the resampled clusters
+        ww = _cr2_weights(w, m, n_b) if cr2 else w  # CR2 factors of the resampled clusters
         out["sq1"], out["sq2"] = ww @ rr, ww @ (m[:, None] * r)
     else:
-        wh = w / (1.0 - m[None, :] / n_b[:, None])
+        wh = _cr2_weights(w, m, n_b)
         out["r2a"], out["r2b"] = w @ rr, w @ (m[:, None] * r)
         out["r2ha"], out["r2hb"] = wh @ rr, wh @ (m[:, None] * r)
         out["between"] = w @ (rr / m[:, None])
@@ -339,12 +347,12 @@ def _resample_verdict(p: dict[str, np.ndarray], delta: np.ndarray, m: np.ndarray
     nn = n_b[:, None]
     model = DESIGN_EFFECTS[design_effect]
     if model.measured:  # the sandwich itself (CR2 or CR1): only its sum of squares, not all four effects
-        ww = w / (1.0 - m[None, :] / n_b[:, None]) if model.imbens_kolesar_df else w
+        ww = _cr2_weights(w, m, n_b) if model.imbens_kolesar_df else w
         sq = np.maximum(p["sq1"] - 2.0 * e * p["sq2"] + e * e * (ww @ (m * m))[:, None], 0.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             variance = sq / (nn * nn) if model.imbens_kolesar_df else g / (g - 1.0) * sq / (nn * nn)
     else:
-        wh = w / (1.0 - m[None, :] / n_b[:, None])
+        wh = _cr2_weights(w, m, n_b)
         r2 = np.maximum(p["r2a"] - 2.0 * e * p["r2b"] + e * e * (w @ (m * m))[:, None], 0.0)
         r2h = np.maximum(p["r2ha"] - 2.0 * e * p["r2hb"] + e * e * (wh @ (m * m))[:, None], 0.0)
         r2m = p["between"] - n_b[:, None] * e * e

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from .._core.errors import DegenerateDataWarning, warn
 from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_float_array, check_alternative, check_open_unit, check_option
 from .._kernel.verdict import t_interval, t_test
-from ._design import TARGETS, build_design, check_fit, controls
+from ._design import TARGETS, build_design, check_fit, controls, spreadless
 from ._estimate import warn_small_n
 
 __all__ = ["SubsetCompareResult", "subset_compare"]
@@ -127,6 +128,12 @@ def subset_compare(scores: Any, sampled: Any, other: Any, *, reference: Any = No
     -------
     SubsetCompareResult
 
+    Warns
+    -----
+    DegenerateDataWarning
+        When the control variates fit the differences exactly (the result is then the plain gap's),
+        or the differences have no spread at all (NaN interval and p-value: not decided).
+
     Examples
     --------
     >>> import numpy as np
@@ -158,10 +165,10 @@ def subset_compare(scores: Any, sampled: Any, other: Any, *, reference: Any = No
         d = y - b[design.positions]
         # the plain gap: the subset mean less the other's exact score; for the population target the
         # benchmark's own sampling is that of the differences
-        plain, plain_se, _, _ = design.estimate(y, use_controls=False)
+        plain, plain_se, plain_df, _ = design.estimate(y, use_controls=False)
         plain -= float(b.mean())
         if population:
-            with_first = design.estimate(d, use_controls=False, population=True)[1]
+            _, with_first, plain_df, _ = design.estimate(d, use_controls=False, population=True)
             without = design.estimate(d, use_controls=False)[1]
             plain_se = float(np.sqrt(plain_se**2 + with_first**2 - without**2))
         full = True
@@ -172,19 +179,34 @@ def subset_compare(scores: Any, sampled: Any, other: Any, *, reference: Any = No
                    "the benchmark's order (0 to n_items - 1), with `scores` and `other` in that order.")
             raise ValueError(msg)
         d = y - b
-        plain, plain_se, _, _ = design.estimate(d, use_controls=False, population=population)
+        plain, plain_se, plain_df, _ = design.estimate(d, use_controls=False, population=population)
         full = False
     p = 0 if design.x is None else design.x.shape[1]
     gap, se, df, _ = design.estimate(d, population=population)
-    if design.x is not None:
+    known = not population and design.n == design.n_items  # every item run: the benchmark's gap is known
+    controlled = design.x is not None
+    if controlled:
         check_fit(se, design.n, p)
-        warn_small_n(design.n, "subset_compare" + (" (the other model's results are one)" if full else ""))
-    _, pvalue = t_test(np.array([gap]), np.array([se * se]), df, alt)
-    low, high = t_interval(np.array([gap]), np.array([se * se]), df, 1.0 - a, alt)
+        if spreadless(se, d) and not known and not spreadless(plain_se, d):
+            warn(f"the control variates fit the {design.n} sampled items' differences exactly (no residual spread), "
+                 "so the difference estimator's variance cannot be estimated from them: the gap and its test are "
+                 "the plain subset gap's, without control variates. Run more items to use them.",
+                 DegenerateDataWarning)
+            gap, se, df, controlled = plain, plain_se, plain_df, False
+        else:
+            warn_small_n(design.n, "subset_compare" + (" (the other model's results are one)" if full else ""))
+    if spreadless(se, d) and not known:  # no spread at all among the items run: nothing to test the gap with
+        warn(f"the gap has no spread over the {design.n} items run (every sampled stratum's differences are equal): "
+             "its interval and p-value are not known from them (NaN), and it is not decided. Run more items.",
+             DegenerateDataWarning)
+        pvalue, low, high = np.array([np.nan]), np.array([np.nan]), np.array([np.nan])
+    else:
+        _, pvalue = t_test(np.array([gap]), np.array([se * se]), df, alt)
+        low, high = t_interval(np.array([gap]), np.array([se * se]), df, 1.0 - a, alt)
     decided = bool(pvalue[0] <= a)
     ahead = names[0] if gap > 0 else names[1]
     verdict = f"{ahead} ahead" if decided else "not decided"
-    method = "difference estimator" if design.x is not None else "subset mean"
+    method = "difference estimator" if controlled else "subset mean"
     if design.pop_counts.size > 1:
         method = "stratified " + method
     return SubsetCompareResult(
@@ -193,5 +215,5 @@ def subset_compare(scores: Any, sampled: Any, other: Any, *, reference: Any = No
         other_on="every item" if full else "the items run", n=design.n, n_items=design.n_items,
         strata=int(design.pop_counts.size), target="population" if population else "benchmark",
         plain_gap=float(plain), plain_se=float(plain_se),
-        variance_reduction=float(plain_se**2 / se**2) if se > 0 else float("inf"),
+        variance_reduction=(float(plain_se**2 / se**2) if se > 0 else float("inf")) if controlled else 1.0,
         names=(str(names[0]), str(names[1])), alpha=a, alternative=alt)

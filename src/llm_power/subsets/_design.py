@@ -14,7 +14,7 @@ from .._core.validation import as_float_array
 from .._kernel.survey import stratified_estimate
 from .._kernel.verdict import check_cluster_labels
 
-__all__ = ["TARGETS", "Design", "build_design", "check_fit", "controls"]
+__all__ = ["TARGETS", "Design", "build_design", "check_fit", "controls", "spreadless"]
 
 #: what a subset estimate is of: the mean over the population of questions the benchmark's items
 #: are a sample of (what compare and diagnose test), or the benchmark's own mean over its N items
@@ -77,6 +77,14 @@ class Design:
         est, se, df, coef = stratified_estimate(y, run_codes, self.pop_counts, self.x[self.positions], xbar,
                                                 population=population)
         return float(est), float(se), float(df), [float(c) for c in np.atleast_1d(coef)]
+
+
+def spreadless(se: float, values: np.ndarray) -> bool:
+    """Whether a standard error is no spread at all, only rounding: at most 1e-10 of the largest |value|
+    (residuals of an exact fit are ~1e-16 of it, not exactly 0).
+    """
+    scale = float(np.max(np.abs(values))) if np.size(values) else 0.0
+    return bool(se <= 1e-10 * scale) or se == 0
 
 
 def check_fit(se: float, n: int, p: int) -> None:

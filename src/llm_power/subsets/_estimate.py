@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from .._core.errors import ApproximationWarning, warn
+from .._core.errors import ApproximationWarning, DegenerateDataWarning, warn
 from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.validation import as_float_array, check_open_unit, check_option
 from .._kernel.binomial import wilson_bounds
 from .._kernel.quantiles import level_quantile
-from ._design import TARGETS, build_design, check_fit, controls
+from ._design import TARGETS, build_design, check_fit, controls, spreadless
 
 __all__ = ["SMALL_N_CONTROLS", "SubsetEstimateResult", "subset_estimate", "warn_small_n", "wilson_effective"]
 
@@ -175,6 +175,12 @@ def subset_estimate(scores: Any, sampled: Any, *, reference: Any = None, predict
         ``estimate``, ``se``, ``ci`` (t on ``df``), the plain subset mean beside, and the
         estimated ``variance_reduction``.
 
+    Warns
+    -----
+    DegenerateDataWarning
+        When the control variates fit the sampled items exactly (the result is then the plain
+        subset mean's), or graded scores have no spread in any sampled stratum (NaN interval).
+
     Examples
     --------
     >>> import numpy as np
@@ -203,26 +209,39 @@ def _result(design: Any, y: np.ndarray, level: float, goal: str) -> SubsetEstima
     population = goal == "population"
     plain, plain_se, plain_df, _ = design.estimate(y, use_controls=False, population=population)
     n, p = design.n, 0 if design.x is None else design.x.shape[1]
-    if design.x is not None:
+    # a point only when the benchmark's own mean is the target and every item is run
+    known = goal == "benchmark" and n == design.n_items
+    x = design.x
+    if x is not None:
         est, se, df, coefficients = design.estimate(y, population=population)
         check_fit(se, n, p)
         method = "difference estimator"
-    else:
+        if spreadless(se, y) and not known:  # the fit leaves no residual spread: its variance is not known
+            warn(f"the control variates fit the {n} sampled items exactly (no residual spread), so the "
+                 "difference estimator's variance cannot be estimated from them: the estimate and interval "
+                 "are the subset mean's, without control variates. Run more items to use them.",
+                 DegenerateDataWarning)
+            x = None
+    if x is None:
         est, se, df, coefficients, method = plain, plain_se, plain_df, [], "subset mean"
     strata = int(design.pop_counts.size)
     if strata > 1:
         method = "stratified " + method
-    if design.x is None and np.all((y == 0) | (y == 1)):  # a proportion: the modified Wilson interval
+    if x is None and np.all((y == 0) | (y == 1)):  # a proportion: the modified Wilson interval
         low, high = (float(b) for b in wilson_effective(est, se, df, n, design.n_items, level,
                                                         benchmark=goal == "benchmark"))
+    elif spreadless(se, y) and not known:  # graded scores all equal in every sampled stratum: no spread to go on
+        warn(f"the {n} sampled items have no spread within any stratum: the interval of the mean is not known "
+             "from them (NaN). Run more items.", DegenerateDataWarning)
+        low = high = se = float("nan")
     else:
         half = float(level_quantile(level, "two-sided", df)) * se
         low, high = est - half, est + half
-        if design.x is not None:
+        if x is not None:
             warn_small_n(n, "subset_estimate")
     reduction = plain_se**2 / se**2 if se > 0 else float("inf")
     return SubsetEstimateResult(
         estimate=est, se=se, df=df, ci=ConfidenceInterval(low, high), method=method, n=n,
         n_items=design.n_items, strata=strata, target=goal, plain_estimate=plain, plain_se=plain_se,
-        variance_reduction=reduction if design.x is not None else 1.0, coefficients=coefficients,
+        variance_reduction=reduction if x is not None else 1.0, coefficients=coefficients,
         confidence_level=level)
