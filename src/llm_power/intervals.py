@@ -29,6 +29,7 @@ from ._core.options import INTERVAL_METHODS  # one list, shared with the command
 from ._core.params import public
 from ._core.results import ConfidenceInterval
 from ._core.validation import (
+    MAX_COUNT,
     check_alternative,
     check_confidence_level,
     check_counts,
@@ -147,7 +148,7 @@ def proportion_ci(
     method = check_option(method, "method", INTERVAL_METHODS)
     confidence_level = check_confidence_level(confidence_level)
     alternative = check_alternative(alternative)
-    if method == "wilson" and _whole(k) and _whole(n) and 0 <= k <= n and n >= 1:  # one count: no arrays
+    if method == "wilson" and _whole(k) and _whole(n) and 0 <= k <= n and 1 <= n <= MAX_COUNT:  # one count
         return ConfidenceInterval(*wilson_scalar(int(k), int(n), confidence_level, alternative, clip=clip))
     k_arr, n_arr = check_counts(k, n)
     if method == "wald" and np.any((k_arr == 0) | (k_arr == n_arr)):

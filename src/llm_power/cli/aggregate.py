@@ -46,6 +46,9 @@ def _items(values: list[str] | None) -> int | dict[str, int] | None:
         if n < 1:
             msg = f"--items {text!r}: give N or TASK=N with N a positive whole number"
             raise ValueError(msg)
+        if n > 2**53:
+            msg = f"--items {text!r}: at most 2**53 items (a count beyond it is not exact in floating point)"
+            raise ValueError(msg)
         if not task:
             if len(values) > 1:
                 msg = "--items N (every task) cannot be mixed with other --items"

@@ -12,30 +12,42 @@ from typing import Any, TextIO
 
 __all__ = ["dump_json", "print_table", "safe_text", "say", "terminal_width"]
 
-# Shown as visible escapes, never sent to a terminal raw: C0/C1 control characters (escape
-# sequences, carriage returns, bells) and DEL; every invisible format character that can hide or
-# reorder text -- soft hyphen, combining grapheme joiner, the Arabic letter mark, Hangul fillers,
-# Khmer inherent vowels, Mongolian vowel separator and variation selectors, zero-width spaces and
-# joiners, line/paragraph separators, bidirectional embeddings, overrides and isolates, the word
-# joiner and invisible operators (U+2060-2064) and deprecated format controls, variation
-# selectors, the byte-order mark, interlinear annotations, musical formatting, and the tag block
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
-                     "\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
-                     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+# Shown as visible escapes, never sent to a terminal raw, by Unicode category rather than by a list:
+# control characters (Cc: C0/C1, escape sequences, carriage returns, bells, DEL), every format
+# character (Cf: zero-width spaces and joiners, bidirectional embeddings, overrides and isolates, the
+# Arabic number signs, Egyptian hieroglyph and shorthand format controls, the tag block, ...),
+# surrogates, private-use and unassigned code points (Cs, Co, Cn: a later Unicode may make them
+# format characters), line and paragraph separators (Zl, Zp); and the invisible characters of other
+# categories that can hide text -- the combining grapheme joiner, Khmer inherent vowels, Mongolian
+# and other variation selectors (Mn), and the Hangul fillers (Lo).
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_INVISIBLE = frozenset([0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x3164, 0xFFA0,
+                        *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
+_ASCII_UNSAFE = re.compile("[\x00-\x1f\x7f]")
 
 
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
+def _escape(char: str) -> str:
+    code = ord(char)
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+def _unsafe(char: str) -> bool:
+    import unicodedata
+
+    return unicodedata.category(char) in _UNSAFE_CATEGORIES or ord(char) in _INVISIBLE
+
+
 def safe_text(text: Any) -> str:
     r"""Untrusted text (model names, item ids, file names, messages) made safe for a terminal line:
-    control and invisible formatting characters become visible escapes (``\\x1b``).
+    control, format, unassigned and other invisible characters (by Unicode category) become visible
+    escapes (``\\x1b``, ``\\u200b``).
     """
-    return _UNSAFE.sub(_visible, str(text))
+    text = str(text)
+    if text.isascii():
+        return _ASCII_UNSAFE.sub(lambda m: _escape(m.group()), text)
+    return "".join(_escape(c) if c < " " or (c > "~" and _unsafe(c)) else c for c in text)
 
 
 def _cell(text: Any) -> str:
