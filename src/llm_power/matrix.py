@@ -440,7 +440,7 @@ def _check_run_models(per_model: dict[str, Any], item_names: list[str]) -> None:
         if not np.array_equal(blk[2], anyone):
             miss = np.flatnonzero(anyone & ~blk[2])
             msg = (f"model {name!r} lacks {miss.size:,} of the {int(anyone.sum()):,} items other models have "
-                   f"(first: {item_names[int(miss[0])]!r}); on_missing='intersect' keeps the common ones")
+                   f"(first: {item_names[int(miss[0])]!r}); `on_missing`='intersect' keeps the common ones")
             raise DataError(msg)
 
 

@@ -181,7 +181,13 @@ def runs_frame(paths: str | Path | Sequence[str | Path], *, run: str = "run", fo
     kinds = {s: (format if format != "auto" else detect_format(Path(s))) for s in sources.unique().tolist()}
     if all(k in PLAIN_FORMATS for k in kinds.values()) and run not in ("file", "folder"):
         # a plain long table: the run column, read as the reader reads a cluster column (same error rules)
-        labelled = read_frame(paths, format=format, metric=metric, cluster=run, item_column=item_column)
+        try:
+            labelled = read_frame(paths, format=format, metric=metric, cluster=run, item_column=item_column)
+        except DataError as exc:  # the reader's words are a cluster's: here the column names the run
+            if exc.field != run or "cluster" not in exc.message:
+                raise
+            raise DataError(exc.message.replace("cluster", "run"), file=exc.file, record=exc.record,
+                            field=exc.field) from None
         frame = frame.assign(run=labelled["cluster"].astype(str).to_numpy())
     else:
         cache: dict[str, str] = {}

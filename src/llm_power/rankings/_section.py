@@ -85,7 +85,7 @@ def ranks_available(diag: Any, n_resamples: int) -> str | None:
         return "at least 2 models and 2 items are needed to rank"
     if m * (m - 1) // 2 * n_resamples > MAX_RANK_ELEMENTS:
         return (f"{m:,} models are {m * (m - 1) // 2:,} pairs; x {n_resamples:,} resamples that is more than "
-                f"{MAX_RANK_ELEMENTS:,} values (use `top`, or fewer resamples)")
+                f"{MAX_RANK_ELEMENTS:,} values (rank fewer models with `models`, or use fewer `n_resamples`)")
     return None
 
 
