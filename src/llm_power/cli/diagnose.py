@@ -104,7 +104,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="also write every pair's columns as a Parquet table (for millions of pairs; default: none)")
     p.add_argument("--html", dest="html_out", metavar="FILE",
                    help="also write the self-contained HTML report ('-': stdout; default: none)")
-    p.add_argument("--eee", dest="eee_out", metavar="DIR",
+    p.add_argument("--eee", dest="eee_dir_out", metavar="DIR",
                    help="also write one Every Eval Ever record per model into DIR, the uncertainty block filled "
                         "(default: none)")
     p.add_argument("--eee-benchmark", metavar="NAME",
@@ -155,6 +155,12 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
     parquet_out = getattr(args, "parquet_out", None)
     cluster_name = args.cluster or "cluster"
     view = build_view(diag, cluster_name=cluster_name, max_rows=0, rankings=rankings)
+    eee_out = getattr(args, "eee_dir_out", None)
+    others = tuple(getattr(args, k, None) for k in ("json_out", "markdown_out", "html_out", "parquet_out"))
+    if eee_out:  # a record that would replace another output of the run: refused before anything is written
+        from ..report.eee import check_eee_paths
+
+        check_eee_paths(diag, eee_out, others)
     outputs = []
     if args.json_out or args.format == "json":  # every pair as an object: built only when asked for
         payload = {"source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
@@ -182,12 +188,11 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
         html = render_html(diag, title=title, source=source, scores=x, score_models=models, clusters=clusters,
                            cluster_name=cluster_name, note=note, rankings=rankings)
         outputs.append(write_atomic(args.html_out, html, inputs=inputs))
-    eee_out = getattr(args, "eee_out", None)
     if eee_out:
         from ..report.eee import write_eee
 
         benchmark = getattr(args, "eee_benchmark", None) or getattr(args, "shared_task", None) or "benchmark"
-        outputs.extend(write_eee(diag, eee_out, inputs=inputs, benchmark=benchmark))
+        outputs.extend(write_eee(diag, eee_out, inputs=inputs, others=others, benchmark=benchmark))
     if args.format == "json":
         dump_json(payload)
     else:
@@ -220,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     check_outputs([args.json_out, args.markdown_out, args.html_out, args.parquet_out],
                   args.results)  # before reading anything
-    check_output_folder(args.eee_out, args.results)
+    check_output_folder(args.eee_dir_out, args.results,
+                        [args.json_out, args.markdown_out, args.html_out, args.parquet_out])
     loaded = load_diagnosis(args)
     if isinstance(loaded, int):
         return loaded

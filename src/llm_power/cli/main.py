@@ -227,13 +227,15 @@ def as_flags(message: str, args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..report.files import check_outputs
+    from ..report.files import check_output_folder, check_outputs
     from ._bar import progress_bar
     from ._paths import command_paths
 
     try:
-        outputs, inputs = command_paths(args)
+        outputs, inputs, folders = command_paths(args)
         check_outputs(outputs, inputs)  # before anything is read or computed
+        for folder in folders:
+            check_output_folder(folder, inputs, outputs)
         with progress_bar(args):
             return int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into `head` and closed early: not an error

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -132,17 +134,54 @@ def to_eee(diag: Any, *, benchmark: str = "benchmark", dataset: str | None = Non
     return out
 
 
-def _file_name(model: str) -> str:
-    """A file name for a model (its safe characters, and a short hash whenever that changed it:
-    ``org/a`` and ``org_a`` never share a file).
+_HASHED = re.compile(r"-[0-9a-f]{8}$")
+
+
+def _hashed(model: str, safe: str) -> str:
+    return (safe or "model") + "-" + hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def file_names(models: list[str]) -> list[str]:
+    """One file name per model, never shared: the model's safe characters, and a short hash of the name
+    whenever that changed it, when the name already looks hashed (a model literally named
+    ``org_a-1a2b3c4d`` is not ``org/a``'s file), or when two names differ only in case (one file on
+    a case-insensitive file system).
     """
-    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in model)[:100].strip(".")
-    if safe != model or not safe:
-        safe = (safe or "model") + "-" + hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{safe}.json"
+    safe = ["".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in m)[:100].strip(".")
+            for m in models]
+    folded: dict[str, int] = {}
+    for s in safe:
+        folded[s.lower()] = folded.get(s.lower(), 0) + 1
+    names = []
+    for model, s in zip(models, safe, strict=True):
+        keep = s == model and s and not _HASHED.search(s) and folded[s.lower()] == 1
+        names.append(f"{s if keep else _hashed(model, s)}.json")
+    return names
 
 
-def write_eee(diag: Any, folder: str | Path, *, inputs: tuple[Any, ...] = (), **options: Any) -> list[Path]:
+def eee_paths(diag: Any, folder: str | Path) -> list[Path]:
+    """The files :func:`write_eee` writes for ``diag`` into ``folder``, one per model, in its order."""
+    return [Path(folder) / name for name in file_names([str(m) for m in diag.models])]
+
+
+def check_eee_paths(diag: Any, folder: str | Path, others: tuple[Any, ...] = ()) -> list[Path]:
+    """The record files of :func:`eee_paths`, after checking that none is another output file of the run
+    (``others``): an :class:`~llm_power.report.files.OutputPathError` naming the model and the file.
+    """
+    from .files import OutputPathError
+
+    paths = eee_paths(diag, str(folder).rstrip("/" + os.sep) or str(folder))
+    taken = {os.path.realpath(o): str(o) for o in others if o is not None and str(o) != "-"}
+    for model, path in zip(diag.models, paths, strict=True):
+        if os.path.realpath(path) in taken:
+            msg = (f"the record of model {str(model)!r} would replace {taken[os.path.realpath(path)]!r}, another "
+                   "output of this run; write the records into another folder")
+            raise OutputPathError(msg)
+    return paths
+
+
+def write_eee(diag: Any, folder: str | Path, *, inputs: tuple[Any, ...] = (), others: tuple[Any, ...] = (),
+              **options: Any) -> list[Path]:
     """Write :func:`to_eee`'s records to ``folder/<model>.json`` (created if needed).
 
     Parameters
@@ -153,6 +192,8 @@ def write_eee(diag: Any, folder: str | Path, *, inputs: tuple[Any, ...] = (), **
         The output folder: never a symbolic link, an input, or inside an input folder.
     inputs : tuple, optional
         The input files and folders (no record is ever written over or into one).
+    others : tuple, optional
+        The run's other output files (a record never replaces one: an error before anything is written).
     **options
         Passed to :func:`to_eee` (``benchmark``, ``dataset``, ``source_organization``, ...).
 
@@ -160,8 +201,9 @@ def write_eee(diag: Any, folder: str | Path, *, inputs: tuple[Any, ...] = (), **
     -------
     list of Path
         The files, one per model: the model's safe characters, plus a short hash of the name when
-        that changed it (``org/a`` and ``org_a`` never share a file). Each is written atomically
-        (a temporary file, then renamed).
+        that changed it, when it already ends like a hash, or when another name differs only in
+        case (``org/a``, ``org_a`` and a model named ``org_a-<hash>`` never share a file). Each is
+        written atomically (a temporary file, then renamed), into the folder whether it exists or not.
 
     Examples
     --------
@@ -176,12 +218,12 @@ def write_eee(diag: Any, folder: str | Path, *, inputs: tuple[Any, ...] = (), **
     """
     from .files import check_output_folder, write_atomic
 
-    target = Path(folder)
-    check_output_folder(target, inputs)
+    check_output_folder(folder, inputs, others)
+    paths = check_eee_paths(diag, folder, others)
+    target = paths[0].parent if paths else Path(folder)
+    records = to_eee(diag, **options)
     target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for record in to_eee(diag, **options):
-        path = target / _file_name(record["model_info"]["id"])
-        written.append(Path(write_atomic(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n",
-                                         inputs=inputs)))
-    return written
+    by_id = {str(m): p for m, p in zip(diag.models, paths, strict=True)}
+    return [Path(write_atomic(by_id[str(record["model_info"]["id"])],
+                              json.dumps(record, indent=2, ensure_ascii=False) + "\n", inputs=inputs))
+            for record in records]

@@ -71,9 +71,12 @@ def check_outputs(outputs: Iterable[str | None], inputs: Iterable[str | Path] = 
                 raise OutputPathError(msg)
 
 
-def check_output_folder(folder: str | Path | None, inputs: Iterable[str | Path] = ()) -> None:
-    """Refuse an output folder (``--eee DIR``) that is a symbolic link, an existing non-folder, or
-    is or lies inside an input (its files are checked again one by one when written).
+def check_output_folder(folder: str | Path | None, inputs: Iterable[str | Path] = (),
+                        outputs: Iterable[str | None] = ()) -> None:
+    """Refuse an output folder (``--eee DIR``) that is ``-`` (a folder cannot be standard output), a
+    symbolic link, an existing non-folder, the same path as an output file of the run, or is or lies
+    inside an input. An existing folder is written into (a second run replaces its own records, each
+    file atomically; its files are checked again one by one when written); a trailing slash is fine.
     """
     if folder is None:
         return
@@ -81,13 +84,21 @@ def check_output_folder(folder: str | Path | None, inputs: Iterable[str | Path] 
     if raw.strip() == "":
         msg = "an output folder is empty"
         raise OutputPathError(msg)
-    if os.path.islink(raw):
+    if raw == "-":
+        msg = "an output folder cannot be '-' (standard output takes one file, not a folder of records)"
+        raise OutputPathError(msg)
+    bare = raw.rstrip("/" + os.sep) or raw
+    if os.path.islink(bare):
         msg = f"refusing to write into {raw!r}: it is a symbolic link (outputs never follow links)"
         raise OutputPathError(msg)
-    if os.path.lexists(raw) and not os.path.isdir(raw):
+    if os.path.lexists(bare) and not os.path.isdir(bare):
         msg = f"output folder {raw!r} exists and is not a folder"
         raise OutputPathError(msg)
-    real = os.path.realpath(raw)
+    real = os.path.realpath(bare)
+    for out in outputs:
+        if out is not None and out != "-" and os.path.realpath(out) == real:
+            msg = f"{raw!r} is both an output folder and an output file of this run"
+            raise OutputPathError(msg)
     for inp in inputs:
         r_inp = os.path.realpath(inp)
         if real == r_inp or (os.path.isdir(inp) and _inside(real, r_inp)):
