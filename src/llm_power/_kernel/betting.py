@@ -197,6 +197,8 @@ class BettingSequence:
         t_up, t_dn = math.log(1.0 / self.alpha_lower), math.log(1.0 / self.alpha_upper)
         y0 = None if self.null is None else (self.null - self.low) / (self.high - self.low)
         first: int | None = None
+        # S_{i-1} of every row, once (not per block of rows: that was quadratic in the values added)
+        drawn = self.total + np.r_[0.0, np.cumsum(y)[:-1]]
         for start in range(0, k, _ROWS):
             sl = slice(start, start + _ROWS)
             # only the candidates still inside the sequence move: the rejected ones are the two ends
@@ -205,7 +207,7 @@ class BettingSequence:
             inside = (self.rej_at == 0) | self.track_all
             if inside.any():
                 a, b = int(np.argmax(inside)), self.grid - int(np.argmax(inside[::-1]))
-                delta, low_out, high_out = self._deltas(y, sl, self.m[a:b], n0, start)
+                delta, low_out, high_out = self._deltas(y, sl, self.m[a:b], n0, start, drawn)
                 up = self.log_up[a:b] + np.cumsum(np.log1p(lam_up[sl, None] * delta), axis=0)
                 dn = self.log_down[a:b] + np.cumsum(np.log1p(-lam_dn[sl, None] * delta), axis=0)
                 if low_out is not None and high_out is not None:  # impossible candidates: rejected for good
@@ -219,7 +221,7 @@ class BettingSequence:
                 self.rej_at[a:b][new] = n0 + start + np.argmax(out, axis=0)[new] + 1
                 self.log_up[a:b], self.log_down[a:b] = up[-1], dn[-1]
             if y0 is not None:  # the same sums as a grid point at the null, added in the same order
-                d0, lo0, hi0 = self._deltas(y, sl, np.array([y0]), n0, start)
+                d0, lo0, hi0 = self._deltas(y, sl, np.array([y0]), n0, start, drawn)
                 up0 = self.null_log_up + np.cumsum(np.log1p(lam_up[sl] * d0[:, 0]))
                 dn0 = self.null_log_down + np.cumsum(np.log1p(-lam_dn[sl] * d0[:, 0]))
                 if lo0 is not None and hi0 is not None:
@@ -237,8 +239,8 @@ class BettingSequence:
         self.mu, self.sig2 = float(mu[-1]), float(sig2[-1])
         return first
 
-    def _deltas(self, y: np.ndarray, sl: slice, m: np.ndarray, n0: int,
-                start: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    def _deltas(self, y: np.ndarray, sl: slice, m: np.ndarray, n0: int,  # noqa: PLR0913, PLR0917
+                start: int, drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """y_i - m_i for the rows ``sl`` and candidates ``m`` (m_i = m with replacement; the mean of
         the values not yet drawn without), and the masks of candidates already impossible (their
         remaining values would average below 0 / above 1; once impossible, always: None with
@@ -248,7 +250,7 @@ class BettingSequence:
         if self.population is None:
             return rows[:, None] - m, None, None
         big_n = float(self.population)
-        before = self.total + np.r_[0.0, np.cumsum(y)][start:start + rows.size]  # S_{i-1}
+        before = drawn[sl]  # S_{i-1}
         left = big_n - (n0 + start + np.arange(rows.size, dtype=float))  # N - i + 1
         m_i = (big_n * m[None, :] - before[:, None]) / left[:, None]
         low_out = np.logical_or.accumulate(m_i < -1e-12, axis=0)
