@@ -151,9 +151,11 @@ def anytime_critical_value(alpha: float = 0.05) -> tuple[float, float]:
     """
     alpha = check_open_unit(alpha, "alpha")
 
-    def z2(log_r: float) -> float:
+    log_alpha = math.log(alpha)
+
+    def z2(log_r: float) -> float:  # in logs: alpha * alpha underflows to 0 below 1e-162
         r = math.exp(log_r)
-        return (1 + r) * math.log((1 + r) / (r * alpha * alpha))
+        return (1 + r) * (math.log1p(r) - log_r - 2.0 * log_alpha)
 
     res = optimize.minimize_scalar(z2, bounds=(-12.0, 5.0), method="bounded", options={"xatol": 1e-10})
     return math.sqrt(res.fun), math.exp(res.x)

@@ -115,8 +115,8 @@ class SubsetSequence:
                  target: str = "population", horizon: int | None = None) -> None:
         self.n_items = check_int_at_least(n_items, "n_items", 2)
         self.level = check_open_unit(confidence_level, "confidence_level")
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            msg = f"need low < high; got {low!r}, {high!r}."
+        if not (math.isfinite(low) and math.isfinite(high) and low < high and math.isfinite(high - low)):
+            msg = f"need finite low < high (and a finite range high - low); got {low!r}, {high!r}."
             raise ValueError(msg)
         if against is not None and not (low <= against <= high):
             msg = f"`against` {against!r} is outside the values' range [{low:g}, {high:g}]."
@@ -129,8 +129,9 @@ class SubsetSequence:
         if horizon is not None:
             h = horizon
         elif half_width is not None:  # the fixed-size sample of that half-width at the widest spread
-            n0 = (1.96 * (high - low) / 2.0 / half_width) ** 2
-            h = max(10, min(self.n_items, round(n0 / (1.0 + n0 / self.n_items))))
+            ratio = 1.96 * (high - low) / 2.0 / half_width
+            n0 = ratio * ratio if ratio < 1e150 else math.inf  # a half-width far below the range: every item
+            h = self.n_items if math.isinf(n0) else max(10, min(self.n_items, round(n0 / (1.0 + n0 / self.n_items))))
         else:
             h = max(100, self.n_items // 10)
         tail = (1.0 - self.level) / 2.0
