@@ -77,15 +77,16 @@ def _read(path: str) -> Any:
 
     from .._core.errors import DataError
     from ..io.plain import plain_suffix
-    from ..io.safe import read_parquet
+    from ..io.safe import open_bounded, read_parquet
 
     suffix = plain_suffix(__import__("pathlib").Path(path))
     try:
         if suffix == ".parquet":
             return read_parquet(path)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True)
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+        with open_bounded(path) as fh:  # a regular file only (.gz under the archive limits); pandas opens nothing
+            if suffix in (".jsonl", ".ndjson"):
+                return pd.read_json(fh, lines=True)
+            return pd.read_csv(fh, sep="\t" if suffix == ".tsv" else ",")
     except DataError:
         raise
     except (ValueError, OSError, pd.errors.ParserError) as exc:

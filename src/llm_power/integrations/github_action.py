@@ -208,15 +208,15 @@ def _pull_number() -> int | None:
     path = os.environ.get("GITHUB_EVENT_PATH")
     if not path:
         return None
-    try:
-        if not Path(path).is_file():
-            return None
-        if Path(path).stat().st_size > MAX_EVENT_BYTES:
-            _warn("the event file is too large to read; no comment")
-            return None
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        _warn("the event file is not readable JSON; no comment")
+    from ..errors import DataError
+    from ..io.safe import load_json_bytes, read_regular_bytes
+
+    if not Path(path).is_file():  # absent, or not a regular file: nothing to read
+        return None
+    try:  # the readers' opener: a regular file only, never a read that blocks; bounded; one object per key
+        event = load_json_bytes(read_regular_bytes(path, MAX_EVENT_BYTES), file=path)
+    except DataError as exc:  # not JSON, too deep, too large, a key twice, swapped for a FIFO
+        _warn(f"the event file cannot be read ({exc.message}); no comment")
         return None
     pull = event.get("pull_request") if isinstance(event, dict) else None
     number = pull.get("number") if isinstance(pull, dict) else None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._core.errors import DataError
-from .safe import load_json_file
+from .safe import is_regular, load_json_file, peek_json, read_regular_bytes, regular_files
 
 __all__ = ["AggregateScore", "is_eee_record", "is_hf_eval_results", "read_aggregates", "read_eee_aggregates",
            "read_hf_eval_results", "read_lm_eval_aggregates"]
@@ -46,7 +46,7 @@ def _files(paths: Sequence[str | Path], in_folder: Callable[[Path], list[Path]],
         path = Path(raw)
         if path.is_dir():
             out += in_folder(path)
-        elif path.is_file():
+        elif is_regular(path):
             out.append(path)
         else:
             msg = "file or folder not found"
@@ -57,7 +57,7 @@ def _files(paths: Sequence[str | Path], in_folder: Callable[[Path], list[Path]],
 
 
 def _lm_eval_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("results_*.json") if p.is_file())
+    return regular_files(folder, "results_*.json")
 
 
 def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None,
@@ -125,11 +125,11 @@ def _eee_parquet(path: Path) -> bool:
     """Whether a file is the datastore's Parquet view of aggregate records (one row per record)."""
     if path.suffix.lower() != ".parquet":
         return False
-    try:
-        import pyarrow.parquet as pq
+    from .safe import parquet_columns
 
-        return {"schema_version", "evaluation_results"} <= set(pq.ParquetFile(path).schema_arrow.names)
-    except Exception:  # noqa: BLE001 - not a readable Parquet file: not one
+    try:
+        return {"schema_version", "evaluation_results"} <= set(parquet_columns(path))
+    except (DataError, ImportError):  # not a readable Parquet file: not one
         return False
 
 
@@ -145,15 +145,12 @@ def _eee_records(path: Path) -> list[Any]:
 
 
 def _eee_in(folder: Path) -> list[Path]:
-    return (sorted(p for p in folder.rglob("*.json") if p.is_file() and is_eee_record(_peek(p)))
-            + sorted(p for p in folder.rglob("*.parquet") if p.is_file() and _eee_parquet(p)))
+    return ([p for p in regular_files(folder, "*.json") if is_eee_record(_peek(p))]
+            + [p for p in regular_files(folder, "*.parquet") if _eee_parquet(p)])
 
 
 def _peek(path: Path) -> Any:
-    try:
-        return load_json_file(path)
-    except DataError:
-        return None
+    return peek_json(path)  # None for a file that is not JSON; a hostile one is an error
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -244,13 +241,14 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            lm_eval += sorted(p for p in path.rglob("results_*.json") if p.is_file())
-            eee += [p for p in sorted(path.rglob("*.json")) if not _RESULTS.match(p.name) and is_eee_record(_peek(p))]
-            eee += [p for p in sorted(path.rglob("*.parquet")) if _eee_parquet(p)]
+            lm_eval += regular_files(path, "results_*.json")
+            eee += [p for p in regular_files(path, "*.json", lambda p: not _RESULTS.match(p.name))
+                    if is_eee_record(_peek(p))]
+            eee += [p for p in regular_files(path, "*.parquet") if _eee_parquet(p)]
             hf += _hf_in(path)
-        elif path.is_file() and is_hf_eval_results(path):
+        elif is_regular(path) and is_hf_eval_results(path):
             hf.append(path)
-        elif path.is_file() and (_eee_parquet(path) or is_eee_record(_peek(path))):
+        elif is_regular(path) and (_eee_parquet(path) or is_eee_record(_peek(path))):
             eee.append(path)
         else:
             lm_eval.append(path)
@@ -275,36 +273,29 @@ _MAX_YAML_BYTES = 8 * 1024 * 1024
 
 def _yaml(text: str, *, file: str, what: str) -> Any:
     try:
-        import yaml  # type: ignore[import-untyped]
+        import yaml  # type: ignore[import-untyped]  # noqa: F401 - present, or a clear message
     except ImportError:
         msg = "reading Hugging Face eval results needs PyYAML: pip install 'llm-power[hf]'"
         raise DataError(msg, file=file) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        msg = f"not valid YAML {what}{line}: {' '.join(str(problem).split())[:160]}"
-        raise DataError(msg, file=file) from None
+    from .safe import load_yaml
+
+    return load_yaml(text, file=file, what=what)
 
 
 def _read_text(path: Path) -> str:
-    size = path.stat().st_size
-    if size > _MAX_YAML_BYTES:
-        msg = f"{size:,} bytes is more than an eval-results file holds (at most {_MAX_YAML_BYTES:,})"
-        raise DataError(msg, file=str(path))
+    data = read_regular_bytes(path, _MAX_YAML_BYTES)  # an eval-results file holds a few kB
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
         msg = f"cannot read it as UTF-8 text ({type(exc).__name__})"
         raise DataError(msg, file=str(path)) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines
 
 
 def _hf_in(folder: Path) -> list[Path]:
     """The ``.eval_results/*.yaml`` files under a folder (a model repository, or a folder of them)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.parent.name == ".eval_results"
-                  and p.suffix.lower() in (".yaml", ".yml"))
+    return regular_files(folder, "*", lambda p: p.parent.name == ".eval_results"
+                         and p.suffix.lower() in (".yaml", ".yml"))
 
 
 def _hf_model(path: Path) -> str:

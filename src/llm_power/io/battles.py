@@ -311,13 +311,14 @@ def _read_opencompass(path: Path, data: dict[str, Any]) -> tuple[Any, int]:
     return pd.DataFrame(rows), dropped
 
 
-def _is_oc_file(path: Path) -> bool:
-    from .safe import load_json_file
+#: the names of battle files in a folder (besides OpenCompass's results/<a>_<b>/*.json)
+_BATTLE_NAMES = ("_pair.jsonl", "annotations.json")
 
-    try:
-        return _opencompass(load_json_file(path))
-    except DataError:
-        return False
+
+def _is_oc_file(path: Path) -> bool:
+    from .safe import peek_json
+
+    return _opencompass(peek_json(path))
 
 
 def _read_one(path: Path) -> tuple[Any, int]:
@@ -412,9 +413,11 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     for raw in items:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and (
-                p.name.endswith(("_pair.jsonl", "annotations.json"))
-                or (p.suffix == ".json" and p.parent.parent.name == "results" and _is_oc_file(p))))
+            from .safe import regular_files
+
+            named = regular_files(path, "*", lambda p: p.name.endswith(_BATTLE_NAMES) or (
+                p.suffix == ".json" and p.parent.parent.name == "results"))
+            found = [p for p in named if p.name.endswith(_BATTLE_NAMES) or _is_oc_file(p)]
             if not found:
                 msg = ("no battle files in this folder (*_pair.jsonl, annotations.json, OpenCompass "
                        "results/<a>_<b>/*.json); give the files")

@@ -24,7 +24,9 @@ _SAME_TEXT = (str, int)
 
 
 def _first_record(path: Path) -> dict[str, Any] | None:
-    with open(path, "rb") as fh:
+    from .safe import open_regular
+
+    with open_regular(path) as fh:
         for raw in fh:
             if raw.strip():
                 try:

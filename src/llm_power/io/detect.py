@@ -12,6 +12,7 @@ from .formats import by_order
 from .formats.lm_eval import LM_EVAL_SAMPLES
 from .plain import plain_suffix
 from .records import no_files
+from .safe import is_regular
 
 __all__ = ["LM_EVAL_SAMPLES", "companion_files", "detect_format", "expand_paths"]
 
@@ -49,7 +50,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         if not path.exists():
             msg = "file or folder not found"
             raise DataError(msg, file=str(path))
-        if path.is_file() or (path / "per_instance_stats.json").exists():
+        if is_regular(path) or (path / "per_instance_stats.json").exists():  # a FIFO or a device: an error
             out.append(path)
             continue
         found = sorted({hit for fmt in by_order() for hit in fmt.finds(path)})

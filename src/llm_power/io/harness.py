@@ -216,9 +216,9 @@ def _plain_columns(path: Path) -> list[str] | None:
     """The header of a plain table (None when it cannot be read: the long path reports why)."""
     try:
         if path.suffix.lower() == ".parquet":
-            import pyarrow.parquet as pq
+            from .safe import parquet_columns
 
-            return [str(c) for c in pq.read_schema(path).names]
+            return parquet_columns(path)
         first = next(table_records(path), None)
     except (DataError, OSError, ValueError):
         return None

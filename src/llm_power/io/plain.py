@@ -33,6 +33,8 @@ import numpy as np
 
 from .._core.clusters import missing_label
 from .._core.errors import DataError, warn
+from .._core.files import CSV_FIELD_LIMIT as _CSV_FIELD_LIMIT
+from .._core.files import allow_long_csv_fields
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
@@ -95,7 +97,7 @@ def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 #: largest CSV field read (a logged prompt can be long; the csv module's default is 131,072)
-CSV_FIELD_LIMIT = 1 << 26
+CSV_FIELD_LIMIT = _CSV_FIELD_LIMIT
 
 
 def plain_suffix(path: Path) -> str:
@@ -116,9 +118,13 @@ def _open_binary(path: Path) -> Any:
 
 
 def _json_line(raw: Any, path: Path, lineno: int) -> Any:
+    from .safe import parse_json
+
     try:
         text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
-        return json.loads(text)
+        return parse_json(text, file=str(path), record=f"line {lineno}")  # a key twice: an error
+    except DataError:
+        raise
     except UnicodeDecodeError as exc:
         msg = f"not UTF-8 text (byte {exc.start} of the line)"
         raise DataError(msg, file=str(path), record=f"line {lineno}") from None
@@ -134,7 +140,7 @@ def _json_line(raw: Any, path: Path, lineno: int) -> Any:
 
 
 def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    allow_long_csv_fields()
     line = 0
     try:
         with io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig", newline="") as fh:  # -sig: Excel's BOM

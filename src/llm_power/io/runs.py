@@ -9,7 +9,6 @@ itself. Every run of a model must score the same items; models must share them (
 from __future__ import annotations
 
 import json
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -83,23 +82,22 @@ def _metadata(source: Path) -> dict[str, Any]:
     """The harness metadata of a per-item file: lm-eval's neighbouring ``results_*.json``, an inspect
     log's header (a ``.json`` log without its samples, or ``header.json`` of an ``.eval`` archive).
     """
-    try:
-        if source.suffix == ".eval":
-            with zipfile.ZipFile(source) as zf:
-                header = json.loads(zf.read("header.json"))
-            return header if isinstance(header, dict) else {}
-        if source.name.startswith("samples_") and source.suffix == ".jsonl":
-            stamp = source.stem.rsplit("_", 1)[-1]
-            candidates = (sorted(source.parent.glob(f"results_{stamp}.json"))
-                          or sorted(source.parent.glob("results_*.json")))
-            meta = json.loads(candidates[0].read_text(encoding="utf-8")) if candidates else {}
-            return meta if isinstance(meta, dict) else {}
-        if source.suffix == ".json":
-            data = json.loads(source.read_text(encoding="utf-8"))
-            return {k: v for k, v in data.items() if k != "samples"} if isinstance(data, dict) else {}
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-        msg = f"cannot read the run metadata: {exc}"
-        raise DataError(msg, file=str(source)) from None
+    from .safe import ArchiveReader, load_json_file
+
+    # the readers' own bounded, regular-file-only parsing: one line for a FIFO, deep nesting or a key twice
+    if source.suffix == ".eval":
+        with ArchiveReader(source) as archive:
+            header = archive.json("header.json")
+        return header if isinstance(header, dict) else {}
+    if source.name.startswith("samples_") and source.suffix == ".jsonl":
+        stamp = source.stem.rsplit("_", 1)[-1]
+        candidates = (sorted(source.parent.glob(f"results_{stamp}.json"))
+                      or sorted(source.parent.glob("results_*.json")))
+        meta = load_json_file(candidates[0]) if candidates else {}
+        return meta if isinstance(meta, dict) else {}
+    if source.suffix == ".json":
+        data = load_json_file(source)
+        return {k: v for k, v in data.items() if k != "samples"} if isinstance(data, dict) else {}
     return {}
 
 
@@ -124,7 +122,11 @@ def _run_label(source: str, run: str, cache: dict[str, str]) -> str:
             msg = (f"no run field {run!r} in the file's metadata (looked for {tried}); name a field with --run "
                    "(a dotted path such as config.random_seed), or use --run file / --run folder")
             raise DataError(msg, file=source)
-        label = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+        try:
+            label = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+        except RecursionError:
+            msg = f"the run field {run!r} is nested too deeply to be a label"
+            raise DataError(msg, file=source) from None
     cache[source] = label
     return label
 

@@ -1,7 +1,12 @@
-"""Hostile-input guards shared by the readers: bounded archives, JSON that cannot crash the reader.
+"""Hostile-input guards shared by the readers: only regular files, bounded archives, JSON and YAML
+that cannot crash the reader.
 
-Every failure becomes one :class:`~llm_power.DataError` line naming the file (and the archive
-member or record). Limits can be raised through environment variables (docs/security.md):
+Every file is opened by :func:`open_regular` (from :mod:`llm_power._core.files`): a FIFO, a device,
+a socket or a folder where a file is read is one :class:`~llm_power.DataError` line naming it, never
+a read that blocks or never ends; folder walks (:func:`regular_files`) refuse such an entry by name.
+Every failure becomes one DataError line naming the file (and the archive member or record): bad
+syntax, JSON or YAML nested too deeply, a key twice in one JSON object or YAML mapping, YAML aliases
+that expand past a bound. Limits can be raised through environment variables (docs/security.md):
 
 =====================================  =========  ==============================================
 variable                               default    what it bounds
@@ -11,11 +16,14 @@ variable                               default    what it bounds
 ``LLM_POWER_MAX_RATIO``                200        compression ratio of a member or ``.gz`` file past 1 MB
 ``LLM_POWER_MAX_JSON_MB``              2048       size of one JSON file read whole
 ``LLM_POWER_MAX_PARQUET_MB``           4096       uncompressed size of one Parquet file (its metadata's)
+``LLM_POWER_MAX_TEXT_MB``              2048       size of one other file read whole (a subset plan, an id list)
+``LLM_POWER_MAX_YAML_ALIAS_NODES``     100000     nodes that YAML aliases (``*name``) add to one file
 =====================================  =========  ==============================================
 """
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -25,44 +33,33 @@ from pathlib import Path
 from typing import Any
 
 from .._core.errors import DataError
+from .._core.files import MB as _MB
+from .._core.files import is_regular, limit, open_regular, read_capped, read_regular_bytes, regular_files
 
-__all__ = ["ArchiveReader", "load_json_bytes", "load_json_file", "limit", "open_bounded", "read_parquet"]
-
-_MB = 1 << 20
-_DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
-             "LLM_POWER_MAX_JSON_MB": 2048, "LLM_POWER_MAX_PARQUET_MB": 4096}
-
-
-def limit(name: str) -> int:
-    """The limit ``name`` from the environment, or its default (a bad value is an error)."""
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return _DEFAULTS[name]
-    try:
-        value = int(raw)
-    except ValueError:
-        msg = f"environment variable {name} must be a positive integer; got {raw!r}"
-        raise ValueError(msg) from None
-    if value < 1:
-        msg = f"environment variable {name} must be a positive integer; got {raw!r}"
-        raise ValueError(msg)
-    return value
+__all__ = ["ArchiveReader", "is_regular", "limit", "load_json_bytes", "load_json_file", "load_yaml", "open_bounded",
+           "open_regular", "parquet_columns", "parse_json", "peek_json", "read_parquet", "read_regular_bytes",
+           "regular_files"]
 
 
 class _BoundedGzip(io.RawIOBase):
     """A gzip file decompressed under the archive limits: more than ``LLM_POWER_MAX_MEMBER_MB``, or a
     ratio above ``LLM_POWER_MAX_RATIO`` once past 1 MB, is a DataError naming the file (a 5 MB file
-    of 2 GiB of rows stops at the limit, never in a MemoryError).
+    of 2 GiB of rows stops at the limit, never in a MemoryError). Only a regular file is opened.
     """
 
     def __init__(self, path: Path) -> None:
         import gzip
 
         self.path = path
-        self.compressed = max(path.stat().st_size, 1)
         self.cap = limit("LLM_POWER_MAX_MEMBER_MB") * _MB
         self.ratio = limit("LLM_POWER_MAX_RATIO")
-        self.inner = gzip.open(path, "rb")
+        self.raw = open_regular(path)
+        try:
+            self.compressed = max(os.fstat(self.raw.fileno()).st_size, 1)
+            self.inner = gzip.GzipFile(fileobj=self.raw, mode="rb")
+        except BaseException:
+            self.raw.close()
+            raise
         self.total = 0
 
     def readable(self) -> bool:
@@ -100,107 +97,329 @@ class _BoundedGzip(io.RawIOBase):
         return int(self.inner.tell())
 
     def close(self) -> None:
-        self.inner.close()
+        if not self.closed:  # a GzipFile given a file object leaves it open; either may be missing after
+            for part in (getattr(self, "inner", None), getattr(self, "raw", None)):  # a failed __init__
+                if part is not None:
+                    part.close()
         super().close()
 
 
 def open_bounded(path: str | Path) -> Any:
     """The file's bytes as a binary file object: a ``.gz`` file decompressed under the archive limits
-    (:class:`_BoundedGzip`), any other file as is.
+    (:class:`_BoundedGzip`), any other file as is; only a regular file is opened (:func:`open_regular`).
     """
     path = Path(path)
     if path.suffix.lower() == ".gz":
         return io.BufferedReader(_BoundedGzip(path), buffer_size=1 << 20)
-    return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    return open_regular(path)
+
+
+def _parquet_error(exc: BaseException, path: Path) -> DataError:
+    msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
+    return DataError(msg, file=str(path))
+
+
+def parquet_columns(path: str | Path) -> list[str]:
+    """The column names of a Parquet file's schema, from its footer (a regular file only; one
+    DataError line when it is not readable as Parquet).
+    """
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    with open_regular(path) as fh:
+        try:
+            return [str(name) for name in pq.ParquetFile(fh).schema_arrow.names]
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+            raise _parquet_error(exc, path) from None
 
 
 def read_parquet(path: str | Path) -> Any:
     """A Parquet file as a pandas DataFrame, after its footer is checked: a column named twice is a
     DataError (as in a CSV header), and so is an uncompressed size (from the row groups' metadata,
     before anything is decompressed) past ``LLM_POWER_MAX_PARQUET_MB``; any read failure is one line.
+    pyarrow reads the regular file this opened (:func:`open_regular`), never the path.
     """
     import pandas as pd
     import pyarrow.parquet as pq
 
     path = Path(path)
-    if not path.exists():
-        msg = "file not found"
-        raise DataError(msg, file=str(path))
+    with open_regular(path) as fh:
+        try:
+            parquet = pq.ParquetFile(fh)
+            meta = parquet.metadata
+            size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+            schema_names = parquet.schema_arrow.names
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+            raise _parquet_error(exc, path) from None
+        seen: set[str] = set()
+        for name in schema_names:
+            if name in seen:
+                msg = f"the schema names column {name!r} twice (which one is meant?)"
+                raise DataError(msg, file=str(path), field=name)
+            seen.add(name)
+        cap = limit("LLM_POWER_MAX_PARQUET_MB")
+        if size > cap * _MB:
+            msg = (f"decompresses to {size / _MB:,.0f} MB, more than the {cap:,} MB limit (LLM_POWER_MAX_PARQUET_MB); "
+                   "raise it for a file that is really this large")
+            raise DataError(msg, file=str(path))
+        try:
+            fh.seek(0)
+            return pd.read_parquet(fh)
+        except MemoryError:
+            msg = "too large to read into memory"
+            raise DataError(msg, file=str(path)) from None
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
+            raise _parquet_error(exc, path) from None
+
+
+# ---- JSON: one object per key ------------------------------------------------------------------------------
+
+class _DuplicateKey(Exception):  # noqa: N818 - a signal inside the parser, never seen outside this module
+    def __init__(self, key: str, line: int | None = None) -> None:
+        super().__init__(key)
+        self.key, self.line = key, line
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object, unless a key comes twice (json would keep the last)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _DuplicateKey(key)
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique)
+#: a duplicate key's line is found by a second, pure-Python parse: only for texts up to this size
+_LOCATE_MAX = 64 * _MB
+
+
+def _duplicate_line(text: str) -> int | None:
+    """The line where the first object holding a key twice starts (the pure-Python parser knows
+    positions, the C one does not); None when it cannot tell (too large, too deep).
+    """
+    from json import decoder, scanner
+
+    if len(text) > _LOCATE_MAX:
+        return None
+
+    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, object_hook: Any,
+                     _pairs_hook: Any, memo: Any = None, _w: Any = decoder.WHITESPACE.match,
+                     _ws: str = decoder.WHITESPACE_STR) -> Any:
+        s, start = s_and_end
+
+        def located(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            try:
+                return _unique(pairs)
+            except _DuplicateKey as exc:
+                raise _DuplicateKey(exc.key, s.count("\n", 0, start) + 1) from None
+
+        return decoder.JSONObject(s_and_end, strict, scan_once, object_hook, located, memo, _w, _ws)
+
+    slow = json.JSONDecoder()
+    slow.parse_object = parse_object  # type: ignore[attr-defined]
+    slow.scan_once = scanner.py_make_scanner(slow)  # type: ignore[attr-defined]
     try:
-        parquet = pq.ParquetFile(path)
-        meta = parquet.metadata
-        size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
-        schema_names = parquet.schema_arrow.names
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
-        msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
-        raise DataError(msg, file=str(path)) from None
-    seen: set[str] = set()
-    for name in schema_names:
-        if name in seen:
-            msg = f"the schema names column {name!r} twice (which one is meant?)"
-            raise DataError(msg, file=str(path), field=name)
-        seen.add(name)
-    cap = limit("LLM_POWER_MAX_PARQUET_MB")
-    if size > cap * _MB:
-        msg = (f"decompresses to {size / _MB:,.0f} MB, more than the {cap:,} MB limit (LLM_POWER_MAX_PARQUET_MB); "
-               "raise it for a file that is really this large")
-        raise DataError(msg, file=str(path))
+        slow.decode(text)
+    except _DuplicateKey as exc:
+        return exc.line
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+def parse_json(text: str, *, file: str, record: str | None = None) -> Any:
+    """``json.loads`` that refuses a key twice in one object: a DataError naming the file, the
+    record (``record``, else the line where the object starts) and the key. Other failures raise as
+    ``json.loads``'s do, for the caller to word.
+    """
     try:
-        return pd.read_parquet(path)
-    except MemoryError:
-        msg = "too large to read into memory"
-        raise DataError(msg, file=str(path)) from None
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
-        msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
-        raise DataError(msg, file=str(path)) from None
+        return _DECODER.decode(text)
+    except _DuplicateKey as exc:
+        where = record
+        if where is None:
+            line = _duplicate_line(text)
+            where = None if line is None else f"line {line}"
+        msg = "a key appears twice in one JSON object (which value is meant?)"
+        raise DataError(msg, file=file, record=where, field=exc.key) from None
+
+
+class _NotJSON(DataError):
+    """Bytes that are not JSON at all (bad UTF-8, bad syntax): a folder search passes over them."""
 
 
 def load_json_bytes(data: bytes, *, file: str, record: str | None = None) -> Any:
-    """Parse JSON bytes; every failure (syntax, encoding, nesting, giant numbers) is one DataError."""
+    """Parse JSON bytes; every failure (syntax, encoding, nesting, giant numbers, a key twice in one
+    object) is one DataError.
+    """
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         msg = f"not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})"
-        raise DataError(msg, file=file,
-                        record=record) from None
+        raise _NotJSON(msg, file=file, record=record) from None
+    collecting = gc.isenabled()
+    gc.disable()  # JSON builds no cycles: the collector's passes over a growing heap are pure cost
     try:
-        return json.loads(text)
+        return parse_json(text, file=file, record=record)
+    except DataError:
+        raise
     except json.JSONDecodeError as exc:
         msg = f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        raise DataError(msg, file=file,
-                        record=record) from None
+        raise _NotJSON(msg, file=file, record=record) from None
     except RecursionError:
         msg = "JSON nested too deeply to read"
         raise DataError(msg, file=file, record=record) from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         msg = f"unreadable JSON value ({str(exc)[:80]})"
-        raise DataError(msg, file=file, record=record) from None
+        raise _NotJSON(msg, file=file, record=record) from None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def load_json_file(path: str | Path) -> Any:
-    """Read and parse one JSON file, bounded by ``LLM_POWER_MAX_JSON_MB``."""
+    """Read and parse one JSON file (a regular file only), bounded by ``LLM_POWER_MAX_JSON_MB``."""
     path = Path(path)
     cap = limit("LLM_POWER_MAX_JSON_MB") * _MB
-    try:
-        size = path.stat().st_size
-        if size > cap:
-            msg = (
-                f"JSON file of {size / _MB:.0f} MB is larger than the {cap // _MB} MB limit "
-                            "(LLM_POWER_MAX_JSON_MB)"
-            )
-            raise DataError(msg, file=str(path))
-        if path.suffix.lower() == ".gz":  # decompressed under the same bound and the archive limits
+    if path.suffix.lower() == ".gz":  # decompressed under the same bound and the archive limits
+        def too_large() -> DataError:
+            msg = f"JSON file decompresses to more than the {cap // _MB} MB limit (LLM_POWER_MAX_JSON_MB)"
+            return DataError(msg, file=str(path))
+
+        try:
             with open_bounded(path) as fh:
-                data = fh.read(cap + 1)
-            if len(data) > cap:
-                msg = f"JSON file decompresses to more than the {cap // _MB} MB limit (LLM_POWER_MAX_JSON_MB)"
-                raise DataError(msg, file=str(path))
-        else:
-            data = path.read_bytes()
-    except (OSError, EOFError) as exc:
-        msg = f"cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})"
-        raise DataError(msg, file=str(path)) from None
+                data = read_capped(fh, cap, too_large)
+        except (OSError, EOFError) as exc:
+            msg = f"cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})"
+            raise DataError(msg, file=str(path)) from None
+    else:
+        data = read_regular_bytes(path, cap, limit_name="LLM_POWER_MAX_JSON_MB")
     return load_json_bytes(data, file=str(path))
+
+
+def peek_json(path: str | Path) -> Any:
+    """A JSON file's value for a format's test of a file it may own (detection, folder searches):
+    None when the file is not JSON at all (bad syntax or UTF-8: not this format's file). What is
+    JSON but hostile -- a key twice in one object, nesting too deep, past the size limit, a FIFO or
+    a device -- is the DataError of :func:`load_json_file`: a file is never skipped for that.
+    """
+    try:
+        return load_json_file(path)
+    except _NotJSON:
+        return None
+
+
+# ---- YAML: safe tags, one value per key, aliases that cannot explode --------------------------------------
+
+class _YamlRefused(Exception):  # noqa: N818 - a signal inside the loader, turned into a DataError below
+    def __init__(self, message: str, line: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.line, self.field = message, line, field
+
+
+def _yaml_children(node: Any) -> list[Any]:
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_aliases(root: Any, allowed: int) -> None:
+    """Refuse a document whose aliases expand it by more than ``allowed`` nodes (a billion laughs:
+    a few kB of ``*a`` that the readers would walk as billions of entries), or that holds itself.
+    The expanded size of every node is counted once, bottom-up, without recursion.
+    """
+    size: dict[int, int] = {}
+    started: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            size[key] = 1 + sum(size[id(child)] for child in _yaml_children(node))
+            # every node of this one's expansion but those counted in `size` is a copy an alias made
+            if size[key] - len(size) > allowed:
+                msg = (f"YAML aliases expand this file by more than {allowed:,} nodes (LLM_POWER_MAX_YAML_ALIAS_NODES; "
+                       "a billion-laughs file?)")
+                raise _YamlRefused(msg, node.start_mark.line + 1)
+            continue
+        if key in size:
+            continue
+        if key in started:  # reached again from inside itself
+            msg = "a YAML alias refers to a node that holds it (recursive data)"
+            raise _YamlRefused(msg, node.start_mark.line + 1)
+        started.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _yaml_children(node) if id(child) not in size)
+
+
+def _yaml_loader() -> Any:
+    """The safe loader with two refusals: a key twice in one mapping, aliases past the bound."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def compose_document(self) -> Any:
+            node = super().compose_document()
+            if node is not None:
+                _check_aliases(node, limit("LLM_POWER_MAX_YAML_ALIAS_NODES"))
+            return node
+
+        def compose_mapping_node(self, anchor: Any) -> Any:
+            node = super().compose_mapping_node(anchor)
+            node.written = list(node.value)  # the keys as written, before merge keys (<<) flatten in
+            return node
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # noqa: FBT001, FBT002 - PyYAML's
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, Any] = {}
+                for key_node, _ in getattr(node, "written", node.value):
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # a merge key's mapping may be overridden: that is what it is for
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        first = seen.setdefault(key, key_node)
+                    except TypeError:  # unhashable: PyYAML says so
+                        continue
+                    if first is not key_node:
+                        msg = (f"the key appears twice in one mapping (first at line {first.start_mark.line + 1}; "
+                               "which value is meant?)")
+                        raise _YamlRefused(msg, key_node.start_mark.line + 1, str(key))
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
+def load_yaml(text: str, *, file: str, what: str = "") -> Any:
+    """Parse YAML text with PyYAML's safe loader (no ``!!python`` tags); every failure is one
+    DataError naming the file: a syntax error (with its line), nesting too deep, a key twice in one
+    mapping (its line and key), aliases that expand past ``LLM_POWER_MAX_YAML_ALIAS_NODES``, a value
+    PyYAML cannot convert (an integer of 5,000 digits).
+    """
+    import yaml
+
+    what = f" {what}" if what else ""
+    loader = _yaml_loader()(text)
+    try:
+        return loader.get_single_data()
+    except _YamlRefused as exc:
+        raise DataError(exc.message, file=file, record=None if exc.line is None else f"line {exc.line}",
+                        field=exc.field) from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        msg = f"not valid YAML{what}{line}: {' '.join(str(problem).split())[:160]}"
+        raise DataError(msg, file=file) from None
+    except RecursionError:
+        msg = f"YAML{what} nested too deeply to read"
+        raise DataError(msg, file=file) from None
+    except (ValueError, OverflowError) as exc:  # e.g. an integer with more digits than Python converts
+        msg = f"unreadable YAML{what} value ({' '.join(str(exc).split())[:80]})"
+        raise DataError(msg, file=file) from None
+    finally:
+        loader.dispose()
 
 
 class ArchiveReader:
@@ -209,12 +428,15 @@ class ArchiveReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.total = 0
+        self.fh = open_regular(path)  # a regular file only; zipfile would open anything
         try:
-            self.zip = zipfile.ZipFile(path)
+            self.zip = zipfile.ZipFile(self.fh)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
+            self.fh.close()
             msg = "not an inspect .eval log (not a zip archive)"
             raise DataError(msg, file=str(path)) from None
         except OSError as exc:
+            self.fh.close()
             msg = f"cannot read ({exc.strerror or type(exc).__name__})"
             raise DataError(msg, file=str(path)) from None
 
@@ -223,6 +445,7 @@ class ArchiveReader:
 
     def __exit__(self, *exc: object) -> None:
         self.zip.close()
+        self.fh.close()
 
     def names(self) -> set[str]:
         """Names of the archive members."""

@@ -245,6 +245,22 @@ def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
                "score": parse_score(rec["score"], file=str(path), record=where, field="score"), "cluster": label}
 
 
+def _instance_ids(instances: str | Path) -> list[str]:
+    """The instance ids of a list file (one a line; a regular file, at most ``LLM_POWER_MAX_TEXT_MB``)."""
+    from .safe import limit, read_regular_bytes
+
+    if not Path(instances).exists():
+        msg = "instance list not found"
+        raise DataError(msg, file=str(instances))
+    data = read_regular_bytes(instances, limit("LLM_POWER_MAX_TEXT_MB") << 20, limit_name="LLM_POWER_MAX_TEXT_MB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"not UTF-8 text (byte {exc.start})"
+        raise DataError(msg, file=str(instances)) from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None = None, cluster: str | None = None,
                  instances: str | Path | None = None) -> Any:
     """Read repeated samples per question into a long table ``model, item, sample, score, cluster``.
@@ -265,20 +281,16 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
 
     from .detect import expand_paths
 
-    universe = None
-    if instances is not None:
-        text = Path(instances).read_text(encoding="utf-8") if Path(instances).exists() else None
-        if text is None:
-            msg = "instance list not found"
-            raise DataError(msg, file=str(instances))
-        universe = [line.strip() for line in text.splitlines() if line.strip()]
+    universe = None if instances is None else _instance_ids(instances)
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
     files: list[Path] = []
     for raw in items:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and (
-                p.suffix.lower() == ".eval" or p.name.endswith(("eval_results.json",))))
+            from .safe import regular_files
+
+            found = regular_files(path, "*", lambda p: p.suffix.lower() == ".eval"
+                                  or p.name.endswith(("eval_results.json",)))
             files += found or expand_paths([path])
         else:
             if not path.exists():

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
+from .._core.files import MB, allow_long_csv_fields, limit, read_regular_bytes
 from .._core.params import public
 from .._core.results import Result
 from .._core.validation import as_float_array, as_rng, check_open_unit, check_option
@@ -384,6 +385,26 @@ def subset_plan(items: Any, *, strata: Any = None, budget: int | None = None, ha
         target_met=bool(met), target_of=goal, confidence_level=level)
 
 
+def _plan_rows(name: str) -> list[list[str]]:
+    """The CSV rows of a plan file: a regular file only (a FIFO or ``/dev/zero`` is refused, never
+    read), at most ``LLM_POWER_MAX_TEXT_MB``, fields up to the readers' CSV field limit; every
+    failure is one DataError naming the file (and the line).
+    """
+    data = read_regular_bytes(name, limit("LLM_POWER_MAX_TEXT_MB") * MB, limit_name="LLM_POWER_MAX_TEXT_MB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        msg = f"cannot read the plan (not UTF-8 text: byte {exc.start})"
+        raise DataError(msg, file=name) from None
+    allow_long_csv_fields()
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        msg = f"not readable as CSV ({exc})"
+        raise DataError(msg, file=name, record=f"line {reader.line_num}") from None
+
+
 def read_subset_plan(path: str | Path) -> SubsetPlan:
     """Read a plan file written by :meth:`SubsetPlan.write` (or by hand: columns item_id, stratum,
     weight; order optional). Each stratum's size is the sum of its weights.
@@ -409,12 +430,7 @@ def read_subset_plan(path: str | Path) -> SubsetPlan:
     (True, 100)
     """
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"cannot read the plan ({type(exc).__name__}: {exc})"
-        raise DataError(msg, file=name) from None
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _plan_rows(name)
     if not rows:
         msg = "the plan file is empty"
         raise DataError(msg, file=name)

@@ -21,7 +21,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import parse_score, plain_suffix
 from ..records import Format, Record, expect
-from ..safe import load_json_file
+from ..safe import load_json_file, peek_json, regular_files
 
 LATEST, TEMP = ".latest_test_run.json", ".temp_test_run_data.json"
 
@@ -122,15 +122,12 @@ def read_deepeval(path: Path, *, metric: str | None = None, cluster: str | None 
 def _claims(path: Path) -> bool:
     if not path.is_file() or plain_suffix(path) != ".json":
         return False
-    try:
-        return _body(load_json_file(path)) is not None
-    except DataError:
-        return False
+    return _body(peek_json(path)) is not None
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
     out = []
-    for p in folder.rglob("*.json"):
+    for p in regular_files(folder, "*.json"):
         if p.name == TEMP and (p.parent / LATEST).is_file():
             continue  # an unfinished run beside the finished one: the finished one counts
         if _claims(p):

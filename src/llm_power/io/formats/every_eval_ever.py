@@ -21,7 +21,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import parse_score, plain_suffix, table_records
 from ..records import Format, Record, expect
-from ..safe import open_bounded
+from ..safe import open_bounded, regular_files
 
 #: the keys that make a JSONL line an EEE instance record (required by the schema, 0.2.1 on)
 EEE_KEYS = frozenset({"schema_version", "sample_id", "model_id", "evaluation_name", "evaluation"})
@@ -138,11 +138,11 @@ def _first_line_keys(path: Path) -> set[str] | None:
 
 
 def _parquet_columns(path: Path) -> set[str] | None:
-    try:
-        import pyarrow.parquet as pq
+    from ..safe import parquet_columns
 
-        return set(pq.ParquetFile(path).schema_arrow.names)
-    except Exception:  # noqa: BLE001 - not a readable Parquet file: not ours
+    try:
+        return set(parquet_columns(path))
+    except (DataError, ImportError):  # not a readable Parquet file: not ours
         return None
 
 
@@ -160,8 +160,8 @@ def _claims(path: Path) -> bool:
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
-    found = [p for pattern in ("*.jsonl", "*.parquet") for p in folder.rglob(pattern)]
-    return [(0, p) for p in found if p.is_file() and _claims(p)]
+    found = [p for pattern in ("*.jsonl", "*.parquet") for p in regular_files(folder, pattern)]
+    return [(0, p) for p in found if _claims(p)]
 
 
 FORMATS = (Format(

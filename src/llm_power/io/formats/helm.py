@@ -8,7 +8,7 @@ from pathlib import Path
 from ..._core.errors import DataError
 from ..plain import parse_score
 from ..records import Format, Record, expect
-from ..safe import load_json_file
+from ..safe import is_regular, load_json_file, regular_files
 
 
 def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
@@ -18,7 +18,7 @@ def read_helm(path: Path, *, metric: str | None = None, split: str = "test",
     stats_path = folder / "per_instance_stats.json"
     model, task = folder.name, folder.name
     spec_path = folder / "run_spec.json"
-    if spec_path.exists():
+    if is_regular(spec_path):  # absent: the folder's name; a FIFO or a device: an error
         spec = expect(load_json_file(spec_path), dict, "run_spec.json", file=str(spec_path))
         adapter = spec.get("adapter_spec") or {}
         model = str(adapter.get("model", model)) if isinstance(adapter, dict) else model
@@ -66,7 +66,7 @@ def _claims(path: Path) -> bool:
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
-    return [(1, p.parent) for p in folder.rglob("per_instance_stats.json")]
+    return [(1, p.parent) for p in regular_files(folder, "per_instance_stats.json")]
 
 
 def _companions(path: Path) -> list[Path]:

@@ -13,7 +13,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import parse_score, plain_suffix
 from ..records import Format, Record, expect
-from ..safe import ArchiveReader, load_json_file
+from ..safe import ArchiveReader, load_json_file, peek_json, regular_files
 
 INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 
@@ -116,11 +116,8 @@ def load_inspect_log(path: Path) -> tuple[Any, str, str]:
 
 
 def _json_head(path: Path) -> set[str] | None:
-    """The top-level keys of a JSON object file (None when it is not one, or unreadable)."""
-    try:
-        data = load_json_file(path)
-    except DataError:
-        return None
+    """The top-level keys of a JSON object file (None when it is not one, or not JSON)."""
+    data = peek_json(path)
     return set(data) if isinstance(data, dict) else None
 
 
@@ -136,13 +133,12 @@ def _claims(path: Path) -> bool:
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
-    logs = [(0, p) for p in folder.rglob("*") if p.suffix.lower() == ".eval" and p.is_file()]
-    for p in folder.rglob("*.json"):
-        if (p.is_file() and p.name != "per_instance_stats.json" and not p.name.startswith("results_")
-                and p.parent.name != "_journal"):
-            head = _json_head(p)
-            if head is not None and {"eval", "samples"} <= head:
-                logs.append((2, p))
+    logs = [(0, p) for p in regular_files(folder, "*", lambda p: p.suffix.lower() == ".eval")]
+    for p in regular_files(folder, "*.json", lambda p: p.name != "per_instance_stats.json"
+                           and not p.name.startswith("results_") and p.parent.name != "_journal"):
+        head = _json_head(p)
+        if head is not None and {"eval", "samples"} <= head:
+            logs.append((2, p))
     return logs
 
 

@@ -9,7 +9,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import parse_score
 from ..records import Format, Record
-from ..safe import load_json_file, read_parquet
+from ..safe import load_json_file, read_parquet, regular_files
 
 
 def read_lighteval(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
@@ -68,5 +68,5 @@ FORMATS = (Format(
     name="lighteval", summary="lighteval details_*.parquet", order=40,
     read=lambda path, o: read_lighteval(path, metric=o.metric, cluster=o.cluster),
     claims=lambda path: path.is_file() and _is_details(path),
-    finds=lambda folder: [(0, p) for p in folder.rglob("details_*") if p.is_file() and _is_details(p)],
+    finds=lambda folder: [(0, p) for p in regular_files(folder, "details_*", _is_details)],
     companions=_companions),)

@@ -13,7 +13,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import parse_score, table_records
 from ..records import Format, Record
-from ..safe import load_json_file
+from ..safe import is_regular, peek_json, regular_files
 
 #: the name lm-eval gives a samples file
 LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
@@ -23,11 +23,8 @@ def lm_eval_model(path: Path, date: str) -> str:
     """Model name from the neighbouring results_<date>.json, else the folder name."""
     candidates = [path.parent / f"results_{date}.json"] + sorted(path.parent.glob("results_*.json"))
     for cand in candidates:
-        if cand.exists():
-            try:
-                res = load_json_file(cand)
-            except DataError:
-                continue
+        if is_regular(cand):  # a FIFO or a device named results_*.json is an error, never a hang
+            res = peek_json(cand)  # not JSON: the next candidate; hostile JSON: an error
             if not isinstance(res, dict):
                 continue
             for key in ("model_name", "model_name_sanitized"):
@@ -110,7 +107,7 @@ def read_lm_eval(path: Path, *, metric: str | None = None, filter_name: str | No
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
-    return [(0, p) for p in folder.rglob("samples_*.jsonl") if p.is_file() and LM_EVAL_SAMPLES.match(p.name)]
+    return [(0, p) for p in regular_files(folder, "samples_*.jsonl", lambda p: bool(LM_EVAL_SAMPLES.match(p.name)))]
 
 
 def _companions(path: Path) -> list[Path]:

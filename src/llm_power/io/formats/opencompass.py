@@ -26,7 +26,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..plain import parse_score, plain_suffix
 from ..records import Format, Record
-from ..safe import load_json_file
+from ..safe import load_json_file, peek_json, regular_files
 
 #: the per-sample correctness fields OpenCompass evaluators write, in the order the G-Pass code tries them
 CORRECT_FIELDS = ("correct", "is_correct", "cascade_correct")
@@ -49,10 +49,7 @@ def _details(data: Any) -> list[tuple[str, dict[str, Any]]] | None:
 def _claims(path: Path) -> bool:
     if not path.is_file() or plain_suffix(path) != ".json" or path.parent.parent.name != "results":
         return False
-    try:
-        data = load_json_file(path)
-    except DataError:
-        return False
+    data = peek_json(path)
     if not isinstance(data, dict) or all(str(k).isdigit() for k in data):  # a subjective judge file: battles
         return False
     # a metric beside the details -- or alone, when details were not dumped (read: an error that says so)
@@ -112,7 +109,7 @@ def read_opencompass(path: Path, *, metric: str | None = None) -> Iterator[Recor
 
 
 def _finds(folder: Path) -> list[tuple[int, Path]]:
-    return [(0, p) for p in folder.rglob("*.json") if _claims(p)]
+    return [(0, p) for p in regular_files(folder, "*.json") if _claims(p)]
 
 
 FORMATS = (Format(

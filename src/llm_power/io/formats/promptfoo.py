@@ -21,7 +21,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import parse_score, plain_suffix
 from ..records import Format, Record, expect
-from ..safe import load_json_file
+from ..safe import load_json_file, peek_json, regular_files
 
 #: promptfoo's ResultFailureReason: 0 none, 1 an assertion failed, 2 the provider or the eval errored
 _ERROR = 2
@@ -138,14 +138,11 @@ def _is_promptfoo(data: Any) -> bool:
 def _claims(path: Path) -> bool:
     if not path.is_file() or plain_suffix(path) != ".json":
         return False
-    try:
-        return _is_promptfoo(load_json_file(path))
-    except DataError:
-        return False
+    return _is_promptfoo(peek_json(path))
 
 
 FORMATS = (Format(
     name="promptfoo", summary="promptfoo results.json", order=25,
     read=lambda path, o: read_promptfoo(path, metric=o.metric, cluster=o.cluster),
     claims=_claims,
-    finds=lambda folder: [(0, p) for p in folder.rglob("*.json") if _claims(p)]),)
+    finds=lambda folder: [(0, p) for p in regular_files(folder, "*.json") if _claims(p)]),)

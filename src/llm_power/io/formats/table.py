@@ -13,7 +13,7 @@ from ..._core.clusters import missing_label
 from ..._core.errors import DataError
 from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, parse_score, plain_suffix, table_records
 from ..records import Format, ReadOptions, Record
-from ..safe import load_json_file, read_parquet
+from ..safe import parquet_columns, peek_json, read_parquet
 
 
 def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = None,
@@ -28,13 +28,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
     from ..plain import read_wide_matrix
 
     if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            columns = [str(c) for c in pq.read_schema(path).names]  # the header only, not the table
-        except (OSError, ValueError) as exc:
-            msg = f"not readable as Parquet ({type(exc).__name__}: {str(exc)[:120]})"
-            raise DataError(msg, file=str(path)) from None
+        columns = parquet_columns(path)  # the header only, not the table
         rows: Iterable[tuple[Any, dict[str, Any]]] = ()
     else:
         iterator = table_records(path)
@@ -122,10 +116,7 @@ def _claims_text(path: Path) -> bool:
     if suffix in _TEXT_SUFFIXES or (suffix == ".gz" and plain_suffix(path) in _TEXT_SUFFIXES):
         return True
     if suffix == ".json" or (suffix == ".gz" and plain_suffix(path) == ".json"):
-        try:
-            return isinstance(load_json_file(path), list)  # an array of records: a plain table
-        except DataError:
-            return False
+        return isinstance(peek_json(path), list)  # an array of records: a plain table
     return False
 
 

@@ -1,0 +1,192 @@
+"""Only regular files are read: the one opener every reader uses, and the limits of what is read.
+
+A FIFO given as a plan file blocks ``open`` until a writer comes (forever), ``/dev/zero`` never ends,
+a socket or a device is not data. So a file is opened here and nowhere else: ``os.open`` with
+``O_NONBLOCK`` (opening a FIFO does not wait for a writer), ``fstat`` of the open descriptor (no race
+between a check and the open), anything but a regular file refused with one
+:class:`~llm_power.DataError` naming it, then ``O_NONBLOCK`` cleared and the file read under a
+limit checked against its size *before* anything is allocated. Folder walks keep the regular files
+and refuse, by name, a FIFO, device or socket among the files they were asked for.
+
+The limits (``LLM_POWER_MAX_*``) are listed with their defaults in :mod:`llm_power.io.safe` and
+docs/security.md; :func:`limit` reads one from the environment.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import DataError
+
+__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "allow_long_csv_fields", "file_kind", "is_regular", "limit",
+           "open_regular", "read_capped", "read_regular_bytes", "regular_files"]
+
+MB = 1 << 20
+
+#: the environment variables that raise a limit, and their defaults (docs/security.md)
+DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
+            "LLM_POWER_MAX_JSON_MB": 2048, "LLM_POWER_MAX_PARQUET_MB": 4096, "LLM_POWER_MAX_TEXT_MB": 2048,
+            "LLM_POWER_MAX_YAML_ALIAS_NODES": 100_000}
+
+
+#: largest CSV field read (a logged prompt, a long item id; the csv module's default is 131,072)
+CSV_FIELD_LIMIT = 1 << 26
+
+
+def allow_long_csv_fields() -> None:
+    """Raise the csv module's field limit to :data:`CSV_FIELD_LIMIT` (never lower it)."""
+    import csv
+
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+
+
+def limit(name: str) -> int:
+    """The limit ``name`` from the environment, or its default (a bad value is an error)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return DEFAULTS[name]
+    try:
+        value = int(raw)
+    except ValueError:
+        msg = f"environment variable {name} must be a positive integer; got {raw!r}"
+        raise ValueError(msg) from None
+    if value < 1:
+        msg = f"environment variable {name} must be a positive integer; got {raw!r}"
+        raise ValueError(msg)
+    return value
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words ("a FIFO", "a character device", "a folder", ...)."""
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file"))
+    return next((word for test, word in kinds if test(mode)), "not a regular file")
+
+
+def _not_regular(mode: int, name: str) -> DataError:
+    return DataError(f"not a regular file ({file_kind(mode)}); only regular files are read", file=name)
+
+
+def _cannot_open(exc: OSError, name: str) -> DataError:
+    if isinstance(exc, FileNotFoundError):
+        return DataError("file not found", file=name)
+    return DataError(f"cannot read ({exc.strerror or type(exc).__name__})", file=name)
+
+
+def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """Open a regular file for reading in binary (a link to one is followed).
+
+    The file is checked twice: by ``stat`` before it is opened (a device is never opened: opening
+    one can have effects) and by ``fstat`` of the descriptor, which was opened with ``O_NONBLOCK``
+    (a FIFO swapped in between does not block the open). A FIFO, device, socket or folder is a
+    :class:`~llm_power.DataError` naming the file ("not a regular file (a FIFO)"); so
+    is a missing or unreadable file. The returned object's ``name`` is the path.
+    """
+    name = os.fspath(path)
+    try:
+        mode = os.stat(name).st_mode
+    except OSError as exc:
+        raise _cannot_open(exc, name) from None
+    if not stat.S_ISREG(mode):
+        raise _not_regular(mode, name)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(name, flags)
+    except OSError as exc:
+        raise _cannot_open(exc, name) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(mode, name)
+        _blocking(fd)
+        raw = io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    raw.name = name  # messages and pandas see the path, not the descriptor number
+    return io.BufferedReader(raw)
+
+
+def _blocking(fd: int) -> None:
+    """Clear ``O_NONBLOCK`` again (a no-op for regular files on Linux; kept for other systems)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows has no O_NONBLOCK either
+        return
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    if flags & os.O_NONBLOCK:
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+
+
+def read_capped(fh: io.BufferedIOBase | io.RawIOBase, cap: int, too_large: Callable[[], DataError],
+                expected: int = 0) -> bytes:
+    """All of ``fh``, refused (``too_large()`` raised) past ``cap`` bytes: read in 1 MB pieces after
+    the ``expected`` size, so nothing larger than the data (or the cap) is ever allocated.
+    """
+    first = fh.read(min(expected, cap)) if expected > 0 else b""
+    pieces, total = [first or b""], len(first or b"")
+    while True:
+        piece = fh.read(min(MB, cap + 1 - total))
+        if not piece:
+            break
+        pieces.append(piece)
+        total += len(piece)
+        if total > cap:
+            raise too_large()
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def _size_text(n: float) -> str:
+    return f"{n / MB:,.0f} MB" if n >= 10 * MB else f"{n:,.0f} bytes"
+
+
+def read_regular_bytes(path: str | os.PathLike[str], cap: int, *, limit_name: str | None = None) -> bytes:
+    """The bytes of a regular file (:func:`open_regular`), at most ``cap`` of them: the size is
+    checked before the file is read, and again as it is read (a file that grows is stopped). The
+    error names the file, its size, the limit and ``limit_name``, the environment variable that
+    raises it (when there is one).
+    """
+    name = os.fspath(path)
+    raise_it = f" ({limit_name}; raise it for a file that is really this large)" if limit_name else ""
+
+    def too_large(size: float | None = None) -> DataError:
+        shown = f"{_size_text(size)}, more than" if size is not None else "more than"
+        return DataError(f"{shown} the {_size_text(cap)} limit{raise_it}", file=name)
+
+    with open_regular(name) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > cap:
+            raise too_large(size)
+        try:
+            return read_capped(fh, cap, too_large, expected=size)
+        except OSError as exc:
+            raise _cannot_open(exc, name) from None
+
+
+def is_regular(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file (or a link to one): False for a folder or nothing there
+    (a dangling link), a :class:`~llm_power.DataError` naming it for a FIFO, device or socket -- a
+    file a reader was about to open, which is never skipped in silence.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    if stat.S_ISDIR(mode):
+        return False
+    raise _not_regular(mode, os.fspath(path))
+
+
+def regular_files(folder: Path, pattern: str = "*", keep: Callable[[Path], bool] | None = None) -> list[Path]:
+    """The regular files under ``folder`` (recursively) whose names match ``pattern`` and ``keep``
+    (a test on the path alone: nothing is opened), sorted. Folders are walked, not returned; a
+    FIFO, device or socket that matches is a :class:`~llm_power.DataError` naming it.
+    """
+    named = sorted(p for p in folder.rglob(pattern) if keep is None or keep(p))  # sorted: the first FIFO is named
+    return [p for p in named if is_regular(p)]
