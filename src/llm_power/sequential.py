@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from ._core.files import check_size
 from ._core.params import public
 from ._core.results import ConfidenceInterval, Result
 from ._core.validation import as_float_array, check_open_unit, fail
@@ -562,6 +563,8 @@ class LeaderboardMonitor:
         self.min_items = int(min_items)
         self.kwargs = kwargs
         k = len(self.models)
+        check_size(k * (k - 1) // 2, "LLM_POWER_MAX_MONITOR_PAIRS",
+                   f"{k:,} models are pairs to monitor at every look (one monitor each)")
         self.pair_index = [(i, j) for i in range(k) for j in range(i + 1, k)]
         self.alpha_per_pair = self.alpha / len(self.pair_index) if correction == "bonferroni" else self.alpha
         self.monitors = {pair: self._monitor() for pair in self.pair_index}

@@ -22,15 +22,18 @@ from pathlib import Path
 
 from .errors import DataError
 
-__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "allow_long_csv_fields", "file_kind", "is_regular", "limit",
-           "open_regular", "read_capped", "read_regular_bytes", "regular_files"]
+__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "allow_long_csv_fields", "check_size", "file_kind", "is_regular",
+           "limit", "open_regular", "read_capped", "read_regular_bytes", "regular_files"]
 
 MB = 1 << 20
 
 #: the environment variables that raise a limit, and their defaults (docs/security.md)
 DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
             "LLM_POWER_MAX_JSON_MB": 2048, "LLM_POWER_MAX_PARQUET_MB": 4096, "LLM_POWER_MAX_TEXT_MB": 2048,
-            "LLM_POWER_MAX_YAML_ALIAS_NODES": 100_000}
+            "LLM_POWER_MAX_YAML_ALIAS_NODES": 100_000,
+            # sizes that scale work or memory with an argument (checked before allocating)
+            "LLM_POWER_MAX_ITEMS": 100_000_000, "LLM_POWER_MAX_PLAN_RUNS": 1_000_000,
+            "LLM_POWER_MAX_MONITOR_PAIRS": 20_000}
 
 
 #: largest CSV field read (a logged prompt, a long item id; the csv module's default is 131,072)
@@ -58,6 +61,17 @@ def limit(name: str) -> int:
         msg = f"environment variable {name} must be a positive integer; got {raw!r}"
         raise ValueError(msg)
     return value
+
+
+def check_size(value: float, name: str, what: str, *, error: type[Exception] = ValueError) -> None:
+    """Refuse, before anything is allocated, a ``value`` past the limit ``name`` (an environment
+    variable of :data:`DEFAULTS`): one error giving the value, the limit and the variable that raises it.
+    """
+    cap = limit(name)
+    if value > cap:
+        shown = f"{value:,.0f}" if value < 1e18 else f"{value:.3g}"
+        msg = f"{what}: {shown} is more than the limit of {cap:,} ({name} raises it)"
+        raise error(msg)
 
 
 def file_kind(mode: int) -> str:

@@ -18,6 +18,9 @@ variable                               default    what it bounds
 ``LLM_POWER_MAX_PARQUET_MB``           4096       uncompressed size of one Parquet file (its metadata's)
 ``LLM_POWER_MAX_TEXT_MB``              2048       size of one other file read whole (a subset plan, an id list)
 ``LLM_POWER_MAX_YAML_ALIAS_NODES``     100000     nodes that YAML aliases (``*name``) add to one file
+``LLM_POWER_MAX_ITEMS``                100000000  items of a subset plan or design (``items``, ``n_items``, weights)
+``LLM_POWER_MAX_PLAN_RUNS``            1000000    ``max_runs`` of a run plan (a table row per number of runs)
+``LLM_POWER_MAX_MONITOR_PAIRS``        20000      pairs a ``LeaderboardMonitor`` watches (a monitor each)
 =====================================  =========  ==============================================
 """
 

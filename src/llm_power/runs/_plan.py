@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.files import check_size
 from .._core.params import public
 from .._core.results import Result
 from .._core.validation import check_alpha_power, check_int_at_least
@@ -170,6 +171,7 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
     """
     alpha, power = check_alpha_power(alpha, power)
     max_runs = check_int_at_least(max_runs, "max_runs", 2)
+    check_size(max_runs, "LLM_POWER_MAX_PLAN_RUNS", "`max_runs` (the allocation table holds a row per number of runs)")
     if max_items is not None:
         max_items = check_int_at_least(max_items, "max_items", 2)
     for name, value in (("cost_per_item", cost_per_item), ("cost_per_run", cost_per_run)):

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.files import check_size
 from .._core.validation import as_float_array
 from .._kernel.survey import stratified_estimate
 from .._kernel.verdict import check_cluster_labels
@@ -105,6 +106,7 @@ def build_design(sampled: Any, n_values: int, *, x: np.ndarray | None, strata: A
     if strata is not None:
         sizes.add(len(strata))
     if n_items is not None:
+        check_size(int(n_items), "LLM_POWER_MAX_ITEMS", "`n_items` (the design holds each item's stratum)")
         sizes.add(int(n_items))
     if not sizes:
         msg = "give `n_items` (the benchmark's size), or `reference` / `predictions` / `strata` on every item."

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
-from .._core.files import MB, allow_long_csv_fields, limit, read_regular_bytes
+from .._core.files import MB, allow_long_csv_fields, check_size, limit, read_regular_bytes
 from .._core.params import public
 from .._core.results import Result
 from .._core.validation import as_float_array, as_rng, check_open_unit, check_option
@@ -223,6 +223,7 @@ def _variance(run: np.ndarray, sizes: np.ndarray, sd: np.ndarray, p: int, first:
 def _items_and_strata(items: Any, strata: Any) -> tuple[list[str], np.ndarray, list[str]]:
     """The items' ids, their strata codes (0..H-1) and the strata's labels."""
     if isinstance(items, (int, np.integer)):
+        check_size(int(items), "LLM_POWER_MAX_ITEMS", "`items` (a plan holds an id per item)")
         ids = [str(k) for k in range(int(items))]
     else:
         ids = [str(v) for v in items]
@@ -478,6 +479,10 @@ def read_subset_plan(path: str | Path) -> SubsetPlan:
             raise DataError(msg, file=name, field="weight")
         allocation.append({"stratum": label, "items": round(size), "run": len(ws), "sd": math.nan})
     n_items = sum(int(a["items"]) for a in allocation)
+    try:
+        check_size(n_items, "LLM_POWER_MAX_ITEMS", "the benchmark's size its weights add up to")
+    except ValueError as exc:
+        raise DataError(str(exc), file=name, field="weight") from None
     return SubsetPlan(items=items, positions=[], strata=strata, weights=weights, allocation=allocation,
                       n=len(items), n_items=n_items,
                       allocation_method="simple random" if len(allocation) == 1 else "from the file",
