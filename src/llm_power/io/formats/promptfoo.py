@@ -1,8 +1,9 @@
 """promptfoo eval output (``promptfoo eval -o results.json`` and ``promptfoo export``; results
 version 3): ``results.results[]`` holds one row per (test case, prompt x provider).
 
-The model is the row's ``provider.id`` (with the prompt's label when one provider runs several
-prompts: each (prompt, provider) pair is a column of promptfoo's table), the item ``test<testIdx>``,
+The model is the row's ``provider.label``, else its ``provider.id`` (with the prompt's label when one
+provider runs several prompts: each (prompt, provider) pair is a column of promptfoo's table; with
+the column's index when names still collide), the item ``test<testIdx>``,
 the score the row's ``score`` (the mean of its assertions' scores); ``metric="success"`` takes the
 row's pass/fail, ``metric="<assertion type>"`` (``llm-rubric``, ``contains``, ...) that assertion's
 pass, and a key of ``namedScores`` that named score. Rows of one test for one column are repeats
@@ -28,28 +29,35 @@ _ERROR = 2
 
 
 def _columns(prompts: list[Any], rows: list[Any]) -> dict[int, str]:
-    """The model name of each promptIdx: the provider id, with the prompt's label when the
-    provider runs several prompts.
+    """The model name of each promptIdx (a column of promptfoo's table): the provider's label, else
+    its id; with the prompt's label when one provider runs several prompts; with the column's index
+    when that still leaves two columns one name (never two columns averaged into one model).
     """
     providers: dict[int, str] = {}
     for row in rows:
         if isinstance(row, dict) and isinstance(row.get("promptIdx"), int):
             prov = row.get("provider")
-            pid = prov.get("id") if isinstance(prov, dict) else prov
+            pid = (prov.get("label") or prov.get("id")) if isinstance(prov, dict) else prov
             providers.setdefault(row["promptIdx"], str(pid))
     for k, prompt in enumerate(prompts):
         if isinstance(prompt, dict) and k not in providers and prompt.get("provider"):
             providers[k] = str(prompt["provider"])
-    count: dict[str, int] = {}
-    for name in providers.values():
-        count[name] = count.get(name, 0) + 1
-    out = {}
+
+    def counts(names: dict[int, str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name in names.values():
+            out[name] = out.get(name, 0) + 1
+        return out
+
+    seen = counts(providers)
+    named = {}
     for k, name in providers.items():
-        if count[name] > 1:
+        if seen[name] > 1:
             label = prompts[k].get("label") if k < len(prompts) and isinstance(prompts[k], dict) else None
             name = f"{name} [{label or f'prompt {k}'}]"
-        out[k] = name
-    return out
+        named[k] = name
+    again = counts(named)
+    return {k: f"{name} [column {k}]" if again[name] > 1 else name for k, name in named.items()}
 
 
 def _score(row: dict[str, Any], metric: str | None, *, file: str, record: str) -> float:

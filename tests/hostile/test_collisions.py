@@ -1,0 +1,42 @@
+"""Issue 40, silent collisions in readers: two promptfoo providers with one id and different labels were
+merged into one averaged model on 7302bb3 (n doubled, the scores averaged). Each column of promptfoo's
+table is one model here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import llm_power as lp
+
+
+def _export(tmp_path, providers, prompts):
+    rows = []
+    for k, (prov, _) in enumerate(zip(providers, prompts, strict=True)):
+        for t in range(30):
+            score = float((t * (k + 3)) % 4 == 0)
+            rows.append({"promptIdx": k, "testIdx": t, "provider": prov, "score": score, "success": score == 1.0,
+                         "failureReason": 0 if score else 1, "vars": {}})
+    data = {"evalId": "eval-x", "results": {"version": 3, "timestamp": "2026-01-01T00:00:00Z",
+                                            "prompts": prompts, "results": rows,
+                                            "stats": {"successes": 0, "failures": 0}}}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_providers_with_one_id_and_different_labels_stay_apart(tmp_path):
+    prompts = [{"raw": "Q: {{q}}", "label": "plain", "provider": "openai:gpt-4o"}] * 2
+    path = _export(tmp_path, [{"id": "openai:gpt-4o", "label": "temp-0"}, {"id": "openai:gpt-4o", "label": "temp-1"}],
+                   prompts)
+    frame = lp.read_results(path)
+    assert sorted(set(frame["model"])) == ["temp-0", "temp-1"]
+    assert frame.groupby("model").size().tolist() == [30, 30]  # n not doubled
+
+
+def test_the_same_provider_and_prompt_label_twice_is_two_columns(tmp_path):
+    prompts = [{"raw": "Q: {{q}}", "label": "p", "provider": "m"}, {"raw": "Q2: {{q}}", "label": "p", "provider": "m"}]
+    path = _export(tmp_path, [{"id": "m", "label": ""}, {"id": "m", "label": ""}], prompts)
+    frame = lp.read_results(path)
+    assert sorted(set(frame["model"])) == ["m [p] [column 0]", "m [p] [column 1]"]
+    assert frame.groupby("model").size().tolist() == [30, 30]
