@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         payload["scores"].append({**s._asdict(), "ci_low": lo, "ci_high": hi, "interval": kind, "mde_rho0": detect})
         # accuracies in percent and points, as the gaps and MDEs beside them; other metrics as given
         score, interval = ((f"{100 * s.value:.2f}%", f"{100 * lo:.2f} – {100 * hi:.2f}%") if binary
-                           else (f"{s.value:.4g}", f"{lo:.4g} – {hi:.4g}"))
+                           else (f"{s.value:.4g}", f"{lo:.4g} – {hi:.4g}" if math.isfinite(lo) else "—"))
         rows.append([short[s.model], s.task, f"{s.metric},{s.filter}" if s.filter else s.metric, score, interval,
                      f"{s.n:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
     if len(models) == 2:
@@ -117,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
                         "MDE: the paired gap "
                         f"detectable at alpha = {args.alpha:g}, power {args.power:g}, against a model whose "
                         "errors are independent of this one's (correlated errors: smaller); —: none detectable "
-                        "(a score near 0 or 1 leaves too few items to disagree on).",
+                        "(a score near 0 or 1 leaves too few items to disagree on). A score outside [0, 1] without its "
+                        "standard error has no interval (—).",
                 right_align=(2, 4, 5) if one else (3, 5, 6))
     if payload["pairs"]:
         prow: list[list[str]] = []

@@ -182,6 +182,24 @@ def read_eee_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str
     return out
 
 
+def _on_unit_scale(value: float, se: float | None, config: dict[str, Any], *, file: str,
+                   record: str) -> tuple[float, float | None]:
+    """A score and its standard error on [0, 1] when the record declares another finite range
+    (``metric_config.min_score`` / ``max_score``, e.g. 0-100): (value - min) / (max - min), the standard
+    error over (max - min). A score outside its declared range is an error naming the field.
+    """
+    low, high = _number(config.get("min_score")), _number(config.get("max_score"))
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high) and high > low):
+        return value, se
+    if not low <= value <= high:
+        msg = f"score {value!r} is outside the record's range [{low:g}, {high:g}] (metric_config)"
+        raise DataError(msg, file=file, record=record, field="score_details.score")
+    if (low, high) == (0.0, 1.0):
+        return value, se
+    width = high - low
+    return (value - low) / width, None if se is None else se / width
+
+
 def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[AggregateScore]:
     """The scores of one aggregate record (``prefix`` names its row in a Parquet view)."""
     out: list[AggregateScore] = []
@@ -221,6 +239,7 @@ def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[
         if se is not None and not (math.isfinite(se) and se >= 0):
             msg = f"standard error {se!r} is not a finite non-negative number"
             raise DataError(msg, file=str(path), record=record, field="uncertainty.standard_error.value")
+        value, se = _on_unit_scale(value, se, config, file=str(path), record=record)
         task = str(res.get("evaluation_name") or record)
         out.append(AggregateScore(model, task, name, "", value, se, int(n), str(path)))
     return out
