@@ -40,3 +40,38 @@ def test_the_same_provider_and_prompt_label_twice_is_two_columns(tmp_path):
     frame = lp.read_results(path)
     assert sorted(set(frame["model"])) == ["m [p] [column 0]", "m [p] [column 1]"]
     assert frame.groupby("model").size().tolist() == [30, 30]
+
+
+def _cli(args, cwd):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_a_list_or_object_is_never_an_id(tmp_path):
+    """On 7302bb3 a list-valued item id was taken as its repr ("['x']"), so distinct records could collide
+    or split; now one line names the file, record and field, in every reader of ids."""
+    import pandas as pd
+    import pytest
+
+    cases = {
+        "passk": ('{"model":"a","item":["x"],"sample":0,"score":1}\n{"model":"a","item":["y"],"sample":1,"score":0}\n',
+                  "s.jsonl", "field 'item': is a list"),
+        "passk2": ('{"model":["a"],"item":"x","sample":0,"score":1}\n', "m.jsonl", "field 'model': is a list"),
+        "diagnose": ('{"model":"a","item":{"q":1},"score":1}\n{"model":"b","item":"y","score":0}\n', "l.jsonl",
+                     "field 'item': is an object"),
+    }
+    for command, (text, name, phrase) in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        out = _cli([command.rstrip("2"), str(path)], tmp_path)
+        lines = [line for line in out.stderr.splitlines() if line.strip()]
+        assert out.returncode == 1 and len(lines) == 1 and name in lines[0] and phrase in lines[0], out.stderr
+    pq = tmp_path / "wide.parquet"
+    pd.DataFrame({"item": [["q1"], ["q2"]], "a": [1, 0], "b": [0, 1]}).to_parquet(pq)
+    out = _cli(["diagnose", str(pq)], tmp_path)
+    assert out.returncode == 1 and "wide.parquet, record row 0, field 'item': is a list" in out.stderr, out.stderr
+    with pytest.raises(lp.DataError, match="is a list"):
+        lp.read_results(tmp_path / "s.jsonl")

@@ -212,6 +212,19 @@ NOT_A_NUMBER_HINT = ("; a label column (subject, category) goes to --cluster, an
                      "score column")
 
 
+def id_text(value: Any, *, file: str, record: Any, field: str) -> str:
+    """A model name, item id, sample or label read from a record: text or a number, as text; a list,
+    object or other structure is one DataError naming the field (never its repr taken as an id).
+    """
+    if isinstance(value, (list, tuple, dict, set, bytes, bytearray)) or (
+            hasattr(value, "__len__") and not isinstance(value, str)):
+        kind = {"list": "a list", "tuple": "a list", "dict": "an object", "ndarray": "a list"}.get(
+            type(value).__name__, f"a {type(value).__name__}")
+        msg = f"is {kind}; an id must be text or a number"
+        raise DataError(msg, file=file, record=record, field=field)
+    return str(value)
+
+
 def parse_score(value: Any, *, file: str, record: Any, field: str, missing_ok: bool = False) -> float:
     """A finite float from a number, boolean or numeric string; DataError otherwise.
 
@@ -308,7 +321,7 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
         if item_col not in rec or rec[item_col] is None or str(rec[item_col]).strip() == "":
             msg = "missing or empty item id"
             raise DataError(msg, file=str(path), record=record, field=item_col)
-        item = str(rec[item_col])
+        item = id_text(rec[item_col], file=str(path), record=record, field=item_col)
         if item in seen:
             msg = f"duplicate item {item!r} (first at {seen[item]})"
             raise DataError(msg, file=str(path),
@@ -452,6 +465,11 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
     if missing:
         msg = f"no column {missing[0]!r} for a model"
         raise DataError(msg, file=str(path))
+    if frame[item_col].dtype == object:  # a list or struct column: not ids
+        nested = frame[item_col].map(lambda v: isinstance(v, (list, tuple, dict, np.ndarray))).to_numpy(dtype=bool)
+        if nested.any():
+            row = int(np.flatnonzero(nested)[0])
+            id_text(frame[item_col].iloc[row], file=str(path), record=f"row {row}", field=item_col)
     empty = frame[item_col].isna() | (frame[item_col].astype(str).str.strip() == "")
     if empty.any():
         row = int(np.flatnonzero(empty.to_numpy())[0])

@@ -226,7 +226,7 @@ def _lm_eval(path: Path, metric: str | None, cluster: str | None) -> Iterator[di
 
 
 def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
-    from .plain import parse_score, table_records
+    from .plain import id_text, parse_score, table_records
 
     needed = ("model", "item", "sample", "score")
     for record, rec in table_records(path):
@@ -241,7 +241,8 @@ def _long(path: Path, cluster: str | None) -> Iterator[dict[str, Any]]:
             if missing_label(label):
                 msg = "is missing"
                 raise DataError(msg, file=str(path), record=where, field=cluster)
-        yield {"model": str(rec["model"]), "item": str(rec["item"]), "sample": str(rec["sample"]),
+        model, item, sample = (id_text(rec[f], file=str(path), record=where, field=f) for f in needed[:3])
+        yield {"model": model, "item": item, "sample": sample,
                "score": parse_score(rec["score"], file=str(path), record=where, field="score"), "cluster": label}
 
 

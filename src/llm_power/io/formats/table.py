@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._core.clusters import missing_label
 from ..._core.errors import DataError
-from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, parse_score, plain_suffix, table_records
+from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, id_text, parse_score, plain_suffix, table_records
 from ..records import Format, ReadOptions, Record
 from ..safe import parquet_columns, peek_json, read_parquet
 
@@ -101,7 +101,8 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: 
             if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() == "":
                 msg = f"missing or empty {'model name' if col == model_column else 'item id'}"
                 raise DataError(msg, file=str(path), record=where, field=col)
-        yield Record(str(rec[model_column]), str(rec[item_col]),
+        yield Record(id_text(rec[model_column], file=str(path), record=where, field=model_column),
+                     id_text(rec[item_col], file=str(path), record=where, field=item_col),
                      parse_score(rec.get(score_col), file=str(path), record=where, field=score_col),
                      None if cluster is None else str(rec[cluster]), None, str(path))
 
