@@ -74,3 +74,27 @@ def test_the_environment_variable_moves_the_limit(monkeypatch):
         lp.LeaderboardMonitor(["a", "b", "c"])
     monkeypatch.setenv("LLM_POWER_MAX_MONITOR_PAIRS", "3")
     assert len(lp.LeaderboardMonitor(["a", "b", "c"]).pair_index) == 3
+
+
+def test_running_out_of_memory_while_reading_names_the_file(tmp_path, monkeypatch):
+    """A file within every size limit whose rows still do not fit (the gzip streams of the older corpus under
+    a memory cap) is one DataError naming it, in both reading paths (results and pass@k samples), never a
+    MemoryError traceback. The allocation that fails is simulated: one that really fails needs gigabytes."""
+    from llm_power.io import harness, samples
+
+    results = tmp_path / "big.csv.gz"
+    import gzip
+
+    results.write_bytes(gzip.compress(b"model,item,score\na,q1,1\nb,q1,0\n"))
+
+    def exhausted(*_args, **_kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(harness, "_read_part", exhausted)
+    with pytest.raises(lp.DataError, match=r"big\.csv\.gz: too large to read into the memory available"):
+        lp.read_results(results)
+    long = tmp_path / "samples.jsonl"
+    long.write_text('{"model":"a","item":"x","sample":0,"score":1}\n', encoding="utf-8")
+    monkeypatch.setattr(samples, "_long", exhausted)
+    with pytest.raises(lp.DataError, match=r"samples\.jsonl: too large to read into the memory available"):
+        samples.read_samples([long])

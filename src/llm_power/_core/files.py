@@ -22,8 +22,8 @@ from pathlib import Path
 
 from .errors import DataError
 
-__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "allow_long_csv_fields", "check_size", "file_kind", "is_regular",
-           "limit", "open_regular", "read_capped", "read_regular_bytes", "regular_files"]
+__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "OUT_OF_MEMORY", "allow_long_csv_fields", "check_size", "file_kind",
+           "is_regular", "limit", "open_regular", "read_capped", "read_regular_bytes", "regular_files"]
 
 MB = 1 << 20
 
@@ -34,6 +34,11 @@ DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "L
             # sizes that scale work or memory with an argument (checked before allocating)
             "LLM_POWER_MAX_ITEMS": 100_000_000, "LLM_POWER_MAX_PLAN_RUNS": 1_000_000,
             "LLM_POWER_MAX_MONITOR_PAIRS": 20_000}
+
+
+#: the message of a reader that runs out of memory (naming the file is the caller's)
+OUT_OF_MEMORY = ("too large to read into the memory available (the file's rows do not fit, though it is within "
+                 "the size limits); free memory, or split the file")
 
 
 #: largest CSV field read (a logged prompt, a long item id; the csv module's default is 131,072)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .._core.errors import DataError
+from .._core.files import OUT_OF_MEMORY
 from .detect import LM_EVAL_SAMPLES, companion_files, detect_format, expand_paths
 from .formats import FORMATS as REGISTRY
 from .formats.lm_eval import lm_eval_model
@@ -92,7 +93,16 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
 
 
 def read_part(path: Path, options: dict[str, Any]) -> Any:
-    """The long table of one file (None when it has no rows): columnar when possible."""
+    """The long table of one file (None when it has no rows): columnar when possible; running out of
+    memory is one DataError naming the file.
+    """
+    try:
+        return _read_part(path, options)
+    except MemoryError:
+        raise DataError(OUT_OF_MEMORY, file=str(path)) from None
+
+
+def _read_part(path: Path, options: dict[str, Any]) -> Any:
     import numpy as np
     import pandas as pd
 

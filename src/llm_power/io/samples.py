@@ -16,6 +16,7 @@ from typing import Any
 
 from .._core.clusters import missing_label
 from .._core.errors import DataError
+from .._core.files import OUT_OF_MEMORY
 
 __all__ = ["read_samples", "sample_matrices"]
 
@@ -301,16 +302,19 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
     rows: list[dict[str, Any]] = []
     for path in files:
         kind = _kind(path)
-        if kind == "inspect":
-            rows.extend(_inspect(path, metric, cluster))
-        elif kind == "evalplus":
-            rows.extend(_evalplus(path, metric))
-        elif kind == "swebench":
-            rows.extend(_swebench(path, universe))
-        elif kind == "lm_eval":
-            rows.extend(_lm_eval(path, metric, cluster))
-        else:
-            rows.extend(_long(path, cluster))
+        try:
+            if kind == "inspect":
+                rows.extend(_inspect(path, metric, cluster))
+            elif kind == "evalplus":
+                rows.extend(_evalplus(path, metric))
+            elif kind == "swebench":
+                rows.extend(_swebench(path, universe))
+            elif kind == "lm_eval":
+                rows.extend(_lm_eval(path, metric, cluster))
+            else:
+                rows.extend(_long(path, cluster))
+        except MemoryError:
+            raise DataError(OUT_OF_MEMORY, file=str(path)) from None
     if not rows:
         msg = "no samples in the given files"
         raise DataError(msg)
