@@ -72,6 +72,27 @@ def test_kernel_difference_estimate_is_ols_with_its_residual_mean_square():
     assert df == n - p - 1 == fit.df_resid
 
 
+@SMALL_N
+def test_reference_control_variate_is_the_leaderboards_per_item_mean():
+    """``reference`` (N x K, other models' results on every item) enters as one control variate, their per-item
+    mean, beside ``predictions``: statsmodels' OLS of y on [1, mean of the K columns, predictions] gives the
+    coefficients in that order, the GREG estimate and the residual mean square. Sized for: one model's column
+    (or another summary) for the mean, the two control variates' order."""
+    rng = np.random.default_rng(49)
+    n_pop, n = 900, 60
+    easy = rng.random(n_pop)
+    ref = (rng.random((n_pop, 4)) < easy[:, None] ** [0.5, 1.0, 1.5, 3.0]).astype(float)
+    guess = easy + rng.normal(0, 0.3, n_pop)
+    y_all = (rng.random(n_pop) < easy).astype(float)
+    run = rng.choice(n_pop, n, replace=False)
+    res = lp.subset_estimate(y_all[run], run, reference=ref, predictions=guess, target="benchmark")
+    design = sm.add_constant(np.column_stack([ref.mean(axis=1), guess]))
+    fit = sm.OLS(y_all[run], design[run]).fit()
+    assert res.coefficients == pytest.approx(fit.params[1:].tolist(), rel=1e-8)
+    assert res.estimate == pytest.approx(fit.predict(design).mean() + fit.resid.mean(), rel=1e-10)
+    assert res.se == pytest.approx(math.sqrt((1 - n / n_pop) * fit.mse_resid / n), rel=1e-10)
+
+
 # ---- the stratified difference estimator: WLS with the hat matrix by hand ----------------------------------
 
 
@@ -237,6 +258,19 @@ def test_plan_population_target_from_reference_models_adds_their_variance_over_n
     assert plan.expected_se == pytest.approx(math.sqrt((1 - 20 / 80) * s2 / 20 + s2 / 80), rel=1e-12)
     bench = lp.subset_plan(80, budget=20, reference=ref, control=False, target="benchmark", rng=0)
     assert bench.expected_se == pytest.approx(math.sqrt((1 - 20 / 80) * s2 / 20), rel=1e-12)
+
+
+def test_plan_with_one_reference_model_uses_its_own_spread():
+    """With a single reference model there is no leaderboard mean of the *other* models to take residuals
+    after: S_h is that model's within-stratum sd (ddof 1), whatever ``control`` says. Sized for: the
+    leave-one-out mean tried with one model (0 / 0)."""
+    rng = np.random.default_rng(50)
+    labels = _strata([120, 80])
+    one = (rng.random(200) < np.repeat([0.8, 0.4], [120, 80])).astype(float)
+    plan = lp.subset_plan(200, strata=labels, budget=30, reference=one[:, None], rng=0)
+    want = [one[labels == h].std(ddof=1) for h in ("s0", "s1")]
+    assert [a["sd"] for a in plan.allocation] == pytest.approx(want, rel=1e-12)
+    assert plan.sd_source == "1 reference model(s)"
 
 
 # ---- the sequence ----------------------------------------------------------------------------------------

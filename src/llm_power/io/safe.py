@@ -207,9 +207,11 @@ def _duplicate_line(text: str) -> int | None:
     if len(text) > _LOCATE_MAX:
         return None
 
+    untyped: Any = decoder  # WHITESPACE, WHITESPACE_STR and JSONObject are not in the stubs
+    whitespace, whitespace_str = untyped.WHITESPACE.match, untyped.WHITESPACE_STR
+
     def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, object_hook: Any,
-                     _pairs_hook: Any, memo: Any = None, _w: Any = decoder.WHITESPACE.match,
-                     _ws: str = decoder.WHITESPACE_STR) -> Any:
+                     _pairs_hook: Any, memo: Any = None, _w: Any = whitespace, _ws: str = whitespace_str) -> Any:
         s, start = s_and_end
 
         def located(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -218,7 +220,7 @@ def _duplicate_line(text: str) -> int | None:
             except _DuplicateKey as exc:
                 raise _DuplicateKey(exc.key, s.count("\n", 0, start) + 1) from None
 
-        return decoder.JSONObject(s_and_end, strict, scan_once, object_hook, located, memo, _w, _ws)
+        return untyped.JSONObject(s_and_end, strict, scan_once, object_hook, located, memo, _w, _ws)
 
     slow = json.JSONDecoder()
     slow.parse_object = parse_object  # type: ignore[attr-defined]
@@ -322,7 +324,7 @@ class _YamlRefused(Exception):  # noqa: N818 - a signal inside the loader, turne
 
 
 def _yaml_children(node: Any) -> list[Any]:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
@@ -362,7 +364,7 @@ def _yaml_loader() -> Any:
     """The safe loader with two refusals: a key twice in one mapping, aliases past the bound."""
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
         def compose_document(self) -> Any:
             node = super().compose_document()
             if node is not None:
