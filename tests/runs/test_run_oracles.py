@@ -165,17 +165,13 @@ def test_template_critical_value_is_the_exact_bootstrap_quantile_of_the_max_t() 
 # ---- plans: runs needed at the pilot's items agrees with the plan's own table ------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: runs_needed (_kernel/crossed.py) returns inf at once when delta^2 <= K_{n-1} s2_item/n with K_{n-1} = "
-    "(t_{n-1,1-a/2} + t_{n-1,power})^2, but the planned power it is defined by uses the normal for delta-hat, so "
-    "for (t + z_power)^2 s2_item/n < delta^2 <= K_{n-1} s2_item/n a few runs reach the power: plan_runs then "
-    "reports 'at these runs: 30 items' and 'at these items: inf runs (more items are needed)' for a 30-item pilot"))
 def test_runs_needed_is_finite_when_the_pilots_own_items_and_runs_suffice() -> None:
     """A pilot of 30 items x 3 runs with little residual and run noise, and a gap inside the band (t_{29,0.975} +
     z_{0.8})^2 s2_item/n < delta^2 <= (t_{29,0.975} + t_{29,0.8})^2 s2_item/n (s2_item from the ANOVA tables, the
     quantiles from scipy). The plan says the pilot's 30 items reach the power at its 3 runs; so the runs needed at
     those 30 items are at most 3 (the power grows with the runs: the allocation table's items fall with R).
-    Also sized for the guard's K on the normal (the mutant k_inf, which makes this pass)."""
+    Before the fix the guard used the t-based K_{n-1} and gave up at once (inf runs, "more items are needed")
+    beside "30 items at these runs"."""
     rng = np.random.default_rng(5)
     n, r = 30, 3
     item = rng.normal(0, 1, (n, 1))
