@@ -75,6 +75,20 @@ MUTANTS = [
            'return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")',
            'return os.environ.get("CI", "") == "1"', ("tests/test_ci_guard.py",)),
     Mutant("ci-run-export", "./.ci/run", "export CI=1\n", "\n", ("tests/test_ci_guard.py",)),
+    # --- issue 40's last classes (2026-12-05)
+    Mutant("hostile-rounding-off", "_kernel/verdict.py", "ROUNDING = 2.0 ** -40", "ROUNDING = 0.0",
+           ("tests/hostile/test_extremes.py",)),
+    Mutant("hostile-rounding-loose", "_kernel/verdict.py", "ROUNDING = 2.0 ** -40", "ROUNDING = 2.0 ** -20",
+           ("tests/hostile/test_extremes.py",)),
+    Mutant("hostile-zero-width-t", "paired/_registry.py", "var / p.n if var > 0 else math.nan", "var / p.n",
+           ("tests/hostile/test_extremes.py",)),
+    Mutant("hostile-nstar-floor", "_kernel/sizes.py", "float(max(math.ceil(value - 1e-9), 1))",
+           "float(math.ceil(value - 1e-9))", ("tests/hostile/test_extremes.py",)),
+    Mutant("hostile-long-words", "cli/main.py", "    text = short_words(text)\n", "\n",
+           ("tests/hostile/test_messages.py",)),
+    Mutant("hostile-resample-env", "paired/_resampling.py", 'cap = limit("LLM_POWER_MAX_RESAMPLES")',
+           "cap = 50_000_000", ("tests/hostile/test_limits.py",)),
+    Mutant("hostile-dup-file", "io/samples.py", 'side="right"', 'side="left"', ("tests/hostile/test_collisions.py",)),
 ]
 
 

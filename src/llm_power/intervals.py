@@ -254,18 +254,22 @@ def coverage(
 
 #: above this many terms, coverage sums the pmf over mean +- 40 SD only (the rest is below 1e-300)
 _COVERAGE_WINDOW = 2_000_000
-#: the most terms one coverage value may sum
-_COVERAGE_MAX_TERMS = 20_000_000
+#: the most terms one coverage value may sum (20,000,000 by default)
+_COVERAGE_MAX_TERMS = "LLM_POWER_MAX_COVERAGE_TERMS"
 
 
 def _coverage_window(n: int, p: float, method: str, confidence_level: float, alternative: str) -> float:
     mean, sd = n * p, math.sqrt(n * p * (1.0 - p))
     lo = max(0, int(math.floor(mean - 40.0 * sd - 10.0)))
     hi = min(n, int(math.ceil(mean + 40.0 * sd + 10.0)))
-    if hi - lo + 1 > _COVERAGE_MAX_TERMS:
+    from ._core.files import limit
+
+    cap = limit(_COVERAGE_MAX_TERMS)
+    if hi - lo + 1 > cap:
         msg = (
             f"exact coverage at n = {n:,}, p = {p:g} sums {hi - lo + 1:,} binomial terms, more than "
-                         f"the {_COVERAGE_MAX_TERMS:,} computed in bounded memory; at this n every method's coverage "
+                         f"the {cap:,} computed in bounded memory ({_COVERAGE_MAX_TERMS} raises the limit); at this n "
+                         "every method's coverage "
                          "is within rounding of the nominal level unless p is within a few /n of 0 or 1"
         )
         raise ValueError(msg)

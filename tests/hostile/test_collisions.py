@@ -75,3 +75,42 @@ def test_a_list_or_object_is_never_an_id(tmp_path):
     assert out.returncode == 1 and "wide.parquet, record row 0, field 'item': is a list" in out.stderr, out.stderr
     with pytest.raises(lp.DataError, match="is a list"):
         lp.read_results(tmp_path / "s.jsonl")
+
+
+def test_a_pass_k_sample_given_twice_names_its_files(tmp_path):
+    """On 7302bb3 a (model, item, sample) given twice said so without naming any file; now the one line
+    names the file (or both files) where it appears."""
+    body = "model,item,sample,score\nm,a,0,1\nm,b,0,0\n"
+    (tmp_path / "one.csv").write_text(body, encoding="utf-8")
+    (tmp_path / "copy.csv").write_text(body, encoding="utf-8")
+    (tmp_path / "twice.csv").write_text(body + "m,a,0,0\n", encoding="utf-8")
+    res = _cli(["passk", "one.csv", "copy.csv"], tmp_path)
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1
+    assert "in one.csv and again in copy.csv" in res.stderr
+    res = _cli(["passk", "twice.csv"], tmp_path)
+    assert res.returncode == 1 and "twice in twice.csv" in res.stderr
+
+
+def _deepeval_folder(root, folder, model, shared_data):
+    body = json.loads((shared_data / "formats" / "deepeval" / "latest_test_run_beeai_f8b9dba.json").read_text("utf-8"))
+    body["testRunData"]["hyperparameters"] = {"model": model}
+    path = root / folder / ".deepeval" / ".latest_test_run.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(body), encoding="utf-8")
+    return path
+
+
+def test_one_model_in_two_deepeval_folders_is_refused_not_pooled(tmp_path, shared_data):
+    """Two DeepEval folders whose runs name one model, or one run given as its folder and as its file,
+    would double that model's n if pooled: one line names the model, an item and the files."""
+    first = _deepeval_folder(tmp_path, "run1", "gpt-x", shared_data)
+    _deepeval_folder(tmp_path, "run2", "gpt-x", shared_data)
+    _deepeval_folder(tmp_path, "other", "gpt-y", shared_data)
+    res = _cli(["diagnose", "run1", "run2", "other"], tmp_path)
+    assert res.returncode == 1 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "model 'gpt-x' has item" in res.stderr and "more than once" in res.stderr
+    assert "run1/.deepeval/.latest_test_run.json" in res.stderr and "run2/.deepeval" in res.stderr
+    res = _cli(["diagnose", "run1", "other", str(first.relative_to(tmp_path))], tmp_path)
+    assert res.returncode == 1 and "model 'gpt-x' has item" in res.stderr and "more than once" in res.stderr
+    res = _cli(["diagnose", "run1", "other"], tmp_path)
+    assert res.returncode == 0, res.stderr

@@ -98,3 +98,83 @@ def test_running_out_of_memory_while_reading_names_the_file(tmp_path, monkeypatc
     monkeypatch.setattr(samples, "_long", exhausted)
     with pytest.raises(lp.DataError, match=r"samples\.jsonl: too large to read into the memory available"):
         samples.read_samples([long])
+
+
+def _battles(m):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, m, 400), rng.integers(0, m - 1, 400)
+    b = b + (b >= a)
+    return pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+                         "winner": rng.choice(["model_a", "model_b"], 400)})
+
+
+_X = np.random.default_rng(1).integers(0, 2, (120, 3)).astype(float)
+
+#: (variable, a value to set it to, the call just past it, the call at it): each limit the issue's
+#: acceptance asks to be movable, and the sizes of the older tables (resamples, exact methods, arena
+#: pairs) that had a fixed constant on 7302bb3
+MOVABLE = {
+    "LLM_POWER_MAX_RESAMPLES": ("100", lambda: lp.paired_bootstrap(_X[:, 0], _X[:, 1], n_resamples=101, rng=0),
+                                lambda: lp.paired_bootstrap(_X[:, 0], _X[:, 1], n_resamples=100, rng=0)),
+    "LLM_POWER_MAX_CLUSTER_RESAMPLES": (
+        "10", lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_resamples=11, rng=0),
+        lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_resamples=10, rng=0)),
+    "LLM_POWER_MAX_EXACT_POWER_ITEMS": ("1000", lambda: lp.power(1001, 0.6, 0.5, method="exact"),
+                                        lambda: lp.power(1000, 0.6, 0.5, method="exact")),
+    "LLM_POWER_MAX_EXACT_SEARCH_ITEMS": ("100", lambda: lp.mde(101, p=0.5, method="exact"),
+                                         lambda: lp.mde(100, p=0.5, method="exact")),
+    # past 2e6 items coverage sums the pmf over mean +- 40 SD: 115,920 terms at p = 0.3, 273 at p = 1e-6
+    "LLM_POWER_MAX_COVERAGE_TERMS": ("1000", lambda: lp.coverage(10**7, 0.3, method="wilson"),
+                                     lambda: lp.coverage(10**7, 1e-6, method="wilson")),
+    "LLM_POWER_MAX_ARENA_PAIRS": ("5", lambda: lp.arena_diagnose(_battles(4), pairs="all", rng=0),
+                                  lambda: lp.arena_diagnose(_battles(4), pairs="adjacent", rng=0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVABLE))
+def test_each_work_limit_names_its_variable_and_moves_with_it(monkeypatch, name):
+    import warnings
+
+    value, past, within = MOVABLE[name]
+    monkeypatch.setenv(name, value)
+    with pytest.raises((ValueError, lp.DataError), match=name):
+        past()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        within()
+
+
+def test_a_long_csv_field_names_the_limit_and_its_variable(tmp_path, monkeypatch):
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,score\na," + "q" * (2 * 2**20) + ",1\nb,q2,0\n", encoding="utf-8")
+    monkeypatch.setenv("LLM_POWER_MAX_CSV_FIELD_MB", "1")
+    with pytest.raises(lp.DataError, match=r"long\.csv, record line \d+: a field is longer than the limit of 1 MB "
+                                           r"\(LLM_POWER_MAX_CSV_FIELD_MB raises it\)"):
+        lp.read_results(path)
+    monkeypatch.setenv("LLM_POWER_MAX_CSV_FIELD_MB", "3")
+    assert len(lp.read_results(path)) == 2
+
+
+def test_a_large_yaml_file_names_its_variable(tmp_path):
+    folder = tmp_path / "card" / ".eval_results"
+    folder.mkdir(parents=True)
+    (folder / "mmlu.yaml").write_text("# " + "x" * (2 * 2**20) + "\n- dataset: {id: cais/mmlu}\n  value: 0.5\n",
+                                      encoding="utf-8")
+    line = _one_line(_run(["aggregate", str(tmp_path / "card")], tmp_path, LLM_POWER_MAX_YAML_MB="1"), "aggregate")
+    assert "mmlu.yaml" in line and "LLM_POWER_MAX_YAML_MB" in line, line
+
+
+def test_every_limit_is_in_the_security_page_with_its_default():
+    """docs/security.md's table is where users look: each variable of the limits, with its default."""
+    from pathlib import Path
+
+    from llm_power._core.files import DEFAULTS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text("utf-8")
+    rows = {line.split("|")[-2].strip(): line for line in page.splitlines() if line.startswith("|")}
+    for name, default in DEFAULTS.items():
+        row = next((line for cell, line in rows.items() if f"`{name}`" in cell), None)
+        assert row is not None, f"{name} is not in docs/security.md's table of limits"
+        assert f"{default:,}" in row, (name, default, row)

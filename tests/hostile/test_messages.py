@@ -44,3 +44,18 @@ def test_a_model_lacking_items_is_told_the_flag(tmp_path):
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     line = _one_error_line(_run(["noise", str(path), "--run", "run"], tmp_path), "noise")
     assert "--on-missing intersect keeps the common ones" in line and "on_missing" not in line, line
+
+
+@pytest.mark.parametrize("where", ["model", "item"])
+def test_a_200000_character_name_in_an_error_is_cut_in_the_middle(tmp_path, where):
+    """On 7302bb3 the whole 200,000-character name was the error line; now the line keeps the name's
+    start and end, says how much was cut, and still names the file."""
+    name = "s" + "y" * 199_998 + "e"
+    rows = ([f"{name},1,1", f"{name},1,0", "b,1,1"] if where == "model"
+            else ["a,x,1", f"a,{name},1", f"a,{name},0", "b,x,0"])
+    path = tmp_path / "dup.csv"
+    path.write_text("model,item,score\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    line = _one_error_line(_run(["diagnose", "dup.csv"], tmp_path), "diagnose")
+    assert len(line) < 600 and "dup.csv" in line
+    cut = len(name) + 2 - 160 - 40  # the quoted name less the 160 characters kept in front and 40 behind
+    assert "'syyy" in line and "yyye'" in line and f"[{cut:,} characters]" in line

@@ -333,4 +333,4 @@ def test_a_plan_field_past_the_csv_limit_names_the_plan_and_line(tmp_path):
         fh.write("s" * ((1 << 26) + 10))
         fh.write(",3.0,2\n")
     refused(["subset", "estimate", "--plan", str(plan), str(new)], tmp_path, str(plan), "record line 3",
-            "not readable as CSV")
+            "a field is longer than the limit of 64 MB (LLM_POWER_MAX_CSV_FIELD_MB raises it)")

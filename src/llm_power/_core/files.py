@@ -22,8 +22,9 @@ from pathlib import Path
 
 from .errors import DataError
 
-__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "OUT_OF_MEMORY", "allow_long_csv_fields", "check_size", "file_kind",
-           "is_regular", "limit", "open_regular", "read_capped", "read_regular_bytes", "regular_files"]
+__all__ = ["CSV_FIELD_LIMIT", "DEFAULTS", "MB", "OUT_OF_MEMORY", "allow_long_csv_fields", "check_size",
+           "csv_error_text", "file_kind", "is_regular", "limit", "open_regular", "read_capped", "read_regular_bytes",
+           "regular_files"]
 
 MB = 1 << 20
 
@@ -33,7 +34,10 @@ DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "L
             "LLM_POWER_MAX_YAML_ALIAS_NODES": 100_000,
             # sizes that scale work or memory with an argument (checked before allocating)
             "LLM_POWER_MAX_ITEMS": 100_000_000, "LLM_POWER_MAX_PLAN_RUNS": 1_000_000,
-            "LLM_POWER_MAX_MONITOR_PAIRS": 20_000}
+            "LLM_POWER_MAX_MONITOR_PAIRS": 20_000, "LLM_POWER_MAX_RESAMPLES": 50_000_000,
+            "LLM_POWER_MAX_CLUSTER_RESAMPLES": 1_000_000, "LLM_POWER_MAX_YAML_MB": 8, "LLM_POWER_MAX_CSV_FIELD_MB": 64,
+            "LLM_POWER_MAX_EXACT_POWER_ITEMS": 1_000_000, "LLM_POWER_MAX_EXACT_SEARCH_ITEMS": 200_000,
+            "LLM_POWER_MAX_COVERAGE_TERMS": 20_000_000, "LLM_POWER_MAX_ARENA_PAIRS": 200_000}
 
 
 #: the message of a reader that runs out of memory (naming the file is the caller's)
@@ -41,15 +45,25 @@ OUT_OF_MEMORY = ("too large to read into the memory available (the file's rows d
                  "the size limits); free memory, or split the file")
 
 
-#: largest CSV field read (a logged prompt, a long item id; the csv module's default is 131,072)
+#: largest CSV field read by default (a logged prompt, a long item id; the csv module's default is
+#: 131,072); ``LLM_POWER_MAX_CSV_FIELD_MB`` sets it
 CSV_FIELD_LIMIT = 1 << 26
 
 
 def allow_long_csv_fields() -> None:
-    """Raise the csv module's field limit to :data:`CSV_FIELD_LIMIT` (never lower it)."""
+    """Set the csv module's field limit to ``LLM_POWER_MAX_CSV_FIELD_MB`` (64 MB by default)."""
     import csv
 
-    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    csv.field_size_limit(limit("LLM_POWER_MAX_CSV_FIELD_MB") * MB)
+
+
+def csv_error_text(exc: Exception) -> str:
+    """A csv module error in the readers' words: a field past the limit names the limit and its variable."""
+    text = str(exc)
+    if "field larger than field limit" in text:
+        return (f"a field is longer than the limit of {limit('LLM_POWER_MAX_CSV_FIELD_MB'):,} MB "
+                "(LLM_POWER_MAX_CSV_FIELD_MB raises it)")
+    return f"not readable as CSV ({text})"
 
 
 def limit(name: str) -> int:

@@ -50,16 +50,21 @@ def rejection_probability(m: np.ndarray, pi: float, alpha: float, alternative: s
 #: 20 evaluations, then a scan of about 1.4/|delta| values of n next to the answer) takes about
 #: 1.5 s at 1.6 * 10^5, mostly the critical counts; the exact MDE (root-finding in the gap at fixed
 #: n) about 0.25 s at 2 * 10^5.
-EXACT_POWER_MAX_N = 1_000_000
-EXACT_SCAN_MAX_N = 200_000
+#: (the environment variables that move each bound; their defaults are 1,000,000 and 200,000)
+EXACT_POWER_MAX_N = "LLM_POWER_MAX_EXACT_POWER_ITEMS"
+EXACT_SCAN_MAX_N = "LLM_POWER_MAX_EXACT_SEARCH_ITEMS"
 
 
-def check_exact_size(n: float, *, what: str, limit: int = EXACT_POWER_MAX_N) -> None:
-    if not n <= limit:
+def check_exact_size(n: float, *, what: str, limit: str = EXACT_POWER_MAX_N) -> None:
+    from .._core.files import limit as env_limit
+
+    cap = env_limit(limit)
+    if not n <= cap:
         msg = (
-            f"{what} needs n ≈ {n:.3g} items, beyond the {limit:,} the exact method computes "
-                         "in bounded time and memory; use method='connor' (sample size, MDE) or method='normal' "
-                         "(power), which agree with the exact answer to well under 1% at this size"
+            f"{what} needs n ≈ {n:.3g} items, beyond the {cap:,} the exact method computes "
+                         f"in bounded time and memory ({limit} raises the limit); use method='connor' (sample size, "
+                         "MDE) or method='normal' (power), which agree with the exact answer to well under 1% at "
+                         "this size"
         )
         raise ValueError(msg)
 

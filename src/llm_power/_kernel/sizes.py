@@ -84,17 +84,21 @@ def mde_from_variance(
 
 
 def ceil_items(value: float) -> float:
-    """Round an unrounded N* up to whole items, keeping inf (and tolerating float noise)."""
+    """Round an unrounded N* up to whole items, keeping inf (and tolerating float noise); a positive
+    N* is at least one item.
+    """
     if not math.isfinite(value):
         return value
-    return float(math.ceil(value - 1e-9))
+    return float(max(math.ceil(value - 1e-9), 1)) if value > 0 else float(math.ceil(value))
 
 
 def ceil_items_array(values: Any) -> np.ndarray:
     """:func:`ceil_items` on an array (inf and NaN kept)."""
     values = np.asarray(values, dtype=float)
     with np.errstate(invalid="ignore"):
-        out: np.ndarray = np.where(np.isfinite(values), np.ceil(values - 1e-9), values)
+        out: np.ndarray = np.where(np.isfinite(values),
+                                   np.where(values > 0, np.maximum(np.ceil(values - 1e-9), 1.0), np.ceil(values)),
+                                   values)
     return out
 
 

@@ -427,11 +427,30 @@ def iid_verdict_block(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.nda
                    regime=regime)
 
 
+#: a variance of the differences at or below (ROUNDING x the scores' size)^2 is rounding, not spread:
+#: scores stored as doubles carry 52 bits, and 12 are left for the sums (a constant shift such as
+#: ``a + 0.1`` vs ``a`` has a variance near 1e-34, which would make N* 1e-30 items and q 1e32)
+ROUNDING = 2.0 ** -40
+
+
+def spread(var: Any, scale: Any) -> np.ndarray:
+    """The variance of graded differences with rounding set to 0 (``scale``: the size of the two
+    models' scores, e.g. the sum of their root mean squares); what every graded verdict uses.
+    """
+    var = np.asarray(var, dtype=float)
+    return np.where(var > (ROUNDING * np.asarray(scale, dtype=float)) ** 2, var, np.where(np.isnan(var), var, 0.0))
+
+
 def warn_degenerate(var: np.ndarray, delta: np.ndarray, binary: bool) -> None:
-    if not binary and np.any((var <= 0) & (delta != 0)):
+    if binary:
+        return  # 0/1 pairs: the McNemar tests say it (no discordant items)
+    if np.any((var <= 0) & (delta != 0)):
         warn("a pair differs by the same amount on every item (zero variance of the differences): "
-                      "N*, q and the MDE are undefined (NaN) and the pair is not reported as resolved.",
+                      "N*, q, the MDE and the interval are undefined (NaN) and the pair is not reported as resolved.",
                       DegenerateDataWarning)
+    if np.any((var <= 0) & (delta == 0)):
+        warn("two models score the same on every item: there is no gap to test (p = 1; N*, q and the "
+             "interval are undefined)", DegenerateDataWarning)
 
 
 # =================================================================================================
@@ -626,6 +645,14 @@ def mcnemar_test(b: np.ndarray, c: np.ndarray, variant: str, alternative: str) -
 def paired_t_test(delta: np.ndarray, var: np.ndarray, n: int, alternative: str) -> tuple[np.ndarray, np.ndarray]:
     """Paired t from the mean difference and the sample variance (ddof 1) of D."""
     return t_test(delta, np.asarray(var, dtype=float) / n, n - 1, alternative)
+
+
+def paired_t_interval(delta: Any, var: Any, n: int, level: float, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """The paired t interval from the sample variance (ddof 1) of D, with NaN bounds where the variance
+    is 0: the items show no spread to estimate a width from (never a zero-width interval).
+    """
+    var = np.asarray(var, dtype=float)
+    return t_interval(delta, np.where(var > 0, var, np.nan) / n, n - 1, level, alternative)
 
 
 def newcombe_interval(n11: Any, b: Any, c: Any, n00: Any, level: float, alternative: str) -> tuple[Any, Any]:

@@ -17,7 +17,7 @@ from .. import __version__
 from .._core.errors import LLMPowerError
 from .._core.options import VOCABULARY_FLAGS, vocabulary_type
 from ..report.files import OutputPathError
-from ..report.terminal import safe_text
+from ..report.terminal import safe_text, short_words
 from . import (
     adjust,
     aggregate,
@@ -62,7 +62,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print the usage error on one line and exit with status 2."""
-        text = f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)"
+        text = short_words(f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)")
         if sys.stderr is not None and hasattr(sys.stderr, "isatty") and sys.stderr.isatty():
             import shutil
             import textwrap
@@ -184,6 +184,7 @@ def message_line(text: str) -> None:
     on a terminal, wrapped at its width between words, continuation lines indented.
     """
     stream = sys.stderr
+    text = short_words(text)
     if hasattr(stream, "isatty") and stream.isatty():
         import shutil
         import textwrap

@@ -48,7 +48,7 @@ from .._kernel.crossed import crossed_mean_squares, gap_run_variance
 from .._kernel.paired_intervals import tango_null_variance, tango_z
 from .._kernel.quantiles import critical_values, interval_half_width, normal_pvalue, t_pvalue, z_quantile
 from .._kernel.variance import mean_variance
-from .._kernel.verdict import run_verdict
+from .._kernel.verdict import run_verdict, spread
 from ..paired import paired_difference_ci_from_counts
 from ..sequential import anytime_critical_value, normal_mixture_boundary
 
@@ -358,7 +358,8 @@ def _fixed(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, *, binary: bool,
         z_a, z_b = critical_values(alpha, power, "greater")
     else:
         test = "paired_t"
-        se = float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+        scale = math.sqrt(float(np.mean(b_arr * b_arr))) + math.sqrt(float(np.mean(c_arr * c_arr)))
+        se = math.sqrt(float(spread(d.var(ddof=1), scale)) / n) if n > 1 else 0.0
         if se > 0:
             t = (delta + margin) / se
             p_non, p_inf = float(t_pvalue(t, n - 1, "greater")), float(t_pvalue(t, n - 1, "less"))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._core.errors import DataError
+from .._core.files import MB, limit
 from .safe import is_regular, load_json_file, peek_json, read_regular_bytes, regular_files
 
 __all__ = ["AggregateScore", "is_eee_record", "is_hf_eval_results", "read_aggregates", "read_eee_aggregates",
@@ -286,8 +287,6 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
 # Hugging Face Hub eval results: .eval_results/*.yaml and model cards' model-index
 # =================================================================================================
 
-#: the largest YAML file read (eval-results files are a few kilobytes)
-_MAX_YAML_BYTES = 8 * 1024 * 1024
 
 
 def _yaml(text: str, *, file: str, what: str) -> Any:
@@ -302,7 +301,8 @@ def _yaml(text: str, *, file: str, what: str) -> Any:
 
 
 def _read_text(path: Path) -> str:
-    data = read_regular_bytes(path, _MAX_YAML_BYTES)  # an eval-results file holds a few kB
+    # an eval-results file holds a few kB; LLM_POWER_MAX_YAML_MB (8 MB) bounds the largest read
+    data = read_regular_bytes(path, limit("LLM_POWER_MAX_YAML_MB") * MB, limit_name="LLM_POWER_MAX_YAML_MB")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -34,7 +34,7 @@ import numpy as np
 from .._core.clusters import missing_label
 from .._core.errors import DataError, warn
 from .._core.files import CSV_FIELD_LIMIT as _CSV_FIELD_LIMIT
-from .._core.files import allow_long_csv_fields
+from .._core.files import allow_long_csv_fields, csv_error_text
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
@@ -181,8 +181,7 @@ def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]
         raise DataError(msg,
                         file=str(path)) from None
     except csv.Error as exc:
-        msg = f"not readable as CSV ({exc})"
-        raise DataError(msg, file=str(path), record=f"line {line + 1}") from None
+        raise DataError(csv_error_text(exc), file=str(path), record=f"line {line + 1}") from None
 
 
 def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], what: str, path: Path) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .._core.clusters import missing_label
 from .._core.errors import DataError
 from .._core.files import OUT_OF_MEMORY
@@ -300,6 +302,7 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
                 raise DataError(msg, file=str(path))
             files.append(path)
     rows: list[dict[str, Any]] = []
+    ends: list[int] = []  # where each file's rows end (a duplicate names its files)
     for path in files:
         kind = _kind(path)
         try:
@@ -315,15 +318,22 @@ def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None
                 rows.extend(_long(path, cluster))
         except MemoryError:
             raise DataError(OUT_OF_MEMORY, file=str(path)) from None
+        ends.append(len(rows))
     if not rows:
         msg = "no samples in the given files"
         raise DataError(msg)
     frame = pd.DataFrame(rows)
-    dup = frame.duplicated(["model", "item", "sample"])
+    key = ["model", "item", "sample"]
+    dup = frame.duplicated(key)
     if dup.any():
-        row = frame[dup].iloc[0]
-        msg = (f"model {row['model']!r}, item {row['item']!r}, sample {row['sample']!r} appears twice (two runs with "
-               "one name?)")
+        second = int(np.flatnonzero(dup.to_numpy())[0])
+        row = frame.iloc[second]
+        same = (frame[key] == row[key]).all(axis=1).to_numpy()
+        first = int(np.flatnonzero(same)[0])
+        in_file = [files[int(np.searchsorted(ends, k, side="right"))] for k in (first, second)]
+        place = f"twice in {in_file[0]}" if in_file[0] == in_file[1] else f"in {in_file[0]} and again in {in_file[1]}"
+        msg = (f"model {row['model']!r}, item {row['item']!r}, sample {row['sample']!r} appears {place} "
+               "(two runs with one name, or one file given twice?)")
         raise DataError(msg)
     if cluster is None:
         frame = frame.drop(columns="cluster")

@@ -36,6 +36,7 @@ from .._kernel.verdict import (
     iid_verdict,
     pair_sums,
     run_verdict,
+    spread,
     verdict_reason,
     warn_degenerate,
 )
@@ -354,7 +355,8 @@ def compare(
         n11, n_b, n_c, n00 = paired_counts(a_arr, b_arr)
         variance = (n_b + n_c) / n - delta * delta
     else:
-        variance = float(sums.ss[0]) / (n - 1)
+        scale = math.sqrt(float(np.mean(a_arr * a_arr))) + math.sqrt(float(np.mean(b_arr * b_arr)))
+        variance = float(spread(float(sums.ss[0]) / (n - 1), scale))
     var = np.array([max(variance, 0.0)])
 
     # the IID test (the reported one without clusters; the IID check of the verdict with clusters)

@@ -102,18 +102,22 @@ def _mcnemar(variant: str | None) -> Callable[[PairData], TestRun]:
     return run
 
 
+def _t_spec(p: PairData) -> tuple[Any, ...]:
+    """The paired t interval's spec: NaN bounds where the differences show no spread (never zero width)."""
+    var = p.sample_variance
+    return ("t", (p.delta, var / p.n if var > 0 else math.nan, p.n - 1))
+
+
 def _paired_t(p: PairData) -> TestRun:
     var = p.sample_variance
     stat, pv = paired_t_test(np.array([p.delta]), np.array([var]), p.n, p.alternative)
-    return TestRun(float(stat[0]), float(floor_pvalue(pv[0])), ("t", (p.delta, var / p.n, p.n - 1)),
-                   "paired t", "paired_t")
+    return TestRun(float(stat[0]), float(floor_pvalue(pv[0])), _t_spec(p), "paired t", "paired_t")
 
 
 def _of_median(name: str, test: Callable[..., Any]) -> Callable[[PairData], TestRun]:
     def run(p: PairData) -> TestRun:
         res = test(p.a, p.b, alternative=p.alternative)
-        return TestRun(res.statistic, float(floor_pvalue(res.pvalue)),
-                       ("t", (p.delta, p.sample_variance / p.n, p.n - 1)),
+        return TestRun(res.statistic, float(floor_pvalue(res.pvalue)), _t_spec(p),
                        f"paired t of the mean (the {name} test is of the median)", name)
     return run
 

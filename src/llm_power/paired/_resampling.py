@@ -21,6 +21,7 @@ import numpy as np
 from scipy import special
 
 from .._core.errors import ApproximationWarning, DegenerateDataWarning, warn
+from .._core.files import limit
 from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
@@ -378,10 +379,6 @@ def paired_bootstrap(
     )
 
 
-#: the resampled distribution is kept (for intervals): 50 million resamples are 400 MB
-MAX_RESAMPLES = 50_000_000
-
-
 def check_resamples(n_resamples: Any) -> int:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)):
         msg = f"`n_resamples` must be a positive integer; got {n_resamples!r}."
@@ -389,10 +386,12 @@ def check_resamples(n_resamples: Any) -> int:
     if n_resamples < 1:
         msg = f"`n_resamples` must be a positive integer; got {n_resamples!r}."
         raise ValueError(msg)
-    if n_resamples > MAX_RESAMPLES:
+    cap = limit("LLM_POWER_MAX_RESAMPLES")
+    if n_resamples > cap:
         msg = (
-            f"`n_resamples` must be at most {MAX_RESAMPLES:,} (the resampled distribution is kept in "
-                         f"memory: {n_resamples:,} resamples need {8 * n_resamples / 2**30:.1f} GiB); got "
+            f"`n_resamples` must be at most {cap:,} (the resampled distribution is kept in "
+                         f"memory: {n_resamples:,} resamples need {8 * n_resamples / 2**30:.1f} GiB; "
+                         f"LLM_POWER_MAX_RESAMPLES raises the limit); got "
                          f"{n_resamples:,}. 10,000-100,000 resamples give p-values to about 0.001."
         )
         raise ValueError(msg)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.errors import DataError, SeparationWarning
+from .._core.files import limit
 from .._core.params import public
 from .._core.results import Result
 from .._core.typing import SeedLike
@@ -37,7 +38,7 @@ from .._kernel.verdict import floor_pvalue
 from ._bradley_terry import BradleyTerryResult
 
 #: all-pairs reports with more pairs are refused before allocating (as diagnose's max_pairs)
-MAX_PAIRS = 200_000
+MAX_PAIRS = "LLM_POWER_MAX_ARENA_PAIRS"  # 200,000 by default
 
 __all__ = ["ArenaDiagnosis", "arena_diagnose"]
 
@@ -216,9 +217,11 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     enc = encode_battles(battles)
     groups = battle_cluster_codes(cluster, battles, enc.n)
     m_models = len(enc.models)
-    if pairs == "all" and m_models * (m_models - 1) // 2 > MAX_PAIRS:
-        msg = (f"{m_models:,} models have {m_models * (m_models - 1) // 2:,} pairs, more than {MAX_PAIRS:,} (each pair "
-               "is a row of the report); use pairs='adjacent' (--pairs adjacent) or fewer models")
+    max_pairs = limit(MAX_PAIRS)
+    if pairs == "all" and m_models * (m_models - 1) // 2 > max_pairs:
+        msg = (f"{m_models:,} models have {m_models * (m_models - 1) // 2:,} pairs, more than {max_pairs:,} (each pair "
+               f"is a row of the report; {MAX_PAIRS} raises the limit); use pairs='adjacent' (--pairs adjacent) or "
+               "fewer models")
         raise DataError(msg)
     iid = fit_battles(enc, None, ties=ties, confidence_level=level)
     clustered = None

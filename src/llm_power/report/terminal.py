@@ -50,6 +50,28 @@ def safe_text(text: Any) -> str:
     return "".join(_escape(c) if c < " " or (c > "~" and _unsafe(c)) else c for c in text)
 
 
+#: a message's longest word: longer ones (a 200,000-character model name or id) keep their start and
+#: end around a count of what was left out, so an error stays one readable line
+MESSAGE_WORD_LIMIT = 240
+
+
+def short_words(text: str, limit: int = MESSAGE_WORD_LIMIT) -> str:
+    """``text`` with every word longer than ``limit`` characters cut in the middle, saying how much
+    (the start and the end of a name or path are what tell it apart).
+    """
+    if len(text) <= limit:
+        return text
+
+    def cut(match: re.Match[str]) -> str:
+        word = match.group()
+        if len(word) <= limit:
+            return word
+        head, tail = (limit * 2) // 3, limit // 6
+        return f"{word[:head]}...[{len(word) - head - tail:,} characters]...{word[-tail:]}"
+
+    return re.sub(r"\S{%d,}" % (limit + 1), cut, text)
+
+
 def _cell(text: Any) -> str:
     from rich.markup import escape
 

@@ -38,7 +38,9 @@ from .._kernel.verdict import (
     choose_iid_test,
     floor_pvalue,
     iid_verdict,
+    paired_t_interval,
     paired_t_test,
+    spread,
     t_interval,
     warn_degenerate,
 )
@@ -302,7 +304,8 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
         columns = {"ci_low": cols["ci_low"], "ci_high": cols["ci_high"]}
     else:
         sums = source.pair_sums_graded(ci, cj)
-        var = sums.ss / (n - 1)
+        rms = np.sqrt(m2 / n + means * means)  # the size of each model's scores (source order)
+        var = spread(sums.ss / (n - 1), rms[ci] + rms[cj])
         x = source.matrix() if n < CLT_MIN_ITEMS else None
         tests, pvalue, columns = _graded_tests(x, n, (ci, cj), sums.delta, var, confidence_level=confidence_level,
                                                 gen=rng)
@@ -348,7 +351,7 @@ def _graded_tests(x: np.ndarray | None, n: int, pair_cols: tuple[np.ndarray, np.
     """
     tests = np.full(delta.size, "paired_t", dtype=object)
     pvalue = paired_t_test(delta, var, n, "two-sided")[1]
-    lo, hi = t_interval(delta, var / n, n - 1, confidence_level, "two-sided")
+    lo, hi = paired_t_interval(delta, var, n, confidence_level, "two-sided")
     if x is not None:  # small graded benchmarks: the same per-pair choice as compare
         for p, (a, bb) in enumerate(zip(*pair_cols, strict=True)):
             d = x[:, a] - x[:, bb]

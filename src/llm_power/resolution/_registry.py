@@ -20,14 +20,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.files import limit
 from .._core.options import CORRECTIONS, DESIGN_EFFECT_NAMES
 
 __all__ = ["REGIMES", "DiagnoseOptions", "Option", "Regime", "headline_key"]
 
 #: reports with more pairs are refused before allocating (see ``max_pairs``)
 MAX_PAIRS = 200_000
-#: cluster resamples are computed in batches; more than this is refused (time, not memory)
-MAX_CLUSTER_RESAMPLES = 1_000_000
+#: cluster resamples are computed in batches; more than ``LLM_POWER_MAX_CLUSTER_RESAMPLES`` (1,000,000
+#: by default) is refused (time, not memory)
+MAX_CLUSTER_RESAMPLES = "LLM_POWER_MAX_CLUSTER_RESAMPLES"
 
 
 # =================================================================================================
@@ -66,7 +68,7 @@ def unit(name: str) -> Callable[[Any], float]:
     return check
 
 
-def integer(name: str, minimum: int, *, maximum: int | None = None, none: bool = False) -> Callable[[Any], Any]:
+def integer(name: str, minimum: int, *, maximum: int | str | None = None, none: bool = False) -> Callable[[Any], Any]:
     """A check: a whole number in [minimum, maximum] (or None when ``none``)."""
     requirement = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
 
@@ -78,8 +80,11 @@ def integer(name: str, minimum: int, *, maximum: int | None = None, none: bool =
         whole = int(value)
         if whole < minimum:
             raise _say(name, requirement, value)
-        if maximum is not None and whole > maximum:
-            raise _say(name, f"at most {maximum:,}", value)
+        if maximum is not None:
+            cap, raises = ((maximum, "") if isinstance(maximum, int)
+                           else (limit(maximum), f" ({maximum} raises the limit)"))
+            if whole > cap:
+                raise _say(name, f"at most {cap:,}{raises}", value)
         return whole
 
     return check

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
-from .._core.files import MB, allow_long_csv_fields, check_size, limit, read_regular_bytes
+from .._core.files import MB, allow_long_csv_fields, check_size, csv_error_text, limit, read_regular_bytes
 from .._core.params import public
 from .._core.results import Result
 from .._core.validation import as_float_array, as_rng, check_open_unit, check_option
@@ -402,8 +402,7 @@ def _plan_rows(name: str) -> list[list[str]]:
     try:
         return list(reader)
     except csv.Error as exc:
-        msg = f"not readable as CSV ({exc})"
-        raise DataError(msg, file=name, record=f"line {reader.line_num}") from None
+        raise DataError(csv_error_text(exc), file=name, record=f"line {reader.line_num}") from None
 
 
 def read_subset_plan(path: str | Path) -> SubsetPlan:
