@@ -10,11 +10,12 @@ Units are the top-level entries of ``src/llm_power`` (a folder or a module). The
   ``_kernel``, ``matrix`` and the *public* names of other families -- never a family's private
   module (``paired._compare``) and never a ``_name`` of another unit;
 - ``io`` reads only: ``_core`` and ``matrix``;
-- ``report`` formats: ``_core``, ``matrix``, ``report`` and the result *types* of the families
+- ``report`` formats: ``_core``, ``matrix``, ``report``, ``_version`` (never the package facade) and the result *types* of the families
   (classes and constants, no functions: a renderer that imports a statistics function recomputes
   what the result should carry); never ``_kernel``;
 - ``cli`` parses, reads, calls and renders: no scipy and no ``_kernel`` (no formulas);
-- ``engines`` and ``integrations`` sit on top (anything public);
+- ``engines`` and ``integrations`` sit on top (anything public but ``cli``: the Action runs the
+  command line as a process);
 - the package's own ``__init__``, ``__main__``, ``errors``, ``testing`` and ``_version`` re-export.
 
 And: no import circle between modules (imports inside functions count; ``TYPE_CHECKING`` blocks
@@ -126,7 +127,7 @@ def _violations() -> list[str]:
             elif unit in FAMILIES and other not in FAMILIES | {"_core", "_kernel", "matrix", "errors"}:
                 bad.append(f"{where}: a family imports only _core, _kernel, matrix and other families")
             elif unit == "report":
-                if other == "_kernel" or (other not in FAMILIES | {"_core", "matrix", "errors", "__init__"}):
+                if other == "_kernel" or (other not in FAMILIES | {"_core", "matrix", "errors", "_version"}):
                     bad.append(f"{where}: a renderer formats; it imports no {other}")
                 elif other in FAMILIES and name is not None:
                     value = getattr(importlib.import_module(target), name)
@@ -134,6 +135,8 @@ def _violations() -> list[str]:
                         bad.append(f"{where}: a renderer imports result types, not statistics functions")
             elif unit == "cli" and other == "_kernel":
                 bad.append(f"{where}: the CLI computes no formulas")
+            elif unit in {"integrations", "engines"} and other == "cli":
+                bad.append(f"{where}: {unit} sit beside the command line, not on top of it (run it as a process)")
     return bad
 
 
@@ -219,3 +222,13 @@ def test_no_private_name_is_imported_from_another_module():
                        if name is not None and name.startswith("_") and not name.startswith("__")
                        and target != module and target.startswith(PKG)})
     assert not crossing, "\n".join(crossing)
+
+
+def test_the_kernel_computes_sums_below_the_rule():
+    """The verdict is built on the sufficient statistics, quantiles and variances, never the other way
+    round: none of the kernel's lower modules imports ``_kernel.verdict`` (the resampled verdicts of
+    whole clusters, which need both, live in ``_kernel.resampled``)."""
+    lower = ["sufficient", "quantiles", "variance", "binomial", "pvalues", "paired_intervals"]
+    bad = [f"_kernel.{m} imports {target}" for m in lower
+           for target, _, _ in _imports(f"{PKG}._kernel.{m}") if target.startswith(f"{PKG}._kernel.verdict")]
+    assert not bad, bad

@@ -270,8 +270,8 @@ def design_effects(values: Any, cluster: Any, *, ddof: int = 1) -> DesignEffects
     >>> de.n_clusters, round(de.kish_cluster_size, 2), round(de.mean_cluster_size, 2)
     (2, 5.0, 4.0)
     """
+    from ._kernel.sufficient import pair_sums
     from ._kernel.variance import cluster_design_effects, cluster_df, cluster_structure
-    from ._kernel.verdict import pair_sums
 
     y, codes, g = _codes(values, cluster)
     n = y.size

@@ -28,7 +28,7 @@ from ._core.order import natural_key
 from ._core.validation import all_rows
 
 if TYPE_CHECKING:  # the kernel (scipy) is loaded when a statistic is asked for: readers stay light
-    from ._kernel.verdict import PairSums
+    from ._kernel.sufficient import PairSums
 
 __all__ = ["RunScores", "ScoreMatrix", "ScoreSource"]
 

@@ -25,7 +25,8 @@ from llm_power import (
     simulated_power,
 )
 from llm_power.cli.main import main
-from llm_power._kernel.verdict import cluster_verdict, iid_verdict, pair_sums, paired_t_test
+from llm_power._kernel.sufficient import pair_sums
+from llm_power._kernel.verdict import cluster_verdict, iid_verdict, paired_t_test
 
 
 # =================================================================================================

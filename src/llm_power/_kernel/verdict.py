@@ -49,8 +49,9 @@ import numpy as np
 from scipy import optimize
 
 from .._core.clusters import FEW_CLUSTERS, code_labels
-from .._core.errors import DataError, DegenerateDataWarning, warn
+from .._core.errors import DegenerateDataWarning, warn
 from . import quantiles as _q
+from .sufficient import PairSums
 from .variance import DESIGN_EFFECTS, cluster_design_effects, cluster_df, cluster_structure
 
 __all__ = [
@@ -187,68 +188,6 @@ def verdict_reason(q: float, n_star: float, *, pvalue: float, alpha: float, iid_
 def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 for per-item cluster labels (:func:`llm_power._kernel.variance.code_labels`)."""
     return code_labels(cluster, n, name=name, unit="item")
-
-
-# =================================================================================================
-# Sufficient statistics of pairs from their per-item differences
-# =================================================================================================
-
-@dataclass(frozen=True)
-class PairSums:
-    """Per-pair statistics of the differences D (columns of an items x pairs matrix).
-
-    ``delta`` mean of D; ``ss`` sum of squared deviations of D from delta; with clusters,
-    ``resid`` (G x P) per-cluster sums of D - delta, ``resid_sq`` (G x P) per-cluster sums of
-    (D - delta)^2 and ``sizes`` (G,).
-    """
-
-    n: int
-    delta: np.ndarray
-    ss: np.ndarray
-    sizes: np.ndarray | None = None
-    resid: np.ndarray | None = None
-    resid_sq: np.ndarray | None = None
-
-    def clusters(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(sizes, resid, resid_sq)``; only for sums computed with cluster labels."""
-        if self.sizes is None or self.resid is None or self.resid_sq is None:
-            msg = "these pair sums were computed without cluster labels"
-            raise ValueError(msg)
-        return self.sizes, self.resid, self.resid_sq
-
-
-def pair_sums(d: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0) -> PairSums:
-    """Centred sums of an (n_items, n_pairs) matrix of differences, overall and per cluster.
-
-    Centring at the mean before squaring keeps graded scores with a large common offset exact
-    (no cancellation of x^2 terms); scores so large that their squares overflow are an error.
-    """
-    n = d.shape[0]
-    delta = d.mean(axis=0)
-    if not np.all(np.isfinite(delta)):
-        msg = (
-            "the mean score difference overflows: scores are too large to compare "
-                        "(rescale them, e.g. divide by their largest absolute value)"
-        )
-        raise DataError(msg)
-    resid = d - delta
-    with np.errstate(over="ignore"):
-        sq = resid * resid
-        ss = sq.sum(axis=0)
-    if not np.all(np.isfinite(ss)):
-        msg = (
-            "the variance of the score differences overflows: scores are too large "
-                        "(rescale them, e.g. divide by their largest absolute value)"
-        )
-        raise DataError(msg)
-    if codes is None:
-        return PairSums(n=n, delta=delta, ss=ss)
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=n_groups).astype(float)
-    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
-    r = np.add.reduceat(resid[order], starts, axis=0)
-    q = np.add.reduceat(sq[order], starts, axis=0)
-    return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=r, resid_sq=q)
 
 
 # =================================================================================================

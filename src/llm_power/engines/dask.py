@@ -35,8 +35,14 @@ import numpy as np
 
 from .._core.errors import DataError, LLMPowerError
 from .._core.validation import check_option
-from .._kernel.sufficient import binary_cluster_counts, binary_pair_sums, both_counts, merge_pair_sums, pair_sums_graded
-from .._kernel.verdict import PairSums
+from .._kernel.sufficient import (
+    PairSums,
+    binary_cluster_counts,
+    binary_pair_sums,
+    both_counts,
+    merge_pair_sums,
+    pair_sums_graded,
+)
 
 __all__ = ["ENGINES", "diagnose_files"]
 

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import shlex
+import subprocess
 import sys
 import tempfile
 import urllib.error
@@ -274,8 +275,6 @@ def _gate_args(baseline: str, candidate: str, md: Path) -> list[str]:
 
 def main() -> int:
     """Run the step; returns the exit code."""
-    from ..cli.main import main as cli
-
     baseline, candidate = _input("baseline"), _input("candidate")
     try:
         if not baseline or not candidate:
@@ -286,7 +285,9 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             md = Path(tmp) / "comment.md"
             args = _gate_args(baseline, candidate, md)
-            code = cli(args)
+            # the gate runs as the command line does, in its own interpreter (the Action sits beside the
+            # CLI, not on top of it: no import of cli/ from here)
+            code = subprocess.run([sys.executable, "-m", "llm_power", *args], check=False).returncode
             body = md.read_text(encoding="utf-8") if md.is_file() else ""
     except _UsageError as exc:
         print(f"{_PREFIX}: error: {exc}", file=sys.stderr)

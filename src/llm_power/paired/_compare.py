@@ -27,6 +27,7 @@ from .._core.validation import (
 )
 from .._kernel.crossed import consistent_runs_needed, crossed_mean_squares, gap_run_variance, runs_needed
 from .._kernel.sizes import ceil_items
+from .._kernel.sufficient import pair_sums
 from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import (
     REASONS,
@@ -34,7 +35,6 @@ from .._kernel.verdict import (
     cluster_verdict,
     floor_pvalue,
     iid_verdict,
-    pair_sums,
     run_verdict,
     spread,
     verdict_reason,

@@ -271,8 +271,8 @@ def _iid_context(enc: Any, iid: BradleyTerryResult, order: np.ndarray, idx: np.n
     """The IID columns of the pairs (Wald test on the sandwich variance, the IID verdict) and the
     regimes' context: the gaps' variance per battle, as diagnose's context has it per item.
     """
-    from .._kernel.sufficient import PairwiseStatistics
-    from .._kernel.verdict import PairSums, iid_verdict, t_interval
+    from .._kernel.sufficient import PairSums, PairwiseStatistics
+    from .._kernel.verdict import iid_verdict, t_interval
     from ..resolution import Context
 
     n = iid.n_battles

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
 from .._core.format import fmt_gap, fmt_score, unique_short_names
+from .._version import __version__
 from ..rankings import RankIntervalsResult, RankReport
 from ..resolution import Diagnosis
 from .terminal import safe_text

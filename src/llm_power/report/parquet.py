@@ -13,8 +13,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .. import __version__
 from .._core.results import to_plain
+from .._version import __version__
 from ..resolution import Diagnosis
 
 __all__ = ["write_pairs"]

@@ -28,12 +28,11 @@ from .._kernel.binary_pairs import binary_pair_columns
 from .._kernel.crossed import crossed_mean_squares, model_run_variance
 from .._kernel.quantiles import level_quantile
 from .._kernel.sizes import ceil_items_array, k_factor
-from .._kernel.sufficient import PairwiseStatistics, pairwise_statistics
+from .._kernel.sufficient import PairSums, PairwiseStatistics, pairwise_statistics
 from .._kernel.variance import DESIGN_EFFECTS, mean_variance_from_sums
 from .._kernel.verdict import (
     CLT_MIN_ITEMS,
     REGIME_NAMES,
-    PairSums,
     Verdict,
     choose_iid_test,
     floor_pvalue,

@@ -15,8 +15,9 @@ import numpy as np
 
 from .._kernel.crossed import consistent_runs_needed, gap_run_variance, runs_needed
 from .._kernel.quantiles import upper_quantile, z_quantile
-from .._kernel.sufficient import PairwiseStatistics, cluster_resample_counts
-from .._kernel.verdict import PairSums, Verdict, cluster_verdict, iid_verdict, resolved, run_verdict, t_interval
+from .._kernel.resampled import cluster_resample_counts
+from .._kernel.sufficient import PairSums, PairwiseStatistics
+from .._kernel.verdict import Verdict, cluster_verdict, iid_verdict, resolved, run_verdict, t_interval
 from ..multiplicity import adjust_pvalues
 from ..sequential import anytime_critical_value, beta_mixture_log_evalue
 from ._registry import REGIMES, Regime
