@@ -20,6 +20,8 @@ HEAVY = ("numpy", "scipy", "scipy.stats", "pandas", "pyarrow", "rich", "matplotl
 COMMANDS = {
     "llm-power --help": "from llm_power.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
     "llm-power ci 17 20": "from llm_power.cli.main import main\nmain(['ci', '17', '20'])",
+    **{f"llm-power {c} --help": f"from llm_power.cli.main import main\ntry:\n    main({c.split() + ['--help']!r})\n"
+       "except SystemExit:\n    pass" for c in ("compare", "diagnose", "gate", "subset estimate")},
     "eager: import numpy, scipy.stats, pandas, rich, matplotlib.figure":
         "import numpy, scipy.stats, pandas, rich.console, matplotlib.figure",
 }

@@ -484,3 +484,29 @@ def test_a_battle_log_is_named_for_what_it_is(tmp_path, capsys, monkeypatch):
     path.write_text("question_id,model_a,model_b,winner\nq1,x,y,model_a\nq2,x,y,tie\n")
     code, _, err = run_cli(capsys, monkeypatch, "diagnose", str(path))
     assert code == 1 and "pairwise battles" in err and err.count("\n") == 1
+
+
+def _commands() -> list[list[str]]:
+    """Every command and sub-command, from the parser itself (a new one is covered the moment it exists)."""
+    import argparse
+
+    from llm_power.cli.main import build_parser
+
+    def walk(parser: argparse.ArgumentParser, prefix: list[str]) -> list[list[str]]:
+        found = []
+        for action in parser._actions:  # noqa: SLF001 - argparse keeps sub-parsers here
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+                for name, sub in action.choices.items():
+                    found.append([*prefix, name])
+                    found += walk(sub, [*prefix, name])
+        return found
+
+    return walk(build_parser(), [])
+
+
+@pytest.mark.parametrize("command", _commands(), ids=" ".join)
+def test_every_commands_help_imports_no_heavy_module(command):
+    """argparse lists every option's choices when it formats help: the registries it reads for them
+    (formats, paired tests, design effects) must load without numpy, scipy or pandas."""
+    code = f"from llm_power.cli.main import main\ntry:\n    main({[*command, '--help']!r})\nexcept SystemExit:\n    pass"
+    assert _loaded(code) == set()

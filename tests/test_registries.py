@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 import llm_power as lp
+from llm_power._core.options import COMPARE_METHOD_NAMES
 from llm_power._kernel.variance import DESIGN_EFFECTS
 from llm_power.cli._types import COMPARE_METHODS as CLI_METHODS
 from llm_power.cli._types import DESIGN_EFFECTS as CLI_DESIGN_EFFECTS
+from llm_power.cli._types import INPUT_FORMATS
 from llm_power.paired._registry import SIMULATION_TESTS, TESTS
 from llm_power.resolution import REGIMES
 
@@ -22,6 +24,8 @@ def test_option_tuples_equal_the_registries():
     # every test but the generic "mcnemar" (exact or asymptotic by the count) has a simulation recipe
     assert set(SIMULATION_TESTS) == set(TESTS) - {"mcnemar"}
     assert tuple(CLI_DESIGN_EFFECTS) == tuple(DESIGN_EFFECTS)
+    assert COMPARE_METHOD_NAMES == lp.COMPARE_METHODS
+    assert tuple(INPUT_FORMATS) == tuple(lp.io.FORMATS)  # "auto" first, then the registry's formats
     assert [r.key for r in REGIMES] == ["iid", "corrected", "cluster", "anytime", "runs"]
 
 

@@ -13,27 +13,12 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError, FewClustersWarning, warn
+from .labels import missing_label
 
 __all__ = ["FEW_CLUSTERS", "code_labels", "missing_label", "require_clusters"]
 
 #: warn when a cluster analysis has fewer clusters than this
 FEW_CLUSTERS = 30
-
-
-def missing_label(value: Any) -> bool:
-    """Whether a label is missing: None, NaN, pandas NA/NaT, an empty or blank string."""
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    if isinstance(value, str):
-        return value.strip() == ""
-    if type(value).__name__ in {"NAType", "NaTType"}:  # pandas NA / NaT, without importing pandas
-        return True
-    try:  # other NaN-like scalars (decimal NaN, numpy datetime NaT)
-        return bool(value != value)
-    except (TypeError, ValueError):
-        return False
 
 
 _WHERE = {"item": "item row"}

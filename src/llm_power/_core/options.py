@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["ADJUST_METHODS", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECT_NAMES", "INTERVAL_METHODS", "VOCABULARY_FLAGS",
-           "vocabulary_type"]
+__all__ = ["ADJUST_METHODS", "COMPARE_METHOD_NAMES", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECT_NAMES",
+           "INTERVAL_METHODS", "VOCABULARY_FLAGS", "vocabulary_type"]
 
 #: one-score interval methods (``proportion_ci``)
 INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
@@ -18,6 +18,10 @@ CORRECTIONS = ("bh", "bonferroni", "holm")
 #: the design-effect models of the cluster regime (``llm_power._kernel.variance.DESIGN_EFFECTS``: a test
 #: holds the two equal; kept here so that the command line's help loads no numpy)
 DESIGN_EFFECT_NAMES = ("anova", "cr1", "paper", "robust")
+#: ``compare(method=...)``: "auto" and the tests of ``llm_power.paired._registry.TESTS`` (a test holds
+#: them equal; kept here so that ``compare --help`` loads no numpy or scipy)
+COMPARE_METHOD_NAMES = ("auto", "bootstrap", "mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p",
+                        "paired_t", "permutation", "sign", "wilcoxon")
 #: planning designs
 DESIGNS = ("paired", "unpaired")
 

@@ -7,6 +7,8 @@ import importlib
 from collections.abc import Iterator
 from typing import Any
 
+from .._core.options import COMPARE_METHOD_NAMES, DESIGN_EFFECT_NAMES
+
 __all__ = ["COMPARE_METHODS", "DESIGN_EFFECTS", "INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
 
 
@@ -15,14 +17,16 @@ class RegistryChoices:
     every other command stay light; the choices are the registry's, never a second list).
     """
 
-    def __init__(self, module: str, name: str, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, module: str, name: str, extra: tuple[str, ...] = (), *, first: tuple[str, ...] = ()) -> None:
         self._where = (module, name)
         self._extra = extra
+        self._first = first
         self._values: tuple[str, ...] | None = None
 
     def _get(self) -> tuple[str, ...]:
         if self._values is None:
-            self._values = (*getattr(importlib.import_module(self._where[0]), self._where[1]), *self._extra)
+            found = getattr(importlib.import_module(self._where[0]), self._where[1])
+            self._values = (*self._first, *found, *self._extra)
         return self._values
 
     def __iter__(self) -> Iterator[str]:
@@ -38,12 +42,14 @@ class RegistryChoices:
         return True
 
 
-#: ``--input-format``: "auto" and the formats of the readers' registry (``llm_power.io.FORMATS``)
-INPUT_FORMATS = RegistryChoices("llm_power.io.harness", "FORMATS")
-#: ``compare --method``: "auto", every test of the paired registry, and the cluster-robust t test
-COMPARE_METHODS = RegistryChoices("llm_power.paired._registry", "COMPARE_METHODS", ("cluster_t",))
-#: ``--design-effect``: the design-effect models of the cluster regime (``llm_power.resolution.DESIGN_EFFECTS``)
-DESIGN_EFFECTS = RegistryChoices("llm_power.resolution", "DESIGN_EFFECTS")
+#: ``--input-format``: "auto" and the formats of the readers' registry (``llm_power.io.formats.FORMATS``,
+#: which loads without numpy or pandas: argparse lists every option's choices for ``--help``)
+INPUT_FORMATS = RegistryChoices("llm_power.io.formats", "FORMATS", first=("auto",))
+#: ``compare --method``: "auto", every test of the paired registry (its light copy, tested equal), and the
+#: cluster-robust t test
+COMPARE_METHODS = (*COMPARE_METHOD_NAMES, "cluster_t")
+#: ``--design-effect``: the design-effect models of the cluster regime (their light copy, tested equal)
+DESIGN_EFFECTS = DESIGN_EFFECT_NAMES
 
 
 def _int(text: str) -> int:

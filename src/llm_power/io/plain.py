@@ -27,14 +27,15 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .._core.clusters import missing_label
 from .._core.errors import DataError, warn
 from .._core.files import CSV_FIELD_LIMIT as _CSV_FIELD_LIMIT
 from .._core.files import allow_long_csv_fields, csv_error_text
+from .._core.labels import missing_label
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["ItemScores", "read_item_scores", "read_wide_matrix"]
 
@@ -234,7 +235,7 @@ def parse_score(value: Any, *, file: str, record: Any, field: str, missing_ok: b
     if missing_ok and (value is None or (isinstance(value, str) and value.strip() == "")
                        or (isinstance(value, float) and math.isnan(value))):
         return math.nan
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")):
         return 1.0 if value else 0.0
     if isinstance(value, numbers.Real):  # int, float and numpy's numbers (Parquet columns)
         try:
@@ -285,6 +286,8 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
     """``labels``: columns whose first cell is text, read as labels; each must be text in every row
     (a column with a number further down is a model whose first score is malformed: DataError).
     """
+    import numpy as np
+
     items: list[str] = []
     seen: dict[str, Any] = {}
     values: list[list[float]] = []
@@ -437,6 +440,7 @@ def _header(path: Path) -> list[str]:
 
 def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str | None,
                        models: Sequence[str] | None) -> tuple[list[str], list[str], np.ndarray, list[str] | None]:
+    import numpy as np
     import pandas as pd
 
     from .safe import read_parquet

@@ -191,7 +191,7 @@ TESTS: dict[str, PairedTest] = {t.name: t for t in (
 )}
 
 #: the values of ``compare(method=...)``: "auto" and every test of the registry ("cluster_t" with clusters)
-COMPARE_METHODS = tuple(sorted(("auto", *TESTS)))
+COMPARE_METHODS = tuple(sorted(("auto", *TESTS)))  # == llm_power._core.options.COMPARE_METHOD_NAMES (a test)
 #: the tests :func:`~llm_power.simulated_power` can simulate (those with a data-set recipe)
 SIMULATION_TESTS = tuple(sorted(name for name, test in TESTS.items() if test.from_counts or test.on_items))
 

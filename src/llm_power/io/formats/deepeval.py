@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..._core.clusters import missing_label
 from ..._core.errors import DataError
+from ..._core.labels import missing_label
 from ..plain import parse_score, plain_suffix
 from ..records import Format, Record, expect
 from ..safe import load_json_file, peek_json, regular_files

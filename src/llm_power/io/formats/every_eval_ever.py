@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..._core.clusters import missing_label
 from ..._core.errors import DataError
+from ..._core.labels import missing_label
 from ..plain import parse_score, plain_suffix, table_records
 from ..records import Format, Record, expect
 from ..safe import open_bounded, regular_files

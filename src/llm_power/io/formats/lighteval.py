@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..._core.clusters import missing_label
 from ..._core.errors import DataError
+from ..._core.labels import missing_label
 from ..plain import parse_score
 from ..records import Format, Record
 from ..safe import load_json_file, read_parquet, regular_files

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..._core.clusters import missing_label
 from ..._core.errors import DataError
+from ..._core.labels import missing_label
 from ..plain import parse_score, table_records
 from ..records import Format, Record
 from ..safe import is_regular, peek_json, regular_files

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..._core.clusters import missing_label
 from ..._core.errors import DataError
+from ..._core.labels import missing_label
 from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, id_text, parse_score, plain_suffix, table_records
 from ..records import Format, ReadOptions, Record
 from ..safe import parquet_columns, peek_json, read_parquet
