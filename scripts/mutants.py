@@ -88,6 +88,10 @@ MUTANTS = [
            ("tests/hostile/test_messages.py",)),
     Mutant("hostile-resample-env", "paired/_resampling.py", 'cap = limit("LLM_POWER_MAX_RESAMPLES")',
            "cap = 50_000_000", ("tests/hostile/test_limits.py",)),
+    Mutant("parse-once-off", "io/safe.py", "    if session is None or key is None:\n", "    if True:\n",
+           ("tests/io/test_parse_once.py",)),
+    Mutant("parse-once-take", "io/safe.py", "        if not take:\n            session.put(", "        if True:\n            session.put(",
+           ("tests/io/test_parse_once.py",)),
     Mutant("hostile-dup-file", "io/samples.py", 'side="right"', 'side="left"', ("tests/hostile/test_collisions.py",)),
 ]
 

@@ -37,7 +37,9 @@ DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "L
             "LLM_POWER_MAX_MONITOR_PAIRS": 20_000, "LLM_POWER_MAX_RESAMPLES": 50_000_000,
             "LLM_POWER_MAX_CLUSTER_RESAMPLES": 1_000_000, "LLM_POWER_MAX_YAML_MB": 8, "LLM_POWER_MAX_CSV_FIELD_MB": 64,
             "LLM_POWER_MAX_EXACT_POWER_ITEMS": 1_000_000, "LLM_POWER_MAX_EXACT_SEARCH_ITEMS": 200_000,
-            "LLM_POWER_MAX_COVERAGE_TERMS": 20_000_000, "LLM_POWER_MAX_ARENA_PAIRS": 200_000}
+            "LLM_POWER_MAX_COVERAGE_TERMS": 20_000_000, "LLM_POWER_MAX_ARENA_PAIRS": 200_000,
+            # JSON documents one reading session keeps (in file bytes) so a file is parsed once
+            "LLM_POWER_PARSE_CACHE_MB": 256}
 
 
 #: the message of a reader that runs out of memory (naming the file is the caller's)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..io.safe import parse_once
 from ._types import nonnegative_int
 
 #: shortened names are never shorter than this (below it the table names models by rank)
@@ -57,6 +58,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
+@parse_once()
 def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
     from .._core.errors import DataError
     from ..io.battles import read_battles

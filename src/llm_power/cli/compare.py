@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import warn
+from ..io.safe import parse_once
 
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
@@ -65,6 +66,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
+@parse_once()
 def load(args: argparse.Namespace) -> ScoreMatrix:
     """The two models' scores (columns A, B) through the one reader stack: a wide table straight into the
     matrix, anything else read_results -> align_results (the same rules).

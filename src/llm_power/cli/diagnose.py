@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
 from ._types import INPUT_FORMATS, nonnegative_int, positive_int
@@ -234,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
                             inputs=loaded.inputs, note=loaded.note, rankings=loaded.rankings)
 
 
+@parse_once()
 def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     """Read RESULTS as diagnose does (harness outputs or tables; several runs with --run; item shards with
     --engine dask) and diagnose them with the flags' options; an int is the exit code after a

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import warn
+from ..io.safe import parse_once
 
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
@@ -129,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     return res.exit_code
 
 
+@parse_once()
 def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
     """The gate over items and runs: baseline and candidate with several runs each."""
     import pandas as pd
@@ -245,6 +247,7 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: Sequence[An
     return res.exit_code
 
 
+@parse_once()
 def _load(args: argparse.Namespace) -> ScoreMatrix:
     """Baseline and candidate scores (columns 0, 1) on the shared items, with their names."""
     from . import compare

@@ -6,6 +6,8 @@ import argparse
 import math
 from typing import Any
 
+from ..io.safe import parse_once
+
 HELP = "pass@k / pass^k from several samples per question, with intervals that name their population"
 
 EPILOG = """examples:
@@ -52,6 +54,7 @@ def _fmt_ci(lo: float, hi: float) -> str:
     return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
+@parse_once()
 def _read(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The long sample table and, per model in name order, its questions x samples matrix; checks
     ``--baseline``.

@@ -9,6 +9,7 @@ import argparse
 import math
 from typing import Any
 
+from ..io.safe import parse_once
 from ..report.terminal import dump_json, print_table, safe_text, say
 from ._types import add_reader_options, nonnegative_int, positive_int
 
@@ -104,6 +105,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     e.set_defaults(run=run_estimate, split="test", filter=None)
 
 
+@parse_once()
 def _matrix(raw: list[str], args: argparse.Namespace, cluster: str | None) -> tuple[Any, list[Any]]:
     """The aligned results of ``raw`` (any model count) and the files read."""
     from ..io import align_results

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from .._core.errors import DataError
 from .._core.files import MB, limit
-from .safe import is_regular, load_json_file, peek_json, read_regular_bytes, regular_files
+from .safe import is_regular, load_json_file, parse_once, peek_json, read_regular_bytes, regular_files
 
 __all__ = ["AggregateScore", "is_eee_record", "is_hf_eval_results", "read_aggregates", "read_eee_aggregates",
            "read_hf_eval_results", "read_lm_eval_aggregates"]
@@ -71,7 +71,7 @@ def read_lm_eval_aggregates(paths: str | Path | Sequence[str | Path], *, metric:
         paths = [paths]
     out: list[AggregateScore] = []
     for path in _files(paths, _lm_eval_in, "no lm-eval results_*.json found"):
-        data = load_json_file(path)
+        data = load_json_file(path, take=True)
         if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
             msg = "not an lm-eval results file (no 'results' object)"
             raise DataError(msg, file=str(path))
@@ -142,7 +142,7 @@ def _eee_records(path: Path) -> list[Any]:
 
         frame = read_parquet(path)
         return [{k: plain_value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
-    return [load_json_file(path)]
+    return [load_json_file(path, take=True)]
 
 
 def _eee_in(folder: Path) -> list[Path]:
@@ -246,6 +246,7 @@ def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[
     return out
 
 
+@parse_once()
 def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None,
                     filter: str | None = None,  # noqa: A002 - lm-eval's word
                     items: int | dict[str, int] | None = None) -> list[AggregateScore]:

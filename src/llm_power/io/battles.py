@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
+from .safe import parse_once
 
 __all__ = ["read_battles"]
 
@@ -327,7 +328,7 @@ def _read_one(path: Path) -> tuple[Any, int]:
     if plain_suffix(path) == ".json":
         from .safe import load_json_file
 
-        data = load_json_file(path)
+        data = load_json_file(path, take=True)
         if _opencompass(data):
             return _read_opencompass(path, data)
     frame = _table(path)
@@ -352,6 +353,7 @@ def where_rows(frame: Any, conditions: Iterable[str] | None, *, flag: str = "--w
     return frame
 
 
+@parse_once()
 def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     r"""Read battle logs and judge verdicts into one long table (pandas DataFrame).
 

@@ -12,11 +12,12 @@ from .formats import by_order
 from .formats.lm_eval import LM_EVAL_SAMPLES
 from .plain import plain_suffix
 from .records import no_files
-from .safe import is_regular
+from .safe import is_regular, parse_once
 
 __all__ = ["LM_EVAL_SAMPLES", "companion_files", "detect_format", "expand_paths"]
 
 
+@parse_once()
 def detect_format(path: Path) -> str:
     """Guess the format of one file or run folder: the first format of the registry (in its
     detection order) that claims it.
@@ -40,6 +41,7 @@ def detect_format(path: Path) -> str:
     raise DataError(msg, file=str(path))
 
 
+@parse_once()
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     """Files and folders -> the result files inside (sorted, deterministic): every format of the
     registry says which files of a folder are its own.

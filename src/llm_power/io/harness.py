@@ -20,6 +20,7 @@ from .formats import FORMATS as REGISTRY
 from .formats.lm_eval import lm_eval_model
 from .plain import MODEL_COLUMNS, SCORE_COLUMNS, table_records
 from .records import ReadOptions, Record
+from .safe import parse_once
 
 if TYPE_CHECKING:  # pandas is imported lazily: `import llm_power` stays light
     import numpy as np
@@ -202,6 +203,7 @@ def _columns_fast(path: Path, *, format: str, metric: str | None, cluster: str |
                            filter_name=filter_name, cluster=cluster)
 
 
+@parse_once()
 def read_wide_table(path: Path, *, format: str = "auto", metric: str | None = None, cluster: str | None = None,
                     item_column: str | None = None) -> tuple[list[str], list[str], np.ndarray, list[str] | None] | None:
     """``(items, models, matrix, clusters)`` when ``path`` is a plain wide table (an item column and
@@ -235,6 +237,7 @@ def _plain_columns(path: Path) -> list[str] | None:
     return None if first is None else list(first[1].keys())
 
 
+@parse_once()
 def read_results(
     paths: str | Path | Sequence[str | Path],
     *,
@@ -298,6 +301,7 @@ def read_results(
                                               if isinstance(frame[c].dtype, pd.CategoricalDtype)}))
 
 
+@parse_once()
 def read_frame(paths: str | Path | Sequence[str | Path], *, format: str = "auto", metric: str | None = None,  # noqa: A002
                cluster: str | None = None, split: str = "test", filter: str | None = None,  # noqa: A002
                item_column: str | None = None) -> pd.DataFrame:

@@ -83,7 +83,7 @@ def table_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     elif suffix == ".json":  # one JSON array of records (pandas' to_json(orient="records"))
         from .safe import load_json_file
 
-        data = load_json_file(path)
+        data = load_json_file(path, take=True)
         if not isinstance(data, list):
             msg = "a JSON results file must be an array of records (objects)"
             raise DataError(msg, file=str(path))

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._core.errors import DataError
 from ..matrix import RunScores
+from .safe import parse_once
 
 __all__ = ["PLAIN_FORMATS", "RUN_ALIASES", "align_runs", "read_runs", "runs_frame"]
 
@@ -131,6 +132,7 @@ def _run_label(source: str, run: str, cache: dict[str, str]) -> str:
     return label
 
 
+@parse_once()
 def read_runs(paths: str | Path | Sequence[str | Path], *, run: str = "run", format: str = "auto",  # noqa: A002
               metric: str | None = None, cluster: str | None = None, on_missing: str = "error",
               item_column: str | None = None) -> RunScores:
@@ -170,6 +172,7 @@ def read_runs(paths: str | Path | Sequence[str | Path], *, run: str = "run", for
     return align_runs(frame, run="run", on_missing=on_missing, runs_by=run)
 
 
+@parse_once()
 def runs_frame(paths: str | Path | Sequence[str | Path], *, run: str = "run", format: str = "auto",  # noqa: A002
                metric: str | None = None, cluster: str | None = None, item_column: str | None = None) -> Any:
     """The long table of :func:`llm_power.read_results` with a ``run`` column: what :func:`read_runs`

@@ -26,12 +26,15 @@ variable                               default    what it bounds
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import json
 import os
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,8 @@ from .._core.files import MB as _MB
 from .._core.files import is_regular, limit, open_regular, read_capped, read_regular_bytes, regular_files
 
 __all__ = ["ArchiveReader", "is_regular", "limit", "load_json_bytes", "load_json_file", "load_yaml", "open_bounded",
-           "open_regular", "parquet_columns", "parse_json", "peek_json", "read_parquet", "read_regular_bytes",
-           "regular_files"]
+           "open_regular", "parquet_columns", "parse_json", "parse_once", "peek_json", "read_parquet",
+           "read_regular_bytes", "regular_files"]
 
 
 class _BoundedGzip(io.RawIOBase):
@@ -283,9 +286,93 @@ def load_json_bytes(data: bytes, *, file: str, record: str | None = None) -> Any
             gc.enable()
 
 
-def load_json_file(path: str | Path) -> Any:
-    """Read and parse one JSON file (a regular file only), bounded by ``LLM_POWER_MAX_JSON_MB``."""
+# ---- parse once: one reading session sees each JSON file parsed once ---------------------------------------
+
+class _Parsed:
+    """The JSON documents one reading session has parsed, by file identity (device, inode, size,
+    modification time: a file that changes is parsed again), least recently used first, within a
+    budget of file bytes (``LLM_POWER_PARSE_CACHE_MB``); a reader takes its document out.
+    """
+
+    def __init__(self, budget: int) -> None:
+        from collections import OrderedDict
+
+        self.budget, self.held = budget, 0
+        self.docs: OrderedDict[tuple[int, ...], tuple[int, Any, _NotJSON | None]] = OrderedDict()
+
+    def get(self, key: tuple[int, ...], *, take: bool) -> tuple[Any, _NotJSON | None] | None:
+        if key not in self.docs:
+            return None
+        size, value, error = self.docs.pop(key) if take else self.docs[key]
+        if take:
+            self.held -= size
+        else:
+            self.docs.move_to_end(key)
+        return value, error
+
+    def put(self, key: tuple[int, ...], size: int, value: Any, error: _NotJSON | None) -> None:
+        if size > self.budget:
+            return
+        self.docs[key], self.held = (size, value, error), self.held + size
+        while self.held > self.budget:
+            _, (old, _, _) = self.docs.popitem(last=False)
+            self.held -= old
+
+
+_SESSION: ContextVar[_Parsed | None] = ContextVar("llm_power_parsed", default=None)
+
+
+@contextlib.contextmanager
+def parse_once() -> Iterator[None]:
+    """A reading session: detection, folder searches and the reader share each JSON file's parse
+    (format tests used to parse a file once each: an OpenCompass file was parsed 13 times by
+    ``diagnose FOLDER``). Sessions nest (the outermost one holds the documents); everything is
+    released when it ends, and a reader takes its document out as it reads it.
+    """
+    if _SESSION.get() is not None:
+        yield
+        return
+    token = _SESSION.set(_Parsed(limit("LLM_POWER_PARSE_CACHE_MB") * _MB))
+    try:
+        yield
+    finally:
+        _SESSION.reset(token)
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def load_json_file(path: str | Path, *, take: bool = False) -> Any:
+    """Read and parse one JSON file (a regular file only), bounded by ``LLM_POWER_MAX_JSON_MB``;
+    inside :func:`parse_once`, parsed once per session (``take``: the reader's last use, which
+    releases the session's copy).
+    """
     path = Path(path)
+    session = _SESSION.get()
+    key = _identity(path) if session is not None else None
+    if session is None or key is None:
+        return _load_json_file(path)
+    held = session.get(key, take=take)
+    if held is None:
+        try:
+            value, error = _load_json_file(path), None
+        except _NotJSON as exc:
+            value, error = None, exc
+        if not take:
+            session.put(key, key[2], value, error)
+    else:
+        value, error = held
+    if error is not None:
+        raise error
+    return value
+
+
+def _load_json_file(path: Path) -> Any:
     cap = limit("LLM_POWER_MAX_JSON_MB") * _MB
     if path.suffix.lower() == ".gz":  # decompressed under the same bound and the archive limits
         def too_large() -> DataError:

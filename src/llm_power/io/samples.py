@@ -19,6 +19,7 @@ import numpy as np
 from .._core.clusters import missing_label
 from .._core.errors import DataError
 from .._core.files import OUT_OF_MEMORY
+from .safe import parse_once
 
 __all__ = ["read_samples", "sample_matrices"]
 
@@ -38,7 +39,7 @@ def _kind(path: Path) -> str:
     if path.suffix.lower() == ".json":
         from .safe import load_json_file
 
-        data = load_json_file(path)
+        data = load_json_file(path, take=True)
         if isinstance(data, dict) and "resolved_ids" in data:
             return "swebench"
         if isinstance(data, dict) and isinstance(data.get("eval"), dict) and "samples" in data:
@@ -96,7 +97,7 @@ def _evalplus(path: Path, metric: str | None) -> Iterator[dict[str, Any]]:
     if which not in ("plus", "base"):
         msg = f"EvalPlus scores are 'plus' (base and extra tests pass; default) or 'base'; got {which!r}"
         raise DataError(msg, file=str(path), field="metric")
-    data = load_json_file(path)
+    data = load_json_file(path, take=True)
     tasks = data.get("eval") if isinstance(data, dict) else None
     if not isinstance(tasks, dict) or not tasks:
         msg = "no 'eval' mapping of tasks to samples"
@@ -121,7 +122,7 @@ def _evalplus(path: Path, metric: str | None) -> Iterator[dict[str, Any]]:
 def _swebench(path: Path, instances: list[str] | None) -> Iterator[dict[str, Any]]:
     from .safe import load_json_file
 
-    data = load_json_file(path)
+    data = load_json_file(path, take=True)
     resolved = data.get("resolved_ids")
     if not isinstance(resolved, list):
         msg = "resolved_ids must be a list of instance ids"
@@ -265,6 +266,7 @@ def _instance_ids(instances: str | Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+@parse_once()
 def read_samples(paths: str | Path | Iterable[str | Path], *, metric: str | None = None, cluster: str | None = None,
                  instances: str | Path | None = None) -> Any:
     """Read repeated samples per question into a long table ``model, item, sample, score, cluster``.

@@ -79,7 +79,7 @@ def _value(case: dict[str, Any], metric: str | None, *, file: str, record: str) 
 def read_deepeval(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
     """Read a DeepEval test-run file: one record per test case with a value."""
     file = str(path)
-    body = _body(load_json_file(path))
+    body = _body(load_json_file(path, take=True))
     if body is None:
         msg = "not a DeepEval test run (no testRunData.testCases and metricsScores)"
         raise DataError(msg, file=file)

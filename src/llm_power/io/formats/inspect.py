@@ -108,7 +108,7 @@ def load_inspect_log(path: Path) -> tuple[Any, str, str]:
             else:
                 samples = [archive.json(n) for n in sorted(names) if n.startswith("samples/")]
     else:
-        header = expect(load_json_file(path), dict, "an inspect log", file=str(path))
+        header = expect(load_json_file(path, take=True), dict, "an inspect log", file=str(path))
         samples = header.get("samples") or []
     ev = header.get("eval") or {}
     expect(ev, dict, "'eval'", file=str(path))

@@ -86,7 +86,7 @@ def _value(entry: dict[str, Any], metric: str | None, *, file: str, record: str)
 def read_opencompass(path: Path, *, metric: str | None = None) -> Iterator[Record]:
     """Read an OpenCompass ``results/<model>/<dataset>.json``: one record per example."""
     file = str(path)
-    data = load_json_file(path)
+    data = load_json_file(path, take=True)
     entries = _details(data)
     if entries is None:
         msg = ("no per-sample 'details' (OpenCompass writes them with --dump-eval-details); without them only "

@@ -93,7 +93,7 @@ def _score(row: dict[str, Any], metric: str | None, *, file: str, record: str) -
 def read_promptfoo(path: Path, *, metric: str | None = None, cluster: str | None = None) -> Iterator[Record]:
     """Read a promptfoo ``results.json``: one record per (column, test), repeats averaged."""
     file = str(path)
-    data = expect(load_json_file(path), dict, "a promptfoo output file", file=file)
+    data = expect(load_json_file(path, take=True), dict, "a promptfoo output file", file=file)
     results = expect(data.get("results"), dict, "'results'", file=file)
     rows = expect(results.get("results"), list, "'results.results'", file=file)
     prompts = results.get("prompts") if isinstance(results.get("prompts"), list) else []
