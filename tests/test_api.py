@@ -9,169 +9,39 @@ from pathlib import Path
 import llm_power
 
 SRC = Path(llm_power.__file__).resolve().parent
-EXPECTED_ALL = [
-    "ADJUST_METHODS",
-    "AgreementResult",
-    "ApproximationWarning",
-    "ArenaDiagnosis",
-    "ArenaFragilityResult",
-    "BootstrapResult",
-    "BradleyTerryResult",
-    "COMPARE_METHODS",
-    "CalibrationResult",
-    "Comparison",
-    "ConfidenceInterval",
-    "CountEffectsResult",
-    "DataError",
-    "DegenerateDataWarning",
-    "DesignEffectsResult",
-    "DiagnoseOptions",
-    "Diagnosis",
-    "EffectSizesResult",
-    "ErrorRatesResult",
-    "FewClustersWarning",
-    "FragilityResult",
-    "GateResult",
-    "ICCResult",
-    "INTERVAL_METHODS",
-    "InfeasibleDesignWarning",
-    "LLMPowerError",
-    "LLMPowerWarning",
-    "LeaderboardMonitor",
-    "LeaderboardMonitorResult",
-    "LengthBiasResult",
-    "McNemarResult",
-    "MonitorResult",
-    "NoiseReport",
-    "PAIRED_CI_METHODS",
-    "PPIResult",
-    "PairResolution",
-    "PassAtKComparison",
-    "PassAtKPlanResult",
-    "PassAtKResult",
-    "PermutationResult",
-    "PowerSimulationResult",
-    "RankIntervalsResult",
-    "RankReport",
-    "RepeatedSamplingPlanResult",
-    "RunPlanResult",
-    "RunScores",
-    "RunVarianceResult",
-    "SequentialMonitor",
-    "SubsetCompareResult",
-    "SubsetEstimateResult",
-    "SubsetPlan",
-    "SubsetSequence",
-    "SubsetSequenceResult",
-    "TestResult",
-    "TypeSMResult",
-    "VarianceComponentsResult",
-    "WinRateComparison",
-    "WinRateResult",
-    "WinnerResult",
-    "__version__",
-    "adjust_pvalues",
-    "align_results",
-    "align_runs",
-    "anytime_critical_value",
-    "arena_diagnose",
-    "arena_fragility",
-    "bonferroni_factor",
-    "bradley_terry",
-    "calibrate",
-    "cells_from_margins",
-    "cluster_robust_se",
-    "cochran_q",
-    "compare",
-    "compare_pass_at_k",
-    "compare_win_rates",
-    "count_effects",
-    "coverage",
-    "design_effect",
-    "design_effects",
-    "diagnose",
-    "diagnose_files",
-    "discordance_from_baseline",
-    "e_bh",
-    "effect_sizes",
-    "five_by_two_cv",
-    "fragility",
-    "gate",
-    "half_width",
-    "icc_anova",
-    "judge_agreement",
-    "judge_vs_majority",
-    "length_bias",
-    "maj_at_k",
-    "maj_at_k_ci",
-    "majority_vote",
-    "margins_from_cells",
-    "mcnemar",
-    "mcnemar_from_counts",
-    "mde",
-    "n_for_half_width",
-    "noise",
-    "paired_bootstrap",
-    "paired_difference_ci",
-    "paired_difference_ci_from_counts",
-    "paired_t",
-    "paired_variance_components",
-    "pairwise_statistics",
-    "partial_conjunction",
-    "pass_at_k",
-    "pass_at_k_ci",
-    "pass_at_k_matrix",
-    "pass_at_k_mde",
-    "pass_at_k_plan",
-    "pass_hat_k",
-    "permutation_test",
-    "plan_runs",
-    "power",
-    "power_curve",
-    "ppi_labels_needed",
-    "ppi_mean",
-    "ppi_mean_difference",
-    "proportion_ci",
-    "rank_intervals",
-    "rank_report",
-    "read_battles",
-    "read_results",
-    "read_runs",
-    "read_subset_plan",
-    "repeated_sampling_plan",
-    "rho_bounds",
-    "rule_of_three",
-    "run_variance",
-    "sample_size",
-    "sample_size_repeated",
-    "sample_size_shortcut",
-    "shortcut_constant",
-    "shortcut_prescreen",
-    "sign_test",
-    "simulate_error_rates",
-    "simulate_pairs",
-    "simulated_power",
-    "subset_compare",
-    "subset_estimate",
-    "subset_plan",
-    "swap_consistency",
-    "to_eee",
-    "type_s_m",
-    "unpaired_z",
-    "variance_components",
-    "wilcoxon",
-    "win_rate",
-    "winners_curse",
-    "write_eee",
-]
 
 
-def test_all_is_pinned_and_sorted():
-    assert llm_power.__all__ == EXPECTED_ALL
+def test_the_public_list_is_written_once():
+    """Each package's ``_LAZY`` table is its list of public names: its ``__all__`` and its
+    ``TYPE_CHECKING`` imports are generated from it (scripts/api.py) and must be up to date."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "api.py"
+    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
     assert llm_power.__all__ == sorted(llm_power.__all__)
-    for name in llm_power.__all__:
-        assert hasattr(llm_power, name), name
 
+
+def test_every_public_name_is_its_familys_and_in_the_reference():
+    """A top-level name is exported by the family it is loaded from, and the documentation reference
+    has it twice: a ``::: llm_power.NAME`` section and a link in the index table (and nothing more)."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    public = set(llm_power.__all__) - {"__version__"}
+    for name, module in llm_power._LAZY.items():  # noqa: SLF001
+        family = importlib.import_module(module, "llm_power")
+        assert name in getattr(family, "__all__", dir(family)), (name, module)
+    reference = Path(__file__).resolve().parents[1] / "docs" / "reference"
+    sections: set[str] = set()
+    for page in reference.glob("*.md"):
+        sections |= set(re.findall(r"^::: llm_power\.([A-Za-z_]\w*)\s*$", page.read_text("utf-8"), re.M))
+    index = set(re.findall(r"\[llm_power\.([A-Za-z_]\w*)\]", (reference / "index.md").read_text("utf-8")))
+    assert sections - {"errors"} == public, (sorted(public - sections), sorted(sections - public))
+    assert index == public, (sorted(public - index), sorted(index - public))
 
 def test_spec_signatures():
     import inspect

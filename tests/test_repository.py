@@ -62,3 +62,34 @@ def test_ci_stops_without_the_shared_data(tmp_path):
     assert res.returncode == 1
     assert "../shared/data is absent" in res.stderr
     assert "make test" not in res.stdout and "apt-get" not in res.stdout  # it stops first, fast
+
+
+def test_no_dead_function_or_class():
+    """Every module-level function and class of the package is used somewhere -- by the package, a
+    test, a benchmark, a script or the docs -- apart from its definition and ``__all__`` (dead code was
+    flagged by three reviews running: ``_py``, ``check_positive_int``, ``gap_unit``, ...)."""
+    import ast
+    import collections
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    words: collections.Counter[str] = collections.Counter()
+    for folder in ("src", "tests", "benchmarks", "scripts", "docs"):
+        for path in (root / folder).rglob("*"):
+            if path.is_file() and path.suffix in {".py", ".md", ".toml", ".yml", ".yaml", ".html", ".j2"}:
+                text = path.read_text("utf-8", errors="replace")
+                if path.suffix == ".py":
+                    text = re.sub(r"__all__\s*=\s*\[[^\]]*\]", "", text)
+                words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    for extra in ("pyproject.toml", "README.md", "Makefile", "action.yml"):
+        if (root / extra).is_file():
+            words.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", (root / extra).read_text("utf-8")))
+    # used by its registration alone: inspect_ai finds the hook by its decorator and entry point
+    registered = {"LLMPowerReport"}
+    dead = []
+    for path in sorted((root / "src" / "llm_power").rglob("*.py")):
+        for node in ast.parse(path.read_text("utf-8")).body:
+            if (isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("__")
+                    and node.name not in registered and words[node.name] <= 1):
+                dead.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
+    assert not dead, dead

@@ -39,7 +39,10 @@ def _report_layer() -> Any:
 
 
 if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__
-    from ._core.errors import (
+    from ._core.results import ConfidenceInterval
+    from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
+    from .engines import diagnose_files
+    from .errors import (
         ApproximationWarning,
         DataError,
         DegenerateDataWarning,
@@ -48,13 +51,10 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerError,
         LLMPowerWarning,
     )
-    from ._core.results import ConfidenceInterval
-    from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
-    from .engines.dask import diagnose_files
     from .gating import GateResult, gate
     from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
     from .io import align_results, align_runs, read_battles, read_results, read_runs
-    from .matrix import RunScores
+    from .matrix import RunScores, ScoreMatrix
     from .multiplicity import (
         ADJUST_METHODS,
         CountEffectsResult,
@@ -194,6 +194,7 @@ _LAZY = {
     "align_runs": ".io",
     "read_runs": ".io",
     "RunScores": ".matrix",
+    "ScoreMatrix": ".matrix",
     "RankIntervalsResult": ".rankings",
     "rank_intervals": ".rankings",
     "RankReport": ".rankings",
@@ -389,6 +390,7 @@ __all__ = [
     "RunPlanResult",
     "RunScores",
     "RunVarianceResult",
+    "ScoreMatrix",
     "SequentialMonitor",
     "SubsetCompareResult",
     "SubsetEstimateResult",

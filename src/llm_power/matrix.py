@@ -127,6 +127,14 @@ class ScoreMatrix:
     note: str = ""
     dropped: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One line (the items, models and labels are attributes: 12,032 item ids are not a repr)."""
+        kind = "0/1 scores" if self.binary else "graded scores"
+        clusters = f", {self.n_groups:,} clusters" if self.clusters is not None else ""
+        shown = ", ".join(repr(m) for m in self.models[:3]) + (", ..." if len(self.models) > 3 else "")
+        return (f"ScoreMatrix({self.n:,} items x {self.n_models:,} models, {kind}{clusters}; "
+                f"models: {shown[:200]})")
+
     def __post_init__(self) -> None:
         shape = np.shape(self.scores)
         if len(shape) != 2 or shape != (len(self.items), len(self.models)):

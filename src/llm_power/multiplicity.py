@@ -28,12 +28,12 @@ __all__ = [
     "CountEffectsResult",
     "ErrorRatesResult",
     "adjust_pvalues",
+    "bonferroni_factor",
     "count_effects",
     "e_bh",
     "partial_conjunction",
     "simulate_error_rates",
 ]
-
 
 
 def _pvalues(pvalues: Any, name: str = "pvalues") -> np.ndarray:

@@ -22,7 +22,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 import llm_power as lp
 from llm_power._kernel.betting import BettingSequence, bets
-from llm_power._kernel.survey import difference_estimate, subset_mean
+from llm_power._kernel.survey import stratified_estimate
 
 #: the documented ApproximationWarning of control variates on fewer than 100 items (these tests check the
 #: formulas at small n on purpose)
@@ -47,10 +47,10 @@ def test_kernel_subset_mean_is_the_finite_population_mean_and_its_t_df():
     Sized for: the finite-population correction dropped, s^2 with ddof 0, df n instead of n - 1."""
     rng = np.random.default_rng(31)
     y = rng.normal(size=(3, 25))
-    est, se, df = subset_mean(y, 200)
+    est, se, df, _ = stratified_estimate(y, np.zeros(25, dtype=np.int64), np.array([200]))  # one stratum
     assert est == pytest.approx(y.mean(axis=1), rel=1e-12)
     assert se == pytest.approx(np.sqrt((1 - 25 / 200) * y.var(axis=1, ddof=1) / 25), rel=1e-12)
-    assert df == 24
+    assert df == pytest.approx(24)
 
 
 def test_kernel_difference_estimate_is_ols_with_its_residual_mean_square():
@@ -63,13 +63,14 @@ def test_kernel_difference_estimate_is_ols_with_its_residual_mean_square():
     x = rng.normal(size=(n_pop, p))
     y_all = 0.3 + x @ [0.8, -0.4] + rng.normal(size=n_pop)
     run = rng.choice(n_pop, n, replace=False)
-    est, se, df, coef = difference_estimate(y_all[run], x[run], x.mean(axis=0), n_pop)
+    est, se, df, coef = stratified_estimate(y_all[run], np.zeros(n, dtype=np.int64), np.array([n_pop]), x[run],
+                                            x.mean(axis=0)[None, :])  # one stratum: the difference estimator
     fit = sm.OLS(y_all[run], sm.add_constant(x[run])).fit()
     assert coef == pytest.approx(fit.params[1:], rel=1e-9)
     assert est == pytest.approx(y_all[run].mean() + fit.params[1:] @ (x.mean(axis=0) - x[run].mean(axis=0)),
                                 rel=1e-12)
     assert se == pytest.approx(math.sqrt((1 - n / n_pop) * fit.mse_resid / n), rel=1e-10)
-    assert df == n - p - 1 == fit.df_resid
+    assert df == pytest.approx(n - p - 1) and fit.df_resid == n - p - 1
 
 
 @SMALL_N

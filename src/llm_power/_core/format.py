@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["fmt_gap", "fmt_margins", "fmt_n_star", "fmt_p", "fmt_score", "gap_unit", "p_is", "unique_short_names"]
+__all__ = ["fmt_gap", "fmt_margins", "fmt_n_star", "fmt_p", "fmt_score", "p_is", "unique_short_names"]
 
 #: p-values below this are shown as "< 1e-300" (they are floored at the smallest normal double)
 P_DISPLAY_FLOOR = 1e-300
@@ -28,10 +28,6 @@ def p_is(p: Any, digits: int = 4) -> str:
     """'p = 0.0215' or 'p < 1e-300'."""
     text = fmt_p(p, digits)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
-
-
-def gap_unit(binary: bool) -> str:
-    return "pts" if binary else "score units"
 
 
 def fmt_gap(delta: Any, binary: bool, *, sign: bool = True, digits: int = 2, decimals: int | None = None) -> str:

@@ -282,11 +282,6 @@ def check_int_at_least(value: Any, name: str, minimum: int, *, maximum: int | No
     return int(value)
 
 
-def check_positive_int(value: Any, name: str, *, maximum: int | None = None) -> int:
-    """A whole number >= 1 (counts of items, resamples, simulations)."""
-    return check_int_at_least(value, name, 1, maximum=maximum)
-
-
 def check_cluster_labels(cluster: Any, n: int, *, name: str = "cluster") -> tuple[np.ndarray, int]:
     """Integer codes 0..G-1 of per-item cluster labels (missing labels: DataError); see ``_verdict``."""
     from .clusters import code_labels

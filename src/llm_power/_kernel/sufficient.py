@@ -16,7 +16,7 @@ import numpy as np
 from .._core.errors import DataError
 
 __all__ = ["PairSums", "PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts",
-           "discordant_counts", "gram_f32", "merge_pair_sums", "model_cluster_sums", "model_statistics",
+           "discordant_counts", "gram_f32", "merge_pair_sums", "model_cluster_sums",
            "pair_sums", "pair_sums_binary", "pair_sums_graded", "paired_counts", "pairwise_statistics"]
 
 #: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
@@ -86,7 +86,6 @@ def pair_sums(d: np.ndarray, codes: np.ndarray | None = None, n_groups: int = 0)
     return PairSums(n=n, delta=delta, ss=ss, sizes=sizes, resid=r, resid_sq=q)
 
 
-
 def paired_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int]:
     """The 2x2 table (n11, n10, n01, n00) of two aligned 0/1 arrays (one pair; all pairs: the Gram
     matrix of :func:`pairwise_statistics`).
@@ -118,15 +117,6 @@ class PairwiseStatistics:
     var_diff: np.ndarray | None
     binary: bool
     b: np.ndarray | None
-
-
-def model_statistics(x: np.ndarray) -> PairwiseStatistics:
-    """The per-model part of :func:`pairwise_statistics` (means, whether scores are 0/1), without
-    the M x M matrices: what the pairs' own sums (:func:`both_counts`, :func:`pair_sums_graded`) need.
-    """
-    binary = bool(np.all((x == 0) | (x == 1)))
-    return PairwiseStatistics(n=x.shape[0], means=x.mean(axis=0), mean_diff=None, var_diff=None, binary=binary,
-                              b=None)
 
 
 def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:

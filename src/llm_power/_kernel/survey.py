@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["difference_estimate", "stratified_estimate", "subset_mean"]
+__all__ = ["stratified_estimate"]
 
 
 def stratified_estimate(y: np.ndarray, codes: np.ndarray, pop_counts: np.ndarray, xs: np.ndarray | None = None,
@@ -114,16 +114,3 @@ def stratified_estimate(y: np.ndarray, codes: np.ndarray, pop_counts: np.ndarray
     return est, np.sqrt(var), df, coef
 
 
-def subset_mean(y: np.ndarray, n_pop: int) -> tuple[Any, Any, int]:
-    """(estimate, standard error, df) of the subset mean under simple random sampling."""
-    n = y.shape[-1]
-    est, se, _, _ = stratified_estimate(y, np.zeros(n, dtype=np.int64), np.array([n_pop]))
-    return est, se, n - 1
-
-
-def difference_estimate(y: np.ndarray, xs: np.ndarray, xbar: np.ndarray, n_pop: int) -> tuple[Any, Any, int, Any]:
-    """(estimate, standard error, df, coefficients) of the difference estimator under simple random sampling."""
-    n, p = xs.shape[-2], xs.shape[-1]
-    est, se, _, coef = stratified_estimate(y, np.zeros(n, dtype=np.int64), np.array([n_pop]), xs,
-                                           np.asarray(xbar, dtype=float)[..., None, :])
-    return est, se, n - p - 1, coef

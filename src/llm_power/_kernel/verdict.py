@@ -594,18 +594,3 @@ def paired_t_interval(delta: Any, var: Any, n: int, level: float, alternative: s
     return t_interval(delta, np.where(var > 0, var, np.nan) / n, n - 1, level, alternative)
 
 
-def newcombe_interval(n11: Any, b: Any, c: Any, n00: Any, level: float, alternative: str) -> tuple[Any, Any]:
-    """Newcombe's paired score interval, one-sided per ``alternative`` (bounds of [-1, 1]);
-    scalars give floats, arrays (one 2x2 table per pair) give arrays.
-    """
-    from .paired_intervals import newcombe_arrays
-
-    scalar = np.ndim(n11) == 0
-    level_used = level if alternative == "two-sided" else 2.0 * level - 1.0
-    low, high = newcombe_arrays(np.atleast_1d(n11), np.atleast_1d(b), np.atleast_1d(c), np.atleast_1d(n00),
-                                level_used)
-    if alternative == "greater":
-        high = np.ones_like(high)
-    elif alternative == "less":
-        low = -np.ones_like(low)
-    return (float(low[0]), float(high[0])) if scalar else (low, high)

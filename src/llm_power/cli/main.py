@@ -13,9 +13,9 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
 from .._core.errors import LLMPowerError
 from .._core.options import VOCABULARY_FLAGS, vocabulary_type
+from .._version import __version__
 from ..report.files import OutputPathError
 from ..report.terminal import safe_text, short_words
 from . import (

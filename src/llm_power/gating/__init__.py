@@ -9,16 +9,8 @@ from typing import TYPE_CHECKING
 from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._gate import (
-        EXIT_CODES,
-        GateResult,
-        TaskGateResult,
-        gate,
-        gate_tasks,
-    )
-    from ._testing import (
-        assert_not_worse,
-    )
+    from ._gate import EXIT_CODES, GateResult, TaskGateResult, gate, gate_tasks
+    from ._testing import assert_not_worse
 
 #: public name -> the module of this family that defines it
 _LAZY = {
@@ -30,13 +22,6 @@ _LAZY = {
     "gate_tasks": "._gate",
 }
 
-__all__ = [
-    "EXIT_CODES",
-    "GateResult",
-    "TaskGateResult",
-    "assert_not_worse",
-    "gate",
-    "gate_tasks",
-]
+__all__ = ["EXIT_CODES", "GateResult", "TaskGateResult", "assert_not_worse", "gate", "gate_tasks"]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())

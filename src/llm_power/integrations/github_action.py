@@ -287,7 +287,9 @@ def main() -> int:
             args = _gate_args(baseline, candidate, md)
             # the gate runs as the command line does, in its own interpreter (the Action sits beside the
             # CLI, not on top of it: no import of cli/ from here)
-            code = subprocess.run([sys.executable, "-m", "llm_power", *args], check=False).returncode
+            # the gate never needs the token: the child process does not get it
+            env = {k: v for k, v in os.environ.items() if k not in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")}
+            code = subprocess.run([sys.executable, "-m", "llm_power", *args], check=False, env=env).returncode
             body = md.read_text(encoding="utf-8") if md.is_file() else ""
     except _UsageError as exc:
         print(f"{_PREFIX}: error: {exc}", file=sys.stderr)

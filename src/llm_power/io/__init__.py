@@ -3,8 +3,9 @@
 Errors name the file, the record and the field.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .align import Aligned, ScoreMatrix, align_results
@@ -16,24 +17,15 @@ if TYPE_CHECKING:
 
 #: each public name and the module that defines it, imported on first use: ``llm_power.io.formats``
 #: (the registry, read by ``--help`` for its choices) loads without numpy or pandas
-_LAZY = {"Aligned": "align", "ScoreMatrix": "align", "align_results": "align", "read_battles": "battles",
-         "FORMATS": "harness", "Record": "harness", "detect_format": "harness", "iter_records": "harness",
-         "read_results": "harness", "ItemScores": "plain", "read_item_scores": "plain", "read_wide_matrix": "plain",
-         "align_runs": "runs", "read_runs": "runs", "read_samples": "samples", "sample_matrices": "samples"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+_LAZY = {"Aligned": ".align", "ScoreMatrix": ".align", "align_results": ".align", "read_battles": ".battles",
+         "FORMATS": ".harness", "Record": ".harness", "detect_format": ".harness", "iter_records": ".harness",
+         "read_results": ".harness", "ItemScores": ".plain", "read_item_scores": ".plain", "read_wide_matrix": ".plain",
+         "align_runs": ".runs", "read_runs": ".runs", "read_samples": ".samples", "sample_matrices": ".samples"}
 
 
 __all__ = [
-    "FORMATS",
     "Aligned",
+    "FORMATS",
     "ItemScores",
     "Record",
     "ScoreMatrix",
@@ -49,3 +41,5 @@ __all__ = [
     "read_wide_matrix",
     "sample_matrices",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())

@@ -10,10 +10,7 @@ from typing import TYPE_CHECKING
 from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._compare import (
-        Comparison,
-        compare,
-    )
+    from ._compare import Comparison, compare
     from ._effects import (
         PAIRED_CI_METHODS,
         EffectSizesResult,
@@ -22,11 +19,7 @@ if TYPE_CHECKING:
         paired_difference_ci,
         paired_difference_ci_from_counts,
     )
-    from ._permutation import (
-        PermutationResult,
-        permutation_interval,
-        permutation_test,
-    )
+    from ._permutation import PermutationResult, permutation_interval, permutation_test
     from ._registry import (
         COMPARE_METHODS,
         DEFAULT_RESAMPLES,
@@ -38,14 +31,8 @@ if TYPE_CHECKING:
         TestRun,
         interval_at,
     )
-    from ._resampling import (
-        BootstrapResult,
-        paired_bootstrap,
-    )
-    from ._several import (
-        cochran_q,
-        five_by_two_cv,
-    )
+    from ._resampling import BootstrapResult, paired_bootstrap
+    from ._several import cochran_q, five_by_two_cv
     from ._tests import (
         McNemarResult,
         TestResult,

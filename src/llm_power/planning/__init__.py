@@ -10,30 +10,11 @@ from typing import TYPE_CHECKING
 from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._aggregates import (
-        PairedBoundsResult,
-        aggregate_interval,
-        paired_bounds,
-    )
-    from ._designs import (
-        cells_from_margins,
-        discordance_from_baseline,
-        margins_from_cells,
-        rho_bounds,
-    )
-    from ._mde import (
-        mde,
-    )
-    from ._retrodesign import (
-        TypeSMResult,
-        type_s_m,
-    )
-    from ._shortcut import (
-        sample_size_shortcut,
-        shortcut_constant,
-        shortcut_prescreen,
-        shortcut_raw,
-    )
+    from ._aggregates import PairedBoundsResult, aggregate_interval, paired_bounds
+    from ._designs import cells_from_margins, discordance_from_baseline, margins_from_cells, rho_bounds
+    from ._mde import mde
+    from ._retrodesign import TypeSMResult, type_s_m
+    from ._shortcut import sample_size_shortcut, shortcut_constant, shortcut_prescreen, shortcut_raw
     from ._simulation import (
         SIMULATION_TESTS,
         CalibrationResult,

@@ -10,24 +10,10 @@ from typing import TYPE_CHECKING
 from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._arena import (
-        ArenaDiagnosis,
-        arena_diagnose,
-    )
-    from ._battles import (
-        MAX_MODELS,
-        Battles,
-        check_model_count,
-        encode_battles,
-    )
-    from ._bradley_terry import (
-        BradleyTerryResult,
-        bradley_terry,
-    )
-    from ._fit import (
-        Cells,
-        fit_cells,
-    )
+    from ._arena import ArenaDiagnosis, arena_diagnose
+    from ._battles import MAX_MODELS, Battles, check_model_count, encode_battles
+    from ._bradley_terry import BradleyTerryResult, bradley_terry
+    from ._fit import Cells, fit_cells
     from ._fragility import ArenaFragilityResult, arena_fragility
     from ._judges import (
         AgreementResult,
@@ -38,19 +24,8 @@ if TYPE_CHECKING:
         majority_vote,
         swap_consistency,
     )
-    from ._ppi import (
-        PPIResult,
-        labels_only_interval,
-        ppi_labels_needed,
-        ppi_mean,
-        ppi_mean_difference,
-    )
-    from ._winrates import (
-        WinRateComparison,
-        WinRateResult,
-        compare_win_rates,
-        win_rate,
-    )
+    from ._ppi import PPIResult, labels_only_interval, ppi_labels_needed, ppi_mean, ppi_mean_difference
+    from ._winrates import WinRateComparison, WinRateResult, compare_win_rates, win_rate
 
 #: public name -> the module of this family that defines it
 _LAZY = {

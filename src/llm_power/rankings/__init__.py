@@ -28,7 +28,16 @@ _LAZY = {
     "winners_curse": "._winners",
 }
 
-__all__ = ["WINNER_TARGETS", "FragilityResult", "RankIntervalsResult", "RankReport", "WinnerResult", "fragility",
-           "rank_intervals", "rank_report", "winners_curse"]
+__all__ = [
+    "FragilityResult",
+    "RankIntervalsResult",
+    "RankReport",
+    "WINNER_TARGETS",
+    "WinnerResult",
+    "fragility",
+    "rank_intervals",
+    "rank_report",
+    "winners_curse",
+]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())

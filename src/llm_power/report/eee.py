@@ -19,21 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._version import __version__
+
 __all__ = ["EEE_SCHEMA_VERSION", "to_eee", "write_eee"]
 
 #: the schema the records follow
 EEE_SCHEMA_VERSION = "0.3.0"
 
 _RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("llm-power")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without its metadata
-        return "unknown"
 
 
 def _num(value: Any) -> float:
@@ -120,7 +113,7 @@ def to_eee(diag: Any, *, benchmark: str = "benchmark", dataset: str | None = Non
                                 "source_organization_name": str(source_organization),
                                 "evaluator_relationship": evaluator_relationship},
             "eval_library": {"name": str(eval_library), "version": str(eval_library_version),
-                             "additional_details": {"uncertainty_by": f"llm-power {_version()}"}},
+                             "additional_details": {"uncertainty_by": f"llm-power {__version__}"}},
             "model_info": {"name": name, "id": name,
                            "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"}},
             "evaluation_results": [{

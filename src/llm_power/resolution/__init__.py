@@ -10,35 +10,11 @@ from typing import TYPE_CHECKING
 from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._columns import (
-        PairColumns,
-        pair_indices,
-    )
-    from ._diagnose import (
-        CORRECTIONS,
-        DESIGN_EFFECTS,
-        calibrate,
-        diagnose,
-        diagnose_source,
-        pairwise_statistics,
-    )
-    from ._regimes import (
-        Context,
-        RegimeOutput,
-        tie_groups_and_rank_intervals,
-    )
-    from ._registry import (
-        REGIMES,
-        DiagnoseOptions,
-        Option,
-        Regime,
-        headline_key,
-    )
-    from ._results import (
-        Diagnosis,
-        Held,
-        PairResolution,
-    )
+    from ._columns import PairColumns, pair_indices
+    from ._diagnose import CORRECTIONS, DESIGN_EFFECTS, calibrate, diagnose, diagnose_source, pairwise_statistics
+    from ._regimes import Context, RegimeOutput, tie_groups_and_rank_intervals
+    from ._registry import REGIMES, DiagnoseOptions, Option, Regime, headline_key
+    from ._results import Diagnosis, Held, PairResolution
 
 #: public name -> the module of this family that defines it
 _LAZY = {

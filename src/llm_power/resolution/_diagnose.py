@@ -499,8 +499,3 @@ def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndar
     return lo, hi, np.asarray(se, dtype=float)
 
 
-def _py(value: Any) -> Any:
-    value = value.item() if isinstance(value, np.generic) else value
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-
-

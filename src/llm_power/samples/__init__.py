@@ -9,26 +9,10 @@ from typing import TYPE_CHECKING
 from .._core.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from ._compare import (
-        PassAtKComparison,
-        compare_pass_at_k,
-    )
-    from ._majority import (
-        maj_at_k,
-        maj_at_k_ci,
-    )
-    from ._passk import (
-        PassAtKResult,
-        pass_at_k,
-        pass_at_k_ci,
-        pass_at_k_matrix,
-        pass_hat_k,
-    )
-    from ._plan import (
-        PassAtKPlanResult,
-        pass_at_k_mde,
-        pass_at_k_plan,
-    )
+    from ._compare import PassAtKComparison, compare_pass_at_k
+    from ._majority import maj_at_k, maj_at_k_ci
+    from ._passk import PassAtKResult, pass_at_k, pass_at_k_ci, pass_at_k_matrix, pass_hat_k
+    from ._plan import PassAtKPlanResult, pass_at_k_mde, pass_at_k_plan
     from ._repeats import (
         RepeatedSamplingPlanResult,
         VarianceComponentsResult,

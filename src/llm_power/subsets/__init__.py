@@ -28,7 +28,16 @@ _LAZY = {
     "subset_plan": "._plan",
 }
 
-__all__ = ["SubsetCompareResult", "SubsetEstimateResult", "SubsetPlan", "SubsetSequence", "SubsetSequenceResult",
-           "read_subset_plan", "subset_compare", "subset_estimate", "subset_plan"]
+__all__ = [
+    "SubsetCompareResult",
+    "SubsetEstimateResult",
+    "SubsetPlan",
+    "SubsetSequence",
+    "SubsetSequenceResult",
+    "read_subset_plan",
+    "subset_compare",
+    "subset_estimate",
+    "subset_plan",
+]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())
