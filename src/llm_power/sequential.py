@@ -63,7 +63,7 @@ from scipy import optimize, special
 
 from ._core.files import check_size
 from ._core.params import public
-from ._core.results import ConfidenceInterval, Result
+from ._core.results import ConfidenceInterval, Result, stored_interval
 from ._core.validation import as_float_array, check_open_unit, fail
 
 __all__ = [
@@ -201,9 +201,13 @@ class MonitorResult(Result):
 
     _repr_fields = ("n", "delta", "e_value", "verdict", "decided_at")
 
-    def confidence_interval(self) -> ConfidenceInterval:
-        """The confidence-sequence interval at the current n (valid at any stopping time)."""
-        return self.confidence_sequence
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The confidence-sequence interval at the current n (valid at any stopping time), at the
+        monitor's 1 - alpha (``confidence_level``: None).
+        """
+        return stored_interval(*self.confidence_sequence, None, confidence_level,
+                               recompute="monitor with SequentialMonitor(alpha=1 - confidence_level)")
 
 
 class SequentialMonitor:

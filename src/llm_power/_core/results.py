@@ -14,7 +14,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-__all__ = ["ConfidenceInterval", "Result", "to_plain"]
+__all__ = ["ConfidenceInterval", "Result", "stored_interval", "to_plain"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -22,6 +22,29 @@ class ConfidenceInterval(NamedTuple):
 
     low: Any
     high: Any
+
+
+def stored_interval(low: Any, high: Any, stored: float | None, asked: float | None, *, recompute: str,
+                    choice: tuple[str, Any, tuple[str, ...]] | None = None) -> ConfidenceInterval:
+    """A result's interval at the level it was computed at: ``confidence_interval()`` of a result
+    that keeps its interval rather than a recipe for it. ``asked`` None or equal to ``stored`` gives
+    the interval; another level is an error that says how to get it (``recompute``). ``choice``:
+    (parameter, value, allowed) of a keyword that picks one of several intervals, checked here.
+    """
+    if choice is not None and choice[1] not in choice[2]:
+        listed = ", ".join(repr(v) for v in choice[2])
+        msg = f"`{choice[0]}` must be one of {listed}; got {choice[1]!r}."
+        raise ValueError(msg)
+    if asked is not None:
+        if isinstance(asked, bool) or not isinstance(asked, (int, float)) or not 0.0 < float(asked) < 1.0:
+            msg = f"`confidence_level` must be in (0, 1); got {asked!r}."
+            raise ValueError(msg)
+        if stored is None or not math.isclose(float(asked), stored, rel_tol=0.0, abs_tol=1e-12):
+            at = "" if stored is None else f" at the {stored:g} level"
+            msg = (f"this interval was computed{at} and the result keeps it, not a way to recompute it; "
+                   f"for confidence_level={asked:g}, {recompute}")
+            raise ValueError(msg)
+    return ConfidenceInterval(low, high)
 
 
 def to_plain(value: Any) -> Any:

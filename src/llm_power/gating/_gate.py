@@ -41,7 +41,7 @@ from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DegenerateDataWarning, warn
 from .._core.format import fmt_gap
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.validation import check_int_at_least, check_open_unit, check_paired, check_run_pair, fail, is_binary
 from .._kernel.betting import bets, betting_bound, betting_pvalue
 from .._kernel.crossed import crossed_mean_squares, gap_run_variance
@@ -115,11 +115,13 @@ class GateResult(Result):
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("verdict", "delta", "margin", "ci_low", "ci_high", "n")
 
-    def confidence_interval(self) -> ConfidenceInterval:
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The interval the verdict reads (the 1 - 2 alpha interval, or the anytime-valid sequence):
-        ``(ci_low, ci_high)``.
+        ``(ci_low, ci_high)``; ``confidence_level`` must be that level (or None).
         """
-        return ConfidenceInterval(self.ci_low, self.ci_high)
+        return stored_interval(self.ci_low, self.ci_high, 1.0 - 2.0 * self.alpha, confidence_level,
+                               recompute="run gate(..., alpha=(1 - confidence_level) / 2)")
 
     @property
     def exit_code(self) -> int:

@@ -30,7 +30,7 @@ import numpy as np
 from .._core.errors import DataError, SeparationWarning
 from .._core.files import limit
 from .._core.params import public
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_option
 from .._kernel.quantiles import k_constant, normal_pvalue
@@ -91,6 +91,15 @@ class ArenaDiagnosis(Result):
     settings: dict[str, Any] = field(default_factory=dict)
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles",)
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Arrays, one per pair (in ``columns`` order): each rating gap's interval in Elo points
+        (the columns ``ci_low_elo``, ``ci_high_elo``).
+        """
+        return stored_interval(self.columns["ci_low_elo"], self.columns["ci_high_elo"],
+                               self.settings.get("confidence_level"), confidence_level,
+                               recompute="run arena_diagnose(..., confidence_level=confidence_level)")
 
     @property
     def n_pairs(self) -> int:

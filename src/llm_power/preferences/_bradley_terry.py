@@ -154,10 +154,11 @@ class BradleyTerryResult(Result):
         return float(t_pvalue(diff / se, self.df))
 
     @public
-    def confidence_interval(self, a: str | None = None, b: str | None = None, *,
-                            confidence_level: float | None = None) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float | None = None, *, a: str | None = None,
+                            b: str | None = None) -> ConfidenceInterval:
         """The interval of the rating gap theta_a - theta_b (anchor-free; :meth:`difference_ci`), or
-        with no pair named the Wald intervals of the centred ratings (:meth:`rating_ci`).
+        with no pair named the Wald intervals of the centred ratings (:meth:`rating_ci`). The level
+        comes first, as on every result; the models are keywords.
         """
         if a is None and b is None:
             return self.rating_ci(confidence_level)

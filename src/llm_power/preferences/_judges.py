@@ -16,7 +16,7 @@ from scipy import special
 
 from .._core.errors import DataError
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least
 from .._kernel.quantiles import level_quantile, t_pvalue
@@ -42,6 +42,17 @@ class AgreementResult(Result):
     confidence_level: float
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n", "agreement", "kappa", "alpha")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None, *, of: str = "kappa") -> ConfidenceInterval:
+        """The interval of one agreement measure: ``of`` ``"kappa"`` (default), ``"alpha"`` or
+        ``"agreement"`` (the fields ``kappa_ci``, ``alpha_ci``, ``agreement_ci``).
+        """
+        picked = {"kappa": self.kappa_ci, "alpha": self.alpha_ci, "agreement": self.agreement_ci}.get(of, (None, None))
+        low, high = picked
+        return stored_interval(low, high, self.confidence_level, confidence_level,
+                               recompute="run judge_agreement(..., confidence_level=confidence_level)",
+                               choice=("of", of, ("kappa", "alpha", "agreement")))
 
 
 def _agreement_stats(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -401,6 +412,18 @@ class LengthBiasResult(Result):
     confidence_level: float
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n", "longer_win_rate", "coefficient", "pvalue")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None, *,
+                            of: str = "longer_win_rate") -> ConfidenceInterval:
+        """The interval of ``of``: ``"longer_win_rate"`` (default; the field ``longer_win_ci``) or
+        ``"coefficient"`` (``coefficient_ci``).
+        """
+        picked = {"longer_win_rate": self.longer_win_ci, "coefficient": self.coefficient_ci}.get(of, (None, None))
+        low, high = picked
+        return stored_interval(low, high, self.confidence_level, confidence_level,
+                               recompute="run length_bias(..., confidence_level=confidence_level)",
+                               choice=("of", of, ("longer_win_rate", "coefficient")))
 
 
 def _logistic_sandwich(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None) -> tuple[np.ndarray, Any]:

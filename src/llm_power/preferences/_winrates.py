@@ -18,7 +18,7 @@ import numpy as np
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import interval_half_width
@@ -207,7 +207,7 @@ class WinRateComparison(Result):
 
     difference: float
     standard_error: float
-    confidence_interval: ConfidenceInterval
+    ci: ConfidenceInterval
     pvalue: float
     df: float
     n: int
@@ -218,6 +218,14 @@ class WinRateComparison(Result):
     confidence_level: float
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("difference", "standard_error", "pvalue", "n")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The t interval of the difference (``ci``; the field was named ``confidence_interval``
+        before 0.1, which this method now is).
+        """
+        return stored_interval(*self.ci, self.confidence_level, confidence_level,
+                               recompute="run compare_win_rates(..., confidence_level=confidence_level)")
 
 
 @public
@@ -250,7 +258,7 @@ def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = 
     Returns
     -------
     WinRateComparison
-        ``difference`` (win rate A - B), its paired ``standard_error``, ``confidence_interval``
+        ``difference`` (win rate A - B), its paired ``standard_error``, ``ci`` (also ``confidence_interval()``)
         (Student t), ``pvalue`` (t test of no difference), ``df`` (n - 1, or the cluster df),
         ``n`` (instructions used), ``n_clusters`` (or None), ``win_rate_a``, ``win_rate_b`` and
         ``correlation`` (Pearson, of the two models' preferences; NaN when either is constant).
@@ -291,7 +299,7 @@ def compare_win_rates(preferences_a: Any, preferences_b: Any, *, cluster: Any = 
     lo, hi = t_interval(np.array([delta]), np.array([se * se]), df, level, alternative)
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else math.nan
-    return WinRateComparison(difference=delta, standard_error=se, confidence_interval=ConfidenceInterval(
+    return WinRateComparison(difference=delta, standard_error=se, ci=ConfidenceInterval(
         float(lo[0]), float(hi[0])), pvalue=float(p[0]), df=df, n=int(d.size), n_clusters=g,
         win_rate_a=float(a.mean()), win_rate_b=float(b.mean()), correlation=corr, confidence_level=level)
 

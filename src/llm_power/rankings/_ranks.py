@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core.params import check_power_above, public
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_option
 from ._section import RANK_METHODS, carries_its_own, rank_sets, ranks_available
@@ -65,6 +65,12 @@ class RankIntervalsResult(Result):
     max_t_high: np.ndarray | None = None
 
     _repr_fields = ("models", "rank_low", "rank_high", "best_set")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """Per model (in ``models`` order), its simultaneous rank interval ``(rank_low, rank_high)``."""
+        return stored_interval(self.rank_low, self.rank_high, self.confidence_level, confidence_level,
+                               recompute="run rank_intervals(..., confidence_level=confidence_level)")
     _title = "Simultaneous rank intervals"
 
     def summary(self) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core.params import public
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_open_unit, check_option
 from ._section import carries_its_own, winner_of
@@ -69,6 +69,19 @@ class WinnerResult(Result):
     continuity_correction: float
 
     _repr_fields = ("target", "selected", "estimate", "hybrid_estimate", "hybrid_ci")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None, *,
+                            method: str = "hybrid") -> ConfidenceInterval:
+        """The winner's score interval by ``method``: ``"hybrid"`` (default, the selection-corrected
+        one the report shows), ``"conditional"``, ``"projection"`` or ``"naive"`` (not corrected).
+        """
+        picked = {"hybrid": self.hybrid_ci, "conditional": self.conditional_ci, "projection": self.projection_ci,
+                  "naive": self.naive_ci}.get(method, (None, None))
+        low, high = picked
+        return stored_interval(low, high, self.confidence_level, confidence_level,
+                               recompute="run winners_curse(..., confidence_level=confidence_level)",
+                               choice=("method", method, ("hybrid", "conditional", "projection", "naive")))
     _title = "Inference on a selected winner"
 
     def summary(self) -> str:

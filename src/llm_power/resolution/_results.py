@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._core.format import fmt_gap, fmt_n_star, fmt_p
-from .._core.results import ConfidenceInterval, Result, to_plain
+from .._core.params import public
+from .._core.results import ConfidenceInterval, Result, stored_interval, to_plain
 from .._kernel.sizes import mde_from_variance
 from ._registry import REGIMES
 
@@ -27,9 +28,13 @@ def _pair_resolution() -> type:
     doc = ("Resolution of one pair of models (A ranked above B). Optional fields are None when the "
            "corresponding stress test was not requested. Fields (from the regimes of ``REGIMES``): "
            + ", ".join(f[0] for f in fields) + ".")
-    def confidence_interval(self: Any) -> ConfidenceInterval:
-        """The interval of the gap that inverts the pair's IID test: ``(ci_low, ci_high)``."""
-        return ConfidenceInterval(self.ci_low, self.ci_high)
+    @public
+    def confidence_interval(self: Any, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The interval of the gap that inverts the pair's IID test: ``(ci_low, ci_high)``, at the
+        diagnosis's confidence level (``confidence_level``: None).
+        """
+        return stored_interval(self.ci_low, self.ci_high, None, confidence_level,
+                               recompute="run diagnose(..., confidence_level=confidence_level)")
 
     return dataclasses.make_dataclass(
         "PairResolution", fields, bases=(Result,), frozen=True, slots=True, repr=False,
@@ -45,7 +50,7 @@ if TYPE_CHECKING:
 
         def __getattr__(self, name: str) -> Any: ...
 
-        def confidence_interval(self) -> ConfidenceInterval: ...
+        def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval: ...
 else:
     PairResolution = _pair_resolution()
 
@@ -147,6 +152,19 @@ class Diagnosis(Result):
     held: Held | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None, *, of: str = "models") -> ConfidenceInterval:
+        """Arrays of intervals: ``of="models"`` (default) each model's score interval, in ``models``
+        order (``model_ci_low``, ``model_ci_high``); ``of="pairs"`` each pair's gap interval of its IID
+        test, in ``pairs`` order (the columns ``ci_low``, ``ci_high``).
+        """
+        picked = ((self.model_ci_low, self.model_ci_high) if of == "models"
+                  else (self.columns.get("ci_low"), self.columns.get("ci_high")) if of == "pairs" else (None, None))
+        low, high = picked
+        return stored_interval(low, high, self.settings.get("confidence_level"), confidence_level,
+                               recompute="run diagnose(..., confidence_level=confidence_level)",
+                               choice=("of", of, ("models", "pairs")))
 
     @property
     def pairs(self) -> list[PairResolution]:

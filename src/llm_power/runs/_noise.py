@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core.params import public
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least
 from .._kernel.binomial import wilson_bounds
@@ -86,6 +86,12 @@ class NoiseReport(Result):
     runs_by: str = "run"
 
     _repr_fields = ("models", "n_items", "runs", "signal", "noise", "snr")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The interval of the true signal-to-noise ratio (the field ``snr_ci``)."""
+        return stored_interval(*self.snr_ci, self.confidence_level, confidence_level,
+                               recompute="run noise(..., confidence_level=confidence_level)")
     _title = "Run-to-run noise"
 
     def summary(self) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core.params import public
-from .._core.results import Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.validation import check_confidence_level, check_option
 from .._kernel.crossed import (
     CrossedMeanSquares,
@@ -94,6 +94,19 @@ class RunVarianceResult(Result):
     runs_by: str = "run"
 
     _repr_fields = ("models", "n_items", "runs", "mean", "se")
+
+    @public
+    def confidence_interval(self, confidence_level: float | None = None, *,
+                            component: str = "item") -> ConfidenceInterval:
+        """Per model, the interval of one variance component: ``component`` ``"item"`` (default),
+        ``"run"`` or ``"residual"`` (the fields ``var_item_ci``, ``var_run_ci``, ``var_res_ci``).
+        """
+        picked = {"item": self.var_item_ci, "run": self.var_run_ci, "residual": self.var_res_ci}.get(
+            component, (None, None))
+        low, high = picked
+        return stored_interval(low, high, self.confidence_level, confidence_level,
+                               recompute="run run_variance(..., confidence_level=confidence_level)",
+                               choice=("component", component, ("item", "run", "residual")))
     _title = "Variance over items and runs"
 
     def summary(self) -> str:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import level_quantile, t_pvalue
@@ -56,13 +56,15 @@ class PassAtKComparison(Result):
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "band_excludes_zero")
 
-    def confidence_interval(self, *, simultaneous: bool = False) -> ConfidenceInterval:
+    @public
+    def confidence_interval(self, confidence_level: float | None = None, *,
+                            simultaneous: bool = False) -> ConfidenceInterval:
         """The pointwise intervals of the difference at each k, or with ``simultaneous=True`` the
         band that holds for every k at once (max-t).
         """
-        if simultaneous:
-            return ConfidenceInterval(self.band_low, self.band_high)
-        return ConfidenceInterval(self.ci_low, self.ci_high)
+        low, high = (self.band_low, self.band_high) if simultaneous else (self.ci_low, self.ci_high)
+        return stored_interval(low, high, self.confidence_level, confidence_level,
+                               recompute="run compare_pass_at_k(..., confidence_level=confidence_level)")
 
     def to_frame(self) -> Any:
         """One row per k (pandas)."""

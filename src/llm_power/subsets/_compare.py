@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core.errors import DegenerateDataWarning, warn
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.validation import as_float_array, check_alternative, check_open_unit, check_option
 from .._kernel.verdict import t_interval, t_test
 from ._design import TARGETS, build_design, check_fit, controls, spreadless
@@ -76,9 +76,11 @@ class SubsetCompareResult(Result):
 
     _repr_fields = ("gap", "ci", "pvalue", "verdict", "method", "n", "n_items")
 
-    def confidence_interval(self) -> ConfidenceInterval:
-        """The interval of the full-benchmark gap."""
-        return self.ci
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The interval of the full-benchmark gap (at 1 - alpha)."""
+        return stored_interval(*self.ci, 1.0 - self.alpha, confidence_level,
+                               recompute="run subset_compare(..., alpha=1 - confidence_level)")
 
 
 @public

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core.errors import ApproximationWarning, DegenerateDataWarning, warn
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.validation import as_float_array, check_open_unit, check_option
 from .._kernel.binomial import wilson_bounds
 from .._kernel.quantiles import level_quantile
@@ -114,9 +114,11 @@ class SubsetEstimateResult(Result):
 
     _repr_fields = ("estimate", "ci", "method", "n", "n_items", "variance_reduction")
 
-    def confidence_interval(self) -> ConfidenceInterval:
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The interval of the full-benchmark mean."""
-        return self.ci
+        return stored_interval(*self.ci, self.confidence_level, confidence_level,
+                               recompute="run subset_estimate(..., confidence_level=confidence_level)")
 
 
 @public

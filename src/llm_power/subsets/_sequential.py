@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result
+from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.validation import as_float_array, check_int_at_least, check_open_unit, check_option
 from .._kernel.betting import BettingSequence
 from ._design import TARGETS
@@ -57,9 +57,11 @@ class SubsetSequenceResult(Result):
 
     _repr_fields = ("estimate", "ci", "n", "n_items", "verdict", "stop")
 
-    def confidence_interval(self) -> ConfidenceInterval:
+    @public
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The confidence sequence at this look."""
-        return self.ci
+        return stored_interval(*self.ci, self.confidence_level, confidence_level,
+                               recompute="run a SubsetSequence(..., confidence_level=confidence_level)")
 
 
 class SubsetSequence:
