@@ -232,3 +232,15 @@ def test_the_kernel_computes_sums_below_the_rule():
     bad = [f"_kernel.{m} imports {target}" for m in lower
            for target, _, _ in _imports(f"{PKG}._kernel.{m}") if target.startswith(f"{PKG}._kernel.verdict")]
     assert not bad, bad
+
+
+def test_the_architecture_page_is_generated_from_the_tree_and_the_registries():
+    """docs/architecture.md's map (every module, with its docstring's first sentence) and its table of
+    registries (their entries) are written by scripts/architecture.py; this fails when they are stale
+    (the page had lost runs/, rankings/, subsets/ and four of the ten formats)."""
+    import subprocess
+    import sys
+
+    script = SRC.parents[1] / "scripts" / "architecture.py"
+    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr

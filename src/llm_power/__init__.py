@@ -26,16 +26,20 @@
 from typing import TYPE_CHECKING, Any
 
 from ._core.lazy import lazy_names
+from ._core.renderer import use_renderer
 from ._version import __version__
 
 
 def _report_layer() -> Any:
-    """The report layer that renders results (``Result._repr_html_``, ``to_html``, ...): the core
-    asks the package for it and never imports it.
+    """The report layer that renders results (``Result._repr_html_``, ``to_html``, ...), installed
+    in the core below: the core is given it and never imports it.
     """
     from .report import notebook
 
     return notebook
+
+
+use_renderer(_report_layer)
 
 
 if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__

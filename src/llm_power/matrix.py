@@ -277,6 +277,15 @@ class RunScores:
     runs_by: str = "run"
     note: str = ""
 
+    def __repr__(self) -> str:
+        """One line: the sizes, not the ids (the reruns' repr was 18,993 characters)."""
+        runs = sorted({len(r) for r in self.run_labels})
+        shown = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}-{runs[-1]}"
+        clusters = ", clustered" if self.clusters is not None else ""
+        names = ", ".join(repr(m) for m in self.models[:3]) + (", ..." if len(self.models) > 3 else "")
+        return (f"RunScores({len(self.items):,} items x {len(self.models):,} models x {shown} {self.runs_by}s"
+                f"{clusters}; models: {names[:200]})")
+
     def __post_init__(self) -> None:
         if len(self.blocks) != len(self.models) or len(self.run_labels) != len(self.models):
             msg = f"{len(self.models)} models but {len(self.blocks)} score blocks and {len(self.run_labels)} run lists"

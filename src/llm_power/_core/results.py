@@ -14,6 +14,8 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from .renderer import renderer
+
 __all__ = ["ConfidenceInterval", "Result", "stored_interval", "to_plain"]
 
 
@@ -82,13 +84,8 @@ def _short(value: Any) -> str:
 
 
 def _renderer() -> Any:
-    """The report layer that renders results (notebook views, HTML, Markdown, JSON files). The
-    package -- the composition root -- names it; the statistics core never imports the report layer.
-    """
-    import sys
-
-    package = sys.modules[__name__.split(".", 1)[0]]  # loaded before any of its submodules
-    return package._report_layer()  # noqa: SLF001 - the package is its own composition root
+    """The report layer that renders results, as the package installed it (:mod:`.renderer`)."""
+    return renderer()
 
 
 class Result:
@@ -97,9 +94,19 @@ class Result:
     __slots__ = ()
     _repr_fields: ClassVar[tuple[str, ...] | None] = None
     _title: ClassVar[str | None] = None
+    #: which view of the report layer shows it: "generic" (title, summary, scalar fields), "diagnosis"
+    #: or "arena" (what the views ask of a result is public: ``view_kind``, ``report_title()``, ``fields()``)
+    view_kind: ClassVar[str] = "generic"
 
-    def _fields(self) -> tuple[str, ...]:
+    def fields(self) -> tuple[str, ...]:
+        """The names of the result's fields, in order."""
         return tuple(f.name for f in dataclasses.fields(self))  # type: ignore[arg-type]
+
+    _fields = fields
+
+    def report_title(self) -> str:
+        """The heading a report gives this result."""
+        return self._title or type(self).__name__
 
     def __repr__(self) -> str:
         names = self._repr_fields or self._fields()

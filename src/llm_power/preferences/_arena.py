@@ -91,6 +91,7 @@ class ArenaDiagnosis(Result):
     settings: dict[str, Any] = field(default_factory=dict)
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles",)
+    view_kind: ClassVar[str] = "arena"
 
     @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:

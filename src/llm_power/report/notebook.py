@@ -112,10 +112,9 @@ def _scalar(value: Any) -> str | None:
 
 
 def _generic_fragment(result: Any) -> str:
-    title = getattr(result, "_title", None) or type(result).__name__
-    parts = [f"<h3>{_e(title)}</h3>", f"<pre>{_e(result.summary())}</pre>"]
+    parts = [f"<h3>{_e(result.report_title())}</h3>", f"<pre>{_e(result.summary())}</pre>"]
     rows = []
-    for name in result._fields():
+    for name in result.fields():
         shown = _scalar(getattr(result, name))
         if shown is not None:
             rows.append([name, shown])
@@ -124,20 +123,10 @@ def _generic_fragment(result: Any) -> str:
     return "".join(parts)
 
 
-def _kind(result: Any) -> str:
-    from ..preferences import ArenaDiagnosis
-    from ..resolution import Diagnosis
-
-    if isinstance(result, Diagnosis):
-        return "diagnosis"
-    if isinstance(result, ArenaDiagnosis):
-        return "arena"
-    return "generic"
-
-
 def fragment(result: Any) -> str:
     """The notebook view of ``result``: a self-contained HTML fragment (scoped styles, no script)."""
-    body = {"diagnosis": _diagnosis_fragment, "arena": _arena_fragment}.get(_kind(result), _generic_fragment)(result)
+    views = {"diagnosis": _diagnosis_fragment, "arena": _arena_fragment}
+    body = views.get(getattr(result, "view_kind", "generic"), _generic_fragment)(result)
     return f"<div class=\"llmp\">{_STYLE}{body}</div>"
 
 
@@ -145,7 +134,7 @@ def html_document(result: Any, *, title: str | None = None) -> str:
     """A self-contained HTML page: the full report for a leaderboard or an arena (what ``--html``
     writes), the notebook view on a page for any other result.
     """
-    kind = _kind(result)
+    kind = getattr(result, "view_kind", "generic")
     if kind == "diagnosis":
         from .html import render_html
 
@@ -154,7 +143,7 @@ def html_document(result: Any, *, title: str | None = None) -> str:
         from .arena import render_arena_html
 
         return render_arena_html(result, title=title) if title else render_arena_html(result)
-    name = title or getattr(result, "_title", None) or type(result).__name__
+    name = title or result.report_title()
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
             f"content=\"width=device-width, initial-scale=1\"><title>{_e(name)}</title></head><body>"
             f"{fragment(result)}</body></html>\n")
@@ -164,7 +153,7 @@ def markdown_text(result: Any) -> str:
     """GitHub-flavoured Markdown of ``result`` (the ``--markdown`` report for a leaderboard or an
     arena; the summary and the numbers otherwise). Names are escaped.
     """
-    kind = _kind(result)
+    kind = getattr(result, "view_kind", "generic")
     if kind == "diagnosis":
         from .markdown import render_markdown
 
@@ -176,11 +165,11 @@ def markdown_text(result: Any) -> str:
     from .markdown import md_prose, md_text
     from .terminal import safe_text
 
-    title = getattr(result, "_title", None) or type(result).__name__
+    title = result.report_title()
     summary = "\n".join(safe_text(line) for line in result.summary().splitlines())  # no control byte from a name
     lines = [f"## {md_prose(title)}", "", "```", summary.replace("```", "'''"), "```", "",
              "| field | value |", "| --- | ---: |"]
-    for name in result._fields():
+    for name in result.fields():
         shown = _scalar(getattr(result, name))
         if shown is not None:
             lines.append(f"| {md_prose(name)} | {md_text(shown)} |")

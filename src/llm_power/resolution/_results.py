@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -152,6 +152,7 @@ class Diagnosis(Result):
     held: Held | None = field(default=None, compare=False)
 
     _repr_fields = ("n", "n_unresolved")
+    view_kind: ClassVar[str] = "diagnosis"
 
     @public
     def confidence_interval(self, confidence_level: float | None = None, *, of: str = "models") -> ConfidenceInterval:
