@@ -9,21 +9,26 @@ from typing import Any
 from ..report.terminal import dump_json, print_table, say
 
 HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records, Hugging Face "
-        ".eval_results): intervals, MDE, and what a paired test could say")
+        ".eval_results, leaderboard tables such as AlpacaEval's CSVs): intervals, MDE, and what a paired test "
+        "could say")
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("aggregate", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:],
                        epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc\n"
-                              "          llm-power aggregate org__model-a/ org__model-b/ --items gpqa_diamond=198",
+                              "          llm-power aggregate org__model-a/ org__model-b/ --items gpqa_diamond=198\n"
+                              "          llm-power aggregate weighted_alpaca_eval_gpt4_turbo_leaderboard.csv",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS",
-                   help="lm-eval results_*.json or Every Eval Ever record files, or folders holding them")
+                   help="lm-eval results_*.json, Every Eval Ever records, Hugging Face eval results, or folders "
+                        "holding them; leaderboard tables (CSV/TSV: a model and a score column, with a standard "
+                        "error or a count column)")
     p.add_argument("--metric", metavar="NAME", help="keep one metric, e.g. acc (default: every metric)")
     p.add_argument("--items", action="append", metavar="[TASK=]N",
-                   help="the benchmark's number of items, which Hugging Face eval results do not record: N for "
-                        "every task or TASK=N, repeatable (default: none)")
+                   help="the benchmark's number of items, for results that do not record it (Hugging Face eval "
+                        "results, most Every Eval Ever 0.2 records, tables without a count): N for every task "
+                        "or TASK=N, repeatable (default: none)")
     p.add_argument("--filter", help="keep one lm-eval filter, e.g. strict-match (default: every filter)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="target power of MDE and N* (default 0.8)")

@@ -162,23 +162,31 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def read_eee_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None) -> list[AggregateScore]:
-    """Every result of Every Eval Ever aggregate records (files, or folders holding them) that
-    says how many samples it rests on (``uncertainty.num_samples``), with its standard error when
-    given. ``task`` is the result's ``evaluation_name``, ``metric`` its ``metric_config.metric_id``
-    (else ``"score"``); results without a sample count (most 0.2.x records) are skipped.
+def read_eee_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | None = None,
+                        items: int | dict[str, int] | None = None) -> list[AggregateScore]:
+    """Every result of Every Eval Ever aggregate records (files, or folders holding them) with the
+    number of samples it rests on, and its standard error when given. ``task`` is the result's
+    ``evaluation_name``, ``metric`` its ``metric_config.metric_id`` (else ``"score"``). The count
+    is ``uncertainty.num_samples``; most 0.2.x records (the Open LLM Leaderboard's) do not say it, and
+    ``items`` -- the benchmark's size, one number or ``evaluation_name`` -> number -- gives it; a
+    result with neither is skipped (an error when that leaves nothing, naming the tasks).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     out: list[AggregateScore] = []
+    lacking: list[str] = []
     for path in _files(paths, _eee_in, None):
         records = _eee_records(path)
         view = path.suffix.lower() == ".parquet"
         for r, data in enumerate(records):
-            out += _eee_scores(path, data, metric, f"row {r}: " if view else "")
+            out += _eee_scores(path, data, metric, f"row {r}: " if view else "", items=items, lacking=lacking)
     if not out:
         wanted = f" for metric {metric!r}" if metric else ""
         msg = f"no Every Eval Ever results with a sample count (uncertainty.num_samples){wanted}"
+        if lacking:
+            tasks = ", ".join(dict.fromkeys(lacking))
+            msg += (f"; these records give a score without it: give each benchmark's number of items "
+                    f"(--items {lacking[0]}=N, or --items N for all; tasks: {tasks})")
         raise DataError(msg, file=", ".join(map(str, paths)))
     return out
 
@@ -201,8 +209,11 @@ def _on_unit_scale(value: float, se: float | None, config: dict[str, Any], *, fi
     return (value - low) / width, None if se is None else se / width
 
 
-def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[AggregateScore]:
-    """The scores of one aggregate record (``prefix`` names its row in a Parquet view)."""
+def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str, *, items: int | dict[str, int] | None = None,
+                lacking: list[str] | None = None) -> list[AggregateScore]:
+    """The scores of one aggregate record (``prefix`` names its row in a Parquet view; ``items``: the
+    count of a result that does not record one; ``lacking`` collects the tasks with neither).
+    """
     out: list[AggregateScore] = []
     if not is_eee_record(data):
         msg = "not an Every Eval Ever aggregate record (no 'schema_version' and 'evaluation_results')"
@@ -230,7 +241,12 @@ def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[
         n = unc.get("num_samples")
         if isinstance(n, float) and n.is_integer():  # a Parquet view may store the count as a float
             n = int(n)
+        task = str(res.get("evaluation_name") or record)
+        if n is None and items is not None:  # the record does not say: the benchmark's size given
+            n = items if isinstance(items, int) else items.get(task)
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            if n is None and lacking is not None:
+                lacking.append(task)
             continue
         if n > _MAX_COUNT:
             msg = f"{n:.3g} samples is more than a count can be exactly (2**53)"
@@ -241,9 +257,151 @@ def _eee_scores(path: Path, data: Any, metric: str | None, prefix: str) -> list[
             msg = f"standard error {se!r} is not a finite non-negative number"
             raise DataError(msg, file=str(path), record=record, field="uncertainty.standard_error.value")
         value, se = _on_unit_scale(value, se, config, file=str(path), record=record)
-        task = str(res.get("evaluation_name") or record)
         out.append(AggregateScore(model, task, name, "", value, se, int(n), str(path)))
     return out
+
+
+# =================================================================================================
+# Leaderboard tables: one row per model (AlpacaEval's leaderboard CSVs, exported leaderboards)
+# =================================================================================================
+
+#: the columns a leaderboard table's parts are found in, in order of preference (case-insensitive)
+_TABLE_MODEL = ("model", "model_name", "name", "")  # "" : pandas' unnamed index column (AlpacaEval's CSVs)
+_TABLE_SCORE = ("score", "accuracy", "acc", "win_rate", "lb_win_rate", "value")
+_TABLE_SE = ("standard_error", "stderr", "se", "lb_standard_error")
+_TABLE_N = ("n_total", "n_items", "num_samples", "n", "items", "lb_n_total")
+_TABLE_TASK = ("task", "benchmark", "dataset")
+
+
+def _column(header: Sequence[str], wanted: Sequence[str]) -> str | None:
+    lower = {h.strip().lower(): h for h in header}
+    return next((lower[w] for w in wanted if w in lower), None)
+
+
+def is_leaderboard_table(path: Path) -> bool:
+    """Whether a file is a leaderboard table this reader takes: CSV/TSV (``.gz`` too) whose header has a
+    model column and a score column (by the names of ``_TABLE_MODEL`` and ``_TABLE_SCORE``).
+    """
+    from .plain import plain_suffix
+
+    if plain_suffix(path) not in (".csv", ".tsv"):
+        return False
+    header, _ = _table_rows(path, header_only=True)
+    return _column(header, _TABLE_MODEL) is not None and _column(header, _TABLE_SCORE) is not None
+
+
+def _table_rows(path: Path, *, header_only: bool = False) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """A CSV/TSV leaderboard's header and rows, (line, row) -- read here rather than by the per-item
+    reader, which refuses an unnamed column: AlpacaEval's CSVs name their models in one.
+    """
+    import csv
+
+    from .._core.files import allow_long_csv_fields, csv_error_text
+    from .plain import plain_suffix
+    from .safe import open_bounded
+
+    allow_long_csv_fields()
+    cap = limit("LLM_POWER_MAX_TEXT_MB") * MB
+    with open_bounded(path) as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        msg = f"more than the {cap // MB:,} MB limit (LLM_POWER_MAX_TEXT_MB)"
+        raise DataError(msg, file=str(path))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        msg = f"not UTF-8 text (byte {exc.start})"
+        raise DataError(msg, file=str(path)) from None
+    reader = csv.reader(text.splitlines(), delimiter="\t" if plain_suffix(path) == ".tsv" else ",")
+    try:
+        header = [h.strip() for h in next(reader, [])]
+        named = [h for h in header if h]
+        if len(set(named)) != len(named) or header.count("") > 1:
+            msg = "a column name appears twice in the header (or two columns have none)"
+            raise DataError(msg, file=str(path), record="line 1")
+        if header_only:
+            return header, []
+        rows = [(reader.line_num, dict(zip(header, row, strict=False))) for row in reader
+                if any(c.strip() for c in row)]
+    except csv.Error as exc:
+        raise DataError(csv_error_text(exc), file=str(path), record=f"line {reader.line_num}") from None
+    return header, rows
+
+
+def read_leaderboard_table(path: str | Path, *, metric: str | None = None,
+                           items: int | dict[str, int] | None = None) -> list[AggregateScore]:
+    """Scores of a leaderboard table, one row per model (and task): the model (``model``, ``name``, or
+    the unnamed first column of AlpacaEval's leaderboard CSVs), the score (``metric`` names its column;
+    else ``score``, ``accuracy``, ``win_rate``, ...), its standard error (``<metric>_standard_error``,
+    ``standard_error``, ``stderr``, ...) and the count (``n_total``, ``n_items``, ``num_samples``, ...;
+    else ``items``). Scores in percent (any above 1) are read as fractions, their standard errors too.
+    """
+    path = Path(path)
+    header, rows = _table_rows(path)
+    if not rows:
+        msg = "the leaderboard table has no rows"
+        raise DataError(msg, file=str(path))
+    model_col = _column(header, _TABLE_MODEL)
+    score_col = metric if metric is not None and metric in header else _column(header, _TABLE_SCORE)
+    if model_col is None or score_col is None:
+        msg = (f"no {'model' if model_col is None else 'score'} column"
+               + (f" {metric!r}" if metric is not None and model_col is not None else "")
+               + f"; columns are {', '.join(map(repr, header))}")
+        raise DataError(msg, file=str(path))
+    se_col = _column(header, [f"{score_col}_standard_error", f"{score_col}_stderr", f"{score_col}_se",
+                              *(["lc_standard_error"] if "length_controlled" in score_col else []), *_TABLE_SE])
+    n_col, task_col = _column(header, _TABLE_N), _column(header, _TABLE_TASK)
+    parsed = []
+    for line, row in rows:
+        record = f"line {line}"
+        model = str(row.get(model_col) or "").strip()
+        if not model:
+            msg = "a row without a model name"
+            raise DataError(msg, file=str(path), record=record, field=model_col or "(first column)")
+        value = _table_number(row.get(score_col), path, record, score_col)
+        if value is None:
+            continue  # no score in this row (a leaderboard's blank cell)
+        se = _table_number(row.get(se_col), path, record, se_col) if se_col else None
+        task = str(row.get(task_col) or "").strip() if task_col else ""
+        task = task or path.stem
+        count = _table_number(row.get(n_col), path, record, n_col) if n_col else None
+        if count is None and items is not None:
+            count = items if isinstance(items, int) else items.get(task)
+        if count is None or not float(count).is_integer() or not 1 <= count <= _MAX_COUNT:
+            if count is None:
+                msg = (f"no item count for {model!r}: the table has no count column "
+                       f"({', '.join(_TABLE_N)}); give the benchmark's size (--items N)")
+            else:
+                msg = f"item count {count!r} is not a whole number from 1 to 2**53"
+            raise DataError(msg, file=str(path), record=record, field=n_col)
+        parsed.append((model, task, value, se, int(count)))
+    percent = any(v > 1.0 for _, _, v, _, _ in parsed)
+    out = []
+    for model, task, value, se, count in parsed:
+        if percent:
+            value, se = value / 100.0, None if se is None else se / 100.0
+        if not 0.0 <= value <= 1.0:
+            msg = f"score {value!r} of {model!r} is outside [0, 1] (or [0, 100] for percentages)"
+            raise DataError(msg, file=str(path), field=score_col)
+        out.append(AggregateScore(model, task, score_col, "", value, se, count, str(path)))
+    if not out:
+        msg = f"no scores in column {score_col!r}"
+        raise DataError(msg, file=str(path))
+    return out
+
+
+def _table_number(text: Any, path: Path, record: str, field: str | None) -> float | None:
+    if text is None or (isinstance(text, str) and text.strip() == ""):
+        return None
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        msg = f"{str(text)[:40]!r} is not a number"
+        raise DataError(msg, file=str(path), record=record, field=field) from None
+    if not math.isfinite(value) or value < 0:
+        msg = f"{value!r} is not a finite non-negative number"
+        raise DataError(msg, file=str(path), record=record, field=field)
+    return value
 
 
 @parse_once()
@@ -252,13 +410,15 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
                     items: int | dict[str, int] | None = None) -> list[AggregateScore]:
     """Aggregate scores of lm-eval ``results_*.json``, Every Eval Ever records and Hugging Face
     eval results, in any mix of files and folders (each file by its content; ``filter`` applies to
-    lm-eval's, ``items`` -- the benchmark's size -- to Hugging Face's, which do not say it).
+    lm-eval's, ``items`` -- the benchmark's size -- to Hugging Face's and to Every Eval Ever results
+    that do not say it).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     lm_eval: list[Path] = []
     eee: list[Path] = []
     hf: list[Path] = []
+    tables: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -269,17 +429,22 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
             hf += _hf_in(path)
         elif is_regular(path) and is_hf_eval_results(path):
             hf.append(path)
+        elif is_regular(path) and is_leaderboard_table(path):
+            tables.append(path)
         elif is_regular(path) and (_eee_parquet(path) or is_eee_record(_peek(path))):
             eee.append(path)
         else:
             lm_eval.append(path)
     out = read_lm_eval_aggregates(lm_eval, metric=metric, filter=filter) if lm_eval else []
     if eee:
-        out += read_eee_aggregates(eee, metric=metric)
+        out += read_eee_aggregates(eee, metric=metric, items=items)
     if hf:
         out += [s for s in read_hf_eval_results(hf, items=items) if metric is None or s.metric == metric]
+    for path in tables:
+        out += read_leaderboard_table(path, metric=metric, items=items)
     if not out:
-        msg = "no lm-eval results_*.json, Every Eval Ever records nor Hugging Face eval results found"
+        msg = ("no lm-eval results_*.json, Every Eval Ever records, Hugging Face eval results nor leaderboard "
+               "tables (CSV/TSV with a model and a score column) found")
         raise DataError(msg, file=", ".join(map(str, paths)))
     return out
 

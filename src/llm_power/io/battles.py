@@ -316,6 +316,24 @@ def _read_opencompass(path: Path, data: dict[str, Any]) -> tuple[Any, int]:
 _BATTLE_NAMES = ("_pair.jsonl", "annotations.json")
 
 
+def battle_files(folder: Path) -> list[Path]:
+    """The battle files in a folder: MT-Bench ``*_pair.jsonl``, AlpacaEval ``annotations.json`` and
+    OpenCompass subjective ``results/<a>_<b>/*.json``.
+    """
+    from .safe import regular_files
+
+    named = regular_files(folder, "*", lambda p: p.name.endswith(_BATTLE_NAMES) or (
+        p.suffix == ".json" and p.parent.parent.name == "results"))
+    return [p for p in named if p.name.endswith(_BATTLE_NAMES) or _is_oc_file(p)]
+
+
+def is_battle_file(path: Path) -> bool:
+    """Whether one file is a battle file :func:`read_battles` reads by its content (an OpenCompass
+    subjective result) or name.
+    """
+    return path.name.endswith(_BATTLE_NAMES) or (path.suffix == ".json" and _is_oc_file(path))
+
+
 def _is_oc_file(path: Path) -> bool:
     from .safe import peek_json
 
@@ -415,11 +433,7 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
     for raw in items:
         path = Path(raw)
         if path.is_dir():
-            from .safe import regular_files
-
-            named = regular_files(path, "*", lambda p: p.name.endswith(_BATTLE_NAMES) or (
-                p.suffix == ".json" and p.parent.parent.name == "results"))
-            found = [p for p in named if p.name.endswith(_BATTLE_NAMES) or _is_oc_file(p)]
+            found = battle_files(path)
             if not found:
                 msg = ("no battle files in this folder (*_pair.jsonl, annotations.json, OpenCompass "
                        "results/<a>_<b>/*.json); give the files")

@@ -17,6 +17,20 @@ from .safe import is_regular, parse_once
 __all__ = ["LM_EVAL_SAMPLES", "companion_files", "detect_format", "expand_paths"]
 
 
+def _other_reader(folder: Path) -> str:
+    """For a folder no per-item reader takes: the command that reads what it holds, if one does."""
+    from .aggregate import _eee_in, _hf_in, _lm_eval_in
+    from .battles import battle_files
+
+    if battle_files(folder):
+        return ("; it holds pairwise judgements (battles: OpenCompass subjective results, MT-Bench or AlpacaEval "
+                "annotations), which llm-power arena (or judges) reads")
+    if _lm_eval_in(folder) or _eee_in(folder) or _hf_in(folder):
+        return ("; it holds aggregate scores (lm-eval results_*.json, Every Eval Ever records or Hugging Face "
+                "eval results), which llm-power aggregate reads")
+    return ""
+
+
 @parse_once()
 def detect_format(path: Path) -> str:
     """Guess the format of one file or run folder: the first format of the registry (in its
@@ -35,6 +49,11 @@ def detect_format(path: Path) -> str:
             "results_*.json and Every Eval Ever records hold no per-item scores -- give the samples files, or "
             "use llm-power aggregate)"
         )
+        from .battles import is_battle_file
+
+        if is_battle_file(path):
+            msg = ("holds pairwise judgements (battles), not per-item scores of each model: "
+                   "llm-power arena (or judges) reads it")
         raise DataError(msg, file=str(path))
     known = ", ".join(fmt.summary for fmt in by_order())
     msg = f"unknown format {suffix or '(no extension)'!r}; known: {known}"
@@ -58,7 +77,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         found = sorted({hit for fmt in by_order() for hit in fmt.finds(path)})
         if not found:
             known = ", ".join(fmt.summary for fmt in by_order() if fmt.finds is not no_files)
-            msg = f"no result files found in this folder ({known})"
+            msg = f"no result files found in this folder ({known}){_other_reader(path)}"
             raise DataError(msg, file=str(path))
         out.extend(p for _, p in found)
     return out
