@@ -145,6 +145,13 @@ def _eee_records(path: Path) -> list[Any]:
     return [load_json_file(path, take=True)]
 
 
+def aggregate_files(folder: Path) -> list[Path]:
+    """The aggregate files in a folder: lm-eval ``results_*.json``, Every Eval Ever records and
+    Hugging Face eval results (what :func:`read_aggregates` would read there).
+    """
+    return [*_lm_eval_in(folder), *_eee_in(folder), *_hf_in(folder)]
+
+
 def _eee_in(folder: Path) -> list[Path]:
     return ([p for p in regular_files(folder, "*.json") if is_eee_record(_peek(p))]
             + [p for p in regular_files(folder, "*.parquet") if _eee_parquet(p)])

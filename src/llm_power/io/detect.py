@@ -19,13 +19,13 @@ __all__ = ["LM_EVAL_SAMPLES", "companion_files", "detect_format", "expand_paths"
 
 def _other_reader(folder: Path) -> str:
     """For a folder no per-item reader takes: the command that reads what it holds, if one does."""
-    from .aggregate import _eee_in, _hf_in, _lm_eval_in
+    from .aggregate import aggregate_files
     from .battles import battle_files
 
     if battle_files(folder):
         return ("; it holds pairwise judgements (battles: OpenCompass subjective results, MT-Bench or AlpacaEval "
                 "annotations), which llm-power arena (or judges) reads")
-    if _lm_eval_in(folder) or _eee_in(folder) or _hf_in(folder):
+    if aggregate_files(folder):
         return ("; it holds aggregate scores (lm-eval results_*.json, Every Eval Ever records or Hugging Face "
                 "eval results), which llm-power aggregate reads")
     return ""
