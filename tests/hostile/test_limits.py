@@ -6,6 +6,7 @@ petabytes; ``subset_plan(10**9)`` built 10^9 ids; ``LeaderboardMonitor`` had no 
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tracemalloc
@@ -95,7 +96,9 @@ def test_running_out_of_memory_while_reading_names_the_file(tmp_path, monkeypatc
         lp.read_results(results)
     long = tmp_path / "samples.jsonl"
     long.write_text('{"model":"a","item":"x","sample":0,"score":1}\n', encoding="utf-8")
-    monkeypatch.setattr(samples, "_long", exhausted)
+    from llm_power.io.formats import SAMPLE_READERS
+
+    monkeypatch.setitem(SAMPLE_READERS, "table", dataclasses.replace(SAMPLE_READERS["table"], read=exhausted))
     with pytest.raises(lp.DataError, match=r"samples\.jsonl: too large to read into the memory available"):
         samples.read_samples([long])
 

@@ -46,7 +46,7 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
     package = tmp_path / "toyformats"
     package.mkdir()
     (package / "toy.py").write_text(textwrap.dedent('''
-        from llm_power.io.records import Format, Record
+        from llm_power.io.records import Format, Record, SampleReader
 
         def read(path, options):
             for line in path.read_text().split():
@@ -55,6 +55,13 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
 
         FORMATS = (Format(name="toy", summary="toy .toy", read=read, order=5,
                           claims=lambda path: path.suffix == ".toy"),)
+
+        def read_samples(path, options):  # model:item:sample:score, several samples per item
+            for line in path.read_text().split():
+                model, item, sample, score = line.split(":")
+                yield {"model": model, "item": item, "sample": sample, "score": float(score), "cluster": None}
+
+        SAMPLES = (SampleReader("toy", "toy .toys", read_samples, lambda path: path.suffix == ".toys", order=5),)
     '''))
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
     try:
@@ -73,11 +80,34 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
     assert frame.groupby("model")["score"].mean().to_dict() == {"a": 0.5, "b": 1.0}
     with pytest.raises(Exception, match=r"known: toy \.toy, lm-eval"):
         detect_format(tmp_path / "x.unknown")
+    # the same module's samples reader reaches read_samples and the passk command
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
+    try:
+        samples = formats._discover("SAMPLES")  # noqa: SLF001
+    finally:
+        sys.modules.pop("llm_power.io.formats.toy", None)
+    monkeypatch.setattr(formats, "SAMPLE_READERS", samples)
+    runs = tmp_path / "runs.toys"
+    runs.write_text("a:q1:0:1 a:q1:1:0 a:q2:0:1 a:q2:1:1 b:q1:0:0 b:q1:1:0 b:q2:0:1 b:q2:1:0")
+    from llm_power.io.samples import read_samples
+
+    frame = read_samples(runs)
+    assert frame.groupby("model")["score"].mean().to_dict() == {"a": 0.75, "b": 0.25}
+    from llm_power.cli.main import main
+
+    assert main(["passk", str(runs), "--k", "1", "--format", "json"]) == 0
 
 
 def test_discovery_finds_the_modules_of_the_folder():
     found = formats._discover()  # noqa: SLF001 - the discovery itself is what is tested
     assert found.keys() == formats.FORMATS.keys()
-    with_formats = sorted(p.stem for p in Path(formats.__file__).parent.glob("*.py") if p.stem != "__init__")
-    assert with_formats == ["deepeval", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval", "opencompass",
-                            "promptfoo", "table"]
+    assert formats._discover("SAMPLES").keys() == formats.SAMPLE_READERS.keys()  # noqa: SLF001
+    modules = sorted(p.stem for p in Path(formats.__file__).parent.glob("*.py") if p.stem != "__init__")
+    assert modules == ["deepeval", "evalplus", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval",
+                       "opencompass", "promptfoo", "swebench", "table"]
+    # every module declares per-item readers, samples readers, or both
+    import importlib
+
+    for name in modules:
+        module = importlib.import_module(f"llm_power.io.formats.{name}")
+        assert getattr(module, "FORMATS", ()) or getattr(module, "SAMPLES", ()), name

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._core.errors import DataError
 
-__all__ = ["Format", "ReadOptions", "Record", "expect", "no_files"]
+__all__ = ["Format", "ReadOptions", "Record", "SampleOptions", "SampleReader", "expect", "no_files"]
 
 
 @dataclass(frozen=True)
@@ -69,3 +69,31 @@ class Format:
     #: (rank, file) inside a folder, searched recursively; the files sort by rank, then path
     finds: Callable[[Path], list[tuple[int, Path]]] = no_files
     companions: Callable[[Path], list[Path]] = no_files  # files the reader opens besides the result file
+
+
+@dataclass(frozen=True)
+class SampleOptions:
+    """What ``passk`` asked of every samples reader: the score (``metric``), the cluster field, and
+    the instance list a report's denominator comes from (SWE-bench).
+    """
+
+    metric: str | None = None
+    cluster: str | None = None
+    instances: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class SampleReader:
+    """A format's reader of repeated samples per question (``passk``): rows ``{model, item, sample,
+    score, cluster}``. A format module declares its readers as ``SAMPLES = (SampleReader(...),)``
+    beside its ``FORMATS`` (a module may declare either); :func:`llm_power.io.read_samples` asks them
+    in ``order`` whether they ``claim`` a file and searches folders with their ``finds``.
+    """
+
+    name: str
+    summary: str  # how the "not a samples file" message lists it
+    read: Callable[[Path, SampleOptions], Iterator[dict[str, Any]]]
+    claims: Callable[[Path], bool]
+    order: int = 50
+    finds: Callable[[Path], list[Path]] = no_files  # its files inside a folder (searched recursively)
+

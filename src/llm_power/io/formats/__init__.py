@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Any
 
-from ..records import Format
+from ..records import Format, SampleReader
 
-__all__ = ["FORMATS", "by_order"]
+__all__ = ["FORMATS", "SAMPLE_READERS", "by_order", "samples_by_order"]
 
 
-def _discover() -> dict[str, Format]:
-    found: dict[str, Format] = {}
+def _discover(kind: str = "FORMATS") -> dict[str, Any]:
+    """Every entry of ``kind`` (``FORMATS``: per-item readers; ``SAMPLES``: repeated-samples readers)
+    declared by the modules of this folder, by name.
+    """
+    found: dict[str, Any] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
-        for fmt in getattr(module, "FORMATS", ()):
+        for fmt in getattr(module, kind, ()):
             if fmt.name in found or fmt.name == "auto":
-                msg = f"two formats are named {fmt.name!r}"
+                msg = f"two {kind.lower()} readers are named {fmt.name!r}"
                 raise RuntimeError(msg)
             found[fmt.name] = fmt
     return dict(sorted(found.items()))
@@ -32,6 +36,13 @@ def _discover() -> dict[str, Format]:
 
 #: name -> :class:`~llm_power.io.records.Format`, sorted by name
 FORMATS: dict[str, Format] = _discover()
+#: name -> :class:`~llm_power.io.records.SampleReader` (``passk``), sorted by name
+SAMPLE_READERS: dict[str, SampleReader] = _discover("SAMPLES")
+
+
+def samples_by_order() -> list[SampleReader]:
+    """The samples readers in detection order."""
+    return sorted(SAMPLE_READERS.values(), key=lambda r: (r.order, r.name))
 
 
 def by_order() -> list[Format]:

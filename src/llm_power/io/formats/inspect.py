@@ -12,7 +12,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import parse_score, plain_suffix
-from ..records import Format, Record, expect
+from ..records import Format, Record, SampleOptions, SampleReader, expect
 from ..safe import ArchiveReader, load_json_file, peek_json, regular_files
 
 INSPECT_VALUES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -146,3 +146,46 @@ FORMATS = (Format(
     name="inspect", summary="inspect .eval/.json", order=20,
     read=lambda path, o: read_inspect(path, metric=o.metric, cluster=o.cluster),
     claims=_claims, finds=_finds),)
+
+
+# ---- repeated samples (passk): every epoch of every sample ------------------------------------------------
+
+def read_inspect_samples(path: Path, options: SampleOptions) -> Iterator[dict[str, Any]]:
+    """One row per sample *and epoch* (``metric`` = scorer or scorer.key; ``cluster`` = a metadata key)."""
+    metric, cluster = options.metric, options.cluster
+    samples, model, task = load_inspect_log(path)
+    if not isinstance(samples, list) or not samples:
+        msg = "the log holds no samples"
+        raise DataError(msg, file=str(path))
+    seen: set[tuple[str, str]] = set()
+    for k, sample in enumerate(samples):
+        if not isinstance(sample, dict):
+            msg = "each sample must be a JSON object"
+            raise DataError(msg, file=str(path), record=f"sample #{k}")
+        sid, epoch = str(sample.get("id", k)), str(sample.get("epoch", 1))
+        record = f"sample {sid} epoch {epoch}"
+        if (sid, epoch) in seen:
+            msg = f"sample id {sid!r} appears twice for epoch {epoch}"
+            raise DataError(msg, file=str(path), record=record)
+        seen.add((sid, epoch))
+        label = None
+        if cluster is not None:
+            label = (sample.get("metadata") or {}).get(cluster)
+            if label is None:
+                msg = f"no cluster field {cluster!r} in sample metadata"
+                raise DataError(msg, file=str(path), record=record, field=f"metadata.{cluster}")
+        yield {"model": model, "item": f"{task}:{sid}", "sample": epoch,
+               "score": inspect_score(sample, record, metric, path), "cluster": label}
+
+
+def _claims_samples(path: Path) -> bool:
+    if path.suffix.lower() == ".eval":
+        return True
+    if path.suffix.lower() != ".json":
+        return False
+    data = peek_json(path)
+    return isinstance(data, dict) and isinstance(data.get("eval"), dict) and "samples" in data
+
+
+SAMPLES = (SampleReader("inspect", "inspect .eval/.json logs", read_inspect_samples, _claims_samples, order=10,
+                        finds=lambda folder: regular_files(folder, "*.eval")),)

@@ -12,7 +12,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import parse_score, table_records
-from ..records import Format, Record
+from ..records import Format, Record, SampleOptions, SampleReader
 from ..safe import is_regular, peek_json, regular_files
 
 #: the name lm-eval gives a samples file
@@ -119,3 +119,77 @@ FORMATS = (Format(
     read=lambda path, o: read_lm_eval(path, metric=o.metric, filter_name=o.filter_name, cluster=o.cluster),
     claims=lambda path: path.is_file() and bool(LM_EVAL_SAMPLES.match(path.name)),
     finds=_finds, companions=_companions),)
+
+
+# ---- repeated samples (passk): a task run with repeats ---------------------------------------------------
+
+def _passing_repeats(value: float, n: int, k: int, *, file: str, record: str, field: str) -> int:
+    """The number c of passing repeats among n that gives this document's pass@k (unique, or an error).
+
+    Decoding, not estimating: the count whose pass@k, 1 - C(n - c, k) / C(n, k) in exact integers,
+    is the logged value (the reader needs no statistics; :func:`llm_power.pass_at_k` estimates).
+    """
+    from math import comb
+
+    if k > n:
+        msg = f"pass@{k} with only {n} repeats"
+        raise DataError(msg, file=file, record=record, field=field)
+    total = comb(n, k)
+    matches = [c for c in range(n + 1) if abs((total - comb(n - c, k)) / total - value) < 1e-9]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        msg = f"{value!r} is not pass@{k} of any count of passing repeats among {n}"
+        raise DataError(msg, file=file, record=record, field=field)
+    msg = (f"pass@{k} = {value!r} with {n} repeats does not say how many passed (any of {matches[0]}..{matches[-1]}); "
+           "log pass@1 as well (it is c/n), or read EvalPlus / inspect results")
+    raise DataError(msg, file=file, record=record, field=field)
+
+
+def read_lm_eval_samples(path: Path, options: SampleOptions) -> Iterator[dict[str, Any]]:
+    """lm-eval samples of a task run with ``repeats``: one record per document holds every repeat's
+    response but a single score; the per-document pass@k (preferably pass@1 = c / n) gives the number
+    c of passing repeats, which is all pass@k needs (the file does not say which repeats passed).
+    """
+    metric, cluster = options.metric, options.cluster
+    match = LM_EVAL_SAMPLES.match(path.name)
+    task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
+    model = lm_eval_model(path, date)
+    filters: set[str] = set()
+    for lineno, rec in table_records(path):
+        where = f"line {lineno}"
+        filters.add(str(rec.get("filter", "none")))
+        if len(filters) > 1:
+            msg = f"several filters ({', '.join(sorted(filters))}); keep one filter's records per file"
+            raise DataError(msg, file=str(path), record=where, field="filter")
+        resps = rec.get("resps")
+        if not (isinstance(resps, list) and resps and isinstance(resps[0], list)):
+            msg = "no list of repeated responses (was the task run with repeats > 1?)"
+            raise DataError(msg, file=str(path), record=where, field="resps")
+        n = len(resps[0])
+        if n < 2:
+            msg = "one response per document: pass@k needs a task run with repeats > 1"
+            raise DataError(msg, file=str(path), record=where, field="resps")
+        names = [m for m in (rec.get("metrics") or []) if isinstance(m, str)] or [
+            key for key in rec if re.fullmatch(r"pass(@|_at_)\d+", str(key))]
+        wanted = [metric] if metric else sorted(
+            (m for m in names if re.fullmatch(r"pass(@|_at_)\d+", m)), key=lambda m: int(re.split(r"@|_at_", m)[1]))
+        if not wanted or wanted[0] not in rec:
+            msg = f"no per-document pass@k; metrics: {', '.join(map(repr, names)) or 'none'} (choose one with --score)"
+            raise DataError(msg, file=str(path), record=where, field=str(metric or "metrics"))
+        name = wanted[0]
+        k_match = re.fullmatch(r"pass(?:@|_at_)(\d+)", name)
+        if k_match is None:
+            msg = "is not a pass@k metric (pass@1, pass@10, pass_at_1, ...)"
+            raise DataError(msg, file=str(path), record=where, field=name)
+        value = parse_score(rec[name], file=str(path), record=where, field=name)
+        c = _passing_repeats(value, n, int(k_match.group(1)), file=str(path), record=where, field=name)
+        label = doc_cluster(rec, cluster, file=str(path), record=where)
+        for r in range(n):
+            yield {"model": model, "item": f"{task}:{rec.get('doc_id', lineno)}", "sample": f"repeat {r + 1}",
+                   "score": 1.0 if r < c else 0.0, "cluster": label}
+
+
+SAMPLES = (SampleReader("lm_eval", "lm-eval samples_<task>_<date>.jsonl of a task run with repeats",
+                        read_lm_eval_samples, lambda path: bool(LM_EVAL_SAMPLES.match(path.name)), order=20,
+                        finds=lambda folder: [p for _, p in _finds(folder)]),)

@@ -12,7 +12,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, id_text, parse_score, plain_suffix, table_records
-from ..records import Format, ReadOptions, Record
+from ..records import Format, ReadOptions, Record, SampleOptions, SampleReader
 from ..safe import parquet_columns, peek_json, read_parquet
 
 
@@ -135,3 +135,30 @@ FORMATS = (
 def _chain_first(first: tuple[Any, ...], rest: Iterator[Any]) -> Iterator[Any]:
     yield first
     yield from rest
+
+
+# ---- repeated samples (passk): a long table ------------------------------------------------------------
+
+def read_long_samples(path: Path, options: SampleOptions) -> Iterator[dict[str, Any]]:
+    """A long table with ``model, item, sample, score`` (and the cluster field)."""
+    cluster = options.cluster
+    needed = ("model", "item", "sample", "score")
+    for record, rec in table_records(path):
+        where = f"line {record}" if isinstance(record, int) else str(record)
+        for field in needed:
+            if rec.get(field) in (None, ""):
+                msg = "is missing (a long samples table has model, item, sample, score)"
+                raise DataError(msg, file=str(path), record=where, field=field)
+        label = None
+        if cluster is not None:
+            label = rec.get(cluster)
+            if missing_label(label):
+                msg = "is missing"
+                raise DataError(msg, file=str(path), record=where, field=cluster)
+        model, item, sample = (id_text(rec[f], file=str(path), record=where, field=f) for f in needed[:3])
+        yield {"model": model, "item": item, "sample": sample,
+               "score": parse_score(rec["score"], file=str(path), record=where, field="score"), "cluster": label}
+
+
+SAMPLES = (SampleReader("table", "CSV/TSV/JSONL long tables with model, item, sample, score", read_long_samples,
+                        lambda path: plain_suffix(path) in (".csv", ".tsv", ".jsonl", ".ndjson"), order=90),)
