@@ -46,7 +46,7 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
     package = tmp_path / "toyformats"
     package.mkdir()
     (package / "toy.py").write_text(textwrap.dedent('''
-        from llm_power.io.records import Format, Record, SampleReader
+        from llm_power.io.records import AggregateReader, Format, Record, SampleReader
 
         def read(path, options):
             for line in path.read_text().split():
@@ -62,6 +62,15 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
                 yield {"model": model, "item": item, "sample": sample, "score": float(score), "cluster": None}
 
         SAMPLES = (SampleReader("toy", "toy .toys", read_samples, lambda path: path.suffix == ".toys", order=5),)
+
+        def read_aggregates(files, options):  # model:task:score:items
+            from llm_power.io.aggregate import AggregateScore
+
+            return [AggregateScore(m, t, "acc", "", float(v), None, int(n), str(f))
+                    for f in files for m, t, v, n in (line.split(":") for line in f.read_text().split())]
+
+        AGGREGATES = (AggregateReader("toy", "toy .toya", read_aggregates, lambda path: path.suffix == ".toya",
+                                      order=5),)
     '''))
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
     try:
@@ -96,6 +105,19 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
     from llm_power.cli.main import main
 
     assert main(["passk", str(runs), "--k", "1", "--format", "json"]) == 0
+    # and its aggregate reader reaches read_aggregates and the aggregate command
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
+    try:
+        aggregates = formats._discover("AGGREGATES")  # noqa: SLF001
+    finally:
+        sys.modules.pop("llm_power.io.formats.toy", None)
+    monkeypatch.setattr(formats, "AGGREGATE_READERS", aggregates)
+    board = tmp_path / "board.toya"
+    board.write_text("a:mmlu:0.7:1000 b:mmlu:0.65:1000")
+    from llm_power.io.aggregate import read_aggregates
+
+    assert [(s.model, s.value, s.n) for s in read_aggregates(board)] == [("a", 0.7, 1000), ("b", 0.65, 1000)]
+    assert main(["aggregate", str(board), "--format", "json"]) == 0
 
 
 def test_discovery_finds_the_modules_of_the_folder():
@@ -103,11 +125,12 @@ def test_discovery_finds_the_modules_of_the_folder():
     assert found.keys() == formats.FORMATS.keys()
     assert formats._discover("SAMPLES").keys() == formats.SAMPLE_READERS.keys()  # noqa: SLF001
     modules = sorted(p.stem for p in Path(formats.__file__).parent.glob("*.py") if p.stem != "__init__")
-    assert modules == ["deepeval", "evalplus", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval",
-                       "opencompass", "promptfoo", "swebench", "table"]
-    # every module declares per-item readers, samples readers, or both
+    assert modules == ["deepeval", "evalplus", "every_eval_ever", "helm", "hf_eval_results", "inspect", "lighteval",
+                       "lm_eval", "opencompass", "promptfoo", "swebench", "table"]
+    assert formats._discover("AGGREGATES").keys() == formats.AGGREGATE_READERS.keys()  # noqa: SLF001
+    # every module declares readers of at least one kind: per-item scores, repeated samples, aggregates
     import importlib
 
     for name in modules:
         module = importlib.import_module(f"llm_power.io.formats.{name}")
-        assert getattr(module, "FORMATS", ()) or getattr(module, "SAMPLES", ()), name
+        assert any(getattr(module, kind, ()) for kind in ("FORMATS", "SAMPLES", "AGGREGATES")), name

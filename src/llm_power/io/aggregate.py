@@ -146,10 +146,27 @@ def _eee_records(path: Path) -> list[Any]:
 
 
 def aggregate_files(folder: Path) -> list[Path]:
-    """The aggregate files in a folder: lm-eval ``results_*.json``, Every Eval Ever records and
-    Hugging Face eval results (what :func:`read_aggregates` would read there).
+    """The aggregate files in a folder: what every aggregate reader of the registry finds there
+    (what :func:`read_aggregates` would read).
     """
-    return [*_lm_eval_in(folder), *_eee_in(folder), *_hf_in(folder)]
+    from .formats import aggregates_by_order
+
+    return [p for reader in aggregates_by_order() for p in reader.finds(folder)]
+
+
+def is_eee_aggregate_file(path: Path) -> bool:
+    """Whether a file is an Every Eval Ever aggregate record (JSON) or the datastore's Parquet view."""
+    return is_regular(path) and (_eee_parquet(path) or (not _RESULTS.match(path.name) and is_eee_record(_peek(path))))
+
+
+def eee_aggregate_files(folder: Path) -> list[Path]:
+    """The Every Eval Ever aggregate records (and Parquet views) in a folder."""
+    return _eee_in(folder)
+
+
+def hf_eval_results_files(folder: Path) -> list[Path]:
+    """The Hugging Face eval results (``.eval_results/*.yaml``, model cards) in a folder."""
+    return _hf_in(folder)
 
 
 def _eee_in(folder: Path) -> list[Path]:
@@ -420,38 +437,36 @@ def read_aggregates(paths: str | Path | Sequence[str | Path], *, metric: str | N
     lm-eval's, ``items`` -- the benchmark's size -- to Hugging Face's and to Every Eval Ever results
     that do not say it).
     """
+    from .formats import aggregates_by_order
+    from .records import AggregateOptions
+
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    lm_eval: list[Path] = []
-    eee: list[Path] = []
-    hf: list[Path] = []
-    tables: list[Path] = []
+    readers = aggregates_by_order()
+    by_reader: dict[str, list[Path]] = {r.name: [] for r in readers}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            lm_eval += regular_files(path, "results_*.json")
-            eee += [p for p in regular_files(path, "*.json", lambda p: not _RESULTS.match(p.name))
-                    if is_eee_record(_peek(p))]
-            eee += [p for p in regular_files(path, "*.parquet") if _eee_parquet(p)]
-            hf += _hf_in(path)
-        elif is_regular(path) and is_hf_eval_results(path):
-            hf.append(path)
-        elif is_regular(path) and is_leaderboard_table(path):
-            tables.append(path)
-        elif is_regular(path) and (_eee_parquet(path) or is_eee_record(_peek(path))):
-            eee.append(path)
-        else:
-            lm_eval.append(path)
-    out = read_lm_eval_aggregates(lm_eval, metric=metric, filter=filter) if lm_eval else []
-    if eee:
-        out += read_eee_aggregates(eee, metric=metric, items=items)
-    if hf:
-        out += [s for s in read_hf_eval_results(hf, items=items) if metric is None or s.metric == metric]
-    for path in tables:
-        out += read_leaderboard_table(path, metric=metric, items=items)
+            for reader in readers:
+                by_reader[reader.name] += reader.finds(path)
+            continue
+        if not path.exists():
+            msg = "file or folder not found"
+            raise DataError(msg, file=str(path))
+        claimed = next((r for r in readers if is_regular(path) and r.claims(path)), None)
+        if claimed is None:
+            known = "; ".join(r.summary for r in readers)
+            msg = f"not an aggregate results file (known: {known})"
+            raise DataError(msg, file=str(path))
+        by_reader[claimed.name].append(path)
+    options = AggregateOptions(metric=metric, filter=filter, items=items)
+    out: list[AggregateScore] = []
+    for reader in readers:
+        if by_reader[reader.name]:
+            out += reader.read(list(dict.fromkeys(by_reader[reader.name])), options)
     if not out:
-        msg = ("no lm-eval results_*.json, Every Eval Ever records, Hugging Face eval results nor leaderboard "
-               "tables (CSV/TSV with a model and a score column) found")
+        known = "; ".join(r.summary for r in readers)
+        msg = f"no aggregate results found ({known})"
         raise DataError(msg, file=", ".join(map(str, paths)))
     return out
 

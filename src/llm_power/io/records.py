@@ -12,7 +12,8 @@ from typing import Any
 
 from .._core.errors import DataError
 
-__all__ = ["Format", "ReadOptions", "Record", "SampleOptions", "SampleReader", "expect", "no_files"]
+__all__ = ["AggregateOptions", "AggregateReader", "Format", "ReadOptions", "Record", "SampleOptions", "SampleReader",
+           "expect", "no_files"]
 
 
 @dataclass(frozen=True)
@@ -96,4 +97,32 @@ class SampleReader:
     claims: Callable[[Path], bool]
     order: int = 50
     finds: Callable[[Path], list[Path]] = no_files  # its files inside a folder (searched recursively)
+
+
+@dataclass(frozen=True)
+class AggregateOptions:
+    """What ``aggregate`` asked of every aggregate reader: one metric, one lm-eval filter, and the
+    benchmark's size for results that do not record it (one number, or task -> number).
+    """
+
+    metric: str | None = None
+    filter: str | None = None
+    items: int | dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class AggregateReader:
+    """A format's reader of aggregate scores (``aggregate``): scores per task with their standard
+    errors and item counts, no per-item results. A format module declares ``AGGREGATES =
+    (AggregateReader(...),)``; :func:`llm_power.io.aggregate.read_aggregates` asks them in ``order``
+    whether they ``claim`` a file, searches folders with their ``finds`` and gives each reader all of
+    its files at once (``read(files, options)``: a list of ``AggregateScore``).
+    """
+
+    name: str
+    summary: str
+    read: Callable[[list[Path], AggregateOptions], list[Any]]
+    claims: Callable[[Path], bool]
+    order: int = 50
+    finds: Callable[[Path], list[Path]] = no_files
 

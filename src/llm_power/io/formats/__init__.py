@@ -14,14 +14,14 @@ import importlib
 import pkgutil
 from typing import Any
 
-from ..records import Format, SampleReader
+from ..records import AggregateReader, Format, SampleReader
 
-__all__ = ["FORMATS", "SAMPLE_READERS", "by_order", "samples_by_order"]
+__all__ = ["AGGREGATE_READERS", "FORMATS", "SAMPLE_READERS", "aggregates_by_order", "by_order", "samples_by_order"]
 
 
 def _discover(kind: str = "FORMATS") -> dict[str, Any]:
-    """Every entry of ``kind`` (``FORMATS``: per-item readers; ``SAMPLES``: repeated-samples readers)
-    declared by the modules of this folder, by name.
+    """Every entry of ``kind`` (``FORMATS``: per-item readers; ``SAMPLES``: repeated-samples readers;
+    ``AGGREGATES``: aggregate-score readers) declared by the modules of this folder, by name.
     """
     found: dict[str, Any] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -38,6 +38,15 @@ def _discover(kind: str = "FORMATS") -> dict[str, Any]:
 FORMATS: dict[str, Format] = _discover()
 #: name -> :class:`~llm_power.io.records.SampleReader` (``passk``), sorted by name
 SAMPLE_READERS: dict[str, SampleReader] = _discover("SAMPLES")
+
+
+#: name -> :class:`~llm_power.io.records.AggregateReader` (``aggregate``), sorted by name
+AGGREGATE_READERS: dict[str, AggregateReader] = _discover("AGGREGATES")
+
+
+def aggregates_by_order() -> list[AggregateReader]:
+    """The aggregate readers in detection order."""
+    return sorted(AGGREGATE_READERS.values(), key=lambda r: (r.order, r.name))
 
 
 def samples_by_order() -> list[SampleReader]:

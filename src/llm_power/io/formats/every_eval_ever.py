@@ -20,7 +20,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import parse_score, plain_suffix, table_records
-from ..records import Format, Record, expect
+from ..records import AggregateOptions, AggregateReader, Format, Record, expect
 from ..safe import open_bounded, regular_files
 
 #: the keys that make a JSONL line an EEE instance record (required by the schema, 0.2.1 on)
@@ -168,3 +168,27 @@ FORMATS = (Format(
     name="every_eval_ever", summary="Every Eval Ever *_samples.jsonl / dataset_samples.parquet", order=15,
     read=lambda path, o: read_every_eval_ever(path, metric=o.metric, cluster=o.cluster),
     claims=_claims, finds=_finds),)
+
+
+# ---- aggregate scores (aggregate): the aggregate records ----------------------------------------------------
+
+def _read_aggregates(files: list[Path], options: AggregateOptions) -> list[Any]:
+    from ..aggregate import read_eee_aggregates
+
+    return read_eee_aggregates(files, metric=options.metric, items=options.items)
+
+
+def _claims_records(path: Path) -> bool:
+    from ..aggregate import is_eee_aggregate_file
+
+    return is_eee_aggregate_file(path)
+
+
+def _find_records(folder: Path) -> list[Path]:
+    from ..aggregate import eee_aggregate_files
+
+    return eee_aggregate_files(folder)
+
+
+AGGREGATES = (AggregateReader("every_eval_ever", "Every Eval Ever aggregate records (<uuid>.json, dataset.parquet)",
+                              _read_aggregates, _claims_records, order=20, finds=_find_records),)

@@ -12,7 +12,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import parse_score, table_records
-from ..records import Format, Record, SampleOptions, SampleReader
+from ..records import AggregateOptions, AggregateReader, Format, Record, SampleOptions, SampleReader
 from ..safe import is_regular, peek_json, regular_files
 
 #: the name lm-eval gives a samples file
@@ -193,3 +193,24 @@ def read_lm_eval_samples(path: Path, options: SampleOptions) -> Iterator[dict[st
 SAMPLES = (SampleReader("lm_eval", "lm-eval samples_<task>_<date>.jsonl of a task run with repeats",
                         read_lm_eval_samples, lambda path: bool(LM_EVAL_SAMPLES.match(path.name)), order=20,
                         finds=lambda folder: [p for _, p in _finds(folder)]),)
+
+
+# ---- aggregate scores (aggregate): results_*.json written without --log_samples --------------------------
+
+def _read_aggregates(files: list[Path], options: AggregateOptions) -> list[Any]:
+    from ..aggregate import read_lm_eval_aggregates
+
+    return read_lm_eval_aggregates(files, metric=options.metric, filter=options.filter)
+
+
+def _claims_results(path: Path) -> bool:
+    if path.name.startswith("results_") and path.suffix.lower() == ".json":
+        return True
+    if path.suffix.lower() != ".json":
+        return False
+    data = peek_json(path)
+    return isinstance(data, dict) and isinstance(data.get("results"), dict) and "n-samples" in data
+
+
+AGGREGATES = (AggregateReader("lm_eval", "lm-eval results_*.json", _read_aggregates, _claims_results, order=10,
+                              finds=lambda folder: regular_files(folder, "results_*.json")),)

@@ -12,7 +12,7 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, id_text, parse_score, plain_suffix, table_records
-from ..records import Format, ReadOptions, Record, SampleOptions, SampleReader
+from ..records import AggregateOptions, AggregateReader, Format, ReadOptions, Record, SampleOptions, SampleReader
 from ..safe import parquet_columns, peek_json, read_parquet
 
 
@@ -162,3 +162,21 @@ def read_long_samples(path: Path, options: SampleOptions) -> Iterator[dict[str, 
 
 SAMPLES = (SampleReader("table", "CSV/TSV/JSONL long tables with model, item, sample, score", read_long_samples,
                         lambda path: plain_suffix(path) in (".csv", ".tsv", ".jsonl", ".ndjson"), order=90),)
+
+
+# ---- aggregate scores (aggregate): leaderboard tables ---------------------------------------------------------
+
+def _read_leaderboards(files: list[Path], options: AggregateOptions) -> list[Any]:
+    from ..aggregate import read_leaderboard_table
+
+    return [s for path in files for s in read_leaderboard_table(path, metric=options.metric, items=options.items)]
+
+
+def _claims_leaderboard(path: Path) -> bool:
+    from ..aggregate import is_leaderboard_table
+
+    return is_leaderboard_table(path)
+
+
+AGGREGATES = (AggregateReader("leaderboard", "leaderboard tables (CSV/TSV: a model and a score column)",
+                              _read_leaderboards, _claims_leaderboard, order=40),)
