@@ -63,7 +63,7 @@ def registries() -> str:
     sys.path.insert(0, str(ROOT / "src"))
     from llm_power._core.params import VOCABULARY
     from llm_power._kernel.variance import DESIGN_EFFECTS
-    from llm_power.io.formats import AGGREGATE_READERS, FORMATS, SAMPLE_READERS
+    from llm_power.io.formats import AGGREGATE_READERS, BATTLE_READERS, FORMATS, SAMPLE_READERS
     from llm_power.paired._registry import TESTS
     from llm_power.resolution import REGIMES
 
@@ -72,6 +72,8 @@ def registries() -> str:
              list(SAMPLE_READERS)),
             ("AGGREGATE_READERS", "io/formats/__init__.py (each format module's AGGREGATES: scores per task for "
              "aggregate)", list(AGGREGATE_READERS)),
+            ("BATTLE_READERS", "io/formats/__init__.py (each format module's BATTLES: pairwise battles for arena "
+             "and judges)", list(BATTLE_READERS)),
             ("TESTS", "paired/_registry.py", list(TESTS)),
             ("REGIMES", "resolution/_registry.py (fields, options, flags, sentence; computed in _regimes.py)",
              [r.key for r in REGIMES]),

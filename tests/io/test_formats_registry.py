@@ -46,7 +46,7 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
     package = tmp_path / "toyformats"
     package.mkdir()
     (package / "toy.py").write_text(textwrap.dedent('''
-        from llm_power.io.records import AggregateReader, Format, Record, SampleReader
+        from llm_power.io.records import AggregateReader, BattleReader, Format, Record, SampleReader
 
         def read(path, options):
             for line in path.read_text().split():
@@ -71,6 +71,16 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
 
         AGGREGATES = (AggregateReader("toy", "toy .toya", read_aggregates, lambda path: path.suffix == ".toya",
                                       order=5),)
+
+        def read_battles(path):  # winner>loser
+            import pandas as pd
+
+            rows = [line.split(">") for line in path.read_text().split()]
+            return pd.DataFrame({"model_a": [a for a, _ in rows], "model_b": [b for _, b in rows],
+                                 "winner": ["model_a"] * len(rows)}), 0
+
+        BATTLES = (BattleReader("toy", "toy .toyb", read_battles, lambda path: path.suffix == ".toyb", order=5,
+                                finds=lambda folder: sorted(folder.rglob("*.toyb"))),)
     '''))
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
     try:
@@ -118,6 +128,20 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
 
     assert [(s.model, s.value, s.n) for s in read_aggregates(board)] == [("a", 0.7, 1000), ("b", 0.65, 1000)]
     assert main(["aggregate", str(board), "--format", "json"]) == 0
+    # and its battles reader reaches read_battles (a folder too) and the arena command
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
+    try:
+        battles = formats._discover("BATTLES")  # noqa: SLF001
+    finally:
+        sys.modules.pop("llm_power.io.formats.toy", None)
+    monkeypatch.setattr(formats, "BATTLE_READERS", battles)
+    arena = tmp_path / "arena"
+    arena.mkdir()
+    (arena / "votes.toyb").write_text(" ".join(["a>b"] * 30 + ["b>a"] * 10 + ["a>c"] * 25 + ["c>b"] * 20))
+    from llm_power.io import read_battles
+
+    assert len(read_battles(arena)) == 85
+    assert main(["arena", str(arena), "--format", "json"]) == 0
 
 
 def test_discovery_finds_the_modules_of_the_folder():
@@ -128,9 +152,10 @@ def test_discovery_finds_the_modules_of_the_folder():
     assert modules == ["deepeval", "evalplus", "every_eval_ever", "helm", "hf_eval_results", "inspect", "lighteval",
                        "lm_eval", "opencompass", "promptfoo", "swebench", "table"]
     assert formats._discover("AGGREGATES").keys() == formats.AGGREGATE_READERS.keys()  # noqa: SLF001
+    assert formats._discover("BATTLES").keys() == formats.BATTLE_READERS.keys() == {"opencompass", "table"}  # noqa: SLF001
     # every module declares readers of at least one kind: per-item scores, repeated samples, aggregates
     import importlib
 
     for name in modules:
         module = importlib.import_module(f"llm_power.io.formats.{name}")
-        assert any(getattr(module, kind, ()) for kind in ("FORMATS", "SAMPLES", "AGGREGATES")), name
+        assert any(getattr(module, kind, ()) for kind in ("FORMATS", "SAMPLES", "AGGREGATES", "BATTLES")), name

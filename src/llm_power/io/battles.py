@@ -317,21 +317,44 @@ _BATTLE_NAMES = ("_pair.jsonl", "annotations.json")
 
 
 def battle_files(folder: Path) -> list[Path]:
-    """The battle files in a folder: MT-Bench ``*_pair.jsonl``, AlpacaEval ``annotations.json`` and
-    OpenCompass subjective ``results/<a>_<b>/*.json``.
+    """The battle files in a folder: what every battle reader of the registry finds there (MT-Bench
+    ``*_pair.jsonl``, AlpacaEval ``annotations.json``, OpenCompass subjective ``results/<a>_<b>/*.json``).
     """
-    from .safe import regular_files
+    from .formats import battles_by_order
 
-    named = regular_files(folder, "*", lambda p: p.name.endswith(_BATTLE_NAMES) or (
-        p.suffix == ".json" and p.parent.parent.name == "results"))
-    return [p for p in named if p.name.endswith(_BATTLE_NAMES) or _is_oc_file(p)]
+    return sorted({p for reader in battles_by_order() for p in reader.finds(folder)})
 
 
 def is_battle_file(path: Path) -> bool:
-    """Whether one file is a battle file :func:`read_battles` reads by its content (an OpenCompass
-    subjective result) or name.
+    """Whether one file is a battle file by its name or content (an OpenCompass subjective result):
+    one a folder search would find, not any table that might hold battles.
     """
     return path.name.endswith(_BATTLE_NAMES) or (path.suffix == ".json" and _is_oc_file(path))
+
+
+def is_opencompass_battles(path: Path) -> bool:
+    """Whether a JSON file is an OpenCompass pairwise subjective result (by its content)."""
+    return _is_oc_file(path)
+
+
+def read_opencompass_battles(path: Path) -> tuple[Any, int]:
+    """One OpenCompass pairwise subjective result: its battles and the records dropped."""
+    from .safe import load_json_file
+
+    return _read_opencompass(path, load_json_file(path, take=True))
+
+
+def read_battle_table(path: Path) -> tuple[Any, int]:
+    """An arena log (CSV/TSV/JSONL/JSON array/Parquet), MT-Bench ``*_pair.jsonl`` or AlpacaEval
+    ``annotations.json``: its battles and the records dropped (the fast table path, else record by
+    record).
+    """
+    frame = _table(path)
+    if frame is not None:
+        good = _normalised_log(frame)
+        if good is not None:
+            return good, 0
+    return _read_slow(path)
 
 
 def _is_oc_file(path: Path) -> bool:
@@ -341,20 +364,16 @@ def _is_oc_file(path: Path) -> bool:
 
 
 def _read_one(path: Path) -> tuple[Any, int]:
-    from .plain import plain_suffix
+    """One file by the first battle reader of the registry that claims it."""
+    from .formats import battles_by_order
 
-    if plain_suffix(path) == ".json":
-        from .safe import load_json_file
-
-        data = load_json_file(path, take=True)
-        if _opencompass(data):
-            return _read_opencompass(path, data)
-    frame = _table(path)
-    if frame is not None:
-        good = _normalised_log(frame)
-        if good is not None:
-            return good, 0
-    return _read_slow(path)
+    readers = battles_by_order()
+    reader = next((r for r in readers if r.claims(path)), None)
+    if reader is None:
+        known = "; ".join(r.summary for r in readers)
+        msg = f"not a battles file (known: {known})"
+        raise DataError(msg, file=str(path))
+    return reader.read(path)
 
 
 def where_rows(frame: Any, conditions: Iterable[str] | None, *, flag: str = "--where") -> Any:
@@ -435,8 +454,10 @@ def read_battles(paths: str | Path | Iterable[str | Path]) -> Any:
         if path.is_dir():
             found = battle_files(path)
             if not found:
-                msg = ("no battle files in this folder (*_pair.jsonl, annotations.json, OpenCompass "
-                       "results/<a>_<b>/*.json); give the files")
+                from .formats import battles_by_order
+
+                known = "; ".join(r.summary for r in battles_by_order())
+                msg = f"no battle files in this folder ({known}); give the files"
                 raise DataError(msg, file=str(path))
         else:
             found = [path]

@@ -12,8 +12,8 @@ from typing import Any
 
 from .._core.errors import DataError
 
-__all__ = ["AggregateOptions", "AggregateReader", "Format", "ReadOptions", "Record", "SampleOptions", "SampleReader",
-           "expect", "no_files"]
+__all__ = ["AggregateOptions", "AggregateReader", "BattleReader", "Format", "ReadOptions", "Record", "SampleOptions",
+           "SampleReader", "expect", "no_files"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,22 @@ class AggregateReader:
     name: str
     summary: str
     read: Callable[[list[Path], AggregateOptions], list[Any]]
+    claims: Callable[[Path], bool]
+    order: int = 50
+    finds: Callable[[Path], list[Path]] = no_files
+
+
+@dataclass(frozen=True)
+class BattleReader:
+    """A format's reader of pairwise battles (``arena``, ``judges``): ``read(path)`` gives a table of
+    ``model_a, model_b, winner, ...`` and the number of records it dropped. A format module declares
+    ``BATTLES = (BattleReader(...),)``; :func:`llm_power.io.read_battles` asks them in ``order``
+    whether they ``claim`` a file and searches folders with their ``finds``.
+    """
+
+    name: str
+    summary: str
+    read: Callable[[Path], tuple[Any, int]]
     claims: Callable[[Path], bool]
     order: int = 50
     finds: Callable[[Path], list[Path]] = no_files

@@ -14,14 +14,16 @@ import importlib
 import pkgutil
 from typing import Any
 
-from ..records import AggregateReader, Format, SampleReader
+from ..records import AggregateReader, BattleReader, Format, SampleReader
 
-__all__ = ["AGGREGATE_READERS", "FORMATS", "SAMPLE_READERS", "aggregates_by_order", "by_order", "samples_by_order"]
+__all__ = ["AGGREGATE_READERS", "BATTLE_READERS", "FORMATS", "SAMPLE_READERS", "aggregates_by_order",
+           "battles_by_order", "by_order", "samples_by_order"]
 
 
 def _discover(kind: str = "FORMATS") -> dict[str, Any]:
     """Every entry of ``kind`` (``FORMATS``: per-item readers; ``SAMPLES``: repeated-samples readers;
-    ``AGGREGATES``: aggregate-score readers) declared by the modules of this folder, by name.
+    ``AGGREGATES``: aggregate-score readers; ``BATTLES``: pairwise battles) declared by the modules of
+    this folder, by name.
     """
     found: dict[str, Any] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -47,6 +49,15 @@ AGGREGATE_READERS: dict[str, AggregateReader] = _discover("AGGREGATES")
 def aggregates_by_order() -> list[AggregateReader]:
     """The aggregate readers in detection order."""
     return sorted(AGGREGATE_READERS.values(), key=lambda r: (r.order, r.name))
+
+
+#: name -> :class:`~llm_power.io.records.BattleReader` (``arena``, ``judges``), sorted by name
+BATTLE_READERS: dict[str, BattleReader] = _discover("BATTLES")
+
+
+def battles_by_order() -> list[BattleReader]:
+    """The battle readers in detection order."""
+    return sorted(BATTLE_READERS.values(), key=lambda r: (r.order, r.name))
 
 
 def samples_by_order() -> list[SampleReader]:

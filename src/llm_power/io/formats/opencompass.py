@@ -25,7 +25,7 @@ from typing import Any
 
 from ..._core.errors import DataError
 from ..plain import parse_score, plain_suffix
-from ..records import Format, Record
+from ..records import BattleReader, Format, Record
 from ..safe import load_json_file, peek_json, regular_files
 
 #: the per-sample correctness fields OpenCompass evaluators write, in the order the G-Pass code tries them
@@ -115,3 +115,27 @@ def _finds(folder: Path) -> list[tuple[int, Path]]:
 FORMATS = (Format(
     name="opencompass", summary="OpenCompass results/<model>/<dataset>.json with details", order=27,
     read=lambda path, o: read_opencompass(path, metric=o.metric), claims=_claims, finds=_finds),)
+
+
+# ---- pairwise battles (arena, judges): subjective results/<model1>_<model2>/<dataset>.json --------------------
+
+def _read_battles(path: Path) -> tuple[Any, int]:
+    from ..battles import read_opencompass_battles
+
+    return read_opencompass_battles(path)
+
+
+def _claims_battles(path: Path) -> bool:
+    from ..battles import is_opencompass_battles
+
+    return path.suffix.lower() == ".json" and is_opencompass_battles(path)
+
+
+def _find_battles(folder: Path) -> list[Path]:
+    found = regular_files(folder, "*", lambda p: p.suffix == ".json" and p.parent.parent.name == "results")
+    return [p for p in found if _claims_battles(p)]
+
+
+BATTLES = (BattleReader("opencompass", "OpenCompass subjective results/<model1>_<model2>/<dataset>.json",
+                        _read_battles, _claims_battles, order=10, finds=_find_battles),)
+

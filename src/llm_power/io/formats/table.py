@@ -12,8 +12,17 @@ from typing import Any
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
 from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, id_text, parse_score, plain_suffix, table_records
-from ..records import AggregateOptions, AggregateReader, Format, ReadOptions, Record, SampleOptions, SampleReader
-from ..safe import parquet_columns, peek_json, read_parquet
+from ..records import (
+    AggregateOptions,
+    AggregateReader,
+    BattleReader,
+    Format,
+    ReadOptions,
+    Record,
+    SampleOptions,
+    SampleReader,
+)
+from ..safe import parquet_columns, peek_json, read_parquet, regular_files
 
 
 def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = None,
@@ -180,3 +189,22 @@ def _claims_leaderboard(path: Path) -> bool:
 
 AGGREGATES = (AggregateReader("leaderboard", "leaderboard tables (CSV/TSV: a model and a score column)",
                               _read_leaderboards, _claims_leaderboard, order=40),)
+
+
+# ---- pairwise battles (arena, judges): arena logs, MT-Bench *_pair.jsonl, AlpacaEval annotations.json --------
+
+_BATTLE_NAMES = ("_pair.jsonl", "annotations.json")
+
+
+def _read_battle_table(path: Path) -> tuple[Any, int]:
+    from ..battles import read_battle_table
+
+    return read_battle_table(path)
+
+
+BATTLES = (BattleReader("table", "arena logs (CSV/TSV/JSONL/JSON/Parquet: model_a, model_b, winner), MT-Bench "
+                        "*_pair.jsonl, AlpacaEval annotations.json", _read_battle_table,
+                        lambda path: plain_suffix(path) in (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet"),
+                        order=90, finds=lambda folder: regular_files(folder, "*",
+                                                                     lambda p: p.name.endswith(_BATTLE_NAMES))),)
+
