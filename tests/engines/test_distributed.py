@@ -235,3 +235,17 @@ def test_without_the_extra_the_error_names_it(tmp_path, monkeypatch, capsys):
     assert main(["diagnose", *map(str, paths), "--engine", "dask"]) == 1
     err = capsys.readouterr().err
     assert "pip install 'llm-power[dask]'" in err and "Traceback" not in err
+
+
+def test_a_remote_folder_is_searched_by_the_registrys_patterns(shared_data):
+    """The URL search took four formats from a list of its own; it takes every format's name patterns
+    now: Every Eval Ever instance files, OpenCompass results and DeepEval runs too (file:// is a URL)."""
+    from llm_power.engines.dask import _expand_url
+
+    eee = shared_data / "formats" / "every_eval_ever" / "converted_v0.3.0"
+    names = [u.rsplit("/", 1)[-1] for u in _expand_url(eee.as_uri())]
+    assert names == sorted(p.name for p in eee.glob("*_samples.jsonl"))
+    oc = Path(__file__).resolve().parents[1] / "fixtures" / "opencompass"
+    found = _expand_url(oc.as_uri())
+    assert found and all("/results/" in u and u.endswith(".json") for u in found)
+    assert not any("/predictions/" in u for u in found)

@@ -285,9 +285,14 @@ def expand(paths: list[Any]) -> list[str]:
 
 
 def _expand_url(url: str) -> list[str]:
+    """The result files of a remote folder, by the registry's name patterns (no file is opened here:
+    a format known by its content only is read when its file URL is given).
+    """
+    from fnmatch import fnmatchcase
+
     import fsspec
 
-    from ..io.detect import LM_EVAL_SAMPLES
+    from ..io.formats import by_order
 
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.exists(root):
@@ -295,16 +300,18 @@ def _expand_url(url: str) -> list[str]:
         raise DataError(msg, file=url)
     if not fs.isdir(root):
         return [url]
+    formats = [f for f in by_order() if f.patterns or f.folder_marker]
     found = []
     for path in sorted(fs.find(root)):
-        name = path.rsplit("/", 1)[-1]
-        if LM_EVAL_SAMPLES.match(name) or name.endswith(".eval") or (name.startswith("details_")
-                                                                      and name.endswith(".parquet")):
-            found.append(fs.unstrip_protocol(path))
-        elif name == "per_instance_stats.json":
+        parts = path.split("/")
+        if any(parts[-1] == f.folder_marker for f in formats):
             found.append(fs.unstrip_protocol(path.rsplit("/", 1)[0]))
+        elif any(fnmatchcase("/".join(parts[-(g.count("/") + 1):]), g) for f in formats for g in f.patterns):
+            found.append(fs.unstrip_protocol(path))
     if not found:
-        msg = "no result files found in this folder (lm-eval samples_*.jsonl, inspect .eval, HELM, lighteval)"
+        known = ", ".join(f.summary for f in formats)
+        msg = (f"no result files found in this folder ({known}; other formats are read from their file URLs, "
+               "given one by one)")
         raise DataError(msg, file=url)
     return found
 

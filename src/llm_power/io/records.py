@@ -70,6 +70,12 @@ class Format:
     #: (rank, file) inside a folder, searched recursively; the files sort by rank, then path
     finds: Callable[[Path], list[tuple[int, Path]]] = no_files
     companions: Callable[[Path], list[Path]] = no_files  # files the reader opens besides the result file
+    #: what a search of a remote folder (fsspec: the Dask engine) takes by name, without opening a file:
+    #: globs of a file's trailing path ("samples_*.jsonl", "results/*/*.json"); a format that tells its
+    #: files by their content only is read from file URLs given one by one
+    patterns: tuple[str, ...] = ()
+    #: a file whose folder is the unit read (HELM's per_instance_stats.json)
+    folder_marker: str | None = None
 
 
 @dataclass(frozen=True)

@@ -138,4 +138,4 @@ def _finds(folder: Path) -> list[tuple[int, Path]]:
 FORMATS = (Format(
     name="deepeval", summary="DeepEval .deepeval/.latest_test_run.json", order=26,
     read=lambda path, o: read_deepeval(path, metric=o.metric, cluster=o.cluster),
-    claims=_claims, finds=_finds),)
+    claims=_claims, finds=_finds, patterns=(".deepeval/.latest_test_run.json",)),)

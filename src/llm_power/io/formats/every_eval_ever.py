@@ -167,7 +167,7 @@ def _finds(folder: Path) -> list[tuple[int, Path]]:
 FORMATS = (Format(
     name="every_eval_ever", summary="Every Eval Ever *_samples.jsonl / dataset_samples.parquet", order=15,
     read=lambda path, o: read_every_eval_ever(path, metric=o.metric, cluster=o.cluster),
-    claims=_claims, finds=_finds),)
+    claims=_claims, finds=_finds, patterns=("*_samples.jsonl", "*_samples.parquet")),)
 
 
 # ---- aggregate scores (aggregate): the aggregate records ----------------------------------------------------

@@ -78,4 +78,4 @@ def _companions(path: Path) -> list[Path]:
 FORMATS = (Format(
     name="helm", summary="HELM per_instance_stats.json", order=30,
     read=lambda path, o: read_helm(path, metric=o.metric, split=o.split, cluster=o.cluster),
-    claims=_claims, finds=_finds, companions=_companions),)
+    claims=_claims, finds=_finds, companions=_companions, folder_marker="per_instance_stats.json"),)

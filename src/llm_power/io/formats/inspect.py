@@ -145,7 +145,7 @@ def _finds(folder: Path) -> list[tuple[int, Path]]:
 FORMATS = (Format(
     name="inspect", summary="inspect .eval/.json", order=20,
     read=lambda path, o: read_inspect(path, metric=o.metric, cluster=o.cluster),
-    claims=_claims, finds=_finds),)
+    claims=_claims, finds=_finds, patterns=("*.eval",)),)
 
 
 # ---- repeated samples (passk): every epoch of every sample ------------------------------------------------

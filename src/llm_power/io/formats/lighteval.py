@@ -69,4 +69,4 @@ FORMATS = (Format(
     read=lambda path, o: read_lighteval(path, metric=o.metric, cluster=o.cluster),
     claims=lambda path: path.is_file() and _is_details(path),
     finds=lambda folder: [(0, p) for p in regular_files(folder, "details_*", _is_details)],
-    companions=_companions),)
+    companions=_companions, patterns=("details_*.parquet",)),)

@@ -118,7 +118,7 @@ FORMATS = (Format(
     name="lm_eval", summary="lm-eval samples_*.jsonl", order=10,
     read=lambda path, o: read_lm_eval(path, metric=o.metric, filter_name=o.filter_name, cluster=o.cluster),
     claims=lambda path: path.is_file() and bool(LM_EVAL_SAMPLES.match(path.name)),
-    finds=_finds, companions=_companions),)
+    finds=_finds, companions=_companions, patterns=("samples_*_*.jsonl",)),)
 
 
 # ---- repeated samples (passk): a task run with repeats ---------------------------------------------------

@@ -114,7 +114,8 @@ def _finds(folder: Path) -> list[tuple[int, Path]]:
 
 FORMATS = (Format(
     name="opencompass", summary="OpenCompass results/<model>/<dataset>.json with details", order=27,
-    read=lambda path, o: read_opencompass(path, metric=o.metric), claims=_claims, finds=_finds),)
+    read=lambda path, o: read_opencompass(path, metric=o.metric), claims=_claims, finds=_finds,
+    patterns=("results/*/*.json",)),)
 
 
 # ---- pairwise battles (arena, judges): subjective results/<model1>_<model2>/<dataset>.json --------------------
