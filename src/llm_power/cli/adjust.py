@@ -6,9 +6,9 @@ import argparse
 import math
 from typing import Any
 
-from .._core.format import fmt_p
 from .._core.options import ADJUST_METHODS
-from ..report.terminal import dump_json, print_table
+from ..report.tables import adjust_view, print_view
+from ..report.terminal import dump_json
 
 HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"
 
@@ -50,9 +50,5 @@ def run(args: argparse.Namespace) -> int:
         dump_json({"method": args.method, "alpha": args.alpha, "pvalues": list(args.pvalues),
                    "adjusted": adjusted, "rejected": rejected})
         return 0
-    rows = [[str(k + 1), fmt_p(p, 4), fmt_p(a, 4), "yes" if r else "no"]
-            for k, (p, a, r) in enumerate(zip(args.pvalues, adjusted, rejected, strict=False))]
-    print_table(f"{args.method} adjusted p-values ({len(rows)} tests)", ["#", "p", "adjusted p",
-                f"rejected at α = {args.alpha:g}"], rows, right_align=(0, 1, 2),
-                caption=f"{sum(rejected)} of {len(rows)} rejected.")
+    print_view(adjust_view(args.pvalues, adjusted, rejected, method=args.method, alpha=args.alpha))
     return 0

@@ -7,7 +7,8 @@ import warnings
 from typing import Any
 
 from .._core.options import INTERVAL_METHODS
-from ..report.terminal import dump_json, print_table
+from ..report.tables import interval_view, print_view
+from ..report.terminal import dump_json
 
 HELP = "confidence interval for one score: K correct out of N items"
 
@@ -60,17 +61,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    level = f"{100 * args.confidence_level:g}%"
-    side = {"two-sided": "two-sided", "less": "upper bound", "greater": "lower bound"}[args.alternative]
-    rows = [
-        [r["method"], f"{r['low']:.4f}", f"{r['high']:.4f}",
-         f"{100 * r['low']:.1f}% – {100 * r['high']:.1f}%", r["note"]]
-        for r in payload["intervals"]
-    ]
-    print_table(
-        f"{args.k}/{args.n} = {100 * payload['estimate']:.2f}%  ({level} {side})",
-        ["method", "low", "high", "in points", "note"], rows, right_align=(1, 2, 3),
-        caption="Wilson is the default; Clopper–Pearson never under-covers; avoid Wald near 0/1 "
-                "and at small N.",
-    )
+    print_view(interval_view(payload, k=args.k, n=args.n, confidence_level=args.confidence_level,
+                             alternative=args.alternative))
     return 0

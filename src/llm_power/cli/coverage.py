@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from .._core.options import INTERVAL_METHODS
-from ..report.terminal import dump_json, print_table
+from ..report.tables import coverage_view, print_view
+from ..report.terminal import dump_json
 
 HELP = "exact coverage probability of interval methods at true accuracy P on N items"
 
@@ -39,18 +40,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json({"confidence_level": args.confidence_level, "results": records})
         return 0
-    nominal = args.confidence_level
-    rows = []
-    for r in records:
-        cells = []
-        for m in methods:
-            c = r["coverage"][m]
-            flag = " ✗" if c < nominal - 0.01 else ""
-            cells.append(f"{c:.4f}{flag}")
-        rows.append([str(r["n"]), f"{r['p']:g}", *cells])
-    print_table(
-        f"Exact coverage (nominal {nominal:g})",
-        ["N", "p", *methods], rows, right_align=tuple(range(len(methods) + 2)),
-        caption="✗ = more than 1 point below nominal. Coverage is exact (binomial sum), not simulated.",
-    )
+    print_view(coverage_view(records, methods, args.confidence_level))
     return 0

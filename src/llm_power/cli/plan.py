@@ -7,7 +7,9 @@ import math
 from typing import Any
 
 from .._core.options import DESIGNS
-from ..report.terminal import dump_json, print_table
+from ..report import tables
+from ..report.tables import print_view
+from ..report.terminal import dump_json
 from ._types import add_run_pairing
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
@@ -168,18 +170,9 @@ def run_sample_size(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    unit = "items (total)" if args.design == "paired" else "items per group"
-    table_rows = [[r["method"], f"{r['n']:,}", f"{r['raw']:,.2f}"] for r in rows]
-    caption = (f"Gap {100 * (args.pa - args.pb):+.3g} points at α = {args.alpha:g}, power {args.power:g}"
-               f"{'' if args.discordance is None else f', discordance {args.discordance:g}'}.")
-    if extra:
-        table_rows.append(["unpaired (per group)", f"{extra['unpaired_per_group']:,}", "for contrast"])
-        table_rows.append(["shortcut (wrong)", f"{extra['shortcut']:,}", "unpaired Cohen-h size × (1 − ρ)"])
-    for method, why in skipped.items():
-        table_rows.append([method, "—", "skipped: n too large for the exact scan"])
-        caption += f" {method}: {why}."
-    print_table(f"Sample size: A {args.pa:g} vs B {args.pb:g}, ρ = {args.rho:g} ({args.design})",
-                ["method", unit, "unrounded"], table_rows, right_align=(1, 2), caption=caption)
+    print_view(tables.sample_size_view(rows, extra, skipped, p_a=args.pa, p_b=args.pb, rho=args.rho,
+                                       design=args.design, alpha=args.alpha, power=args.power,
+                                       discordance=args.discordance))
     return 0
 
 
@@ -198,12 +191,8 @@ def _sample_size_table(args: argparse.Namespace) -> int:
         dump_json({"p": p, "delta": delta, "method": method, "rows": rows,
                    "unpaired_per_group": max(1, int(pl.ceil_items(unpaired_raw))), "unpaired_raw": unpaired_raw})
         return 0
-    table_rows = [[f"{r['rho']:g}", f"{r['discordance']:.4f}", f"{r['n']:,}", f"{r['raw']:,.1f}"] for r in rows]
-    table_rows.append(["unpaired", "", f"{max(1, int(pl.ceil_items(unpaired_raw))):,}",
-                       f"{unpaired_raw:,.1f} per group"])
-    print_table(f"Items needed to detect {100 * delta:g} points at p = {p:g} ({method}, α = {args.alpha:g}, "
-                f"power {args.power:g})", ["ρ", "p_d = 2p(1−p)(1−ρ)", "n", "unrounded"], table_rows,
-                right_align=(0, 1, 2, 3))
+    print_view(tables.sample_size_grid_view(rows, max(1, int(pl.ceil_items(unpaired_raw))), unpaired_raw, p=p,
+                                            delta=delta, method=method, alpha=args.alpha, power=args.power))
     return 0
 
 
@@ -226,19 +215,15 @@ def run_mde(args: argparse.Namespace) -> int:
         if args.format == "json":
             dump_json({"p": args.p, "method": method, "rows": rows})
             return 0
-        cols = ["items", "unpaired"] + [f"paired ρ = {rho:g}" for rho in args.rhos]
-        table_rows = [[f"{r['n']:,}"] + [f"{100 * r[k]:.2f}" for k in r if k != "n"] for r in rows]
-        print_table(f"Minimum detectable effect (points) at p = {args.p:g} ({method}, α = {args.alpha:g}, "
-                    f"power {args.power:g})", cols, table_rows, right_align=tuple(range(len(cols))))
+        print_view(tables.mde_grid_view(rows, args.rhos, p=args.p, method=method, alpha=args.alpha,
+                                        power=args.power))
         return 0
     rows = [{"n": n, "mde": pl.mde(n, p=args.p, rho=args.rho, design=args.design, method=args.method,
                                    discordance=args.discordance, **common)} for n in ns]
     if args.format == "json":
         dump_json({"p": args.p, "rho": args.rho, "design": args.design, "method": args.method, "rows": rows})
         return 0
-    print_table(f"Minimum detectable effect at p = {args.p:g}, ρ = {args.rho:g} ({args.design}, {args.method})",
-                ["items", "MDE (points)"], [[f"{r['n']:,}", f"{100 * r['mde']:.2f}"] for r in rows],
-                right_align=(0, 1))
+    print_view(tables.mde_view(rows, p=args.p, rho=args.rho, design=args.design, method=args.method))
     return 0
 
 
@@ -253,8 +238,8 @@ def run_power(args: argparse.Namespace) -> int:
         dump_json({"p_a": args.pa, "p_b": args.pb, "rho": args.rho, "method": args.method, "design": args.design,
                    "alpha": args.alpha, "rows": rows})
         return 0
-    print_table(f"Power: A {args.pa:g} vs B {args.pb:g}, ρ = {args.rho:g} ({args.design}, {args.method})",
-                ["items", "power"], [[f"{r['n']:,}", f"{r['power']:.4f}"] for r in rows], right_align=(0, 1))
+    print_view(tables.power_view(rows, p_a=args.pa, p_b=args.pb, rho=args.rho, design=args.design,
+                                 method=args.method))
     return 0
 
 
@@ -272,30 +257,15 @@ def run_shortcut(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    rows = [["shortcut n_h = (1 − ρ)·K/h²", f"{n_short:,}"], ["paired N* (wald)", f"{payload['n_star']:,}"],
-            ["ratio n_h / N*", f"{payload['ratio']:.3f}"],
-            ["error constant C(p, ρ): ratio ≈ ½ ± C·gap²", f"{c:.4f}"],
-            ["gap below which ratio ≈ ½ ± 0.05", _prescreen_text(payload["prescreen_delta_at_0_05"], p_mid)]]
-    print_table(f"The shortcut vs the paired N*: A {args.pa:g} vs B {args.pb:g}, ρ = {args.rho:g}", ["", "value"], rows,
-                right_align=(1,), caption="The recipe under-estimates the paired N* by about half for small gaps.")
+    print_view(tables.shortcut_view(payload, p_a=args.pa, p_b=args.pb, rho=args.rho))
     return 0
-
-
-def _prescreen_text(delta: float, p_mid: float) -> str:
-    """The prescreen gap in points, or "every possible gap" when it exceeds the largest gap two
-    accuracies with this midpoint can have (2 min(p, 1 - p)).
-    """
-    largest = 2 * min(p_mid, 1 - p_mid)
-    if math.isinf(delta) or delta >= largest:
-        return f"every possible gap (≤ {100 * largest:.1f} points)"
-    return f"{100 * delta:.1f} points"
 
 
 def run_runs(args: argparse.Namespace) -> int:
     """Run `plan runs`; returns the exit code."""
     from ..io import read_runs
     from ..io.detect import expand_paths
-    from ..report.terminal import safe_text, say
+    from ..report.terminal import say
     from ..runs import plan_runs
 
     runs = read_runs(expand_paths(args.results), run=args.run_field, metric=args.metric, on_missing=args.on_missing)
@@ -306,19 +276,7 @@ def run_runs(args: argparse.Namespace) -> int:
         dump_json(plan.to_dict())
         return 0
 
-    def num(x: float) -> str:
-        return "∞" if not math.isfinite(x) else f"{x:,.0f}"
-
-    rows = [["items at the pilot's runs", num(plan.items_needed)], ["runs per model at the pilot's items",
-                                                                    num(plan.runs_needed)],
-            ["cheapest: items", num(plan.best_items)], ["cheapest: runs per model", num(plan.best_runs)],
-            ["cheapest: cost per model", num(plan.best_cost)]]
-    print_table(f"Runs for a gap of {plan.delta:+.4g}: {safe_text(plan.model_a)} vs {safe_text(plan.model_b)} "
-                f"(pilot {plan.n_items:,} items x {plan.runs_a}/{plan.runs_b} runs)", ["", "value"], rows,
-                right_align=(1,),
-                caption=f"Components of the gap: item {plan.var_item:.3g}, item x run {plan.var_res:.3g}, run "
-                        f"{plan.var_run:.3g}; alpha = {plan.alpha:g}, power = {plan.power:g}; cost = "
-                        f"{plan.cost_per_item:g} x items x runs + {plan.cost_per_run:g} x runs.")
+    print_view(tables.runs_plan_view(plan))
     if not math.isfinite(plan.items_needed):
         say("At the pilot's runs, run-to-run noise alone exceeds the gap: no number of items resolves it; "
             "more runs must average the run noise down.")

@@ -507,3 +507,18 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
             raise DataError(msg, file=str(path), record=f"row {row}", field=cluster_column)
         clusters = labels.astype(str).tolist()
     return items, names, values, clusters
+
+
+def plain_value(value: Any) -> Any:
+    """A value of a Parquet row as JSON would give it: arrays as lists, NaN as None (recursively)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return [plain_value(v) for v in value.tolist()]
+    if isinstance(value, dict):
+        return {k: plain_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_value(v) for v in value]
+    if isinstance(value, float) and value != value:
+        return None
+    return value.item() if isinstance(value, np.generic) else value

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
-from ..plain import parse_score, plain_suffix, table_records
+from ..plain import parse_score, plain_suffix, plain_value, table_records
 from ..records import AggregateOptions, AggregateReader, Format, Record, expect
 from ..safe import open_bounded, regular_files
 
@@ -43,20 +43,6 @@ def _eee_score(rec: dict[str, Any], metric: str | None, *, file: str, record: st
 #: the nested fields of an instance record (a struct, or JSON text, in the datastore's Parquet view)
 _NESTED = ("evaluation", "metadata", "input", "output", "token_usage", "performance")
 
-
-def plain_value(value: Any) -> Any:
-    """A value of a Parquet row as JSON would give it: arrays as lists, NaN as None (recursively)."""
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return [plain_value(v) for v in value.tolist()]
-    if isinstance(value, dict):
-        return {k: plain_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain_value(v) for v in value]
-    if isinstance(value, float) and value != value:
-        return None
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def parquet_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -173,19 +159,19 @@ FORMATS = (Format(
 # ---- aggregate scores (aggregate): the aggregate records ----------------------------------------------------
 
 def _read_aggregates(files: list[Path], options: AggregateOptions) -> list[Any]:
-    from ..aggregate import read_eee_aggregates
+    from ..scores import read_eee_aggregates
 
     return read_eee_aggregates(files, metric=options.metric, items=options.items)
 
 
 def _claims_records(path: Path) -> bool:
-    from ..aggregate import is_eee_aggregate_file
+    from ..scores import is_eee_aggregate_file
 
     return is_eee_aggregate_file(path)
 
 
 def _find_records(folder: Path) -> list[Path]:
-    from ..aggregate import eee_aggregate_files
+    from ..scores import eee_aggregate_files
 
     return eee_aggregate_files(folder)
 

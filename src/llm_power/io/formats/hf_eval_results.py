@@ -13,20 +13,20 @@ __all__ = ["AGGREGATES"]
 
 
 def _read(files: list[Path], options: AggregateOptions) -> list[Any]:
-    from ..aggregate import read_hf_eval_results
+    from ..scores import read_hf_eval_results
 
     return [s for s in read_hf_eval_results(files, items=options.items)
             if options.metric is None or s.metric == options.metric]
 
 
 def _claims(path: Path) -> bool:
-    from ..aggregate import is_hf_eval_results
+    from ..scores import is_hf_eval_results
 
     return is_hf_eval_results(path)
 
 
 def _finds(folder: Path) -> list[Path]:
-    from ..aggregate import hf_eval_results_files
+    from ..scores import hf_eval_results_files
 
     return hf_eval_results_files(folder)
 

@@ -198,7 +198,7 @@ SAMPLES = (SampleReader("lm_eval", "lm-eval samples_<task>_<date>.jsonl of a tas
 # ---- aggregate scores (aggregate): results_*.json written without --log_samples --------------------------
 
 def _read_aggregates(files: list[Path], options: AggregateOptions) -> list[Any]:
-    from ..aggregate import read_lm_eval_aggregates
+    from ..scores import read_lm_eval_aggregates
 
     return read_lm_eval_aggregates(files, metric=options.metric, filter=options.filter)
 

@@ -121,13 +121,13 @@ FORMATS = (Format(
 # ---- pairwise battles (arena, judges): subjective results/<model1>_<model2>/<dataset>.json --------------------
 
 def _read_battles(path: Path) -> tuple[Any, int]:
-    from ..battles import read_opencompass_battles
+    from ..battle_tables import read_opencompass_battles
 
     return read_opencompass_battles(path)
 
 
 def _claims_battles(path: Path) -> bool:
-    from ..battles import is_opencompass_battles
+    from ..battle_tables import is_opencompass_battles
 
     return path.suffix.lower() == ".json" and is_opencompass_battles(path)
 

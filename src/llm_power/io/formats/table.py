@@ -176,13 +176,13 @@ SAMPLES = (SampleReader("table", "CSV/TSV/JSONL long tables with model, item, sa
 # ---- aggregate scores (aggregate): leaderboard tables ---------------------------------------------------------
 
 def _read_leaderboards(files: list[Path], options: AggregateOptions) -> list[Any]:
-    from ..aggregate import read_leaderboard_table
+    from ..scores import read_leaderboard_table
 
     return [s for path in files for s in read_leaderboard_table(path, metric=options.metric, items=options.items)]
 
 
 def _claims_leaderboard(path: Path) -> bool:
-    from ..aggregate import is_leaderboard_table
+    from ..scores import is_leaderboard_table
 
     return is_leaderboard_table(path)
 
@@ -197,7 +197,7 @@ _BATTLE_NAMES = ("_pair.jsonl", "annotations.json")
 
 
 def _read_battle_table(path: Path) -> tuple[Any, int]:
-    from ..battles import read_battle_table
+    from ..battle_tables import read_battle_table
 
     return read_battle_table(path)
 

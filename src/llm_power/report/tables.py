@@ -1,0 +1,168 @@
+"""The tables of the commands, as views: each builder turns a result (or the plain numbers a
+command computed) into a :class:`TableView` -- title, columns, rows of text, caption, which columns
+align right -- and the renderers print it (:func:`print_view` for the terminal; Markdown and notebooks
+can take the same view). ``cli/`` lays out no table of its own (the layering test forbids it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .._core.format import fmt_p
+
+__all__ = ["TableView", "adjust_view", "coverage_view", "interval_view", "mde_grid_view", "mde_view",
+           "power_view", "print_view", "runs_plan_view", "sample_size_grid_view", "sample_size_view",
+           "shortcut_view"]
+
+
+@dataclass(frozen=True)
+class TableView:
+    """One table: what every medium shows (cells are text, already formatted; names unescaped --
+    each renderer escapes for its medium).
+    """
+
+    title: str
+    columns: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    caption: str | None = None
+    right_align: Sequence[int] = field(default_factory=tuple)
+
+
+def print_view(view: TableView, stream: TextIO | None = None) -> None:
+    """The table on the terminal (rich; plain text when the stream is not a terminal)."""
+    from .terminal import print_table
+
+    print_table(view.title, view.columns, view.rows, caption=view.caption, right_align=view.right_align,
+                stream=stream)
+
+
+# ---- adjust, ci, coverage ------------------------------------------------------------------------------------
+
+def adjust_view(pvalues: Sequence[float], adjusted: Any, rejected: Sequence[bool], *, method: str,
+                alpha: float) -> TableView:
+    """``llm-power adjust``: each p-value, adjusted, and whether it is rejected."""
+    rows = [[str(k + 1), fmt_p(p, 4), fmt_p(a, 4), "yes" if r else "no"]
+            for k, (p, a, r) in enumerate(zip(pvalues, adjusted, rejected, strict=False))]
+    return TableView(f"{method} adjusted p-values ({len(rows)} tests)",
+                     ["#", "p", "adjusted p", f"rejected at α = {alpha:g}"], rows, right_align=(0, 1, 2),
+                     caption=f"{sum(rejected)} of {len(rows)} rejected.")
+
+
+def interval_view(payload: dict[str, Any], *, k: int, n: int, confidence_level: float, alternative: str) -> TableView:
+    """``llm-power ci``: the interval of each method."""
+    level = f"{100 * confidence_level:g}%"
+    side = {"two-sided": "two-sided", "less": "upper bound", "greater": "lower bound"}[alternative]
+    rows = [[r["method"], f"{r['low']:.4f}", f"{r['high']:.4f}", f"{100 * r['low']:.1f}% – {100 * r['high']:.1f}%",
+             r["note"]] for r in payload["intervals"]]
+    return TableView(f"{k}/{n} = {100 * payload['estimate']:.2f}%  ({level} {side})",
+                     ["method", "low", "high", "in points", "note"], rows, right_align=(1, 2, 3),
+                     caption="Wilson is the default; Clopper–Pearson never under-covers; avoid Wald near 0/1 "
+                             "and at small N.")
+
+
+def coverage_view(records: Sequence[dict[str, Any]], methods: Sequence[str], nominal: float) -> TableView:
+    """``llm-power coverage``: exact coverage per method, flagged more than a point below nominal."""
+    rows = []
+    for r in records:
+        cells = []
+        for m in methods:
+            c = r["coverage"][m]
+            cells.append(f"{c:.4f}{' ✗' if c < nominal - 0.01 else ''}")
+        rows.append([str(r["n"]), f"{r['p']:g}", *cells])
+    return TableView(f"Exact coverage (nominal {nominal:g})", ["N", "p", *methods], rows,
+                     right_align=tuple(range(len(methods) + 2)),
+                     caption="✗ = more than 1 point below nominal. Coverage is exact (binomial sum), not simulated.")
+
+
+# ---- plan ----------------------------------------------------------------------------------------------------
+
+def sample_size_view(rows: Sequence[dict[str, Any]], extra: dict[str, Any], skipped: dict[str, str], *, p_a: float,
+                     p_b: float, rho: float, design: str, alpha: float, power: float,
+                     discordance: float | None) -> TableView:
+    """``llm-power plan sample-size``: N* by method, with the unpaired size and the shortcut for contrast."""
+    unit = "items (total)" if design == "paired" else "items per group"
+    table_rows = [[r["method"], f"{r['n']:,}", f"{r['raw']:,.2f}"] for r in rows]
+    caption = (f"Gap {100 * (p_a - p_b):+.3g} points at α = {alpha:g}, power {power:g}"
+               f"{'' if discordance is None else f', discordance {discordance:g}'}.")
+    if extra:
+        table_rows.append(["unpaired (per group)", f"{extra['unpaired_per_group']:,}", "for contrast"])
+        table_rows.append(["shortcut (wrong)", f"{extra['shortcut']:,}", "unpaired Cohen-h size × (1 − ρ)"])
+    for method, why in skipped.items():
+        table_rows.append([method, "—", "skipped: n too large for the exact scan"])
+        caption += f" {method}: {why}."
+    return TableView(f"Sample size: A {p_a:g} vs B {p_b:g}, ρ = {rho:g} ({design})", ["method", unit, "unrounded"],
+                     table_rows, right_align=(1, 2), caption=caption)
+
+
+def sample_size_grid_view(rows: Sequence[dict[str, Any]], unpaired_n: int, unpaired_raw: float, *, p: float,
+                          delta: float, method: str, alpha: float, power: float) -> TableView:
+    """``llm-power plan sample-size --table``: items needed over the correlation ρ."""
+    table_rows = [[f"{r['rho']:g}", f"{r['discordance']:.4f}", f"{r['n']:,}", f"{r['raw']:,.1f}"] for r in rows]
+    table_rows.append(["unpaired", "", f"{unpaired_n:,}", f"{unpaired_raw:,.1f} per group"])
+    return TableView(f"Items needed to detect {100 * delta:g} points at p = {p:g} ({method}, α = {alpha:g}, "
+                     f"power {power:g})", ["ρ", "p_d = 2p(1−p)(1−ρ)", "n", "unrounded"], table_rows,
+                     right_align=(0, 1, 2, 3))
+
+
+def mde_grid_view(rows: Sequence[dict[str, Any]], rhos: Sequence[float], *, p: float, method: str, alpha: float,
+                  power: float) -> TableView:
+    """``llm-power plan mde --table``: the MDE over items and ρ."""
+    cols = ["items", "unpaired"] + [f"paired ρ = {rho:g}" for rho in rhos]
+    table_rows = [[f"{r['n']:,}"] + [f"{100 * r[k]:.2f}" for k in r if k != "n"] for r in rows]
+    return TableView(f"Minimum detectable effect (points) at p = {p:g} ({method}, α = {alpha:g}, power {power:g})",
+                     cols, table_rows, right_align=tuple(range(len(cols))))
+
+
+def mde_view(rows: Sequence[dict[str, Any]], *, p: float, rho: float, design: str, method: str) -> TableView:
+    """``llm-power plan mde``: the MDE at each number of items."""
+    return TableView(f"Minimum detectable effect at p = {p:g}, ρ = {rho:g} ({design}, {method})",
+                     ["items", "MDE (points)"], [[f"{r['n']:,}", f"{100 * r['mde']:.2f}"] for r in rows],
+                     right_align=(0, 1))
+
+
+def power_view(rows: Sequence[dict[str, Any]], *, p_a: float, p_b: float, rho: float, design: str,
+               method: str) -> TableView:
+    """``llm-power plan power``: the power at each number of items."""
+    return TableView(f"Power: A {p_a:g} vs B {p_b:g}, ρ = {rho:g} ({design}, {method})", ["items", "power"],
+                     [[f"{r['n']:,}", f"{r['power']:.4f}"] for r in rows], right_align=(0, 1))
+
+
+def _prescreen_text(delta: float, p_mid: float) -> str:
+    """The prescreen gap in points, or "every possible gap" when it exceeds the largest gap two
+    accuracies with this midpoint can have (2 min(p, 1 - p)).
+    """
+    largest = 2 * min(p_mid, 1 - p_mid)
+    if math.isinf(delta) or delta >= largest:
+        return f"every possible gap (≤ {100 * largest:.1f} points)"
+    return f"{100 * delta:.1f} points"
+
+
+def shortcut_view(payload: dict[str, Any], *, p_a: float, p_b: float, rho: float) -> TableView:
+    """``llm-power plan shortcut``: the shortcut's size against the paired N*."""
+    p_mid = (p_a + p_b) / 2
+    rows = [["shortcut n_h = (1 − ρ)·K/h²", f"{payload['shortcut']:,}"], ["paired N* (wald)", f"{payload['n_star']:,}"],
+            ["ratio n_h / N*", f"{payload['ratio']:.3f}"],
+            ["error constant C(p, ρ): ratio ≈ ½ ± C·gap²", f"{payload['error_constant']:.4f}"],
+            ["gap below which ratio ≈ ½ ± 0.05", _prescreen_text(payload["prescreen_delta_at_0_05"], p_mid)]]
+    return TableView(f"The shortcut vs the paired N*: A {p_a:g} vs B {p_b:g}, ρ = {rho:g}", ["", "value"], rows,
+                     right_align=(1,), caption="The recipe under-estimates the paired N* by about half for small gaps.")
+
+
+def runs_plan_view(plan: Any) -> TableView:
+    """``llm-power plan runs``: items and runs needed for a gap, and the cheapest design."""
+    def num(x: float) -> str:
+        return "∞" if not math.isfinite(x) else f"{x:,.0f}"
+
+    rows = [["items at the pilot's runs", num(plan.items_needed)],
+            ["runs per model at the pilot's items", num(plan.runs_needed)],
+            ["cheapest: items", num(plan.best_items)], ["cheapest: runs per model", num(plan.best_runs)],
+            ["cheapest: cost per model", num(plan.best_cost)]]
+    return TableView(f"Runs for a gap of {plan.delta:+.4g}: {plan.model_a} vs {plan.model_b} "
+                     f"(pilot {plan.n_items:,} items x {plan.runs_a}/{plan.runs_b} runs)", ["", "value"], rows,
+                     right_align=(1,),
+                     caption=f"Components of the gap: item {plan.var_item:.3g}, item x run {plan.var_res:.3g}, run "
+                             f"{plan.var_run:.3g}; alpha = {plan.alpha:g}, power = {plan.power:g}; cost = "
+                             f"{plan.cost_per_item:g} x items x runs + {plan.cost_per_run:g} x runs.")
