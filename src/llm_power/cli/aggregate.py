@@ -6,7 +6,9 @@ import argparse
 import math
 from typing import Any
 
-from ..report.terminal import dump_json, print_table, say
+from ..report import tables
+from ..report.tables import print_view
+from ..report.terminal import dump_json, say
 
 HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records, Hugging Face "
         ".eval_results, leaderboard tables such as AlpacaEval's CSVs): intervals, MDE, and what a paired test "
@@ -63,13 +65,6 @@ def _items(values: list[str] | None) -> int | dict[str, int] | None:
     return counts
 
 
-def _num(value: float | None, spec: str) -> str:
-    """A number of the JSON payload (None: infinite N* or undefined) for the table."""
-    if value is None:
-        return "∞"
-    return format(value, spec) if math.isfinite(value) else "∞"
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     import warnings
@@ -82,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
     scores = read_aggregates(args.results, metric=args.metric, filter=args.filter, items=_items(args.items))
     models = list(dict.fromkeys(s.model for s in scores))
     short = dict(zip(models, unique_short_names(models, 20), strict=True))  # the numbers keep their room
-    rows: list[list[str]] = []
     payload: dict[str, list[dict[str, Any]]] = {"scores": [], "pairs": []}
     for s in scores:
         lo, hi, kind = aggregate_interval(s.value, s.n, s.stderr, args.confidence_level)
@@ -94,11 +88,6 @@ def run(args: argparse.Namespace) -> int:
                 detect = float(mde(s.n, p=min(max(s.value, 1e-9), 1 - 1e-9), rho=0.0, alpha=args.alpha,
                                    power=args.power))
         payload["scores"].append({**s._asdict(), "ci_low": lo, "ci_high": hi, "interval": kind, "mde_rho0": detect})
-        # accuracies in percent and points, as the gaps and MDEs beside them; other metrics as given
-        score, interval = ((f"{100 * s.value:.2f}%", f"{100 * lo:.2f} – {100 * hi:.2f}%") if binary
-                           else (f"{s.value:.4g}", f"{lo:.4g} – {hi:.4g}" if math.isfinite(lo) else "—"))
-        rows.append([short[s.model], s.task, f"{s.metric},{s.filter}" if s.filter else s.metric, score, interval,
-                     f"{s.n:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
     if len(models) == 2:
         by_key: dict[tuple[str, str, str], dict[str, Any]] = {}
         for s in scores:
@@ -114,28 +103,10 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    one = len(models) == 1  # one model: its name in the title, the columns for the numbers
-    header = ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"]
-    print_table(f"Scores of {models[0]}" if one else "Scores", header[one:], [r[one:] for r in rows],
-                caption=f"{args.confidence_level:.0%} intervals (Wilson for accuracies; for a score given without "
-                        "its standard error, the Wilson interval at its value, which bounds any score in [0, 1]). "
-                        "MDE: the paired gap "
-                        f"detectable at alpha = {args.alpha:g}, power {args.power:g}, against a model whose "
-                        "errors are independent of this one's (correlated errors: smaller); —: none detectable "
-                        "(a score near 0 or 1 leaves too few items to disagree on). A score outside [0, 1] without its "
-                        "standard error has no interval (—).",
-                right_align=(2, 4, 5) if one else (3, 5, 6))
+    print_view(tables.aggregate_scores_view(payload["scores"], short, confidence_level=args.confidence_level,
+                                            alpha=args.alpha, power=args.power))
     if payload["pairs"]:
-        prow: list[list[str]] = []
-        for p in payload["pairs"]:
-            prow.append([p["task"], f"{100 * (p['p_a'] - p['p_b']):+.2f} pts",
-                         f"{_num(p['pvalue_low'], '.2g')} – {_num(p['pvalue_high'], '.2g')}",
-                         f"{_num(p['n_star_low'], ',.0f')} – {_num(p['n_star_high'], ',.0f')}", p["verdict"]])
-        print_table(f"{short[models[0]]} vs {short[models[1]]}: McNemar's test over every joint table the two "
-                    "scores allow",
-                    ["task", "gap", "p (range)", "N* (range)", "verdict"], prow,
-                    caption="Ranges over the Fréchet bounds of the disagreement rate (the least disagreement "
-                            "gives the smallest p and N*).", right_align=(1,))
+        print_view(tables.aggregate_pairs_view(payload["pairs"], short[models[0]], short[models[1]]))
         if any(p["verdict"] == "undetermined" for p in payload["pairs"]):
             say("Aggregate scores cannot settle an 'undetermined' comparison: it depends on how often the models "
                 "disagree, which only per-item results show. Re-run lm-eval with --log_samples and use "

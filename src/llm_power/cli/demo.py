@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._core.format import fmt_margins
-from ..report.terminal import dump_json, print_table
+from ..report.tables import error_bars_view, print_view
+from ..report.terminal import dump_json
 from ._types import positive_int
 from .diagnose import run_diagnosis
 
@@ -63,11 +63,7 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "json":
             dump_json(payload)
             return 0
-        rows = [[r["benchmark"], f"{r['n']:,}", *(fmt_margins(0.0, -r[f"below_at_{k}"], r[f"above_at_{k}"],
-                                                               scale=100.0) for k in ("0_8", "0_5"))]
-                for r in payload["benchmarks"]]
-        print_table(f"Error bars of one benchmark score ({100 * args.confidence_level:g}% Wilson interval, in points)",
-                    ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3))
+        print_view(error_bars_view(payload, confidence_level=args.confidence_level))
         return 0
     data = load_mmlu_pro()
     models, x, category = data.models, data.scores, data.clusters

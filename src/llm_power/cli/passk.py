@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from ..io.safe import parse_once
@@ -46,12 +45,6 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap band (default 0)")
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the numbers as JSON (default: none)")
     p.set_defaults(run=run)
-
-
-def _fmt_ci(lo: float, hi: float) -> str:
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "—"
-    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
 @parse_once()
@@ -120,7 +113,7 @@ def _one_model(args: argparse.Namespace, model: str, wide: Any, frame: Any, ks: 
     import numpy as np
 
     from .._core.errors import DataError
-    from ..report.terminal import print_table
+    from ..report.tables import passk_model_view, print_view
     from ..samples import pass_at_k_ci
 
     x = wide.to_numpy(dtype=float)
@@ -143,22 +136,14 @@ def _one_model(args: argparse.Namespace, model: str, wide: Any, frame: Any, ks: 
                                 "se_questions": new.standard_error, "ci_questions": [lo_n, hi_n],
                                 "se_fixed_questions": fixed.standard_error, "ci_fixed_questions": [lo_f, hi_f]}
     if args.format != "json":
-        level = f"{args.confidence_level:.0%}"
-        rows = [[str(k), f"{100 * e:.1f}", _fmt_ci(a, b), _fmt_ci(c, d),
-                 f"{se_n / se_f:.1f}×" if se_f > 0 and se_n > 0 else "—"]
-                for k, e, a, b, c, d, se_n, se_f in zip(ks, new.estimate, lo_n, hi_n, lo_f, hi_f,
-                                                       new.standard_error, fixed.standard_error, strict=True)]
-        spread = (f"{n_samples.min()} sample{'s' if n_samples.min() > 1 else ''} per question"
-                  if n_samples.min() == n_samples.max()
-                  else f"{n_samples.min()}–{n_samples.max()} samples per question")
-        print_table(f"{model}: {args.kind} on {x.shape[0]:,} questions, {spread}",
-                    ["k", args.kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
-                    right_align=(0, 1, 2, 3, 4))
+        print_view(passk_model_view(model, ks, new, fixed, kind=args.kind, n_questions=int(x.shape[0]),
+                                    samples=(int(n_samples.min()), int(n_samples.max())),
+                                    confidence_level=args.confidence_level))
 
 
 def _comparison(args: argparse.Namespace, matrices: dict[str, Any], ks: list[int], payload: dict[str, Any]) -> None:
     """The two models' paired difference at each k (A is not the --baseline)."""
-    from ..report.terminal import print_table
+    from ..report.tables import passk_comparison_view, print_view
     from ..samples import compare_pass_at_k
 
     (name_a, a), (name_b, b) = matrices.items()
@@ -169,11 +154,4 @@ def _comparison(args: argparse.Namespace, matrices: dict[str, Any], ks: list[int
     payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),
                              "critical_value": cmp.critical_value}
     if args.format != "json":
-        rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
-                for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
-                                                      cmp.band_high, cmp.pvalue, cmp.band_excludes_zero, strict=True)]
-        print_table(f"{name_a} − {name_b}, same questions", ["k", "difference", "interval", "band (all k)", "p",
-                                                             "band ≠ 0"], rows,
-                    caption="Paired over questions (new questions). Band: holds for every k shown at once "
-                            "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
-                            "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))
+        print_view(passk_comparison_view(cmp, ks, name_a, name_b))

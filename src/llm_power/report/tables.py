@@ -13,9 +13,25 @@ from typing import Any, TextIO
 
 from .._core.format import fmt_p
 
-__all__ = ["TableView", "adjust_view", "coverage_view", "interval_view", "mde_grid_view", "mde_view",
-           "power_view", "print_view", "runs_plan_view", "sample_size_grid_view", "sample_size_view",
-           "shortcut_view"]
+__all__ = [
+    "TableView",
+    "adjust_view",
+    "aggregate_pairs_view",
+    "aggregate_scores_view",
+    "coverage_view",
+    "error_bars_view",
+    "interval_view",
+    "mde_grid_view",
+    "mde_view",
+    "passk_comparison_view",
+    "passk_model_view",
+    "power_view",
+    "print_view",
+    "runs_plan_view",
+    "sample_size_grid_view",
+    "sample_size_view",
+    "shortcut_view",
+]
 
 
 @dataclass(frozen=True)
@@ -166,3 +182,101 @@ def runs_plan_view(plan: Any) -> TableView:
                      caption=f"Components of the gap: item {plan.var_item:.3g}, item x run {plan.var_res:.3g}, run "
                              f"{plan.var_run:.3g}; alpha = {plan.alpha:g}, power = {plan.power:g}; cost = "
                              f"{plan.cost_per_item:g} x items x runs + {plan.cost_per_run:g} x runs.")
+
+
+# ---- aggregate -----------------------------------------------------------------------------------------------
+
+def _num(value: float | None, spec: str) -> str:
+    """A number of a JSON payload (None: infinite N* or undefined) for a table."""
+    if value is None:
+        return "∞"
+    return format(value, spec) if math.isfinite(value) else "∞"
+
+
+def aggregate_scores_view(scores: Sequence[dict[str, Any]], short: dict[str, str], *, confidence_level: float,
+                          alpha: float, power: float) -> TableView:
+    """``llm-power aggregate``: each score with its interval, items and MDE (one model: its name in the title)."""
+    rows = []
+    for s in scores:
+        lo, hi, detect = s["ci_low"], s["ci_high"], s["mde_rho0"]
+        binary = s["interval"] in ("wilson", "wilson bound")
+        # accuracies in percent and points, as the gaps and MDEs beside them; other metrics as given
+        score, interval = ((f"{100 * s['value']:.2f}%", f"{100 * lo:.2f} – {100 * hi:.2f}%") if binary
+                           else (f"{s['value']:.4g}", f"{lo:.4g} – {hi:.4g}" if math.isfinite(lo) else "—"))
+        rows.append([short[s["model"]], s["task"], f"{s['metric']},{s['filter']}" if s["filter"] else s["metric"],
+                     score, interval, f"{s['n']:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
+    models = list(dict.fromkeys(s["model"] for s in scores))
+    one = len(models) == 1  # one model: its name in the title, the columns for the numbers
+    header = ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"]
+    return TableView(
+        f"Scores of {models[0]}" if one else "Scores", header[one:], [r[one:] for r in rows],
+        caption=f"{confidence_level:.0%} intervals (Wilson for accuracies; for a score given without "
+                "its standard error, the Wilson interval at its value, which bounds any score in [0, 1]). "
+                "MDE: the paired gap "
+                f"detectable at alpha = {alpha:g}, power {power:g}, against a model whose "
+                "errors are independent of this one's (correlated errors: smaller); —: none detectable "
+                "(a score near 0 or 1 leaves too few items to disagree on). A score outside [0, 1] without its "
+                "standard error has no interval (—).",
+        right_align=(2, 4, 5) if one else (3, 5, 6))
+
+
+def aggregate_pairs_view(pairs: Sequence[dict[str, Any]], name_a: str, name_b: str) -> TableView:
+    """``llm-power aggregate`` with two models: McNemar's test over the joint tables their scores allow."""
+    rows = [[p["task"], f"{100 * (p['p_a'] - p['p_b']):+.2f} pts",
+             f"{_num(p['pvalue_low'], '.2g')} – {_num(p['pvalue_high'], '.2g')}",
+             f"{_num(p['n_star_low'], ',.0f')} – {_num(p['n_star_high'], ',.0f')}", p["verdict"]] for p in pairs]
+    return TableView(f"{name_a} vs {name_b}: McNemar's test over every joint table the two scores allow",
+                     ["task", "gap", "p (range)", "N* (range)", "verdict"], rows,
+                     caption="Ranges over the Fréchet bounds of the disagreement rate (the least disagreement "
+                             "gives the smallest p and N*).", right_align=(1,))
+
+
+# ---- demo --error-bars -----------------------------------------------------------------------------------------
+
+def error_bars_view(payload: dict[str, Any], *, confidence_level: float) -> TableView:
+    """``llm-power demo --error-bars``: the error bar of one score on benchmarks of familiar sizes."""
+    from .._core.format import fmt_margins
+
+    rows = [[r["benchmark"], f"{r['n']:,}", *(fmt_margins(0.0, -r[f"below_at_{k}"], r[f"above_at_{k}"], scale=100.0)
+                                              for k in ("0_8", "0_5"))] for r in payload["benchmarks"]]
+    return TableView(f"Error bars of one benchmark score ({100 * confidence_level:g}% Wilson interval, in points)",
+                     ["benchmark (example)", "items", "score 80%", "score 50%"], rows, right_align=(1, 2, 3))
+
+
+# ---- passk -----------------------------------------------------------------------------------------------------
+
+def _fmt_ci(lo: float, hi: float) -> str:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "—"
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def passk_model_view(model: str, ks: Sequence[int], new: Any, fixed: Any, *, kind: str, n_questions: int,
+                     samples: tuple[int, int], confidence_level: float) -> TableView:
+    """``llm-power passk``: one model's pass@k with the interval for new questions and for these ones."""
+    level = f"{confidence_level:.0%}"
+    lo_n, hi_n = new.confidence_interval()
+    lo_f, hi_f = fixed.confidence_interval()
+    rows = [[str(k), f"{100 * e:.1f}", _fmt_ci(a, b), _fmt_ci(c, d),
+             f"{se_n / se_f:.1f}×" if se_f > 0 and se_n > 0 else "—"]
+            for k, e, a, b, c, d, se_n, se_f in zip(ks, new.estimate, lo_n, hi_n, lo_f, hi_f, new.standard_error,
+                                                   fixed.standard_error, strict=True)]
+    least, most = samples
+    spread = (f"{least} sample{'s' if least > 1 else ''} per question" if least == most
+              else f"{least}–{most} samples per question")
+    return TableView(f"{model}: {kind} on {n_questions:,} questions, {spread}",
+                     ["k", kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
+                     right_align=(0, 1, 2, 3, 4))
+
+
+def passk_comparison_view(cmp: Any, ks: Sequence[int], name_a: str, name_b: str) -> TableView:
+    """``llm-power passk`` with two models: the paired difference at each k, and the band over every k."""
+    rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
+            for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
+                                                  cmp.band_high, cmp.pvalue, cmp.band_excludes_zero, strict=True)]
+    return TableView(f"{name_a} − {name_b}, same questions",
+                     ["k", "difference", "interval", "band (all k)", "p", "band ≠ 0"], rows,
+                     caption="Paired over questions (new questions). Band: holds for every k shown at once "
+                             "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
+                             "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))
+
