@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
 
 from .._core.errors import DataError, LLMPowerWarning
-from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text, p_is
-from ..report.terminal import dump_json, print_table, say
+from .._core.format import fmt_gap, fmt_n_star, items_text, p_is
+from ..report.tables import comparison_view, print_view
+from ..report.terminal import dump_json, say
 from ._types import COMPARE_METHODS, DESIGN_EFFECTS, INPUT_FORMATS, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
@@ -133,43 +134,9 @@ def run(args: argparse.Namespace) -> int:
         dump_json({"model_a": names[0], "model_b": names[1], "verdict": verdict_sentence(res, names, args.cluster),
                    **res.to_dict()})
         return 0
-    ci = res.confidence_interval()
-    binary = res.binary
-    unit = "points" if binary else "score units"
-    scale = 100 if binary else 1
     say(verdict_sentence(res, names, args.cluster))
     print()
-    verdict = VERDICT_NOTES[res.verdict_reason]
-    rows = [
-        ["A", names[0], fmt_score(res.mean_a, binary)],
-        ["B", names[1], fmt_score(res.mean_b, binary)],
-        ["gap A − B", f"{fmt_gap(res.delta, binary)} {unit}",
-         f"{100 * res.confidence_level:g}% CI [{fmt_gap(ci.low, binary)}, {fmt_gap(ci.high, binary)}] "
-         f"({res.ci_method})"],
-        ["test", res.method, res.reason],
-        ["p-value", fmt_p(res.pvalue, 4), f"{res.alternative}; statistic {res.statistic:.4g}"],
-    ]
-    if res.b is not None:
-        rows.append(["discordant items", f"b = {res.b}, c = {res.c}", "A only right / B only right"])
-    if res.n_clusters:
-        rows.append(["clusters", f"{res.n_clusters}", f"design effect {res.design_effect:.3g} "
-                     f"({res.design_effect_method}), t with {res.cluster_df:.3g} df"])
-        rows.append(["SE cluster-robust", f"{scale * float(res.se_cluster or math.nan):.4g} {unit}",
-                     "the SE of the test and interval above"])
-    rows += [
-        ["SE paired / unpaired", f"{scale * res.se_paired:.4g} / {scale * res.se_unpaired:.4g} {unit}",
-         ("IID; " if res.n_clusters else "")
-         + (f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
-            if res.se_unpaired > 0 else "")],
-        ["N* for this gap", fmt_n_star(res.n_star), f"items to detect it at α = {res.alpha:g}, power {res.power:g} "
-         f"({res.regime})"],
-        ["q = N / N*", f"{res.q:.3g}", verdict],
-        ["MDE", f"{fmt_gap(res.mde, binary, sign=False)} {unit}",
-         f"smallest gap these {items_text(res.n)} detect with power {res.power:g}" if math.isfinite(res.mde)
-         else f"no gap is detectable with power {res.power:g} at these {items_text(res.n)} (too few disagreements); "
-              "N* above counts the items that would carry enough of them"],
-    ]
-    print_table(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
+    print_view(comparison_view(res, names))
     if res.resolved:
         say("next: " + ("llm-power diagnose ranks more than two models and stresses the verdict" if res.n_clusters
                         else "--cluster FIELD if the items share subjects or sources (the gap may then be unresolved)"))
@@ -179,15 +146,6 @@ def run(args: argparse.Namespace) -> int:
         say(f"next: about {more} {like} (N* = {fmt_n_star(res.n_star)}) "
             "would resolve a gap this size; llm-power plan sample-size --help plans other gaps")
     return 0
-
-
-#: the note beside q, by the part of the verdict's rule that decides it (``Comparison.verdict_reason``)
-VERDICT_NOTES = {"resolved": "resolved: q ≥ 1 and the test rejects at α",
-                 "too_small": "NOT resolved: the benchmark is too small to tell",
-                 "no_rejection": "NOT resolved: q ≥ 1 but the test does not reject at α",
-                 "unreachable": "NOT resolved: N* is infinite (no number of items like these resolves it)",
-                 "undefined": "no verdict: the differences have no variance",
-                 "iid_unresolved": "NOT resolved: this test's rule holds, the IID verdict does not"}
 
 
 def verdict_sentence(res: Any, names: list[str], cluster: str | None) -> str:

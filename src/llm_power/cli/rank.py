@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..report.terminal import dump_json, print_table, safe_text, say
+from ..report.tables import print_view, ranks_view
+from ..report.terminal import dump_json, safe_text, say
 from ._types import add_reader_options, nonnegative_int, positive_int
 from .diagnose import add_declared_options
 
@@ -87,19 +88,7 @@ def run(args: argparse.Namespace) -> int:
                    "n_items": diag.n, "settings": diag.settings, **report.to_dict()})
         return 0
     view = build_view(diag, max_rows=0, rankings=report)
-    level = f"{100 * ranks.confidence_level:g}%"
-    regimes = ", ".join(r.label for r in view.regimes)
-    rows = [[str(m.rank), safe_text(m.name), m.score, m.ranks] for m in view.models]
-    how = (f"bootstrap of the {ranks.resampled}, {ranks.n_resamples:,} resamples" if ranks.method == "bootstrap"
-           else "over the paired differences, normal limit" + (" over clusters" if ranks.resampled == "clusters"
-                                                              else ""))
-    print_table(f"Ranks with {level} simultaneous coverage ({diag.n:,} items)", ["#", "model", "score", "rank"],
-                rows, right_align=(0, 2, 3),
-                caption=f"Every model's true rank lies in its interval at once with probability {level} (max-t "
-                        + how + f", critical value {ranks.critical_value:.3g}; Mogstad, Romano, Shaikh and Wilhelm "
-                                "2024); "
-                          f"a pair separates two ranks only when it is also resolved under every regime ({regimes}), "
-                          "as in diagnose.")
+    print_view(ranks_view(view, ranks, n_items=diag.n))
     for line in view.ranking.lines() if view.ranking is not None else []:
         say(safe_text(line))
     if note:

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._core.format import fmt_p
+from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text
 
 __all__ = [
     "TableView",
     "adjust_view",
     "aggregate_pairs_view",
     "aggregate_scores_view",
+    "comparison_view",
     "coverage_view",
     "error_bars_view",
     "interval_view",
@@ -27,6 +28,7 @@ __all__ = [
     "passk_model_view",
     "power_view",
     "print_view",
+    "ranks_view",
     "runs_plan_view",
     "sample_size_grid_view",
     "sample_size_view",
@@ -279,4 +281,73 @@ def passk_comparison_view(cmp: Any, ks: Sequence[int], name_a: str, name_b: str)
                      caption="Paired over questions (new questions). Band: holds for every k shown at once "
                              "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
                              "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))
+
+
+# ---- compare ---------------------------------------------------------------------------------------------------
+
+#: the note beside q, by the part of the verdict's rule that decides it (``Comparison.verdict_reason``)
+VERDICT_NOTES = {"resolved": "resolved: q ≥ 1 and the test rejects at α",
+                 "too_small": "NOT resolved: the benchmark is too small to tell",
+                 "no_rejection": "NOT resolved: q ≥ 1 but the test does not reject at α",
+                 "unreachable": "NOT resolved: N* is infinite (no number of items like these resolves it)",
+                 "undefined": "no verdict: the differences have no variance",
+                 "iid_unresolved": "NOT resolved: this test's rule holds, the IID verdict does not"}
+
+
+def comparison_view(res: Any, names: Sequence[str]) -> TableView:
+    """``llm-power compare``: the two scores, the gap and its interval, the test, N*, q and the MDE."""
+    ci = res.confidence_interval()
+    binary = res.binary
+    unit = "points" if binary else "score units"
+    scale = 100 if binary else 1
+    verdict = VERDICT_NOTES[res.verdict_reason]
+    rows = [
+        ["A", names[0], fmt_score(res.mean_a, binary)],
+        ["B", names[1], fmt_score(res.mean_b, binary)],
+        ["gap A − B", f"{fmt_gap(res.delta, binary)} {unit}",
+         f"{100 * res.confidence_level:g}% CI [{fmt_gap(ci.low, binary)}, {fmt_gap(ci.high, binary)}] "
+         f"({res.ci_method})"],
+        ["test", res.method, res.reason],
+        ["p-value", fmt_p(res.pvalue, 4), f"{res.alternative}; statistic {res.statistic:.4g}"],
+    ]
+    if res.b is not None:
+        rows.append(["discordant items", f"b = {res.b}, c = {res.c}", "A only right / B only right"])
+    if res.n_clusters:
+        rows.append(["clusters", f"{res.n_clusters}", f"design effect {res.design_effect:.3g} "
+                     f"({res.design_effect_method}), t with {res.cluster_df:.3g} df"])
+        rows.append(["SE cluster-robust", f"{scale * float(res.se_cluster or math.nan):.4g} {unit}",
+                     "the SE of the test and interval above"])
+    rows += [
+        ["SE paired / unpaired", f"{scale * res.se_paired:.4g} / {scale * res.se_unpaired:.4g} {unit}",
+         ("IID; " if res.n_clusters else "")
+         + (f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
+            if res.se_unpaired > 0 else "")],
+        ["N* for this gap", fmt_n_star(res.n_star), f"items to detect it at α = {res.alpha:g}, power {res.power:g} "
+         f"({res.regime})"],
+        ["q = N / N*", f"{res.q:.3g}", verdict],
+        ["MDE", f"{fmt_gap(res.mde, binary, sign=False)} {unit}",
+         f"smallest gap these {items_text(res.n)} detect with power {res.power:g}" if math.isfinite(res.mde)
+         else f"no gap is detectable with power {res.power:g} at these {items_text(res.n)} (too few disagreements); "
+              "N* above counts the items that would carry enough of them"],
+    ]
+    return TableView(f"Paired comparison on {res.n:,} items", ["", "value", "note"], rows)
+
+
+# ---- rank ------------------------------------------------------------------------------------------------------
+
+def ranks_view(view: Any, ranks: Any, *, n_items: int) -> TableView:
+    """``llm-power rank``: every model's simultaneous rank interval (rows of the report's view)."""
+    level = f"{100 * ranks.confidence_level:g}%"
+    regimes = ", ".join(r.label for r in view.regimes)
+    rows = [[str(m.rank), m.name, m.score, m.ranks] for m in view.models]
+    how = (f"bootstrap of the {ranks.resampled}, {ranks.n_resamples:,} resamples" if ranks.method == "bootstrap"
+           else "over the paired differences, normal limit" + (" over clusters" if ranks.resampled == "clusters"
+                                                              else ""))
+    return TableView(f"Ranks with {level} simultaneous coverage ({n_items:,} items)", ["#", "model", "score", "rank"],
+                     rows, right_align=(0, 2, 3),
+                     caption=f"Every model's true rank lies in its interval at once with probability {level} (max-t "
+                             + how + f", critical value {ranks.critical_value:.3g}; Mogstad, Romano, Shaikh and "
+                                     "Wilhelm 2024); "
+                             f"a pair separates two ranks only when it is also resolved under every regime "
+                             f"({regimes}), as in diagnose.")
 
