@@ -6,7 +6,8 @@ import argparse
 import math
 from typing import Any
 
-from ..report.terminal import dump_json, print_table, safe_text, say
+from ..report.tables import noise_views, print_view
+from ..report.terminal import dump_json, say
 from ._types import add_reader_options, add_run_pairing, positive_int
 
 HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
@@ -68,44 +69,16 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json({"source": ", ".join(str(p) for p in args.results), "note": runs.note, **rep.to_dict()})
         return 0
+    for view in noise_views(rep, runs_by=runs.runs_by):
+        print_view(view)
     v = rep.variance
     level = f"{100 * v.confidence_level:g}%"
-    # 0/1 scores in points (2 decimals), graded ones in their units (4): a row fits 80 columns
     scale, fmt = (100.0, ".2f") if rep.binary else (1.0, ".4f")
     unit = "points" if rep.binary else "score units"
 
     def num(x: float) -> str:
         return _num(scale * x, fmt)
 
-    def sd_ci(k: int) -> str:
-        return f"[{num(math.sqrt(v.var_run_ci[0][k]))}, {num(math.sqrt(v.var_run_ci[1][k]))}]"
-
-    rows = [[safe_text(m), f"{int(v.runs[k])}", num(v.mean[k]), num(v.se_items[k]), num(v.se[k]),
-             num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
-    print_table(f"Score over items and runs ({rep.n_items:,} items; runs by {safe_text(runs.runs_by)}; {unit})",
-                ["model", "runs", "score", "SE items", "SE +runs", "run SD", f"{level} CI", "run share"], rows,
-                right_align=(1, 2, 3, 4, 5, 6, 7),
-                caption="SE items: the IID error of the run-averaged score; SE +runs adds the run-to-run variance "
-                        "(crossed items x runs). run SD: of one run's score (its MLS interval); run share: of the "
-                        "score's variance.")
-    if v.pairs:
-        prow = [[safe_text(p["model_a"]), safe_text(p["model_b"]), f"{scale * p['delta']:+{fmt}}", num(p["se_items"]),
-                 num(p["se"]), f"{p['run_share']:.0%}", f"{p['rerun_removable_share']:.0%}"] for p in v.pairs]
-        print_table("Adjacent gaps over items and runs", ["model A", "model B", "gap", "SE items", "SE +runs",
-                                                          "run share", "reruns remove"], prow,
-                    right_align=(2, 3, 4, 5, 6),
-                    caption="reruns remove: the share of the gap's variance infinitely many runs at these items would "
-                            "remove (run shifts and item x run noise); the rest needs more items.")
-    frow = [[safe_text(f["model"]), f"{f['unstable']:,}", f"{f['unstable_share']:.1%}", _num(f["flip_rate"]),
-             _num(f.get("best_possible", math.nan)), _num(f.get("worst_possible", math.nan))] for f in rep.flakiness]
-    print_table("Flakiness", ["model", "unstable items", "share", "flip rate", "best possible", "worst possible"], frow,
-                right_align=(1, 2, 3, 4, 5),
-                caption="unstable: the item's score differs between runs. flip rate: chance two runs disagree "
-                        "(0/1 scores). best / worst possible: right in any / every run.")
-    if rep.flaky_items:
-        irow = [[safe_text(it["model"]), safe_text(it["item"]), f"{it['right']}/{it['runs']}",
-                 "" if it["ci"] is None else f"[{it['ci'][0]:.2f}, {it['ci'][1]:.2f}]"] for it in rep.flaky_items]
-        print_table("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow, right_align=(2,))
     say(f"Signal-to-noise: spread of the scores {num(rep.signal)} over a run-to-run SD of {num(rep.noise)} {unit} = "
         f"{rep.snr:.3g}; {level} CI of the true ratio (spread of the expected scores over the true run SD) "
         f"{rep.snr_ci[0]:.3g} to {rep.snr_ci[1]:.3g}; about {rep.resolvable_models:.3g} evenly spread models could "

@@ -24,6 +24,7 @@ __all__ = [
     "interval_view",
     "mde_grid_view",
     "mde_view",
+    "noise_views",
     "passk_comparison_view",
     "passk_model_view",
     "power_view",
@@ -351,3 +352,57 @@ def ranks_view(view: Any, ranks: Any, *, n_items: int) -> TableView:
                              f"a pair separates two ranks only when it is also resolved under every regime "
                              f"({regimes}), as in diagnose.")
 
+
+# ---- noise -----------------------------------------------------------------------------------------------------
+
+def _noise_num(x: float, fmt: str = ".4f") -> str:
+    return "—" if x is None or not math.isfinite(x) else format(x, fmt)
+
+
+def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
+    """``llm-power noise``: the scores over items and runs, the adjacent gaps, flakiness and the most
+    unstable items.
+    """
+    views: list[TableView] = []
+    v = rep.variance
+    level = f"{100 * v.confidence_level:g}%"
+    # 0/1 scores in points (2 decimals), graded ones in their units (4): a row fits 80 columns
+    scale, fmt = (100.0, ".2f") if rep.binary else (1.0, ".4f")
+    unit = "points" if rep.binary else "score units"
+
+    def num(x: float) -> str:
+        return _noise_num(scale * x, fmt)
+
+    def sd_ci(k: int) -> str:
+        return f"[{num(math.sqrt(v.var_run_ci[0][k]))}, {num(math.sqrt(v.var_run_ci[1][k]))}]"
+
+    rows = [[m, f"{int(v.runs[k])}", num(v.mean[k]), num(v.se_items[k]), num(v.se[k]),
+             num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
+    views.append(TableView(f"Score over items and runs ({rep.n_items:,} items; runs by {runs_by}; {unit})",
+                ["model", "runs", "score", "SE items", "SE +runs", "run SD", f"{level} CI", "run share"], rows,
+                right_align=(1, 2, 3, 4, 5, 6, 7),
+                caption="SE items: the IID error of the run-averaged score; SE +runs adds the run-to-run variance "
+                        "(crossed items x runs). run SD: of one run's score (its MLS interval); run share: of the "
+                        "score's variance."))
+    if v.pairs:
+        prow = [[p["model_a"], p["model_b"], f"{scale * p['delta']:+{fmt}}", num(p["se_items"]),
+                 num(p["se"]), f"{p['run_share']:.0%}", f"{p['rerun_removable_share']:.0%}"] for p in v.pairs]
+        views.append(TableView("Adjacent gaps over items and runs",
+                               ["model A", "model B", "gap", "SE items", "SE +runs", "run share", "reruns remove"], prow,
+                    right_align=(2, 3, 4, 5, 6),
+                    caption="reruns remove: the share of the gap's variance infinitely many runs at these items "
+                            "would remove (run shifts and item x run noise); the rest needs more items."))
+    frow = [[f["model"], f"{f['unstable']:,}", f"{f['unstable_share']:.1%}", _noise_num(f["flip_rate"]),
+             _noise_num(f.get("best_possible", math.nan)), _noise_num(f.get("worst_possible", math.nan))]
+            for f in rep.flakiness]
+    views.append(TableView("Flakiness",
+                           ["model", "unstable items", "share", "flip rate", "best possible", "worst possible"], frow,
+                right_align=(1, 2, 3, 4, 5),
+                caption="unstable: the item's score differs between runs. flip rate: chance two runs disagree "
+                        "(0/1 scores). best / worst possible: right in any / every run."))
+    if rep.flaky_items:
+        irow = [[it["model"], it["item"], f"{it['right']}/{it['runs']}",
+                 "" if it["ci"] is None else f"[{it['ci'][0]:.2f}, {it['ci'][1]:.2f}]"] for it in rep.flaky_items]
+        views.append(TableView("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow,
+                               right_align=(2,)))
+    return views
