@@ -6,11 +6,12 @@ full-benchmark score and gaps of models run on them, with design-based intervals
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from ..io.safe import parse_once
-from ..report.terminal import dump_json, print_table, safe_text, say
+from ..report import tables
+from ..report.tables import print_view
+from ..report.terminal import dump_json, safe_text, say
 from ._types import add_reader_options, nonnegative_int, positive_int
 
 HELP = "fewer items: plan a random subset of a benchmark, and estimate full-benchmark scores and gaps from it"
@@ -158,10 +159,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    rows = [[safe_text(a["stratum"]), f"{a['items']:,}", f"{a['run']:,}", f"{a['sd']:.3f}"] for a in plan.allocation]
     level = f"{100 * plan.confidence_level:g}%"
-    print_table(f"Plan: {plan.n:,} of {plan.n_items:,} items ({plan.allocation_method} allocation)",
-                ["stratum", "items", "run", "sd"], rows, right_align=(1, 2, 3))
+    print_view(tables.subset_plan_view(plan))
     say(f"sd: the spread of a model's score in the stratum, from {plan.sd_source}.")
     say(f"Sized for {plan.target}: expected {level} interval of a score ({plan.target_of} target) "
         f"+-{plan.expected_half_width:.4f} "
@@ -294,22 +293,7 @@ def run_estimate(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(out)
         return 0
-    level = f"{100 * args.confidence_level:g}%"
-    rows = []
-    for m in out["models"]:
-        ci = m["ci"]
-        rows.append([safe_text(m["model"]), f"{m['estimate']:.4f}", f"[{ci['low']:.4f}, {ci['high']:.4f}]",
-                     f"{m['se']:.4f}", f"{m['plain_estimate']:.4f} ({m['plain_se']:.4f})",
-                     f"{m['variance_reduction']:.2f}x"])
-    method = out["models"][0]["method"] if out["models"] else ""
-    print_table(f"Scores estimated from {out['n']:,} of {out['n_items']:,} items ({method})",
-                ["model", "estimate", f"{level} CI", "se", "subset mean (se)", "worth"], rows,
-                right_align=(1, 2, 3, 4, 5),
-                caption=("Intervals of the score on the population of questions the items stand for (as compare "
-                         "and diagnose), " if out["target"] == "population" else
-                         "Intervals of the score over exactly the benchmark's items, ")
-                + "valid for the plan's random draw of the items. worth: how many times more items the estimate "
-                  "is worth than the plain subset mean (its variance reduction).")
+    print_view(tables.subset_estimate_view(out, confidence_level=args.confidence_level))
     if out["gaps"]:
         several = any(g["alpha"] < args.alpha for g in out["gaps"])
         corr = ("Bonferroni over each model's comparisons: a model compared with k others is tested at alpha / k "
@@ -323,32 +307,15 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def _print_gaps(gaps: list[dict[str, Any]], caption: str) -> None:
-    """The gaps table at the terminal's width: whole names if they fit, else unique short forms,
-    else one line per gap.
-    """
-    from .._core.format import unique_short_names
+    """The gaps table at the terminal's width (``report.tables.subset_gap_variants``), else one line per gap."""
     from ..report.terminal_report import print_fitted_table
 
-    names = sorted({g["model"] for g in gaps} | {g["against"] for g in gaps})
-    variants = []
-    for width in (None, 18, 14, 10):
-        short = dict(zip(names, names if width is None else unique_short_names(names, width), strict=True))
-        rows = []
-        for g in gaps:
-            ci = g["ci"]
-            ahead = (short[g["model"]] if g["gap"] > 0 else short[g["against"]]) + " ahead"
-            rows.append([short[g["model"]], short[g["against"]], f"{g['gap']:+.3f}",
-                         f"[{ci['low']:+.3f}, {ci['high']:+.3f}]", _p(g["pvalue"]),
-                         ahead if g["decided"] else "not decided"])
-        variants.append((["model", "against", "gap", "interval", "p", "verdict"], rows, (0, 1, 5)))
-    if not print_fitted_table("Gaps estimated from the subset", variants, caption=caption):
+    if not print_fitted_table("Gaps estimated from the subset", tables.subset_gap_variants(gaps), caption=caption):
         say("Gaps estimated from the subset")
         for g in gaps:
             ci = g["ci"]
             say(f"{g['model']} vs {g['against']}: gap {g['gap']:+.3f} [{ci['low']:+.3f}, {ci['high']:+.3f}], "
-                f"p {_p(g['pvalue'])}, {g['verdict']}")
+                f"p {tables.fmt_p_short(g['pvalue'])}, {g['verdict']}")
         say(caption)
 
 
-def _p(p: float) -> str:
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}" if not math.isnan(p) else "n/a"

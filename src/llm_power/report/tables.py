@@ -21,6 +21,7 @@ __all__ = [
     "comparison_view",
     "coverage_view",
     "error_bars_view",
+    "fmt_p_short",
     "interval_view",
     "mde_grid_view",
     "mde_view",
@@ -34,6 +35,9 @@ __all__ = [
     "sample_size_grid_view",
     "sample_size_view",
     "shortcut_view",
+    "subset_estimate_view",
+    "subset_gap_variants",
+    "subset_plan_view",
 ]
 
 
@@ -388,7 +392,8 @@ def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
         prow = [[p["model_a"], p["model_b"], f"{scale * p['delta']:+{fmt}}", num(p["se_items"]),
                  num(p["se"]), f"{p['run_share']:.0%}", f"{p['rerun_removable_share']:.0%}"] for p in v.pairs]
         views.append(TableView("Adjacent gaps over items and runs",
-                               ["model A", "model B", "gap", "SE items", "SE +runs", "run share", "reruns remove"], prow,
+                               ["model A", "model B", "gap", "SE items", "SE +runs", "run share", "reruns remove"],
+                               prow,
                     right_align=(2, 3, 4, 5, 6),
                     caption="reruns remove: the share of the gap's variance infinitely many runs at these items "
                             "would remove (run shifts and item x run noise); the rest needs more items."))
@@ -406,3 +411,59 @@ def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
         views.append(TableView("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow,
                                right_align=(2,)))
     return views
+
+
+# ---- subset ----------------------------------------------------------------------------------------------------
+
+def fmt_p_short(p: float) -> str:
+    """A p-value of the subset tables: four decimals, "<0.0001" below, "n/a" for NaN."""
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}" if not math.isnan(p) else "n/a"
+
+
+def subset_plan_view(plan: Any) -> TableView:
+    """``llm-power subset plan``: the allocation of the items over the strata."""
+    rows = [[a["stratum"], f"{a['items']:,}", f"{a['run']:,}", f"{a['sd']:.3f}"] for a in plan.allocation]
+    return TableView(f"Plan: {plan.n:,} of {plan.n_items:,} items ({plan.allocation_method} allocation)",
+                     ["stratum", "items", "run", "sd"], rows, right_align=(1, 2, 3))
+
+
+def subset_estimate_view(out: dict[str, Any], *, confidence_level: float) -> TableView:
+    """``llm-power subset estimate``: each model's full-benchmark score from the subset."""
+    level = f"{100 * confidence_level:g}%"
+    rows = []
+    for m in out["models"]:
+        ci = m["ci"]
+        rows.append([m["model"], f"{m['estimate']:.4f}", f"[{ci['low']:.4f}, {ci['high']:.4f}]",
+                     f"{m['se']:.4f}", f"{m['plain_estimate']:.4f} ({m['plain_se']:.4f})",
+                     f"{m['variance_reduction']:.2f}x"])
+    method = out["models"][0]["method"] if out["models"] else ""
+    return TableView(f"Scores estimated from {out['n']:,} of {out['n_items']:,} items ({method})",
+                     ["model", "estimate", f"{level} CI", "se", "subset mean (se)", "worth"], rows,
+                     right_align=(1, 2, 3, 4, 5),
+                     caption=("Intervals of the score on the population of questions the items stand for (as "
+                              "compare and diagnose), " if out["target"] == "population" else
+                              "Intervals of the score over exactly the benchmark's items, ")
+                     + "valid for the plan's random draw of the items. worth: how many times more items the "
+                       "estimate is worth than the plain subset mean (its variance reduction).")
+
+
+def subset_gap_variants(gaps: Sequence[dict[str, Any]]) -> list[Any]:
+    """``llm-power subset estimate``'s gaps, laid out four ways (whole names, then unique short forms of
+    18, 14 and 10 characters): the terminal prints the widest that fits.
+    """
+    from .._core.format import unique_short_names
+
+    names = sorted({g["model"] for g in gaps} | {g["against"] for g in gaps})
+    variants = []
+    for width in (None, 18, 14, 10):
+        short = dict(zip(names, names if width is None else unique_short_names(names, width), strict=True))
+        rows = []
+        for g in gaps:
+            ci = g["ci"]
+            ahead = (short[g["model"]] if g["gap"] > 0 else short[g["against"]]) + " ahead"
+            rows.append([short[g["model"]], short[g["against"]], f"{g['gap']:+.3f}",
+                         f"[{ci['low']:+.3f}, {ci['high']:+.3f}]", fmt_p_short(g["pvalue"]),
+                         ahead if g["decided"] else "not decided"])
+        variants.append((["model", "against", "gap", "interval", "p", "verdict"], rows, (0, 1, 5)))
+    return variants
+
