@@ -144,68 +144,21 @@ def estimate(labeled: Any, unlabeled: Any, *, label_column: str | None = None, j
     return out
 
 
-def _fmt(value: float, binary: bool) -> str:
-    return f"{100 * value:.2f}%" if binary else f"{value:.4g}"
-
-
-def _rows(out: dict[str, Any]) -> list[list[str]]:
-    b = out["binary"]
-    rows = [["PPI++ (judge + labels)", _fmt(out["estimate"], b),
-             f"{_fmt(out['ci_low'], b)} – {_fmt(out['ci_high'], b)}", f"{out['lam']:.2f}",
-             f"{out['effective_labels']:,.0f}"],
-            ["labels only", _fmt(out["classical_estimate"], b),
-             f"{_fmt(out['classical_ci_low'], b)} – {_fmt(out['classical_ci_high'], b)}", "0", f"{out['n_labeled']:,}"]]
-    return rows
-
-
-HEADER = ["estimate of the human score", "value", "interval", "λ", "worth labels"]
-
-
-def _caption(out: dict[str, Any]) -> str:
-    level = f"{100 * out['confidence_level']:g}%"
-    return (f"{level} Student-t intervals on {out['n_labeled'] - 1} degrees of freedom. λ: the judge's weight "
-            "(power-tuned: never worse than the labels alone); worth labels: how many labels alone would give "
-            f"this precision. The judge's mean is {_fmt(out['judge_mean_unlabeled'], out['binary'])} on the "
-            f"unlabelled items and {_fmt(out['judge_mean_labeled'], out['binary'])} on the labelled ones "
-            f"(its bias is measured there); correlation with the labels {out['correlation']:.2f}.")
-
-
-def render_markdown(out: dict[str, Any]) -> str:
-    """The PPI report as GitHub-flavoured Markdown."""
-    from ..report.markdown import md_prose
-
-    lines = ["# Prediction-powered inference", "",
-             md_prose(f"{out['n_labeled']:,} human-labelled items, {out['n_unlabeled']:,} judged only."), "",
-             "| " + " | ".join(md_prose(h) for h in HEADER) + " |", "| --- | ---: | ---: | ---: | ---: |"]
-    lines += ["| " + " | ".join(md_prose(c) for c in row) + " |" for row in _rows(out)]
-    lines += ["", md_prose(_caption(out))]
-    if "plan" in out:
-        lines += ["", md_prose(_plan_line(out))]
-    return "\n".join(lines) + "\n"
-
-
-def _plan_line(out: dict[str, Any]) -> str:
-    p = out["plan"]
-    h = f"±{100 * p['half_width']:g} points" if out["binary"] else f"±{p['half_width']:g}"
-    return (f"plan: {p['labels_needed']:,} human labels for {h} with this judge (correlation {p['correlation']:.2f}, "
-            f"label sd {p['sd']:.3g}); {p['labels_needed_without_judge']:,} without it.")
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from ..report.files import write_reports
-    from ..report.terminal import dump_json, print_table, say
+    from ..report.tables import ppi_caption, ppi_markdown, ppi_plan_line, ppi_view, print_view
+    from ..report.terminal import dump_json, say
 
     out = estimate(_read(args.labeled), _read(args.unlabeled), label_column=args.label_column,
                    judge_column=args.judge_column, lam=args.lam, confidence_level=args.confidence_level, plan=args.plan,
                    sources=(args.labeled, args.unlabeled))
-    write_reports(args, out, lambda: render_markdown(out), (args.labeled, args.unlabeled))
+    write_reports(args, out, lambda: ppi_markdown(out), (args.labeled, args.unlabeled))
     if args.format == "json":
         dump_json(out)
         return 0
-    print_table(f"{out['n_labeled']:,} human-labelled items, {out['n_unlabeled']:,} judged only", HEADER,
-                _rows(out), right_align=(1, 2, 3, 4))
-    say(_caption(out))
+    print_view(ppi_view(out))
+    say(ppi_caption(out))
     if "plan" in out:
-        say(_plan_line(out))
+        say(ppi_plan_line(out))
     return 0

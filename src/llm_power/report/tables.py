@@ -29,6 +29,10 @@ __all__ = [
     "passk_comparison_view",
     "passk_model_view",
     "power_view",
+    "ppi_caption",
+    "ppi_markdown",
+    "ppi_plan_line",
+    "ppi_view",
     "print_view",
     "ranks_view",
     "runs_plan_view",
@@ -466,4 +470,62 @@ def subset_gap_variants(gaps: Sequence[dict[str, Any]]) -> list[Any]:
                          ahead if g["decided"] else "not decided"])
         variants.append((["model", "against", "gap", "interval", "p", "verdict"], rows, (0, 1, 5)))
     return variants
+
+
+# ---- ppi -------------------------------------------------------------------------------------------------------
+
+def _ppi_fmt(value: float, binary: bool) -> str:
+    return f"{100 * value:.2f}%" if binary else f"{value:.4g}"
+
+
+def _ppi_rows(out: dict[str, Any]) -> list[list[str]]:
+    b = out["binary"]
+    rows = [["PPI++ (judge + labels)", _ppi_fmt(out["estimate"], b),
+             f"{_ppi_fmt(out['ci_low'], b)} – {_ppi_fmt(out['ci_high'], b)}", f"{out['lam']:.2f}",
+             f"{out['effective_labels']:,.0f}"],
+            ["labels only", _ppi_fmt(out["classical_estimate"], b),
+             f"{_ppi_fmt(out['classical_ci_low'], b)} – {_ppi_fmt(out['classical_ci_high'], b)}", "0",
+             f"{out['n_labeled']:,}"]]
+    return rows
+
+
+_PPI_HEADER = ["estimate of the human score", "value", "interval", "λ", "worth labels"]
+
+
+def ppi_caption(out: dict[str, Any]) -> str:
+    """The sentence under the PPI table: the intervals, λ, and what the judge's means say."""
+    level = f"{100 * out['confidence_level']:g}%"
+    return (f"{level} Student-t intervals on {out['n_labeled'] - 1} degrees of freedom. λ: the judge's weight "
+            "(power-tuned: never worse than the labels alone); worth labels: how many labels alone would give "
+            f"this precision. The judge's mean is {_ppi_fmt(out['judge_mean_unlabeled'], out['binary'])} on the "
+            f"unlabelled items and {_ppi_fmt(out['judge_mean_labeled'], out['binary'])} on the labelled ones "
+            f"(its bias is measured there); correlation with the labels {out['correlation']:.2f}.")
+
+
+def ppi_markdown(out: dict[str, Any]) -> str:
+    """The PPI report as GitHub-flavoured Markdown."""
+    from .markdown import md_prose
+
+    lines = ["# Prediction-powered inference", "",
+             md_prose(f"{out['n_labeled']:,} human-labelled items, {out['n_unlabeled']:,} judged only."), "",
+             "| " + " | ".join(md_prose(h) for h in _PPI_HEADER) + " |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines += ["| " + " | ".join(md_prose(c) for c in row) + " |" for row in _ppi_rows(out)]
+    lines += ["", md_prose(ppi_caption(out))]
+    if "plan" in out:
+        lines += ["", md_prose(ppi_plan_line(out))]
+    return "\n".join(lines) + "\n"
+
+
+def ppi_plan_line(out: dict[str, Any]) -> str:
+    """The labels a target half-width needs, with this judge and without it."""
+    p = out["plan"]
+    h = f"±{100 * p['half_width']:g} points" if out["binary"] else f"±{p['half_width']:g}"
+    return (f"plan: {p['labels_needed']:,} human labels for {h} with this judge (correlation {p['correlation']:.2f}, "
+            f"label sd {p['sd']:.3g}); {p['labels_needed_without_judge']:,} without it.")
+
+
+def ppi_view(out: dict[str, Any]) -> TableView:
+    """``llm-power ppi``: the human score from the judge and the labels, against the labels alone."""
+    return TableView(f"{out['n_labeled']:,} human-labelled items, {out['n_unlabeled']:,} judged only", _PPI_HEADER,
+                     _ppi_rows(out), right_align=(1, 2, 3, 4))
 
