@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._core.format import fmt_gap, fmt_n_star, fmt_p, fmt_score, items_text
+from .._core.format import fmt_gap, fmt_margins, fmt_n_star, fmt_p, fmt_score, items_text
 
 __all__ = [
     "TableView",
@@ -26,6 +26,9 @@ __all__ = [
     "mde_grid_view",
     "mde_view",
     "noise_views",
+    "one_model_html",
+    "one_model_markdown",
+    "one_model_view",
     "passk_comparison_view",
     "passk_model_view",
     "power_view",
@@ -528,4 +531,59 @@ def ppi_view(out: dict[str, Any]) -> TableView:
     """``llm-power ppi``: the human score from the judge and the labels, against the labels alone."""
     return TableView(f"{out['n_labeled']:,} human-labelled items, {out['n_unlabeled']:,} judged only", _PPI_HEADER,
                      _ppi_rows(out), right_align=(1, 2, 3, 4))
+
+
+# ---- one model ---------------------------------------------------------------------------------------------------
+
+def _one_model_cells(summary: dict[str, Any]) -> tuple[str, str, str]:
+    """(score, interval, half-width) as shown, in points for 0/1 scores; the same in every medium."""
+    binary, lo, hi = summary["binary"], summary["low"], summary["high"]
+    interval = f"{100 * lo:.1f} – {100 * hi:.1f}%" if binary else f"{lo:.4g} – {hi:.4g}"
+    mean = summary["mean"]  # the reach below and above the score: "−15.2 / +12.6" when asymmetric (Wilson)
+    half = (fmt_margins(mean, lo, hi, scale=100.0) + " points" if binary
+            else fmt_margins(mean, lo, hi, decimals=max(0, 2 - math.floor(math.log10(abs(hi - lo) / 2)))
+                             if hi > lo else 3))
+    return fmt_score(summary["mean"], binary), interval, half
+
+
+def one_model_markdown(summary: dict[str, Any]) -> str:
+    """The one-model report as GitHub-flavoured Markdown (the name escaped)."""
+    from .markdown import md_prose, md_text
+
+    score, interval, half = _one_model_cells(summary)
+    level = f"{100 * summary['confidence_level']:g}%"
+    return (f"## One model: {md_text(summary['model'])}\n\n"
+            + md_prose(f"Nothing to compare: its score on {summary['n']:,} items and {level} interval.") + "\n\n"
+            f"| score | {level} interval | ± | method |\n| ---: | ---: | ---: | --- |\n"
+            f"| {score} | {interval} | {half} | {md_prose(summary['method'])} |\n")
+
+
+def one_model_html(summary: dict[str, Any]) -> str:
+    """The one-model report as a self-contained HTML page (no script; the name escaped)."""
+    from html import escape
+
+    score, interval, half = _one_model_cells(summary)
+    level = f"{100 * summary['confidence_level']:g}%"
+    name = escape(str(summary["model"]))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+            "content=\"width=device-width, initial-scale=1\"><title>One model: " + name + "</title><style>"
+            "body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#1f2328}"
+            "table{border-collapse:collapse}th,td{padding:.3rem .8rem;border-bottom:1px solid #d0d7de;"
+            "text-align:right}td:last-child,th:last-child{text-align:left}</style></head><body>"
+            f"<h1>One model: {name}</h1><p>Nothing to compare: its score on {summary['n']:,} items and its "
+            f"{level} interval. Add a second model's results to compare them.</p><table><thead><tr><th>score</th>"
+            f"<th>{level} interval</th><th>±</th><th>method</th></tr></thead><tbody><tr><td>{escape(score)}</td>"
+            f"<td>{escape(interval)}</td><td>{escape(half)}</td><td>{escape(summary['method'])}</td></tr></tbody>"
+            "</table></body></html>\n")
+
+
+def one_model_view(summary: dict[str, Any]) -> TableView:
+    """``llm-power diagnose`` with one model: its score and interval (the name is in the sentence above the
+    table: a long one would squeeze the numbers).
+    """
+    binary, level = summary["binary"], summary["confidence_level"]
+    score, interval, half = _one_model_cells(summary)
+    return TableView(f"{summary['n']:,} items",
+                     ["score" if binary else "mean score", f"{100 * level:g}% interval", "±", "method"],
+                     [[score, interval, half, summary["method"]]], right_align=(0, 1, 2))
 
