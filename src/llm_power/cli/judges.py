@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import math
 import sys
+from dataclasses import replace
 from typing import Any
 
 HELP = "LLM judges audited: agreement (kappa, alpha) with each other and the human majority, position and length bias"
@@ -183,92 +183,25 @@ def audit(frame: Any, *, item: str | None = None, humans: list[str] | None = Non
     return out
 
 
-def _ci(low: float, high: float) -> str:
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "—"
-    return f"[{low:.2f}, {high:.2f}]"
-
-
-def _f(value: Any, spec: str = ".2f") -> str:
-    return "—" if value is None or (isinstance(value, float) and not math.isfinite(value)) else format(value, spec)
-
-
-def _tables(out: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """(title, header, rows, caption) of every table, the same in the terminal and in Markdown."""
-    level = f"{100 * out['confidence_level']:g}%"
-    tables = [("Judges", ["judge", "verdicts", "items", "kind"],
-               [[j["judge"], f"{j['verdicts']:,}", f"{j['items']:,}", "human" if j["human"] else "judge"]
-                for j in out["judges"]],
-               f"items: {out['item_column']}; {out['n_battles']:,} verdicts.")]
-    agreement_header = ["n", "agree", "κ", f"κ {level}", "α", f"α {level}"]
-
-    def numbers(r: dict[str, Any]) -> list[str]:
-        return [f"{r['n']:,}", _f(r["agreement"]), _f(r["kappa"]), _ci(*r["kappa_ci"]), _f(r["alpha"]),
-                _ci(*r["alpha_ci"])]
-
-    if out["vs_human_majority"]:
-        rows = [[r["judge"], *numbers(r)] if r.get("n") else [r["judge"], "0", "—", "—", "—", "—", "—"]
-                for r in out["vs_human_majority"]]
-        tables.append((f"Each judge against the majority of {len(out['humans'])} humans", ["judge", *agreement_header],
-                       rows, "agree: share of items with the same winner; κ: Cohen's kappa; α: Krippendorff's "
-                             "alpha (nominal); intervals: bootstrap over items. The majority is the strict "
-                             "plurality of the humans' winners (no strict plurality: a tie)."))
-    if out["pairwise"]:
-        tables.append(("Agreement between judges, on the items both labelled",
-                       ["judge A", "judge B", *agreement_header],
-                       [[r["judge_a"], r["judge_b"], *numbers(r)] for r in out["pairwise"]],
-                       "Same columns as above; pairs with fewer than 2 shared items are left out."))
-    if out.get("swap"):
-        tables.append(("Position swap: each pair judged in both orders", ["judge", "n", "flips", f"{level} CI",
-                                                                          "1st wins", "p position"],
-                       [[str(r["judge"]), f"{int(r['n']):,}", f"{100 * r['rate']:.1f}%",
-                         f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}%",
-                         "—" if not math.isfinite(r["first_share"]) else f"{100 * r['first_share']:.1f}%",
-                         f"{r['pvalue_position']:.2g}"] for r in out["swap"]],
-                       "flips: the verdict changes when the answers swap places (Wilson interval); 1st wins: of "
-                       "the flips that follow the position, the share won by the answer shown first; p position: "
-                       "exact binomial test of 50% (no position bias)."))
-    if out.get("length_bias"):
-        lb = out["length_bias"]
-        tables.append(("Length bias", ["longer answer wins", "p", "per doubling of length (log-odds)", "p"],
-                       [[f"{100 * lb['longer_win_rate']:.1f}%", f"{lb['pvalue_longer']:.2g}",
-                         f"{lb['coefficient']:+.3f}", f"{lb['pvalue']:.2g}"]],
-                       "The log-odds effect holds the models fixed (Bradley–Terry with a length covariate)."))
-    return tables
-
-
-def render_markdown(out: dict[str, Any]) -> str:
-    """The audit as GitHub-flavoured Markdown (judge names escaped)."""
-    from ..report.markdown import md_prose, md_text
-
-    lines = ["# Judge audit", ""]
-    for title, header, rows, caption in _tables(out):
-        lines += [f"## {md_prose(title)}", "", "| " + " | ".join(md_prose(h) for h in header) + " |",
-                  "| " + " | ".join("---" for _ in header) + " |"]
-        lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
-        lines += ["", md_prose(caption), ""]
-    return "\n".join(lines)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from ..io.battles import read_battles
     from ..report.files import write_reports
-    from ..report.terminal import dump_json, print_table, say
+    from ..report.tables import judges_markdown, judges_views, print_view
+    from ..report.terminal import dump_json, say
 
     frame = _filtered(read_battles(args.files), args.where)
     out = audit(frame, item=args.item, humans=args.humans, judges=args.judge, max_judges=args.max_judges,
                 confidence_level=args.confidence_level, resamples=args.resamples, seed=args.seed)
-    write_reports(args, out, lambda: render_markdown(out), tuple(args.files))
+    write_reports(args, out, lambda: judges_markdown(out), tuple(args.files))
     if args.format == "json":
         dump_json(out)
         return 0
-    for k, (title, header, rows, caption) in enumerate(_tables(out)):
+    for k, view in enumerate(judges_views(out)):
         if k:
             sys.stdout.write("\n")
-        print_table(title, header, rows, right_align=tuple(i for i, h in enumerate(header)
-                                                            if h not in ("judge", "judge A", "judge B", "kind")))
-        say(caption)
+        print_view(replace(view, caption=None))
+        say(view.caption or "")
     if not out["humans"]:
         say("No human judges found (names like " + ", ".join(HUMAN_PATTERNS[:3]) + "…): name them with --humans "
             "to compare every judge with the human majority.")

@@ -23,6 +23,8 @@ __all__ = [
     "error_bars_view",
     "fmt_p_short",
     "interval_view",
+    "judges_markdown",
+    "judges_views",
     "mde_grid_view",
     "mde_view",
     "noise_views",
@@ -586,4 +588,83 @@ def one_model_view(summary: dict[str, Any]) -> TableView:
     return TableView(f"{summary['n']:,} items",
                      ["score" if binary else "mean score", f"{100 * level:g}% interval", "±", "method"],
                      [[score, interval, half, summary["method"]]], right_align=(0, 1, 2))
+
+
+# ---- judges ------------------------------------------------------------------------------------------------------
+
+def _judge_ci(low: float, high: float) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "—"
+    return f"[{low:.2f}, {high:.2f}]"
+
+
+def _judge_f(value: Any, spec: str = ".2f") -> str:
+    return "—" if value is None or (isinstance(value, float) and not math.isfinite(value)) else format(value, spec)
+
+
+def _judge_tables(out: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """(title, header, rows, caption) of every table, the same in the terminal and in Markdown."""
+    level = f"{100 * out['confidence_level']:g}%"
+    tables = [("Judges", ["judge", "verdicts", "items", "kind"],
+               [[j["judge"], f"{j['verdicts']:,}", f"{j['items']:,}", "human" if j["human"] else "judge"]
+                for j in out["judges"]],
+               f"items: {out['item_column']}; {out['n_battles']:,} verdicts.")]
+    agreement_header = ["n", "agree", "κ", f"κ {level}", "α", f"α {level}"]
+
+    def numbers(r: dict[str, Any]) -> list[str]:
+        return [f"{r['n']:,}", _judge_f(r["agreement"]), _judge_f(r["kappa"]), _judge_ci(*r["kappa_ci"]),
+                _judge_f(r["alpha"]), _judge_ci(*r["alpha_ci"])]
+
+    if out["vs_human_majority"]:
+        rows = [[r["judge"], *numbers(r)] if r.get("n") else [r["judge"], "0", "—", "—", "—", "—", "—"]
+                for r in out["vs_human_majority"]]
+        tables.append((f"Each judge against the majority of {len(out['humans'])} humans", ["judge", *agreement_header],
+                       rows, "agree: share of items with the same winner; κ: Cohen's kappa; α: Krippendorff's "
+                             "alpha (nominal); intervals: bootstrap over items. The majority is the strict "
+                             "plurality of the humans' winners (no strict plurality: a tie)."))
+    if out["pairwise"]:
+        tables.append(("Agreement between judges, on the items both labelled",
+                       ["judge A", "judge B", *agreement_header],
+                       [[r["judge_a"], r["judge_b"], *numbers(r)] for r in out["pairwise"]],
+                       "Same columns as above; pairs with fewer than 2 shared items are left out."))
+    if out.get("swap"):
+        tables.append(("Position swap: each pair judged in both orders", ["judge", "n", "flips", f"{level} CI",
+                                                                          "1st wins", "p position"],
+                       [[str(r["judge"]), f"{int(r['n']):,}", f"{100 * r['rate']:.1f}%",
+                         f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}%",
+                         "—" if not math.isfinite(r["first_share"]) else f"{100 * r['first_share']:.1f}%",
+                         f"{r['pvalue_position']:.2g}"] for r in out["swap"]],
+                       "flips: the verdict changes when the answers swap places (Wilson interval); 1st wins: of "
+                       "the flips that follow the position, the share won by the answer shown first; p position: "
+                       "exact binomial test of 50% (no position bias)."))
+    if out.get("length_bias"):
+        lb = out["length_bias"]
+        tables.append(("Length bias", ["longer answer wins", "p", "per doubling of length (log-odds)", "p"],
+                       [[f"{100 * lb['longer_win_rate']:.1f}%", f"{lb['pvalue_longer']:.2g}",
+                         f"{lb['coefficient']:+.3f}", f"{lb['pvalue']:.2g}"]],
+                       "The log-odds effect holds the models fixed (Bradley–Terry with a length covariate)."))
+    return tables
+
+
+def judges_markdown(out: dict[str, Any]) -> str:
+    """The audit as GitHub-flavoured Markdown (judge names escaped)."""
+    from .markdown import md_prose, md_text
+
+    lines = ["# Judge audit", ""]
+    for title, header, rows, caption in _judge_tables(out):
+        lines += [f"## {md_prose(title)}", "", "| " + " | ".join(md_prose(h) for h in header) + " |",
+                  "| " + " | ".join("---" for _ in header) + " |"]
+        lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
+        lines += ["", md_prose(caption), ""]
+    return "\n".join(lines)
+
+
+def judges_views(out: dict[str, Any]) -> list[TableView]:
+    """``llm-power judges``: the judges, their agreement with the human majority and each other, position
+    swaps and length bias (each view's caption is printed under it as a sentence).
+    """
+    return [TableView(title, header, rows, caption=caption,
+                      right_align=tuple(i for i, h in enumerate(header) if h not in ("judge", "judge A", "judge B",
+                                                                                     "kind")))
+            for title, header, rows, caption in _judge_tables(out)]
 
