@@ -244,3 +244,23 @@ def test_the_architecture_page_is_generated_from_the_tree_and_the_registries():
     script = SRC.parents[1] / "scripts" / "architecture.py"
     out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_command_line_lays_out_no_table():
+    """Tables are views in ``report/`` (``report/tables.py``, the report's views) that the terminal, the
+    Markdown and the notebook share; ``cli/`` calls them. It calls no ``print_table``, builds no rich
+    ``Table`` and writes no Markdown table of its own (27 ``print_table`` calls were in ``cli/``)."""
+    bad = []
+    for path in sorted((SRC / "cli").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                if name in {"print_table", "Table", "add_column"}:
+                    bad.append(f"cli/{path.name}:{node.lineno} calls {name}")
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rich.table"):
+                bad.append(f"cli/{path.name}:{node.lineno} imports rich.table")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "| --- |" in node.value:
+                bad.append(f"cli/{path.name}:{node.lineno} writes a Markdown table")
+    assert not bad, bad

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..io.safe import parse_once
 from ._types import nonnegative_int
-
-#: shortened names are never shorter than this (below it the table names models by rank)
-MIN_NAME = 16
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
 
@@ -106,20 +102,17 @@ def run(args: argparse.Namespace) -> int:
     from .._core.errors import DataError
     from ..preferences import arena_diagnose
     from ..report.arena import (
-        MAX_TERMINAL_ROWS,
-        arena_header,
         arena_legend,
         arena_ranking_lines,
-        arena_rows,
+        arena_ranks_view,
         arena_sentences,
-        arena_test_label,
-        rank_rows,
+        print_arena_gaps,
         render_arena_html,
         render_arena_markdown,
     )
     from ..report.files import check_outputs, write_atomic
-    from ..report.terminal import dump_json, print_table, safe_text, say, terminal_width
-    from ..report.terminal_report import fit_table
+    from ..report.tables import print_view
+    from ..report.terminal import dump_json, safe_text, say
 
     outputs = [args.html_out, args.markdown_out, args.json_out]
     check_outputs(outputs, args.files)
@@ -149,39 +142,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    print_table(f"Arena: {len(diag.models)} models, {diag.n_battles:,} battles",
-                ["rank", "model", "Elo", "rank interval", "ties"],
-                [[r[2], r[0], r[1], r[3], r[4]] for r in rank_rows(diag)],
-                caption=f"Elo: 400/ln 10 × Bradley–Terry log-strength, mean 1000. Rank intervals: simultaneous "
-                        f"{args.confidence_level:.0%} (max-t over all pairs). Ties: the statistical ties (numbered) a "
-                        "model is in, runs of ranks holding no resolved pair of the headline regime.",
-                right_align=(0, 2))
-    header = arena_header(diag)
-    rows = arena_rows(diag, MAX_TERMINAL_ROWS)
-    title = f"Rating gaps, {args.pairs} pairs; {arena_test_label(diag)}" + (
-        f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has every pair)" if len(rows) < diag.n_pairs else "")
-    width = terminal_width(sys.stdout)
-    # whole names, then shorter unique names, then headers on two lines, then the models by their
-    # rank in the table above: the first layout that fits the terminal, no row wrapped, no number cut
-    position = {name: str(k + 1) for k, name in enumerate(diag.ranks["model"])}
-    by_rank = [[position[a], position[b], *rest] for (a, b, *rest) in rows]
-    two = [h.replace(" ", "\n", 1) for h in header]
-    variants: list[tuple[list[str], list[list[str]], tuple[int, ...]]] = [
-        (head, arena_rows(diag, MAX_TERMINAL_ROWS, name_width=w), (0, 1)) for head in (header, two)
-        for w in (None, 24, MIN_NAME)]
-    variants += [(head, by_rank, ()) for head in (header, two)]
-    table, chosen = fit_table(variants, width)
-    say(title)
-    if table is None:  # narrower than every table: one paragraph per pair, whole names, nothing cut
-        for row in rows:
-            say(f"{row[0]} − {row[1]}: " + ", ".join(f"{name} {cell}" for name, cell in zip(header[2:], row[2:],
-                                                                                         strict=True)))
-    else:
-        from rich.console import Console
-
-        Console(file=sys.stdout, width=width, highlight=False, emoji=False, soft_wrap=False).print(table)
-        if chosen >= len(variants) - 2:  # the rank layout
-            say("A, B: the models' ranks in the table above (names in full there).")
+    print_view(arena_ranks_view(diag, confidence_level=args.confidence_level))
+    print_arena_gaps(diag, args.pairs)
     say(arena_legend(diag))
     for line in arena_sentences(diag):
         say(line)

@@ -19,6 +19,8 @@ __all__ = ["arena_header", "arena_legend", "arena_ranking_lines", "arena_rows", 
 MAX_TABLE_PAIRS = 40
 #: pairs listed in the terminal and Markdown reports (every pair is in the JSON)
 MAX_TERMINAL_ROWS = 40
+#: shortened names in the gaps table are never shorter than this (below it the table names models by rank)
+MIN_NAME = 16
 MAX_MARKDOWN_ROWS = 1_000
 
 
@@ -308,3 +310,53 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
         strictest=_strictest(diag)[0], headline_note="the headline regime",
         explanations=explanations,
         source=source or "an in-memory table", settings=settings)
+
+
+def arena_ranks_view(diag: ArenaDiagnosis, *, confidence_level: float) -> Any:
+    """``llm-power arena``: the ranks table (rank, model, Elo, rank interval, ties)."""
+    from .tables import TableView
+
+    return TableView(f"Arena: {len(diag.models)} models, {diag.n_battles:,} battles",
+                     ["rank", "model", "Elo", "rank interval", "ties"],
+                     [[r[2], r[0], r[1], r[3], r[4]] for r in rank_rows(diag)],
+                     caption=f"Elo: 400/ln 10 × Bradley–Terry log-strength, mean 1000. Rank intervals: simultaneous "
+                             f"{confidence_level:.0%} (max-t over all pairs). Ties: the statistical ties (numbered) a "
+                             "model is in, runs of ranks holding no resolved pair of the headline regime.",
+                     right_align=(0, 2))
+
+
+def print_arena_gaps(diag: ArenaDiagnosis, pairs: str, stream: Any = None) -> None:
+    """The rating gaps on the terminal: whole names, then shorter unique names, then headers on two
+    lines, then the models by their rank in the ranks table -- the first layout that fits, no row
+    wrapped, no number cut; narrower than every layout, one paragraph per pair.
+    """
+    import sys
+
+    from rich.console import Console
+
+    from .terminal import say, terminal_width
+    from .terminal_report import fit_table
+
+    out = sys.stdout if stream is None else stream
+    header = arena_header(diag)
+    rows = arena_rows(diag, MAX_TERMINAL_ROWS)
+    title = f"Rating gaps, {pairs} pairs; {arena_test_label(diag)}" + (
+        f" (the first {len(rows)} of {diag.n_pairs:,}; --json FILE has every pair)" if len(rows) < diag.n_pairs else "")
+    width = terminal_width(out)
+    position = {name: str(k + 1) for k, name in enumerate(diag.ranks["model"])}
+    by_rank = [[position[a], position[b], *rest] for (a, b, *rest) in rows]
+    two = [h.replace(" ", "\n", 1) for h in header]
+    variants: list[tuple[list[str], list[list[str]], tuple[int, ...]]] = [
+        (head, arena_rows(diag, MAX_TERMINAL_ROWS, name_width=w), (0, 1)) for head in (header, two)
+        for w in (None, 24, MIN_NAME)]
+    variants += [(head, by_rank, ()) for head in (header, two)]
+    table, chosen = fit_table(variants, width)
+    say(title, out)
+    if table is None:  # narrower than every table: one paragraph per pair, whole names, nothing cut
+        for row in rows:
+            say(f"{row[0]} − {row[1]}: " + ", ".join(f"{name} {cell}" for name, cell in zip(header[2:], row[2:],
+                                                                                         strict=True)), out)
+    else:
+        Console(file=out, width=width, highlight=False, emoji=False, soft_wrap=False).print(table)
+        if chosen >= len(variants) - 2:  # the rank layout
+            say("A, B: the models' ranks in the table above (names in full there).", out)
