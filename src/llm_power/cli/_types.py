@@ -88,8 +88,10 @@ def add_run_pairing(p: Any) -> None:
     p.add_argument(option.flag, dest=option.name, default=option.default, help=option.help, **option.cli)
 
 
-def add_reader_options(p: Any, *, missing: str) -> None:
-    """The reader options of the commands that read result files (``missing``: what --on-missing drops)."""
+def add_reader_options(p: Any, *, missing: str, records: bool = True) -> None:
+    """The reader options of the commands that read result files (``missing``: what --on-missing drops;
+    ``records``: the harness-record choices ``--split`` and ``--filter`` too).
+    """
     p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
                    help="force the input format: %(choices)s (default auto)")
     p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
@@ -98,3 +100,7 @@ def add_reader_options(p: Any, *, missing: str) -> None:
                    help="item id column of plain tables (default: item, item_id, id, doc_id, ...)")
     p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
                    help=f"items {missing}: error (default) or keep the common ones")
+    if records:
+        p.add_argument("--split", default="test", help="HELM split (default test)")
+        p.add_argument("--filter", help="lm-eval filter when a task wrote several, e.g. strict-match (default: the "
+                                        "only one)")

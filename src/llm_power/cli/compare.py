@@ -11,12 +11,13 @@ from ..io.safe import parse_once
 
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
+    from ._reader import ReaderOptions
 
 from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, items_text, p_is
 from ..report.tables import comparison_view, print_view
 from ..report.terminal import dump_json, say
-from ._types import COMPARE_METHODS, DESIGN_EFFECTS, INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import COMPARE_METHODS, DESIGN_EFFECTS, add_reader_options, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -35,19 +36,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         "one file per model); exactly two models, or choose two with --models")
     p.add_argument("--models", nargs=2, metavar=("A", "B"),
                    help="the two models to compare, A first (default: the two models found)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
+    add_reader_options(p, missing="one model lacks")
     p.add_argument("--cluster", metavar="COL",
                    help="cluster label field (subject, source): cluster-robust test, interval and N* "
                         "(default: none, items independent)")
-    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
-                   help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--split", default="test", help="HELM split (default test)")
-    p.add_argument("--filter", help="lm-eval filter when a task wrote "
-                                    "several, e.g. strict-match (default: the only one)")
-    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                   help="items one model lacks: error (default) or keep the shared items and report drops")
     p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS, metavar="MODEL",
                    help="with --cluster, one of %(choices)s: robust = CR2 with Imbens-Kolesar df (default), cr1, "
                         "anova (Kish) or paper")
@@ -69,6 +61,14 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 @parse_once()
 def load(args: argparse.Namespace) -> ScoreMatrix:
+    """The two models of the command's files (:func:`load_pair` of its reader options)."""
+    from ._reader import ReaderOptions
+
+    return load_pair(ReaderOptions.from_args(args, paths="files"))
+
+
+@parse_once()
+def load_pair(opts: ReaderOptions) -> ScoreMatrix:
     """The two models' scores (columns A, B) through the one reader stack: a wide table straight into the
     matrix, anything else read_results -> align_results (the same rules).
     """
@@ -78,24 +78,23 @@ def load(args: argparse.Namespace) -> ScoreMatrix:
     from ..io.harness import read_wide_table
     from ..matrix import ScoreMatrix
 
-    paths = expand_paths(args.files)
+    paths = expand_paths(opts.paths)
     wide = None
     if len(paths) == 1:
-        wide = read_wide_table(paths[0], format=args.input_format, metric=args.metric, cluster=args.cluster,
-                               item_column=args.id_column)
+        wide = read_wide_table(paths[0], format=opts.input_format, metric=opts.metric, cluster=opts.cluster,
+                               item_column=opts.id_column)
     if wide is not None:
         found = [str(m) for m in wide[1]]
     else:
-        frame = read_results(paths, format=args.input_format, metric=args.metric, cluster=args.cluster,
-                             split=args.split, filter=args.filter, item_column=args.id_column)
+        frame = read_results(paths, **opts.read_kwargs())
         found = list(dict.fromkeys(frame["model"]))  # in the order read: the first file's model is A
-    names = _choose(args, found)
+    names = _choose(opts.models, found)
     if wide is not None:
         items, models, values, clusters = wide
         cols = [found.index(m) for m in names]
-        aligned = align_matrix(items, names, values[:, cols], clusters, on_missing=args.on_missing)
+        aligned = align_matrix(items, names, values[:, cols], clusters, on_missing=opts.on_missing)
     else:
-        aligned = align_results(frame[frame["model"].isin(names)], on_missing=args.on_missing)
+        aligned = align_results(frame[frame["model"].isin(names)], on_missing=opts.on_missing)
     if aligned.note:
         warn(aligned.note, LLMPowerWarning)  # shown as one note line
     cols = [aligned.models.index(names[0]), aligned.models.index(names[1])]
@@ -103,11 +102,11 @@ def load(args: argparse.Namespace) -> ScoreMatrix:
                        note=aligned.note, dropped=aligned.dropped)
 
 
-def _choose(args: argparse.Namespace, found: list[str]) -> list[str]:
+def _choose(models: tuple[str, ...] | None, found: list[str]) -> list[str]:
     """The two models: --models, or the only two found."""
     listed = f"{', '.join(map(repr, found[:8]))}{f', ... ({len(found):,} in all)' if len(found) > 8 else ''}"
-    if args.models:
-        names = list(args.models)
+    if models:
+        names = list(models)
         missing = [m for m in names if m not in found]
         if missing:
             msg = f"no model {missing[0]!r} in the results; models found: {listed}"

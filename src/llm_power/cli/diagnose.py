@@ -10,7 +10,7 @@ from typing import Any
 from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import INPUT_FORMATS, nonnegative_int, positive_int
+from ._types import add_reader_options, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 EPILOG = """examples:
@@ -29,18 +29,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "
                         "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
-    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
-                   help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="per-item metric / score column (default per format: score, correct, acc, ...; an unknown "
-                        "one lists the available)")
-    p.add_argument("--id-column", metavar="COL",
-                   help="item id column of plain tables (default: item, item_id, id, doc_id, seg_id, ...)")
-    p.add_argument("--split", default="test", help="HELM split (default test)")
-    p.add_argument("--filter", help="lm-eval filter when a task wrote "
-                                    "several, e.g. strict-match (default: the only one)")
-    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                   help="items some model lacks: error (default) or keep the intersection and report drops")
+    add_reader_options(p, missing="some model lacks")
     p.add_argument("--run", dest="run_field", metavar="FIELD",
                    help="several runs per model (seeds, templates, engines): the column or harness field that names "
                         "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "

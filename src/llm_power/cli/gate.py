@@ -19,7 +19,8 @@ from .._core.errors import DataError
 from ..report.files import check_outputs, write_atomic
 from ..report.tables import gate_markdown, gate_tasks_markdown
 from ..report.terminal import dump_json, safe_text, say
-from ._types import INPUT_FORMATS, add_run_pairing
+from ._reader import ReaderOptions
+from ._types import add_reader_options, add_run_pairing
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
 EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
@@ -72,15 +73,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--per-task", action="store_true",
                    help="gate each task (the item ids' prefix before ':', as lm-eval writes them) and combine: PASS "
                         "when every task passes, FAIL when one fails after Holm's adjustment (default: one gate)")
-    p.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                   help="per-item metric / score column (default per format: score, correct, acc, ...)")
-    p.add_argument("--id-column", metavar="COL", help="item id column of plain files (default: item, item_id, id, ...)")
-    p.add_argument("--input-format", default="auto", choices=INPUT_FORMATS, metavar="FORMAT",
-                   help="force the input format: %(choices)s (default auto)")
-    p.add_argument("--split", default="test", help="HELM split (default test)")
-    p.add_argument("--filter", help="lm-eval filter when a task wrote several (default: the only one)")
-    p.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                   help="items one model lacks: error (default) or keep the shared items")
+    add_reader_options(p, missing="one model lacks")
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
                    help="also write a pull-request comment (Markdown; '-': stdout; default: none)")
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the result as JSON (default: none)")
@@ -252,15 +245,16 @@ def _load(args: argparse.Namespace) -> ScoreMatrix:
         files = [str(_demo_file())] if args.demo else list(args.data)
         # the bundled file has a category column: read as labels, used only when --cluster asks for them
         read_cluster = args.cluster or ("category" if args.demo else None)
-        ns = argparse.Namespace(**{**vars(args), "files": files, "models": [args.baseline, args.candidate],
-                                   "cluster": read_cluster})
-        pair = compare.load(ns)
+        opts = dataclasses.replace(ReaderOptions.from_args(args), paths=tuple(files),
+                                   models=(args.baseline, args.candidate), cluster=read_cluster)
+        pair = compare.load_pair(opts)
         return pair if args.cluster else dataclasses.replace(pair, clusters=None)
     return _load_two_paths(args)
 
 
 def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
     """Each path holds one model's results (the same model name in both is fine: two runs)."""
+    opts = ReaderOptions.from_args(args)
     import pandas as pd
 
     from .._core.errors import LLMPowerWarning
@@ -272,8 +266,7 @@ def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
         if not Path(path).exists():
             msg = f"{role.upper()} {path!r}: no such file or folder (to name models in a file, use --data FILE)"
             raise DataError(msg)
-        frame = read_results(path, format=args.input_format, metric=args.metric, cluster=args.cluster,
-                             split=args.split, filter=args.filter, item_column=args.id_column)
+        frame = read_results(path, **opts.read_kwargs())
         found = list(dict.fromkeys(frame["model"]))
         if len(found) != 1:
             shown = ", ".join(map(repr, found[:5])) + (", ..." if len(found) > 5 else "")
@@ -284,7 +277,7 @@ def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
         frames.append(frame.assign(model=role))
     if names[0] == names[1]:
         names = [f"{names[0]} (baseline)", f"{names[1]} (candidate)"]
-    aligned = align_results(pd.concat(frames, ignore_index=True), on_missing=args.on_missing)
+    aligned = align_results(pd.concat(frames, ignore_index=True), on_missing=opts.on_missing)
     if aligned.note:
         warn(aligned.note.replace("baseline", names[0]).replace("candidate", names[1]), LLMPowerWarning)
     cols = [aligned.models.index("baseline"), aligned.models.index("candidate")]

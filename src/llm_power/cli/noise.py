@@ -36,7 +36,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="runs are prompt templates shared by every model: add each model's spread over templates, "
                         "the rank agreement between templates and the pairs that flip")
     p.add_argument("--cluster", metavar="FIELD", help="cluster label field, kept with the items (default: none)")
-    add_reader_options(p, missing="a run or a model lacks")
+    add_reader_options(p, missing="a run or a model lacks", records=False)
     add_run_pairing(p)
     p.add_argument("--top", type=positive_int, default=10, help="unstable items to list (default 10)")
     p.add_argument("--confidence-level", type=float, default=0.95, help="interval level (default 0.95)")

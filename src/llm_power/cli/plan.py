@@ -10,7 +10,7 @@ from .._core.options import DESIGNS
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json
-from ._types import add_run_pairing
+from ._types import add_reader_options, add_run_pairing
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
 
@@ -119,10 +119,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     rn.add_argument("--max-items", type=int,
                     help="the benchmark's size: plans above it are infeasible (default: no limit)")
     rn.add_argument("--max-runs", type=int, default=100, help="most runs per model considered (default 100)")
-    rn.add_argument("--on-missing", default="error", choices=("error", "intersect"),
-                    help="items a run or a model lacks: error (default) or keep the common ones")
-    rn.add_argument("--metric", "--score-column", dest="metric", metavar="COL",
-                    help="per-item metric / score column (default per format: score, correct, acc, ...)")
+    add_reader_options(rn, missing="a run or a model lacks", records=False)
     add_run_pairing(rn)
     rn.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     rn.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
@@ -268,7 +265,8 @@ def run_runs(args: argparse.Namespace) -> int:
     from ..report.terminal import say
     from ..runs import plan_runs
 
-    runs = read_runs(expand_paths(args.results), run=args.run_field, metric=args.metric, on_missing=args.on_missing)
+    runs = read_runs(expand_paths(args.results), run=args.run_field, format=args.input_format, metric=args.metric,
+                     on_missing=args.on_missing, item_column=args.id_column)
     plan = plan_runs(runs, args.delta, pair=args.pair, alpha=args.alpha, power=args.power,
                      cost_per_item=args.cost_per_item, cost_per_run=args.cost_per_run, max_items=args.max_items,
                      max_runs=args.max_runs, run_pairing=args.run_pairing)

@@ -45,7 +45,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="a gap is fragile when removing at most this share of the items flips it (default 0.001)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
     add_reader_options(p, missing="some model lacks")
-    p.set_defaults(run=run, split="test", filter=None, engine="local")
+    p.set_defaults(run=run, engine="local")
 
 
 def run(args: argparse.Namespace) -> int:

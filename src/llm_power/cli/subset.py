@@ -79,7 +79,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--json", dest="json_out", metavar="FILE",
                    help="also write the plan's numbers as JSON (default: none)")
     add_reader_options(p, missing="some model lacks")
-    p.set_defaults(run=run_plan, split="test", filter=None)
+    p.set_defaults(run=run_plan)
 
     e = ssub.add_parser("estimate", parents=[parent], help="full-benchmark scores and gaps of models run on a plan",
                         description="The full-benchmark score and gaps of models run on a plan's items, with "
@@ -103,7 +103,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="level of the score intervals (default 0.95)")
     e.add_argument("--json", dest="json_out", metavar="FILE", help="also write the numbers as JSON (default: none)")
     add_reader_options(p=e, missing="some model lacks")
-    e.set_defaults(run=run_estimate, split="test", filter=None)
+    e.set_defaults(run=run_estimate)
 
 
 @parse_once()
