@@ -10,7 +10,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ReaderOptions"]
+__all__ = ["OneModel", "ReaderOptions", "load_matrix"]
 
 
 @dataclass(frozen=True)
@@ -49,3 +49,50 @@ class ReaderOptions:
         """The keyword arguments of :func:`llm_power.io.read_results` these options give."""
         return {"format": self.input_format, "metric": self.metric, "cluster": self.cluster, "split": self.split,
                 "filter": self.filter, "item_column": self.id_column}
+
+
+@dataclass(frozen=True)
+class OneModel:
+    """What the files hold when it is one model: its name, its scores and their cluster labels (the
+    command prints a one-model summary instead of a comparison).
+    """
+
+    name: str
+    scores: Any
+    clusters: list[Any] | None
+
+
+def load_matrix(opts: ReaderOptions, paths: list[Any] | None = None, *, min_models: int = 2,
+                one_model: bool = False) -> Any:
+    """The aligned items x models matrix of the files (``paths``: already expanded, else ``opts.paths``):
+    one wide table straight into the matrix, anything else through the long table of
+    :func:`llm_power.io.harness.read_frame` (large inputs in parallel processes) -- both with the same
+    rules. ``one_model``: a single model is a :class:`OneModel` rather than too few to align.
+    """
+    import numpy as np
+
+    from ..io import align_results
+    from ..io.align import align_matrix, check_duplicates
+    from ..io.detect import expand_paths
+    from ..io.harness import read_frame, read_wide_table
+    from ..io.safe import parse_once
+
+    with parse_once():
+        files = expand_paths(opts.paths) if paths is None else paths
+        wide = None
+        if len(files) == 1:
+            wide = read_wide_table(files[0], format=opts.input_format, metric=opts.metric, cluster=opts.cluster,
+                                   item_column=opts.id_column)
+        if wide is not None:
+            items, names, values, clusters = wide
+            if one_model and len(names) == 1:
+                keep = ~np.isnan(values[:, 0])
+                return OneModel(str(names[0]), values[keep, 0],
+                                None if clusters is None else [c for c, k in zip(clusters, keep, strict=True) if k])
+            return align_matrix(items, names, values, clusters, on_missing=opts.on_missing, min_models=min_models)
+        frame = read_frame(files, **opts.read_kwargs())
+        if one_model and frame["model"].nunique() == 1:
+            check_duplicates(frame)  # the same file twice, or an item twice: an error as for two models
+            return OneModel(str(frame["model"].iloc[0]), frame["score"].to_numpy(),
+                            frame["cluster"].tolist() if opts.cluster and "cluster" in frame else None)
+        return align_results(frame, on_missing=opts.on_missing, min_models=min_models)

@@ -291,35 +291,16 @@ def _load_dask(args: argparse.Namespace, source: str, outputs: list[Any]) -> Loa
 
 
 def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:
-    """The aligned matrix of the inputs, or the exit code after printing a one-model summary.
-
-    One wide table (CSV/TSV/JSONL/Parquet: an item column, a column per model) goes straight into
-    the matrix; everything else through the long table of read_results. Both apply the same rules.
+    """The aligned matrix of the inputs (:func:`cli._reader.load_matrix`), or the exit code after
+    printing a one-model summary.
     """
-    import numpy as np
-
-    from ..io import align_results
-    from ..io.align import align_matrix, check_duplicates
-    from ..io.harness import read_wide_table
+    from ._reader import OneModel, ReaderOptions, load_matrix
     from .one_model import print_one_model
 
-    wide = None
-    if len(paths) == 1:
-        wide = read_wide_table(paths[0], format=args.input_format, metric=args.metric, cluster=args.cluster,
-                               item_column=args.id_column)
-    if wide is not None:
-        items, names, values, clusters = wide
-        if len(names) == 1:  # one model: its score and interval, and where to go next
-            keep = ~np.isnan(values[:, 0])
-            return print_one_model(args, str(names[0]), values[keep, 0],
-                                   None if clusters is None else [c for c, k in zip(clusters, keep, strict=True) if k])
-        return align_matrix(items, names, values, clusters, on_missing=args.on_missing)
-    frame = _read(paths, args)
-    if frame["model"].nunique() == 1:
-        check_duplicates(frame)  # the same file twice, or an item twice: an error as for two models
-        return print_one_model(args, str(frame["model"].iloc[0]), frame["score"].to_numpy(),
-                               frame["cluster"].tolist() if args.cluster and "cluster" in frame else None)
-    return align_results(frame, on_missing=args.on_missing)
+    loaded = load_matrix(ReaderOptions.from_args(args), paths, one_model=True)
+    if isinstance(loaded, OneModel):  # one model: its score and interval, and where to go next
+        return print_one_model(args, loaded.name, loaded.scores, loaded.clusters)
+    return loaded
 
 
 def _shown_path(path: Any) -> str:
@@ -333,9 +314,3 @@ def _shown_path(path: Any) -> str:
         return str(full)
 
 
-def _read(paths: list[Any], args: argparse.Namespace) -> Any:
-    """The long table of every input, read at once (large inputs in parallel processes)."""
-    from ..io.harness import read_frame
-
-    return read_frame(paths, format=args.input_format, metric=args.metric, cluster=args.cluster, split=args.split,
-                        filter=args.filter, item_column=args.id_column)

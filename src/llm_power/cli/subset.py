@@ -109,21 +109,14 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 @parse_once()
 def _matrix(raw: list[str], args: argparse.Namespace, cluster: str | None) -> tuple[Any, list[Any]]:
     """The aligned results of ``raw`` (any model count) and the files read."""
-    from ..io import align_results
-    from ..io.align import align_matrix
+    import dataclasses
+
     from ..io.detect import expand_paths
-    from ..io.harness import read_frame, read_wide_table
+    from ._reader import ReaderOptions, load_matrix
 
     paths = expand_paths(raw)
-    if len(paths) == 1:
-        wide = read_wide_table(paths[0], format=args.input_format, metric=args.metric, cluster=cluster,
-                               item_column=args.id_column)
-        if wide is not None:
-            items, names, values, clusters = wide
-            return align_matrix(items, names, values, clusters, on_missing=args.on_missing, min_models=1), paths
-    frame = read_frame(paths, format=args.input_format, metric=args.metric, cluster=cluster, split=args.split,
-                       filter=args.filter, item_column=args.id_column)
-    return align_results(frame, on_missing=args.on_missing, min_models=1), paths
+    opts = dataclasses.replace(ReaderOptions.from_args(args), cluster=cluster)
+    return load_matrix(opts, paths, min_models=1), paths
 
 
 def run_plan(args: argparse.Namespace) -> int:
