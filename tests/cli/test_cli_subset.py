@@ -129,3 +129,23 @@ def test_hostile_model_names_are_escaped(tmp_path, mmlu, capsys):
     assert main(["subset", "estimate", str(path), "--plan", str(plan_path)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\x1b[31mred" in out
+
+
+def test_a_model_on_both_sides_is_noted(tmp_path, mmlu, capsys):
+    """A model in the new results that is also a reference model is compared both ways on different data
+    (its subset scores against the other's full ones, and back): the command says so."""
+    items, models, x, category = mmlu
+    board = _leaderboard(tmp_path, mmlu)
+    plan_path = tmp_path / "plan.csv"
+    assert main(["subset", "plan", str(board), "--cluster", "category", "--budget", "300", "--out", str(plan_path),
+                 "--seed", "1"]) == 0
+    new_path, _ = _new(tmp_path, mmlu, plan_path, name=models[1])  # the board leaves out models[0]
+    capsys.readouterr()
+    assert main(["subset", "estimate", str(new_path), "--plan", str(plan_path), "--reference", str(board),
+                 "--cluster", "category", "--against", models[3]]) == 0
+    err = capsys.readouterr().err
+    assert f"'{models[1]}' in both the new results and the reference" in err
+    new_path, _ = _new(tmp_path, mmlu, plan_path, name="a new model")
+    assert main(["subset", "estimate", str(new_path), "--plan", str(plan_path), "--reference", str(board),
+                 "--cluster", "category", "--against", models[3]]) == 0
+    assert "in both the new results" not in capsys.readouterr().err

@@ -235,6 +235,14 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
     ref_x = None if ref is None else np.asarray(ref.scores, dtype=float)
     ref_models = [] if ref is None else [str(m) for m in ref.models]
     new_models = [str(m) for m in new.models]
+    both = [m for m in new_models if m in ref_models]
+    if both:
+        from .._core.errors import LLMPowerWarning, warn
+
+        warn(f"{', '.join(map(repr, both[:3]))}{' ...' if len(both) > 3 else ''} in both the new results and the "
+             "reference: each gap compares a model's subset scores with the other's reference scores, so 'A vs B' "
+             "and 'B vs A' rest on different data and need not agree (name the reference models with --against, "
+             "or leave a model out of one side)", LLMPowerWarning)
     extra = new.n - plan.n
     out: dict[str, Any] = {"plan": args.plan, "n": plan.n, "n_items": plan.n_items, "models": [], "gaps": [],
                            "ignored_items": extra, "target": args.target}
