@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
-from ..report.tables import noise_views, print_view
+from ..report.tables import noise_units, noise_views, print_view
 from ..report.terminal import dump_json, say
 from ._types import add_reader_options, add_run_pairing, positive_int
 
@@ -44,10 +43,6 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run)
 
 
-def _num(x: float, fmt: str = ".4f") -> str:
-    return "—" if x is None or not math.isfinite(x) else format(x, fmt)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from ..io import read_runs
@@ -73,11 +68,7 @@ def run(args: argparse.Namespace) -> int:
         print_view(view)
     v = rep.variance
     level = f"{100 * v.confidence_level:g}%"
-    scale, fmt = (100.0, ".2f") if rep.binary else (1.0, ".4f")
-    unit = "points" if rep.binary else "score units"
-
-    def num(x: float) -> str:
-        return _num(scale * x, fmt)
+    num, unit = noise_units(rep)
 
     say(f"Signal-to-noise: spread of the scores {num(rep.signal)} over a run-to-run SD of {num(rep.noise)} {unit} = "
         f"{rep.snr:.3g}; {level} CI of the true ratio (spread of the expected scores over the true run SD) "

@@ -29,6 +29,7 @@ __all__ = [
     "judges_views",
     "mde_grid_view",
     "mde_view",
+    "noise_units",
     "noise_views",
     "one_model_html",
     "one_model_markdown",
@@ -374,6 +375,18 @@ def _noise_num(x: float, fmt: str = ".4f") -> str:
     return "—" if x is None or not math.isfinite(x) else format(x, fmt)
 
 
+def noise_units(rep: Any) -> tuple[Any, str]:
+    """How ``noise`` shows a score: (format one number, the unit) -- 0/1 scores in points with 2
+    decimals, graded ones in their units with 4 (a row fits 80 columns).
+    """
+    scale, fmt = (100.0, ".2f") if rep.binary else (1.0, ".4f")
+
+    def num(x: float) -> str:
+        return _noise_num(scale * x, fmt)
+
+    return num, "points" if rep.binary else "score units"
+
+
 def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
     """``llm-power noise``: the scores over items and runs, the adjacent gaps, flakiness and the most
     unstable items.
@@ -381,12 +394,8 @@ def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
     views: list[TableView] = []
     v = rep.variance
     level = f"{100 * v.confidence_level:g}%"
-    # 0/1 scores in points (2 decimals), graded ones in their units (4): a row fits 80 columns
+    num, unit = noise_units(rep)
     scale, fmt = (100.0, ".2f") if rep.binary else (1.0, ".4f")
-    unit = "points" if rep.binary else "score units"
-
-    def num(x: float) -> str:
-        return _noise_num(scale * x, fmt)
 
     def sd_ci(k: int) -> str:
         return f"[{num(math.sqrt(v.var_run_ci[0][k]))}, {num(math.sqrt(v.var_run_ci[1][k]))}]"
