@@ -92,6 +92,20 @@ MUTANTS = [
            ("tests/io/test_parse_once.py",)),
     Mutant("parse-once-take", "io/safe.py", "        if not take:\n            session.put(", "        if True:\n            session.put(",
            ("tests/io/test_parse_once.py",)),
+    # --- issue 41's seams (2026-12-05)
+    Mutant("registry-samples-order", "io/formats/__init__.py",
+           "return sorted(SAMPLE_READERS.values(), key=lambda r: (r.order, r.name))",
+           "return sorted(SAMPLE_READERS.values(), key=lambda r: (-r.order, r.name))",
+           ("tests/io/test_formats_registry.py", "tests/samples", "tests/io/test_io_samples.py")),
+    Mutant("registry-aggregate-claims", "io/aggregate.py", "claimed = next((r for r in readers if is_regular(path) and r.claims(path)), None)",
+           "claimed = readers[-1]", ("tests/io",)),
+    Mutant("loader-one-model", "cli/_reader.py", "            if one_model and len(names) == 1:", "            if False:",
+           ("tests/cli",)),
+    Mutant("reader-options-split", "cli/_reader.py", 'split=get("split", "test") or "test"', 'split="test"',
+           ("tests/cli/test_reader_options.py", "tests/cli")),
+    Mutant("interval-level-check", "_core/results.py",
+           "if stored is None or not math.isclose(float(asked), stored, rel_tol=0.0, abs_tol=1e-12):", "if False:",
+           ("tests/test_intervals_one_way.py",)),
     Mutant("hostile-dup-file", "io/samples.py", 'side="right"', 'side="left"', ("tests/hostile/test_collisions.py",)),
 ]
 

@@ -47,3 +47,22 @@ def test_no_command_builds_a_namespace_by_hand():
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("argparse.Namespace"):
                 pytest.fail(f"cli/{path.name}:{node.lineno} builds an argparse.Namespace")
+
+
+@pytest.mark.parametrize("command", ["diagnose", "rank"])
+def test_the_split_reaches_the_reader(command, capsys):
+    """HELM's toy runs hold one instance of the valid split beside the test split: asked for it, the
+    command reads one item (too few), not the test split's 40."""
+    folder = str(FIXTURES / "helm")
+    assert main([command, folder, "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main([command, folder, "--split", "valid"]) == 1
+    assert "at least 2 items; got 1" in capsys.readouterr().err
+
+
+def test_one_model_in_a_wide_table_is_summarised(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    path.write_text("item,solo\nq1,1\nq2,0\nq3,1\nq4,1\n", encoding="utf-8")
+    assert main(["diagnose", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("One model (solo): nothing to compare") and "4 items" in out
