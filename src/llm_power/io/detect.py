@@ -23,10 +23,10 @@ def _other_reader(folder: Path) -> str:
     from .battles import battle_files
 
     if battle_files(folder):
-        return ("; it holds pairwise judgements (battles: OpenCompass subjective results, MT-Bench or AlpacaEval "
+        return ("it holds pairwise judgements (battles: OpenCompass subjective results, MT-Bench or AlpacaEval "
                 "annotations), which llm-power arena (or judges) reads")
     if aggregate_files(folder):
-        return ("; it holds aggregate scores (lm-eval results_*.json, Every Eval Ever records or Hugging Face "
+        return ("it holds aggregate scores (lm-eval results_*.json, Every Eval Ever records or Hugging Face "
                 "eval results), which llm-power aggregate reads")
     return ""
 
@@ -77,7 +77,9 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         found = sorted({hit for fmt in by_order() for hit in fmt.finds(path)})
         if not found:
             known = ", ".join(fmt.summary for fmt in by_order() if fmt.finds is not no_files)
-            msg = f"no result files found in this folder ({known}){_other_reader(path)}"
+            other = _other_reader(path)
+            msg = (f"no per-item result files in this folder: {other} (per-item formats: {known})" if other
+                   else f"no result files found in this folder ({known})")
             raise DataError(msg, file=str(path))
         out.extend(p for _, p in found)
     return out
