@@ -81,5 +81,5 @@ def test_the_real_subjective_run_stays_battles(shared_data):
     run = shared_data / "formats" / "opencompass" / "20231208_194351"
     battles = lp.read_battles(run)
     assert len(battles) == 8
-    with pytest.raises(DataError, match="no result files found"):
+    with pytest.raises(DataError, match="no per-item result files in this folder: it holds pairwise judgements.*llm-power arena"):
         lp.read_results(run)
