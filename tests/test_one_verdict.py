@@ -50,7 +50,7 @@ def test_llmfao_arena_with_19_clusters_for_70_models(shared_data, tmp_path, caps
     assert len(pairs["gap"]) == 2415
     assert "19 clusters cannot estimate the covariance of 69 free ratings" in payload["settings"][
         "cluster_not_estimable"]
-    for key in ("pvalue_cluster", "ci_low_elo_cluster", "ci_high_elo_cluster", "q_cluster", "n_star_cluster",
+    for key in ("pvalue_cluster", "cluster_elo_ci_low", "cluster_elo_ci_high", "q_cluster", "n_star_cluster",
                 "design_effect"):
         assert all(v is None for v in pairs[key]), key
     assert not any(pairs["resolved_cluster"])
@@ -65,7 +65,7 @@ def test_llmfao_arena_with_19_clusters_for_70_models(shared_data, tmp_path, caps
         assert not np.any(np.array(pairs[regime]) & ~np.array(pairs["resolved"]))
     k = 0  # the first pair: 0 direct battles, IID p = 0.93, interval [-237, +260] Elo
     assert pairs["battles"][k] == 0 and pairs["pvalue"][k] > 0.9
-    assert pairs["ci_low_elo"][k] < -200 and pairs["ci_high_elo"][k] > 200
+    assert pairs["elo_ci_low"][k] < -200 and pairs["elo_ci_high"][k] > 200
 
 
 def test_few_clusters_that_can_estimate_give_cr1_with_t(shared_data):
@@ -78,7 +78,7 @@ def test_few_clusters_that_can_estimate_give_cr1_with_t(shared_data):
     assert diag.settings["cluster_not_estimable"] is None and diag.settings["cluster_df"] == 79
     assert np.all(c["n_star_cluster"] >= c["n_star"]) and np.all(c["q_cluster"] <= c["q"])
     crit = stats.t.isf(0.025, 79)
-    np.testing.assert_allclose(c["ci_high_elo_cluster"] - c["gap_elo"], crit * 400 / np.log(10) * c["se_cluster"],
+    np.testing.assert_allclose(c["cluster_elo_ci_high"] - c["gap_elo"], crit * 400 / np.log(10) * c["se_cluster"],
                                rtol=1e-10)
     z = c["gap"] / c["se_cluster"]
     np.testing.assert_allclose(c["pvalue_cluster"], 2 * stats.t.sf(np.abs(z), 79), rtol=1e-8)
@@ -240,7 +240,8 @@ def test_ten_items_interval_contains_zero_beside_p_0_0625(capsys, tmp_path):
     path.write_text("item,A,B\n" + "".join(f"q{i},{int(a[i])},{int(b[i])}\n" for i in range(10)))
     assert main(["compare", str(path), "--models", "A", "B", "--format", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    ci = payload["confidence_interval"]
+    ci = payload["ci"]
+    assert payload["confidence_interval"] == ci  # the old key, kept for one release
     assert ci["low"] < 0 < ci["high"] and payload["pvalue"] == pytest.approx(0.0625)
 
 

@@ -89,10 +89,10 @@ def test_the_same_pair_gets_the_same_answer_everywhere(seed, binary, clustered):
     again = lp.rank_intervals(quiet(lp.diagnose, x, cluster=cluster, pairs="all", correction="holm", anytime=True,
                                     rng=seed + 1), rng=7)
     assert ranks.critical_value == again.critical_value
-    assert ranks.rank_low.tolist() == again.rank_low.tolist() and ranks.rank_high.tolist() == again.rank_high.tolist()
+    assert ranks.rank_ci_low.tolist() == again.rank_ci_low.tolist() and ranks.rank_ci_high.tolist() == again.rank_ci_high.tolist()
     rank = {name: k for k, name in enumerate(diag.models)}
     for k, (a, b) in enumerate(zip(c["model_a"], c["model_b"], strict=True)):
-        if ranks.rank_high[rank[a]] < ranks.rank_low[rank[b]]:  # separated by the rank intervals
+        if ranks.rank_ci_high[rank[a]] < ranks.rank_ci_low[rank[b]]:  # separated by the rank intervals
             assert all(bool(c[f][k]) for f in REGIME_FLAGS if f in c), (a, b)
 
 
@@ -156,10 +156,10 @@ def test_the_command_line_json_is_the_api(tmp_path, capsys, seed, binary, cluste
                 else:
                     assert got[key] == pytest.approx(value), key
     ranks = lp.rank_report(diag, rng=2).ranks
-    assert payload["rankings"]["ranks"]["rank_low"] == ranks.rank_low.tolist()
+    assert payload["rankings"]["ranks"]["rank_ci_low"] == ranks.rank_ci_low.tolist()
     assert quiet(main, ["rank", str(path), *flags, "--format", "json"]) == 0
     ranked = json.loads(capsys.readouterr().out)["ranks"]
-    assert ranked["rank_low"] == ranks.rank_low.tolist() and ranked["rank_high"] == ranks.rank_high.tolist()
+    assert ranked["rank_ci_low"] == ranks.rank_ci_low.tolist() and ranked["rank_ci_high"] == ranks.rank_ci_high.tolist()
     assert ranked["critical_value"] == pytest.approx(ranks.critical_value)
 
 
@@ -182,8 +182,8 @@ def test_rank_with_clusters_equals_the_demo(tmp_path, capsys):
         assert quiet(main, [*argv, "--format", "json"]) == 0
         rank = json.loads(capsys.readouterr().out)["ranks"]
         assert rank["models"] == demo["models"]
-        assert rank["rank_low"] == demo["rankings"]["ranks"]["rank_low"], argv
-        assert rank["rank_high"] == demo["rankings"]["ranks"]["rank_high"], argv
+        assert rank["rank_ci_low"] == demo["rankings"]["ranks"]["rank_ci_low"], argv
+        assert rank["rank_ci_high"] == demo["rankings"]["ranks"]["rank_ci_high"], argv
 
 
 @settings(max_examples=15, deadline=None)

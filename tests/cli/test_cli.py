@@ -45,6 +45,15 @@ def test_ci_json_equals_api(capsys):
     assert list(payload) == sorted(payload)  # deterministic key order
 
 
+def test_ci_json_keeps_the_raw_bounds_a_clipped_interval_left_as_an_interval(capsys):
+    code, out, _ = run_cli(capsys, "ci", "3", "40", "--method", "wald", "--format", "json")
+    assert code == 0
+    row = json.loads(out)["intervals"][0]
+    half = 1.959963984540054 * (3 / 40 * 37 / 40 / 40) ** 0.5  # Wald, by hand
+    assert row["raw"] == pytest.approx({"low": 3 / 40 - half, "high": 3 / 40 + half})
+    assert row["low"] == 0.0 and row["raw"]["low"] < 0 and "clipped" in row["note"]
+
+
 def test_coverage_json_equals_api(capsys):
     code, out, _ = run_cli(capsys, "coverage", "--n", "10", "30", "--p", "0.02", "0.5", "--format", "json")
     assert code == 0

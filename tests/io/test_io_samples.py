@@ -113,7 +113,7 @@ def test_cli_equals_the_api(tmp_path, capsys):
     cmp = compare_pass_at_k(a, b, [1, 3, 6], rng=0)  # --baseline base: tuned - base
     assert (swapped["a"], swapped["b"]) == ("tuned", "base")
     np.testing.assert_allclose(swapped["difference"], cmp.difference, rtol=1e-12)
-    np.testing.assert_allclose(swapped["band_low"], cmp.band_low, rtol=1e-12)
+    np.testing.assert_allclose(swapped["band_ci_low"], cmp.band_ci_low, rtol=1e-12)
     assert main(["passk", *map(str, files), "--baseline", "nobody"]) == 1
     assert "--baseline 'nobody' must name one of exactly two models" in capsys.readouterr().err
     assert main(["passk", *map(str, files), "--k", "1", "6"]) == 0

@@ -143,7 +143,7 @@ def test_pass_at_k_does_not_call_its_band_resolved():
     cmp = lp.compare_pass_at_k(a[:, None], b[:, None], k=1, rng=0)
     fields = {f.name for f in dataclasses.fields(cmp)}
     assert "resolved" not in fields and "band_excludes_zero" in fields
-    band = (cmp.band_low > 0) | (cmp.band_high < 0)
+    band = (cmp.band_ci_low > 0) | (cmp.band_ci_high < 0)
     assert cmp.band_excludes_zero.tolist() == band.tolist()
 
 

@@ -92,7 +92,7 @@ def test_to_dict_is_plain_json_and_summary_mentions_verdict():
     res = compare(a, b)
     payload = json.loads(json.dumps(res.to_dict()))
     for key in ("n", "mean_a", "mean_b", "delta", "method", "statistic", "pvalue", "se_paired", "se_unpaired",
-                "phi", "n_star", "mde", "q", "resolved", "b", "c", "confidence_interval"):
+                "phi", "n_star", "mde", "q", "resolved", "b", "c", "ci", "confidence_interval"):
         assert key in payload
     assert "NOT resolved" in res.summary()
     assert "Comparison(" in repr(res) and "\n" not in repr(res)

@@ -85,7 +85,7 @@ def test_verdict_agrees_with_bradley_terry_intervals(shared_data):
     for k in range(diag.n_pairs):
         a, b = c["model_a"][k], c["model_b"][k]
         lo, hi = iid.difference_ci(a, b)
-        assert (c["ci_low_elo"][k], c["ci_high_elo"][k]) == pytest.approx((400 / np.log(10) * lo,
+        assert (c["elo_ci_low"][k], c["elo_ci_high"][k]) == pytest.approx((400 / np.log(10) * lo,
                                                                              400 / np.log(10) * hi), rel=1e-10)
         assert (c["pvalue"][k] <= 0.05) == (lo > 0 or hi < 0)
         lo_c, hi_c = robust.difference_ci(a, b)

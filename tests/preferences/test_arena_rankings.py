@@ -44,12 +44,12 @@ def test_rank_intervals_need_the_shown_pairs_resolved(seed: int) -> None:
         hi, lo = sorted((pos[fit.models[a]], pos[fit.models[b]]))
         sep[hi, lo] = abs(d) / s > crit and shown.get((hi, lo), True)
     for k in range(m):  # brute force: 1 + models separated above, M - models separated below
-        assert r["rank_low"][k] == 1 + int(sep[:k, k].sum())
-        assert r["rank_high"][k] == m - int(sep[k, k + 1:].sum())
+        assert r["rank_ci_low"][k] == 1 + int(sep[:k, k].sum())
+        assert r["rank_ci_high"][k] == m - int(sep[k, k + 1:].sum())
     for (a, b), ok in shown.items():
         if not ok:
-            assert r["rank_high"][a] >= r["rank_low"][b]
-    assert r["best_set"] == [diag.models[k] for k in range(m) if r["rank_low"][k] == 1]
+            assert r["rank_ci_high"][a] >= r["rank_ci_low"][b]
+    assert r["best_set"] == [diag.models[k] for k in range(m) if r["rank_ci_low"][k] == 1]
 
 
 def test_winner_is_the_kernel_on_the_centred_ratings_and_matches_the_elo_column() -> None:

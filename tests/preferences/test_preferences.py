@@ -342,8 +342,8 @@ def test_rank_intervals_hold_simultaneously(method):
         res = bradley_terry(_simulated_arena(rng, 3000, theta))
         table = res.rank_intervals(method=method, rng=rng)
         true_rank = {f"m{k}": k + 1 for k in range(6)}
-        hits += all(lo <= true_rank[m] <= hi for m, lo, hi in zip(table["model"], table["rank_low"],
-                                                                    table["rank_high"], strict=True))
+        hits += all(lo <= true_rank[m] <= hi for m, lo, hi in zip(table["model"], table["rank_ci_low"],
+                                                                    table["rank_ci_high"], strict=True))
     assert hits / 300 >= 0.93
 
 

@@ -218,12 +218,12 @@ def test_auto_method_bootstraps_small_benchmarks_only() -> None:
 
 
 def test_top_sets_are_the_models_whose_rank_can_reach_k() -> None:
-    """top_sets[k]: the models whose rank interval reaches k or better (rank_low <= k), per the definition
+    """top_sets[k]: the models whose rank interval reaches k or better (rank_ci_low <= k), per the definition
     of simultaneous rank sets -- a model ranked 2 to 4 can be in the top 3."""
     rng = np.random.default_rng(7)
     x = (rng.random((1500, 6)) < [0.75, 0.7, 0.69, 0.68, 0.55, 0.5]).astype(float)
     res = lp.rank_intervals(x, models=list("abcdef"), power=None, rng=1)
-    low, high = np.asarray(res.rank_low), np.asarray(res.rank_high)
+    low, high = np.asarray(res.rank_ci_low), np.asarray(res.rank_ci_high)
     assert any(lo <= 3 < hi for lo, hi in zip(low, high, strict=True))  # the case that tells low from high
     for k in ("1", "3", "5"):
         assert res.top_sets[k] == [res.models[g] for g in range(6) if low[g] <= int(k)], k

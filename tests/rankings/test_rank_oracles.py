@@ -267,5 +267,5 @@ def test_a_shown_pair_unresolved_in_its_own_family_never_splits_two_ranks():
     for k, name in enumerate(names):
         above = sum(sep.get((other, name), False) for other in names)
         below = sum(sep.get((name, other), False) for other in names)
-        assert (res.rank_low[k], res.rank_high[k]) == (1 + above, 5 - below), name
-    assert res.rank_high[1] >= res.rank_low[2]  # b and c overlap
+        assert (res.rank_ci_low[k], res.rank_ci_high[k]) == (1 + above, 5 - below), name
+    assert res.rank_ci_high[1] >= res.rank_ci_low[2]  # b and c overlap

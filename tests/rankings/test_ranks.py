@@ -49,8 +49,8 @@ def test_rank_bounds_equal_brute_force_from_the_intervals() -> None:
                         xs[:, b].mean() - xs[:, a].mean() - c * (xs[:, b] - xs[:, a]).std(ddof=1) / math.sqrt(2000) > 0)
         beats = sum(1 for b in range(m) if b != a and
                     xs[:, a].mean() - xs[:, b].mean() - c * (xs[:, a] - xs[:, b]).std(ddof=1) / math.sqrt(2000) > 0)
-        assert res.rank_low[a] == 1 + beaten_by and res.rank_high[a] == m - beats
-    assert res.best_set == [res.models[k] for k in range(m) if res.rank_low[k] == 1]
+        assert res.rank_ci_low[a] == 1 + beaten_by and res.rank_ci_high[a] == m - beats
+    assert res.best_set == [res.models[k] for k in range(m) if res.rank_ci_low[k] == 1]
 
 
 @pytest.mark.parametrize("binary", [True, False])
@@ -113,11 +113,11 @@ def test_default_rule_needs_the_pair_resolved_too() -> None:
         a, b = row.rank_a - 1, row.rank_b - 1
         sep[a, b] = bool(row.delta - c * row.se > 0 and row.resolved)
     for a in range(m):
-        assert res.rank_low[a] == 1 + sum(sep[b, a] for b in range(a))
-        assert res.rank_high[a] == m - sum(sep[a, b] for b in range(a + 1, m))
+        assert res.rank_ci_low[a] == 1 + sum(sep[b, a] for b in range(a))
+        assert res.rank_ci_high[a] == m - sum(sep[a, b] for b in range(a + 1, m))
     # the precondition that makes this test bite: some pair passes max-t but is not resolved
     assert any(row.delta - c * row.se > 0 and not row.resolved for row in table.itertuples())
-    assert (res.rank_high - res.rank_low).sum() > (alone.rank_high - alone.rank_low).sum()
+    assert (res.rank_ci_high - res.rank_ci_low).sum() > (alone.rank_ci_high - alone.rank_ci_low).sum()
 
 
 def test_diagnose_never_separates_an_unresolved_shown_pair() -> None:
@@ -126,7 +126,7 @@ def test_diagnose_never_separates_an_unresolved_shown_pair() -> None:
         x = (rng.random((800, 6)) < rng.uniform(0.5, 0.7, 6)).astype(float)
         diag = lp.diagnose(x, correction="bh", rng=k)
         ranks = lp.rank_intervals(diag, rng=k)
-        low, high = ranks.rank_low, ranks.rank_high
+        low, high = ranks.rank_ci_low, ranks.rank_ci_high
         for row in diag.pairs:
             a, b = row.rank_a - 1, row.rank_b - 1
             if not (row.resolved and row.resolved_corrected):
@@ -194,7 +194,7 @@ def test_cluster_rank_intervals_never_separate_a_pair_its_own_cluster_test_keeps
             xs = x[:, [int(name[1:]) for name in res.models]]  # in rank order
             _, pvalue = _cluster_se(xs[:, i] - xs[:, j], cl)
             for k, (a, b) in enumerate(zip(i, j, strict=True)):
-                separated = res.rank_high[a] < res.rank_low[b]
+                separated = res.rank_ci_high[a] < res.rank_ci_low[b]
                 assert not (separated and pvalue[k] > 0.05), (seed, method, a, b, pvalue[k])
 
 
@@ -276,7 +276,7 @@ def test_rank_cli_is_the_api(tmp_path) -> None:
     api = lp.rank_intervals(lp.diagnose(data.scores, models=data.models, cluster=data.clusters, top=10,
                                         correction="holm", anytime=True), rng=3)
     assert payload["models"] == api.models and payload["best_set"] == api.best_set
-    assert payload["rank_low"] == api.rank_low.tolist() and payload["rank_high"] == api.rank_high.tolist()
+    assert payload["rank_ci_low"] == api.rank_ci_low.tolist() and payload["rank_ci_high"] == api.rank_ci_high.tolist()
     text = subprocess.run([sys.executable, "-m", "llm_power", "rank", "--demo"], capture_output=True, text=True,
                           check=True).stdout
     assert "95% simultaneous rank intervals over 10 models" in " ".join(text.split())

@@ -173,7 +173,7 @@ def test_simultaneous_band_holds_over_k():
         a = (rng.random((150, 8)) < np.clip(pa + 0.08, 0, 1)[:, None]).astype(float)
         b = (rng.random((150, 8)) < pa[:, None]).astype(float)
         res = compare_pass_at_k(a, b, n_resamples=2000, rng=rng)
-        band += np.all((res.band_low <= truth) & (truth <= res.band_high))
+        band += np.all((res.band_ci_low <= truth) & (truth <= res.band_ci_high))
         pointwise += np.all((res.ci_low <= truth) & (truth <= res.ci_high))
     assert band / 600 >= 0.93
     assert pointwise < band
@@ -193,7 +193,7 @@ def test_comparison_pointwise_equals_scipy_paired_t():
         ci = ref.confidence_interval()
         assert (res.ci_low[j], res.ci_high[j]) == pytest.approx((ci.low, ci.high), rel=1e-10)
     assert res.critical_value >= stats.t.isf(0.025, 89)
-    assert np.all(res.band_low <= res.ci_low)
+    assert np.all(res.band_ci_low <= res.ci_low)
 
 
 @pytest.mark.slow

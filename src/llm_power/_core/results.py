@@ -16,7 +16,7 @@ import numpy as np
 
 from .renderer import renderer
 
-__all__ = ["ConfidenceInterval", "Result", "stored_interval", "to_plain"]
+__all__ = ["INTERVAL_NAME", "ConfidenceInterval", "Result", "RenamedKeys", "renamed_field", "stored_interval", "to_plain"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -24,6 +24,55 @@ class ConfidenceInterval(NamedTuple):
 
     low: Any
     high: Any
+
+
+#: How every result names its intervals (docs/reference/index.md): a stored interval is a
+#: ``ConfidenceInterval`` named ``ci`` (the result's own quantity) or ``<quantity>_ci``; bounds kept as
+#: columns (one per pair, model or k) are ``[<regime>_][<quantity>_]ci_low`` / ``..._ci_high``. The
+#: quantity is left out for the result's own one (a pair's gap). tests/test_intervals_one_way.py holds
+#: every result field to it.
+INTERVAL_NAME = r"^(?:[a-z0-9]+_)*ci(?:_low|_high)?$"
+
+
+def renamed_field(old: str, new: str) -> property:
+    """A read-only alias ``old`` for the field ``new`` that warns once per use (DeprecationWarning).
+
+    Kept for one release after a rename so code written against the old name keeps working and
+    says what to write instead; ``to_dict()``/JSON carry only the new name.
+    """
+
+    def get(self: Any) -> Any:
+        import warnings
+
+        warnings.warn(f"`{old}` was renamed `{new}` (one naming for every interval, docs/reference/index.md); "
+                      f"the old name is kept for one release.", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+
+    get.__name__ = old
+    get.__doc__ = f"Deprecated name of ``{new}`` (kept for one release, DeprecationWarning)."
+    return property(get)
+
+
+class RenamedKeys(dict):  # type: ignore[type-arg]
+    """A result's dict of columns in which renamed keys still read, with a DeprecationWarning, for
+    one release (``renamed``: old key -> new key). Iteration, ``to_dict()`` and JSON see only the
+    new keys.
+    """
+
+    def __init__(self, data: Mapping[str, Any], renamed: Mapping[str, str]) -> None:
+        super().__init__(data)
+        self.renamed = dict(renamed)
+
+    def __missing__(self, key: str) -> Any:
+        new = self.renamed.get(key)
+        if new is None or new not in self:
+            raise KeyError(key)
+        import warnings
+
+        warnings.warn(f"the column {key!r} was renamed {new!r} (one naming for every interval, "
+                      f"docs/reference/index.md); the old name is kept for one release.",
+                      DeprecationWarning, stacklevel=2)
+        return self[new]
 
 
 def stored_interval(low: Any, high: Any, stored: float | None, asked: float | None, *, recompute: str,

@@ -49,7 +49,7 @@ def compute(k: int, n: int, methods: tuple[str, ...], confidence_level: float, a
         if method == "wald" and k in (0, n):
             note = "zero width at K = 0 or K = N: Wald claims certainty; do not use"
         rows.append({"method": method, "low": ci.low, "high": ci.high,
-                     "raw_low": raw.low, "raw_high": raw.high, "note": note})
+                     "raw": {"low": raw.low, "high": raw.high}, "note": note})
     return {"k": k, "n": n, "estimate": k / n, "confidence_level": confidence_level,
             "alternative": alternative, "intervals": rows}
 

@@ -180,7 +180,8 @@ class Comparison(Result):
         """Plain JSON types (used by the CLI and the reports)."""
         out = Result.to_dict(self)
         ci = self.confidence_interval()
-        out["confidence_interval"] = {"low": ci.low, "high": ci.high}
+        out["ci"] = {"low": ci.low, "high": ci.high}
+        out["confidence_interval"] = out["ci"]  # its name before the one naming of intervals: one release
         return out
 
     def summary(self) -> str:

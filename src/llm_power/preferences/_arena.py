@@ -30,7 +30,7 @@ import numpy as np
 from .._core.errors import DataError, SeparationWarning
 from .._core.files import limit
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result, stored_interval
+from .._core.results import ConfidenceInterval, RenamedKeys, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_option
 from .._kernel.quantiles import k_constant, normal_pvalue
@@ -57,18 +57,18 @@ class ArenaDiagnosis(Result):
         The fit whose covariance the verdict uses (cluster-robust with ``cluster``).
     columns : dict of ndarray
         One entry per pair (``model_a`` ranked above ``model_b``): ``rank_a``, ``rank_b``, ``gap``
-        and ``gap_elo``, ``se`` (log-strength units), ``ci_low_elo`` / ``ci_high_elo``, ``pvalue``,
+        and ``gap_elo``, ``se`` (log-strength units), ``elo_ci_low`` / ``elo_ci_high``, ``pvalue``,
         ``battles`` (between the two), ``n_star`` / ``q`` / ``resolved`` (IID), ``estimable`` (False
         for a gap with a separated model: NaN numbers, never resolved); per regime
         ``pvalue_adjusted``, ``alpha_corrected``, ``n_star_corrected``, ``q_corrected``,
         ``resolved_corrected``; with clusters ``se_cluster``, ``pvalue_cluster``, ``cluster_df``,
-        ``ci_low_elo_cluster`` / ``ci_high_elo_cluster``, ``n_star_cluster``, ``q_cluster``,
+        ``cluster_elo_ci_low`` / ``cluster_elo_ci_high``, ``n_star_cluster``, ``q_cluster``,
         ``design_effect``, ``resolved_cluster`` and ``cluster_estimable``; ``n_star_anytime``,
         ``q_anytime``, ``resolved_anytime``.
     n_battles : int
     ranks : dict of lists
-        The ranked models' ``model``, ``elo`` (mean 1000), ``rank``, simultaneous ``rank_low`` /
-        ``rank_high`` (max-t over all pairs, at the confidence level, on the covariance above; None
+        The ranked models' ``model``, ``elo`` (mean 1000), ``rank``, simultaneous ``rank_ci_low`` /
+        ``rank_ci_high`` (max-t over all pairs, at the confidence level, on the covariance above; None
         when that covariance is not estimable) and
         ``tie_groups`` (per model, the numbers of the statistical ties it is in: maximal runs of
         consecutive ranks holding no resolved pair of the headline regime, ``settings["headline"]``,
@@ -96,9 +96,9 @@ class ArenaDiagnosis(Result):
     @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Arrays, one per pair (in ``columns`` order): each rating gap's interval in Elo points
-        (the columns ``ci_low_elo``, ``ci_high_elo``).
+        (the columns ``elo_ci_low``, ``elo_ci_high``).
         """
-        return stored_interval(self.columns["ci_low_elo"], self.columns["ci_high_elo"],
+        return stored_interval(self.columns["elo_ci_low"], self.columns["elo_ci_high"],
                                self.settings.get("confidence_level"), confidence_level,
                                recompute="run arena_diagnose(..., confidence_level=confidence_level)")
 
@@ -185,7 +185,7 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     correction : {"holm", "bonferroni", "bh"}, default "holm"
         The multiplicity regime's procedure over the family of pairs.
     confidence_level : float, default 0.95
-        In (0, 1): level of the gaps' intervals (``ci_low_elo`` / ``ci_high_elo``) and of the
+        In (0, 1): level of the gaps' intervals (``elo_ci_low`` / ``elo_ci_high``) and of the
         simultaneous rank intervals.
     rng : seed or Generator, optional
         For the max-t critical value of the rank intervals (normal draws); the same seed gives
@@ -272,8 +272,14 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     regime_cols = ["resolved", "resolved_corrected", "resolved_anytime"] + (
         ["resolved_cluster"] if "resolved_cluster" in cols and np.any(cols["cluster_estimable"]) else [])
     ranks = _ranks(clustered or iid, names, idx, cols, settings, regime_cols, level=level, rng=rng, enc=enc)
-    return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=cols, n_battles=iid.n_battles, ranks=ranks,
-                          settings=settings)
+    return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=RenamedKeys(cols, _RENAMED_COLUMNS),
+                          n_battles=iid.n_battles, ranks=RenamedKeys(ranks, _RENAMED_RANKS), settings=settings)
+
+
+#: the interval columns' names before the one naming of intervals, read for one release
+_RENAMED_COLUMNS = {"ci_low_elo": "elo_ci_low", "ci_high_elo": "elo_ci_high",
+                    "ci_low_elo_cluster": "cluster_elo_ci_low", "ci_high_elo_cluster": "cluster_elo_ci_high"}
+_RENAMED_RANKS = {"rank_low": "rank_ci_low", "rank_high": "rank_ci_high"}
 
 
 def _iid_context(enc: Any, iid: BradleyTerryResult, order: np.ndarray, idx: np.ndarray, names: list[str],  # noqa: PLR0913
@@ -304,7 +310,7 @@ def _iid_context(enc: Any, iid: BradleyTerryResult, order: np.ndarray, idx: np.n
         "model_a": np.array([names[k] for k in idx[:, 0]], dtype=object),
         "model_b": np.array([names[k] for k in idx[:, 1]], dtype=object),
         "rank_a": idx[:, 0] + 1, "rank_b": idx[:, 1] + 1, "gap": gap, "gap_elo": ELO * gap, "se": se,
-        "ci_low_elo": ELO * lo, "ci_high_elo": ELO * hi, "pvalue": np.where(estimable, p, np.nan),
+        "elo_ci_low": ELO * lo, "elo_ci_high": ELO * hi, "pvalue": np.where(estimable, p, np.nan),
         "battles": _direct_counts(enc, a_codes, b_codes), "n_star": verdict.n_star, "q": verdict.q,
         "resolved": verdict.resolved, "estimable": estimable,
     }
@@ -336,8 +342,8 @@ def _cluster_columns(clustered: BradleyTerryResult, ctx: Any, a_codes: np.ndarra
                                        alternative="two-sided")
     lo_c, hi_c = t_interval(np.where(ok_c, gap, np.nan), v_c, clustered.df, level, "two-sided")
     return {"se_cluster": np.sqrt(v_c), "pvalue_cluster": np.where(ok_c, cv.pvalue, np.nan), "design_effect": de,
-            "cluster_df": np.where(ok_c, clustered.df, np.nan), "ci_low_elo_cluster": ELO * lo_c,
-            "ci_high_elo_cluster": ELO * hi_c, "n_star_cluster": np.where(ok_c, cv.n_star, np.nan),
+            "cluster_df": np.where(ok_c, clustered.df, np.nan), "cluster_elo_ci_low": ELO * lo_c,
+            "cluster_elo_ci_high": ELO * hi_c, "n_star_cluster": np.where(ok_c, cv.n_star, np.nan),
             "q_cluster": np.where(ok_c, cv.q, np.nan), "resolved_cluster": cv.resolved & ok_c,
             "cluster_estimable": ok_c}
 
@@ -364,7 +370,7 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
             group_of[g].append(k + 1)
     elo = dict(zip(fit.models, fit.elo(), strict=True))
     out: dict[str, Any] = {"model": list(names), "elo": [float(elo[x]) for x in names], "rank": list(range(1, m + 1)),
-                           "rank_low": [None] * m, "rank_high": [None] * m,
+                           "rank_ci_low": [None] * m, "rank_ci_high": [None] * m,
                            "tie_groups": [group_of[r] for r in range(m)], "best_set": None, "winner": None,
                            "fragility": None}
     if enc is not None and settings.get("ties") == "half" and m <= MAX_FRAGILITY_MODELS:
@@ -388,8 +394,8 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
     for (a, b), ok_shown in zip(idx.tolist(), shown, strict=True):
         separated[where[a, b]] &= bool(ok_shown)
     _, intervals = tie_groups_and_rank_intervals(m, pair_idx, separated, complete=True)
-    out["rank_low"] = [int(intervals[r][0]) for r in range(m)]
-    out["rank_high"] = [int(intervals[r][1]) for r in range(m)]
+    out["rank_ci_low"] = [int(intervals[r][0]) for r in range(m)]
+    out["rank_ci_high"] = [int(intervals[r][1]) for r in range(m)]
     out["best_set"] = [names[r] for r in range(m) if intervals[r][0] == 1]
     out["critical_value"] = float(crit)
     order = np.array([fit.models.index(x) for x in names])

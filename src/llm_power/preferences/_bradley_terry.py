@@ -275,8 +275,8 @@ class BradleyTerryResult(Result):
                 group_of[g].append(k + 1)
         return pd.DataFrame({
             "model": [self.models[k] for k in order], "rating": self.ratings[order],
-            "rank": np.arange(1, order.size + 1), "rank_low": [intervals[r][0] for r in range(order.size)],
-            "rank_high": [intervals[r][1] for r in range(order.size)],
+            "rank": np.arange(1, order.size + 1), "rank_ci_low": [intervals[r][0] for r in range(order.size)],
+            "rank_ci_high": [intervals[r][1] for r in range(order.size)],
             "tie_groups": [group_of[r] for r in range(order.size)]})
 
     def to_frame(self) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core.params import check_power_above, public
-from .._core.results import ConfidenceInterval, Result, stored_interval
+from .._core.results import ConfidenceInterval, Result, renamed_field, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_option
 from ._section import RANK_METHODS, carries_its_own, rank_sets, ranks_available
@@ -24,11 +24,11 @@ class RankIntervalsResult(Result):
     models : list of str
         By mean score, best first.
     means : numpy.ndarray
-    rank_low, rank_high : numpy.ndarray
+    rank_ci_low, rank_ci_high : numpy.ndarray
         Each model's rank interval (1 = best): with probability at least ``confidence_level`` every
         model's true rank lies in its interval simultaneously.
     best_set : list of str
-        The models that can be #1 at that level (rank_low = 1).
+        The models that can be #1 at that level (rank_ci_low = 1).
     critical_value : float
         The (1 - alpha) quantile of the largest studentised pairwise deviation (with clusters, at
         least that of each pair's own cluster t).
@@ -43,15 +43,15 @@ class RankIntervalsResult(Result):
         "resolved": a pair separates two ranks when its max-t interval excludes 0 and the pair is
         resolved (q >= 1 and its test rejects; every regime of the report), as in
         :func:`~llm_power.diagnose`; "max-t": the max-t intervals alone (``power=None``).
-    max_t_low, max_t_high : numpy.ndarray
-        The rank intervals of the max-t intervals alone (equal to ``rank_low``/``rank_high`` when
+    max_t_rank_ci_low, max_t_rank_ci_high : numpy.ndarray
+        The rank intervals of the max-t intervals alone (equal to ``rank_ci_low``/``rank_ci_high`` when
         ``rule`` is "max-t").
     """
 
     models: list[Any]
     means: np.ndarray
-    rank_low: np.ndarray
-    rank_high: np.ndarray
+    rank_ci_low: np.ndarray
+    rank_ci_high: np.ndarray
     best_set: list[Any]
     critical_value: float
     n_items: int
@@ -61,15 +61,19 @@ class RankIntervalsResult(Result):
     resampled: str
     rule: str
     method: str = "bootstrap"
-    max_t_low: np.ndarray | None = None
-    max_t_high: np.ndarray | None = None
+    max_t_rank_ci_low: np.ndarray | None = None
+    max_t_rank_ci_high: np.ndarray | None = None
 
-    _repr_fields = ("models", "rank_low", "rank_high", "best_set")
+    _repr_fields = ("models", "rank_ci_low", "rank_ci_high", "best_set")
+    rank_low = renamed_field("rank_low", "rank_ci_low")
+    rank_high = renamed_field("rank_high", "rank_ci_high")
+    max_t_low = renamed_field("max_t_low", "max_t_rank_ci_low")
+    max_t_high = renamed_field("max_t_high", "max_t_rank_ci_high")
 
     @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
-        """Per model (in ``models`` order), its simultaneous rank interval ``(rank_low, rank_high)``."""
-        return stored_interval(self.rank_low, self.rank_high, self.confidence_level, confidence_level,
+        """Per model (in ``models`` order), its simultaneous rank interval ``(rank_ci_low, rank_ci_high)``."""
+        return stored_interval(self.rank_ci_low, self.rank_ci_high, self.confidence_level, confidence_level,
                                recompute="run rank_intervals(..., confidence_level=confidence_level)")
     _title = "Simultaneous rank intervals"
 
@@ -80,7 +84,7 @@ class RankIntervalsResult(Result):
         lines = [f"Ranks with {self.confidence_level:.0%} simultaneous coverage ({self.n_items:,} items, " + how
                  + f", critical value {self.critical_value:.3g})"]
         for k, name in enumerate(self.models):
-            lo, hi = int(self.rank_low[k]), int(self.rank_high[k])
+            lo, hi = int(self.rank_ci_low[k]), int(self.rank_ci_high[k])
             lines.append(f"  {str(name)[:32]:<32} {self.means[k]:.4f}  rank {lo}" + (f"-{hi}" if hi != lo else ""))
         lines.append("#1 is one of: " + ", ".join(map(str, self.best_set)))
         return "\n".join(lines)
@@ -147,7 +151,7 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     >>> rng = np.random.default_rng(0)
     >>> x = (rng.random((3000, 4)) < [0.70, 0.69, 0.55, 0.40]).astype(int)
     >>> res = rank_intervals(x, models=["w", "x", "y", "z"], rng=0)
-    >>> res.best_set, res.rank_low.tolist(), res.rank_high.tolist()
+    >>> res.best_set, res.rank_ci_low.tolist(), res.rank_ci_high.tolist()
     (['w', 'x'], [1, 1, 3, 4], [2, 2, 3, 4])
     """
     from ..resolution import diagnose
@@ -168,12 +172,12 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     sets = rank_sets(diag, n_resamples=n_resamples, method=method, gen=as_rng(rng))
     names = list(diag.models)
     rule = "max-t" if power is None else "resolved"
-    low, high = (sets["max_t_low"], sets["max_t_high"]) if rule == "max-t" else (sets["rank_low"], sets["rank_high"])
+    low, high = (sets["max_t_rank_ci_low"], sets["max_t_rank_ci_high"]) if rule == "max-t" else (sets["rank_ci_low"], sets["rank_ci_high"])
     m = len(names)
     return RankIntervalsResult(
-        models=names, means=np.asarray(diag.means), rank_low=low, rank_high=high,
+        models=names, means=np.asarray(diag.means), rank_ci_low=low, rank_ci_high=high,
         best_set=[names[k] for k in range(m) if low[k] == 1], critical_value=sets["critical_value"], n_items=diag.n,
         n_resamples=n_resamples, confidence_level=float(diag.settings["confidence_level"]),
         top_sets={str(k): [names[g] for g in range(m) if low[g] <= k] for k in (1, 3, 5, 10) if k < m},
-        resampled=sets["resampled"], rule=rule, method=sets["method"], max_t_low=sets["max_t_low"],
-        max_t_high=sets["max_t_high"])
+        resampled=sets["resampled"], rule=rule, method=sets["method"], max_t_rank_ci_low=sets["max_t_rank_ci_low"],
+        max_t_rank_ci_high=sets["max_t_rank_ci_high"])

@@ -65,7 +65,7 @@ def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
     """The ranking table: model, Elo, rank, simultaneous rank interval, the ties it is in."""
     r = diag.ranks
     def span(k: int) -> str:
-        low, high = r["rank_low"][k], r["rank_high"][k]
+        low, high = r["rank_ci_low"][k], r["rank_ci_high"][k]
         if low is None or high is None:  # the covariance could not be estimated
             return "—"
         return f"{low}–{high}" if low != high else str(low)
@@ -119,8 +119,8 @@ def arena_legend(diag: ArenaDiagnosis) -> str:
 def _interval_columns(diag: ArenaDiagnosis) -> tuple[np.ndarray, np.ndarray]:
     c = diag.columns
     if _clustered(diag):
-        return np.asarray(c["ci_low_elo_cluster"], dtype=float), np.asarray(c["ci_high_elo_cluster"], dtype=float)
-    return np.asarray(c["ci_low_elo"], dtype=float), np.asarray(c["ci_high_elo"], dtype=float)
+        return np.asarray(c["cluster_elo_ci_low"], dtype=float), np.asarray(c["cluster_elo_ci_high"], dtype=float)
+    return np.asarray(c["elo_ci_low"], dtype=float), np.asarray(c["elo_ci_high"], dtype=float)
 
 
 def arena_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: int | None = None) -> list[list[str]]:

@@ -100,7 +100,7 @@ def _draw(diag: Diagnosis, binary: bool, rankings: RankReport | None) -> dict[st
 def _rank_plot(diag: Diagnosis, short: list[str], ranks: RankIntervalsResult) -> str:
     """The simultaneous rank intervals, best first, the models that can be #1 filled."""
     k = min(len(diag.models), MAX_PLOT_MODELS)
-    low, high = np.asarray(ranks.rank_low[:k], dtype=float), np.asarray(ranks.rank_high[:k], dtype=float)
+    low, high = np.asarray(ranks.rank_ci_low[:k], dtype=float), np.asarray(ranks.rank_ci_high[:k], dtype=float)
     best = set(ranks.best_set)
     fig, ax = subplots(FIG_WIDTH, max(2.0, 0.32 * k + 0.8))
     y = np.arange(k)[::-1]

@@ -291,8 +291,8 @@ def passk_model_view(model: str, ks: Sequence[int], new: Any, fixed: Any, *, kin
 def passk_comparison_view(cmp: Any, ks: Sequence[int], name_a: str, name_b: str) -> TableView:
     """``llm-power passk`` with two models: the paired difference at each k, and the band over every k."""
     rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
-            for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_low,
-                                                  cmp.band_high, cmp.pvalue, cmp.band_excludes_zero, strict=True)]
+            for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_ci_low,
+                                                  cmp.band_ci_high, cmp.pvalue, cmp.band_excludes_zero, strict=True)]
     return TableView(f"{name_a} − {name_b}, same questions",
                      ["k", "difference", "interval", "band (all k)", "p", "band ≠ 0"], rows,
                      caption="Paired over questions (new questions). Band: holds for every k shown at once "

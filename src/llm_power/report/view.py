@@ -458,7 +458,7 @@ def _ranking_view(diag: Diagnosis, rankings: RankReport | None, binary: bool,
     def span(ci: Any) -> str:
         return f"{score(ci[0])} – {score(ci[1])}"
 
-    low = ranks.rank_low
+    low = ranks.rank_ci_low
     top = float(fr.items_to_flip_top) if fr is not None else math.nan  # graded item shards: no fragility
     return RankingView(
         level=level, n_models=len(diag.models), best_set=[str(m) for m in ranks.best_set],
@@ -499,7 +499,7 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
             interval, half = f"{lo:.{d}f} – {hi:.{d}f}", fmt_margins(mean, lo, hi, decimals=d or 0)
         ranks = ""
         if rankings is not None and rankings.ranks is not None:
-            lo_r, hi_r = int(rankings.ranks.rank_low[k]), int(rankings.ranks.rank_high[k])
+            lo_r, hi_r = int(rankings.ranks.rank_ci_low[k]), int(rankings.ranks.rank_ci_high[k])
             ranks = f"{lo_r}" if lo_r == hi_r else f"{lo_r}–{hi_r}"
         models.append(ModelRow(k + 1, name, fmt_score(diag.means[k], binary, decimals=d), interval, half, ranks))
     regimes = _regime_views(diag)

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._core.params import public
-from .._core.results import ConfidenceInterval, Result, stored_interval
+from .._core.results import ConfidenceInterval, Result, renamed_field, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import level_quantile, t_pvalue
@@ -32,7 +32,7 @@ class PassAtKComparison(Result):
     """Result of :func:`compare_pass_at_k`: model A - model B at each k on the same questions.
 
     ``difference``, ``standard_error``, ``pvalue`` (paired t over questions, per k), ``ci_low`` /
-    ``ci_high`` (pointwise), ``band_low`` / ``band_high`` (simultaneous over all k: max-t
+    ``ci_high`` (pointwise), ``band_ci_low`` / ``band_ci_high`` (simultaneous over all k: max-t
     bootstrap over questions), ``critical_value`` of the band, and ``band_excludes_zero`` — the k
     where the band excludes 0 (family-wise error over k at most 1 - confidence level). This is not
     the package's *resolved* verdict (q >= 1 and the test rejects, :func:`~llm_power.compare`): the
@@ -46,8 +46,8 @@ class PassAtKComparison(Result):
     pvalue: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
-    band_low: np.ndarray
-    band_high: np.ndarray
+    band_ci_low: np.ndarray
+    band_ci_high: np.ndarray
     critical_value: float
     band_excludes_zero: np.ndarray
     n_questions: int
@@ -55,6 +55,8 @@ class PassAtKComparison(Result):
     confidence_level: float
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "difference", "band_excludes_zero")
+    band_low = renamed_field("band_low", "band_ci_low")
+    band_high = renamed_field("band_high", "band_ci_high")
 
     @public
     def confidence_interval(self, confidence_level: float | None = None, *,
@@ -62,7 +64,7 @@ class PassAtKComparison(Result):
         """The pointwise intervals of the difference at each k, or with ``simultaneous=True`` the
         band that holds for every k at once (max-t).
         """
-        low, high = (self.band_low, self.band_high) if simultaneous else (self.ci_low, self.ci_high)
+        low, high = (self.band_ci_low, self.band_ci_high) if simultaneous else (self.ci_low, self.ci_high)
         return stored_interval(low, high, self.confidence_level, confidence_level,
                                recompute="run compare_pass_at_k(..., confidence_level=confidence_level)")
 
@@ -72,7 +74,7 @@ class PassAtKComparison(Result):
 
         return pd.DataFrame({"k": self.k, "difference": self.difference, "standard_error": self.standard_error,
                              "pvalue": self.pvalue, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                             "band_low": self.band_low, "band_high": self.band_high,
+                             "band_ci_low": self.band_ci_low, "band_ci_high": self.band_ci_high,
                              "band_excludes_zero": self.band_excludes_zero})
 
 
@@ -113,7 +115,7 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     -------
     PassAtKComparison
         Arrays of shape (len(k),): ``k``, ``difference`` (A - B), ``standard_error``, ``pvalue``
-        (two-sided paired t), ``ci_low`` / ``ci_high`` (pointwise), ``band_low`` / ``band_high``
+        (two-sided paired t), ``ci_low`` / ``ci_high`` (pointwise), ``band_ci_low`` / ``band_ci_high``
         (simultaneous, never narrower than the pointwise interval) and ``band_excludes_zero``;
         ``critical_value`` of the band, ``n_questions``, ``n_clusters``, ``metric`` and
         ``confidence_level``. ``to_frame()`` gives one row per k.
@@ -152,6 +154,6 @@ def compare_pass_at_k(results_a: Any, results_b: Any, k: Any = None, *, metric: 
     crit = max(float(np.quantile(stat, level)), q)
     band_low, band_high = mean - crit * se, mean + crit * se
     return PassAtKComparison(metric=metric, k=ks, difference=mean, standard_error=se, pvalue=p,
-                             ci_low=mean - q * se, ci_high=mean + q * se, band_low=band_low, band_high=band_high,
+                             ci_low=mean - q * se, ci_high=mean + q * se, band_ci_low=band_low, band_ci_high=band_high,
                              critical_value=crit, band_excludes_zero=(band_low > 0) | (band_high < 0),
                              n_questions=int(na.size), n_clusters=g, confidence_level=level)
