@@ -10,7 +10,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OneModel", "ReaderOptions", "load_matrix"]
+__all__ = ["OneModel", "ReaderOptions", "load_matrix", "load_roles"]
 
 
 @dataclass(frozen=True)
@@ -96,3 +96,45 @@ def load_matrix(opts: ReaderOptions, paths: list[Any] | None = None, *, min_mode
             return OneModel(str(frame["model"].iloc[0]), frame["score"].to_numpy(),
                             frame["cluster"].tolist() if opts.cluster and "cluster" in frame else None)
         return align_results(frame, on_missing=opts.on_missing, min_models=min_models)
+
+
+def load_roles(opts: ReaderOptions, roles: dict[str, str]) -> Any:
+    """One model per path, named by its role (gate's BASELINE and CANDIDATE): the aligned matrix with a
+    column per role, in ``roles`` order, named after the model each path holds (the same model in both
+    is two runs of it: "NAME (baseline)", "NAME (candidate)"). A path with more or fewer than one model
+    is an error that says how to name models in one file instead.
+    """
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .._core.errors import DataError, LLMPowerWarning, warn
+    from ..io import align_results, read_results
+    from ..io.safe import parse_once
+    from ..matrix import ScoreMatrix
+
+    frames, names = [], []
+    with parse_once():
+        for role, path in roles.items():
+            if not Path(path).exists():
+                msg = f"{role.upper()} {path!r}: no such file or folder (to name models in a file, use --data FILE)"
+                raise DataError(msg)
+            frame = read_results(path, **opts.read_kwargs())
+            found = list(dict.fromkeys(frame["model"]))
+            if len(found) != 1:
+                shown = ", ".join(map(repr, found[:5])) + (", ..." if len(found) > 5 else "")
+                msg = (f"{role.upper()} {path!r} holds {len(found)} models ({shown}); give one model's results, "
+                       f"or name both models with --data {path}")
+                raise DataError(msg)
+            names.append(str(found[0]))
+            frames.append(frame.assign(model=role))
+    if len(set(names)) < len(names):
+        names = [f"{name} ({role})" for name, role in zip(names, roles, strict=True)]
+    aligned = align_results(pd.concat(frames, ignore_index=True), on_missing=opts.on_missing)
+    if aligned.note:
+        note = aligned.note
+        for name, role in zip(names, roles, strict=True):
+            note = note.replace(role, name)
+        warn(note, LLMPowerWarning)
+    cols = [aligned.models.index(role) for role in roles]
+    return ScoreMatrix(items=aligned.items, models=names, scores=aligned.scores[:, cols], clusters=aligned.clusters)

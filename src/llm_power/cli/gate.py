@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._core.errors import warn
 from ..io.safe import parse_once
 
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ from .._core.errors import DataError
 from ..report.files import check_outputs, write_atomic
 from ..report.tables import gate_markdown, gate_tasks_markdown
 from ..report.terminal import dump_json, safe_text, say
-from ._reader import ReaderOptions
+from ._reader import ReaderOptions, load_roles
 from ._types import add_reader_options, add_run_pairing
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
@@ -249,39 +248,7 @@ def _load(args: argparse.Namespace) -> ScoreMatrix:
                                    models=(args.baseline, args.candidate), cluster=read_cluster)
         pair = compare.load_pair(opts)
         return pair if args.cluster else dataclasses.replace(pair, clusters=None)
-    return _load_two_paths(args)
-
-
-def _load_two_paths(args: argparse.Namespace) -> ScoreMatrix:
-    """Each path holds one model's results (the same model name in both is fine: two runs)."""
-    opts = ReaderOptions.from_args(args)
-    import pandas as pd
-
-    from .._core.errors import LLMPowerWarning
-    from ..io import align_results, read_results
-    from ..matrix import ScoreMatrix
-
-    frames, names = [], []
-    for role, path in (("baseline", args.baseline), ("candidate", args.candidate)):
-        if not Path(path).exists():
-            msg = f"{role.upper()} {path!r}: no such file or folder (to name models in a file, use --data FILE)"
-            raise DataError(msg)
-        frame = read_results(path, **opts.read_kwargs())
-        found = list(dict.fromkeys(frame["model"]))
-        if len(found) != 1:
-            shown = ", ".join(map(repr, found[:5])) + (", ..." if len(found) > 5 else "")
-            msg = (f"{role.upper()} {path!r} holds {len(found)} models ({shown}); give one model's results, or "
-                   f"name both models with --data {path}")
-            raise DataError(msg)
-        names.append(str(found[0]))
-        frames.append(frame.assign(model=role))
-    if names[0] == names[1]:
-        names = [f"{names[0]} (baseline)", f"{names[1]} (candidate)"]
-    aligned = align_results(pd.concat(frames, ignore_index=True), on_missing=opts.on_missing)
-    if aligned.note:
-        warn(aligned.note.replace("baseline", names[0]).replace("candidate", names[1]), LLMPowerWarning)
-    cols = [aligned.models.index("baseline"), aligned.models.index("candidate")]
-    return ScoreMatrix(items=aligned.items, models=names, scores=aligned.scores[:, cols], clusters=aligned.clusters)
+    return load_roles(ReaderOptions.from_args(args), {"baseline": args.baseline, "candidate": args.candidate})
 
 
 def _demo_file() -> Path:
