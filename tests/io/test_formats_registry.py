@@ -9,8 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import llm_power as lp
 import llm_power.io.formats as formats
 from llm_power.cli._types import INPUT_FORMATS
 from llm_power.io import FORMATS, read_results
@@ -54,7 +56,8 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
                 yield Record(model, item, float(score), None, None, str(path))
 
         FORMATS = (Format(name="toy", summary="toy .toy", read=read, order=5,
-                          claims=lambda path: path.suffix == ".toy"),)
+                          claims=lambda path: path.suffix == ".toy", patterns=("*.toy",),
+                          finds=lambda folder: [(0, p) for p in sorted(folder.rglob("*.toy"))]),)
 
         def read_samples(path, options):  # model:item:sample:score, several samples per item
             for line in path.read_text().split():
@@ -99,6 +102,27 @@ def test_a_format_is_one_module(tmp_path, monkeypatch):
     assert frame.groupby("model")["score"].mean().to_dict() == {"a": 0.5, "b": 1.0}
     with pytest.raises(Exception, match=r"known: toy \.toy, lm-eval"):
         detect_format(tmp_path / "x.unknown")
+    # ... every command that reads per-item scores ...
+    from llm_power.cli.main import main
+
+    folder = tmp_path / "board"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for model, p in (("a", 0.8), ("b", 0.6), ("c", 0.5)):
+        (folder / f"{model}.toy").write_text(" ".join(f"{model}:q{i}:{int(rng.random() < p)}" for i in range(120)))
+    for argv, code in ((["diagnose", str(folder)], 0), (["compare", str(folder), "--models", "a", "b"], 0),
+                       (["rank", str(folder)], 0), (["gate", str(folder / "a.toy"), str(folder / "b.toy")], 4),
+                       (["subset", "plan", str(folder), "--budget", "40", "--out", str(tmp_path / "plan.csv")], 0)):
+        assert main([*argv, "--format", "json", "--quiet"]) == code, argv  # gate: 4 is its FAIL verdict
+    assert (tmp_path / "plan.csv").read_text().count("\n") == 41  # 40 items and the header
+    local = lp.diagnose_files(folder)
+    assert local.models == ["a", "b", "c"]
+    # ... and the Dask engine (in-process workers: they see this throwaway module)
+    from distributed import Client, LocalCluster  # the dask extra: make test installs it
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+        dask = lp.diagnose_files(folder, engine="dask", scheduler=client)
+    np.testing.assert_array_equal(dask.columns["pvalue"], local.columns["pvalue"])
     # the same module's samples reader reaches read_samples and the passk command
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(package)])
     try:
