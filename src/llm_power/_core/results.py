@@ -16,7 +16,8 @@ import numpy as np
 
 from .renderer import renderer
 
-__all__ = ["INTERVAL_NAME", "ConfidenceInterval", "Result", "RenamedKeys", "renamed_field", "stored_interval", "to_plain"]
+__all__ = ["INTERVAL_NAME", "ConfidenceInterval", "RenamedKeys", "Result", "renamed_field", "stored_interval",
+           "to_plain"]
 
 
 class ConfidenceInterval(NamedTuple):

@@ -118,6 +118,10 @@ class PairwiseStatistics:
     binary: bool
     b: np.ndarray | None
 
+    def __repr__(self) -> str:  # a data container: its shape, not its matrices (a notebook cell stays short)
+        kind = "0/1 scores" if self.binary else "graded scores"
+        return f"PairwiseStatistics({len(self.means):,} models, {self.n:,} items, {kind})"
+
 
 def pairwise_statistics(x: np.ndarray) -> PairwiseStatistics:
     """All-pairs sufficient statistics of an (n_items, n_models) matrix (no missing values).

@@ -172,7 +172,8 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     sets = rank_sets(diag, n_resamples=n_resamples, method=method, gen=as_rng(rng))
     names = list(diag.models)
     rule = "max-t" if power is None else "resolved"
-    low, high = (sets["max_t_rank_ci_low"], sets["max_t_rank_ci_high"]) if rule == "max-t" else (sets["rank_ci_low"], sets["rank_ci_high"])
+    which = "max_t_rank_ci" if rule == "max-t" else "rank_ci"
+    low, high = sets[f"{which}_low"], sets[f"{which}_high"]
     m = len(names)
     return RankIntervalsResult(
         models=names, means=np.asarray(diag.means), rank_ci_low=low, rank_ci_high=high,

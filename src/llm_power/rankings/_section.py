@@ -158,7 +158,8 @@ def rank_sets(diag: Any, *, n_resamples: int, method: str, gen: np.random.Genera
     _, both = tie_groups_and_rank_intervals(m, pair_idx, separated, complete=True)
     _, alone = tie_groups_and_rank_intervals(m, pair_idx, simultaneous, complete=True)
     return {"critical_value": float(crit), "method": chosen, "resampled": "clusters" if n_groups else "items",
-            "rank_ci_low": np.array([both[k][0] for k in range(m)]), "rank_ci_high": np.array([both[k][1] for k in range(m)]),
+            "rank_ci_low": np.array([both[k][0] for k in range(m)]),
+            "rank_ci_high": np.array([both[k][1] for k in range(m)]),
             "max_t_rank_ci_low": np.array([alone[k][0] for k in range(m)]),
             "max_t_rank_ci_high": np.array([alone[k][1] for k in range(m)]), "cov": cov}
 

@@ -14,7 +14,7 @@ from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
 
 __all__ = ["arena_header", "arena_legend", "arena_ranking_lines", "arena_rows", "arena_sentences", "arena_test_label",
-           "rank_rows", "render_arena_html", "render_arena_markdown"]
+           "forest_svg", "rank_rows", "render_arena_html", "render_arena_markdown"]
 
 MAX_TABLE_PAIRS = 40
 #: pairs listed in the terminal and Markdown reports (every pair is in the JSON)
@@ -224,7 +224,8 @@ def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolutio
     return "\n".join([*lines, "", md_prose(arena_legend(diag))]) + "\n"
 
 
-def _forest(diag: ArenaDiagnosis, limit: int) -> str:
+def forest_svg(diag: ArenaDiagnosis, limit: int) -> str:
+    """The forest plot of the first ``limit`` gaps (Elo, under the strictest regime) as inline SVG."""
     import matplotlib
 
     from .._core.format import unique_short_names
@@ -305,7 +306,7 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
         version=__version__, cards=cards, sentences=arena_sentences(diag) + arena_ranking_lines(diag), note=note,
         models=models, level=level,
         cov_note=", cluster-robust" if clustered else "", pair_kind="adjacent" if s["pairs"] == "adjacent" else "all",
-        forest=_forest(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if _clustered(diag) else "",
+        forest=forest_svg(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if _clustered(diag) else "",
         shown_pairs=len(rows), n_pairs=diag.n_pairs, pair_header=header, pair_rows=rows, legend=arena_legend(diag),
         strictest=_strictest(diag)[0], headline_note="the headline regime",
         explanations=explanations,

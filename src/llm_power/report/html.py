@@ -15,7 +15,7 @@ from ..resolution import Diagnosis
 from .terminal import safe_text
 from .view import ReportView, build_view
 
-__all__ = ["render_html"]
+__all__ = ["draw_plots", "render_html"]
 
 OK, BAD, GREY = "#0072B2", "#D55E00", "#57606a"  # Okabe-Ito blue / vermillion: colour-blind safe
 
@@ -36,7 +36,8 @@ def _esc(text: str) -> str:
     return safe_text(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def _plots(diag: Diagnosis, binary: bool, rankings: RankReport | None) -> dict[str, str]:
+def draw_plots(diag: Diagnosis, binary: bool, rankings: RankReport | None) -> dict[str, str]:
+    """Every chart of the report as inline SVG, by name ("leaderboard", "forest" or "matrix", "q", "ranks", "mde")."""
     import matplotlib
 
     # Figure objects and an rc context: the caller's backend, pyplot state and rcParams are untouched
@@ -310,7 +311,7 @@ def render_html(
 
     binary = bool(diag.settings.get("binary"))
     s = diag.settings
-    plots = _plots(diag, binary, rankings)
+    plots = draw_plots(diag, binary, rankings)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
     view = build_view(diag, cluster_name=cluster_name, max_rows=MAX_TABLE_PAIRS, rankings=rankings)
     header, rows = _pair_table(view)

@@ -42,6 +42,7 @@ __all__ = [
     "ppi_plan_line",
     "ppi_view",
     "print_view",
+    "rank_intervals_view",
     "ranks_view",
     "runs_plan_view",
     "sample_size_grid_view",
@@ -367,6 +368,27 @@ def ranks_view(view: Any, ranks: Any, *, n_items: int) -> TableView:
                                      "Wilhelm 2024); "
                              f"a pair separates two ranks only when it is also resolved under every regime "
                              f"({regimes}), as in diagnose.")
+
+
+def rank_intervals_view(ranks: Any, limit: int = 40) -> TableView:
+    """A :class:`~llm_power.RankIntervalsResult` on its own (a notebook): each model's mean score, its
+    simultaneous rank interval and whether it can be #1 (the first ``limit`` models).
+    """
+    level = f"{100 * ranks.confidence_level:g}%"
+    best = set(map(str, ranks.best_set))
+    rows = []
+    for k, (name, mean) in enumerate(zip(ranks.models[:limit], ranks.means[:limit], strict=False)):
+        lo, hi = int(ranks.rank_ci_low[k]), int(ranks.rank_ci_high[k])
+        rows.append([str(k + 1), str(name), f"{float(mean):.4f}", str(lo) if lo == hi else f"{lo}–{hi}",
+                     "yes" if str(name) in best else ""])
+    more = len(ranks.models) - len(rows)
+    how = (f"bootstrap of the {ranks.resampled}, {ranks.n_resamples:,} resamples" if ranks.method == "bootstrap"
+           else "normal limit" + (" over clusters" if ranks.resampled == "clusters" else ""))
+    return TableView(f"Ranks with {level} simultaneous coverage ({ranks.n_items:,} items)",
+                     ["#", "model", "mean score", "rank", "can be #1"], rows, right_align=(0, 2, 3),
+                     caption=(f"Every model's true rank lies in its interval at once with probability {level} "
+                              f"(max-t, {how}, critical value {ranks.critical_value:.3g})."
+                              + (f" … {more:,} more models: to_dict() has them all." if more > 0 else "")))
 
 
 # ---- noise -----------------------------------------------------------------------------------------------------
