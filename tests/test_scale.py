@@ -253,7 +253,7 @@ def test_progress_reports_reach_a_listener(monkeypatch):
     with listening(lambda task, done, total: seen.append((task, done, total))), pytest.warns(Warning):
         diagnose(x, pairs="all", cluster=codes, cluster_resamples=10, rng=0)
     fused = [(d, t) for task, d, t in seen if task == "pairs: tests, intervals, N* and q"]  # the IID pass
-    assert fused == [(50, 190), (100, 190), (150, 190), (190, 190)]
+    assert fused == [(0, 190), (50, 190), (100, 190), (150, 190), (190, 190)]  # named from its start
     assert any(task == "cluster resamples" for task, _, _ in seen)
     seen.clear()
     diagnose(x, pairs="all")  # nobody listening: nothing reported, nothing printed

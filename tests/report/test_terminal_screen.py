@@ -35,6 +35,8 @@ def test_demo_screen_holds_the_whole_report(columns, tmp_path):
     screen = run(["demo", "--html", "r.html"], columns, cwd=tmp_path, env={"LLM_POWER_PROGRESS_DELAY": "0"})
     assert screen.returncode == 0, screen.text
     assert BAR in screen.raw  # the precondition: a bar was drawn while the work ran
+    for name in ("diagnose: pairs and regimes", "rank intervals", "HTML report: charts"):  # each long step named
+        assert name in screen.raw, name
     assert BAR not in screen.text and "0:00:" not in screen.text, screen.text
     assert not screen.too_wide(), screen.too_wide()
     lines = screen.lines

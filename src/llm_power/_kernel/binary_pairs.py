@@ -55,6 +55,8 @@ def binary_pair_columns(both: np.ndarray, right: np.ndarray, i: np.ndarray, j: n
     k = float(k_constant(alpha, power, "two-sided"))
     z_level = float(level_quantile(confidence_level, "two-sided"))
     root2 = math.sqrt(2.0)
+    if size > block_size:
+        advance(TASK, 0, size)
     for start in range(0, size, block_size):
         sl = slice(start, start + block_size)
         ii, jj, bo = i[sl], j[sl], both[sl]

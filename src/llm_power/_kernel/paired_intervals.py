@@ -40,10 +40,15 @@ from .quantiles import level_quantile
 
 __all__ = ["invert_test", "mcnemar_interval", "newcombe_arrays", "newcombe_combine", "tango_null_variance", "tango_z"]
 
-#: Gauss-Legendre nodes on (0, 1) for the melding integral over the discordance's confidence variable
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(256)
-_U = (_NODES + 1.0) / 2.0
-_W = _WEIGHTS / 2.0
+
+@lru_cache(maxsize=1)
+def _legendre() -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on (0, 1) for the melding integral over the discordance's
+    confidence variable: computed on first use, not at import (a 256 x 256 eigenproblem that holds
+    the interpreter 25 ms to 1 s, depending on the BLAS threads and the machine's load).
+    """
+    nodes, weights = np.polynomial.legendre.leggauss(256)
+    return (nodes + 1.0) / 2.0, weights / 2.0
 
 
 def _cdf_pi(x: int, m: int, mid: bool, lower: bool) -> Callable[[np.ndarray], np.ndarray]:
@@ -71,13 +76,14 @@ def _melded_lower(x: int, m: int, n: int, tail: float, mid: bool) -> float:
             return -1.0
         return -float(special.betaincinv(m + 1.0, n - m, 1.0 - tail))  # B = 0: delta = -T, T's upper bound
     f_b = _cdf_pi(x, m, mid, lower=True)
-    t_low = special.betaincinv(m, n - m + 1.0, _U)  # T_L: Beta(m, n - m + 1)
-    t_high = np.ones_like(_U) if m == n else special.betaincinv(m + 1.0, n - m, _U)  # T_U: Beta(m + 1, n - m)
+    nodes, weights = _legendre()
+    t_low = special.betaincinv(m, n - m + 1.0, nodes)  # T_L: Beta(m, n - m + 1)
+    t_high = np.ones_like(nodes) if m == n else special.betaincinv(m + 1.0, n - m, nodes)  # T_U: Beta(m + 1, n - m)
 
     def prob(d: float) -> float:
         t = t_low if d > 0 else t_high
         arg = np.clip(0.5 + d / (2.0 * np.maximum(t, 1e-300)), 0.0, 1.0)
-        return float(np.sum(_W * f_b(arg)))
+        return float(np.sum(weights * f_b(arg)))
 
     at_zero = float(f_b(np.array([0.5]))[0])  # the one-sided p-value of the test
     if at_zero == tail:

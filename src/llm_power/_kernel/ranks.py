@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.progress import advance
 from .quantiles import level_quantile
 
 __all__ = [
@@ -51,6 +52,8 @@ __all__ = [
 
 #: elements of the largest temporary of a block (counts, or resamples x pairs)
 BLOCK_ELEMENTS = 4_000_000
+#: the names of the max-t loops in progress reports
+RESAMPLES, DRAWS = "max-t: resamples", "max-t: normal draws"
 
 
 def bootstrap_max_deviation(x: np.ndarray, i: np.ndarray, j: np.ndarray, delta: np.ndarray,  # noqa: PLR0917
@@ -74,6 +77,7 @@ def bootstrap_max_deviation(x: np.ndarray, i: np.ndarray, j: np.ndarray, delta: 
     inv_se = np.where(se > 0, 1.0 / np.where(se > 0, se, 1.0), 0.0)
     out = np.empty(n_resamples)
     step = max(1, BLOCK_ELEMENTS // max(units, i.size, 1))
+    advance(RESAMPLES, 0, n_resamples)
     for start in range(0, n_resamples, step):
         b = min(step, n_resamples - start)
         picks = gen.integers(0, units, size=(b, units))
@@ -83,6 +87,7 @@ def bootstrap_max_deviation(x: np.ndarray, i: np.ndarray, j: np.ndarray, delta: 
         boot = total / n if sizes is None else total / (counts @ sizes)[:, None]
         dev = np.abs((boot[:, i] - boot[:, j] - delta) * inv_se)
         out[start:start + b] = dev.max(axis=1) if i.size else 0.0
+        advance(RESAMPLES, start + b, n_resamples)
     return out
 
 
@@ -115,6 +120,7 @@ def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: n
     n_draws = int(max(2000, min(n_draws, 400_000_000 // size)))
     block = max(1, BLOCK_ELEMENTS // size)
     out = []
+    advance(DRAWS, 0, n_draws)
     for start in range(0, n_draws, block):
         rows = min(block, n_draws - start)
         g = gen.standard_normal((rows, m))
@@ -126,6 +132,7 @@ def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: n
         if math.isfinite(df):  # multivariate t: one chi-square scale per draw
             stat = stat / np.sqrt(gen.chisquare(df, rows) / df)
         out.append(stat)
+        advance(DRAWS, start + rows, n_draws)
     return float(np.quantile(np.concatenate(out), level))
 
 
@@ -142,6 +149,7 @@ def _max_abs_own_t(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: np.
     n_draws = int(max(2000, min(n_draws, 50_000_000 // size)))
     block = max(1, BLOCK_ELEMENTS // max(size, m))
     out = []
+    advance(DRAWS, 0, n_draws)
     for start in range(0, n_draws, block):
         rows = min(block, n_draws - start)
         z = gen.standard_normal((rows, m)) @ root.T
@@ -150,6 +158,7 @@ def _max_abs_own_t(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: np.
             scale = gen.chisquare(np.where(finite, df, 1.0), (rows, size)) / np.where(finite, df, 1.0)
             stat = np.where(finite, stat / np.sqrt(scale), stat)
         out.append(stat.max(axis=1))
+        advance(DRAWS, start + rows, n_draws)
     return float(np.quantile(np.concatenate(out), level))
 
 

@@ -43,6 +43,7 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
     step = max(1, BATCH_ELEMENTS // max(n_resamples, 1))
     inner = max(1, CACHE_ELEMENTS // max(n_resamples, 1))
     model = DESIGN_EFFECTS[design_effect]
+    advance("cluster resamples", 0, n_pairs)
     for start in range(0, n_pairs, step):
         sl = slice(start, start + step)
         part = PairSums(n=sums.n, delta=sums.delta[sl], ss=sums.ss[sl], sizes=sums.sizes,

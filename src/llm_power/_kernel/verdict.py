@@ -279,7 +279,7 @@ PAIR_BLOCK = 1 << 16
 def by_blocks(fn: Callable[..., Any], size: int, *args: Any, progress: str | None = None, **kwargs: Any) -> Any:
     """``fn`` on blocks of :data:`PAIR_BLOCK` pairs, the results joined: arguments that are arrays
     of length ``size`` are sliced, everything else is passed as is; results may be arrays, tuples,
-    dicts or dataclasses of arrays. ``progress`` names the task reported after each block.
+    dicts or dataclasses of arrays. ``progress`` names the task reported before the first block and after each one.
     """
     if size <= PAIR_BLOCK:
         return fn(*args, **kwargs)
@@ -290,6 +290,8 @@ def by_blocks(fn: Callable[..., Any], size: int, *args: Any, progress: str | Non
     from .._core.progress import advance
 
     out: Any = None
+    if progress is not None:
+        advance(progress, 0, size)
     for start in range(0, size, PAIR_BLOCK):
         sl = slice(start, start + PAIR_BLOCK)
         part = fn(*(cut(a, sl) for a in args), **{k: cut(v, sl) for k, v in kwargs.items()})

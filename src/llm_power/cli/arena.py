@@ -100,32 +100,36 @@ def _filter(frame: Any, args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from .._core.errors import DataError
-    from ..preferences import arena_diagnose
-    from ..report.arena import (
-        arena_legend,
-        arena_ranking_lines,
-        arena_ranks_view,
-        arena_sentences,
-        print_arena_gaps,
-        render_arena_html,
-        render_arena_markdown,
-    )
+    from .._core.progress import step
     from ..report.files import check_outputs, write_atomic
     from ..report.tables import print_view
     from ..report.terminal import dump_json, safe_text, say
 
     outputs = [args.html_out, args.markdown_out, args.json_out]
     check_outputs(outputs, args.files)
-    frame, source, inputs = _load(args)
-    frame = _filter(frame, args)
+    with step("reading battles"):
+        frame, source, inputs = _load(args)
+        frame = _filter(frame, args)
     if args.demo:
         source += "".join(f", {w}" for w in args.where or []) + ")"
     if args.cluster and args.cluster not in frame.columns:
         msg = f"--cluster {args.cluster!r}: the battles have no such column ({', '.join(map(str, frame.columns))})"
         raise DataError(msg)
-    diag = arena_diagnose(frame, pairs=args.pairs, cluster=args.cluster, ties=args.ties, alpha=args.alpha,
-                          power=args.power, correction=args.correction, confidence_level=args.confidence_level,
-                          rng=args.seed)
+    with step("arena: ratings and pairs"):  # with the import of the statistics libraries
+        from ..preferences import arena_diagnose
+        from ..report.arena import (
+            arena_legend,
+            arena_ranking_lines,
+            arena_ranks_view,
+            arena_sentences,
+            print_arena_gaps,
+            render_arena_html,
+            render_arena_markdown,
+        )
+
+        diag = arena_diagnose(frame, pairs=args.pairs, cluster=args.cluster, ties=args.ties, alpha=args.alpha,
+                              power=args.power, correction=args.correction, confidence_level=args.confidence_level,
+                              rng=args.seed)
     payload = {"models": diag.models, "ranks": diag.ranks,
                "n_battles": diag.n_battles, "settings": diag.settings, "pairs": diag.to_frame().to_dict("list"),
                "unresolved": diag.unresolved()}

@@ -7,12 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._core.progress import step
 from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
 from ._types import add_reader_options, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
+#: the names of the command's steps in progress reports (the core reports the steps inside them);
+#: the step of diagnose covers the import of the statistics libraries it needs
+READ_STEP, DIAGNOSE_STEP = "reading results", "diagnose: pairs and regimes"
 EPILOG = """examples:
   llm-power diagnose out/ --cluster subject            # lm-eval --log_samples output folder(s)
   llm-power diagnose logs/*.eval --cluster subject     # inspect_ai logs (metadata.subject)
@@ -107,11 +111,12 @@ def run_diagnosis(args: argparse.Namespace, models: list[str], x: Any, clusters:
     """Diagnose an aligned matrix, print the report and write the requested files (``options``: the
     checked options, default from the flags).
     """
-    from ..resolution import diagnose
-
     check_outputs([args.json_out, args.markdown_out, args.html_out, getattr(args, "parquet_out", None)], inputs)
     options = diagnose_options(args) if options is None else options
-    diag = diagnose(x, models=models, cluster=clusters, options=options, rng=args.seed)
+    with step(DIAGNOSE_STEP):
+        from ..resolution import diagnose
+
+        diag = diagnose(x, models=models, cluster=clusters, options=options, rng=args.seed)
     return report_diagnosis(args, diag, x, models, clusters, source=source, inputs=inputs, note=note, title=title,
                             next_line=next_line)
 
@@ -231,7 +236,6 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     one-model summary was printed. ``llm-power diagnose`` and ``llm-power rank`` both load this way.
     """
     from ..io.detect import companion_files, expand_paths
-    from ..resolution import diagnose
 
     source = ", ".join(str(p) for p in args.results)
     outputs = [getattr(args, k, None) for k in ("json_out", "markdown_out", "html_out", "parquet_out")]
@@ -244,14 +248,18 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     inputs = tuple(args.results) + tuple(paths) + tuple(companion_files(paths))
     if args.run_field:
         return _load_runs(args, paths, inputs, source, outputs)
-    aligned = load_aligned(paths, args)
+    with step(READ_STEP):
+        aligned = load_aligned(paths, args)
     if isinstance(aligned, int):
         return aligned
     tasks = {str(item).rsplit(":", 1)[0] for item in aligned.items if ":" in str(item)}
     args.shared_task = next(iter(tasks)) if len(tasks) == 1 and len(aligned.items) else None
     check_outputs(outputs, inputs)
-    diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, options=diagnose_options(args),
-                    rng=args.seed)
+    with step(DIAGNOSE_STEP):
+        from ..resolution import diagnose
+
+        diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters,
+                        options=diagnose_options(args), rng=args.seed)
     return Loaded(diag, aligned.scores, aligned.models, aligned.clusters, source, inputs, aligned.note)
 
 
@@ -259,12 +267,15 @@ def _load_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ..
                outputs: list[Any]) -> Loaded:
     """Several runs per model: the run means for every regime, and the run regime."""
     from ..io import read_runs
-    from ..resolution import diagnose
 
-    runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
-                     on_missing=args.on_missing, item_column=args.id_column)
+    with step(READ_STEP):
+        runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric,
+                         cluster=args.cluster, on_missing=args.on_missing, item_column=args.id_column)
     check_outputs(outputs, inputs)
-    diag = diagnose(runs=runs, options=diagnose_options(args), rng=args.seed)
+    with step(DIAGNOSE_STEP):
+        from ..resolution import diagnose
+
+        diag = diagnose(runs=runs, options=diagnose_options(args), rng=args.seed)
     averaged = runs.averaged()
     counts = sorted(set(runs.runs.tolist()))
     span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"

@@ -50,13 +50,13 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
+    from .._core.progress import step
     from ..rankings import rank_report
     from ..report.view import build_view
-    from .diagnose import load_diagnosis
+    from .diagnose import DIAGNOSE_STEP, load_diagnosis
 
     if args.demo:
         from ..io.demo import load_mmlu_pro
-        from ..resolution import diagnose
         from .demo import DEMO_CLUSTER, DEMO_NOTE, demo_options
 
         if args.results:
@@ -64,9 +64,12 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(msg)
         data = load_mmlu_pro()
         args.cluster = DEMO_CLUSTER
-        diag = diagnose(data.scores, models=data.models, cluster=data.clusters, rng=args.seed,
-                        options=demo_options(top=10 if args.top is None else args.top,
-                                             confidence_level=args.confidence_level))
+        with step(DIAGNOSE_STEP):
+            from ..resolution import diagnose
+
+            diag = diagnose(data.scores, models=data.models, cluster=data.clusters, rng=args.seed,
+                            options=demo_options(top=10 if args.top is None else args.top,
+                                                 confidence_level=args.confidence_level))
         source, note = "the bundled MMLU-Pro results, as the demo", DEMO_NOTE
     else:
         if not args.results:

@@ -210,6 +210,7 @@ def _follow(futures: list[Any], task: str) -> None:
 
     from .._core.progress import advance
 
+    advance(task, 0, len(futures))
     for done, future in enumerate(as_completed(futures), start=1):
         if future.status == "error":
             future.result()

@@ -60,6 +60,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
 
     sizes = [p.stat().st_size if p.is_file() else 0 for p in files]
     workers = min(os.cpu_count() or 1, len(files))
+    advance("files read", 0, len(files))
     if workers < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
         for k, path in enumerate(files, start=1):
             yield read_part(path, options)

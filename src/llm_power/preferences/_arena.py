@@ -30,6 +30,7 @@ import numpy as np
 from .._core.errors import DataError, SeparationWarning
 from .._core.files import limit
 from .._core.params import public
+from .._core.progress import advance, step
 from .._core.results import ConfidenceInterval, RenamedKeys, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_option
@@ -381,7 +382,8 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
     rank_of = np.array([position[x] for x in fit.models])
     i, j, diff, se = fit.pairwise()
     ok = np.isfinite(se) & np.isfinite(diff)
-    crit = fit.simultaneous_critical_value(level, rng=rng)
+    with step("rank intervals"):
+        crit = fit.simultaneous_critical_value(level, rng=rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(ok & (se > 0), np.abs(diff) / np.where(se > 0, se, 1.0), np.where(ok & (diff != 0), np.inf, 0.0))
     separated = ok & (z > crit) if math.isfinite(crit) else np.zeros(z.shape, dtype=bool)
@@ -412,6 +414,8 @@ def _ranks(fit: BradleyTerryResult, names: list[str], idx: np.ndarray, cols: dic
 
 #: arenas up to this many models get the fragility of #1 (a refit per challenger)
 MAX_FRAGILITY_MODELS = 100
+#: the name of those refits in progress reports
+FRAGILITY_TASK = "fragility of #1: refits"
 
 
 def _top_fragility(enc: Any, names: list[str]) -> dict[str, Any] | None:
@@ -429,7 +433,11 @@ def _top_fragility(enc: Any, names: list[str]) -> dict[str, Any] | None:
     if not np.all(np.isfinite(ratings)):
         return None
     top = enc.models.index(names[0])
-    counts = {name: flip_count(enc, ratings, top, enc.models.index(name)) for name in names[1:]}
+    counts = {}
+    advance(FRAGILITY_TASK, 0, len(names) - 1)
+    for k, name in enumerate(names[1:], start=1):  # a refit per challenger: the arena's longest step
+        counts[name] = flip_count(enc, ratings, top, enc.models.index(name))
+        advance(FRAGILITY_TASK, k, len(names) - 1)
     challenger = min(names[1:], key=lambda x: (counts[x][1], counts[x][0]))
     k = counts[challenger][1]
     return {"top_model": names[0], "challenger": challenger, "battles_to_flip_top": k,

@@ -8,12 +8,17 @@ from typing import Any
 import numpy as np
 
 from .._core.params import check_power_above, public
+from .._core.progress import step
 from .._core.results import ConfidenceInterval, Result, renamed_field, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_option
 from ._section import RANK_METHODS, carries_its_own, rank_sets, ranks_available
 
 __all__ = ["RankIntervalsResult", "rank_intervals"]
+
+#: the name of this step in progress reports
+TASK = "rank intervals"
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class RankIntervalsResult(Result):
@@ -169,7 +174,8 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     why = ranks_available(diag, n_resamples)
     if why is not None:
         raise ValueError(why)
-    sets = rank_sets(diag, n_resamples=n_resamples, method=method, gen=as_rng(rng))
+    with step(TASK):
+        sets = rank_sets(diag, n_resamples=n_resamples, method=method, gen=as_rng(rng))
     names = list(diag.models)
     rule = "max-t" if power is None else "resolved"
     which = "max_t_rank_ci" if rule == "max-t" else "rank_ci"

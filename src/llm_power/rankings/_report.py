@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._core.params import public
+from .._core.progress import step
 from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_open_unit, check_option
@@ -17,6 +18,9 @@ from ._section import MAX_RANK_MODELS, RANK_METHODS, ranks_available
 from ._winners import WinnerResult, winners_curse
 
 __all__ = ["RankReport", "rank_report"]
+
+#: the name of the step after the rank intervals in progress reports
+TASK = "winner and fragile gaps"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -116,9 +120,10 @@ def rank_report(diag: Any, *, ranks: bool | None = None, n_resamples: int = 1000
         return RankReport(skipped=why)
     seed = int(as_rng(rng).integers(2**63)) if rng is None or not isinstance(rng, int) else rng
     result = rank_intervals(diag, n_resamples=n_resamples, method=method, rng=seed)
-    winner = winners_curse(diag, rng=seed)
-    try:
-        flips = fragility(diag, fragile_share=share)
-    except ValueError:  # graded scores on item shards: no per-item differences
-        flips = None
+    with step(TASK):
+        winner = winners_curse(diag, rng=seed)
+        try:
+            flips = fragility(diag, fragile_share=share)
+        except ValueError:  # graded scores on item shards: no per-item differences
+            flips = None
     return RankReport(ranks=result, winner=winner, fragility=flips)

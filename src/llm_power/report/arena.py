@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.progress import step
 from .._version import __version__
 from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
@@ -258,6 +259,7 @@ def forest_svg(diag: ArenaDiagnosis, limit: int) -> str:
                                f"blue resolved ({label}), orange not")
 
 
+@step("HTML report: charts")
 def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution report", source: str = "",
                       note: str = "") -> str:
     """One self-contained HTML page (inline CSS and SVG; nothing fetched)."""

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._core.format import fmt_gap, fmt_score, unique_short_names
+from .._core.progress import step
 from .._version import __version__
 from ..rankings import RankIntervalsResult, RankReport
 from ..resolution import Diagnosis
@@ -18,6 +19,8 @@ from .view import ReportView, build_view
 __all__ = ["draw_plots", "render_html"]
 
 OK, BAD, GREY = "#0072B2", "#D55E00", "#57606a"  # Okabe-Ito blue / vermillion: colour-blind safe
+#: the name of the report's step in progress reports (its charts take most of its time)
+TASK = "HTML report: charts"
 
 
 def figure_svg(fig: Any, label: str) -> str:
@@ -286,6 +289,7 @@ def _mde_plot(diag: Diagnosis, binary: bool) -> dict[str, str]:
     return plots
 
 
+@step(TASK)
 def render_html(
     diag: Diagnosis,
     *,
