@@ -1,5 +1,5 @@
-"""The inspect_ai extension (``pip install 'llm-power[inspect]'``), registered through the
-``inspect_ai`` entry-point group as inspect documents for extension packages.
+"""The inspect_ai extension (the ``inspect`` extra: ``pip install '.[inspect]'`` in a checkout),
+registered through the ``inspect_ai`` entry-point group as inspect documents for extension packages.
 
 - Metrics ``llm_power/interval(method=..., confidence_level=..., cluster=...)`` — the score's
   interval (Wilson / Clopper-Pearson / Jeffreys for 0/1 scores, Student t for graded ones; with

@@ -108,7 +108,7 @@ class LLMPowerAccessor:
 
     def matrix(self, *, model: str | None = None, item: str | None = None, score: str | None = None,
                cluster: str | None = None, on_missing: str = "error") -> Any:
-        """The aligned items x models matrix (:class:`llm_power.io.Aligned`), as ``align_results`` makes it."""
+        """The aligned items x models matrix (a :class:`~llm_power.ScoreMatrix`), as ``align_results`` makes it."""
         from ..io.align import align_results
 
         return align_results(self._long(model, item, score, cluster), on_missing=on_missing)

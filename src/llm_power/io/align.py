@@ -34,12 +34,14 @@ def align_results(frame: Any, *, on_missing: str = "error", min_models: int = 2)
     Returns
     -------
     ScoreMatrix
-        ``items``: the item ids kept, in natural order ("q2" before "q10"); ``models``: the model
-        names, sorted as text; ``scores``: float array of shape (len(items), len(models)) without
-        missing values; ``clusters``: one label (text) per item when ``frame`` has a ``cluster``
-        column (every model must give the item the same label), else None; ``note``: what
-        ``"intersect"`` dropped, in words ("" when nothing was); ``dropped``: per model, how many
-        of its items were not kept.
+        A :class:`~llm_power.ScoreMatrix`, which methods take whole (``diagnose(matrix)`` reads the
+        models' names and the clusters from it; ``llm_power.io.Aligned`` is the same class under its
+        former name). ``items``: the item ids kept, in natural order ("q2" before "q10");
+        ``models``: the model names, sorted as text; ``scores``: float array of shape (len(items),
+        len(models)) without missing values; ``clusters``: one label (text) per item when ``frame``
+        has a ``cluster`` column (every model must give the item the same label), else None;
+        ``note``: what ``"intersect"`` dropped, in words ("" when nothing was); ``dropped``: per
+        model, how many of its items were not kept.
 
     Notes
     -----
