@@ -67,8 +67,10 @@ def test_plan_then_estimate_gives_the_librarys_numbers(tmp_path, mmlu, capsys):
     assert main(["subset", "estimate", str(new_path), "--plan", str(plan_path), "--reference", str(board),
                  "--cluster", "category"]) == 0
     table = capsys.readouterr().out
-    assert "Scores estimated from 400 of 12,032 items (stratified difference estimator)" in table
-    assert "Bonferroni" in table and table.count("ahead") + table.count("not decided") == 25
+    assert "Scores from 400 of 12,032 items (stratified difference estimator; points)" in table
+    assert f"{100 * want.estimate:.2f}" in table and f"{100 * want.ci.low:.2f} – {100 * want.ci.high:.2f}" in table
+    assert "Bonferroni" in table
+    assert table.count(" ahead") + table.count(" behind") + table.count("not decided") == 25
 
 
 def test_estimate_without_a_leaderboard_compares_the_new_models_once(tmp_path, mmlu, capsys):

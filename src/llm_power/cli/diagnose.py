@@ -279,7 +279,7 @@ def _load_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ..
     averaged = runs.averaged()
     counts = sorted(set(runs.runs.tolist()))
     span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    what = f"{span} runs per model by {args.run_field}; scores are each item's mean over its runs"
+    what = f"{span} runs per model ({args.run_field!r}); scores are each item's mean over its runs"
     note = "; ".join(t for t in (what, runs.note) if t)
     return Loaded(diag, averaged.scores, averaged.models, averaged.clusters, source, inputs, note)
 

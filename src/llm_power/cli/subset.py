@@ -245,7 +245,9 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
              "or leave a model out of one side)", LLMPowerWarning)
     extra = new.n - plan.n
     out: dict[str, Any] = {"plan": args.plan, "n": plan.n, "n_items": plan.n_items, "models": [], "gaps": [],
-                           "ignored_items": extra, "target": args.target}
+                           "ignored_items": extra, "target": args.target,
+                           "binary": bool(np.isin(scores, (0.0, 1.0)).all() and (ref_x is None
+                                          or np.isin(ref_x[~np.isnan(ref_x)], (0.0, 1.0)).all()))}
     for j, name in enumerate(new_models):
         others = [k for k, m in enumerate(ref_models) if m != name]  # a model is never its own control variate
         reference = ref_x[:, others] if ref_x is not None and others else None
@@ -300,22 +302,23 @@ def run_estimate(args: argparse.Namespace) -> int:
         corr = ("Bonferroni over each model's comparisons: a model compared with k others is tested at alpha / k "
                 f"(alpha = {args.alpha:g}), its intervals at 1 - alpha / k" if several
                 else f"alpha = {args.alpha:g}, intervals at 1 - alpha")
-        _print_gaps(out["gaps"], f"{corr}; a verdict is given exactly when the interval leaves out 0.")
+        _print_gaps(out["gaps"], f"{corr}; a verdict (the model against the other) is given exactly when the "
+                                 "interval leaves out 0.", binary=out["binary"])
     if out["ignored_items"] > 0:
         say(f"{out['ignored_items']:,} item(s) of RESULTS are not in the plan and were left out (the design is the "
             "plan's draw).")
     return 0
 
 
-def _print_gaps(gaps: list[dict[str, Any]], caption: str) -> None:
+def _print_gaps(gaps: list[dict[str, Any]], caption: str, *, binary: bool = False) -> None:
     """The gaps table at the terminal's width (``report.tables.subset_gap_variants``), else one line per gap."""
     from ..report.terminal_report import print_fitted_table
 
-    if not print_fitted_table("Gaps estimated from the subset", tables.subset_gap_variants(gaps), caption=caption):
-        say("Gaps estimated from the subset")
+    title = "Gaps estimated from the subset" + (" (points)" if binary else "")
+    if not print_fitted_table(title, tables.subset_gap_variants(gaps, binary=binary), caption=caption):
+        say(title)
         for g in gaps:
-            ci = g["ci"]
-            say(f"{g['model']} vs {g['against']}: gap {g['gap']:+.3f} [{ci['low']:+.3f}, {ci['high']:+.3f}], "
+            say(f"{g['model']} vs {g['against']}: gap {tables.subset_gap_text(g, binary)}, "
                 f"p {tables.fmt_p_short(g['pvalue'])}, {g['verdict']}")
         say(caption)
 

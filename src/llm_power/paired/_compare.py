@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
-from .._core.format import fmt_gap, fmt_n_star, fmt_score, p_is
+from .._core.format import fmt_gap, fmt_n_star, fmt_score, items_text, p_is
 from .._core.params import public
 from .._core.results import ConfidenceInterval, Result
 from .._core.typing import SeedLike
@@ -204,17 +204,17 @@ class Comparison(Result):
                             if need is not None and math.isfinite(need)
                             else "; more runs alone cannot give the requested power at these items\n"))
         return (
-            f"A {fmt_score(self.mean_a, bin_)} vs B {fmt_score(self.mean_b, bin_)} on {self.n:,} items: "
+            f"A {fmt_score(self.mean_a, bin_)} vs B {fmt_score(self.mean_b, bin_)} on {items_text(self.n)}: "
             f"delta = {fmt_gap(self.delta, bin_)} {unit}, {level} CI "
             f"[{fmt_gap(ci.low, bin_)}, {fmt_gap(ci.high, bin_)}] ({self.ci_method})\n"
             f"{counts}{clusters}"
             f"  test: {self.method} ({self.reason}); {self.alternative} {p_is(self.pvalue)}\n"
             f"  SE paired {se_scale * self.se_paired:.4g} vs unpaired {se_scale * self.se_unpaired:.4g} {unit} "
-            f"(phi = {self.phi:.2f})\n"
-            f"  resolution: N* = {fmt_n_star(self.n_star)} items for this gap at alpha = {self.alpha:g}, power = "
+            + (f"(phi = {self.phi:.2f})\n" if math.isfinite(self.phi) else "(phi undefined: a constant model)\n")
+            + f"  resolution: N* = {fmt_n_star(self.n_star)} items for this gap at alpha = {self.alpha:g}, power = "
             f"{self.power:g} ({self.regime}); q = N/N* = {self.q:.3g} -> {verdict}; "
             + (f"MDE = {fmt_gap(self.mde, bin_, sign=False)} {unit}" if math.isfinite(self.mde) else
-               f"no gap is detectable with power {self.power:g} at these {self.n:,} items (MDE = ∞: too few "
+               f"no gap is detectable with power {self.power:g} at these {items_text(self.n)} (MDE = ∞: too few "
                "disagreements)")
         )
 

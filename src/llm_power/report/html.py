@@ -14,7 +14,7 @@ from .._version import __version__
 from ..rankings import RankIntervalsResult, RankReport
 from ..resolution import Diagnosis
 from .terminal import safe_text
-from .view import ReportView, build_view
+from .view import ReportView, build_view, in_points
 
 __all__ = ["draw_plots", "render_html"]
 
@@ -313,7 +313,7 @@ def render_html(
         scores = np.asarray(scores)[:, [column[name] for name in diag.models]]
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    binary = bool(diag.settings.get("binary"))
+    binary = in_points(diag.settings)
     s = diag.settings
     plots = draw_plots(diag, binary, rankings)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"

@@ -24,6 +24,7 @@ import numpy as np
 
 from .tables import TableView
 from .terminal import safe_text
+from .view import in_points
 
 __all__ = ["fragment", "html_document", "json_text", "markdown_text", "write"]
 
@@ -86,7 +87,7 @@ def _charts(diag: Any) -> str:
     """
     from .html import draw_plots
 
-    plots = draw_plots(diag, bool(diag.settings.get("binary")), None)
+    plots = draw_plots(diag, in_points(diag.settings), None)
     shown = [plots["leaderboard"], plots.get("forest") or plots.get("matrix") or ""]
     return "".join(f"<div class=\"chart\">{svg}</div>" for svg in shown if svg)
 

@@ -49,6 +49,7 @@ __all__ = [
     "sample_size_view",
     "shortcut_view",
     "subset_estimate_view",
+    "subset_gap_text",
     "subset_gap_variants",
     "subset_plan_view",
 ]
@@ -192,16 +193,22 @@ def runs_plan_view(plan: Any) -> TableView:
     def num(x: float) -> str:
         return "∞" if not math.isfinite(x) else f"{x:,.0f}"
 
+    scale, unit = (100.0, "points") if plan.binary else (1.0, "score units")
+
+    def sd(var: float) -> str:  # a variance component, shown as its SD in the score's unit
+        return f"{scale * math.sqrt(max(var, 0.0)):.3g}"
+
     rows = [["items at the pilot's runs", num(plan.items_needed)],
             ["runs per model at the pilot's items", num(plan.runs_needed)],
             ["cheapest: items", num(plan.best_items)], ["cheapest: runs per model", num(plan.best_runs)],
             ["cheapest: cost per model", num(plan.best_cost)]]
-    return TableView(f"Runs for a gap of {plan.delta:+.4g}: {plan.model_a} vs {plan.model_b} "
-                     f"(pilot {plan.n_items:,} items x {plan.runs_a}/{plan.runs_b} runs)", ["", "value"], rows,
-                     right_align=(1,),
-                     caption=f"Components of the gap: item {plan.var_item:.3g}, item x run {plan.var_res:.3g}, run "
-                             f"{plan.var_run:.3g}; alpha = {plan.alpha:g}, power = {plan.power:g}; cost = "
-                             f"{plan.cost_per_item:g} x items x runs + {plan.cost_per_run:g} x runs.")
+    return TableView(f"Runs for a gap of {fmt_gap(plan.delta, plan.binary)} {unit}: {plan.model_a} vs "
+                     f"{plan.model_b} (pilot {items_text(plan.n_items)} x {plan.runs_a}/{plan.runs_b} runs)",
+                     ["", "value"], rows, right_align=(1,),
+                     caption=f"The gap's per-item difference varies by SD {sd(plan.var_item)} between items, "
+                             f"{sd(plan.var_res)} between runs of an item and {sd(plan.var_run)} between runs "
+                             f"({unit}); α = {plan.alpha:g}, power {plan.power:g}; cost per model = "
+                             f"{plan.cost_per_item:g} per item and run + {plan.cost_per_run:g} per run.")
 
 
 # ---- aggregate -----------------------------------------------------------------------------------------------
@@ -338,8 +345,9 @@ def comparison_view(res: Any, names: Sequence[str]) -> TableView:
     rows += [
         ["SE paired / unpaired", f"{scale * res.se_paired:.4g} / {scale * res.se_unpaired:.4g} {unit}",
          ("IID; " if res.n_clusters else "")
-         + (f"φ = {res.phi:.2f}: pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE"
-            if res.se_unpaired > 0 else "")],
+         + ((f"φ = {res.phi:.2f}: " if math.isfinite(res.phi) else "")  # no "φ = nan": a constant model
+            + f"pairing keeps {res.se_paired / res.se_unpaired:.0%} of the unpaired SE" if res.se_unpaired > 0
+            else "")],
         ["N* for this gap", fmt_n_star(res.n_star), f"items to detect it at α = {res.alpha:g}, power {res.power:g} "
          f"({res.regime})"],
         ["q = N / N*", f"{res.q:.3g}", verdict],
@@ -424,7 +432,8 @@ def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
 
     rows = [[m, f"{int(v.runs[k])}", num(v.mean[k]), num(v.se_items[k]), num(v.se[k]),
              num(math.sqrt(v.var_run[k])), sd_ci(k), f"{v.run_share[k]:.0%}"] for k, m in enumerate(v.models)]
-    views.append(TableView(f"Score over items and runs ({rep.n_items:,} items; runs by {runs_by}; {unit})",
+    each = "" if runs_by == "run" else f"; a run is one {runs_by}"  # not "runs by run"
+    views.append(TableView(f"Score over items and runs ({items_text(rep.n_items)}{each}; {unit})",
                 ["model", "runs", "score", "SE items", "SE +runs", "run SD", f"{level} CI", "run share"], rows,
                 right_align=(1, 2, 3, 4, 5, 6, 7),
                 caption="SE items: the IID error of the run-averaged score; SE +runs adds the run-to-run variance "
@@ -439,19 +448,24 @@ def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
                     right_align=(2, 3, 4, 5, 6),
                     caption="reruns remove: the share of the gap's variance infinitely many runs at these items "
                             "would remove (run shifts and item x run noise); the rest needs more items."))
-    frow = [[f["model"], f"{f['unstable']:,}", f"{f['unstable_share']:.1%}", _noise_num(f["flip_rate"]),
-             _noise_num(f.get("best_possible", math.nan)), _noise_num(f.get("worst_possible", math.nan))]
+    def pct(x: float | None) -> str:
+        return _noise_num(None if x is None else 100.0 * x, ".1f") + ("%" if x is not None and math.isfinite(x) else "")
+
+    frow = [[f["model"], f"{f['unstable']:,}", f"{f['unstable_share']:.1%}", pct(f["flip_rate"]),
+             num(f.get("best_possible", math.nan)), num(f.get("worst_possible", math.nan))]
             for f in rep.flakiness]
-    views.append(TableView("Flakiness",
+    views.append(TableView(f"Flakiness ({unit})",
                            ["model", "unstable items", "share", "flip rate", "best possible", "worst possible"], frow,
                 right_align=(1, 2, 3, 4, 5),
                 caption="unstable: the item's score differs between runs. flip rate: chance two runs disagree "
-                        "(0/1 scores). best / worst possible: right in any / every run."))
+                        "(0/1 scores). best / worst possible: the score if every unstable item were right / "
+                        "wrong (right in any / every run)."))
     if rep.flaky_items:
         irow = [[it["model"], it["item"], f"{it['right']}/{it['runs']}",
-                 "" if it["ci"] is None else f"[{it['ci'][0]:.2f}, {it['ci'][1]:.2f}]"] for it in rep.flaky_items]
+                 "" if it["ci"] is None else f"{100 * it['ci'][0]:.0f}–{100 * it['ci'][1]:.0f}%"]
+                for it in rep.flaky_items]
         views.append(TableView("Most unstable items", ["model", "item", "runs right", f"{level} Wilson"], irow,
-                               right_align=(2,)))
+                               right_align=(2, 3)))
     return views
 
 
@@ -470,17 +484,25 @@ def subset_plan_view(plan: Any) -> TableView:
 
 
 def subset_estimate_view(out: dict[str, Any], *, confidence_level: float) -> TableView:
-    """``llm-power subset estimate``: each model's full-benchmark score from the subset."""
+    """``llm-power subset estimate``: each model's full-benchmark score from the subset (0/1 scores in
+    points, graded ones in their units).
+    """
     level = f"{100 * confidence_level:g}%"
+    binary = bool(out.get("binary"))
+    scale, spec = (100.0, ".2f") if binary else (1.0, ".4f")
+
+    def num(x: float) -> str:
+        return format(scale * x, spec)
+
     rows = []
     for m in out["models"]:
         ci = m["ci"]
-        rows.append([m["model"], f"{m['estimate']:.4f}", f"[{ci['low']:.4f}, {ci['high']:.4f}]",
-                     f"{m['se']:.4f}", f"{m['plain_estimate']:.4f} ({m['plain_se']:.4f})",
-                     f"{m['variance_reduction']:.2f}x"])
+        rows.append([m["model"], num(m["estimate"]), f"{num(ci['low'])} – {num(ci['high'])}", num(m["se"]),
+                     f"{num(m['plain_estimate'])} ({num(m['plain_se'])})", f"{m['variance_reduction']:.2f}x"])
     method = out["models"][0]["method"] if out["models"] else ""
-    return TableView(f"Scores estimated from {out['n']:,} of {out['n_items']:,} items ({method})",
-                     ["model", "estimate", f"{level} CI", "se", "subset mean (se)", "worth"], rows,
+    unit = "points" if binary else "score units"
+    return TableView(f"Scores from {out['n']:,} of {items_text(out['n_items'])} ({method}; {unit})",
+                     ["model", "score", f"{level} CI", "SE", "subset mean (SE)", "worth"], rows,
                      right_align=(1, 2, 3, 4, 5),
                      caption=("Intervals of the score on the population of questions the items stand for (as "
                               "compare and diagnose), " if out["target"] == "population" else
@@ -489,7 +511,14 @@ def subset_estimate_view(out: dict[str, Any], *, confidence_level: float) -> Tab
                        "estimate is worth than the plain subset mean (its variance reduction).")
 
 
-def subset_gap_variants(gaps: Sequence[dict[str, Any]]) -> list[Any]:
+def subset_gap_text(gap: dict[str, Any], binary: bool) -> str:
+    """One gap and its interval, in points for 0/1 scores: "+13.20 [+9.00, +17.30]"."""
+    ci = gap["ci"]
+    return (f"{fmt_gap(gap['gap'], binary)} [{fmt_gap(ci['low'], binary)}, {fmt_gap(ci['high'], binary)}]"
+            if binary else f"{gap['gap']:+.3f} [{ci['low']:+.3f}, {ci['high']:+.3f}]")
+
+
+def subset_gap_variants(gaps: Sequence[dict[str, Any]], *, binary: bool = False) -> list[Any]:
     """``llm-power subset estimate``'s gaps, laid out four ways (whole names, then unique short forms of
     18, 14 and 10 characters): the terminal prints the widest that fits.
     """
@@ -502,10 +531,11 @@ def subset_gap_variants(gaps: Sequence[dict[str, Any]]) -> list[Any]:
         rows = []
         for g in gaps:
             ci = g["ci"]
-            ahead = (short[g["model"]] if g["gap"] > 0 else short[g["against"]]) + " ahead"
-            rows.append([short[g["model"]], short[g["against"]], f"{g['gap']:+.3f}",
-                         f"[{ci['low']:+.3f}, {ci['high']:+.3f}]", fmt_p_short(g["pvalue"]),
-                         ahead if g["decided"] else "not decided"])
+            verdict = ("ahead" if g["gap"] > 0 else "behind") if g["decided"] else "not decided"
+            gap, lo, hi = ((fmt_gap(g["gap"], True), fmt_gap(ci["low"], True), fmt_gap(ci["high"], True)) if binary
+                           else (f"{g['gap']:+.3f}", f"{ci['low']:+.3f}", f"{ci['high']:+.3f}"))
+            rows.append([short[g["model"]], short[g["against"]], gap, f"[{lo}, {hi}]", fmt_p_short(g["pvalue"]),
+                         verdict])
         variants.append((["model", "against", "gap", "interval", "p", "verdict"], rows, (0, 1, 5)))
     return variants
 

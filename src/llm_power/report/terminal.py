@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-__all__ = ["dump_json", "print_table", "safe_text", "say", "terminal_width"]
+__all__ = ["PIPE_WIDTH", "dump_json", "print_table", "safe_text", "say", "terminal_width"]
 
 # Shown as visible escapes, never sent to a terminal raw, by Unicode category rather than by a list:
 # control characters (Cc: C0/C1, escape sequences, carriage returns, bells, DEL), every format
@@ -78,15 +77,26 @@ def _cell(text: Any) -> str:
     return escape(safe_text(text))
 
 
+#: the width of output that goes to a file or a pipe (``COLUMNS`` overrides): a pipe is usually read
+#: in a terminal (``| head``, ``| less``), and 80 columns is the narrowest one people use
+PIPE_WIDTH = 80
+
+
 def terminal_width(stream: Any = None) -> int:
-    """The width to render for: the terminal's; ``COLUMNS`` or 100 for files and pipes."""
+    """The width to lay ``stream`` out at (stdout by default): ``COLUMNS`` when set, else the width of
+    the terminal that stream is (stdout and stderr are asked separately: a note on the terminal while
+    stdout goes to a file has the terminal's width), else 80 for files and pipes.
+    """
     out = sys.stdout if stream is None else stream
     env = os.environ.get("COLUMNS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
-    if hasattr(out, "isatty") and out.isatty():
-        return shutil.get_terminal_size((100, 24)).columns
-    return 100
+    try:
+        if out.isatty():
+            return max(os.get_terminal_size(out.fileno()).columns, 20)
+    except (AttributeError, OSError, ValueError):  # no descriptor (a StringIO), or not a terminal after all
+        pass
+    return PIPE_WIDTH
 
 
 def say(text: Any, stream: TextIO | None = None) -> None:
@@ -125,11 +135,10 @@ def print_table(
     from rich.table import Table
 
     out = sys.stdout if stream is None else stream
-    # the terminal's width; COLUMNS or 100 for files and pipes (long cells wrap, never cut)
+    # the stream's width (COLUMNS, the terminal's, or 80 for files and pipes): long cells wrap, never cut
     console = Console(file=out, highlight=False, emoji=False, width=terminal_width(out))
     console.print(_cell(title), style="bold", overflow="fold")  # a long name folds at the width
-    table = Table(caption=None if caption is None else _cell(caption), caption_justify="left",
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for i, name in enumerate(columns):
         # a cell that does not fit folds onto the next line; it is never cut with "…"
         table.add_column(_cell(name), justify="right" if i in right_align else "left", no_wrap=i == 0,
@@ -137,3 +146,5 @@ def print_table(
     for row in rows:
         table.add_row(*(_cell(cell) for cell in row))
     console.print(table)
+    if caption:  # the stream's width, not the table's: a narrow table's footnote is not a column of words
+        say(caption, out)

@@ -1,7 +1,7 @@
 """Terminal rendering of a resolution report from its :class:`~.view.ReportView`.
 
 Verdict first: one sentence per regime, then the leaderboard, then a compact pairs table that fits
-the terminal (100 columns when output is piped, unless ``COLUMNS`` says otherwise) without cutting
+the terminal (80 columns when output is piped, unless ``COLUMNS`` says otherwise) without cutting
 any number: long model names are shortened to unique forms (``Mistral…t-v0.1``), optional columns
 are dropped before names get too short, and ``wide=True`` shows every column at its full width.
 """
@@ -154,7 +154,8 @@ def print_fitted_table(title: str, variants: Sequence[tuple[Sequence[str], Seque
     if caption:
         import textwrap
 
-        for line in textwrap.wrap(safe_text(caption), width=width, break_long_words=False, break_on_hyphens=False):
+        for line in textwrap.wrap(safe_text(caption), width=width, subsequent_indent="  ", break_long_words=False,
+                                  break_on_hyphens=False):  # as every footnote (terminal.say)
             console.print(line, markup=False, highlight=False)
     return True
 

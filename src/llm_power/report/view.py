@@ -19,7 +19,7 @@ from .._core.format import fmt_gap, fmt_margins, fmt_n_star, fmt_p, fmt_score, t
 from ..rankings import FragilityResult, RankReport
 from ..resolution import Diagnosis
 
-__all__ = ["NextStep", "PairRow", "RankingView", "ReportView", "build_view", "fmt_share"]
+__all__ = ["NextStep", "PairRow", "RankingView", "ReportView", "build_view", "fmt_share", "in_points"]
 
 #: how a verdict is explained next to every pairs table
 VERDICT_NOTE = ("Resolved (✓): q = N/N* ≥ 1 and the pair's test rejects at α; otherwise (✗) the benchmark is too "
@@ -360,7 +360,7 @@ def _settled(diag: Diagnosis, regimes: list[RegimeView]) -> str:
 def _next_steps(diag: Diagnosis, regimes: list[RegimeView], strictest: RegimeView,
                 decimals: int | None = None) -> list[NextStep]:
     """How many items would resolve the closest unresolved gap (IID and the strictest regime)."""
-    cols, binary, out = diag.columns, bool(diag.settings.get("binary")), []
+    cols, binary, out = diag.columns, in_points(diag.settings), []
     names = list(diag.models)
     runs_regime = [r for r in regimes if r.key == "runs"]
     for r in dict.fromkeys([regimes[0], strictest, *runs_regime]):
@@ -387,7 +387,7 @@ def _runs_step(diag: Diagnosis, r: RegimeView, decimals: int | None) -> list[Nex
     """The run regime's next step: its unresolved pair closest to resolved (by q_run), with the runs
     per model that would resolve it at the current items.
     """
-    cols, binary, names = diag.columns, bool(diag.settings.get("binary")), list(diag.models)
+    cols, binary, names = diag.columns, in_points(diag.settings), list(diag.models)
     q = np.asarray(cols[r.q_field], dtype=float)
     open_ = ~np.asarray(cols[r.resolved_field], dtype=bool) & np.isfinite(q) & (np.asarray(cols["delta"]) != 0)
     if not open_.any():
@@ -407,7 +407,7 @@ def _runs_step(diag: Diagnosis, r: RegimeView, decimals: int | None) -> list[Nex
 
 def _pair_rows(diag: Diagnosis, regimes: list[RegimeView], level_ci: bool, limit: int | None,
                decimals: int | None = None, flips: FragilityResult | None = None) -> list[PairRow]:
-    cols, binary = diag.columns, bool(diag.settings.get("binary"))
+    cols, binary = diag.columns, in_points(diag.settings)
     names = list(diag.models)
     clustered = "pvalue_cluster" in cols
     rows = []
@@ -476,6 +476,13 @@ def _ranking_view(diag: Diagnosis, rankings: RankReport | None, binary: bool,
                 else "max-t over all pairwise gaps, from the bootstrap's normal limit"))
 
 
+def in_points(settings: dict[str, Any]) -> bool:
+    """Whether a report shows its scores in points: 0/1 scores, or the run-averaged scores of 0/1 runs
+    (shares of runs; the statistics treat them as graded, the unit stays the runs' own).
+    """
+    return bool(settings.get("points", settings.get("binary")))
+
+
 def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None,
                rankings: RankReport | None = None) -> ReportView:
     """The view of a Diagnosis: every number formatted in its units, every label from the result.
@@ -485,7 +492,7 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
     section (:func:`~llm_power.rank_report` of the same diagnosis), shown when given.
     """
     s = diag.settings
-    binary = bool(s.get("binary"))
+    binary = in_points(s)
     level = f"{100 * s.get('confidence_level', 0.95):g}%"
     models = []
     ci_low, ci_high = np.asarray(diag.model_ci_low), np.asarray(diag.model_ci_high)

@@ -198,7 +198,7 @@ def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, run
                    f"({', '.join(short[:5])})")
             raise ValueError(msg)
         matched = rs.matched(opts.run_pairing)
-        run_stats = (crossed_mean_squares(rs.blocks), rs.runs_by, rs.blocks if matched else None)
+        run_stats = (crossed_mean_squares(rs.blocks), rs.runs_by, rs.blocks if matched else None, bool(rs.binary))
         scores = rs.averaged()
     if scores is None:
         msg = "diagnose needs `scores` (items x models) or `runs` (several runs per model)"
@@ -216,7 +216,7 @@ def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, run
 
 
 def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng: Any = None,
-                    runs: tuple[Any, str, Any] | None = None) -> Diagnosis:
+                    runs: tuple[Any, str, Any, bool] | None = None) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """

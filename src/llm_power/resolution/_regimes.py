@@ -55,7 +55,7 @@ class Context:
     model_se: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, the interval's SE
     model_sd: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, SD of the item scores
     #: several runs per model: (crossed mean squares, what names a run, the runs' blocks when matched)
-    runs: tuple[Any, str, Any] | None = None
+    runs: tuple[Any, str, Any, bool] | None = None  # (mean squares, runs_by, matched blocks, 0/1 scores)
 
 
 @dataclass
@@ -118,7 +118,7 @@ def regime_runs(ctx: Context, _options: Any) -> RegimeOutput:
     if ctx.runs is None:
         msg = "the run regime needs several runs per model"
         raise ValueError(msg)
-    (ms, runs_by, blocks), n = ctx.runs, ctx.n  # blocks: matched runs (shared templates), else None
+    (ms, runs_by, blocks, binary_runs), n = ctx.runs, ctx.n  # blocks: matched runs (shared templates), else None
     i, j = ctx.order[ctx.pair_idx[:, 0]], ctx.order[ctx.pair_idx[:, 1]]  # the pairs' columns of the source
     s2_d = ctx.sums.ss / (n - 1)  # sample variance of the run-averaged differences (ddof 1, 0/1 or not)
     pv = gap_run_variance(s2_d, n, ms, i, j, blocks)
@@ -135,7 +135,8 @@ def regime_runs(ctx: Context, _options: Any) -> RegimeOutput:
                "resolved_run": rv.resolved, "run_share": share, "runs_needed": needed}
     runs = ms.runs[ctx.order]
     fewest, most = int(runs.min()), int(runs.max())
-    settings = {"runs_by": runs_by, "runs_min": fewest, "runs_max": most,
+    # the run-averaged scores of 0/1 runs are shares of runs: shown in points, as the runs' own scores
+    settings = {"points": bool(binary_runs), "runs_by": runs_by, "runs_min": fewest, "runs_max": most,
                 "runs_span": f"{fewest}" if fewest == most else f"{fewest}-{most}",
                 "run_pairing": "matched" if blocks is not None else "independent",
                 "run_sd": [float(v) for v in np.sqrt(ms.var_run[ctx.order])],

@@ -287,8 +287,8 @@ REGIMES = (
                         "templates for every model: the common shift cancels), or auto (default: matched for "
                         "runs by template when every model has the same templates)",
                         {"choices": ("auto", "independent", "matched")}),),
-        tail=lambda s, _m, _l, _c: (f"once run-to-run noise counts ({s.get('runs_span', '')} runs per model by "
-                                    f"{s.get('runs_by') or 'run'}"
+        tail=lambda s, _m, _l, _c: (f"once run-to-run noise counts ({s.get('runs_span', '')} runs per model"
+                                    + ("" if (s.get("runs_by") or "run") == "run" else f", one per {s['runs_by']}")
                                     + (", matched across models" if s.get("run_pairing") == "matched" else "")
                                     + ").")),
 )

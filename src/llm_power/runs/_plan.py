@@ -46,6 +46,8 @@ class RunPlanResult(Result):
         The cheapest (items, runs per model) with the requested power, cost per model
         ``cost_per_item * items * runs + cost_per_run * runs`` (inf when nothing up to ``max_runs``
         and ``max_items`` suffices).
+    binary : bool
+        The pilot's scores are 0/1 (the report shows the gap and its components in points).
     table : dict
         ``runs``, ``items`` and ``cost`` for each number of runs 1 .. ``max_runs`` (one run is never
         feasible: the run tests refuse it).
@@ -76,6 +78,7 @@ class RunPlanResult(Result):
     cost_per_item: float
     cost_per_run: float
     table: dict[str, Any]
+    binary: bool = False
 
     _repr_fields = ("delta", "items_needed", "runs_needed", "best_items", "best_runs", "best_cost")
     _title = "Runs and items for a gap under run noise"
@@ -225,4 +228,4 @@ def plan_runs(pilot: Any, delta: float | None = None, *, models: Any = None, run
                          items_needed=items_now,
                          runs_needed=float(need_runs[0]), best_items=best[0], best_runs=best[1], best_cost=best[2],
                          alpha=alpha, power=power, cost_per_item=float(cost_per_item),
-                         cost_per_run=float(cost_per_run), table=table)
+                         cost_per_run=float(cost_per_run), table=table, binary=bool(rs.binary))
