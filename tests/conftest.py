@@ -38,6 +38,15 @@ def load_reference(name: str) -> dict:
         return json.load(fh)
 
 
+@pytest.fixture(scope="module")
+def shared_data_dir() -> Path:
+    """:func:`shared_data` for module-scoped fixtures (the same skip, a failure under CI=1)."""
+    path = SHARED / "data"
+    if not path.is_dir():
+        pytest.skip(f"../shared/data not found at {path} (set LLM_POWER_SHARED)")
+    return path
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """Path to ../shared/data; skips the test when ../shared is absent -- a failure under CI=1, where

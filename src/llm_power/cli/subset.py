@@ -156,7 +156,7 @@ def run_plan(args: argparse.Namespace) -> int:
     print_view(tables.subset_plan_view(plan))
     say(f"sd: the spread of a model's score in the stratum, from {plan.sd_source}.")
     say(f"Sized for {plan.target}: expected {level} interval of a score ({plan.target_of} target) "
-        f"+-{plan.expected_half_width:.4f} "
+        f"±{plan.expected_half_width:.4f} "
         f"(standard error {plan.expected_se:.4f})" + ("" if plan.target_met else
                                                         " -- the target is NOT met: the budget or the benchmark is "
                                                         "too small") + ".")

@@ -395,7 +395,7 @@ class AnytimeEarlyStopping:
             if self.resolve and (lo > 0 or hi < 0):
                 self._pair_stop = f"pair decided: difference {mean:+.4f}, {seq} excludes 0"
             elif self.margin is not None and -self.margin < lo and hi < self.margin:
-                self._pair_stop = f"pair within the margin: difference {mean:+.4f}, {seq} inside +-{self.margin:g}"
+                self._pair_stop = f"pair within the margin: difference {mean:+.4f}, {seq} inside ±{self.margin:g}"
             return
         self._check_leaderboard(names)
 
