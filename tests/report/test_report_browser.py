@@ -200,3 +200,4 @@ def test_arena_report_renders_offline_and_fits_the_screen(tmp_path, capsys, widt
     assert layout["page"] <= layout["vw"], "the page scrolls sideways"
     assert layout["scrolls"] == [0, 0], "a table scrolls sideways"
     assert layout["clipped"] == []
+    assert layout["font"] >= 9  # the forest plot's text stays legible on a phone (was 7 px: 48-character labels)

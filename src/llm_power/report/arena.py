@@ -230,11 +230,15 @@ def forest_svg(diag: ArenaDiagnosis, limit: int) -> str:
     import matplotlib
 
     from .._core.format import unique_short_names
-    from .html import BAD, OK, figure_svg, subplots
+    from .html import BAD, FIG_WIDTH, OK, figure_svg, subplots
 
     c = diag.columns
     k = min(limit, diag.n_pairs)
-    names = unique_short_names([f"{a} − {b}" for a, b in zip(c["model_a"][:k], c["model_b"][:k], strict=True)], 48)
+    # each model shortened once (16 characters, as the leaderboard's forest plot): 48-character labels made
+    # the figure wide, so a phone scaled its text down to 7 px
+    models = sorted({str(m) for m in c["model_a"][:k]} | {str(m) for m in c["model_b"][:k]})
+    short = dict(zip(models, unique_short_names([safe_text(m) for m in models], 16), strict=True))
+    names = [f"{short[str(a)]} − {short[str(b)]}" for a, b in zip(c["model_a"][:k], c["model_b"][:k], strict=True)]
     low, high = (v[:k] for v in _interval_columns(diag))
     gap = np.asarray(c["gap_elo"], dtype=float)[:k]
     label, _ = _strictest(diag)
@@ -243,7 +247,7 @@ def forest_svg(diag: ArenaDiagnosis, limit: int) -> str:
     kind = "cluster-robust (CR1, t)" if _clustered(diag) else "Wald (battles independent)"
     level = f"{100 * diag.settings['confidence_level']:g}%"
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 12, "svg.hashsalt": "llm-power"}):
-        fig, ax = subplots(7.5, 0.9 + 0.38 * k)
+        fig, ax = subplots(FIG_WIDTH, 0.9 + 0.38 * k)
         y = np.arange(k)[::-1]
         colours = np.array([OK if r else BAD for r in resolved], dtype=object)
         ax.hlines(y[drawn], low[drawn], high[drawn], colors=list(colours[drawn]), linewidth=2)
@@ -251,8 +255,8 @@ def forest_svg(diag: ArenaDiagnosis, limit: int) -> str:
         for yk in y[~drawn]:
             ax.text(0.0, yk, "not estimable", va="center", ha="center", fontsize=9, color="#57606a")
         ax.axvline(0.0, color="#57606a", linestyle="--", linewidth=1)
-        ax.set_yticks(y, [safe_text(n) for n in names], parse_math=False)  # names are data: a "$" is not mathtext
-        ax.set_xlabel(f"rating gap, Elo points; {level} {kind} interval; colour: {label} verdict")
+        ax.set_yticks(y, names, parse_math=False)  # names are data: a "$" is not mathtext
+        ax.set_xlabel(f"rating gap (Elo), {level} {kind} interval\ncolour: {label} verdict")
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         return figure_svg(fig, f"Forest plot of {k} rating gaps with {kind} intervals; "
