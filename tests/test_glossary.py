@@ -64,6 +64,8 @@ def commands(tmp: Path, shared: Path, *, write: bool = True) -> dict[str, list[s
         "arena": ["arena", "--demo"],
         "judges": ["judges", str(shared / "preferences" / "pandalm_testset" / "battles.csv.gz"), "--humans",
                    "annotator*"],
+        "judges --humans crowd": ["judges", str(shared / "preferences" / "llmfao" / "battles.csv.gz"), "--humans",
+                                  "crowd_*", "--where", "in_crowd_subset=1"],
         "ppi": ["ppi", "--labeled", str(tmp / "labeled.csv"), "--unlabeled", str(tmp / "unlabeled.csv")],
         "passk": ["passk", str(tmp / "samples.csv"), "--k", "1", "3"],
         "subset plan": ["subset", "plan", str(MMLU), "--budget", "400", "--cluster", "category", "--seed", "0",
@@ -108,7 +110,9 @@ def _data_names(shared: Path) -> dict[str, list[str]]:
                      battles[c].astype(str).unique()} | set(battles.columns))
     arena = pd.read_csv(BUNDLED / "mtbench_swap_battles.csv.gz")
     arena_names = sorted({str(v) for c in ("model_a", "model_b") for v in arena[c].unique()})
-    by = {"subset estimate": [A, B], "plan runs": reruns, "noise": reruns, "diagnose --run": reruns,
+    crowd = sorted(pd.read_csv(shared / "preferences" / "llmfao" / "battles.csv.gz", usecols=["judge"])["judge"]
+                   .astype(str).unique())
+    by = {"judges --humans crowd": crowd, "subset estimate": [A, B], "plan runs": reruns, "noise": reruns, "diagnose --run": reruns,
           "arena": arena_names, "judges": judges, "passk": ["Mistral-7B-Instruct-v0.1", "Mistral-7B-v0.1"]}
     return {name: by.get(name, mmlu) for name in commands(Path("/nonexistent"), shared, write=False)}
 
@@ -123,6 +127,13 @@ def test_no_line_is_wider_than_80_columns(outputs):
             # gate's verdict stays one line in a pipe (a CI log is grepped for it); on a terminal it wraps
             and not (name == "gate" and line.startswith(("PASS ", "FAIL ", "INCONCLUSIVE ")))}
     assert wide == {}
+
+
+def test_a_crowd_of_humans_is_one_row(outputs):
+    """124 crowd workers were listed one per line; the JSON keeps every one."""
+    out = outputs["judges --humans crowd"][1]
+    judges_table = out.split("\n\n")[0]
+    assert "124 humans" in judges_table and "crowd_58 " not in judges_table and len(judges_table.splitlines()) < 12
 
 
 def test_no_shortened_name_is_ambiguous(outputs, shared_data_dir):

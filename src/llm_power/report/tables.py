@@ -66,6 +66,9 @@ class TableView:
     rows: Sequence[Sequence[str]]
     caption: str | None = None
     right_align: Sequence[int] = field(default_factory=tuple)
+    #: the columns that may wrap when the table is wider than the terminal (names); None: every column but
+    #: the first. Numbers and intervals outside it never split across lines.
+    wrap: Sequence[int] | None = None
 
 
 def print_view(view: TableView, stream: TextIO | None = None) -> None:
@@ -73,7 +76,7 @@ def print_view(view: TableView, stream: TextIO | None = None) -> None:
     from .terminal import print_table
 
     print_table(view.title, view.columns, view.rows, caption=view.caption, right_align=view.right_align,
-                stream=stream)
+                stream=stream, wrap=view.wrap)
 
 
 # ---- adjust, ci, coverage ------------------------------------------------------------------------------------
@@ -665,13 +668,26 @@ def _judge_f(value: Any, spec: str = ".2f") -> str:
     return "—" if value is None or (isinstance(value, float) and not math.isfinite(value)) else format(value, spec)
 
 
+#: humans listed one per row in the judges table; more are one row (the JSON lists every one)
+MAX_HUMAN_ROWS = 12
+
+
 def _judge_tables(out: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
     """(title, header, rows, caption) of every table, the same in the terminal and in Markdown."""
     level = f"{100 * out['confidence_level']:g}%"
-    tables = [("Judges", ["judge", "verdicts", "items", "kind"],
-               [[j["judge"], f"{j['verdicts']:,}", f"{j['items']:,}", "human" if j["human"] else "judge"]
-                for j in out["judges"]],
-               f"items: {out['item_column']}; {out['n_battles']:,} verdicts.")]
+    judges = [j for j in out["judges"] if not j["human"]]
+    humans = [j for j in out["judges"] if j["human"]]
+    rows = [[j["judge"], f"{j['verdicts']:,}", f"{j['items']:,}", "judge"] for j in judges]
+    if len(humans) > MAX_HUMAN_ROWS:  # a crowd is one row: 124 workers one per line say nothing more
+        least, most = min(j["items"] for j in humans), max(j["items"] for j in humans)
+        rows.append([f"{len(humans):,} humans", f"{sum(j['verdicts'] for j in humans):,}",
+                     f"{least:,}–{most:,} each" if least != most else f"{least:,} each", "human"])
+    else:
+        rows += [[j["judge"], f"{j['verdicts']:,}", f"{j['items']:,}", "human"] for j in humans]
+    tables = [("Judges", ["judge", "verdicts", "items", "kind"], rows,
+               f"items: {out['item_column']}; {out['n_battles']:,} verdicts"
+               + (f"; the humans are {', '.join(str(j['judge']) for j in humans[:3])}, … (every one in --json)"
+                  if len(humans) > MAX_HUMAN_ROWS else "") + ".")]
     agreement_header = ["n", "agree", "κ", f"κ {level}", "α", f"α {level}"]
 
     def numbers(r: dict[str, Any]) -> list[str]:
@@ -726,9 +742,10 @@ def judges_views(out: dict[str, Any]) -> list[TableView]:
     """``llm-power judges``: the judges, their agreement with the human majority and each other, position
     swaps and length bias (each view's caption is printed under it as a sentence).
     """
+    names = ("judge", "judge A", "judge B")
     return [TableView(title, header, rows, caption=caption,
-                      right_align=tuple(i for i, h in enumerate(header) if h not in ("judge", "judge A", "judge B",
-                                                                                     "kind")))
+                      right_align=tuple(i for i, h in enumerate(header) if h not in (*names, "kind")),
+                      wrap=tuple(i for i, h in enumerate(header) if h in names))  # names fold, intervals never
             for title, header, rows, caption in _judge_tables(out)]
 
 

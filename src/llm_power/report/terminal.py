@@ -128,8 +128,11 @@ def print_table(
     caption: str | None = None,
     right_align: Sequence[int] = (),
     stream: TextIO | None = None,
+    wrap: Sequence[int] | None = None,
 ) -> None:
-    """Print a rich table; plain (no colour codes) when the stream is not a terminal."""
+    """Print a rich table; plain (no colour codes) when the stream is not a terminal. ``wrap``: the
+    columns that may wrap to fit the width (default: all but the first).
+    """
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -141,8 +144,8 @@ def print_table(
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     for i, name in enumerate(columns):
         # a cell that does not fit folds onto the next line; it is never cut with "…"
-        table.add_column(_cell(name), justify="right" if i in right_align else "left", no_wrap=i == 0,
-                         overflow="fold")
+        table.add_column(_cell(name), justify="right" if i in right_align else "left",
+                         no_wrap=(i == 0) if wrap is None else (i not in wrap), overflow="fold")
     for row in rows:
         table.add_row(*(_cell(cell) for cell in row))
     console.print(table)
