@@ -43,6 +43,7 @@ def commands(tmp: Path, shared: Path, *, write: bool = True) -> dict[str, list[s
         pd.DataFrame({"label": y[:100], "judge": judge[:100]}).to_csv(tmp / "labeled.csv", index=False)
         pd.DataFrame({"judge": judge[100:]}).to_csv(tmp / "unlabeled.csv", index=False)
     lm_eval = shared / "formats" / "lm_eval" / "results_2026-01-21T03-44-18.458309.json"
+    eee = shared / "formats" / "every_eval_ever" / "converted_v0.3.0"
     return {
         "ci": ["ci", "17", "20", "--method", "all"],
         "coverage": ["coverage", "--n", "10", "30", "--p", "0.02", "0.5"],
@@ -61,6 +62,8 @@ def commands(tmp: Path, shared: Path, *, write: bool = True) -> dict[str, list[s
         "noise": ["noise", "--demo"],
         "gate": ["gate", B, A, "--demo"],
         "aggregate": ["aggregate", str(lm_eval)],
+        "aggregate, two models": ["aggregate", str(eee / "arc_easy_claude-sonnet-4.json"),
+                                  str(eee / "arc_easy_qwen2.5-0.5b.json")],
         "arena": ["arena", "--demo"],
         "judges": ["judges", str(shared / "preferences" / "pandalm_testset" / "battles.csv.gz"), "--humans",
                    "annotator*"],
@@ -112,7 +115,8 @@ def _data_names(shared: Path) -> dict[str, list[str]]:
     arena_names = sorted({str(v) for c in ("model_a", "model_b") for v in arena[c].unique()})
     crowd = sorted(pd.read_csv(shared / "preferences" / "llmfao" / "battles.csv.gz", usecols=["judge"])["judge"]
                    .astype(str).unique())
-    by = {"judges --humans crowd": crowd, "subset estimate": [A, B], "plan runs": reruns, "noise": reruns, "diagnose --run": reruns,
+    by = {"judges --humans crowd": crowd, "aggregate, two models": ["anthropic/claude-sonnet-4-20250514",
+                                                                    "ollama/qwen2.5-0.5b"], "subset estimate": [A, B], "plan runs": reruns, "noise": reruns, "diagnose --run": reruns,
           "arena": arena_names, "judges": judges, "passk": ["Mistral-7B-Instruct-v0.1", "Mistral-7B-v0.1"]}
     return {name: by.get(name, mmlu) for name in commands(Path("/nonexistent"), shared, write=False)}
 

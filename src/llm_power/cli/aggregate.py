@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     scores = read_aggregates(args.results, metric=args.metric, filter=args.filter, items=_items(args.items))
     models = list(dict.fromkeys(s.model for s in scores))
-    short = dict(zip(models, unique_short_names(models, 20), strict=True))  # the numbers keep their room
+    short = dict(zip(models, unique_short_names(models, 36), strict=True))  # a table per model or per task: room
     payload: dict[str, list[dict[str, Any]]] = {"scores": [], "pairs": []}
     for s in scores:
         lo, hi, kind = aggregate_interval(s.value, s.n, s.stderr, args.confidence_level)
@@ -103,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         dump_json(payload)
         return 0
-    print_view(tables.aggregate_scores_view(payload["scores"], short, confidence_level=args.confidence_level,
-                                            alpha=args.alpha, power=args.power))
+    for view in tables.aggregate_scores_views(payload["scores"], short, confidence_level=args.confidence_level,
+                                              alpha=args.alpha, power=args.power):
+        print_view(view)
     if payload["pairs"]:
         print_view(tables.aggregate_pairs_view(payload["pairs"], short[models[0]], short[models[1]]))
         if any(p["verdict"] == "undetermined" for p in payload["pairs"]):

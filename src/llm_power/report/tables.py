@@ -17,7 +17,7 @@ __all__ = [
     "TableView",
     "adjust_view",
     "aggregate_pairs_view",
-    "aggregate_scores_view",
+    "aggregate_scores_views",
     "comparison_view",
     "coverage_view",
     "error_bars_view",
@@ -223,31 +223,46 @@ def _num(value: float | None, spec: str) -> str:
     return format(value, spec) if math.isfinite(value) else "∞"
 
 
-def aggregate_scores_view(scores: Sequence[dict[str, Any]], short: dict[str, str], *, confidence_level: float,
-                          alpha: float, power: float) -> TableView:
-    """``llm-power aggregate``: each score with its interval, items and MDE (one model: its name in the title)."""
-    rows = []
-    for s in scores:
+def aggregate_scores_views(scores: Sequence[dict[str, Any]], short: dict[str, str], *, confidence_level: float,
+                           alpha: float, power: float) -> list[TableView]:
+    """``llm-power aggregate``: each score with its interval, items and MDE. One task and metric (a
+    leaderboard): one table, the task in its title; one model: its name in the title; several models on
+    several tasks: a table per model (a row of model, task, metric and five numbers does not fit 80
+    columns). The caption is under the last table.
+    """
+    def row(s: dict[str, Any]) -> list[str]:
         lo, hi, detect = s["ci_low"], s["ci_high"], s["mde_rho0"]
-        binary = s["interval"] in ("wilson", "wilson bound")
-        # accuracies in percent and points, as the gaps and MDEs beside them; other metrics as given
-        score, interval = ((f"{100 * s['value']:.2f}%", f"{100 * lo:.2f} – {100 * hi:.2f}%") if binary
-                           else (f"{s['value']:.4g}", f"{lo:.4g} – {hi:.4g}" if math.isfinite(lo) else "—"))
-        rows.append([short[s["model"]], s["task"], f"{s['metric']},{s['filter']}" if s["filter"] else s["metric"],
-                     score, interval, f"{s['n']:,}", f"{100 * detect:.2f} pts" if math.isfinite(detect) else "—"])
+        if s["interval"] in ("wilson", "wilson bound"):  # accuracies in percent and points, as the gaps beside
+            places = 2 if 100 * (hi - lo) < 1 else 1
+            score, interval = f"{100 * s['value']:.2f}%", f"{100 * lo:.{places}f} – {100 * hi:.{places}f}%"
+        else:  # other metrics as given
+            score, interval = f"{s['value']:.4g}", f"{lo:.4g} – {hi:.4g}" if math.isfinite(lo) else "—"
+        metric = f"{s['metric']},{s['filter']}" if s["filter"] else s["metric"]
+        return [short[s["model"]], s["task"], metric, score, interval, f"{s['n']:,}",
+                f"{100 * detect:.2f}" if math.isfinite(detect) else "—"]
+
+    header = ["model", "task", "metric", "score", "interval", "items", "MDE (pts)"]
     models = list(dict.fromkeys(s["model"] for s in scores))
-    one = len(models) == 1  # one model: its name in the title, the columns for the numbers
-    header = ["model", "task", "metric", "score", "interval", "items", "MDE (ρ = 0)"]
-    return TableView(
-        f"Scores of {models[0]}" if one else "Scores", header[one:], [r[one:] for r in rows],
-        caption=f"{confidence_level:.0%} intervals (Wilson for accuracies; for a score given without "
-                "its standard error, the Wilson interval at its value, which bounds any score in [0, 1]). "
-                "MDE: the paired gap "
-                f"detectable at alpha = {alpha:g}, power {power:g}, against a model whose "
-                "errors are independent of this one's (correlated errors: smaller); —: none detectable "
-                "(a score near 0 or 1 leaves too few items to disagree on). A score outside [0, 1] without its "
-                "standard error has no interval (—).",
-        right_align=(2, 4, 5) if one else (3, 5, 6))
+    kinds = list(dict.fromkeys((s["task"], s["metric"], s["filter"]) for s in scores))
+    caption = (f"{confidence_level:.0%} intervals (Wilson for accuracies; for a score given without "
+               "its standard error, the Wilson interval at its value, which bounds any score in [0, 1]). "
+               "MDE: the paired gap (points) "
+               f"detectable at alpha = {alpha:g}, power {power:g}, against a model whose "
+               "errors are independent of this one's (correlated errors: smaller); —: none detectable "
+               "(a score near 0 or 1 leaves too few items to disagree on). A score outside [0, 1] without its "
+               "standard error has no interval (—).")
+    if len(kinds) == 1 and len(models) > 1:  # a leaderboard of one task: the task and metric in the title
+        task, metric, filt = kinds[0]
+        views = [TableView(f"Scores on {task} ({metric}{',' + filt if filt else ''})",
+                           [header[0], *header[3:]], [[r[0], *r[3:]] for r in map(row, scores)],
+                           right_align=(1, 2, 3, 4), wrap=(0,))]
+    else:
+        views = [TableView(f"Scores of {model}", header[1:], [row(s)[1:] for s in scores if s["model"] == model],
+                           right_align=(2, 4, 5), wrap=(0, 1)) for model in models]
+    last = views[-1]
+    views[-1] = TableView(last.title, last.columns, last.rows, caption=caption, right_align=last.right_align,
+                          wrap=last.wrap)
+    return views
 
 
 def aggregate_pairs_view(pairs: Sequence[dict[str, Any]], name_a: str, name_b: str) -> TableView:
