@@ -215,3 +215,33 @@ def test_the_scan_finds_what_it_forbids():
         assert pattern.search(text), text
     assert _SCIENTIFIC.search("run 3.56e-07") and not _P_BEFORE.search("run ")
     assert _P_BEFORE.search("two-sided p = ")
+
+
+def test_every_help_says_it_the_glossarys_way():
+    """The --help of every command and sub-command (walked from the parser) at 80 columns."""
+    import argparse
+
+    from llm_power.cli.main import build_parser
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, str]]:
+        found = [(name, parser.format_help())]
+        for action in parser._actions:  # noqa: SLF001 - argparse keeps sub-parsers here
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+                for sub_name, sub in action.choices.items():
+                    found += walk(sub, f"{name} {sub_name}")
+        return found
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        helps = walk(build_parser(), "llm-power")
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    assert len(helps) > 20
+    found = [(name, m.group(0)) for name, text in helps for pattern, _ in FORBIDDEN[:3] for m in pattern.finditer(text)]
+    assert found == []
+    wide = [(name, line) for name, text in helps for line in text.splitlines() if len(line) > 80]
+    assert wide == []

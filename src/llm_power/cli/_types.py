@@ -104,3 +104,66 @@ def add_reader_options(p: Any, *, missing: str, records: bool = True) -> None:
         p.add_argument("--split", default="test", help="HELM split (default test)")
         p.add_argument("--filter", help="lm-eval filter when a task wrote several, e.g. strict-match (default: the "
                                         "only one)")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help laid out for the stream's width (its terminal's, ``COLUMNS``, or 80 in a pipe): the prose
+    paragraphs of a description or epilog wrap; an example line (``  llm-power ...   # why``) keeps its
+    form, its comment going to the line above when the line is too long, and a command longer than
+    the width continues on the next line after a backslash.
+    """
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            import sys
+
+            from ..report.terminal import terminal_width
+
+            width = terminal_width(sys.stdout) - 2  # argparse's own margin
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        limit = width + 2  # the line may use the whole stream's width
+        out: list[str] = []
+        paragraph: list[str] = []
+
+        def flush() -> None:
+            if paragraph:
+                out.extend(textwrap.wrap(" ".join(paragraph), width=limit, break_long_words=False,
+                                         break_on_hyphens=False))
+                paragraph.clear()
+
+        for line in text.splitlines():
+            if not line.strip():
+                flush()
+                out.append("")
+            elif line.startswith((" ", "examples:")) or "llm-power " in line[:24]:
+                flush()
+                out.extend(_example_lines(line, limit))
+            else:
+                paragraph.append(line.strip())
+        flush()
+        return "\n".join(indent + line if line else line for line in out)
+
+
+def _example_lines(line: str, limit: int) -> list[str]:
+    """An example command line (and its ``# comment``) within ``limit`` columns."""
+    if len(line) <= limit:
+        return [line]
+    head, _, comment = line.partition("  # ")
+    lead = len(head) - len(head.lstrip())
+    if head.startswith("examples:"):
+        lead = len("examples: ")
+    out = [" " * lead + "# " + comment.strip()] if comment else []
+    command = head.rstrip()
+    while len(command) > limit:  # break at the last space that fits, continuing with " \"
+        cut = command.rfind(" ", lead + 1, limit - 2)
+        if cut <= lead:
+            break
+        out.append(command[:cut] + " \\")
+        command = " " * (lead + 4) + command[cut + 1:]
+    out.append(command)
+    return out

@@ -9,6 +9,7 @@ from typing import Any
 from .._core.options import ADJUST_METHODS
 from ..report.tables import adjust_view, print_view
 from ..report.terminal import dump_json
+from ._types import HelpFormatter
 
 HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"
 
@@ -29,7 +30,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("adjust", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".",
                        epilog="example: llm-power adjust 0.01 0.04 0.03 --method holm",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("pvalues", nargs="+", type=_pvalue, metavar="P", help="raw p-values of one family")
     p.add_argument("--method", default="holm", choices=ADJUST_METHODS,
                    help="holm (default; FWER, step-down), bonferroni, hochberg (FWER, step-up), "

@@ -9,6 +9,7 @@ from typing import Any
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json, say
+from ._types import HelpFormatter
 
 HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records, Hugging Face "
         ".eval_results, leaderboard tables such as AlpacaEval's CSVs): intervals, MDE, and what a paired test "
@@ -21,7 +22,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                        epilog="examples: llm-power aggregate out/model-a/ out/model-b/ --metric acc\n"
                               "          llm-power aggregate org__model-a/ org__model-b/ --items gpqa_diamond=198\n"
                               "          llm-power aggregate weighted_alpaca_eval_gpt4_turbo_leaderboard.csv",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="lm-eval results_*.json, Every Eval Ever records, Hugging Face eval results, or folders "
                         "holding them; leaderboard tables (CSV/TSV: a model and a score column, with a standard "

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..io.safe import parse_once
-from ._types import nonnegative_int
+from ._types import HelpFormatter, nonnegative_int
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
 
@@ -21,7 +21,7 @@ EPILOG = """examples:
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("arena", parents=[parent], help=HELP, description=HELP + ".", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("files", nargs="*", metavar="FILES",
                    help="battle logs (CSV/TSV/JSONL/JSON/Parquet with model_a, model_b, winner), MT-Bench "
                         "*_pair.jsonl, AlpacaEval annotations.json, or folders of the latter two")

@@ -22,8 +22,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("k", metavar="K", type=int, help="number of items scored correct")
     p.add_argument("n", metavar="N", type=int, help="number of items")
     p.add_argument(
-        "--method", default="wilson", choices=(*INTERVAL_METHODS, "all"),
-        help="interval method (default wilson); 'all' shows every method",
+        "--method", default="wilson", choices=(*INTERVAL_METHODS, "all"), metavar="METHOD",
+        help="interval method: " + ", ".join(INTERVAL_METHODS) + " (default wilson), or all (every method)",
     )
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="confidence level in (0, 1) (default 0.95)")

@@ -17,7 +17,7 @@ from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, items_text, p_is
 from ..report.tables import comparison_view, print_view
 from ..report.terminal import dump_json, say
-from ._types import COMPARE_METHODS, DESIGN_EFFECTS, add_reader_options, nonnegative_int, positive_int
+from ._types import COMPARE_METHODS, DESIGN_EFFECTS, HelpFormatter, add_reader_options, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -29,7 +29,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         epilog="examples: llm-power compare a.csv b.jsonl --metric correct      # one file per model\n"
                "          llm-power compare scores.csv --models gpt-x claude-y --cluster subject\n"
                "          llm-power compare out/ --models org/model-a org/model-b  # any harness output",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("files", nargs="+", metavar="RESULTS",
                    help="result files or folders, as diagnose reads them (harness logs, long/wide tables, "

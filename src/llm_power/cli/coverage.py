@@ -21,8 +21,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, nargs="+", required=True, metavar="N", help="number(s) of items (required)")
     p.add_argument("--p", type=float, nargs="+", required=True, metavar="P",
                    help="true accuracy (or accuracies) in [0, 1] (required)")
-    p.add_argument("--method", default="all", choices=(*INTERVAL_METHODS, "all"),
-                   help="interval method (default: all)")
+    p.add_argument("--method", default="all", choices=(*INTERVAL_METHODS, "all"), metavar="METHOD",
+                   help="interval method: " + ", ".join(INTERVAL_METHODS) + ", or all (default: all)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
                    help="nominal level in (0, 1) (default 0.95)")
     p.set_defaults(run=run)

@@ -11,7 +11,7 @@ from .._core.progress import step
 from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import add_reader_options, nonnegative_int, positive_int
+from ._types import HelpFormatter, add_reader_options, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 #: the names of the command's steps in progress reports (the core reports the steps inside them);
@@ -28,7 +28,7 @@ EPILOG = """examples:
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("diagnose", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     add_options(p)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "

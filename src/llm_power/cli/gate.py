@@ -19,7 +19,7 @@ from ..report.files import check_outputs, write_atomic
 from ..report.tables import gate_markdown, gate_tasks_markdown
 from ..report.terminal import dump_json, safe_text, say
 from ._reader import ReaderOptions, load_roles
-from ._types import add_reader_options, add_run_pairing
+from ._types import HelpFormatter, add_reader_options, add_run_pairing
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
 EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
@@ -35,7 +35,7 @@ examples:
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("gate", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("baseline", metavar="BASELINE",
                    help="the baseline's results (a file or folder of one model), or its name in --data/--demo")
     p.add_argument("candidate", metavar="CANDIDATE",

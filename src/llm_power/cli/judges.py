@@ -11,6 +11,8 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from ._types import HelpFormatter
+
 HELP = "LLM judges audited: agreement (kappa, alpha) with each other and the human majority, position and length bias"
 
 EPILOG = """examples:
@@ -32,7 +34,7 @@ MAX_JUDGES = 8
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("judges", parents=[parent], help=HELP, description=HELP + ".", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("files", nargs="+", metavar="FILES",
                    help="battle logs with a judge column (CSV/TSV/JSONL/JSON/Parquet), MT-Bench *_pair.jsonl, "
                         "AlpacaEval annotations.json")

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..report.tables import noise_units, noise_views, print_view
 from ..report.terminal import dump_json, say
-from ._types import add_reader_options, add_run_pairing, positive_int
+from ._types import HelpFormatter, add_reader_options, add_run_pairing, positive_int
 
 HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
 EPILOG = """examples:
@@ -21,7 +21,7 @@ EPILOG = """examples:
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("noise", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("results", nargs="*", metavar="RESULTS",
                    help="result files or folders with several runs per model (what diagnose reads)")
     p.add_argument("--demo", action="store_true",

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..io.safe import parse_once
+from ._types import HelpFormatter
 
 HELP = "pass@k / pass^k from several samples per question, with intervals that name their population"
 
@@ -19,7 +20,7 @@ EPILOG = """examples:
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("passk", parents=[parent], help=HELP, description=HELP + ".", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("files", nargs="+", metavar="FILES",
                    help="inspect logs (epochs > 1), lm-eval samples of a task run with repeats, EvalPlus "
                         "*_eval_results.json, SWE-bench run reports (<model>.<run>.json; runs are samples) or "

@@ -10,7 +10,7 @@ from .._core.options import DESIGNS
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json
-from ._types import add_reader_options, add_run_pairing
+from ._types import HelpFormatter, add_reader_options, add_run_pairing
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
 
@@ -47,7 +47,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     ss = psub.add_parser("sample-size", parents=[parent], help="items needed to detect a gap p_a - p_b",
                          epilog="examples: llm-power plan sample-size --pa 0.65 --pb 0.60 --rho 0.30\n"
                                 "          llm-power plan sample-size --table --p 0.8 --delta 0.02",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=HelpFormatter)
     ss.add_argument("--pa", type=float, help="accuracy of model A (no default; required unless --table)")
     ss.add_argument("--pb", type=float, help="accuracy of model B (no default; required unless --table)")
     _pair_options(ss)
@@ -65,7 +65,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     md = psub.add_parser("mde", parents=[parent], help="minimum detectable effect of a benchmark of n items",
                          epilog="examples: llm-power plan mde --n 1319 --p 0.8 --rho 0.7\n"
                                 "          llm-power plan mde --table --p 0.8",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=HelpFormatter)
     md.add_argument("--n", type=int, nargs="+", default=None,
                     help="number(s) of items (no default; required unless --table)")
     md.add_argument("--p", type=float, default=0.8, help="baseline accuracy (default 0.8)")
@@ -107,7 +107,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     rn = psub.add_parser("runs", parents=[parent], help="runs (and items) a gap needs under run-to-run noise",
                          epilog="examples: llm-power plan runs pilot.csv --run seed --delta 0.01\n"
                                 "          llm-power plan runs out/ --run seed --cost-per-run 50 --max-items 5000",
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
+                         formatter_class=HelpFormatter)
     rn.add_argument("results", nargs="+", metavar="PILOT", help="a pilot with at least 2 runs of each model")
     rn.add_argument("--run", dest="run_field", required=True, metavar="FIELD",
                     help="what names a run (a column, a harness field such as seed, a dotted path, file, folder; "

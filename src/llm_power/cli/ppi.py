@@ -9,12 +9,14 @@ import argparse
 import math
 from typing import Any
 
+from ._types import HelpFormatter
+
 HELP = ("prediction-powered inference: the human score from a judge on every item and humans on a few, and "
         "labels needed")
 
 EPILOG = """examples:
   llm-power ppi --labeled labeled.csv --unlabeled judged.csv
-  llm-power ppi --labeled labeled.csv --unlabeled judged.csv --plan 0.02     # labels for +-2 points
+  llm-power ppi --labeled labeled.csv --unlabeled judged.csv --plan 0.02     # labels for ±2 points
 
 --labeled has one row per human-labelled item: a human label and the judge's score of the same
 item; --unlabeled the judge's scores of the other items. Columns are found by name (label: label,
@@ -29,14 +31,14 @@ JUDGE_COLUMNS = ("judge", "prediction", "yhat", "pred", "judge_score", "score")
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Add the subcommand and its options to the parser."""
     p = sub.add_parser("ppi", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:] + ".",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=EPILOG, formatter_class=HelpFormatter)
     p.add_argument("--labeled", required=True, metavar="FILE",
                    help="items with a human label and the judge's score (CSV/TSV/JSONL/Parquet; required)")
     p.add_argument("--unlabeled", required=True, metavar="FILE", help="items with the judge's score only (required)")
     p.add_argument("--label-column", metavar="NAME", help="the human label's column (default: found by name)")
     p.add_argument("--judge-column", metavar="NAME", help="the judge score's column (default: found by name)")
     p.add_argument("--plan", type=float, metavar="HALF_WIDTH",
-                   help="also: human labels needed for an interval of +-HALF_WIDTH (in score units: 0.02 = 2 "
+                   help="also: human labels needed for an interval of ±HALF_WIDTH (in score units: 0.02 = 2 "
                         "points of accuracy), from this pilot's sd and correlation (default: no plan)")
     p.add_argument("--lam", type=float, default=None, metavar="L",
                    help="fixed weight of the judge in [0, 1] (default: power-tuned; 1 is classical PPI, 0 labels only)")

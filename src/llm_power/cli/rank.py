@@ -7,7 +7,7 @@ from typing import Any
 
 from ..report.tables import print_view, ranks_view
 from ..report.terminal import dump_json, safe_text, say
-from ._types import add_reader_options, nonnegative_int, positive_int
+from ._types import HelpFormatter, add_reader_options, nonnegative_int, positive_int
 from .diagnose import add_declared_options
 
 HELP = ("rank intervals: every model's rank with simultaneous coverage, the set of models that can be #1, the "
@@ -24,7 +24,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     declares (the same data and options give the same rank intervals as diagnose's report).
     """
     p = sub.add_parser("rank", parents=[parent], help=HELP, description=HELP[:1].upper() + HELP[1:], epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       formatter_class=HelpFormatter)
     p.add_argument("results", nargs="*", metavar="RESULTS", help="result files or folders (what diagnose reads)")
     p.add_argument("--demo", action="store_true",
                    help="the bundled MMLU-Pro results with the demo's settings (its top 10, clusters by category, "

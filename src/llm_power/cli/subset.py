@@ -12,7 +12,7 @@ from ..io.safe import parse_once
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json, safe_text, say
-from ._types import add_reader_options, nonnegative_int, positive_int
+from ._types import HelpFormatter, add_reader_options, nonnegative_int, positive_int
 
 HELP = "fewer items: plan a random subset of a benchmark, and estimate full-benchmark scores and gaps from it"
 
@@ -53,7 +53,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = ssub.add_parser("plan", parents=[parent], help="which items to run: a stratified random subset and its file",
                         description="Plan which items to run: a stratified random subset (Neyman allocation) sized "
                                     "for a budget, a half-width or a gap.",
-                        epilog=PLAN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                        epilog=PLAN_EPILOG, formatter_class=HelpFormatter)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="other models' per-item results on every item (files or folders diagnose reads)")
     p.add_argument("--cluster", metavar="FIELD", help="stratify by this field (default: one stratum)")
@@ -84,7 +84,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     e = ssub.add_parser("estimate", parents=[parent], help="full-benchmark scores and gaps of models run on a plan",
                         description="The full-benchmark score and gaps of models run on a plan's items, with "
                                     "design-based intervals.",
-                        epilog=ESTIMATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                        epilog=ESTIMATE_EPILOG, formatter_class=HelpFormatter)
     e.add_argument("results", nargs="+", metavar="RESULTS", help="the new models' results on the plan's items")
     e.add_argument("--plan", required=True, metavar="FILE", help="the plan file (from subset plan; required)")
     e.add_argument("--reference", nargs="+", metavar="RESULTS",
