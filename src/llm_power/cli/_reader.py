@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..matrix import ScoreMatrix
 
 __all__ = ["OneModel", "ReaderOptions", "load_matrix", "load_roles"]
 
@@ -98,7 +101,7 @@ def load_matrix(opts: ReaderOptions, paths: list[Any] | None = None, *, min_mode
         return align_results(frame, on_missing=opts.on_missing, min_models=min_models)
 
 
-def load_roles(opts: ReaderOptions, roles: dict[str, str]) -> Any:
+def load_roles(opts: ReaderOptions, roles: dict[str, str]) -> ScoreMatrix:
     """One model per path, named by its role (gate's BASELINE and CANDIDATE): the aligned matrix with a
     column per role, in ``roles`` order, named after the model each path holds (the same model in both
     is two runs of it: "NAME (baseline)", "NAME (candidate)"). A path with more or fewer than one model

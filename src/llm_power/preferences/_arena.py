@@ -439,9 +439,9 @@ def _top_fragility(enc: Any, names: list[str]) -> dict[str, Any] | None:
         counts[name] = flip_count(enc, ratings, top, enc.models.index(name))
         advance(FRAGILITY_TASK, k, len(names) - 1)
     challenger = min(names[1:], key=lambda x: (counts[x][1], counts[x][0]))
-    k = counts[challenger][1]
-    return {"top_model": names[0], "challenger": challenger, "battles_to_flip_top": k,
-            "battles_amip_top": counts[challenger][0], "share_top": k / enc.n,
+    flips = counts[challenger][1]
+    return {"top_model": names[0], "challenger": challenger, "battles_to_flip_top": flips,
+            "battles_amip_top": counts[challenger][0], "share_top": flips / enc.n,
             "fragile_top": bool(k / enc.n <= FRAGILE_SHARE), "fragile_share": FRAGILE_SHARE}
 
 

@@ -149,7 +149,7 @@ def _scalar(value: Any) -> str | None:
 def _column(value: Any) -> list[Any] | None:
     """A field that is one value per model, pair or k: a 1-D array or a list of scalars."""
     if isinstance(value, np.ndarray) and value.ndim == 1:
-        return value.tolist()
+        return list(value.tolist())
     if isinstance(value, list) and value and all(_scalar(v) is not None for v in value):
         return value
     return None

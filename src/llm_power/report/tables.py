@@ -467,7 +467,7 @@ def noise_views(rep: Any, *, runs_by: str) -> list[TableView]:
                     caption="reruns remove: the share of the gap's variance infinitely many runs at these items "
                             "would remove (run shifts and item x run noise); the rest needs more items."))
     def pct(x: float | None) -> str:
-        return _noise_num(None if x is None else 100.0 * x, ".1f") + ("%" if x is not None and math.isfinite(x) else "")
+        return "—" if x is None or not math.isfinite(x) else f"{100.0 * x:.1f}%"
 
     frow = [[f["model"], f"{f['unstable']:,}", f"{f['unstable_share']:.1%}", pct(f["flip_rate"]),
              num(f.get("best_possible", math.nan)), num(f.get("worst_possible", math.nan))]
