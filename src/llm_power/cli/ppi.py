@@ -9,6 +9,8 @@ import argparse
 import math
 from typing import Any
 
+from .._core.suggest import hint
+
 HELP = ("prediction-powered inference: the human score from a judge on every item and humans on a few, and "
         "labels needed")
 
@@ -52,7 +54,7 @@ def _column(path: str, columns: list[str], given: str | None, names: tuple[str, 
 
     if given is not None:
         if given not in columns:
-            msg = f"{flag} {given!r}: no such column; columns are {', '.join(map(repr, columns))}"
+            msg = f"{flag} {given!r}: no such column{hint(given, columns)}; columns are {', '.join(map(repr, columns))}"
             raise DataError(msg, file=path)
         return given
     found = next((c for c in names if c in columns), None)
