@@ -391,21 +391,22 @@ def test_every_option_has_help_with_its_default():
     assert not missing, "\n".join(missing)
 
 
-@pytest.mark.parametrize(("argv", "flag", "code"), [
-    (["ci", "17", "20", "--confidence-level", "2"], "--confidence-level", 2),  # usage errors: checked while parsing
-    (["plan", "mde", "--n", "100", "--alpha", "2"], "--alpha", 2),
-    (["plan", "power", "--n", "100", "--pa", "1.2", "--pb", "0.5"], "--pa", 1),
-    (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.01"], "--power", 2),
+@pytest.mark.parametrize(("argv", "flag", "while_parsing"), [
+    (["ci", "17", "20", "--confidence-level", "2"], "--confidence-level", True),
+    (["plan", "mde", "--n", "100", "--alpha", "2"], "--alpha", True),
+    (["plan", "power", "--n", "100", "--pa", "1.2", "--pb", "0.5"], "--pa", False),  # the library's check
+    (["plan", "sample-size", "--pa", "0.7", "--pb", "0.6", "--power", "0.01"], "--power", True),
 ])
-def test_errors_name_the_flag_not_the_python_parameter(capsys, monkeypatch, argv, flag, code):
-    if code == 2:
+def test_errors_name_the_flag_not_the_python_parameter(capsys, monkeypatch, argv, flag, while_parsing):
+    # usage errors (exit 2) whether argparse finds them or the library's check after parsing
+    if while_parsing:
         with pytest.raises(SystemExit) as info:
             main(argv)
         err = capsys.readouterr().err
         assert info.value.code == 2 and f"argument {flag}:" in err and "`" not in err
         return
     got, _, err = run_cli(capsys, monkeypatch, *argv)
-    assert got == code and flag in err and "`" not in err
+    assert got == 2 and flag in err and "`" not in err
 
 
 def test_plan_shortcut_prints_no_impossible_gap(capsys, monkeypatch):

@@ -140,9 +140,9 @@ def test_demo_data_reproduces_published_accuracies(shared_data):
         (["coverage", "--n", "10", "--p", "1.5"], "llm-power coverage: error: --p must be in [0, 1]; got 1.5.\n"),
     ],
 )
-def test_bad_values_exit_1_with_one_line(capsys, argv, message):
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 1 and out == "" and err == message
+def test_bad_values_checked_after_parsing_exit_2_with_one_line(capsys, argv, message):
+    code, out, err = run_cli(capsys, *argv)  # usage errors as argparse's, whether found while parsing or after
+    assert code == 2 and out == "" and err == message
 
 
 @pytest.mark.parametrize(
@@ -182,7 +182,7 @@ def test_console_script_and_module_entry_points():
 
 def test_console_script_bad_value_has_no_traceback():
     res = _console("ci", "21", "20")
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     res = _console("ci", "abc", "20")
     assert res.returncode == 2 and "Traceback" not in res.stderr

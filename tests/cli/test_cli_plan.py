@@ -66,9 +66,9 @@ def test_shortcut_command(capsys):
         (["plan", "mde", "--n", "100", "--p", "1.5"], "--p must be in (0, 1)"),  # errors name the flag, not the Python parameter
     ],
 )
-def test_bad_values_exit_1(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
-    assert code == 1 and out == "" and message in err and err.count("\n") == 1
+def test_bad_values_checked_after_parsing_are_usage_errors(capsys, argv, message):
+    code, out, err = run(capsys, *argv)  # the command line alone is wrong: exit 2, as argparse's usage errors
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
     assert err.startswith(f"llm-power plan {argv[1]}: error:")
 
 

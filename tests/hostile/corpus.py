@@ -231,7 +231,7 @@ def build(out: Path) -> list[Case]:
     cases.append(Case("--cluster-resamples -5", ["diagnose", str(ok), "--cluster-resamples", "-5"], 2,
                       "--cluster-resamples"))
     cases.append(Case("--n-resamples 10^9", ["compare", str(ok), "--models", "model-a", "model-b", "--method",
-                      "bootstrap", "--n-resamples", "1000000000"], 1, "at most 50,000,000"))
+                      "bootstrap", "--n-resamples", "1000000000"], 2, "at most 50,000,000"))
 
     # 8. resource guards (the memory-capped subprocess tests run some of these too)
     cases.append(Case("exact N* for a 0.01-point gap", ["plan", "sample-size", "--pa", "0.5", "--pb", "0.5001",
@@ -378,9 +378,9 @@ def _new_entry_points(out: Path, evil: list[str]) -> list[Case]:
         pass
     # a declared score range the wrong way round is an error in every mode, also for lower-is-better
     cases.append(Case("gate: --score-range 1 0", ["gate", "base", "cand", "--data", str(wide), "--score-range", "1",
-                      "0"], 1, "--score-range"))
+                      "0"], 2, "--score-range"))
     cases.append(Case("gate: --score-range 1 0, lower is better, anytime", ["gate", "base", "cand", "--data", str(wide),
-                      "--score-range", "1", "0", "--lower-is-better", "--anytime", "--horizon", "500"], 1,
+                      "--score-range", "1", "0", "--lower-is-better", "--anytime", "--horizon", "500"], 2,
                       "--score-range"))
     # aggregate: a NaN score and a count no float holds exactly
     for name, result, n_samples, phrase in (("a NaN score", {"acc,none": float("nan")}, 100, "not a finite number"),

@@ -78,7 +78,7 @@ def test_aggregate_cli_gives_the_wilson_interval_at_the_value(tmp_path, capsys):
     assert first["interval"] == "wilson bound"
     assert (first["ci_low"], first["ci_high"]) == pytest.approx((low, high), rel=1e-10)
     assert out["pairs"][0]["task"] == "gpqa_diamond"
-    assert main(["aggregate", str(a), "--items", "zero"]) == 1
+    assert main(["aggregate", str(a), "--items", "zero"]) == 2  # a bad option value: usage
     assert "--items 'zero'" in capsys.readouterr().err
 
 

@@ -175,7 +175,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["arena", str(bad)]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "b.csv" in err and "line 3" in err and "'winner'" in err
-    assert main(["arena"]) == 1
+    assert main(["arena"]) == 2  # the command line: usage
     assert "give battle FILES or --demo" in capsys.readouterr().err
     assert main(["arena", "--demo", "--judge", "gpt-5"]) == 1
     assert "no such judge" in capsys.readouterr().err

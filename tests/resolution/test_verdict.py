@@ -359,7 +359,7 @@ def test_pvalues_never_underflow_to_zero():
     (["plan", "shortcut", "--pa", "0.5", "--pb", "0.5", "--rho", "0.3"], "delta = 0"),
 ])
 def test_cli_numeric_edges_are_one_line_errors(argv, message, capsys):
-    assert main(argv) == 1
+    assert main(argv) == 2  # option values the command line alone gets wrong: usage errors
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 

@@ -9,7 +9,14 @@ from typing import Any
 
 from .._core.options import COMPARE_METHOD_NAMES, DESIGN_EFFECT_NAMES
 
-__all__ = ["COMPARE_METHODS", "DESIGN_EFFECTS", "INPUT_FORMATS", "RegistryChoices", "nonnegative_int", "positive_int"]
+__all__ = ["COMPARE_METHODS", "DESIGN_EFFECTS", "INPUT_FORMATS", "RegistryChoices", "UsageError", "nonnegative_int",
+           "positive_int"]
+
+
+class UsageError(ValueError):
+    """A command line that cannot work whatever the files hold -- options missing, or that do not go
+    together -- found after parsing: exit 2, as argparse's usage errors (``llm_power.cli.main.exit_code``).
+    """
 
 
 class RegistryChoices:

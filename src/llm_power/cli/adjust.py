@@ -9,7 +9,7 @@ from typing import Any
 from .._core.options import ADJUST_METHODS
 from ..report.tables import adjust_view, print_view
 from ..report.terminal import dump_json
-from ._types import HelpFormatter
+from ._types import HelpFormatter, UsageError
 
 HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..multiplicity import adjust_pvalues
     if not 0.0 < args.alpha < 1.0:
         msg = f"`--alpha` must be in (0, 1); got {args.alpha!r}."
-        raise ValueError(msg)
+        raise UsageError(msg)
     adjusted = adjust_pvalues(args.pvalues, method=args.method)
     rejected = [bool(a <= args.alpha) for a in adjusted]
     if args.format == "json":

@@ -9,7 +9,7 @@ from typing import Any
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json, say
-from ._types import HelpFormatter
+from ._types import HelpFormatter, UsageError
 
 HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records, Hugging Face "
         ".eval_results, leaderboard tables such as AlpacaEval's CSVs): intervals, MDE, and what a paired test "
@@ -53,14 +53,14 @@ def _items(values: list[str] | None) -> int | dict[str, int] | None:
             n = 0
         if n < 1:
             msg = f"--items {text!r}: give N or TASK=N with N a positive whole number"
-            raise ValueError(msg)
+            raise UsageError(msg)
         if n > 2**53:
             msg = f"--items {text!r}: at most 2**53 items (a count beyond it is not exact in floating point)"
-            raise ValueError(msg)
+            raise UsageError(msg)
         if not task:
             if len(values) > 1:
                 msg = "--items N (every task) cannot be mixed with other --items"
-                raise ValueError(msg)
+                raise UsageError(msg)
             return n
         counts[task] = n
     return counts

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._core.suggest import hint
 from ..io.safe import parse_once
-from ._types import HelpFormatter, nonnegative_int
+from ._types import HelpFormatter, UsageError, nonnegative_int
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
 
@@ -56,12 +57,11 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 @parse_once()
 def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
-    from .._core.errors import DataError
     from ..io.battles import read_battles
 
     if args.demo == bool(args.files):
         msg = "give battle FILES or --demo (one of them)"
-        raise DataError(msg)
+        raise UsageError(msg)
     if args.demo:
         from importlib import resources
 
@@ -87,7 +87,7 @@ def _filter(frame: Any, args: argparse.Namespace) -> Any:
         unknown = sorted(set(args.judge) - set(judges))
         if unknown:
             shown = ", ".join(map(repr, judges[:10])) + (f", … ({len(judges)} in all)" if len(judges) > 10 else "")
-            msg = (f"--judge {unknown[0]!r}: no such judge; judges: {shown}" if judges
+            msg = (f"--judge {unknown[0]!r}: no such judge{hint(unknown[0], judges)}; judges: {shown}" if judges
                    else f"--judge {unknown[0]!r}: the battles name no judge (no judge column)")
             raise DataError(msg)
         frame = frame[frame["judge"].astype(str).isin(args.judge)]
@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if args.demo:
         source += "".join(f", {w}" for w in args.where or []) + ")"
     if args.cluster and args.cluster not in frame.columns:
-        msg = f"--cluster {args.cluster!r}: the battles have no such column ({', '.join(map(str, frame.columns))})"
+        msg = f"--cluster {args.cluster!r}: the battles have no such column{hint(args.cluster, frame.columns)} " \
+              f"({', '.join(map(str, frame.columns))})"
         raise DataError(msg)
     with step("arena: ratings and pairs"):  # with the import of the statistics libraries
         from ..preferences import arena_diagnose

@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import warn
+from .._core.suggest import hint
 from ..io.safe import parse_once
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, items_text, p_is
 from ..report.tables import comparison_view, print_view
 from ..report.terminal import dump_json, say
-from ._types import COMPARE_METHODS, DESIGN_EFFECTS, HelpFormatter, add_reader_options, nonnegative_int, positive_int
+from ._types import COMPARE_METHODS, DESIGN_EFFECTS, HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -109,11 +110,11 @@ def _choose(models: tuple[str, ...] | None, found: list[str]) -> list[str]:
         names = list(models)
         missing = [m for m in names if m not in found]
         if missing:
-            msg = f"no model {missing[0]!r} in the results; models found: {listed}"
+            msg = f"no model {missing[0]!r} in the results{hint(missing[0], found)}; models found: {listed}"
             raise DataError(msg)
         if names[0] == names[1]:
             msg = "--models names the same model twice"
-            raise DataError(msg)
+            raise UsageError(msg)
         return names
     if len(found) == 2:
         return found

@@ -11,7 +11,7 @@ from .._core.progress import step
 from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
 from ..report.terminal import dump_json, safe_text, say
-from ._types import HelpFormatter, add_reader_options, nonnegative_int, positive_int
+from ._types import HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
 #: the names of the command's steps in progress reports (the core reports the steps inside them);
@@ -242,7 +242,7 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     if getattr(args, "engine", "local") == "dask":
         if args.run_field:
             msg = "--run is not available with --engine dask (the runs are read on this machine)"
-            raise ValueError(msg)
+            raise UsageError(msg)
         return _load_dask(args, source, outputs)
     paths = expand_paths(args.results)
     inputs = tuple(args.results) + tuple(paths) + tuple(companion_files(paths))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._core.suggest import hint
 from ..io.safe import parse_once
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ from ..report.files import check_outputs, write_atomic
 from ..report.tables import gate_markdown, gate_tasks_markdown
 from ..report.terminal import dump_json, safe_text, say
 from ._reader import ReaderOptions, load_roles
-from ._types import HelpFormatter, add_reader_options, add_run_pairing
+from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
 EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.run_field:
         if args.per_task or args.cluster or args.anytime:
             msg = "--run cannot be combined with --per-task, --cluster or --anytime"
-            raise ValueError(msg)
+            raise UsageError(msg)
         return _run_runs(args, inputs)
     pair = _load(args)
     names, items, clusters = pair.models, pair.items, pair.clusters
@@ -143,7 +144,8 @@ def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
         present = set(frame["model"].astype(str))
         for role, name in zip(("baseline", "candidate"), names, strict=True):
             if name not in present:
-                msg = f"{role.upper()} {name!r} is not a model of --data ({', '.join(sorted(present)[:8])})"
+                msg = (f"{role.upper()} {name!r} is not a model of --data{hint(name, present)} "
+                       f"({', '.join(sorted(present)[:8])})")
                 raise DataError(msg)
         frame = frame[frame["model"].astype(str).isin(names)]
         frame = frame.assign(model=frame["model"].astype(str).map({names[0]: "baseline", names[1]: "candidate"}))

@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from .._core.suggest import hint
 from ._types import HelpFormatter
 
 HELP = "LLM judges audited: agreement (kappa, alpha) with each other and the human majority, position and length bias"
@@ -68,7 +69,8 @@ def _item_column(frame: Any, given: str | None) -> tuple[Any, str]:
 
     if given is not None:
         if given not in frame.columns:
-            msg = f"--item {given!r}: the battles have no such column ({', '.join(map(str, frame.columns))})"
+            msg = f"--item {given!r}: the battles have no such column{hint(given, frame.columns)} " \
+                  f"({', '.join(map(str, frame.columns))})"
             raise DataError(msg)
         return frame, given
     for name in ("pair_id", "item_id"):
@@ -139,13 +141,14 @@ def audit(frame: Any, *, item: str | None = None, humans: list[str] | None = Non
     everyone = counts.index.tolist()
     people = _humans(everyone, humans)
     if humans and not people:
-        msg = f"--humans {humans[0]!r}: no judge matches; judges: {', '.join(everyone[:10])}"
+        msg = f"--humans {humans[0]!r}: no judge matches{hint(humans[0], everyone)}; judges: {', '.join(everyone[:10])}"
         raise DataError(msg)
     audited = [j for j in everyone if j not in people]
     if judges:
         unknown = [j for j in judges if j not in everyone]
         if unknown:
-            msg = f"--judge {unknown[0]!r}: no such judge; judges: {', '.join(everyone[:10])}"
+            msg = (f"--judge {unknown[0]!r}: no such judge{hint(unknown[0], everyone)}; judges: "
+                   f"{', '.join(everyone[:10])}")
             raise DataError(msg)
         audited = [j for j in everyone if j in judges]
     items = frame.groupby("judge")[item_col].nunique()

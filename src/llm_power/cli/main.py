@@ -1,7 +1,10 @@
 """Entry point of the ``llm-power`` command.
 
-Exit codes: 0 success; 1 bad data or values (one line on stderr, no traceback unless
-``--traceback``); 2 bad usage (argparse).
+Exit codes (:data:`EXIT_CODES`, one kind of error each, the same in every command): 0 success; 1 the
+input (a file, its records or fields, or a column, model or judge the files lack); 2 the command line
+(an unknown command or flag, a bad option value, options that do not go together), as argparse's own
+usage errors. An error is one line on stderr (no traceback unless ``--traceback``), and the last line:
+no note follows it. ``gate`` adds 3 INCONCLUSIVE and 4 FAIL.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from typing import Any, NoReturn
 
 from .._core.errors import LLMPowerError
 from .._core.options import VOCABULARY_FLAGS, vocabulary_type
+from .._core.suggest import did_you_mean
 from .._version import __version__
-from ..report.files import OutputPathError
 from ..report.terminal import safe_text, short_words
 from . import (
     adjust,
@@ -40,6 +43,40 @@ from . import (
 COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, rank, noise, gate, aggregate, arena, judges, ppi, passk,
             subset, demo)
 
+#: the exit codes of every command: one per kind of error (``gate`` adds 3 INCONCLUSIVE and 4 FAIL)
+EXIT_CODES = {
+    0: "success",
+    1: "the input: a file that is missing, unreadable or malformed, a record or field that cannot be used, "
+       "a column, model or judge that the files lack, or a request these files cannot meet",
+    2: "the command line: an unknown command or flag, a bad option value, options that do not go together, "
+       "or an output path that must not be written (argparse's usage errors, and the same checks made later)",
+}
+
+
+#: the templates of a bad option in the package's messages (house style), which start by naming it:
+#: "`confidence_level` must be in (0, 1); got 1.5.", the impossible request "rho=0.95 is outside the
+#: admissible range ...", and two options together: "`p_a` and `p_b` are equal (delta = 0) ..."
+_OPTION_ERROR = re.compile(r"`?([A-Za-z_]\w*)`?(?: must |=\S+ is outside | and `([A-Za-z_]\w*)`)")
+
+
+def exit_code(exc: BaseException, flags: dict[str, str]) -> int:
+    """The exit code of an error that ends a command (:data:`EXIT_CODES`): 2 for the command line -- the
+    command's own :class:`~._types.UsageError`, an output path refused, and a check of the library that
+    names one of the command's options (``flags``: parameter -> flag) in the option templates --, else 1,
+    the input (a :class:`~llm_power.DataError` names the file, record and field; a file not found; data
+    a computation cannot use).
+    """
+    from ..report.files import OutputPathError
+    from ._types import UsageError
+
+    if isinstance(exc, (UsageError, OutputPathError)):
+        return 2
+    if isinstance(exc, (LLMPowerError, OSError, ArithmeticError)):
+        return 1
+    option = _OPTION_ERROR.match(str(exc))
+    named = [] if option is None else [n for n in option.groups() if n is not None]
+    return 2 if named and all(n in flags for n in named) else 1
+
 
 def common_options() -> argparse.ArgumentParser:
     """Options every subcommand takes."""
@@ -58,7 +95,32 @@ def common_options() -> argparse.ArgumentParser:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit 2): the message and where to look, no usage block."""
+    """argparse with one-line usage errors (exit 2): the message and where to look, no usage block; an
+    unknown flag is reported by the command it was given to, and a misspelled flag, command or choice
+    with its close matches.
+    """
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """Parse the command line; arguments no parser knows are a usage error of the command that runs."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen = _chosen(self, parsed)
+            chosen.error(unrecognized(extras, chosen))
+        return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """The check of a choice (a command, ``--method``), with the close matches of a misspelling."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            text = did_you_mean(str(value), action.choices or ())
+            if not text:
+                raise
+            head = f"invalid choice: {value!r}"
+            message = exc.message.replace(head, f"{head}; {text}", 1) if head in exc.message else \
+                f"{exc.message}; {text}"
+            raise argparse.ArgumentError(action, message) from None
 
     def error(self, message: str) -> NoReturn:
         """Print the usage error on one line and exit with status 2."""
@@ -71,6 +133,19 @@ class OneLineParser(argparse.ArgumentParser):
             text = "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
                                            break_on_hyphens=False)) or text
         self.exit(2, text + "\n")
+
+
+def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """The "unrecognized arguments" error, with the close matches of each unknown flag among ``parser``'s."""
+    flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]  # noqa: SLF001
+    unknown = [w.split("=", 1)[0] for w in extras if w.startswith("-") and len(w) > 1 and not _NUMBER.fullmatch(w)]
+    hints = [(w, did_you_mean(w, flags, quote=False)) for w in dict.fromkeys(unknown)]
+    hints = [(w, h) for w, h in hints if h]
+    shown = "; ".join(h if len(unknown) == 1 else f"{w}: {h}" for w, h in hints)
+    return f"unrecognized arguments: {' '.join(extras)}{f'; {shown}' if shown else ''}"
+
+
+_NUMBER = re.compile(r"-\d[\d.eE+-]*")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,8 +223,8 @@ def _option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         elif not action.option_strings and isinstance(action.metavar, str) and action.dest != "help":
             flags.setdefault(action.dest, action.metavar)  # a positional: its name on the usage line (K, N)
     # Python parameters named unlike their flag
-    flags.update({k: flags[v] for k, v in (("p_a", "pa"), ("p_b", "pb"), ("item_column", "id_column"))
-                  if v in flags})
+    flags.update({k: flags[v] for k, v in (("p_a", "pa"), ("p_b", "pb"), ("item_column", "id_column"),
+                                           ("n_resamples", "resamples")) if v in flags})
     return flags
 
 
@@ -174,9 +249,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            return _run(args)
-        finally:
-            _notes(args, caught)
+            code = _run(args)
+        except BrokenPipeError:  # output piped into `head` and closed early: not an error
+            sys.stderr.close()
+            return 0
+        except (LLMPowerError, ValueError, TypeError, OSError, ArithmeticError) as exc:
+            if args.traceback:
+                raise
+            # the one line, and the last: the notes of a command that failed are not what the user needs
+            message_line(f"llm-power {_command(args)}: error: {safe_text(as_flags(str(exc), args))}")
+            return exit_code(exc, args.cli_flags)
+        except KeyboardInterrupt:  # pragma: no cover - interactive
+            print("llm-power: interrupted", file=sys.stderr)
+            return 130
+    _notes(args, caught)
+    return code
 
 
 def message_line(text: str) -> None:
@@ -228,33 +315,17 @@ def as_flags(message: str, args: argparse.Namespace) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Run the command (its errors are raised: :func:`main` reports them and picks the exit code)."""
     from ..report.files import check_output_folder, check_outputs
     from ._bar import progress_bar
     from ._paths import command_paths
 
-    try:
-        outputs, inputs, folders = command_paths(args)
-        check_outputs(outputs, inputs)  # before anything is read or computed
-        for folder in folders:
-            check_output_folder(folder, inputs, outputs)
-        with progress_bar(args):
-            return int(args.run(args) or 0)
-    except BrokenPipeError:  # output piped into `head` and closed early: not an error
-        sys.stderr.close()
-        return 0
-    except OutputPathError as exc:  # a usage error: exit 2, as argparse does
-        if args.traceback:
-            raise
-        message_line(f"llm-power {_command(args)}: error: {safe_text(str(exc))}")
-        return 2
-    except (LLMPowerError, ValueError, TypeError, OSError, ArithmeticError) as exc:
-        if args.traceback:
-            raise
-        message_line(f"llm-power {_command(args)}: error: {safe_text(as_flags(str(exc), args))}")
-        return 1
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        print("llm-power: interrupted", file=sys.stderr)
-        return 130
+    outputs, inputs, folders = command_paths(args)
+    check_outputs(outputs, inputs)  # before anything is read or computed
+    for folder in folders:
+        check_output_folder(folder, inputs, outputs)
+    with progress_bar(args):
+        return int(args.run(args) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..report.tables import noise_units, noise_views, print_view
 from ..report.terminal import dump_json, say
-from ._types import HelpFormatter, add_reader_options, add_run_pairing, positive_int
+from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing, positive_int
 
 HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
 EPILOG = """examples:
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         args.results, args.run_field, args.on_missing, args.cluster = [reruns_path()], "run", "intersect", "cluster"
     if not args.results or not args.run_field:
         msg = "give RESULTS and --run FIELD (what names a run), or --demo"
-        raise ValueError(msg)
+        raise UsageError(msg)
     paths = expand_paths(args.results)
     runs = read_runs(paths, run=args.run_field, format=args.input_format, metric=args.metric, cluster=args.cluster,
                      on_missing=args.on_missing, item_column=args.id_column)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._core.suggest import hint
 from ..io.safe import parse_once
 from ._types import HelpFormatter
 
@@ -60,7 +61,7 @@ def _read(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     matrices = sample_matrices(frame)
     if args.baseline is not None and (len(matrices) != 2 or args.baseline not in matrices):
         shown = ", ".join(map(repr, list(matrices)[:5])) + (", …" if len(matrices) > 5 else "")
-        msg = (f"--baseline {args.baseline!r} must name one of exactly two models "
+        msg = (f"--baseline {args.baseline!r} must name one of exactly two models{hint(args.baseline, matrices)} "
                f"(the files hold {len(matrices)}: {shown})")
         raise DataError(msg)
     return frame, matrices

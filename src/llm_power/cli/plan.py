@@ -10,7 +10,7 @@ from .._core.options import DESIGNS
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json
-from ._types import HelpFormatter, add_reader_options, add_run_pairing
+from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
 
@@ -130,7 +130,7 @@ def _need(args: argparse.Namespace, *names: str) -> None:
     missing = [f"--{n}" for n in names if getattr(args, n) is None]
     if missing:
         msg = f"{' and '.join(missing)} required (or use --table)"
-        raise ValueError(msg)
+        raise UsageError(msg)
 
 
 def _kw(args: argparse.Namespace) -> dict[str, Any]:
@@ -199,7 +199,7 @@ def run_mde(args: argparse.Namespace) -> int:
     ns = args.n or ([80, 164, 198, 1319, 14000] if args.table else None)
     if ns is None:
         msg = "--n required (or use --table)"
-        raise ValueError(msg)
+        raise UsageError(msg)
     common = dict(alpha=args.alpha, power=args.power, alternative=args.alternative, design_effect=args.design_effect)
     if args.table:
         method = args.method

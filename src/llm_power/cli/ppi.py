@@ -9,6 +9,7 @@ import argparse
 import math
 from typing import Any
 
+from .._core.suggest import hint
 from ._types import HelpFormatter
 
 HELP = ("prediction-powered inference: the human score from a judge on every item and humans on a few, and "
@@ -54,7 +55,7 @@ def _column(path: str, columns: list[str], given: str | None, names: tuple[str, 
 
     if given is not None:
         if given not in columns:
-            msg = f"{flag} {given!r}: no such column; columns are {', '.join(map(repr, columns))}"
+            msg = f"{flag} {given!r}: no such column{hint(given, columns)}; columns are {', '.join(map(repr, columns))}"
             raise DataError(msg, file=path)
         return given
     found = next((c for c in names if c in columns), None)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..report.tables import print_view, ranks_view
 from ..report.terminal import dump_json, safe_text, say
-from ._types import HelpFormatter, add_reader_options, nonnegative_int, positive_int
+from ._types import HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 from .diagnose import add_declared_options
 
 HELP = ("rank intervals: every model's rank with simultaneous coverage, the set of models that can be #1, the "
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.results:
             msg = "give RESULTS or --demo, not both"
-            raise ValueError(msg)
+            raise UsageError(msg)
         data = load_mmlu_pro()
         args.cluster = DEMO_CLUSTER
         with step(DIAGNOSE_STEP):
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.results:
             msg = "give RESULTS (files or folders with per-item results), or --demo"
-            raise ValueError(msg)
+            raise UsageError(msg)
         args.json_out = args.markdown_out = args.html_out = args.parquet_out = None
         loaded = load_diagnosis(args)
         if isinstance(loaded, int):  # one model: nothing to rank (its summary was printed)

@@ -8,11 +8,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._core.suggest import hint
 from ..io.safe import parse_once
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json, safe_text, say
-from ._types import HelpFormatter, add_reader_options, nonnegative_int, positive_int
+from ._types import HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 
 HELP = "fewer items: plan a random subset of a benchmark, and estimate full-benchmark scores and gaps from it"
 
@@ -127,6 +128,9 @@ def run_plan(args: argparse.Namespace) -> int:
     from ..report.files import check_outputs
     from ..subsets import subset_plan
 
+    if args.budget is None and args.half_width is None and args.gap is None:  # before anything is read
+        msg = "give a --budget, a --half-width or a --gap to size the plan"
+        raise UsageError(msg)
     check_outputs([args.plan_out, args.json_out], args.results)
     data, paths = _matrix(args.results, args, args.cluster)
     inputs = tuple(args.results) + tuple(paths) + tuple(companion_files(paths))
@@ -200,7 +204,7 @@ def _design(plan: Any, ref: Any, plan_file: str) -> tuple[Any, Any, Any]:
         return pos, None, ref
     if ref.clusters is None:
         msg = "the plan has several strata: give --cluster, the field of --reference the plan was made with"
-        raise ValueError(msg)
+        raise UsageError(msg)
     labels = np.array([str(c) for c in ref.clusters], dtype=object)
     for s, k in zip(plan.strata, pos, strict=True):
         if labels[k] != s:
@@ -257,8 +261,9 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
         if args.against:
             unknown = [a for a in args.against if a not in ref_models and a not in new_models]
             if unknown:
-                msg = f"--against {unknown[0]!r}: no such model (reference: {ref_models}; new: {new_models})"
-                raise ValueError(msg)
+                msg = (f"--against {unknown[0]!r}: no such model{hint(unknown[0], [*ref_models, *new_models])} "
+                       f"(reference: {ref_models}; new: {new_models})")
+                raise DataError(msg)
             targets = [a for a in args.against if a != name]
         else:
             # with no reference the new models are compared with each other, each pair once

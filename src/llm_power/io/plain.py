@@ -33,6 +33,7 @@ from .._core.errors import DataError, warn
 from .._core.files import CSV_FIELD_LIMIT as _CSV_FIELD_LIMIT
 from .._core.files import allow_long_csv_fields, csv_error_text
 from .._core.labels import missing_label
+from .._core.suggest import no_column
 
 if TYPE_CHECKING:
     import numpy as np
@@ -188,8 +189,7 @@ def _csv_records(path: Path, suffix: str) -> Iterator[tuple[int, dict[str, Any]]
 def _pick(columns: Sequence[str], wanted: str | None, defaults: Sequence[str], what: str, path: Path) -> str:
     if wanted is not None:
         if wanted not in columns:
-            msg = f"no {what} column {wanted!r}; columns are {', '.join(map(repr, columns))}"
-            raise DataError(msg, file=str(path))
+            raise DataError(no_column(what, wanted, columns), file=str(path))
         return wanted
     for name in defaults:
         if name in columns:
@@ -305,20 +305,12 @@ def _read_table(path: Path, item_column: str | None, value_columns: Sequence[str
             else:
                 missing = [c for c in value_columns if c not in columns]
                 if missing:
-                    msg = (
-                        f"no column {missing[0]!r} for a model; columns are "
-                                    f"{', '.join(map(repr, columns))}"
-                    )
-                    raise DataError(msg, file=str(path))
+                    raise DataError(no_column("model", missing[0], columns), file=str(path))
                 cols = list(value_columns)
             if cluster_column is not None and cluster_column not in columns and not cluster_required:
                 cluster_column = None
             if cluster_column is not None and cluster_column not in columns:
-                msg = (
-                    f"no cluster column {cluster_column!r}; columns are "
-                                f"{', '.join(map(repr, columns))}"
-                )
-                raise DataError(msg, file=str(path))
+                raise DataError(no_column("cluster", cluster_column, columns), file=str(path))
         record = f"line {recno}"
         if item_col not in rec or rec[item_col] is None or str(rec[item_col]).strip() == "":
             msg = "missing or empty item id"
@@ -379,9 +371,7 @@ def read_wide_matrix(
     columns = _header(path)
     item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
     if cluster_column is not None and cluster_column not in columns:
-        msg = f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}"
-        raise DataError(msg,
-                        file=str(path))
+        raise DataError(no_column("cluster", cluster_column, columns), file=str(path))
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
     labels: list[str] = []
     if not models:  # a column of text (subject, category) is a label, never a model
@@ -450,9 +440,7 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
     frame.columns = columns
     item_col = _pick(columns, item_column, ITEM_COLUMNS, "item id", path)
     if cluster_column is not None and cluster_column not in columns:
-        msg = f"no cluster column {cluster_column!r}; columns are {', '.join(map(repr, columns))}"
-        raise DataError(msg,
-                        file=str(path))
+        raise DataError(no_column("cluster", cluster_column, columns), file=str(path))
     names = list(models) if models else [c for c in columns if c not in (item_col, cluster_column)]
     if not models:  # a text column (subject, category) is a label, never a model
         types = pd.api.types
@@ -466,8 +454,7 @@ def _read_wide_parquet(path: Path, item_column: str | None, cluster_column: str 
         raise DataError(msg, file=str(path))
     missing = [c for c in names if c not in columns]
     if missing:
-        msg = f"no column {missing[0]!r} for a model"
-        raise DataError(msg, file=str(path))
+        raise DataError(no_column("model", missing[0], columns), file=str(path))
     if frame[item_col].dtype == object:  # a list or struct column: not ids
         nested = frame[item_col].map(lambda v: isinstance(v, (list, tuple, dict, np.ndarray))).to_numpy(dtype=bool)
         if nested.any():

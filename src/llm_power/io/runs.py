@@ -9,6 +9,7 @@ itself. Every run of a model must score the same items; models must share them (
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -185,13 +186,17 @@ def runs_frame(paths: str | Path | Sequence[str | Path], *, run: str = "run", fo
     sources = frame["source"].astype(str)
     kinds = {s: (format if format != "auto" else detect_format(Path(s))) for s in sources.unique().tolist()}
     if all(k in PLAIN_FORMATS for k in kinds.values()) and run not in ("file", "folder"):
-        # a plain long table: the run column, read as the reader reads a cluster column (same error rules)
+        # a plain long table: the run column, read as the reader reads a cluster column (same error rules);
+        # the first read gave this file's notes, and this one's would name the user's own `cluster` column
+        # as a text column that `cluster` could cluster by
         try:
-            labelled = read_frame(paths, format=format, metric=metric, cluster=run, item_column=item_column)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                labelled = read_frame(paths, format=format, metric=metric, cluster=run, item_column=item_column)
         except DataError as exc:  # the reader's words are a cluster's: here the column names the run
-            if exc.field != run or "cluster" not in exc.message:
+            if not (exc.field == run or exc.message.startswith(f"no cluster column {run!r}")):
                 raise
-            raise DataError(exc.message.replace("cluster", "run"), file=exc.file, record=exc.record,
+            raise DataError(exc.message.replace("cluster", "run", 1), file=exc.file, record=exc.record,
                             field=exc.field) from None
         frame = frame.assign(run=labelled["cluster"].astype(str).to_numpy())
     else:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from .._core.errors import DataError
 from .._core.files import MB, limit
+from .._core.suggest import no_column
 from .safe import is_regular, load_json_file, peek_json, read_regular_bytes, regular_files
 
 __all__ = ["AggregateScore", "eee_aggregate_files", "hf_eval_results_files", "is_eee_aggregate_file", "is_eee_record",
@@ -360,9 +361,8 @@ def read_leaderboard_table(path: str | Path, *, metric: str | None = None,
     model_col = _column(header, _TABLE_MODEL)
     score_col = metric if metric is not None and metric in header else _column(header, _TABLE_SCORE)
     if model_col is None or score_col is None:
-        msg = (f"no {'model' if model_col is None else 'score'} column"
-               + (f" {metric!r}" if metric is not None and model_col is not None else "")
-               + f"; columns are {', '.join(map(repr, header))}")
+        msg = (no_column("score", metric, header) if metric is not None and model_col is not None else
+               f"no {'model' if model_col is None else 'score'} column; columns are {', '.join(map(repr, header))}")
         raise DataError(msg, file=str(path))
     se_col = _column(header, [f"{score_col}_standard_error", f"{score_col}_stderr", f"{score_col}_se",
                               *(["lc_standard_error"] if "length_controlled" in score_col else []), *_TABLE_SE])

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._core.errors import DataError
 from ..._core.labels import missing_label
+from ..._core.suggest import no_column
 from ..plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, id_text, parse_score, plain_suffix, table_records
 from ..records import (
     AggregateOptions,
@@ -60,8 +61,7 @@ def read_plain(path: Path, *, metric: str | None = None, cluster: str | None = N
     score_col = metric if metric in columns else (
         next((c for c in SCORE_COLUMNS if c in columns), None) if metric is None else None)
     if metric is not None and score_col is None and path.suffix.lower() != ".parquet":
-        msg = f"no score column {metric!r}; columns are {', '.join(map(repr, columns))}"
-        raise DataError(msg, file=str(path))
+        raise DataError(no_column("score", metric, columns), file=str(path))
     if score_col is not None and path.suffix.lower() != ".parquet":  # one model per file
         from ..plain import read_item_scores
 
@@ -87,15 +87,16 @@ def _read_long(path: Path, rows: Iterable[tuple[Any, dict[str, Any]]], columns: 
     score_col = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
     listed = ", ".join(map(repr, columns))
     if item_column is not None and item_column not in columns:
-        msg = f"no item id column {item_column!r}; columns are {listed}"
-        raise DataError(msg, file=str(path))
+        raise DataError(no_column("item id", item_column, columns), file=str(path))
     if item_col is None:
         msg = f"cannot tell which column is the item id; columns are {listed} (choose one with `item_column`)"
         raise DataError(msg, file=str(path))
     if score_col is None or score_col not in columns:
-        msg = (f"no score column {metric!r}; columns are {listed}" if metric else
+        msg = (no_column("score", metric, columns) if metric else
                f"cannot tell which column is the score; columns are {listed} (choose one with `metric`)")
         raise DataError(msg, file=str(path))
+    if cluster is not None and cluster not in columns:  # named, not there: not a missing label on every row
+        raise DataError(no_column("cluster", cluster, columns), file=str(path))
     if path.suffix.lower() == ".parquet":
         frame = read_parquet(path)
         rows = ((k, {c: frame[c].iloc[k] for c in frame.columns}) for k in range(len(frame)))
