@@ -18,7 +18,15 @@ from .._core.errors import DataError, LLMPowerWarning
 from .._core.format import fmt_gap, fmt_n_star, items_text, p_is
 from ..report.tables import comparison_view, print_view
 from ..report.terminal import dump_json, say
-from ._types import COMPARE_METHODS, DESIGN_EFFECTS, HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
+from ._types import (
+    COMPARE_METHODS,
+    DESIGN_EFFECTS,
+    HelpFormatter,
+    UsageError,
+    add_reader_options,
+    nonnegative_int,
+    positive_int,
+)
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 

@@ -20,7 +20,7 @@ from .._core.errors import LLMPowerError
 from .._core.options import VOCABULARY_FLAGS, vocabulary_type
 from .._core.suggest import did_you_mean
 from .._version import __version__
-from ..report.terminal import safe_text, short_words
+from ..report.terminal import safe_text, short_words, terminal_width
 from . import (
     adjust,
     aggregate,
@@ -126,10 +126,10 @@ class OneLineParser(argparse.ArgumentParser):
         """Print the usage error on one line and exit with status 2."""
         text = short_words(f"{self.prog}: error: {safe_text(' '.join(message.split()))} (see {self.prog} --help)")
         if sys.stderr is not None and hasattr(sys.stderr, "isatty") and sys.stderr.isatty():
-            import shutil
             import textwrap
 
-            width = max(shutil.get_terminal_size((100, 24)).columns, 20)
+            # stderr's own terminal: with stdout redirected, stdout's size is not the screen's
+            width = terminal_width(sys.stderr)
             text = "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
                                            break_on_hyphens=False)) or text
         self.exit(2, text + "\n")
@@ -273,11 +273,10 @@ def message_line(text: str) -> None:
     stream = sys.stderr
     text = short_words(text)
     if hasattr(stream, "isatty") and stream.isatty():
-        import shutil
         import textwrap
 
-        width = shutil.get_terminal_size((100, 24)).columns
-        text = "\n".join(textwrap.wrap(text, width=max(width, 20), subsequent_indent="  ", break_long_words=False,
+        width = terminal_width(stream)  # stderr's own terminal (stdout may be a file)
+        text = "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
                                        break_on_hyphens=False)) or text
     print(text, file=stream)
 
