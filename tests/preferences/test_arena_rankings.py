@@ -88,3 +88,18 @@ def test_arena_report_gives_the_fragility_of_arena_fragility() -> None:
     res = lp.arena_fragility(battles)
     fr = diag.ranks["fragility"]
     assert fr["challenger"] == res.challenger and fr["battles_to_flip_top"] == res.battles_to_flip_top
+    assert fr["fragile_top"] == res.fragile_top and fr["share_top"] == pytest.approx(res.share_top)
+
+
+def test_the_report_calls_1_fragile_only_when_few_battles_flip_it() -> None:
+    """On the bundled MT-Bench battles (7,171, 6 models) #1 flips after removing 10% of the battles: not
+    fragile, as arena_fragility says (the report once judged it by the loop's last index: "fragile")."""
+    from importlib import resources
+
+    import pandas as pd
+
+    with resources.as_file(resources.files("llm_power") / "data" / "mtbench_swap_battles.csv.gz") as path:
+        battles = pd.read_csv(path)
+    fr = lp.arena_diagnose(battles, rng=0).ranks["fragility"]
+    assert fr["share_top"] > 0.05 and not fr["fragile_top"]
+    assert fr["fragile_top"] == lp.arena_fragility(battles).fragile_top

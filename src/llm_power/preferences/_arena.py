@@ -442,7 +442,7 @@ def _top_fragility(enc: Any, names: list[str]) -> dict[str, Any] | None:
     flips = counts[challenger][1]
     return {"top_model": names[0], "challenger": challenger, "battles_to_flip_top": flips,
             "battles_amip_top": counts[challenger][0], "share_top": flips / enc.n,
-            "fragile_top": bool(k / enc.n <= FRAGILE_SHARE), "fragile_share": FRAGILE_SHARE}
+            "fragile_top": bool(flips / enc.n <= FRAGILE_SHARE), "fragile_share": FRAGILE_SHARE}
 
 
 #: a gap (or #1) that flips by removing at most this share of the battles is fragile
