@@ -237,7 +237,7 @@ def run_capped(argv, cwd):
     (lambda root: ["arena", str(root / "crowd.csv"), "--html", str(root / "crowd.html")], 0, ""),
     (lambda root: ["coverage", "--n", "1000000000", "--p", "0.3"], 0, ""),
     (lambda root: ["compare", str(root / "ok.csv"), "--models", "model-a", "model-b", "--method", "bootstrap",
-                   "--n-resamples", "1000000000"], 1, "at most"),
+                   "--n-resamples", "1000000000"], 2, "at most"),  # a bad option value: the command line
 ])
 def test_memory_capped(corpus, argv_fn, code, phrase):
     root, _ = corpus

@@ -281,4 +281,4 @@ def test_rank_cli_is_the_api(tmp_path) -> None:
                           check=True).stdout
     assert "95% simultaneous rank intervals over 10 models" in " ".join(text.split())
     bad = subprocess.run([sys.executable, "-m", "llm_power", "rank"], capture_output=True, text=True, check=False)
-    assert bad.returncode == 1 and "--demo" in bad.stderr
+    assert bad.returncode == 2 and "--demo" in bad.stderr  # the command line (docs/reference/errors.md)
