@@ -24,9 +24,9 @@ venv: $(BIN)/.installed-run
 demo: $(BIN)/.installed-run
 	$(BIN)/llm-power demo
 
-# -n auto: pytest-xdist spreads the tests over the machine's cores. The whole suite takes about 6.5
-# minutes on the 2-core CI machine (-n 2), longer on a busy one; test-fast skips the long validity
-# simulations (marked slow)
+# -n auto: pytest-xdist spreads the tests over the machine's cores. The whole suite takes about 11
+# minutes on the 2-core CI machine (-n 2; measured 6.3 for the fast tier and 4.7 for the slow one),
+# longer on a busy one; test-fast skips the long validity simulations (marked slow)
 test: $(BIN)/.installed-test
 	$(BIN)/python -m pytest -n auto
 
