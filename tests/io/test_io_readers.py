@@ -227,3 +227,28 @@ def test_gzipped_tables_seg_id_and_id_column(tmp_path, capsys):
     assert main(["diagnose", str(tmp_path / "mqm_wide.csv.gz"), "--format", "json"]) == 0
     gz = json.loads(capsys.readouterr().out)
     assert gz["pairs"] == plain["pairs"]
+
+
+def test_model_folders_that_are_links_are_read(tmp_path):
+    """A results folder of symbolic links to each model's run folder (runs kept elsewhere) is read as the
+    folders themselves: the links were skipped ("no result files found"). A link back to an ancestor is
+    walked once, not forever; a FIFO behind a link is still an error naming it.
+    """
+    import os
+    import shutil
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "lm_eval"
+    runs, board = tmp_path / "runs", tmp_path / "board"
+    shutil.copytree(fixtures, runs)
+    board.mkdir()
+    for model in ("model-a", "model-b"):
+        (board / model).symlink_to(runs / model, target_is_directory=True)
+    (board / "again").symlink_to(board, target_is_directory=True)  # a loop
+    direct = read_results(runs)
+    linked = read_results(board)
+    assert sorted(set(linked["model"])) == sorted(set(direct["model"]))
+    assert len(linked) == len(direct) and linked["score"].sum() == direct["score"].sum()
+    assert all("/board/" in str(p) and "/again/" not in str(p) for p in expand_paths([board]))
+    os.mkfifo(runs / "model-a" / "samples_fifo_2026-01-21T03-44-18.458309.jsonl")
+    with pytest.raises(DataError, match="samples_fifo"):
+        expand_paths([board])

@@ -222,6 +222,28 @@ def regular_files(folder: Path, pattern: str = "*", keep: Callable[[Path], bool]
     """The regular files under ``folder`` (recursively) whose names match ``pattern`` and ``keep``
     (a test on the path alone: nothing is opened), sorted. Folders are walked, not returned; a
     FIFO, device or socket that matches is a :class:`~llm_power.DataError` naming it.
+
+    A folder that is a symbolic link is walked too (model folders linked into a results folder are
+    common), each real folder once (a link back to an ancestor is not a loop); the paths keep the
+    names they have under ``folder``. Reading through a link is allowed; writing never is
+    (:func:`llm_power.report.files.check_output_folder`).
     """
-    named = sorted(p for p in folder.rglob(pattern) if keep is None or keep(p))  # sorted: the first FIFO is named
+    import fnmatch
+
+    seen: set[tuple[int, int]] = set()
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        try:
+            st = os.stat(root)
+        except OSError:  # a link that went away while walking
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:  # a linked folder already walked (or a link to an ancestor)
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs.sort()
+        base = Path(root)
+        found += [base / name for name in files if fnmatch.fnmatchcase(name, pattern)]
+    named = sorted(p for p in found if keep is None or keep(p))  # sorted: the first FIFO is named
     return [p for p in named if is_regular(p)]
