@@ -16,13 +16,13 @@ from .._core.validation import as_rng, check_confidence_level, check_int_at_leas
 from .._kernel.quantiles import level_quantile, t_pvalue
 from ._passk import (
     METRICS,
-    bootstrap_means,
     k_values,
     mean_and_se,
     per_question_values,
     question_cluster_codes,
     sample_counts,
 )
+from ._resampling import bootstrap_means
 
 __all__ = ["PassAtKComparison", "compare_pass_at_k"]
 

@@ -38,10 +38,13 @@ from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import upper_quantile
 from .._kernel.variance import mean_variance
+from ._resampling import bayesian_bootstrap_means
 
 __all__ = ["PassAtKResult", "pass_at_k", "pass_at_k_ci", "pass_at_k_matrix", "pass_hat_k"]
 
 METRICS = ("pass@k", "pass^k", "avg@k")
+#: ``pass_at_k_ci(method=...)``: the t interval (default) and the resampling interval
+PASSK_INTERVAL_METHODS = ("bayesian_bootstrap", "t")
 
 
 def _counts(n: Any, c: Any, k: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -189,9 +192,10 @@ class PassAtKResult(Result):
         Degrees of freedom of the t interval (questions - 1, or the cluster-robust (CR2) Imbens-Kolesar df; inf for
         ``fixed_questions``, a normal interval).
     method : str
-        ``"t"`` or ``"bootstrap"`` (questions, or whole clusters, resampled).
+        ``"t"``, ``"normal"`` (``fixed_questions``) or ``"bayesian_bootstrap"`` (Dirichlet weights
+        on the questions, or on whole clusters).
     replicates : ndarray or None
-        Bootstrap means (resamples x k) with ``method="bootstrap"``.
+        The Bayesian-bootstrap means (resamples x k) with ``method="bayesian_bootstrap"``.
     """
 
     metric: str
@@ -212,9 +216,10 @@ class PassAtKResult(Result):
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Per-k interval, clipped to [0, 1] (arrays, one entry per k).
 
-        t (or normal) from the standard error; percentile with the bootstrap. When every question's
-        estimate is the same (all 0, all 1) there is no spread to measure: Wilson's score interval
-        on the number of questions (the widest a [0, 1] mean allows) replaces the empty t interval.
+        t (or normal) from the standard error; percentile of the replicates with the Bayesian
+        bootstrap. When every question's estimate is the same (all 0, all 1) there is no spread to
+        measure: Wilson's score interval on the number of questions (the widest a [0, 1] mean
+        allows) replaces the empty t or percentile interval.
         """
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         tail = (1.0 - level) / 2.0
@@ -223,17 +228,17 @@ class PassAtKResult(Result):
         else:
             q = float(upper_quantile(tail, self.df))
             lo, hi = self.estimate - q * self.standard_error, self.estimate + q * self.standard_error
-            if self.population == "questions":
-                # every question with the same estimate (all 0, all 1, ...): no spread to measure; a
-                # [0, 1] variable with mean mu has variance at most mu (1 - mu), which gives Wilson's
-                # score interval on the number of questions
-                flat = self.standard_error == 0
-                if np.any(flat):
-                    z = float(upper_quantile(tail))
-                    m, e = float(self.n_questions), self.estimate
-                    centre = (e + z * z / (2 * m)) / (1 + z * z / m)
-                    half = z / (1 + z * z / m) * np.sqrt(e * (1 - e) / m + z * z / (4 * m * m))
-                    lo, hi = np.where(flat, centre - half, lo), np.where(flat, centre + half, hi)
+        if self.population == "questions":
+            # every question with the same estimate (all 0, all 1, ...): no spread to measure; a
+            # [0, 1] variable with mean mu has variance at most mu (1 - mu), which gives Wilson's
+            # score interval on the number of questions
+            flat = self.standard_error == 0
+            if np.any(flat):
+                z = float(upper_quantile(tail))
+                m, e = float(self.n_questions), self.estimate
+                centre = (e + z * z / (2 * m)) / (1 + z * z / m)
+                half = z / (1 + z * z / m) * np.sqrt(e * (1 - e) / m + z * z / (4 * m * m))
+                lo, hi = np.where(flat, centre - half, lo), np.where(flat, centre + half, hi)
         return ConfidenceInterval(np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0))
 
     def to_frame(self) -> Any:
@@ -388,46 +393,6 @@ def mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarra
     return mean, np.sqrt(v.variance), float(np.min(v.df)), g
 
 
-def bootstrap_means(values: np.ndarray, codes: np.ndarray | None, n_resamples: int,
-                     gen: np.random.Generator) -> np.ndarray:
-    """Resamples x ks means of resampled questions (whole clusters with ``codes``).
-
-    Questions: a resample is a multinomial draw of how often each distinct row of ``values`` is drawn,
-    the same distribution as drawing questions, in O(distinct rows) instead of O(questions) per
-    resample (pass@k of questions with n samples each has at most n + 1 distinct rows). Clusters: a
-    multinomial draw over the clusters.
-    """
-    if codes is None:
-        return _bootstrap_question_means(values, n_resamples, gen)
-    g = int(codes.max()) + 1
-    sums = np.zeros((g, values.shape[1]))
-    np.add.at(sums, codes, values)
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    units = sums.shape[0]
-    out = np.empty((n_resamples, values.shape[1]))
-    block = max(1, 4_000_000 // units)
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        w = gen.multinomial(units, np.full(units, 1.0 / units), size=rows).astype(float)
-        out[start:start + rows] = (w @ sums) / (w @ sizes)[:, None]
-    return out
-
-
-def _bootstrap_question_means(values: np.ndarray, n_resamples: int, gen: np.random.Generator) -> np.ndarray:
-    """Resampled means of questions as multinomial counts of the distinct rows of ``values`` (sorted,
-    so that the resamples depend on the questions' values, not on their order).
-    """
-    n = values.shape[0]
-    uniq, inv = np.unique(values, axis=0, return_inverse=True)
-    freq = np.bincount(inv.ravel(), minlength=uniq.shape[0]) / n
-    out = np.empty((n_resamples, values.shape[1]))
-    block = max(1, 4_000_000 // uniq.shape[0])
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        out[start:start + rows] = (gen.multinomial(n, freq, size=rows) @ uniq) / n
-    return out
-
-
 @public
 def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: str = "questions",  # noqa: PLR0913
                  cluster: Any = None, method: str = "t", confidence_level: float = 0.95, n_resamples: int = 2000,
@@ -450,22 +415,30 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
         conditional variances).
     cluster : array_like, optional
         A group per question (task, subject): cluster-robust standard error, or whole clusters
-        resampled by the bootstrap. Only with ``population="questions"``.
-    method : {"t", "bootstrap"}, default "t"
-        ``"bootstrap"``: percentile interval over resampled questions (``population="questions"``).
+        weighted by the Bayesian bootstrap. Only with ``population="questions"``.
+    method : {"t", "bayesian_bootstrap"}, default "t"
+        ``"t"``: the t interval from the standard error — the default, fast, and in simulation it
+        covers at least as well as a resampling interval. ``"bayesian_bootstrap"``
+        (``population="questions"``): percentile interval of the means under Dirichlet(1, ..., 1)
+        weights on the questions (Rubin 1981), or on whole clusters with ``cluster``, drawn as one
+        Gamma variate per *distinct* per-question value (questions with n samples have at most
+        n + 1 per k). It has the ordinary bootstrap's first-order distribution (mean: the sample
+        mean; variance: population variance / (questions + 1) instead of / questions).
+        ``"bootstrap"`` is a deprecated alias (DeprecationWarning) that now gives the Bayesian
+        bootstrap.
     confidence_level : float, default 0.95
         In (0, 1): the default level of the result's ``confidence_interval()``.
     n_resamples : int, default 2000
-        Bootstrap resamples (``method="bootstrap"``; at least 2).
+        Resamples of ``method="bayesian_bootstrap"`` (at least 2).
     rng : seed or Generator, optional
-        For the bootstrap.
+        For the Bayesian bootstrap: the same seed gives the same interval.
 
     Returns
     -------
     PassAtKResult
         One entry per requested k: ``k``, ``estimate`` and ``standard_error`` (arrays of shape
         (len(k),)), with ``metric``, ``population``, ``n_questions``, ``n_clusters``, ``df`` (inf:
-        a normal interval for ``fixed_questions``), ``method`` (``"t"``, ``"bootstrap"`` or
+        a normal interval for ``fixed_questions``), ``method`` (``"t"``, ``"bayesian_bootstrap"`` or
         ``"normal"``) and ``replicates`` (resamples x k, or None); ``confidence_interval()`` gives
         the per-k interval clipped to [0, 1] and ``to_frame()`` one row per k. With
         ``fixed_questions`` and a question sampled only once the standard error is NaN (with an
@@ -485,10 +458,30 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     (array([0.404, 0.799]), array([0.056, 0.064]))
     >>> pass_at_k_ci(x, [1, 8], population="fixed_questions").standard_error.round(3)
     array([0.018, 0.03 ])
+
+    The t interval and the Bayesian bootstrap's percentile interval side by side (the same seed gives
+    the same resampling interval):
+
+    >>> lo, hi = pass_at_k_ci(x, [1, 8]).confidence_interval()
+    >>> lo.round(2), hi.round(2)
+    (array([0.29, 0.67]), array([0.52, 0.93]))
+    >>> lo, hi = pass_at_k_ci(x, [1, 8], method="bayesian_bootstrap", rng=0).confidence_interval()
+    >>> lo.round(2), hi.round(2)
+    (array([0.3 , 0.66]), array([0.51, 0.9 ]))
+
+    References
+    ----------
+    Chen, M. et al. (2021). Evaluating large language models trained on code. arXiv:2107.03374.
+    Rubin, D. B. (1981). The Bayesian bootstrap. *The Annals of Statistics* 9(1), 130-134.
     """
     check_option(metric, "metric", METRICS)
     check_option(population, "population", ("questions", "fixed_questions"))
-    check_option(method, "method", ("t", "bootstrap"))
+    if method == "bootstrap":
+        warn("`method='bootstrap'` of pass_at_k_ci was renamed 'bayesian_bootstrap' and now gives the Bayesian "
+             "bootstrap (Dirichlet weights on the distinct per-question values, the same first-order "
+             "distribution); the old name will be removed in the next release.", DeprecationWarning)
+        method = "bayesian_bootstrap"
+    check_option(method, "method", PASSK_INTERVAL_METHODS)
     level = check_confidence_level(confidence_level)
     graded = _graded(results) if metric == "avg@k" else None
     if graded is not None:  # avg@k of graded scores: the mean per question, its within-question variance
@@ -535,8 +528,9 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     codes = question_cluster_codes(cluster, n.size)
     mean, se, df, g = mean_and_se(values, codes)
     reps = None
-    if method == "bootstrap":
-        reps = bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2), as_rng(rng))
+    if method == "bayesian_bootstrap":
+        reps = bayesian_bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2),
+                                        as_rng(rng))
     return PassAtKResult(metric=metric, k=ks, estimate=mean, standard_error=se, population=population,
                          n_questions=int(n.size), n_clusters=g, df=df, method=method, confidence_level=level,
                          replicates=reps)
