@@ -12,9 +12,10 @@ from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least
 from .._kernel.binomial import wilson_bounds
-from .._kernel.crossed import chi2_variance_interval, crossed_mean_squares, gap_run_variance
+from .._kernel.crossed import chi2_variance_interval, crossed_mean_squares, matched_run_variance, pair_run_variance
+from .._kernel.crossed_pairs import matched_pair_mean_squares, pair_difference_variance
 from .._kernel.quantiles import interval_half_width, upper_quantile
-from ._variance import RunVarianceResult, as_run_scores, run_variance
+from ._variance import RunVarianceResult, as_run_scores, decomposition
 
 __all__ = ["NoiseReport", "noise"]
 
@@ -120,34 +121,58 @@ class NoiseReport(Result):
         return "\n".join(lines)
 
 
+def _top_unstable(flip: np.ndarray, unstable: np.ndarray, top: int) -> np.ndarray:
+    """The items (ascending) among a model's ``top`` most unstable: the largest flip rates, ties to the
+    earlier item.
+    """
+    idx = np.flatnonzero(unstable)
+    if idx.size <= top:
+        return idx
+    f = flip[idx]
+    kth = np.partition(f, f.size - top)[f.size - top]  # the top-th largest flip rate
+    above = idx[f > kth]
+    return np.sort(np.concatenate([above, idx[f == kth][:top - above.size]]))
+
+
 def _flakiness(rs: Any, binary: bool, level: float, top: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    per_model, candidates = [], []
-    for name, blk in zip(rs.models, rs.blocks, strict=True):
+    per_model = []
+    cand_flip, cand_model, cand_item = [], [], []
+    for m, (name, blk) in enumerate(zip(rs.models, rs.blocks, strict=True)):
         r = blk.shape[1]
-        unstable = np.ptp(blk, axis=1) > 0
         if binary:
             c = blk.sum(axis=1)
+            unstable = (c > 0) & (c < r)  # some run right, some wrong
             flip = 2.0 * c * (r - c) / (r * (r - 1.0))  # unbiased for 2 p (1 - p): two runs disagree
         else:
+            unstable = np.ptp(blk, axis=1) > 0
             flip = blk.var(axis=1, ddof=1)  # within-item (item x run) variance
         n = flip.size
         mean = float(flip.mean())
         half = float(interval_half_width(flip.std(ddof=1) / np.sqrt(n), level, "two-sided", n - 1)) if n > 1 else np.nan
-        row = {"model": name, "runs": int(r), "unstable": int(unstable.sum()), "unstable_share": float(unstable.mean()),
-               "total_agreement": float(1.0 - unstable.mean()), "flip_rate": mean,
+        share = float(unstable.mean())
+        row = {"model": name, "runs": int(r), "unstable": int(unstable.sum()), "unstable_share": share,
+               "total_agreement": float(1.0 - share), "flip_rate": mean,
                "flip_rate_ci": (max(mean - half, 0.0), mean + half)}
         if binary:
-            row["best_possible"] = float((blk.max(axis=1) == 1).mean())
-            row["worst_possible"] = float((blk.min(axis=1) == 1).mean())
+            row["best_possible"] = float((c > 0).mean())  # some run right
+            row["worst_possible"] = float((c == r).mean())  # every run right
         per_model.append(row)
-        for k in np.flatnonzero(unstable):
-            candidates.append((float(flip[k]), name, k, blk[k]))
-    candidates.sort(key=lambda t: -t[0])
-    items = []
-    for flip, name, k, row_scores in candidates[:top]:
+        if top:
+            keep = _top_unstable(flip, unstable, top)
+            cand_flip.append(flip[keep])
+            cand_model.append(np.full(keep.size, m))
+            cand_item.append(keep)
+    items: list[dict[str, Any]] = []
+    if not cand_flip:
+        return per_model, items
+    flips, owners, rows = np.concatenate(cand_flip), np.concatenate(cand_model), np.concatenate(cand_item)
+    # the most unstable first; ties in model order, then item order
+    for p in np.lexsort((rows, owners, -flips))[:top].tolist():
+        name, k, flip_k = rs.models[owners[p]], int(rows[p]), float(flips[p])
+        row_scores = rs.blocks[owners[p]][k]
         r = row_scores.size
         right = float(row_scores.sum())
-        item = {"model": name, "item": rs.items[k], "runs": int(r), "flip_rate": flip,
+        item = {"model": name, "item": rs.items[k], "runs": int(r), "flip_rate": flip_k,
                 "mean": float(row_scores.mean())}
         if binary:
             lo, hi = wilson_bounds(np.array([right]), np.array([float(r)]), level)
@@ -198,19 +223,26 @@ def _max_t_critical(cube: np.ndarray, gaps: np.ndarray, se: np.ndarray, iu: tupl
     the critical value of simultaneous intervals gap +- c se for every template's pairwise gaps.
     Resamples are drawn as multinomial item counts, in blocks (a resample is a weighted mean of the items).
     """
-    n = cube.shape[0]
+    n, m = cube.shape[0], cube.shape[2]
     flat = cube.reshape(n, -1)  # items x (templates * models)
-    usable = se > 0
+    scale = np.where(se > 0, se, np.inf)  # a pair without spread (se = 0) deviates by 0
+    # the pairs (a, b > a) of model a: a contiguous run of the pairs (iu is row-major)
+    bounds = np.searchsorted(iu[0], np.arange(m + 1))
     stats = np.empty(n_boot)
     block = max(1, min(n_boot, (1 << 22) // max(n, 1)))
     for start in range(0, n_boot, block):
         size = min(block, n_boot - start)
         counts = gen.multinomial(n, np.full(n, 1.0 / n), size=size).astype(float)  # resamples x items
         means = (counts @ flat / n).reshape(size, *cube.shape[1:])  # resamples x templates x models
-        star = means[:, :, iu[0]] - means[:, :, iu[1]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dev = np.where(usable, np.abs(star - gaps) / np.where(usable, se, 1.0), 0.0)
-        stats[start:start + size] = dev.reshape(size, -1).max(axis=1)
+        worst = np.zeros(size)
+        for a in range(m - 1):
+            seg = slice(bounds[a], bounds[a + 1])
+            dev = means[:, :, a:a + 1] - means[:, :, a + 1:]  # resamples x templates x pairs of a
+            dev -= gaps[:, seg]
+            np.abs(dev, out=dev)
+            dev /= scale[:, seg]
+            np.maximum(worst, dev.max(axis=(1, 2)), out=worst)
+        stats[start:start + size] = worst
     return float(np.quantile(stats, level))
 
 
@@ -224,22 +256,17 @@ def _templates(rs: Any, level: float, n_boot: int, gen: np.random.Generator) -> 
     tau = _kendall(per)
     m = rs.n_models
     iu = np.triu_indices(m, 1)
-    diffs = cube[:, :, iu[0]] - cube[:, :, iu[1]]  # items x templates x pairs: paired over the same items
-    gaps = diffs.mean(axis=0)
-    se = diffs.std(axis=0, ddof=1) / np.sqrt(rs.n)
+    # every template's pairwise gaps, paired over the same items (from cross-products: no items x pairs array)
+    gaps = per[:, iu[0]] - per[:, iu[1]]
+    se = np.sqrt(np.stack([pair_difference_variance(cube[:, t, :], *iu) for t in range(cube.shape[1])])) / np.sqrt(rs.n)
     crit = _max_t_critical(cube, gaps, se, iu, level=level, n_boot=n_boot, gen=gen)
     # a sign is settled where the simultaneous interval excludes 0 (an exactly known nonzero gap, se = 0, too)
     known = np.where(np.abs(gaps) > crit * se, np.sign(gaps), 0.0)
     lo, hi = _tau_bounds(known)
-    flips = []
-    for a in range(m):
-        for b in range(a + 1, m):
-            wins = per[:, a] > per[:, b]
-            losses = per[:, a] < per[:, b]
-            if wins.any() and losses.any():
-                flips.append({"model_a": rs.models[a], "model_b": rs.models[b],
-                              "share_a_ahead": float(wins.mean()), "templates_a_ahead": [labels[k] for k in
-                                                                                         np.flatnonzero(wins)]})
+    wins, losses = per[:, iu[0]] > per[:, iu[1]], per[:, iu[0]] < per[:, iu[1]]  # templates x pairs
+    flipping = np.flatnonzero(wins.any(axis=0) & losses.any(axis=0)).tolist()  # in pair order, as (a, b > a)
+    flips = [{"model_a": rs.models[iu[0][p]], "model_b": rs.models[iu[1][p]], "share_a_ahead": float(wins[:, p].mean()),
+              "templates_a_ahead": [labels[k] for k in np.flatnonzero(wins[:, p])]} for p in flipping]
     spread = [{"model": name, "min": float(per[:, k].min()), "max": float(per[:, k].max()),
                "spread": float(np.ptp(per[:, k])), "sd": float(per[:, k].std(ddof=1))}
               for k, name in enumerate(rs.models)]
@@ -258,11 +285,15 @@ def _signal_interval(rs: Any, ms: Any, level: float, matched: bool) -> tuple[flo
     if m < 2:
         return 0.0, 0.0
     i, j = np.triu_indices(m, 1)
-    d = ms.item_means[:, i] - ms.item_means[:, j]
-    pv = gap_run_variance(d.var(axis=0, ddof=1), rs.n, ms, i, j, rs.blocks if matched else None)
+    # every pair from cross-products of the models' columns (no items x pairs array)
+    s2_d = pair_difference_variance(ms.item_means, i, j)
+    if matched:
+        pv = matched_run_variance(s2_d, rs.n, *matched_pair_mean_squares(rs.blocks, i, j), float(rs.runs[0]))
+    else:
+        pv = pair_run_variance(s2_d, rs.n, ms, i, j)
     tail = (1.0 - level) / (2.0 * i.size)
     half = np.asarray(upper_quantile(tail, pv.df)) * np.sqrt(pv.variance)
-    gap = d.mean(axis=0)
+    gap = ms.mean[i] - ms.mean[j]
     low, high = gap - half, gap + half
     near = np.where(low > 0, low, np.where(high < 0, -high, 0.0))
     return float(np.max(near)), float(np.max(np.maximum(np.abs(low), np.abs(high))))
@@ -325,15 +356,16 @@ def noise(data: Any, *, models: Any = None, run: str = "run", templates: bool | 
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
     rs = as_run_scores(data, models=models, min_runs=2, run=run)
     binary = rs.binary
-    var = run_variance(rs, confidence_level=level, run_pairing=run_pairing)
+    matched = rs.matched(run_pairing)
     ms = crossed_mean_squares(rs.blocks)
+    var = decomposition(rs, ms, level, "adjacent", matched)
     flak, items = _flakiness(rs, binary, level, top)
     df_run = ms.runs - 1.0
     pooled = float(np.sum(df_run * ms.ms_run) / np.sum(df_run)) / rs.n  # Var of one run's score (items fixed)
     half_level = 1.0 - (1.0 - level) / 2.0  # the error split between the spread and the noise (Bonferroni)
     lo_v, hi_v = chi2_variance_interval(pooled, float(np.sum(df_run)), half_level)
     signal = float(np.ptp(ms.mean))
-    signal_lo, signal_hi = _signal_interval(rs, ms, half_level, rs.matched(run_pairing))
+    signal_lo, signal_hi = _signal_interval(rs, ms, half_level, matched)
     noise_sd = float(np.sqrt(pooled))
     snr = signal / noise_sd if noise_sd > 0 else float("inf")
     with np.errstate(divide="ignore", invalid="ignore"):

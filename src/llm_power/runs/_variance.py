@@ -240,8 +240,15 @@ def run_variance(data: Any, *, models: Any = None, run: str = "run", pairs: str 
     level = check_confidence_level(confidence_level)
     pairs = check_option(pairs, "pairs", ("adjacent", "all"))
     rs = as_run_scores(data, models=models, run=run)
-    ms = crossed_mean_squares(rs.blocks)
+    return decomposition(rs, crossed_mean_squares(rs.blocks), level, pairs, rs.matched(run_pairing))
+
+
+def decomposition(rs: RunScores, ms: CrossedMeanSquares, level: float, pairs: str,  # noqa: PLR0917
+                  matched: bool) -> RunVarianceResult:
+    """The :class:`RunVarianceResult` of validated run scores from their mean squares (computed once by the
+    caller: :func:`llm_power.noise` uses them again).
+    """
     comp = model_components(ms, level)
     i, j = pair_index(ms.mean, pairs)
     return RunVarianceResult(models=list(rs.models), n_items=rs.n, runs=rs.runs, mean=ms.mean, pairs=pair_rows(
-        rs, ms, i, j, level, rs.matched(run_pairing)), confidence_level=level, runs_by=rs.runs_by, **comp)
+        rs, ms, i, j, level, matched), confidence_level=level, runs_by=rs.runs_by, **comp)
