@@ -3,7 +3,7 @@
 GitHub Actions, GitLab CI, CircleCI and Travis export ``CI=true``; others (and ``.ci/run``) ``CI=1``. Under
 either a skipped test must fail; unset, empty, ``0``, ``false`` and ``no`` mean a local run.
 ``tests/test_repository.py`` checks the guard end to end under ``CI=1``; here under ``CI=true``, and
-``.ci/run`` is run with stand-ins for ``make``, ``python3``, ``chromium`` and ``apt-get`` that record
+``.ci/run`` is run with stand-ins for ``make``, ``python3``, ``chromium``, ``tmux`` and ``apt-get`` that record
 what they were given.
 """
 
@@ -63,16 +63,19 @@ def test_ci_run_exports_ci_before_make_test(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "make.txt"
-    _stand_in(bin_dir, "make", f'printf "%s|%s" "${{CI:-}}" "$*" > "{record}"\n')
+    _stand_in(bin_dir, "make", f'printf "%s|%s\\n" "${{CI:-}}" "$*" >> "{record}"\n')
     _stand_in(bin_dir, "python3", 'echo "Python 3.x (stand-in)"\n')  # ensurepip and venv "present"
     _stand_in(bin_dir, "chromium", 'echo "Chromium (stand-in)"\n')
+    _stand_in(bin_dir, "tmux", 'echo "tmux (stand-in)"\n')
     _stand_in(bin_dir, "apt-get", f'echo "apt-get $*" >> "{tmp_path / "apt.txt"}"; exit 1\n')
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     res = subprocess.run(["bash", str(repo / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert not (tmp_path / "apt.txt").exists()
-    value, args = record.read_text().split("|")
-    assert args == "test"
+    calls = [line.split("|") for line in record.read_text().splitlines()]
+    assert [args for _, args in calls] == ["test", "test-slow"]  # the fast tier, then the slow one
+    value = calls[0][0]
+    assert calls[1][0] == value
     monkeypatch.setenv("CI", value)  # the guard's reading of what make saw
     assert _ci_plugin._ci() is True, value

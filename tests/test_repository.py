@@ -15,7 +15,7 @@ def test_readme_shows_the_two_commands():
 
 def test_ci_runs_make_test_and_fails_on_no_tests():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.search(r"^\s*make test\b", ci, re.M)
+    assert re.search(r"^\s*make test\b", ci, re.M) and re.search(r"^\s*make test-slow\b", ci, re.M)
     assert "set -e" in ci
 
 
