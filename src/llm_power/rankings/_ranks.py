@@ -95,10 +95,10 @@ class RankIntervalsResult(Result):
         return "\n".join(lines)
 
 
-@public(nullable=("power",))
+@public(nullable=("power", "top"))
 def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confidence_level: float | None = None,
                    power: float | None = 0.8, n_resamples: int = 1000, method: str = "auto",
-                   rng: SeedLike = None) -> RankIntervalsResult:
+                   top: int | None = None, rng: SeedLike = None) -> RankIntervalsResult:
     r"""Confidence intervals for every model's rank that hold simultaneously, and the set of models
     that can be #1 (Mogstad, Romano, Shaikh and Wilhelm 2024).
 
@@ -127,7 +127,13 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     method : {"auto", "bootstrap", "gaussian"}, default "auto"
         The bootstrap, or draws of its normal limit (the covariance of the means, a multivariate t on
         G - 1 df with clusters); "auto": the bootstrap up to 2,000,000 resampled items (or
-        clusters x resamples), the normal limit beyond.
+        clusters x resamples, and up to 100,000,000 pairs x resamples), the normal limit beyond.
+    top : int, optional
+        Report the rank intervals of the ``top`` best models by mean score only (their ranks among
+        all the models). The critical value still covers every pair, so the intervals reported hold
+        simultaneously with those of every other model -- whichever models the data put on top (as
+        the tau-best sets of Mogstad et al. 2024, built from every pair); ``best_set`` and
+        ``top_sets`` are over all the models. None (default): every model.
     rng : None, int or numpy.random.Generator
         The same seed gives the same intervals for the same data, whether the scores or their
         Diagnosis are given.
@@ -163,6 +169,8 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
 
     method = check_option(method, "method", RANK_METHODS)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
+    if top is not None:
+        top = check_int_at_least(top, "top", 1)
     if carries_its_own(data, models=models, cluster=cluster, confidence_level=confidence_level):
         diag = data
     else:
@@ -171,7 +179,7 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
         check_power_above(pw, 1.0 - level, level_name="confidence_level")
         diag = diagnose(data, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
                         cluster_resamples=0, rng=rng)
-    why = ranks_available(diag, n_resamples)
+    why = ranks_available(diag, n_resamples, method)
     if why is not None:
         raise ValueError(why)
     with step(TASK):
@@ -181,10 +189,11 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     which = "max_t_rank_ci" if rule == "max-t" else "rank_ci"
     low, high = sets[f"{which}_low"], sets[f"{which}_high"]
     m = len(names)
+    k = m if top is None else min(top, m)  # models are in rank order: the top k are the first k
     return RankIntervalsResult(
-        models=names, means=np.asarray(diag.means), rank_ci_low=low, rank_ci_high=high,
-        best_set=[names[k] for k in range(m) if low[k] == 1], critical_value=sets["critical_value"], n_items=diag.n,
+        models=names[:k], means=np.asarray(diag.means)[:k], rank_ci_low=low[:k], rank_ci_high=high[:k],
+        best_set=[names[g] for g in range(m) if low[g] == 1], critical_value=sets["critical_value"], n_items=diag.n,
         n_resamples=n_resamples, confidence_level=float(diag.settings["confidence_level"]),
-        top_sets={str(k): [names[g] for g in range(m) if low[g] <= k] for k in (1, 3, 5, 10) if k < m},
-        resampled=sets["resampled"], rule=rule, method=sets["method"], max_t_rank_ci_low=sets["max_t_rank_ci_low"],
-        max_t_rank_ci_high=sets["max_t_rank_ci_high"])
+        top_sets={str(t): [names[g] for g in range(m) if low[g] <= t] for t in (1, 3, 5, 10) if t < m},
+        resampled=sets["resampled"], rule=rule, method=sets["method"],
+        max_t_rank_ci_low=sets["max_t_rank_ci_low"][:k], max_t_rank_ci_high=sets["max_t_rank_ci_high"][:k])
