@@ -98,21 +98,29 @@ def test_the_guard_counts_the_work_of_the_method_that_runs(monkeypatch) -> None:
     with pytest.raises(ValueError, match=r"method='bootstrap' \(use method='gaussian'"):
         lp.rank_intervals(x, method="bootstrap", rng=0)
     monkeypatch.setattr(_section, "MAX_RANK_PAIRS", 1000)
-    with pytest.raises(ValueError, match="105,570 pairs, more than 1,000"):
+    with pytest.raises(ValueError, match="105,570 pairs, more than 1,000.*`top=K`"):
         lp.rank_intervals(x, rng=0)
+    assert len(lp.rank_intervals(x, top=40, rng=0).models) == 40  # what the message offers is accepted
 
 
-def test_top_reports_the_first_k_of_the_full_intervals() -> None:
+def test_top_ranks_the_k_best_models_as_diagnose_top_does() -> None:
+    """``top`` has diagnose's one meaning: only the K best models by mean score, ranked among
+    themselves -- the same intervals as ranking those K columns alone, picked here by hand."""
     x = _board(12, 2000, 11)
-    full = lp.rank_intervals(x, rng=3)
-    part = lp.rank_intervals(x, top=4, rng=3)
-    assert part.models == full.models[:4] and part.critical_value == full.critical_value
-    assert part.rank_ci_low.tolist() == full.rank_ci_low[:4].tolist()
-    assert part.rank_ci_high.tolist() == full.rank_ci_high[:4].tolist()
-    assert part.best_set == full.best_set and part.top_sets == full.top_sets
-    assert lp.rank_intervals(x, top=50, rng=3).models == full.models
-    with pytest.raises(ValueError, match="`top` must be"):
-        lp.rank_intervals(x, top=0)
+    names = [f"m{k}" for k in range(12)]
+    best = np.argsort(-x.mean(axis=0), kind="stable")[:4]
+    part = lp.rank_intervals(x, models=names, top=4, rng=3)
+    alone = lp.rank_intervals(x[:, best], models=[names[k] for k in best], rng=3)
+    assert part.models == alone.models and part.critical_value == alone.critical_value
+    assert part.rank_ci_low.tolist() == alone.rank_ci_low.tolist()
+    assert part.rank_ci_high.tolist() == alone.rank_ci_high.tolist()
+    assert part.best_set == alone.best_set and part.top_sets == alone.top_sets
+    via = lp.rank_intervals(lp.diagnose(x, models=names, top=4, cluster_resamples=0, rng=3), rng=3)
+    assert via.rank_ci_low.tolist() == part.rank_ci_low.tolist()
+    with pytest.raises(ValueError, match="top"):
+        lp.rank_intervals(x, top=1)
+    with pytest.raises(TypeError, match="`top` is given with a Diagnosis"):
+        lp.rank_intervals(lp.diagnose(x, rng=0), top=3)
 
 
 @pytest.mark.slow

@@ -129,11 +129,10 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
         G - 1 df with clusters); "auto": the bootstrap up to 2,000,000 resampled items (or
         clusters x resamples, and up to 100,000,000 pairs x resamples), the normal limit beyond.
     top : int, optional
-        Report the rank intervals of the ``top`` best models by mean score only (their ranks among
-        all the models). The critical value still covers every pair, so the intervals reported hold
-        simultaneously with those of every other model -- whichever models the data put on top (as
-        the tau-best sets of Mogstad et al. 2024, built from every pair); ``best_set`` and
-        ``top_sets`` are over all the models. None (default): every model.
+        With scores only: rank only the ``top`` best models by mean score (at least 2), as
+        :func:`~llm_power.diagnose`'s ``top`` -- the same models, pairs and ranks among them as
+        ``rank_intervals(diagnose(data, top=top))``. A Diagnosis carries its own. None (default):
+        every model.
     rng : None, int or numpy.random.Generator
         The same seed gives the same intervals for the same data, whether the scores or their
         Diagnosis are given.
@@ -169,16 +168,14 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
 
     method = check_option(method, "method", RANK_METHODS)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
-    if top is not None:
-        top = check_int_at_least(top, "top", 1)
-    if carries_its_own(data, models=models, cluster=cluster, confidence_level=confidence_level):
+    if carries_its_own(data, models=models, cluster=cluster, confidence_level=confidence_level, top=top):
         diag = data
     else:
         level = 0.95 if confidence_level is None else confidence_level
         pw = 0.8 if power is None else power
         check_power_above(pw, 1.0 - level, level_name="confidence_level")
         diag = diagnose(data, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
-                        cluster_resamples=0, rng=rng)
+                        top=top, cluster_resamples=0, rng=rng)
     why = ranks_available(diag, n_resamples, method)
     if why is not None:
         raise ValueError(why)
@@ -189,11 +186,10 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     which = "max_t_rank_ci" if rule == "max-t" else "rank_ci"
     low, high = sets[f"{which}_low"], sets[f"{which}_high"]
     m = len(names)
-    k = m if top is None else min(top, m)  # models are in rank order: the top k are the first k
     return RankIntervalsResult(
-        models=names[:k], means=np.asarray(diag.means)[:k], rank_ci_low=low[:k], rank_ci_high=high[:k],
+        models=names, means=np.asarray(diag.means), rank_ci_low=low, rank_ci_high=high,
         best_set=[names[g] for g in range(m) if low[g] == 1], critical_value=sets["critical_value"], n_items=diag.n,
         n_resamples=n_resamples, confidence_level=float(diag.settings["confidence_level"]),
         top_sets={str(t): [names[g] for g in range(m) if low[g] <= t] for t in (1, 3, 5, 10) if t < m},
         resampled=sets["resampled"], rule=rule, method=sets["method"],
-        max_t_rank_ci_low=sets["max_t_rank_ci_low"][:k], max_t_rank_ci_high=sets["max_t_rank_ci_high"][:k])
+        max_t_rank_ci_low=sets["max_t_rank_ci_low"], max_t_rank_ci_high=sets["max_t_rank_ci_high"])

@@ -96,8 +96,8 @@ def ranks_available(diag: Any, n_resamples: int, method: str = "auto") -> str | 
                 f"{MAX_RANK_ELEMENTS:,} values for method='bootstrap' (use method='gaussian' or 'auto', or fewer "
                 "`n_resamples`)")
     if n_pairs > MAX_RANK_PAIRS:
-        return (f"{m:,} models are {n_pairs:,} pairs, more than {MAX_RANK_PAIRS:,} (diagnose fewer models, e.g. "
-                "with diagnose's `top`)")
+        return (f"{m:,} models are {n_pairs:,} pairs, more than {MAX_RANK_PAIRS:,} (rank fewer models: `top=K`, "
+                "--top K)")
     return None
 
 
