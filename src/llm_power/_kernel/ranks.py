@@ -40,6 +40,7 @@ __all__ = [
     "invert_selection",
     "items_to_flip",
     "linear_removals_to_flip",
+    "max_studentised_gap",
     "max_t_critical_value",
     "mean_covariance",
     "pair_se",
@@ -95,8 +96,10 @@ def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: n
                      gen: np.random.Generator, *, n_draws: int = 20000, df: Any = math.inf) -> float:
     """The ``level`` quantile of max_k |xi_{i_k} - xi_{j_k}| / se_k for xi ~ N(0, cov) (a
     multivariate t on ``df`` degrees of freedom when finite); ``j`` None: single coordinates
-    |xi_{i_k}| / se_k. A contrast with se 0 is left out. The work is bounded by 4e8 contrast-draws
-    (at least 2,000 draws), in blocks of about 4e6 values.
+    |xi_{i_k}| / se_k. A contrast with se 0 is left out. Draws: ``n_draws`` up to 4e8 / contrasts,
+    at least 2,000. Pairs beyond 4e6 / M: the exact maximum of each draw from a Cholesky factor of
+    ``cov`` without forming every pair (:func:`max_studentised_gap`: a few M-vectors per draw,
+    memory M x M); else every contrast, in blocks of about 4e6 values.
 
     ``df`` an array (one per contrast): each contrast is divided by its own, independent
     sqrt(chi2_{df_k} / df_k) -- the maximum of the contrasts' own t statistics when each is
@@ -106,19 +109,27 @@ def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: n
     if df_k.ndim:  # one chi-square per contrast: the gathered path below, which keeps every column
         return _max_abs_own_t(cov, i, j, se, level, gen, n_draws, np.broadcast_to(df_k, np.shape(i)))
     inv_se = np.where(se > 0, 1.0 / np.where(se > 0, se, 1.0), 0.0)
-    vals, vecs = np.linalg.eigh(np.nan_to_num(cov, nan=0.0))
-    root = vecs * np.sqrt(np.maximum(vals, 0.0))
     m = cov.shape[0]
     size = max(i.size, 1)
-    load = None
+    load = pairwise = None
+    n_draws = int(max(2000, min(n_draws, 400_000_000 // size)))
+    if m * size > BLOCK_ELEMENTS and j is not None:
+        # many pairs: the exact maximum of each draw without forming every pair (max_studentised_gap),
+        # draws N(0, cov) from a Cholesky factor, in blocks of about 4e6 values
+        pairwise = np.zeros((m, m))
+        pairwise[i, j] = pairwise[j, i] = inv_se
+        root = _factor(cov)
+        block = max(1, BLOCK_ELEMENTS // (4 * m))
+    else:
+        vals, vecs = np.linalg.eigh(np.nan_to_num(cov, nan=0.0))
+        root = vecs * np.sqrt(np.maximum(vals, 0.0))
+        block = max(1, BLOCK_ELEMENTS // size)
     if m * size <= BLOCK_ELEMENTS:  # the studentised contrasts as columns: one product per block
         weights = np.zeros((m, i.size))
         weights[i, np.arange(i.size)] = inv_se
         if j is not None:
             weights[j, np.arange(i.size)] -= inv_se
         load = root.T @ weights  # z = g @ root.T, so z @ weights = g @ (root.T @ weights)
-    n_draws = int(max(2000, min(n_draws, 400_000_000 // size)))
-    block = max(1, BLOCK_ELEMENTS // size)
     out = []
     advance(DRAWS, 0, n_draws)
     for start in range(0, n_draws, block):
@@ -126,14 +137,75 @@ def gaussian_max_abs(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: n
         g = gen.standard_normal((rows, m))
         if load is not None:
             stat = np.abs(g @ load).max(axis=1)
-        else:  # many contrasts: gathered per block (memory rows x contrasts, bounded)
+        elif pairwise is not None:
+            stat = max_studentised_gap(g @ root.T, pairwise)
+        else:  # many single coordinates: gathered per block (memory rows x contrasts, bounded)
             z = g @ root.T
-            stat = np.abs((z[:, i] if j is None else z[:, i] - z[:, j]) * inv_se).max(axis=1)
+            stat = np.abs(z[:, i] * inv_se).max(axis=1)
         if math.isfinite(df):  # multivariate t: one chi-square scale per draw
             stat = stat / np.sqrt(gen.chisquare(df, rows) / df)
         out.append(stat)
         advance(DRAWS, start + rows, n_draws)
     return float(np.quantile(np.concatenate(out), level))
+
+
+def _factor(cov: np.ndarray) -> np.ndarray:
+    """A factor L with L L' = cov: Cholesky (M^3 / 3 flops), or the eigen-decomposition's root when
+    cov is singular (a constant model, two identical models).
+    """
+    clean = np.nan_to_num(cov, nan=0.0)
+    try:
+        return np.asarray(np.linalg.cholesky(clean), dtype=float)
+    except np.linalg.LinAlgError:
+        vals, vecs = np.linalg.eigh(clean)
+        return np.asarray(vecs * np.sqrt(np.maximum(vals, 0.0)), dtype=float)
+
+
+def max_studentised_gap(z: np.ndarray, inv_se: np.ndarray) -> np.ndarray:
+    """Per row of ``z`` (draws x models): max over pairs |z_a - z_b| * ``inv_se[a, b]`` (a symmetric
+    matrix, 0 for a pair left out), exactly, without forming every pair.
+
+    For z_a >= z_b the pair's value is at most up_a = (z_a - min z) * max_b inv_se[a, b] and at most
+    down_b = (max z - z_b) * max_a inv_se[a, b] (both factors are larger, also after rounding). A
+    lower bound L of the maximum is the largest pair of the draw's highest or lowest model (2M
+    values); every pair whose higher model has up < L or whose lower model has down < L is below
+    the maximum, so it is the larger of L and the maximum over the models left on each side (a few
+    per cent of the pairs for models of similar spread; every pair at worst, in blocks of about
+    4e6 values).
+    """
+    rows, m = z.shape
+    cap = inv_se.max(axis=1)
+    at = np.arange(rows)
+    top, bottom = z.argmax(axis=1), z.argmin(axis=1)
+    zmax, zmin = z[at, top], z[at, bottom]
+    lower = np.maximum(((zmax[:, None] - z) * inv_se[top]).max(axis=1),
+                       ((z - zmin[:, None]) * inv_se[bottom]).max(axis=1))
+    up, down = (z - zmin[:, None]) * cap, (zmax[:, None] - z) * cap
+    n_hi, n_lo = (up >= lower[:, None]).sum(axis=1), (down >= lower[:, None]).sum(axis=1)
+    out = lower.copy()
+    few = np.flatnonzero(np.maximum(n_hi, n_lo) <= _FEW)
+    k = int(max(n_hi[few].max(initial=1), n_lo[few].max(initial=1)))
+    for start in range(0, few.size, max(1, BLOCK_ELEMENTS // (k * k))):
+        # most draws: the k largest up and down of each (a superset of its candidates), together
+        r = few[start:start + max(1, BLOCK_ELEMENTS // (k * k))]
+        hi = np.argsort(-up[r], axis=1)[:, :k] if k >= m else np.argpartition(-up[r], k - 1, axis=1)[:, :k]
+        lo = np.argsort(-down[r], axis=1)[:, :k] if k >= m else np.argpartition(-down[r], k - 1, axis=1)[:, :k]
+        zr = z[r]
+        rr = np.arange(r.size)[:, None]
+        gap = (zr[rr, hi][:, :, None] - zr[rr, lo][:, None, :]) * inv_se[hi[:, :, None], lo[:, None, :]]
+        out[r] = np.maximum(lower[r], gap.reshape(r.size, -1).max(axis=1))
+    for r_ in np.flatnonzero(np.maximum(n_hi, n_lo) > _FEW):  # the rest one by one, in blocks of ~4e6 pairs
+        hi_r, lo_r = np.flatnonzero(up[r_] >= lower[r_]), np.flatnonzero(down[r_] >= lower[r_])
+        zlo = z[r_, lo_r]
+        step = max(1, BLOCK_ELEMENTS // lo_r.size)
+        for s in range(0, hi_r.size, step):
+            h = hi_r[s:s + step]
+            out[r_] = max(out[r_], float(((z[r_, h, None] - zlo) * inv_se[np.ix_(h, lo_r)]).max()))
+    return np.asarray(out, dtype=float)
+
+
+#: draws whose candidates on each side are at most this many are evaluated together
+_FEW = 32
 
 
 def _max_abs_own_t(cov: np.ndarray, i: np.ndarray, j: np.ndarray | None, se: np.ndarray, level: float,  # noqa: PLR0913, PLR0917

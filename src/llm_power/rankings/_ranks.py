@@ -95,10 +95,10 @@ class RankIntervalsResult(Result):
         return "\n".join(lines)
 
 
-@public(nullable=("power",))
+@public(nullable=("power", "top"))
 def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confidence_level: float | None = None,
                    power: float | None = 0.8, n_resamples: int = 1000, method: str = "auto",
-                   rng: SeedLike = None) -> RankIntervalsResult:
+                   top: int | None = None, rng: SeedLike = None) -> RankIntervalsResult:
     r"""Confidence intervals for every model's rank that hold simultaneously, and the set of models
     that can be #1 (Mogstad, Romano, Shaikh and Wilhelm 2024).
 
@@ -127,7 +127,12 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     method : {"auto", "bootstrap", "gaussian"}, default "auto"
         The bootstrap, or draws of its normal limit (the covariance of the means, a multivariate t on
         G - 1 df with clusters); "auto": the bootstrap up to 2,000,000 resampled items (or
-        clusters x resamples), the normal limit beyond.
+        clusters x resamples, and up to 100,000,000 pairs x resamples), the normal limit beyond.
+    top : int, optional
+        With scores only: rank only the ``top`` best models by mean score (at least 2), as
+        :func:`~llm_power.diagnose`'s ``top`` -- the same models, pairs and ranks among them as
+        ``rank_intervals(diagnose(data, top=top))``. A Diagnosis carries its own. None (default):
+        every model.
     rng : None, int or numpy.random.Generator
         The same seed gives the same intervals for the same data, whether the scores or their
         Diagnosis are given.
@@ -163,15 +168,15 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
 
     method = check_option(method, "method", RANK_METHODS)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 1)
-    if carries_its_own(data, models=models, cluster=cluster, confidence_level=confidence_level):
+    if carries_its_own(data, models=models, cluster=cluster, confidence_level=confidence_level, top=top):
         diag = data
     else:
         level = 0.95 if confidence_level is None else confidence_level
         pw = 0.8 if power is None else power
         check_power_above(pw, 1.0 - level, level_name="confidence_level")
         diag = diagnose(data, models=models, cluster=cluster, alpha=1.0 - level, power=pw, confidence_level=level,
-                        cluster_resamples=0, rng=rng)
-    why = ranks_available(diag, n_resamples)
+                        top=top, cluster_resamples=0, rng=rng)
+    why = ranks_available(diag, n_resamples, method)
     if why is not None:
         raise ValueError(why)
     with step(TASK):
@@ -183,8 +188,8 @@ def rank_intervals(data: Any, *, models: Any = None, cluster: Any = None, confid
     m = len(names)
     return RankIntervalsResult(
         models=names, means=np.asarray(diag.means), rank_ci_low=low, rank_ci_high=high,
-        best_set=[names[k] for k in range(m) if low[k] == 1], critical_value=sets["critical_value"], n_items=diag.n,
+        best_set=[names[g] for g in range(m) if low[g] == 1], critical_value=sets["critical_value"], n_items=diag.n,
         n_resamples=n_resamples, confidence_level=float(diag.settings["confidence_level"]),
-        top_sets={str(k): [names[g] for g in range(m) if low[g] <= k] for k in (1, 3, 5, 10) if k < m},
-        resampled=sets["resampled"], rule=rule, method=sets["method"], max_t_rank_ci_low=sets["max_t_rank_ci_low"],
-        max_t_rank_ci_high=sets["max_t_rank_ci_high"])
+        top_sets={str(t): [names[g] for g in range(m) if low[g] <= t] for t in (1, 3, 5, 10) if t < m},
+        resampled=sets["resampled"], rule=rule, method=sets["method"],
+        max_t_rank_ci_low=sets["max_t_rank_ci_low"], max_t_rank_ci_high=sets["max_t_rank_ci_high"])

@@ -110,7 +110,7 @@ def rank_report(diag: Any, *, ranks: bool | None = None, n_resamples: int = 1000
     share = check_open_unit(fragile_share, "fragile_share")
     if ranks is False:
         return RankReport(skipped="not requested")
-    why = ranks_available(diag, n_resamples)
+    why = ranks_available(diag, n_resamples, method)
     if why is None and not (ranks or len(diag.models) <= MAX_RANK_MODELS):
         why = f"more than {MAX_RANK_MODELS} models (ranks=True, or --ranks on, computes them)"
     if why is not None:

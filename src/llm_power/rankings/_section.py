@@ -32,13 +32,16 @@ from .._kernel.ranks import (
 from ..matrix import ScoreMatrix, ScoreSource
 from ..resolution import REGIMES, tie_groups_and_rank_intervals
 
-__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "carries_its_own", "fragility_of", "rank_sets", "ranks_available",
-           "winner_of"]
+__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "carries_its_own", "chosen_method", "fragility_of", "rank_sets",
+           "ranks_available", "winner_of"]
 
 #: rank_report computes the rankings by default up to this many models (4,950 pairs)
 MAX_RANK_MODELS = 100
 #: pairs x resamples of the max-t bootstrap refused beyond this
 MAX_RANK_ELEMENTS = 100_000_000
+#: pairs of the rank intervals refused beyond this (about 5,000 models: the all-pairs table and an
+#: M x M matrix of standard errors in memory)
+MAX_RANK_PAIRS = 12_500_000
 #: method="auto": the max-t critical value is bootstrapped when (items or clusters) x resamples
 #: stays below this (small benchmarks, where the normal limit is rough), else drawn from the normal
 #: with the means' covariance (the bootstrap's large-sample limit, at a fraction of the cost)
@@ -78,15 +81,35 @@ def ranked_matrix(diag: Any) -> np.ndarray | None:
     return source.matrix()[:, held.local_order] if isinstance(source, ScoreMatrix) else None
 
 
-def ranks_available(diag: Any, n_resamples: int) -> str | None:
-    """Why the rank intervals cannot be computed for this diagnosis (None: they can)."""
+def ranks_available(diag: Any, n_resamples: int, method: str = "auto") -> str | None:
+    """Why the rank intervals cannot be computed for this diagnosis with ``method`` (None: they can).
+    The guard counts the work of the method that will run (:func:`chosen_method`): pairs x resamples
+    for the bootstrap; for the normal limit the pairs alone (their table and an M x M matrix of
+    standard errors), whose draws cost a few M-vectors each (:func:`~llm_power._kernel.ranks.max_studentised_gap`).
+    """
     m = len(diag.models)
     if m < 2 or diag.n < 2:
         return "at least 2 models and 2 items are needed to rank"
-    if m * (m - 1) // 2 * n_resamples > MAX_RANK_ELEMENTS:
-        return (f"{m:,} models are {m * (m - 1) // 2:,} pairs; x {n_resamples:,} resamples that is more than "
-                f"{MAX_RANK_ELEMENTS:,} values (rank fewer models with `models`, or use fewer `n_resamples`)")
+    n_pairs = m * (m - 1) // 2
+    if method == "bootstrap" and n_pairs * n_resamples > MAX_RANK_ELEMENTS:
+        return (f"{m:,} models are {n_pairs:,} pairs; x {n_resamples:,} resamples that is more than "
+                f"{MAX_RANK_ELEMENTS:,} values for method='bootstrap' (use method='gaussian' or 'auto', or fewer "
+                "`n_resamples`)")
+    if n_pairs > MAX_RANK_PAIRS:
+        return (f"{m:,} models are {n_pairs:,} pairs, more than {MAX_RANK_PAIRS:,} (rank fewer models: `top=K`, "
+                "--top K)")
     return None
+
+
+def chosen_method(method: str, *, in_memory: bool, units: int, n_pairs: int, n_resamples: int) -> str:
+    """The method that finds the critical value: "bootstrap" when asked, or with ``method="auto"`` when
+    the scores are in memory, ``units`` (items or clusters) x resamples stays within
+    ``MAX_BOOTSTRAP_DRAWS`` and pairs x resamples within ``MAX_RANK_ELEMENTS``; else "gaussian".
+    """
+    if method == "bootstrap":
+        return "bootstrap"
+    small = units * n_resamples <= MAX_BOOTSTRAP_DRAWS and n_pairs * n_resamples <= MAX_RANK_ELEMENTS
+    return "bootstrap" if method == "auto" and in_memory and small else "gaussian"
 
 
 def resolved_everywhere(diag: Any) -> np.ndarray:
@@ -140,8 +163,8 @@ def rank_sets(diag: Any, *, n_resamples: int, method: str, gen: np.random.Genera
     if method == "bootstrap" and ranked_x is None:
         msg = "method='bootstrap' needs the scores in memory (item shards: 'gaussian' or 'auto')"
         raise ValueError(msg)
-    chosen = "bootstrap" if ranked_x is not None and (method == "bootstrap" or (
-        method == "auto" and (n_groups or n) * n_resamples <= MAX_BOOTSTRAP_DRAWS)) else "gaussian"
+    chosen = chosen_method(method, in_memory=ranked_x is not None, units=n_groups or n, n_pairs=i.size,
+                           n_resamples=n_resamples)
     # with clusters each gap is studentised by its own CR2 se and referred to its cluster t (the kernel)
     crit, se = max_t_critical_value(chosen, ranked_x, i, j, delta, se, cov, level, n_resamples, gen,
                                     codes=codes, n_groups=n_groups,
