@@ -52,8 +52,8 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -61,10 +61,11 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from ._core.files import check_size
+from ._core.files import MB, check_size
 from ._core.params import public
 from ._core.results import ConfidenceInterval, Result, stored_interval
 from ._core.validation import as_float_array, check_open_unit, fail
+from ._kernel.betting_pairs import BettingPairs, bytes_per_pair, pymax, pymin
 
 __all__ = [
     "LeaderboardMonitor",
@@ -316,7 +317,8 @@ class SequentialMonitor:
 
     def _log_e(self) -> float:
         if self.method == "betting":
-            return math.log(self._betting().null_e_value())
+            e = self._betting().null_e_value()  # 0.0 once both capitals are below e^-745: log -inf, not an error
+            return math.log(e) if e > 0.0 else -math.inf
         if self.binary:
             return float(beta_mixture_log_evalue(self.b, self.c, a=self.beta_a)) if self.b + self.c else 0.0
         return float(normal_mixture_log_evalue(self.sum_d, self.n * self._variance_proxy(), rho=self._rho()))
@@ -396,9 +398,10 @@ class SequentialMonitor:
     @public
     def interval_at(self, alpha: float) -> ConfidenceInterval:
         """An anytime-valid interval for the gap at level ``alpha`` from the current evidence: the
-        e-value interval {gap : e-value of the gap < 1/alpha} (betting: needs the monitor created
-        by a :class:`LeaderboardMonitor` with e-BH, which keeps every candidate's capital; mixture:
-        the normal-mixture boundary at ``alpha``). The e-BY interval of a selection (Xu, Wang and
+        e-value interval {gap : e-value of the gap < 1/alpha} (betting: needs every candidate's
+        capital kept, as a :class:`LeaderboardMonitor` with e-BH keeps them for its pairs -- a
+        monitor of one pair keeps only those inside its sequence, so this raises; mixture: the
+        normal-mixture boundary at ``alpha``). The e-BY interval of a selection (Xu, Wang and
         Ramdas 2022) is this at alpha x selected / pairs.
         """
         if self.n == 0:
@@ -442,8 +445,11 @@ class LeaderboardMonitorResult(Result):
         Ranked by the current mean score, best first.
     means : list of float
         In that order.
-    pairs : dict
-        ``(model_a, model_b) -> MonitorResult`` for every pair (model_a listed first as given).
+    pairs : mapping
+        ``(model_a, model_b) -> MonitorResult`` for every pair (model_a listed first as given), in
+        the order the pairs were added: a read-only mapping (``keys()``, ``items()``, ``[pair]``,
+        equal to the dict of the same items) whose results are built when read, from arrays kept
+        for this look (a look costs no Python object per pair).
     decided : list of tuple
         Pairs with a verdict, as (winner, loser): with Bonferroni (or none) those whose e-process
         has reached 1/alpha_per_pair (sticky); with e-BH the current e-BH discoveries.
@@ -459,7 +465,7 @@ class LeaderboardMonitorResult(Result):
     n: int
     models: list[Any]
     means: list[Any]
-    pairs: dict[tuple[str, str], Any]
+    pairs: Mapping[tuple[str, str], Any]
     decided: list[Any]
     alpha_per_pair: float
     correction: str | None = "bonferroni"
@@ -477,33 +483,128 @@ class LeaderboardMonitorResult(Result):
                 "pairs": {f"{a} vs {b}": s.to_dict() for (a, b), s in self.pairs.items()}}
 
 
-def _agree(cs: ConfidenceInterval, hit: bool, ahead: bool, *, exact: bool) -> ConfidenceInterval:
-    """The e-BY interval made to agree with e-BH where the two compare the same capital in other
-    units (the e-value against K / (q k), the log capital against log(2K / (q k))) and differ in the
-    last bit: a discovery's interval leaves out 0 on its side (``exact``: betting, where the two
-    are the same test), and an interval that leaves out 0 for a pair e-BH does not discover is
-    widened to 0 (a superset: still valid).
+#: a pair's verdict by its code in a look's arrays
+_VERDICTS = {0: "undecided", 1: "A better", -1: "B better"}
+
+
+class PairStates(Mapping):  # type: ignore[type-arg]
+    """The ``pairs`` of a :class:`LeaderboardMonitorResult`: ``(model_a, model_b) -> MonitorResult``
+    for every pair, in the monitor's pair order. The look's numbers are kept as arrays (one entry
+    per pair) and each :class:`MonitorResult` is built when it is read; the mapping equals the dict
+    of its items, and prints as that dict.
     """
-    out = cs.low > 0 or cs.high < 0
-    if hit and not out and exact:
-        return (ConfidenceInterval(math.nextafter(0.0, math.inf), max(cs.high, math.nextafter(0.0, math.inf)))
-                if ahead else ConfidenceInterval(min(cs.low, -math.nextafter(0.0, math.inf)),
-                                                 -math.nextafter(0.0, math.inf)))
-    if not hit and out:
-        return ConfidenceInterval(min(cs.low, 0.0), max(cs.high, 0.0))
-    return cs
+
+    __slots__ = ("_cols", "_i", "_j", "_keys", "_names", "_size", "_threshold")
+
+    def __init__(self, names: tuple[str, ...], i: np.ndarray, j: np.ndarray, keys: dict[tuple[str, str], int],
+                 threshold: float, cols: dict[str, np.ndarray]) -> None:
+        self._names, self._i, self._j, self._keys = names, i, j, keys
+        self._size, self._threshold, self._cols = int(cols["n"].size), threshold, cols
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Any:
+        names = self._names
+        return ((names[a], names[b]) for a, b in zip(self._i[:self._size].tolist(), self._j[:self._size].tolist(),
+                                                      strict=True))
+
+    def _index(self, key: Any) -> int:
+        try:
+            p = self._keys.get(key)
+        except TypeError:  # an unhashable key is not a pair
+            p = None
+        if p is None or p >= self._size:
+            raise KeyError(key)
+        return p
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self._index(key)
+        except KeyError:
+            return False
+        return True
+
+    def __getitem__(self, key: tuple[str, str]) -> MonitorResult:
+        return self._state(self._index(key))
+
+    def values(self) -> Any:
+        """Every pair's :class:`MonitorResult`, in pair order."""
+        return [self._state(p) for p in range(self._size)]
+
+    def items(self) -> Any:
+        """``(pair, MonitorResult)`` for every pair, in pair order."""
+        return list(zip(self, self.values(), strict=True))
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def __reduce__(self) -> Any:
+        return (self.__class__, (self._names, self._i, self._j, self._keys, self._threshold, self._cols))
+
+    def _state(self, p: int) -> MonitorResult:
+        col = self._cols
+        n = int(col["n"][p])
+        if n == 0:
+            return MonitorResult(0, math.nan, 1.0, self._threshold, "undecided", None,
+                                 ConfidenceInterval(-math.inf, math.inf), None, None)
+        binary = bool(col["binary"][p])
+        at = int(col["decided_at"][p])
+        return MonitorResult(
+            n=n, delta=float(col["delta"][p]), e_value=float(col["e_value"][p]), threshold=self._threshold,
+            verdict=_VERDICTS[int(col["verdict"][p])], decided_at=at or None,
+            confidence_sequence=ConfidenceInterval(float(col["low"][p]), float(col["high"][p])),
+            b=int(col["b"][p]) if binary else None, c=int(col["c"][p]) if binary else None)
+
+
+def _beta_mixture_table(b: np.ndarray, c: np.ndarray, a: float) -> np.ndarray:
+    """The Beta-mixture log e-values (0 with no discordant item) at the counts ``b``, ``c``: from a
+    table over the counts that occur when it is much smaller than they are (the first batches of a
+    large leaderboard: every pair's counts within a few hundred), else directly; the same values.
+    """
+    b0, c0 = int(b.min()), int(c.min())
+    shape = (int(b.max()) - b0 + 1, int(c.max()) - c0 + 1)
+    if 4 * shape[0] * shape[1] > b.size:
+        return np.asarray(np.where(b + c > 0, beta_mixture_log_evalue(b, c, a=a), 0.0))
+    tb, tc = np.arange(b0, b0 + shape[0])[:, None], np.arange(c0, c0 + shape[1])[None, :]
+    table = np.where(tb + tc > 0, beta_mixture_log_evalue(tb, tc, a=a), 0.0)
+    return np.asarray(table[b - b0, c - c0])
+
+
+def _exp(x: np.ndarray) -> np.ndarray:
+    """``math.exp`` of each value (numpy's exp can differ from it in the last bit; the per-pair
+    monitor's e-values are ``math.exp``'s).
+    """
+    return np.fromiter(map(math.exp, x.tolist()), dtype=float, count=x.size)
+
+
+def _log(x: np.ndarray) -> np.ndarray:
+    """``math.log`` of each value (as :func:`_exp`), -inf at 0 (an e-value below the smallest double)."""
+    if x.size and not x.min() > 0.0:
+        return np.fromiter((math.log(v) if v > 0.0 else -math.inf for v in x.tolist()), dtype=float, count=x.size)
+    return np.fromiter(map(math.log, x.tolist()), dtype=float, count=x.size)
 
 
 #: how a LeaderboardMonitor controls its errors over the pairs
 MONITOR_CORRECTIONS = ("bonferroni", "e-bh")
 
+#: the numbers (and the share of the pair list and names) a LeaderboardMonitor keeps per pair
+#: besides the betting grid
+_PAIR_BYTES = 512
+
+#: largest (items x pairs) block of differences formed at once by an update
+_BLOCK = 1 << 18
+
 
 class LeaderboardMonitor:
     r"""Anytime-valid monitoring of a whole leaderboard as new items are scored.
 
-    One :class:`SequentialMonitor` per pair of models (by default its betting confidence
-    sequence), whose e-process is evidence against "the two models are equally good" and stays
-    valid however often it is looked at. Over the pairs:
+    Every pair of models gets the e-process and confidence sequence of a
+    :class:`SequentialMonitor` (by default its betting confidence sequence), the evidence against
+    "the two models are equally good", valid however often it is looked at. The pairs are held as
+    arrays -- each pair's counts, sums, running mean and variance and capitals -- so one
+    :meth:`update` is one array pass over them; each pair's numbers are those its own
+    :class:`SequentialMonitor` would give, bit for bit. Over the pairs:
 
     - ``correction="bonferroni"`` (default): each pair at alpha / (number of pairs); the chance
       that *any* pair is ever declared different when all models are equally good stays below
@@ -517,6 +618,15 @@ class LeaderboardMonitor:
       exactly for the discoveries.
     - ``None``: each pair at alpha (no control over the pairs).
 
+    What stays quadratic in the number of models is the pairs' state: a few numbers per pair, and
+    with ``method="betting"`` the capitals of the sequence's candidate gaps -- 2,001 per pair (36
+    kB), of which only those still inside the sequence are kept and moved, so the memory and the
+    work of a look shrink as the sequences narrow; with e-BH all 501 of a coarser grid (8 kB), as
+    its intervals read every candidate. It is sized before anything is allocated (at creation
+    and at :meth:`add_model`): more pairs than ``LLM_POWER_MAX_MONITOR_PAIRS`` (20,000: 200
+    models), or a state larger than ``LLM_POWER_MAX_MONITOR_MB`` (1,024 MB), is refused with the
+    variable that raises the limit.
+
     Parameters
     ----------
     models : sequence of str
@@ -527,8 +637,9 @@ class LeaderboardMonitor:
     min_items : int, default 100
         A model with fewer items is *provisional* (``provisional`` of the state).
     **kwargs
-        Passed to each :class:`SequentialMonitor` (``binary``, ``score_range``, ``tuned_for``,
-        ``expected_discordance``, ``method``).
+        The options of each pair's :class:`SequentialMonitor` (``binary``, ``score_range``,
+        ``tuned_for``, ``expected_discordance``, ``method``). With ``binary`` unset, each pair is
+        0/1 or graded by its two models' first batch, as its own monitor would be.
 
     Examples
     --------
@@ -567,37 +678,119 @@ class LeaderboardMonitor:
         self.min_items = int(min_items)
         self.kwargs = kwargs
         k = len(self.models)
-        check_size(k * (k - 1) // 2, "LLM_POWER_MAX_MONITOR_PAIRS",
-                   f"{k:,} models are pairs to monitor at every look (one monitor each)")
-        self.pair_index = [(i, j) for i in range(k) for j in range(i + 1, k)]
-        self.alpha_per_pair = self.alpha / len(self.pair_index) if correction == "bonferroni" else self.alpha
-        self.monitors = {pair: self._monitor() for pair in self.pair_index}
+        pairs = k * (k - 1) // 2
+        self.alpha_per_pair = self.alpha / pairs if correction == "bonferroni" else self.alpha
+        self._check_pairs(k)
+        # the settings every pair's monitor would have (its checks of the options run once, here)
+        self._spec = SequentialMonitor(alpha=self.alpha_per_pair, **kwargs)
+        self._check_memory(k)
+        i, j = np.triu_indices(k, 1)
+        self.pair_index = list(zip(i.tolist(), j.tolist(), strict=True))
+        self._i, self._j = i.astype(np.int64), j.astype(np.int64)
+        self._keys = {(self.models[a], self.models[b]): p for p, (a, b) in enumerate(self.pair_index)}
+        spec = self._spec
+        lo, hi = spec.score_range
+        self._width = hi - lo  # a graded pair's half-range; a 0/1 pair's is 1
+        self._proxy = (hi - lo) ** 2  # a graded pair's variance proxy; a 0/1 pair's is 1
+        _, r = anytime_critical_value(spec.alpha)
+        self._rho = (r * spec.tuned_for * 1.0, r * spec.tuned_for * self._proxy)  # (0/1, graded)
+        # per pair: items, sum of the differences, discordant counts (0/1), 0/1 or not (-1: not yet
+        # known), and the sticky verdict (1: A better, -1: B better) with the items it was reached at
+        self._n = np.zeros(pairs, dtype=np.int64)
+        self._sum_d = np.zeros(pairs)
+        self._b = np.zeros(pairs, dtype=np.int64)
+        self._c = np.zeros(pairs, dtype=np.int64)
+        self._binary = np.full(pairs, -1 if spec.binary is None else int(bool(spec.binary)), dtype=np.int8)
+        self._decision = np.zeros(pairs, dtype=np.int8)
+        self._decided_at = np.zeros(pairs, dtype=np.int64)
+        self._seqs: Any = None
+        if spec.method == "betting":
+            track_all = correction == "e-bh"  # e-BY intervals need every candidate's current capital
+            self._seqs = BettingPairs(alpha=spec.alpha, horizon=spec.tuned_for, grid=self._grid(),
+                                      track_all=track_all)
         self.sums = np.zeros(k)
         self.counts = np.zeros(k, dtype=np.int64)
         self.n = 0
 
-    def _monitor(self) -> SequentialMonitor:
-        mon = SequentialMonitor(alpha=self.alpha_per_pair, **self.kwargs)
-        mon._track_all = self.correction == "e-bh"  # noqa: SLF001 - e-BY intervals need every capital
-        return mon
+    # -- sizes ----------------------------------------------------------------------------------
+    def _grid(self) -> int:
+        return 501 if self.correction == "e-bh" else 2001  # as SequentialMonitor's sequence
+
+    @staticmethod
+    def _check_pairs(models: int) -> None:
+        """Refuse more pairs than ``LLM_POWER_MAX_MONITOR_PAIRS``, before anything is allocated."""
+        check_size(models * (models - 1) // 2, "LLM_POWER_MAX_MONITOR_PAIRS",
+                   f"{models:,} models are pairs to monitor at every look")
+
+    def _check_memory(self, models: int) -> None:
+        """Refuse a state of the pairs larger than ``LLM_POWER_MAX_MONITOR_MB``, before it is allocated."""
+        pairs = models * (models - 1) // 2
+        per = _PAIR_BYTES
+        if self._spec.method == "betting":
+            per += bytes_per_pair(self._grid(), track_all=self.correction == "e-bh")
+        check_size(math.ceil(pairs * per / MB), "LLM_POWER_MAX_MONITOR_MB",
+                   f"the state of {models:,} models' {pairs:,} pairs ({per:,} bytes each with "
+                   f"method={self._spec.method!r}), in MB")
 
     def add_model(self, name: Any) -> None:
         """A new model joins: from the next :meth:`update` the score matrices have one more column
         (last). Its pairs' e-processes start now, so they stay valid; with Bonferroni every pair's
         level stays the one fixed at the start (the new pairs are monitored at it too, which keeps
-        the union bound only for the pairs planned then).
+        the union bound only for the pairs planned then). The pairs are sized against the limits
+        first (:class:`LeaderboardMonitor`).
         """
         name = str(name)
         if name in self.models:
             msg = f"model {name!r} is already on the leaderboard."
             raise ValueError(msg)
-        k = len(self.models)
+        k, pairs = len(self.models), len(self.pair_index)
+        self._check_pairs(k + 1)
+        self._check_memory(k + 1)
         self.models.append(name)
-        for i in range(k):
-            self.pair_index.append((i, k))
-            self.monitors[i, k] = self._monitor()
+        for a in range(k):
+            self.pair_index.append((a, k))
+            self._keys[self.models[a], name] = pairs + a
+        self._i = np.r_[self._i, np.arange(k, dtype=np.int64)]
+        self._j = np.r_[self._j, np.full(k, k, dtype=np.int64)]
+        self._n = np.r_[self._n, np.zeros(k, dtype=np.int64)]
+        self._sum_d = np.r_[self._sum_d, np.zeros(k)]
+        self._b = np.r_[self._b, np.zeros(k, dtype=np.int64)]
+        self._c = np.r_[self._c, np.zeros(k, dtype=np.int64)]
+        self._binary = np.r_[self._binary, np.full(k, self._binary_start(), dtype=np.int8)]
+        self._decision = np.r_[self._decision, np.zeros(k, dtype=np.int8)]
+        self._decided_at = np.r_[self._decided_at, np.zeros(k, dtype=np.int64)]
         self.sums = np.append(self.sums, 0.0)
         self.counts = np.append(self.counts, 0)
+
+    def _binary_start(self) -> int:
+        return -1 if self._spec.binary is None else int(bool(self._spec.binary))
+
+    # -- adding items ---------------------------------------------------------------------------
+    def _check_batch(self, x: np.ndarray) -> np.ndarray:
+        """Each pair's 0/1-ness after this batch, or the error its own monitor would raise (the first
+        pair's, in pair order) -- before anything changes.
+        """
+        i, j = self._i, self._j
+        finite = np.asarray(np.isfinite(x).all(axis=0))
+        zero_one = np.asarray(((x == 0) | (x == 1)).all(axis=0))
+        lo, hi = self._spec.score_range
+        within = np.asarray(((x >= lo) & (x <= hi)).all(axis=0))
+        batch = zero_one[i] & zero_one[j]
+        binary = np.where(self._binary < 0, batch, self._binary == 1)
+        bad_finite = ~(finite[i] & finite[j])
+        bad_binary = np.asarray((self._binary == 1) & ~batch)
+        bad = bad_finite | bad_binary | (~binary & ~(within[i] & within[j]))
+        if bad.any():
+            p = int(np.argmax(bad))
+            if bad_finite[p]:
+                msg = "new scores must be finite (no NaN or inf)."
+            elif bad_binary[p]:
+                msg = "this monitor is for 0/1 correctness; got a graded score. Create it with binary=False."
+            else:
+                msg = (f"scores must lie in `score_range` {self._spec.score_range}; the time-uniform "
+                       "guarantee depends on the bounds.")
+            raise ValueError(msg)
+        return np.asarray(binary)
 
     def update(self, scores: Any) -> LeaderboardMonitorResult:
         """Add new items: an (n_new, n_models) matrix (or DataFrame with the model columns)."""
@@ -611,12 +804,85 @@ class LeaderboardMonitor:
         if x.ndim != 2 or x.shape[1] != len(self.models):
             msg = f"`scores` must have shape (n_new, {len(self.models)}); got {x.shape}."
             raise ValueError(msg)
-        for (i, j), mon in self.monitors.items():
-            mon.update(x[:, i], x[:, j])
+        binary = self._check_batch(x)
+        self._binary[:] = binary
+        k, pairs = x.shape[0], len(self.pair_index)
+        seqs = self._seqs
+        if seqs is not None and seqs.size < pairs:  # the new pairs' sequences start with their first batch
+            seqs.add(np.where(binary[seqs.size:], 1.0, self._width))
+        piece = max(1, _BLOCK // max(k, 1))
+        for p0 in range(0, pairs, piece):
+            ps = slice(p0, min(p0 + piece, pairs))
+            d = x[:, self._i[ps]] - x[:, self._j[ps]]
+            if seqs is not None:
+                seqs.extend(d, p0)
+            elif k:
+                self._scan(d, ps)
+            self._add(d, ps)
+        if seqs is not None:  # decided once the sequence leaves out 0: the first rejection of the null
+            self._decision[:] = seqs.null_side
+            self._decided_at[:] = seqs.null_at
         self.sums += x.sum(axis=0)
-        self.counts += x.shape[0]
+        self.counts += k
         self.n = int(self.counts[0])
         return self.state()
+
+    def _add(self, d: np.ndarray, ps: slice) -> None:
+        self._n[ps] += d.shape[0]
+        self._sum_d[ps] += np.ascontiguousarray(d.T).sum(axis=1)  # each pair's pairwise sum, as d.sum()
+        binary = self._binary[ps] == 1
+        self._b[ps] += np.where(binary, np.count_nonzero(d > 0, axis=0), 0)
+        self._c[ps] += np.where(binary, np.count_nonzero(d < 0, axis=0), 0)
+
+    def _scan(self, d: np.ndarray, ps: slice) -> None:
+        """The mixture e-processes of the undecided pairs item by item within the batch, so a
+        crossing of 1/alpha is seen when it happens (the guarantee is for looks after every item).
+        """
+        open_ = np.flatnonzero(self._decision[ps] == 0)
+        if open_.size == 0:
+            return
+        at = ps.start + open_
+        d = d[:, open_]
+        ns = self._n[at] + np.arange(1, d.shape[0] + 1)[:, None]
+        sums = self._sum_d[at] + np.cumsum(d, axis=0)
+        log_e = np.empty_like(sums)
+        binary = self._binary[at] == 1
+        zo, gr = np.flatnonzero(binary), np.flatnonzero(~binary)
+        if zo.size:
+            bs = self._b[at[zo]] + np.cumsum(d[:, zo] > 0, axis=0)
+            cs = self._c[at[zo]] + np.cumsum(d[:, zo] < 0, axis=0)
+            log_e[:, zo] = _beta_mixture_table(bs, cs, self._spec.beta_a)
+        if gr.size:
+            log_e[:, gr] = normal_mixture_log_evalue(sums[:, gr], ns[:, gr] * self._proxy, rho=self._rho[1])
+        hit = log_e >= math.log(1.0 / self._spec.alpha)
+        found = np.flatnonzero(hit.any(axis=0))
+        if found.size:
+            row = np.argmax(hit[:, found], axis=0)
+            self._decided_at[at[found]] = ns[row, found]
+            self._decision[at[found]] = np.where(sums[row, found] > 0, 1, -1)
+
+    # -- reading --------------------------------------------------------------------------------
+    def _log_e(self, seen: np.ndarray | slice, binary: np.ndarray) -> np.ndarray:
+        """The log e-values of the pairs ``seen`` (as SequentialMonitor's ``_log_e``)."""
+        if self._seqs is not None:  # half the larger capital at 0
+            top = pymin(pymax(self._seqs.null_up[seen], self._seqs.null_down[seen]), 700.0)
+            return _log(0.5 * _exp(top))
+        zo = binary[seen]
+        b, c = self._b[seen], self._c[seen]
+        with np.errstate(all="ignore"):
+            mix01 = np.where(b + c > 0, beta_mixture_log_evalue(b, c, a=self._spec.beta_a), 0.0)
+            graded = normal_mixture_log_evalue(self._sum_d[seen], self._n[seen] * self._proxy, rho=self._rho[1])
+        return np.where(zo, mix01, graded)
+
+    def _mixture_cs(self, seen: np.ndarray | slice, binary: np.ndarray, delta: np.ndarray,
+                    alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        """The normal-mixture sequences at ``alpha`` of the pairs ``seen``, clipped to the range."""
+        zo, n = binary[seen], self._n[seen]
+        v = n * np.where(zo, 1.0, self._proxy)
+        rho = np.where(zo, self._rho[0], self._rho[1])
+        half = np.sqrt((v + rho) * np.log((v + rho) / (rho * alpha * alpha))) / n  # normal_mixture_boundary / n
+        width = np.where(zo, 1.0, self._width)
+        return pymax(-width, delta - half), pymin(width, delta + half)
 
     def state(self) -> LeaderboardMonitorResult:
         """The current ranking and the pairs decided so far (e-BH: decided now)."""
@@ -624,36 +890,62 @@ class LeaderboardMonitor:
 
         means = self.sums / np.maximum(self.counts, 1)
         order = np.argsort(-means, kind="stable")
-        pairs, decided = {}, []
-        states = {pair: mon.state() for pair, mon in self.monitors.items()}
-        if self.correction == "e-bh":
-            keys = list(states)
-            found = e_bh([states[p].e_value for p in keys], q=self.alpha) if keys else np.zeros(0, dtype=bool)
-            chosen = {p for p, f in zip(keys, found, strict=True) if f}
+        pairs, betting = len(self.pair_index), self._seqs is not None
+        n, binary = self._n.copy(), self._binary == 1
+        started = np.flatnonzero(n > 0)
+        seen: np.ndarray | slice = slice(None) if started.size == pairs else started  # every pair: no copies
+        delta = np.full(pairs, math.nan)
+        delta[seen] = self._sum_d[seen] / n[seen]
+        e_value = np.ones(pairs)
+        e_value[seen] = _exp(pymin(self._log_e(seen, binary), 700.0))
+        low, high = np.full(pairs, -math.inf), np.full(pairs, math.inf)
+        if self.correction == "e-bh":  # each pair's verdict is e-BH's, now (not its own test at alpha)
+            found = e_bh(e_value, q=self.alpha)
             # e-BY (Xu, Wang and Ramdas 2022): each pair's interval at alpha x discoveries / pairs, from
             # the current evidence -- it leaves out 0 exactly for the e-BH discoveries, and the
             # discoveries' intervals keep the false coverage rate at alpha
-            level = self.alpha * max(len(chosen), 1) / max(len(keys), 1)
-        for (i, j), st in states.items():
-            if self.correction == "e-bh":  # each pair's verdict is e-BH's, now (not its own test at alpha)
-                mon = self.monitors[i, j]
-                cs, hit, ahead = mon.interval_at(level), (i, j) in chosen, mon.leans_a()
-                cs = _agree(cs, hit, ahead, exact=mon.method == "betting")
-                st = dataclasses.replace(st, verdict=("A better" if ahead else "B better") if hit
-                                         else "undecided", decided_at=None, confidence_sequence=cs)
-                if hit:
-                    a, b = (i, j) if ahead else (j, i)
-                    decided.append((self.models[a], self.models[b]))
-            pairs[(self.models[i], self.models[j])] = st
-            if self.correction == "e-bh":
-                continue
-            if st.verdict == "A better":
-                decided.append((self.models[i], self.models[j]))
-            elif st.verdict == "B better":
-                decided.append((self.models[j], self.models[i]))
-        ranked = [self.models[k] for k in order]
-        return LeaderboardMonitorResult(n=self.n, models=ranked, means=[float(means[k]) for k in order], pairs=pairs,
+            level = self.alpha * max(int(found.sum()), 1) / max(pairs, 1)
+            low[seen], high[seen] = (self._seqs.bounds_at(level, seen) if betting
+                                     else self._mixture_cs(seen, binary, delta[seen], level))
+            ahead = self._sum_d > 0
+            if betting:  # the side of the larger capital at 0, once the pair's sequence has started
+                begun = slice(0, self._seqs.size)
+                ahead[begun] = self._seqs.null_up >= self._seqs.null_down
+            low, high = _agree(low, high, found, ahead, exact=betting)
+            verdict = np.where(found, np.where(ahead, 1, -1), 0).astype(np.int8)
+            decided_at = np.zeros(pairs, dtype=np.int64)
+        else:
+            low[seen], high[seen] = (self._seqs.bounds(seen) if betting
+                                     else self._mixture_cs(seen, binary, delta[seen], self._spec.alpha))
+            verdict, decided_at = self._decision.copy(), self._decided_at.copy()
+        names = self.models
+        decided = [(names[a], names[b]) if v > 0 else (names[b], names[a])
+                   for a, b, v in zip(self._i[verdict != 0].tolist(), self._j[verdict != 0].tolist(),
+                                      verdict[verdict != 0].tolist(), strict=True)]
+        view = PairStates(tuple(names), self._i, self._j, self._keys, 1 / self._spec.alpha,
+                          {"n": n, "delta": delta, "e_value": e_value, "verdict": verdict, "decided_at": decided_at,
+                           "low": low, "high": high, "b": self._b.copy(), "c": self._c.copy(), "binary": binary})
+        ranked = [names[k] for k in order]
+        return LeaderboardMonitorResult(n=self.n, models=ranked, means=[float(means[k]) for k in order], pairs=view,
                                         decided=decided, alpha_per_pair=self.alpha_per_pair,
                                         correction=self.correction,
                                         n_items=[int(self.counts[k]) for k in order],
-                                        provisional=[self.models[k] for k in order if self.counts[k] < self.min_items])
+                                        provisional=[names[k] for k in order if self.counts[k] < self.min_items])
+
+
+def _agree(low: np.ndarray, high: np.ndarray, hit: np.ndarray, ahead: np.ndarray, *,
+           exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The e-BY intervals made to agree with e-BH where the two compare the same capital in other
+    units (the e-value against K / (q k), the log capital against log(2K / (q k))) and differ in the
+    last bit: a discovery's interval leaves out 0 on its side (``exact``: betting, where the two
+    are the same test), and an interval that leaves out 0 for a pair e-BH does not discover is
+    widened to 0 (a superset: still valid).
+    """
+    out = (low > 0) | (high < 0)
+    tiny = math.nextafter(0.0, math.inf)
+    move = hit & ~out & exact
+    up, down = move & ahead, move & ~ahead
+    widen = ~hit & out
+    new_low = np.where(up, tiny, np.where(down, pymin(low, -tiny), np.where(widen, pymin(low, 0.0), low)))
+    new_high = np.where(up, pymax(high, tiny), np.where(down, -tiny, np.where(widen, pymax(high, 0.0), high)))
+    return new_low, new_high

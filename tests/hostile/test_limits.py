@@ -133,6 +133,9 @@ MOVABLE = {
                                      lambda: lp.coverage(10**7, 1e-6, method="wilson")),
     "LLM_POWER_MAX_ARENA_PAIRS": ("5", lambda: lp.arena_diagnose(_battles(4), pairs="all", rng=0),
                                   lambda: lp.arena_diagnose(_battles(4), pairs="adjacent", rng=0)),
+    # the betting state of a live leaderboard's pairs (36 kB each): 30 models are 16 MB, 5 models 1 MB
+    "LLM_POWER_MAX_MONITOR_MB": ("1", lambda: lp.LeaderboardMonitor([f"m{k}" for k in range(30)]),
+                                 lambda: lp.LeaderboardMonitor([f"m{k}" for k in range(5)])),
 }
 
 

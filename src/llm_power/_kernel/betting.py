@@ -42,7 +42,7 @@ import numpy as np
 __all__ = ["BettingSequence", "bets", "betting_bound", "betting_pvalue"]
 
 #: values added at once by :meth:`BettingSequence.extend` (rows x candidates still inside)
-_ROWS = 128
+BLOCK_ROWS = 128
 
 #: the largest bet (capital factors stay >= 1 - c > 0 for every value and candidate mean)
 MAX_BET = 0.5
@@ -199,8 +199,8 @@ class BettingSequence:
         first: int | None = None
         # S_{i-1} of every row, once (not per block of rows: that was quadratic in the values added)
         drawn = self.total + np.r_[0.0, np.cumsum(y)[:-1]]
-        for start in range(0, k, _ROWS):
-            sl = slice(start, start + _ROWS)
+        for start in range(0, k, BLOCK_ROWS):
+            sl = slice(start, start + BLOCK_ROWS)
             # only the candidates still inside the sequence move: the rejected ones are the two ends
             # of the grid (the capitals are monotone in m) and stay rejected, so the work shrinks
             # with the sequence's width

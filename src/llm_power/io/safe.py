@@ -20,7 +20,8 @@ variable                               default    what it bounds
 ``LLM_POWER_MAX_YAML_ALIAS_NODES``     100000     nodes that YAML aliases (``*name``) add to one file
 ``LLM_POWER_MAX_ITEMS``                100000000  items of a subset plan or design (``items``, ``n_items``, weights)
 ``LLM_POWER_MAX_PLAN_RUNS``            1000000    ``max_runs`` of a run plan (a table row per number of runs)
-``LLM_POWER_MAX_MONITOR_PAIRS``        20000      pairs a ``LeaderboardMonitor`` watches (a monitor each)
+``LLM_POWER_MAX_MONITOR_PAIRS``        20000      pairs a ``LeaderboardMonitor`` watches
+``LLM_POWER_MAX_MONITOR_MB``           1024       memory of a ``LeaderboardMonitor``'s pairs (36 kB each, betting)
 =====================================  =========  ==============================================
 """
 
