@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ITEMS = 12_032
+#: the real lm-eval samples file whose lines ``make(..., real=True)`` repeats (10 lines, 2.1-6.2 KB each)
+REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "formats" / "lm_eval"
 CASE = r"""
 import json, resource, sys, time
 from pathlib import Path
@@ -40,19 +43,16 @@ print(json.dumps({"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSA
 """
 
 
-def make(folder: Path, models: int) -> float:
-    """Write the folders (or reuse those already there); returns the megabytes of JSONL."""
+def make(folder: Path, models: int, *, real: bool = False) -> float:
+    """Write the folders (or reuse those already there); returns the megabytes of JSONL.
+
+    ``real``: every line is a line of the real lm-eval file in :data:`REAL` (a model's response,
+    JSON escapes, LaTeX, the document's nested fields: 3.7 KB on average), cycled to 12,032 docs with
+    the doc id and the score rewritten in place; the bytes between them are the real ones.
+    """
     rng = random.Random(0)
     total = 0
-    # every line is the same JSON but for the doc id, the category and the score: format once
-    lines = []
-    for i in range(ITEMS):
-        rec = {"doc_id": i, "doc": {"question": f"Question {i}: " + "which of these " * 8, "type": f"T{i % 14}",
-                                    "choices": ["alpha", "beta", "gamma", "delta"]},
-               "target": str(i % 4), "arguments": {"gen_args_0": {"arg_0": "Answer the question. " * 10}},
-               "resps": [["The answer is " + "because " * 10]], "filtered_resps": ["B"], "filter": "none",
-               "metrics": ["exact_match"], "exact_match": 0.0}
-        lines.append(json.dumps(rec)[:-len("0.0}")])
+    lines = _real_lines() if real else _synthetic_lines()
     for k in range(models):
         sub = folder / f"org__model-{k:04d}"
         path = sub / "samples_mmlu_2026-01-21T03-44-18.458309.jsonl"
@@ -65,6 +65,37 @@ def make(folder: Path, models: int) -> float:
                 fh.write("".join(line + ("1.0}\n" if rng.random() < p else "0.0}\n") for line in lines))
         total += path.stat().st_size
     return total / 1e6
+
+
+def _synthetic_lines() -> list[str]:
+    """Every line is the same short JSON (about 700 bytes) but for the doc id, the category and the
+    score (left off: the caller appends it).
+    """
+    lines = []
+    for i in range(ITEMS):
+        rec = {"doc_id": i, "doc": {"question": f"Question {i}: " + "which of these " * 8, "type": f"T{i % 14}",
+                                    "choices": ["alpha", "beta", "gamma", "delta"]},
+               "target": str(i % 4), "arguments": {"gen_args_0": {"arg_0": "Answer the question. " * 10}},
+               "resps": [["The answer is " + "because " * 10]], "filtered_resps": ["B"], "filter": "none",
+               "metrics": ["exact_match"], "exact_match": 0.0}
+        lines.append(json.dumps(rec)[:-len("0.0}")])
+    return lines
+
+
+def _real_lines() -> list[str]:
+    """The real file's lines cycled to ITEMS docs: ``{"doc_id": <i>, ... "exact_match": `` (the score
+    left off: the caller appends it); everything else is the real line's text.
+    """
+    (source,) = sorted(REAL.glob("samples_*.jsonl"))
+    real = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = []
+    for i in range(ITEMS):
+        line = real[i % len(real)]
+        head = re.match(r'^\{"doc_id": \d+, ', line)
+        tail = re.search(r'"exact_match": [0-9.]+\}$', line)
+        assert head and tail, "the real lines start with the doc id and end with the score"
+        lines.append(f'{{"doc_id": {i}, ' + line[head.end():tail.start()] + '"exact_match": ')
+    return lines
 
 
 def run(folder: Path, mode: str) -> dict[str, float]:

@@ -446,6 +446,7 @@ def test_parallel_reading_equals_sequential(tmp_path, monkeypatch):
 
     paths = [_lm_eval_file(tmp_path / f"model-{k}", [_sample(i, acc=float((i + k) % 2)) for i in range(25)])
              for k in range(3)]
+    monkeypatch.setenv("LLM_POWER_POLARS", "0")  # with polars installed, lm-eval files are read in this process
     sequential = read_results(paths, cluster="subject")
     monkeypatch.setattr(harness, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
@@ -508,3 +509,97 @@ def test_pair_columns_are_formed_on_first_read_and_equal_the_gathers():
     assert list(again) == list(cols) and all(np.array_equal(again[k], cols[k]) for k in cols)
     with pytest.raises(KeyError):
         cols["nope"]
+
+
+#: lines where polars writes a JSON value of a text field as text that differs from the line reader's
+#: ``str`` (or takes nothing from polars at all): the polars engine must step aside for each
+POLARS_UNSURE = {
+    "a bool target": [_sample(i) for i in range(5)] + [_sample(5, target=True)],
+    "a float target": [_sample(i) for i in range(5)] + [_sample(5, target=1.5)],
+    "a list target": [_sample(i) for i in range(5)] + [_sample(5, target=["1"])],
+    "a float cluster label": [_sample(i) for i in range(5)] + [_sample(5, doc={"subject": 2.5})],
+    "a bool filter": [_sample(i) for i in range(5)] + [_sample(5, filter=False)],
+    "a metric name that is a number": [_sample(i) for i in range(5)] + [_sample(5, metrics=["acc", 1])],
+}
+
+
+@pytest.mark.parametrize("case", list(CASES) + list(POLARS_UNSURE))
+@pytest.mark.parametrize("options", [{}, {"cluster": "subject"}, {"filter": "strict", "cluster": "subject"}])
+def test_polars_engine_equals_the_pyarrow_engine_and_the_line_reader(tmp_path, case, options):
+    """Each engine of the columnar reader gives the line reader's columns or steps aside; polars, where
+    it cannot be sure, hands the file to pyarrow (same columns or None)."""
+    pytest.importorskip("polars")
+    from llm_power._core.errors import DataError
+    from llm_power.io import harness
+    from llm_power.io.columnar import lm_eval_columns
+
+    path = _lm_eval_file(tmp_path / "model-x", {**CASES, **POLARS_UNSURE}[case])
+    kwargs = {"task": "demo", "model": "model-x", "metric": None, "filter_name": options.get("filter"),
+              "cluster": options.get("cluster")}
+    try:
+        rows = list(harness.iter_records(path, cluster=options.get("cluster"), filter_name=options.get("filter")))
+    except DataError:
+        rows = None
+    for engine in ("pyarrow", "polars"):
+        cols = lm_eval_columns(path, engine=engine, **kwargs)
+        if cols is None:
+            continue
+        assert rows is not None, f"{engine} read a file the line reader refuses"
+        assert list(cols["item"]) == [r.item for r in rows] and list(cols["score"]) == [r.score for r in rows]
+        assert list(cols["target"]) == [r.target for r in rows]
+        assert (cols["cluster"] is None and options.get("cluster") is None) or list(cols["cluster"]) == [
+            r.cluster for r in rows]
+
+
+def test_polars_engine_steps_aside_for_text_it_may_have_made(tmp_path):
+    """polars writes true, 1.5 and [1] of a text field as text; those files go to pyarrow (which refuses
+    them) and then to the line reader: polars' table is never taken."""
+    pytest.importorskip("polars")
+    import pyarrow as pa
+
+    from llm_power.io.columnar import _read_polars
+
+    schema = pa.schema([("doc_id", pa.int64()), ("filter", pa.string()), ("acc", pa.float64()),
+                        ("target", pa.string())])
+    assert _read_polars(_lm_eval_file(tmp_path / "a", CASES["clean"]), schema) is not None
+    for k, case in enumerate(["a bool target", "a float target", "a list target", "a bool filter"]):
+        assert _read_polars(_lm_eval_file(tmp_path / f"b{k}", POLARS_UNSURE[case]), schema) is None, case
+
+
+def test_polars_reads_in_this_process_and_gives_the_same_frame(tmp_path, monkeypatch):
+    """With polars installed every lm-eval file is read by it in this process (no worker processes);
+    LLM_POWER_POLARS=0 gives pyarrow in processes: the same frame, the same errors."""
+    pytest.importorskip("polars")
+    import pandas as pd
+
+    from llm_power._core.errors import DataError
+    from llm_power.io import columnar, harness, read_results
+
+    paths = [_lm_eval_file(tmp_path / f"model-{k}", [_sample(i, acc=float((i + k) % 2)) for i in range(25)])
+             for k in range(3)]
+    assert harness._polars_reads_all(paths, "auto")
+    engines = []
+    real = columnar.lm_eval_columns
+    monkeypatch.setattr(columnar, "lm_eval_columns", lambda *a, **k: engines.append(k["engine"]) or real(*a, **k))
+    with_polars = read_results(paths, cluster="subject")
+    assert engines == ["polars"] * 3
+    monkeypatch.setenv("LLM_POWER_POLARS", "0")
+    assert not harness._polars_reads_all(paths, "auto")
+    monkeypatch.setattr(harness, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    pd.testing.assert_frame_equal(read_results(paths, cluster="subject"), with_polars)
+    monkeypatch.delenv("LLM_POWER_POLARS")
+    bad = _lm_eval_file(tmp_path / "model-bad", [_sample(i) for i in range(5)] + [_sample(2)])
+    with pytest.raises(DataError, match=r"line 6, field 'doc_id': duplicate doc_id 2"):
+        read_results([*paths, bad])
+
+
+def test_the_pyarrow_engine_refuses_text_that_is_not_utf8(tmp_path):
+    """pyarrow's reader does not check the fields it skips; the file's bytes are checked first, so a
+    response that is not UTF-8 is the line reader's error, not a matrix."""
+    from llm_power.io.columnar import lm_eval_columns
+
+    path = _lm_eval_file(tmp_path / "model-x", CASES["clean"])
+    head, _, last = path.read_bytes().rstrip(b"\n").rpartition(b"\n")  # the first line is read alone
+    path.write_bytes(head + b"\n" + last.replace(b'"long response"', b'"long \xff response"') + b"\n")
+    assert lm_eval_columns(path, task="demo", model="model-x", metric=None, filter_name=None, cluster=None) is None

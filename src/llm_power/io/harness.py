@@ -61,6 +61,9 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
     sizes = [p.stat().st_size if p.is_file() else 0 for p in files]
     workers = min(os.cpu_count() or 1, len(files))
     advance("files read", 0, len(files))
+    if _polars_reads_all(files, options["format"]):  # polars' threads in this process, never forked
+        options = {**options, "engine": "polars"}
+        workers = 1
     if workers < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
         for k, path in enumerate(files, start=1):
             yield read_part(path, options)
@@ -94,6 +97,18 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
             yield part
 
 
+def _polars_reads_all(files: list[Path], format: str) -> bool:  # noqa: A002
+    """Whether every file is an lm-eval samples file and polars is installed: then the files are read
+    one after the other by polars' threads (1.4x less CPU than pyarrow in processes on real lines;
+    a process forked from one that runs polars' threads can deadlock, so polars is never in a worker).
+    """
+    if format not in ("auto", "lm_eval") or not files or not all(LM_EVAL_SAMPLES.match(p.name) for p in files):
+        return False
+    from .columnar import polars_available
+
+    return polars_available()
+
+
 def read_part(path: Path, options: dict[str, Any]) -> Any:
     """The long table of one file (None when it has no rows): columnar when possible; running out of
     memory is one DataError naming the file.
@@ -110,7 +125,7 @@ def _read_part(path: Path, options: dict[str, Any]) -> Any:
 
     cluster = options["cluster"]
     columns = _columns_fast(path, format=options["format"], metric=options["metric"], cluster=cluster,
-                            filter_name=options["filter"])
+                            filter_name=options["filter"], engine=options.get("engine", "pyarrow"))
     if columns is None:  # the line-by-line readers (and their exact error messages)
         rows = list(iter_records(path, format=options["format"], metric=options["metric"], cluster=cluster,
                                  split=options["split"], filter_name=options["filter"],
@@ -158,6 +173,7 @@ def concat_parts(parts: Iterable[Any]) -> Any:
 
     values: dict[str, Any] = {}  # column -> pd.Index of its distinct values so far
     chunks: dict[str, list[np.ndarray]] = {}
+    mapped_last: dict[str, tuple[Any, np.ndarray]] = {}  # column -> the last part's categories, their positions
     columns: list[str] = []
     for part in parts:
         if part is None:
@@ -168,13 +184,17 @@ def concat_parts(parts: Iterable[Any]) -> Any:
             data = part[col]
             if isinstance(data.dtype, pd.CategoricalDtype):
                 cats = data.cat.categories
-                known = values.get(col)
-                if known is None:
-                    known = values[col] = pd.Index(cats, dtype=object)
-                where = known.get_indexer(cats)
-                if (where < 0).any():  # new values: appended (a new index; rare after the first file)
-                    known = values[col] = known.append(pd.Index(cats[where < 0], dtype=object))
+                if col in mapped_last and mapped_last[col][0] is cats:  # the last part's values (one
+                    where = mapped_last[col][1]  # task's files share them): positions never move
+                else:
+                    known = values.get(col)
+                    if known is None:
+                        known = values[col] = pd.Index(cats, dtype=object)
                     where = known.get_indexer(cats)
+                    if (where < 0).any():  # new values: appended (a new index; rare after the first file)
+                        known = values[col] = known.append(pd.Index(cats[where < 0], dtype=object))
+                        where = known.get_indexer(cats)
+                    mapped_last[col] = (cats, where)
                 codes = data.cat.codes.to_numpy()
                 mapped = np.full(codes.shape, -1, dtype=np.int32)  # -1: a missing value stays missing
                 mapped[codes >= 0] = where[codes[codes >= 0]]
@@ -190,9 +210,9 @@ def concat_parts(parts: Iterable[Any]) -> Any:
     return pd.DataFrame(out)
 
 
-def _columns_fast(path: Path, *, format: str, metric: str | None, cluster: str | None,
-                  filter_name: str | None) -> dict[str, Any] | None:
-    """The columns of a clean lm-eval samples file by the columnar reader, else None."""
+def _columns_fast(path: Path, *, format: str, metric: str | None, cluster: str | None,  # noqa: A002
+                  filter_name: str | None, engine: str = "pyarrow") -> dict[str, Any] | None:
+    """The columns of a clean lm-eval samples file by the columnar reader (``engine``: its parser), else None."""
     if not path.is_file() or (format == "auto" and not LM_EVAL_SAMPLES.match(path.name)) or format not in (
             "auto", "lm_eval"):
         return None
@@ -201,7 +221,7 @@ def _columns_fast(path: Path, *, format: str, metric: str | None, cluster: str |
     match = LM_EVAL_SAMPLES.match(path.name)
     task, date = (match.group("task"), match.group("date")) if match else (path.stem, "")
     return lm_eval_columns(path, task=task, model=lm_eval_model(path, date), metric=metric,
-                           filter_name=filter_name, cluster=cluster)
+                           filter_name=filter_name, cluster=cluster, engine=engine)
 
 
 @parse_once()
