@@ -528,7 +528,7 @@ POLARS_UNSURE = {
 def test_polars_engine_equals_the_pyarrow_engine_and_the_line_reader(tmp_path, case, options):
     """Each engine of the columnar reader gives the line reader's columns or steps aside; polars, where
     it cannot be sure, hands the file to pyarrow (same columns or None)."""
-    pytest.importorskip("polars")
+    import polars  # noqa: F401 -- in the test extra: a missing polars fails, not skips
     from llm_power._core.errors import DataError
     from llm_power.io import harness
     from llm_power.io.columnar import lm_eval_columns
@@ -554,7 +554,7 @@ def test_polars_engine_equals_the_pyarrow_engine_and_the_line_reader(tmp_path, c
 def test_polars_engine_steps_aside_for_text_it_may_have_made(tmp_path):
     """polars writes true, 1.5 and [1] of a text field as text; those files go to pyarrow (which refuses
     them) and then to the line reader: polars' table is never taken."""
-    pytest.importorskip("polars")
+    import polars  # noqa: F401 -- in the test extra: a missing polars fails, not skips
     import pyarrow as pa
 
     from llm_power.io.columnar import _read_polars
@@ -569,7 +569,7 @@ def test_polars_engine_steps_aside_for_text_it_may_have_made(tmp_path):
 def test_polars_reads_in_this_process_and_gives_the_same_frame(tmp_path, monkeypatch):
     """With polars installed every lm-eval file is read by it in this process (no worker processes);
     LLM_POWER_POLARS=0 gives pyarrow in processes: the same frame, the same errors."""
-    pytest.importorskip("polars")
+    import polars  # noqa: F401 -- in the test extra: a missing polars fails, not skips
     import pandas as pd
 
     from llm_power._core.errors import DataError
