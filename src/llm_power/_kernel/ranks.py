@@ -9,6 +9,8 @@ number of items whose removal flips a gap, and inference on a selected winner: t
   contrast over its own chi-square scale), for contrasts given as pairs or single coordinates.
 - :func:`max_t_critical_value`: the critical value of the simultaneous pairwise intervals, by
   either, studentised by each pair's own (with clusters, cluster-robust) standard error.
+- :func:`rank_order`: the models best first by mean score (ties in column order): the ranking of
+  every report.
 - :func:`items_to_flip`: the fewest items whose removal makes a paired mean difference <= 0 --
   exact, because removing k items lowers the sum of the differences by at most the sum of the k
   largest.
@@ -33,6 +35,7 @@ from .._core.progress import advance
 from .quantiles import level_quantile
 
 __all__ = [
+    "binary_gap_items_to_flip",
     "binary_items_to_flip",
     "bootstrap_max_deviation",
     "centred",
@@ -44,6 +47,7 @@ __all__ = [
     "max_t_critical_value",
     "mean_covariance",
     "pair_se",
+    "rank_order",
     "score_step",
     "selected_inference",
     "selection_bounds",
@@ -337,9 +341,24 @@ def binary_items_to_flip(b: Any, c: Any, n: int) -> np.ndarray:
     """The same for 0/1 pairs from the discordant counts (b: A right and B wrong, c: the reverse):
     removing b - c of the b items where A alone is right ties the pair, if an item is left.
     """
-    b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
-    k = np.maximum(b - c, 0.0)
+    return binary_gap_items_to_flip(np.asarray(b, dtype=float) - np.asarray(c, dtype=float), n)
+
+
+def binary_gap_items_to_flip(gap: Any, n: int) -> np.ndarray:
+    """:func:`binary_items_to_flip` from the gap in correct answers, b - c = S_A - S_B (the
+    difference of the two models' column sums: the items both got right or both wrong cancel), so
+    the pairs of 0/1 scores need no discordant counts: 0 when the gap is <= 0, ``inf`` when it is
+    every item (A alone right on all of them: no item would be left).
+    """
+    k = np.maximum(np.asarray(gap, dtype=float), 0.0)
     return np.where((k > 0) & (k >= n), math.inf, k)
+
+
+def rank_order(means: Any) -> np.ndarray:
+    """The columns best first by mean score, ties in column order (a stable sort): the ranking of
+    :func:`~llm_power.diagnose` and of everything computed from it.
+    """
+    return np.argsort(-np.asarray(means, dtype=float), kind="stable")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -9,8 +9,10 @@ import numpy as np
 
 from .._core.params import public
 from .._core.results import Result
-from .._core.validation import check_open_unit, check_option
-from ._section import carries_its_own, fragility_of
+from .._core.validation import check_open_unit, check_score_matrix
+from ..matrix import RunScores, ScoreMatrix
+from ..resolution import DiagnoseOptions
+from ._section import carries_its_own, fragility_of, scores_fragility
 
 __all__ = ["FragilityResult", "fragility"]
 
@@ -80,21 +82,26 @@ def _pct(s: float) -> str:
 
 
 @public
-def fragility(data: Any, *, models: Any = None, pairs: str | None = None,
-              fragile_share: float = 0.001) -> FragilityResult:
+def fragility(data: Any, *, models: Any = None, pairs: str | None = None, fragile_share: float = 0.001,
+              max_pairs: int | None = None) -> FragilityResult:
     r"""The fewest items whose removal ties or reverses each gap of a leaderboard, and the #1 position.
 
     Parameters
     ----------
     data : Diagnosis, or array_like or DataFrame of shape (n_items, n_models)
         A finished :func:`~llm_power.diagnose` (its pairs), or per-item scores, every model on every
-        item (0/1 or graded).
+        item (0/1 or graded; a :class:`~llm_power.matrix.ScoreMatrix`, or several runs per model,
+        whose per-item means are the scores).
     models : sequence of str, optional
         With scores only.
     pairs : {"adjacent", "all"}, optional
-        With scores only (default "adjacent"); a Diagnosis has its pairs.
+        With scores only (default "adjacent"); a Diagnosis has its pairs. The models are ranked and
+        paired as :func:`~llm_power.diagnose` ranks and pairs them (ties in column order).
     fragile_share : float, default 0.001
         A gap is *fragile* when removing at most this share of the items flips it.
+    max_pairs : int, optional
+        With scores only: refuse more pairs than this (default 200,000, as diagnose's ``max_pairs``;
+        ``pairs="all"`` grows with the square of the models, and the result holds a row per pair).
 
     Returns
     -------
@@ -109,6 +116,12 @@ def fragility(data: Any, *, models: Any = None, pairs: str | None = None,
     count is the smallest of the top model's pairs (Broderick, Giordano and Meager 2023 study the
     same question for estimators in general).
 
+    Cost: for 0/1 scores b - c = S_A - S_B, the difference of the two models' correct answers, so
+    every count -- each shown pair's and #1's against every other model -- follows from the column
+    sums: one pass over the scores, then a few numbers per pair (no pairwise statistics, no
+    diagnosis of every pair). For graded scores the per-item differences of the shown pairs and of
+    #1's pairs are sorted, a bounded block of pairs at a time. A Diagnosis is not diagnosed again.
+
     Examples
     --------
     >>> import numpy as np
@@ -118,22 +131,40 @@ def fragility(data: Any, *, models: Any = None, pairs: str | None = None,
     >>> res.items_to_flip.tolist(), res.challenger, res.items_to_flip_top
     ([2.0, 1.0], 'b', 2.0)
     """
-    from ..resolution import diagnose
-
     share = check_open_unit(fragile_share, "fragile_share")
-    if carries_its_own(data, models=models, pairs=pairs):
+    if carries_its_own(data, models=models, pairs=pairs, max_pairs=max_pairs):
         diag = data
+        fr = fragility_of(diag)
+        if fr is None:
+            msg = "graded scores on item shards: the items that flip a gap need the per-item differences"
+            raise ValueError(msg)
+        cols = diag.columns
+        names, model_a, model_b = list(diag.models), list(cols["model_a"]), list(cols["model_b"])
+        delta, n = np.asarray(cols["delta"], dtype=float), diag.n
     else:
-        pairs = check_option("adjacent" if pairs is None else pairs, "pairs", ("adjacent", "all"))
-        diag = diagnose(data, models=models, pairs=pairs, cluster_resamples=0, rng=0)
-    fr = fragility_of(diag)
-    if fr is None:
-        msg = "graded scores on item shards: the items that flip a gap need the per-item differences"
-        raise ValueError(msg)
-    cols = diag.columns
+        opts = DiagnoseOptions.create(**{k: v for k, v in (("pairs", pairs), ("max_pairs", max_pairs))
+                                         if v is not None})  # diagnose's checks and defaults
+        source = _scores(data, models)
+        opts.check_pairs(source.n_models, top=False)
+        fr = scores_fragility(source, opts.pairs)
+        names, n, delta = fr["models"], source.n, fr["delta"]
+        model_a, model_b = [names[k] for k in fr["i"]], [names[k] for k in fr["j"]]
     flips = np.asarray(fr["pairs"], dtype=float)
-    return FragilityResult(models=list(diag.models), model_a=list(cols["model_a"]), model_b=list(cols["model_b"]),
-                           delta=np.asarray(cols["delta"], dtype=float), items_to_flip=flips, share=flips / diag.n,
-                           fragile=flips / diag.n <= share, top_model=diag.models[0], challenger=fr["challenger"],
-                           items_to_flip_top=fr["top"], share_top=fr["top"] / diag.n,
-                           fragile_top=bool(fr["top"] / diag.n <= share), fragile_share=share, n_items=diag.n)
+    return FragilityResult(models=names, model_a=model_a, model_b=model_b, delta=delta, items_to_flip=flips,
+                           share=flips / n, fragile=flips / n <= share, top_model=names[0],
+                           challenger=fr["challenger"], items_to_flip_top=fr["top"], share_top=fr["top"] / n,
+                           fragile_top=bool(fr["top"] / n <= share), fragile_share=share, n_items=n)
+
+
+def _scores(data: Any, models: Any) -> ScoreMatrix:
+    """The scores as diagnose reads them (checked; several runs per model: their per-item means),
+    without their cluster labels, which no count of items uses.
+    """
+    if isinstance(data, RunScores) or (not hasattr(data, "columns") and np.ndim(data) == 3):
+        data = data if isinstance(data, RunScores) else RunScores.from_array(data, models=models)
+        data = data.averaged()
+    if isinstance(data, ScoreMatrix):
+        models = data.models if models is None else models
+        data = data.scores
+    x, names = check_score_matrix(data, models)
+    return ScoreMatrix.coded(x, names, None, 0)

@@ -20,20 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from .._core.errors import DegenerateDataWarning, warn
+from .._core.errors import DataError, DegenerateDataWarning, warn
 from .._kernel.crossed import model_run_variance
 from .._kernel.ranks import (
-    binary_items_to_flip,
+    binary_gap_items_to_flip,
     items_to_flip,
     max_t_critical_value,
+    rank_order,
     score_step,
     winner_from_covariance,
 )
 from ..matrix import ScoreMatrix, ScoreSource
-from ..resolution import REGIMES, tie_groups_and_rank_intervals
+from ..resolution import REGIMES, pair_indices, tie_groups_and_rank_intervals
 
-__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "carries_its_own", "chosen_method", "fragility_of", "rank_sets",
-           "ranks_available", "winner_of"]
+__all__ = ["MAX_RANK_MODELS", "RANK_METHODS", "carries_its_own", "chosen_method", "fragility_of", "pair_flips",
+           "rank_sets", "ranks_available", "scores_fragility", "winner_of"]
 
 #: rank_report computes the rankings by default up to this many models (4,950 pairs)
 MAX_RANK_MODELS = 100
@@ -48,7 +49,8 @@ MAX_RANK_PAIRS = 12_500_000
 MAX_BOOTSTRAP_DRAWS = 2_000_000
 #: how the critical value of the rank intervals is found
 RANK_METHODS = ("auto", "bootstrap", "gaussian")
-#: graded differences formed per block when counting the items that flip a gap
+#: graded differences formed per block when counting the items that flip a gap (diagnose's block of
+#: pairs for their sums, ``llm_power._kernel.sufficient.pair_sums_graded``: the same blocks give the same gaps)
 _FLIP_BLOCK = 4_000_000
 
 
@@ -215,52 +217,82 @@ def winner_of(diag: Any, *, level: float, gen: np.random.Generator, target: str 
 
 def fragility_of(diag: Any) -> dict[str, Any] | None:
     """The fewest items whose removal ties or reverses each shown gap, and #1 (None: graded item
-    shards, whose per-item differences are not at hand).
+    shards, whose per-item differences are not at hand): from the diagnosis's means for 0/1 scores
+    (as whole counts), from the per-item differences of the shown pairs and of #1's for graded ones
+    -- never from the diagnosis of every pair.
     """
     held = _held(diag)
     source = held.source
-    ranked_x = ranked_matrix(diag)
-    if ranked_x is None and not source.binary:
+    if not source.binary and not isinstance(source, ScoreMatrix):
         return None
-    m, n = len(diag.models), diag.n
-    every = diag.all_pairs() if source.binary else diag  # 0/1: the top's pairs from their discordant counts
-    top = fragility_columns(ranked_x, np.zeros(m - 1, dtype=np.int64), np.arange(1, m), every.columns, n,
-                            source.binary)
     cols = diag.columns
-    pairs = fragility_columns(ranked_x, np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1, cols, n,
-                              source.binary)
+    i, j = np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1
+    flips, top, _ = pair_flips(source, np.asarray(held.local_order), np.asarray(diag.means, dtype=float), i, j)
     k_top = int(np.argmin(top))
-    return {"pairs": pairs, "top": float(top[k_top]), "challenger": diag.models[k_top + 1]}
+    return {"pairs": flips, "top": float(top[k_top]), "challenger": diag.models[k_top + 1]}
 
 
-def fragility_columns(x: np.ndarray | None, i: np.ndarray, j: np.ndarray, cols: Any, n: int,
-                      binary: bool) -> np.ndarray:
-    """For each pair (i, j) of ranked columns: the fewest items whose removal makes the gap <= 0
-    (0/1: from the discordant counts in ``cols``; graded: the sorted differences, in blocks).
+def scores_fragility(source: ScoreMatrix, pairs: str) -> dict[str, Any]:
+    """:func:`fragility_of` straight from scores in memory, without a diagnosis: the models ranked as
+    :func:`~llm_power.diagnose` ranks them (:func:`~llm_power._kernel.ranks.rank_order` of the same
+    means), its pairs (``pairs``), their gaps (the same numbers as its ``delta``) and counts.
     """
-    if binary and "b" in cols:
-        b, c = np.asarray(cols["b"], dtype=float), np.asarray(cols["c"], dtype=float)
-        pos = _pair_positions(cols, i, j)
-        return binary_items_to_flip(b[pos], c[pos], n)
-    if x is None:
-        msg = "graded scores: the items that flip a gap need the per-item differences"
-        raise ValueError(msg)
-    out = np.empty(i.size)
+    means = source.moments()[0]
+    order = rank_order(means)
+    idx = pair_indices(source.n_models, pairs)
+    i, j = idx[:, 0], idx[:, 1]
+    flips, top, delta = pair_flips(source, order, means[order], i, j, gaps=True)
+    names = [source.models[k] for k in order]
+    k_top = int(np.argmin(top))
+    return {"models": names, "i": i, "j": j, "delta": delta, "pairs": flips, "top": float(top[k_top]),
+            "challenger": names[k_top + 1]}
+
+
+def pair_flips(source: ScoreSource, order: np.ndarray, ranked_means: np.ndarray, i: np.ndarray, j: np.ndarray, *,
+               gaps: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """For each pair (i, j) of ranks (``order``: the source's column of each rank), the fewest items
+    whose removal makes the gap <= 0; the same for #1's pairs (0, k), k = 1..M-1; and with ``gaps``
+    the pairs' gaps.
+
+    0/1 scores: a pair's b - c is the difference of the two models' correct answers (the integer
+    column sums, recovered from the means as diagnose recovers them), so every pair is two lookups
+    (:func:`~llm_power._kernel.ranks.binary_gap_items_to_flip`). Graded scores: the sorted per-item
+    differences of these pairs only, a block of pairs at a time (:func:`_graded_flips`).
+    """
+    n, m = source.n, order.size
+    if source.binary:
+        right = np.rint(ranked_means * n)  # each model's correct answers: exact whole numbers
+        gap = right[i] - right[j]  # = b - c
+        top = binary_gap_items_to_flip(right[0] - right[1:], n)
+        return binary_gap_items_to_flip(gap, n), top, (gap / n if gaps else None)
+    x = source.matrix()
+    flips, delta = _graded_flips(x, order[i], order[j], gaps)
+    first = np.arange(1, m)
+    if i.size >= m - 1 and not i[:m - 1].any() and np.array_equal(j[:m - 1], first):  # pairs="all": #1's lead
+        top = flips[:m - 1]
+    else:
+        top, _ = _graded_flips(x, np.full(m - 1, order[0]), order[first], False)
+    return flips, top, delta
+
+
+def _graded_flips(x: np.ndarray, ci: np.ndarray, cj: np.ndarray,
+                  gaps: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per pair of columns (ci, cj) of graded scores: the items that flip it (the kernel's
+    :func:`~llm_power._kernel.ranks.items_to_flip`) and, with ``gaps``, the mean difference -- formed
+    from the same blocks of differences as diagnose's (so the same bits), ``_FLIP_BLOCK`` values at a time.
+    """
+    n = x.shape[0]
+    flips = np.empty(ci.size)
+    delta = np.empty(ci.size) if gaps else None
     step = max(1, _FLIP_BLOCK // max(n, 1))
-    for start in range(0, i.size, step):
+    for start in range(0, ci.size, step):
         sl = slice(start, start + step)
-        out[sl] = items_to_flip(x[:, i[sl]] - x[:, j[sl]])
-    return out
-
-
-def _pair_positions(cols: Any, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Rows of ``cols`` holding the pairs (i, j) (0-based ranks)."""
-    ra, rb = np.asarray(cols["rank_a"]) - 1, np.asarray(cols["rank_b"]) - 1
-    m = int(max(ra.max(initial=0), rb.max(initial=0), i.max(initial=0), j.max(initial=0))) + 1
-    where = np.full(m * m, -1, dtype=np.int64)
-    where[ra * m + rb] = np.arange(ra.size)
-    pos = where[i * m + j]
-    if (pos < 0).any():
-        msg = "a pair is missing from the columns"
-        raise ValueError(msg)
-    return np.asarray(pos, dtype=np.int64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = x[:, ci[sl]] - x[:, cj[sl]]
+        if not np.all(np.isfinite(d)):
+            msg = "the score differences overflow: scores are too large to compare (rescale them)"
+            raise DataError(msg)
+        if delta is not None:
+            delta[sl] = d.mean(axis=0)
+        flips[sl] = items_to_flip(d)
+    return flips, delta

@@ -27,6 +27,7 @@ from .._core.validation import as_rng, check_score_matrix
 from .._kernel.binary_pairs import binary_pair_columns
 from .._kernel.crossed import crossed_mean_squares, model_run_variance
 from .._kernel.quantiles import level_quantile
+from .._kernel.ranks import rank_order
 from .._kernel.sizes import ceil_items_array, k_factor
 from .._kernel.sufficient import PairSums, PairwiseStatistics, pairwise_statistics
 from .._kernel.variance import DESIGN_EFFECTS, mean_variance_from_sums
@@ -223,17 +224,9 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
     opts = options
     keep = None
     if opts.top is not None:
-        keep = np.sort(np.argsort(-source.moments()[0], kind="stable")[:opts.top])
+        keep = np.sort(rank_order(source.moments()[0])[:opts.top])
         source, names = source.select(keep), [names[k] for k in keep]
-    m_models = source.n_models
-    n_pairs_planned = m_models - 1 if opts.pairs == "adjacent" else m_models * (m_models - 1) // 2
-    if n_pairs_planned > opts.max_pairs:
-        msg = (
-            f"pairs={opts.pairs!r} with {m_models:,} models is {n_pairs_planned:,} pairs, more than "
-            f"max_pairs = {opts.max_pairs:,} (each pair is a row of the report); use `pairs`='adjacent', fewer "
-            "models (`top`), or raise `max_pairs`"
-        )
-        raise ValueError(msg)
+    opts.check_pairs(source.n_models)
     gen = as_rng(rng)
     ctx = _context(source, names, opts.pairs, alpha=opts.alpha, power=opts.power,
                    confidence_level=opts.confidence_level, rng=gen)
@@ -282,7 +275,7 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
     """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
     n, m_models = source.n, source.n_models
     means, m2 = source.moments()
-    order = np.argsort(-means, kind="stable")
+    order = rank_order(means)
     st = PairwiseStatistics(n=n, means=means[order], mean_diff=None, var_diff=None, binary=source.binary, b=None)
     names = [names[k] for k in order]  # ranked; the source keeps the caller's column order
     pair_idx = pair_indices(m_models, pairs)

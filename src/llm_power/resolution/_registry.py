@@ -347,10 +347,24 @@ def _options_class() -> type:
         """The options as a plain dict."""
         return {name: getattr(self, name) for name in OPTIONS}
 
+    def check_pairs(self: Any, m_models: int, *, top: bool = True) -> int:
+        """The number of pairs ``pairs`` makes of ``m_models`` models; a ValueError (before anything
+        is allocated) when it is more than ``max_pairs``, naming the options that help (``top`` only
+        for a caller that takes it).
+        """
+        n_pairs = m_models - 1 if self.pairs == "adjacent" else m_models * (m_models - 1) // 2
+        if n_pairs > self.max_pairs:
+            fewer = "fewer models (`top`)" if top else "fewer models"
+            msg = (f"pairs={self.pairs!r} with {m_models:,} models is {n_pairs:,} pairs, more than max_pairs = "
+                   f"{self.max_pairs:,} (each pair is a row of the report); use `pairs`='adjacent', {fewer}, or raise "
+                   "`max_pairs`")
+            raise ValueError(msg)
+        return n_pairs
+
     return dataclasses.make_dataclass(
         "DiagnoseOptions", fields, frozen=True,
         namespace={"__doc__": doc, "__module__": __name__, "create": classmethod(_create), "replace": replace,
-                   "to_dict": to_dict})
+                   "to_dict": to_dict, "check_pairs": check_pairs})
 
 
 DiagnoseOptions: Any = _options_class()
