@@ -203,17 +203,27 @@ class ScoreMatrix:
         return out
 
     def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """0/1 scores: items both columns of each pair got right."""
-        from ._kernel.sufficient import both_counts
+        """0/1 scores: items both columns of each pair got right. With clusters they are the sum of
+        the per-cluster counts, which :meth:`pair_sums_binary` of the same pairs then takes instead
+        of forming them again (the full Gram matrix is the sum of the clusters').
+        """
+        from ._kernel.sufficient import binary_cluster_both, both_counts
 
-        return both_counts(self.scores, i, j)
+        codes, n_groups = self.coding
+        if codes is None:
+            return both_counts(self.scores, i, j)
+        col, disc, total = binary_cluster_both(self.scores, i, j, codes, n_groups)
+        self.__dict__["_cluster_counts"] = (np.array(i), np.array(j), col, disc)  # for pair_sums_binary, once
+        return total
 
     def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> PairSums:
         """0/1 scores: the pairs' sums from their discordant counts (and per cluster)."""
         from ._kernel.sufficient import pair_sums_binary
 
         codes, n_groups = self.coding
-        return pair_sums_binary(self.scores, i, j, codes, n_groups, b, c)
+        kept = self.__dict__.pop("_cluster_counts", None)
+        counts = kept[2:] if kept is not None and np.array_equal(kept[0], i) and np.array_equal(kept[1], j) else None
+        return pair_sums_binary(self.scores, i, j, codes, n_groups, b, c, counts)
 
     def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> PairSums:
         """Graded scores: centred sums of the pairs' differences (and per cluster)."""

@@ -11,6 +11,7 @@ is the constant of every sample-size formula (7.84888 at 0.05 / 0.8, two-sided, 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,13 @@ def z_quantile(p: Any) -> Any:
     return _out(special.ndtri(np.asarray(p, dtype=float)))
 
 
+#: Student-t quantiles of one probability over many degrees of freedom (a leaderboard's pairs each
+#: have their own), kept for the next call with the same ones: the cluster regime asks for the same
+#: t_{df, 1 - alpha/2} for its test's N*, its MDE and its interval (0.18 CPU-s per 500,000 pairs)
+_MEMO: dict[tuple[float, int, bytes], np.ndarray] = {}
+_MEMO_MIN, _MEMO_SIZE = 10_000, 4
+
+
 def _quantile(p: Any, df: Any) -> Any:
     """The p-quantile of the normal (``df`` None or inf) or of Student t on ``df`` degrees of freedom."""
     p = np.asarray(p, dtype=float)
@@ -55,9 +63,20 @@ def _quantile(p: Any, df: Any) -> Any:
     dfa = np.asarray(df, dtype=float)
     if not np.any(np.isfinite(dfa)):
         return _out(np.broadcast_to(z, np.broadcast(z, dfa).shape))
+    key = None
+    if p.ndim == 0 and dfa.size >= _MEMO_MIN:
+        key = (float(p), dfa.size, hashlib.blake2b(np.ascontiguousarray(dfa).tobytes(), digest_size=20).digest())
+        kept = _MEMO.get(key)
+        if kept is not None and kept.shape == dfa.shape:
+            return kept.copy()
     with np.errstate(invalid="ignore"):
         t = special.stdtrit(np.where(np.isfinite(dfa), dfa, 1.0), p)
-    return _out(np.where(np.isfinite(dfa), t, z))
+    out = _out(np.where(np.isfinite(dfa), t, z))
+    if key is not None:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = np.array(out)
+    return out
 
 
 def upper_quantile(tail: Any, df: Any = None) -> Any:

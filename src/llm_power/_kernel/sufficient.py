@@ -15,8 +15,8 @@ import numpy as np
 
 from .._core.errors import DataError
 
-__all__ = ["PairSums", "PairwiseStatistics", "binary_cluster_counts", "binary_pair_sums", "both_counts",
-           "discordant_counts", "gram_f32", "merge_pair_sums", "model_cluster_sums",
+__all__ = ["PairSums", "PairwiseStatistics", "binary_cluster_both", "binary_cluster_counts", "binary_pair_sums",
+           "both_counts", "discordant_counts", "gram_f32", "merge_pair_sums", "model_cluster_sums",
            "pair_sums", "pair_sums_binary", "pair_sums_graded", "paired_counts", "pairwise_statistics"]
 
 #: float32 sums of 0/1 products are exact integers up to 2**24 terms: the Gram matrix of 0/1
@@ -232,15 +232,17 @@ def pair_sums_graded(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndar
                     resid_sq=None if codes is None else cat([p.resid_sq for p in parts], axis=1))
 
 
-def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,  # noqa: PLR0917
-                      b: np.ndarray, c: np.ndarray) -> PairSums:
+def pair_sums_binary(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray | None, n_groups: int,  # noqa: PLR0913, PLR0917
+                      b: np.ndarray, c: np.ndarray,
+                      counts: tuple[np.ndarray, np.ndarray] | None = None) -> PairSums:
     """:func:`pair_sums_graded` for 0/1 scores from counts: the discordant counts overall (b, c) and per
-    cluster (one Gram matrix per cluster), exact in integer arithmetic.
+    cluster (one Gram matrix per cluster; ``counts``: those of :func:`binary_cluster_both`, already
+    formed), exact in integer arithmetic.
     """
     n = x.shape[0]
     if codes is None:
         return binary_pair_sums(n, b, c)
-    col, disc = binary_cluster_counts(x, i, j, codes, n_groups)
+    col, disc = (binary_cluster_counts(x, i, j, codes, n_groups) if counts is None else counts)
     sizes = np.bincount(codes, minlength=n_groups).astype(float)
     return binary_pair_sums(n, b, c, sizes=sizes, s_g=col[:, i] - col[:, j], disc=disc)
 
@@ -251,12 +253,23 @@ def binary_cluster_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np
     (G x pairs). Integer-valued, so the counts of disjoint sets of items add up exactly (the
     partial statistics of :mod:`llm_power.engines.dask`).
     """
+    col, disc, _ = binary_cluster_both(x, i, j, codes, n_groups)
+    return col, disc
+
+
+def binary_cluster_both(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.ndarray,
+                        n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`binary_cluster_counts` and the items both models of each pair got right over all
+    clusters (:func:`both_counts`' numbers), the sum of the clusters' counts: with many pairs the
+    per-cluster Gram matrices add up to X'X, so that one is not formed a second time.
+    """
     n = x.shape[0]
     xt = np.ascontiguousarray(x.T)  # models as rows (no copy when x is already a transposed view)
     onehot = np.zeros((n, n_groups))
     onehot[np.arange(n), codes] = 1.0
     col = (xt @ onehot).T  # (G, models): correct answers per cluster, one matrix product
     disc = np.empty((n_groups, i.size))
+    total = np.zeros(i.size)
     m_models = x.shape[1]
     if _direct(i.size, m_models):  # few pairs of many models: per-pair products summed within clusters
         step = max(1, BATCH_ELEMENTS // max(n, 1))
@@ -264,11 +277,13 @@ def binary_cluster_counts(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np
             sl = slice(start, start + step)
             both = (xt[i[sl]] * xt[j[sl]]) @ onehot  # (batch, G)
             disc[:, sl] = col[:, i[sl]] + col[:, j[sl]] - 2.0 * both.T
+            total[sl] = both.sum(axis=1)
     else:  # many pairs: one Gram matrix per cluster (few), not a loop over items or pairs
         for g in range(n_groups):
-            both = gram_f32(xt[:, codes == g].T)
-            disc[g] = col[g, i] + col[g, j] - 2.0 * both[i, j]  # discordant items of the pair in cluster g
-    return col, disc
+            both_g = np.asarray(gram_f32(xt[:, codes == g].T)[i, j], dtype=float)
+            disc[g] = col[g, i] + col[g, j] - 2.0 * both_g  # discordant items of the pair in cluster g
+            total += both_g  # integers below 2**53: exact in any order
+    return col, disc, total
 
 
 def binary_pair_sums(n: int, b: np.ndarray, c: np.ndarray, *, sizes: np.ndarray | None = None,
