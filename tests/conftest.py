@@ -38,6 +38,18 @@ def load_reference(name: str) -> dict:
         return json.load(fh)
 
 
+@pytest.fixture(scope="session")
+def dask_client():
+    """One Dask ``LocalCluster`` of 2 single-threaded worker processes per test process (under xdist, one
+    per worker), shared by the tests that hand the engine a scheduler; started on first use (~2 s)."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        yield client
+
+
 @pytest.fixture(scope="module")
 def shared_data_dir() -> Path:
     """:func:`shared_data` for module-scoped fixtures (the same skip, a failure under CI=1)."""

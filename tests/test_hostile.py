@@ -62,9 +62,14 @@ def corpus(tmp_path_factory):
     return root, build(root)
 
 
-def test_every_hostile_case(corpus, capsys):
+@pytest.mark.parametrize("tier", ["fast", pytest.param("slow", marks=pytest.mark.slow)])
+def test_every_hostile_case(corpus, capsys, tier):
+    """Every case of the corpus; those marked ``slow`` (a bomb the reader parses for half a minute
+    before its limit trips) in the slow tier."""
     root, cases = corpus
     failures = []
+    cases = [case for case in cases if case.extra.get("slow", False) == (tier == "slow")]
+    assert cases
     for case in cases:
         before = snapshot(root)
         start = time.monotonic()
@@ -234,8 +239,9 @@ def run_capped(argv, cwd):
     (lambda root: ["diagnose", str(root / "many.csv"), "--pairs", "all"], 1, "pairs"),
     (lambda root: ["diagnose", str(root / "bomb.eval"), str(root / "good.eval")], 1, "zip bomb"),
     (lambda root: ["arena", str(root / "crowd.csv"), "--pairs", "all"], 1, "pairs"),
-    (lambda root: ["arena", str(root / "crowd.csv"), "--html", str(root / "crowd.html")], 0, ""),
-    (lambda root: ["coverage", "--n", "1000000000", "--p", "0.3"], 0, ""),
+    pytest.param(lambda root: ["arena", str(root / "crowd.csv"), "--html", str(root / "crowd.html")], 0, "",
+                 marks=pytest.mark.slow),  # ~15 CPU-s
+    pytest.param(lambda root: ["coverage", "--n", "1000000000", "--p", "0.3"], 0, "", marks=pytest.mark.slow),  # ~6
     (lambda root: ["compare", str(root / "ok.csv"), "--models", "model-a", "model-b", "--method", "bootstrap",
                    "--n-resamples", "1000000000"], 2, "at most"),  # a bad option value: the command line
 ])

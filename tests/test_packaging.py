@@ -194,6 +194,7 @@ def test_sdist_is_complete_for_building(built: Built) -> None:
 # --- installed from the wheel into a fresh venv ---------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a fresh venv and every dependency from the package index: ~100 s, most of it pip
 def test_wheel_installs_and_demo_runs(built: Built, tmp_path: Path) -> None:
     venv, workdir = tmp_path / "venv", tmp_path / "work"
     workdir.mkdir()

@@ -20,15 +20,10 @@ from llm_power import diagnose_files  # noqa: E402
 from llm_power._core.errors import DataError  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
+@pytest.fixture
+def client(dask_client):
+    """The session's 2-worker cluster (tests/conftest.py); `--engine dask` without a scheduler starts its own."""
+    return dask_client
 
 
 def _same(local, dask, *, rtol=0.0):

@@ -320,7 +320,8 @@ def _new_entry_points(out: Path, evil: list[str]) -> list[Case]:
     cases.append(Case("arena: 300 MB gzip bomb", ["arena", str(bomb_csv)], 1, "compression bomb"))
     bomb_jsonl = _gzip_bomb(out / "samples.jsonl.gz", b"", b'{"model": "a", "item": "q", "sample": 1, "score": 1}\n',
                             300)
-    cases.append(Case("passk: 300 MB gzip bomb", ["passk", str(bomb_jsonl)], 1, "compression bomb"))
+    cases.append(Case("passk: 300 MB gzip bomb", ["passk", str(bomb_jsonl)], 1, "compression bomb",
+                      extra={"slow": True}))  # 3.4 million JSON lines parsed before the ratio trips: ~35 CPU-s
     import gzip
 
     with gzip.open(out / "long.csv.gz", "wb", compresslevel=9) as fh:  # unique items, 100 kB prompts: 300 MB

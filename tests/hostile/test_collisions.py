@@ -43,11 +43,9 @@ def test_the_same_provider_and_prompt_label_twice_is_two_columns(tmp_path):
 
 
 def _cli(args, cwd):
-    import subprocess
-    import sys
+    from _cli import run
 
-    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return run(args, cwd=cwd)  # main() in process, seen as a subprocess sees it (tests/_cli.py)
 
 
 def test_a_list_or_object_is_never_an_id(tmp_path):

@@ -7,8 +7,6 @@ petabytes; ``subset_plan(10**9)`` built 10^9 ids; ``LeaderboardMonitor`` had no 
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 import tracemalloc
 
 import numpy as np
@@ -16,12 +14,11 @@ import pytest
 
 import llm_power as lp
 
+import _cli  # tests/_cli.py
+
 
 def _run(args, cwd, **env):
-    import os
-
-    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False, env={**os.environ, **env})
+    return _cli.run(args, cwd=cwd, env=env)  # main() in process, seen as a subprocess sees it (tests/_cli.py)
 
 
 def _one_line(out, command):

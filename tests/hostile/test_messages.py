@@ -6,15 +6,14 @@ run column; ``on_missing='intersect'`` on the command line).
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 
 import pytest
 
+import _cli  # tests/_cli.py
+
 
 def _run(args, cwd):
-    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return _cli.run(args, cwd=cwd)  # main() in process, seen as a subprocess sees it (tests/_cli.py)
 
 
 def _one_error_line(out, command):

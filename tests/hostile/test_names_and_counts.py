@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -19,6 +17,8 @@ import pytest
 
 import llm_power as lp
 from llm_power.report.terminal import safe_text
+
+import _cli  # tests/_cli.py
 
 #: the categories no terminal line may carry raw (control, format, surrogate, private use, unassigned,
 #: line and paragraph separators): the issue's rule, from the Unicode database itself
@@ -40,8 +40,7 @@ def test_every_character_of_the_hidden_categories_is_escaped():
 
 
 def _run(args, cwd):
-    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return _cli.run(args, cwd=cwd)  # main() in process, seen as a subprocess sees it (tests/_cli.py)
 
 
 def test_format_characters_in_model_names_reach_the_terminal_escaped(tmp_path):

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +16,11 @@ import pytest
 
 import llm_power as lp
 
+import _cli  # tests/_cli.py
+
 
 def _run(args, cwd):
-    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return _cli.run(args, cwd=cwd)  # main() in process, seen as a subprocess sees it (tests/_cli.py)
 
 
 def _scores(tmp_path, names):

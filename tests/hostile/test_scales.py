@@ -7,11 +7,11 @@ interval ("—"), never NaN; a score outside its declared range is an error nami
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+import _cli  # tests/_cli.py
 
 SOURCE = Path(__file__).resolve().parents[3] / "shared" / "data" / "formats" / "every_eval_ever" / \
     "converted_v0.3.0" / "arc_easy_qwen2.5-0.5b.json"
@@ -35,8 +35,7 @@ def _record(tmp_path, name, *, scale, declare=True, n=500, se=True, score=None):
 
 
 def _aggregate(path):
-    out = subprocess.run([sys.executable, "-m", "llm_power", "aggregate", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=120, check=False)
+    out = _cli.run(["aggregate", str(path), "--format", "json"])  # main() in process (tests/_cli.py)
     return out
 
 
@@ -52,8 +51,7 @@ def test_a_record_on_a_0_to_100_scale_is_the_same_record_on_0_to_1(tmp_path, se)
 
 def test_an_undeclared_scale_outside_0_1_has_no_interval_and_no_nan(tmp_path):
     path = _record(tmp_path, "c.json", scale=100, declare=False, se=False)
-    out = subprocess.run([sys.executable, "-m", "llm_power", "aggregate", str(path)], capture_output=True, text=True,
-                         timeout=120, check=False)
+    out = _cli.run(["aggregate", str(path)])
     assert out.returncode == 0, out.stderr
     assert "nan" not in out.stdout.lower() and "—" in out.stdout
 

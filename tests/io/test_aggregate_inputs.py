@@ -5,19 +5,17 @@ read a file (an OpenCompass subjective run: ``arena``)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import llm_power as lp
 from llm_power.io.aggregate import read_aggregates
 
+from _cli import run as _cli_run  # tests/_cli.py
+
 
 def _cli(args, cwd):
-    return subprocess.run([sys.executable, "-m", "llm_power", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return _cli_run(args, cwd=cwd)  # main() in process, seen as a subprocess sees it (tests/_cli.py)
 
 
 def test_an_eee_0_2_record_takes_the_benchmark_size_from_items(shared_data, tmp_path):

@@ -264,21 +264,18 @@ def test_errors() -> None:
 
 def test_rank_cli_is_the_api(tmp_path) -> None:
     import json
-    import subprocess
-    import sys
 
+    from _cli import run  # main() in process, seen as a subprocess sees it
     from llm_power.io.demo import load_mmlu_pro
 
-    out = subprocess.run([sys.executable, "-m", "llm_power", "rank", "--demo", "--format", "json", "--seed", "3"],
-                         capture_output=True, text=True, check=True)
+    out = run(["rank", "--demo", "--format", "json", "--seed", "3"], check=True)
     payload = json.loads(out.stdout)["ranks"]
     data = load_mmlu_pro()  # the demo's settings: its top 10, clusters by category, Holm and anytime
     api = lp.rank_intervals(lp.diagnose(data.scores, models=data.models, cluster=data.clusters, top=10,
                                         correction="holm", anytime=True), rng=3)
     assert payload["models"] == api.models and payload["best_set"] == api.best_set
     assert payload["rank_ci_low"] == api.rank_ci_low.tolist() and payload["rank_ci_high"] == api.rank_ci_high.tolist()
-    text = subprocess.run([sys.executable, "-m", "llm_power", "rank", "--demo"], capture_output=True, text=True,
-                          check=True).stdout
+    text = run(["rank", "--demo"], check=True).stdout
     assert "95% simultaneous rank intervals over 10 models" in " ".join(text.split())
-    bad = subprocess.run([sys.executable, "-m", "llm_power", "rank"], capture_output=True, text=True, check=False)
+    bad = run(["rank"], check=False)
     assert bad.returncode == 2 and "--demo" in bad.stderr  # the command line (docs/reference/errors.md)

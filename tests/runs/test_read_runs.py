@@ -143,31 +143,26 @@ def test_a_run_lacking_items_is_an_error_naming_it() -> None:
 
 
 def test_read_runs_cli_file_errors_are_one_line(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+    from _cli import run  # main() in process, seen as a subprocess sees it
 
     path = tmp_path / "runs.csv"
     path.write_text("model,seed,item,score\na,1,q1,1\na,1,q2,0\na,2,q1,1\n")
-    out = subprocess.run([sys.executable, "-m", "llm_power", "noise", str(path), "--run", "seed"], capture_output=True,
-                         text=True, check=False)
+    out = run(["noise", str(path), "--run", "seed"], check=False)
     assert out.returncode == 1
     assert out.stderr.count("\n") == 1 and "run '2' lacks 1 of the 2 items" in out.stderr
 
 
 def test_noise_cli_and_plan_runs_cli(reruns: Path) -> None:
-    import subprocess
-    import sys
+    from _cli import run  # main() in process, seen as a subprocess sees it
 
-    out = subprocess.run([sys.executable, "-m", "llm_power", "noise", str(reruns), "--run", "run", "--on-missing",
-                          "intersect", "--format", "json"], capture_output=True, text=True, check=True)
+    out = run(["noise", str(reruns), "--run", "run", "--on-missing", "intersect", "--format", "json"], check=True)
     payload = json.loads(out.stdout)
     assert payload["models"] == ["gpt-3.5-turbo", "gpt-4o"]
     assert [f["unstable"] for f in payload["flakiness"]] == [2, 127]  # 100 navigate + 27 logical_deduction
-    text = subprocess.run([sys.executable, "-m", "llm_power", "noise", str(reruns), "--run", "run", "--on-missing",
-                           "intersect"], capture_output=True, text=True, check=True).stdout
+    text = run(["noise", str(reruns), "--run", "run", "--on-missing", "intersect"], check=True).stdout
     assert "Signal-to-noise" in text and "Flakiness" in text
-    plan = subprocess.run([sys.executable, "-m", "llm_power", "plan", "runs", str(reruns), "--run", "run",
-                           "--on-missing", "intersect", "--format", "json"], capture_output=True, text=True, check=True)
+    plan = run(["plan", "runs", str(reruns), "--run", "run", "--on-missing", "intersect", "--format", "json"],
+               check=True)
     got = json.loads(plan.stdout)
     api = lp.plan_runs(lp.read_runs(reruns, run="run", on_missing="intersect"))
     assert got["best_items"] == api.best_items and got["runs_needed"] == api.runs_needed
@@ -202,8 +197,7 @@ def test_long_tables_with_a_run_column_in_every_plain_format(tmp_path: Path, suf
 
 
 def test_gate_cli_with_runs_is_the_api_gate(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+    from _cli import run  # main() in process, seen as a subprocess sees it
 
     rng = np.random.default_rng(4)
     y = (rng.random((400, 3, 2)) < np.array([0.70, 0.72])).astype(int)
@@ -211,9 +205,8 @@ def test_gate_cli_with_runs_is_the_api_gate(tmp_path: Path) -> None:
         rows = [{"model": "same-model", "seed": s, "item": f"q{i}", "score": int(y[i, s, k])}
                 for s in range(3) for i in range(400)]
         pd.DataFrame(rows).to_csv(tmp_path / f"{name}.csv", index=False)
-    out = subprocess.run([sys.executable, "-m", "llm_power", "gate", str(tmp_path / "base.csv"),
-                          str(tmp_path / "cand.csv"), "--run", "seed", "--margin", "0.02", "--format", "json"],
-                         capture_output=True, text=True, check=False)
+    out = run(["gate", str(tmp_path / "base.csv"), str(tmp_path / "cand.csv"), "--run", "seed", "--margin", "0.02",
+               "--format", "json"], check=False)
     payload = json.loads(out.stdout)
     api = lp.gate(y[:, :, 0], y[:, :, 1], margin=0.02)
     assert out.returncode == api.exit_code
@@ -225,8 +218,7 @@ def test_gate_cli_with_runs_is_the_api_gate(tmp_path: Path) -> None:
 def test_hostile_names_and_run_fields(tmp_path: Path) -> None:
     """Untrusted model names reach no output raw (terminal, Markdown, HTML), and a run field that is not
     one (a unique id per row) is refused before the items x runs table is allocated."""
-    import subprocess
-    import sys
+    from _cli import run  # main() in process, seen as a subprocess sees it
 
     names = ["evil\x1b[2Jclear\nname", "<script>alert(1)</script>"]
     rows = [{"model": m, "run": s, "item": f"q{i}", "score": (i * (k + 2) + s) % 3 // 2}
@@ -234,12 +226,10 @@ def test_hostile_names_and_run_fields(tmp_path: Path) -> None:
     src = tmp_path / "hostile.csv"
     pd.DataFrame(rows).to_csv(src, index=False)
     before = src.read_bytes()
-    cli = [sys.executable, "-m", "llm_power"]
-    noise = subprocess.run([*cli, "noise", str(src), "--run", "run"], capture_output=True, text=True, check=True)
+    noise = run(["noise", str(src), "--run", "run"], check=True)
     assert "\x1b" not in noise.stdout and "\\x1b[2Jclear" in noise.stdout
     md, html = tmp_path / "r.md", tmp_path / "r.html"
-    diag = subprocess.run([*cli, "diagnose", str(src), "--run", "run", "--markdown", str(md), "--html", str(html)],
-                          capture_output=True, text=True, check=True)
+    diag = run(["diagnose", str(src), "--run", "run", "--markdown", str(md), "--html", str(html)], check=True)
     assert "\x1b" not in diag.stdout
     assert "<script>alert" not in html.read_text() and "&lt;script&gt;alert(1)&lt;/script&gt;" in html.read_text()
     assert "<script>" not in md.read_text() and "\x1b" not in md.read_text()
@@ -247,6 +237,5 @@ def test_hostile_names_and_run_fields(tmp_path: Path) -> None:
     sparse = tmp_path / "ids.csv"
     pd.DataFrame([{"model": "m", "run": k, "item": f"q{k}", "score": 1} for k in range(3000)]).to_csv(sparse,
                                                                                                      index=False)
-    out = subprocess.run([*cli, "noise", str(sparse), "--run", "run", "--on-missing", "intersect"],
-                         capture_output=True, text=True, check=False)
+    out = run(["noise", str(sparse), "--run", "run", "--on-missing", "intersect"], check=False)
     assert out.returncode == 1 and "far from one score per run and item" in out.stderr and out.stderr.count("\n") == 1

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -29,6 +27,8 @@ from scipy import stats
 
 import llm_power as lp
 from llm_power._kernel import crossed
+
+import _cli  # tests/_cli.py
 
 ALPHA, POWER = 0.05, 0.8
 
@@ -156,8 +156,8 @@ def test_plan_json_names_its_infinite_fields(tmp_path) -> None:
     rows = [f"{m},{t},q{i},{float(y[i, t, k])!r}" for k, m in enumerate("ab") for t in range(3) for i in range(400)]
     path = tmp_path / "pilot.csv"
     path.write_text("model,seed,item,score\n" + "\n".join(rows) + "\n")
-    out = subprocess.run([sys.executable, "-m", "llm_power", "plan", "runs", str(path), "--run", "seed", "--delta",
-                          "0.02", "--max-runs", "30", "--format", "json"], capture_output=True, text=True, check=True)
+    out = _cli.run(["plan", "runs", str(path), "--run", "seed", "--delta", "0.02", "--max-runs", "30", "--format",
+                    "json"], check=True)  # main() in process, seen as a subprocess sees it
     payload = json.loads(out.stdout)
     assert payload["items_needed"] is None and "items_needed" in payload["infinite"]
     assert 1 in payload["table_infeasible_runs"]

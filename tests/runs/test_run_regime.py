@@ -199,8 +199,7 @@ def test_plan_allocation_is_the_cheapest_feasible_design() -> None:
 
 
 def test_one_verdict_across_compare_diagnose_and_the_cli(tmp_path: pytest.TempPathFactory) -> None:
-    import subprocess
-    import sys
+    from _cli import run  # main() in process, seen as a subprocess sees it
 
     rng = np.random.default_rng(9)
     y = leaderboard(rng, 600, 4, [0.3, 0.22, 0.0], s_run=0.04)
@@ -217,8 +216,7 @@ def test_one_verdict_across_compare_diagnose_and_the_cli(tmp_path: pytest.TempPa
     rows = [f"{m},{t},q{i},{float(y[i, t, k])!r}" for k, m in enumerate("abc") for t in range(4) for i in range(600)]
     path = tmp_path / "runs.csv"
     path.write_text("model,seed,item,score\n" + "\n".join(rows) + "\n")
-    out = subprocess.run([sys.executable, "-m", "llm_power", "diagnose", str(path), "--run", "seed", "--pairs", "all",
-                          "--format", "json"], capture_output=True, text=True, check=True)
+    out = run(["diagnose", str(path), "--run", "seed", "--pairs", "all", "--format", "json"], check=True)
     import json
 
     payload = json.loads(out.stdout)

@@ -336,12 +336,14 @@ def test_strata_errors_name_the_stratum():
         lp.subset_estimate(y, np.arange(5), n_items=90, target="items")
 
 
-def test_leave_one_model_out_on_mmlu_pro_with_a_neyman_plan():
+@pytest.mark.parametrize("reps", [8, pytest.param(40, marks=pytest.mark.slow)])
+def test_leave_one_model_out_on_mmlu_pro_with_a_neyman_plan(reps):
     """Each MMLU-Pro model left out in turn, 40 stratified Neyman plans of 300 items by category
     (from the other models' residual spread), the stratified difference estimator: the score's
     interval covers the full score in at least 95% - 3 MC SE of 1,040 cases (benchmark target; the
     population target is wider), and gaps to the two nearest models (the hardest calls) are called
-    the wrong way in at most 2.5% + 3 SE of the tests."""
+    the wrong way in at most 2.5% + 3 SE of the tests. The fast tier draws 8 plans per model (208
+    cases), the slow tier the 40."""
     from llm_power.io.demo import load_mmlu_pro
 
     d = load_mmlu_pro()
@@ -349,7 +351,6 @@ def test_leave_one_model_out_on_mmlu_pro_with_a_neyman_plan():
     category = np.asarray(d.clusters)
     means = x.mean(axis=0)
     k = x.shape[1]
-    reps = 40
     hits = {"benchmark": 0, "population": 0}
     tests = called = wrong = 0
     rng = np.random.default_rng(12)
