@@ -388,11 +388,25 @@ CASES = {
     "a numeric cluster label": [_sample(i, doc={"subject": i % 3}) for i in range(10)],
     "a missing cluster label": [_sample(i) for i in range(5)] + [_sample(5, doc={})],
     "a later line of another type": [_sample(i) for i in range(5)] + [_sample(5, target=[1, 2])],
+    "a blank cluster label": [_sample(i) for i in range(5)] + [_sample(5, doc={"subject": " "})],
+    "no metric names on a later line": [_sample(i) for i in range(5)] + [_sample(5, metrics=[])],
+    "a later line with another first metric": [_sample(i) for i in range(5)] + [_sample(5, metrics=["em"], em=1.0)],
+    "metric names as a text": [_sample(i) for i in range(5)] + [_sample(5, metrics='["acc"]')],
+    "a later null doc": [_sample(i) for i in range(5)] + [_sample(5, doc=None)],
+    "a later text score": [_sample(i) for i in range(5)] + [_sample(5, acc="1")],
+    "a later bool score": [_sample(i) for i in range(5)] + [_sample(5, acc=True)],
+    "a later null target": [_sample(i) for i in range(5)] + [_sample(5, target=None)],
+    "a later text doc id": [_sample(i) for i in range(5)] + [_sample(5, doc_id="5")],
+    "a metric name that is null": [_sample(i) for i in range(5)] + [_sample(5, metrics=["acc", None])],
 }
 
 
+#: the reading options each case is read with (a metric given: the names are still checked on every line)
+READ_OPTIONS = [{}, {"cluster": "subject"}, {"filter": "strict", "cluster": "subject"}, {"metric": "acc"}]
+
+
 @pytest.mark.parametrize("case", list(CASES))
-@pytest.mark.parametrize("options", [{}, {"cluster": "subject"}, {"filter": "strict", "cluster": "subject"}])
+@pytest.mark.parametrize("options", READ_OPTIONS)
 def test_columnar_lm_eval_reader_equals_the_line_reader(tmp_path, monkeypatch, case, options):
     """The fast path reads what the line reader reads, or steps aside (same errors)."""
     from llm_power._core.errors import DataError
@@ -477,7 +491,11 @@ def test_folding_parts_equals_concatenating_them():
                                    for key, value in columns.items()}))
         parts.append(pd.DataFrame({key: _categorical(value, n) if key != "score" else value
                                    for key, value in columns.items()}))
-    folded = concat_parts([None, *parts[:3], None, *parts[3:]])
+    columns_parts = []  # the reader's own parts: dicts of columns, one text for a file's model and source
+    for part in parts:
+        columns_parts.append({key: part[key].array if key not in ("model", "source") else part[key].iloc[0]
+                              for key in part.columns})
+    folded = concat_parts([None, *parts[:3], None, *columns_parts[3:]])
     expected = pd.concat(plain, ignore_index=True)
     got = folded.astype({c: object for c in folded.columns if isinstance(folded[c].dtype, pd.CategoricalDtype)})
     for col in expected.columns:
@@ -524,7 +542,7 @@ POLARS_UNSURE = {
 
 
 @pytest.mark.parametrize("case", list(CASES) + list(POLARS_UNSURE))
-@pytest.mark.parametrize("options", [{}, {"cluster": "subject"}, {"filter": "strict", "cluster": "subject"}])
+@pytest.mark.parametrize("options", READ_OPTIONS)
 def test_polars_engine_equals_the_pyarrow_engine_and_the_line_reader(tmp_path, case, options):
     """Each engine of the columnar reader gives the line reader's columns or steps aside; polars, where
     it cannot be sure, hands the file to pyarrow (same columns or None)."""
@@ -534,10 +552,11 @@ def test_polars_engine_equals_the_pyarrow_engine_and_the_line_reader(tmp_path, c
     from llm_power.io.columnar import lm_eval_columns
 
     path = _lm_eval_file(tmp_path / "model-x", {**CASES, **POLARS_UNSURE}[case])
-    kwargs = {"task": "demo", "model": "model-x", "metric": None, "filter_name": options.get("filter"),
+    kwargs = {"task": "demo", "model": "model-x", "metric": options.get("metric"), "filter_name": options.get("filter"),
               "cluster": options.get("cluster")}
     try:
-        rows = list(harness.iter_records(path, cluster=options.get("cluster"), filter_name=options.get("filter")))
+        rows = list(harness.iter_records(path, metric=options.get("metric"), cluster=options.get("cluster"),
+                                         filter_name=options.get("filter")))
     except DataError:
         rows = None
     for engine in ("pyarrow", "polars"):
@@ -553,17 +572,18 @@ def test_polars_engine_equals_the_pyarrow_engine_and_the_line_reader(tmp_path, c
 
 def test_polars_engine_steps_aside_for_text_it_may_have_made(tmp_path):
     """polars writes true, 1.5 and [1] of a text field as text; those files go to pyarrow (which refuses
-    them) and then to the line reader: polars' table is never taken."""
+    them) and then to the line reader: polars' columns are never taken."""
     import polars  # noqa: F401 -- in the test extra: a missing polars fails, not skips
-    import pyarrow as pa
 
-    from llm_power.io.columnar import _read_polars
+    from llm_power.io.columnar import _UNSURE, _polars_columns
 
-    schema = pa.schema([("doc_id", pa.int64()), ("filter", pa.string()), ("acc", pa.float64()),
-                        ("target", pa.string())])
-    assert _read_polars(_lm_eval_file(tmp_path / "a", CASES["clean"]), schema) is not None
-    for k, case in enumerate(["a bool target", "a float target", "a list target", "a bool filter"]):
-        assert _read_polars(_lm_eval_file(tmp_path / f"b{k}", POLARS_UNSURE[case]), schema) is None, case
+    fields = [("doc_id", "int"), ("filter", "text"), ("acc", "float"), ("target", "text"), ("metrics", "texts"),
+              ("doc", ("subject", "text"))]
+    options = {"task": "demo", "model": "m", "name": "acc", "metric": None, "filter_name": None, "cluster": "subject",
+               "source": "s"}
+    assert _polars_columns(_lm_eval_file(tmp_path / "a", CASES["clean"]), fields, **options) is not _UNSURE
+    for k, case in enumerate(POLARS_UNSURE):
+        assert _polars_columns(_lm_eval_file(tmp_path / f"b{k}", POLARS_UNSURE[case]), fields, **options) is _UNSURE, case
 
 
 def test_polars_reads_in_this_process_and_gives_the_same_frame(tmp_path, monkeypatch):
@@ -603,3 +623,51 @@ def test_the_pyarrow_engine_refuses_text_that_is_not_utf8(tmp_path):
     head, _, last = path.read_bytes().rstrip(b"\n").rpartition(b"\n")  # the first line is read alone
     path.write_bytes(head + b"\n" + last.replace(b'"long response"', b'"long \xff response"') + b"\n")
     assert lm_eval_columns(path, task="demo", model="model-x", metric=None, filter_name=None, cluster=None) is None
+
+
+def test_polars_engine_checks_only_the_scores_and_names_of_a_file_like_the_last(tmp_path, monkeypatch):
+    """A file whose doc ids, filters, targets and labels equal the last clean file's takes its checked
+    columns and Categoricals; its scores and metric names are still checked, and what it gives equals a
+    fresh read of it."""
+    import polars  # noqa: F401 -- in the test extra: a missing polars fails, not skips
+
+    from llm_power.io import columnar
+
+    kwargs = {"task": "demo", "model": "m", "metric": None, "filter_name": None, "cluster": "subject"}
+    first = columnar.lm_eval_columns(_lm_eval_file(tmp_path / "a", CASES["clean"]), engine="polars", **kwargs)
+    assert isinstance(first, dict)
+    selects = []
+    real_select = polars.DataFrame.select
+    monkeypatch.setattr(polars.DataFrame, "select", lambda self, *a, **k: selects.append(sorted(k)) or real_select(
+        self, *a, **k))
+    other = [_sample(i, acc=float(i % 3 == 0)) for i in range(30)]
+    second = columnar.lm_eval_columns(_lm_eval_file(tmp_path / "b", other), engine="polars", **kwargs)
+    assert selects and all("ids" not in checks for checks in selects)  # the shared columns were not checked again
+    assert second["item"] is first["item"] and second["target"] is first["target"]
+    columnar._CLEAN.clear()
+    columnar._LAST.clear()
+    fresh = columnar.lm_eval_columns(tmp_path / "b" / "samples_demo_2026-01-21T03-44-18.458309.jsonl",
+                                     engine="polars", **kwargs)
+    for key in ("item", "target", "cluster", "score"):
+        assert list(second[key]) == list(fresh[key]), key
+    for k, bad in enumerate([[*CASES["clean"][:29], _sample(29, metrics=["em"], em=1.0)],  # another first name
+                             [*CASES["clean"][:29], _sample(29, metrics=["acc", 1])]]):  # a name polars made
+        columnar.lm_eval_columns(_lm_eval_file(tmp_path / "a", CASES["clean"]), engine="polars", **kwargs)
+        path = _lm_eval_file(tmp_path / f"c{k}", bad)
+        assert columnar.lm_eval_columns(path, engine="polars", **kwargs) is None
+
+
+def test_natural_order_equals_sorting_by_the_natural_key():
+    """The fast order of ids (a text, then digits) equals sorting by natural_key, and so does its
+    fallback: ties on the number, digits inside the text, no digits, long numbers, not text."""
+    from llm_power._core.order import natural_key, natural_order
+
+    rng = np.random.default_rng(23)
+    pools = [[f"mmlu:{i}" for i in range(300)], [f"{t}:{i}" for t in ("b", "a", "a_b") for i in range(40)],
+             ["q1", "q01", "q2", "q10"], ["t1:1", "t1:2", "t2:1"], ["x", "y1"], [f"n{10 ** 19 + i}" for i in range(5)],
+             [3, 1, 2], ["٣1", "٣2", "a10", "a9"], [f"{i}" for i in range(30)]]
+    for pool in pools:
+        shuffled = [pool[k] for k in rng.permutation(len(pool))]
+        for items in (shuffled, shuffled[::-1]):  # a tie broken by the text, whichever comes first
+            assert natural_order(items) == sorted(range(len(items)), key=lambda r: natural_key(items[r])), pool[:3]
+    assert natural_order([]) == []

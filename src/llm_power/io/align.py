@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._core.errors import DataError
-from .._core.order import natural_key
+from .._core.order import natural_key, natural_order
 from ..matrix import ScoreMatrix
 
 __all__ = ["Aligned", "ScoreMatrix", "align_matrix", "align_results"]
@@ -172,7 +172,7 @@ def align_common(frame: Any, models: list[Any]) -> tuple[ScoreMatrix, dict[Any, 
     per_model = np.bincount(model_code, minlength=n_models)
     missing = {models[k]: int(n_items - per_model[k]) for k in range(n_models)}
     rank = np.empty(n_items, dtype=np.intp)  # natural order of the items: 'q1' and 'q01' never tie
-    rank[sorted(range(n_items), key=lambda r: natural_key(item_names[r]))] = np.arange(n_items)
+    rank[natural_order(item_names)] = np.arange(n_items)
     common = has == n_models
     lacking = {} if common.all() else _first_lacking(item_code, model_code, models, missing, rank, item_names)
     kept = np.flatnonzero(common)

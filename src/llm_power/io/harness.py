@@ -50,8 +50,8 @@ PARALLEL_MIN_BYTES = 64 << 20
 
 
 def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
-    """One DataFrame (or None) per file, in order: in parallel processes for large inputs, with a
-    bounded number of parts in flight (the parent folds each into the table as it arrives).
+    """The columns of one file (or None) per file, in order (:func:`_part`): in parallel processes for
+    large inputs, with a bounded number of parts in flight (the parent folds each into the table as it arrives).
     """
     import os
     from collections import deque
@@ -66,7 +66,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
         workers = 1
     if workers < 2 or sum(sizes) < PARALLEL_MIN_BYTES:
         for k, path in enumerate(files, start=1):
-            yield read_part(path, options)
+            yield _part(path, options)
             advance("files read", k, len(files))
         return
     from concurrent.futures import ProcessPoolExecutor
@@ -83,7 +83,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
         pending: deque[Any] = deque()
         queue = iter(files)
         for path in queue:
-            pending.append(pool.submit(read_part, path, options))
+            pending.append(pool.submit(_part, path, options))
             if len(pending) >= 4 * workers:
                 break
         done = 0
@@ -91,7 +91,7 @@ def _read_parts(files: list[Path], options: dict[str, Any]) -> Iterator[Any]:
             part = pending.popleft().result()  # in file order; a worker's DataError is raised here
             nxt = next(queue, None)
             if nxt is not None:
-                pending.append(pool.submit(read_part, nxt, options))
+                pending.append(pool.submit(_part, nxt, options))
             done += 1
             advance("files read", done, len(files))
             yield part
@@ -110,8 +110,21 @@ def _polars_reads_all(files: list[Path], format: str) -> bool:  # noqa: A002
 
 
 def read_part(path: Path, options: dict[str, Any]) -> Any:
-    """The long table of one file (None when it has no rows): columnar when possible; running out of
-    memory is one DataError naming the file.
+    """The long table of one file as a DataFrame (None when it has no rows): columnar when possible;
+    running out of memory is one DataError naming the file.
+    """
+    import pandas as pd
+
+    columns = _part(path, options)
+    if columns is None:
+        return None
+    n = len(columns["score"])
+    return pd.DataFrame({key: value if key == "score" else _categorical(value, n) for key, value in columns.items()})
+
+
+def _part(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
+    """The columns of one file's long table (None when it has no rows): what :func:`concat_parts` folds
+    in without a DataFrame per file; running out of memory is one DataError naming the file.
     """
     try:
         return _read_part(path, options)
@@ -119,9 +132,11 @@ def read_part(path: Path, options: dict[str, Any]) -> Any:
         raise DataError(OUT_OF_MEMORY, file=str(path)) from None
 
 
-def _read_part(path: Path, options: dict[str, Any]) -> Any:
+def _read_part(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
+    """``model, item, score[, cluster], target, source`` of one file: the text columns as pandas
+    Categoricals, except the model and source, which are one value (text) for the whole file.
+    """
     import numpy as np
-    import pandas as pd
 
     cluster = options["cluster"]
     columns = _columns_fast(path, format=options["format"], metric=options["metric"], cluster=cluster,
@@ -136,13 +151,18 @@ def _read_part(path: Path, options: dict[str, Any]) -> Any:
     n = len(columns["score"])
     if not n:
         return None
-    part = pd.DataFrame({"model": _categorical(columns["model"], n), "item": _categorical(columns["item"], n),
-                         "score": np.asarray(columns["score"], dtype=float)})
+    part = {"model": _one_or_categorical(columns["model"], n), "item": _categorical(columns["item"], n),
+            "score": np.asarray(columns["score"], dtype=float)}
     if cluster is not None:
         part["cluster"] = _categorical(columns["cluster"], n)
     part["target"] = _categorical(columns["target"], n)
-    part["source"] = _categorical(columns["source"], n)
+    part["source"] = _one_or_categorical(columns["source"], n)
     return part
+
+
+def _one_or_categorical(values: Any, n: int) -> Any:
+    """One text for a whole file's column (kept as it is: concat_parts codes it once), else a Categorical."""
+    return values if isinstance(values, str) else _categorical(values, n)
 
 
 def _categorical(values: Any, n: int) -> Any:
@@ -165,8 +185,9 @@ def _categorical(values: Any, n: int) -> Any:
 def concat_parts(parts: Iterable[Any]) -> Any:
     """One long table from the parts of several files (None parts skipped), folded in as they come:
     each categorical column becomes codes against one growing list of values (a value seen in
-    many files — an item id, a target — is stored once), the others are concatenated. None when
-    there is no part.
+    many files — an item id, a target — is stored once), the others are concatenated. A part is a
+    DataFrame or a dict of columns (:func:`_part`), where a text stands for a whole column of it. None
+    when there is no part.
     """
     import numpy as np
     import pandas as pd
@@ -179,11 +200,22 @@ def concat_parts(parts: Iterable[Any]) -> Any:
         if part is None:
             continue
         if not columns:
-            columns = list(part.columns)
+            columns = list(part)
+        n = len(part["score"])
         for col in columns:
             data = part[col]
-            if isinstance(data.dtype, pd.CategoricalDtype):
-                cats = data.cat.categories
+            if isinstance(data, pd.Series) and isinstance(data.dtype, pd.CategoricalDtype):
+                data = data.array
+            if isinstance(data, str):  # one value for the whole part: its code, n times
+                known = values.get(col)
+                code = -1 if known is None else int(known.get_indexer([data])[0])
+                if code < 0:
+                    code = 0 if known is None else len(known)
+                    values[col] = pd.Index([data], dtype=object) if known is None else known.append(
+                        pd.Index([data], dtype=object))
+                chunks.setdefault(col, []).append(np.full(n, code, dtype=np.int32))
+            elif isinstance(data, pd.Categorical):
+                cats = data.categories
                 if col in mapped_last and mapped_last[col][0] is cats:  # the last part's values (one
                     where = mapped_last[col][1]  # task's files share them): positions never move
                 else:
@@ -194,13 +226,11 @@ def concat_parts(parts: Iterable[Any]) -> Any:
                     if (where < 0).any():  # new values: appended (a new index; rare after the first file)
                         known = values[col] = known.append(pd.Index(cats[where < 0], dtype=object))
                         where = known.get_indexer(cats)
+                    where = np.append(where.astype(np.int32), np.int32(-1))  # code -1 (missing) stays -1
                     mapped_last[col] = (cats, where)
-                codes = data.cat.codes.to_numpy()
-                mapped = np.full(codes.shape, -1, dtype=np.int32)  # -1: a missing value stays missing
-                mapped[codes >= 0] = where[codes[codes >= 0]]
-                chunks.setdefault(col, []).append(mapped)
+                chunks.setdefault(col, []).append(where[np.asarray(data.codes)])
             else:
-                chunks.setdefault(col, []).append(data.to_numpy())
+                chunks.setdefault(col, []).append(np.asarray(data))
     if not columns:
         return None
     out = {}
