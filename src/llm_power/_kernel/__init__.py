@@ -12,6 +12,8 @@ the inspect extension) is a client of these modules and never re-derives what th
 - :mod:`.sufficient` -- 2x2 counts, Gram blocks, per-cluster sums, Chan merges, cluster resamples;
 - :mod:`.variance` -- CR2/CR1 variances with their degrees of freedom, the ``DESIGN_EFFECTS``
   registry, the CR1 sandwich of an M-estimator with its "not estimable" rule;
+  :mod:`.wild_cluster` -- few-cluster inference on a mean: the wild cluster bootstrap (WCR test,
+  its inversion, WCU bootstrap-t) and the CV3 jackknife variance, from cluster sums;
 - :mod:`.verdict` -- N*, q, MDE and "resolved" (plug-in, exact McNemar, clustered) and the test
   each pair gets; :mod:`.sizes` and :mod:`.exact` -- K/N*/MDE helpers and exact power;
   :mod:`.binary_pairs` -- every per-pair quantity of 0/1 pairs in one pass;
