@@ -142,6 +142,22 @@ def test_bootstrap_equals_explicit_reestimation_on_y_star():
     assert float(res.pvalue) == pytest.approx((1 + exceed) / (n_boot + 1), abs=1e-12)
 
 
+def test_each_bootstrap_statistic_equals_explicit_reestimation():
+    """tau* of given draws: the kernel's expansion against y* built item by item and tau from its loop."""
+    rng = np.random.default_rng(9)
+    fine, coarse = _nested(rng, 3, 4, 5)
+    y = 0.4 + rng.normal(size=fine.size)  # an offset: the re-estimated mean moves
+    sums, sizes, coarse_of = _fine_inputs(y, fine, coarse)  # fines 0.. are sorted by coarse already
+    s = sums - sizes * y.mean()
+    starts = np.r_[0, np.flatnonzero(np.diff(coarse_of)) + 1]
+    v = rng.integers(0, 2, size=(20, sums.size)) * 2.0 - 1.0
+    got = cl._wild_tau(v, s[:, None], sizes, starts, 3)[:, 0]
+    u = y - y.mean()
+    for row, tau_star in zip(v, got, strict=True):
+        y_star = y.mean() + u * row[fine]
+        assert tau_star == pytest.approx(_tau_loop(y_star, fine, coarse), rel=1e-10)
+
+
 def test_chi_square_reference_uses_the_traces_of_the_explicit_matrix():
     rng = np.random.default_rng(8)
     m = rng.integers(5, 60, size=7).astype(float)

@@ -246,21 +246,12 @@ def _wild_exceedances(s: np.ndarray, m: np.ndarray, starts: np.ndarray, tau: np.
     """#{tau* >= tau} over Rademacher wild-bootstrap resamples at the fine level (per pair).
 
     The draws are made resample block by resample block, shared by every pair (so a pair's p-value
-    does not depend on which other pairs are tested with it).
+    does not depend on which other pairs are tested with it); pairs are processed in blocks whose
+    (H, 4 x pairs) products stay bounded.
     """
     n_fine, n_pairs = s.shape
-    n = float(m.sum())
-    ends = np.r_[starts[1:], n_fine]
-    mm = m[:, None]
-    s2 = s * s
-    b0 = _coarse_reduce(s2, starts)
-    c0 = _coarse_reduce(s2 * s2, starts)
-    s2m2 = _coarse_reduce(s2 * mm**2, starts)
-    msum = np.add.reduceat(m, starts)
-    m2sum = np.add.reduceat(m**2, starts)
-    m4sum = np.add.reduceat(m**4, starts)
     tol = 1e-9 * np.maximum(1.0, np.abs(np.nan_to_num(tau)))
-    step = max(1, BATCH_ELEMENTS // (4 * n_fine))  # pairs per block: the (H, 4 x pairs) products stay bounded
+    step = max(1, BATCH_ELEMENTS // (4 * n_fine))
     exceed = np.zeros(n_pairs)
     done = 0
     while done < n_resamples:
@@ -268,26 +259,42 @@ def _wild_exceedances(s: np.ndarray, m: np.ndarray, starts: np.ndarray, tau: np.
         v = gen.integers(0, 2, size=(nb, n_fine)).astype(float) * 2.0 - 1.0
         for lo in range(0, n_pairs, step):
             sl = slice(lo, min(lo + step, n_pairs))
-            sb, pb = s[:, sl], min(lo + step, n_pairs) - lo
-            feats = np.concatenate([sb, sb * mm, sb**3 * mm, sb * mm**3], axis=1)  # (H, 4 pb)
-            prods = [v[:, a:e] @ feats[a:e] for a, e in zip(starts, ends, strict=True)]  # G x (nb, 4 pb)
-            cc = sum(p_[:, :pb] for p_ in prods) / n  # (nb, pb): the shift of the re-estimated mean
-            sum_a2 = np.zeros((nb, pb))
-            sum_b = np.zeros((nb, pb))
-            sum_bc = np.zeros((nb, pb))
-            for k, p_ in enumerate(prods):
-                t1, t2, t3, t4 = (p_[:, j * pb:(j + 1) * pb] for j in range(4))
-                a_k = t1 - msum[k] * cc
-                b_k = b0[k, sl] - 2.0 * cc * t2 + cc * cc * m2sum[k]
-                c_k = (c0[k, sl] - 4.0 * cc * t3 + 6.0 * cc * cc * s2m2[k, sl] - 4.0 * cc**3 * t4
-                       + cc**4 * m4sum[k])
-                sum_a2 += a_k * a_k
-                sum_b += b_k
-                sum_bc += b_k * b_k - c_k
-            tau_star = _tau(sum_a2, sum_b, sum_bc, g, n_fine)
+            tau_star = _wild_tau(v, s[:, sl], m, starts, g)
             exceed[sl] += np.sum(np.where(np.isnan(tau_star), True, tau_star >= tau[sl] - tol[sl]), axis=0)
         done += nb
     return exceed
+
+
+def _wild_tau(v: np.ndarray, s: np.ndarray, m: np.ndarray, starts: np.ndarray, g: int) -> np.ndarray:
+    """tau* (resamples x pairs) of the wild-bootstrap draws ``v`` (resamples x H, +-1) of the fine
+    score sums ``s`` (H x pairs, sorted by coarse cluster starting at ``starts``): s*_h = v_h s_h - m_h c,
+    c = sum_h v_h s_h / N, expanded so that only v @ [s, s m, s^3 m, s m^3] is formed.
+    """
+    n_fine, pb = s.shape
+    nb = v.shape[0]
+    n = float(m.sum())
+    ends = np.r_[starts[1:], n_fine]
+    mm = m[:, None]
+    s2 = s * s
+    b0 = _coarse_reduce(s2, starts)
+    c0 = _coarse_reduce(s2 * s2, starts)
+    s2m2 = _coarse_reduce(s2 * mm**2, starts)
+    msum, m2sum, m4sum = (np.add.reduceat(m**k, starts) for k in (1, 2, 4))
+    feats = np.concatenate([s, s * mm, s**3 * mm, s * mm**3], axis=1)  # (H, 4 pb)
+    prods = [v[:, a:e] @ feats[a:e] for a, e in zip(starts, ends, strict=True)]  # G x (nb, 4 pb)
+    cc = sum(p_[:, :pb] for p_ in prods) / n  # (nb, pb): the shift of the re-estimated mean
+    sum_a2 = np.zeros((nb, pb))
+    sum_b = np.zeros((nb, pb))
+    sum_bc = np.zeros((nb, pb))
+    for k, p_ in enumerate(prods):
+        t1, t2, t3, t4 = (p_[:, j * pb:(j + 1) * pb] for j in range(4))
+        a_k = t1 - msum[k] * cc
+        b_k = b0[k] - 2.0 * cc * t2 + cc * cc * m2sum[k]
+        c_k = c0[k] - 4.0 * cc * t3 + 6.0 * cc * cc * s2m2[k] - 4.0 * cc**3 * t4 + cc**4 * m4sum[k]
+        sum_a2 += a_k * a_k
+        sum_b += b_k
+        sum_bc += b_k * b_k - c_k
+    return _tau(sum_a2, sum_b, sum_bc, g, n_fine)
 
 
 def item_level_test(power_sums: Any, sizes: Any, *, method: str = "chi_square") -> LevelTest:
