@@ -304,7 +304,7 @@ def test_diagnose_starts_with_the_verdict_and_ends_with_next_steps(capsys, monke
     assert strictest == "cluster" and payload["settings"]["headline"] == "cluster"
     assert flat.startswith(f"Verdict Headline (cluster, the strictest of the 4 regimes computed): {u['cluster']} of {m} "
                            "adjacent gaps are too small for this benchmark (12,032 items) to resolve once items are "
-                           "clustered by category (14 clusters).")
+                           "clustered by category (14 clusters, cluster-robust t).")
     assert f"{u['iid']} of {m} are too small to resolve if the items are independent." in flat
     assert f"{u['corrected']} of {m} are too small to resolve with the Holm correction" in flat
     assert f"{u['anytime']} of {m} are too small to resolve if the leaderboard is re-tested" in flat

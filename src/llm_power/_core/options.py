@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["ADJUST_METHODS", "COMPARE_METHOD_NAMES", "CORRECTIONS", "DESIGNS", "DESIGN_EFFECT_NAMES",
-           "INTERVAL_METHODS", "VOCABULARY_FLAGS", "vocabulary_type"]
+__all__ = [
+    "ADJUST_METHODS", "CLUSTER_METHODS", "CLUSTER_METHOD_LABELS", "COMPARE_METHOD_NAMES", "CORRECTIONS",
+    "DESIGNS", "DESIGN_EFFECT_NAMES", "INTERVAL_METHODS", "VOCABULARY_FLAGS", "vocabulary_type",
+]
 
 #: one-score interval methods (``proportion_ci``)
 INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "wald")
@@ -18,6 +20,11 @@ CORRECTIONS = ("bh", "bonferroni", "holm")
 #: the design-effect models of the cluster regime (``llm_power._kernel.variance.DESIGN_EFFECTS``: a test
 #: holds the two equal; kept here so that the command line's help loads no numpy)
 DESIGN_EFFECT_NAMES = ("anova", "cr1", "paper", "robust")
+#: the clustered test and interval (issue 44): the t test on the design-effect variance, the cluster
+#: jackknife, the restricted wild cluster bootstrap (:data:`llm_power._kernel.verdict.CLUSTER_METHODS`)
+CLUSTER_METHODS = ("cr2", "cv3", "wild")
+#: each clustered test by name, as the reports say it
+CLUSTER_METHOD_LABELS = {"cr2": "cluster-robust t", "cv3": "cluster jackknife t", "wild": "wild cluster bootstrap"}
 #: ``compare(method=...)``: "auto" and the tests of ``llm_power.paired._registry.TESTS`` (a test holds
 #: them equal; kept here so that ``compare --help`` loads no numpy or scipy)
 COMPARE_METHOD_NAMES = ("auto", "bootstrap", "mcnemar", "mcnemar_asymptotic", "mcnemar_exact", "mcnemar_mid_p",

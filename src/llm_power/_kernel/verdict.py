@@ -39,6 +39,7 @@ How N* is computed
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Callable
@@ -50,11 +51,13 @@ from scipy import optimize
 
 from .._core.clusters import FEW_CLUSTERS, code_labels
 from .._core.errors import DegenerateDataWarning, warn
+from .._core.options import CLUSTER_METHODS as _CLUSTER_METHODS
 from . import quantiles as _q
 from .sufficient import PairSums
 from .variance import DESIGN_EFFECTS, cluster_design_effects, cluster_df, cluster_structure
 
 __all__ = [
+    "CLUSTER_METHODS",
     "EXACT_MAX_DISCORDANT",
     "FEW_CLUSTERS",
     "PVALUE_FLOOR",
@@ -417,12 +420,41 @@ class ClusterVerdict:
     q: np.ndarray
     mde: np.ndarray
     resolved: np.ndarray
+    method: str = "cr2"  # the clustered test: CLUSTER_METHODS
+    ci_low: np.ndarray | None = None  # the test's own interval (cluster_verdict with confidence_level)
+    ci_high: np.ndarray | None = None
+    seed: int | None = None  # "wild": the seed of its draws (the same draws give the interval at any level)
 
 
-def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,
-                    alternative: str, design_effect: str) -> ClusterVerdict:
+#: the clustered test of a gap (or one model's mean): "cr2" the t test on the design-effect model's
+#: variance (CR2 with Imbens-Kolesar df by default), "cv3" the cluster jackknife's variance on G - 1
+#: df, "wild" the restricted wild cluster bootstrap (CR1-studentised, Webb weights up to 11 clusters)
+#: and its inverted interval (:mod:`llm_power._kernel.wild_cluster`)
+CLUSTER_METHODS = _CLUSTER_METHODS
+#: bootstrap draws of the wild cluster test (all 2^G sign vectors when fewer)
+WILD_RESAMPLES = 9999
+
+
+def wild_seed(gen: np.random.Generator) -> int:
+    """The seed of the wild cluster bootstrap's weights: the first draw of the caller's generator,
+    taken from a copy (the generator itself is not advanced), so that ``compare``, ``diagnose`` and
+    the gate draw the same weights for the same ``rng`` whatever else they draw first.
+    """
+    return int(copy.deepcopy(gen).integers(2**63))
+
+
+def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,  # noqa: PLR0913
+                    alternative: str, design_effect: str, method: str = "cr2", confidence_level: float | None = None,
+                    seed: int | None = None, n_resamples: int = WILD_RESAMPLES) -> ClusterVerdict:
     """Cluster test, design effect and N*/q/MDE of each pair of means (see the module docstring):
     the variance of the chosen design-effect model, then :func:`cluster_verdict_from_variance`.
+
+    ``method`` (:data:`CLUSTER_METHODS`) chooses the test and the interval (with ``confidence_level``)
+    that decide, and N*, q and the MDE follow the same variance: "cr2" the design-effect model's (its
+    df); "cv3" the jackknife's (its DE = V_CV3 / (sigma^2 / N), G - 1 df); "wild" the bootstrap's p-value
+    and its inverted interval, with N*, q and the MDE of the design-effect model (the analytic
+    approximation of the test's power; the wild test is two-sided only and needs ``seed``, from
+    :func:`wild_seed` of the caller's generator, so that every entry point draws the same weights).
     """
     sizes, resid, resid_sq = sums.clusters()
     g = int(sizes.size)
@@ -436,10 +468,59 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     model = DESIGN_EFFECTS[design_effect]
     de, variance, icc = model.effect(effects), model.variance(effects, var, n), effects.icc
     df = cluster_df(structure, icc) if model.imbens_kolesar_df else np.full(icc.shape, g - 1.0)
+    if method == "cv3":
+        from .wild_cluster import cv3_variance
+
+        variance = np.asarray(cv3_variance(resid + sizes[:, None] * sums.delta, sizes), dtype=float).reshape(-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            de = np.where(var > 0, variance * n / var, np.nan)
+        df = np.full(icc.shape, g - 1.0)
     out = cluster_verdict_from_variance(sums.delta, var, n, variance, de, df, iid_resolved, n_clusters=g, alpha=alpha,
                                         power=power, alternative=alternative)
-    return dataclasses.replace(out, design_effect_robust=effects.de_cr2, design_effect_cr1=effects.de_cr1,
-                               design_effect_anova=effects.de_anova, design_effect_paper=effects.de_paper, icc=icc)
+    out = dataclasses.replace(out, design_effect_robust=effects.de_cr2, design_effect_cr1=effects.de_cr1,
+                              design_effect_anova=effects.de_anova, design_effect_paper=effects.de_paper, icc=icc,
+                              method=method)
+    if method == "wild":
+        return _wild_verdict(out, sums, iid_resolved, alpha=alpha, alternative=alternative,
+                             confidence_level=confidence_level, seed=seed, n_resamples=n_resamples)
+    if confidence_level is not None:
+        lo, hi = t_interval(sums.delta, variance, df, confidence_level, alternative)
+        out = dataclasses.replace(out, ci_low=lo, ci_high=hi)
+    return out
+
+
+def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray, *, alpha: float,  # noqa: PLR0913
+                  alternative: str, confidence_level: float | None, seed: int | None,
+                  n_resamples: int) -> ClusterVerdict:
+    """The wild cluster bootstrap's p-value (and interval) decide: the same draws for the test and
+    the interval, so the interval at 1 - alpha excludes 0 exactly when the test rejects.
+    """
+    from .wild_cluster import wild_cluster_interval, wild_cluster_test
+
+    if alternative != "two-sided":
+        msg = "the wild cluster bootstrap is two-sided; use cluster_method='cr2' or 'cv3' for a one-sided test"
+        raise ValueError(msg)
+    if seed is None:
+        msg = "the wild cluster bootstrap needs a seed (wild_seed of the caller's generator)"
+        raise ValueError(msg)
+    sizes, resid, _ = sums.clusters()
+    cluster_sums = resid + sizes[:, None] * sums.delta
+    test = wild_cluster_test(cluster_sums, sizes, 0.0, n_resamples=n_resamples, rng=np.random.default_rng(seed))
+    b_count = int(test.n_resamples)
+    raw = np.asarray(test.pvalue, dtype=float).reshape(-1)
+    # the p-value's resolution is 1 / B: never below it; not estimable (no between-cluster variation) is
+    # no evidence (p = 1), as the t tests' NaN variance
+    pvalue = np.where(np.isnan(raw), 1.0, np.maximum(raw, 1.0 / b_count))
+    statistic = np.asarray(test.statistic, dtype=float).reshape(-1)
+    flags = resolved(out.q, out.n_star, pvalue=pvalue, alpha=alpha) & np.asarray(iid_resolved, dtype=bool)
+    flags &= np.isfinite(np.asarray(out.variance, dtype=float)) & ~np.isnan(raw)
+    out = dataclasses.replace(out, statistic=statistic, pvalue=pvalue, resolved=flags, seed=seed)
+    if confidence_level is not None:
+        ci = wild_cluster_interval(cluster_sums, sizes, confidence_level=confidence_level, n_resamples=n_resamples,
+                                   rng=np.random.default_rng(seed))
+        out = dataclasses.replace(out, ci_low=np.asarray(ci.low, dtype=float).reshape(-1),
+                                  ci_high=np.asarray(ci.high, dtype=float).reshape(-1))
+    return out
 
 
 def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray,  # noqa: PLR0917

@@ -27,6 +27,7 @@ from ._types import (
     nonnegative_int,
     positive_int,
 )
+from .diagnose import add_declared_option
 
 HELP = "is model A better than model B on the same items? (paired test, CI, resolution)"
 
@@ -52,6 +53,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--design-effect", default="robust", choices=DESIGN_EFFECTS, metavar="MODEL",
                    help="with --cluster, one of %(choices)s: robust = CR2 with Imbens-Kolesar df (default), cr1, "
                         "anova (Kish) or paper")
+    add_declared_option(p, "cluster_method")
     p.add_argument("--method", default="auto", choices=COMPARE_METHODS, metavar="METHOD",
                    help="test: %(choices)s (default auto: Dror et al. 2018 tree; with --cluster the "
                         "cluster-robust t test)")
@@ -137,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     names, a, b, clusters = pair.models, pair.scores[:, 0], pair.scores[:, 1], pair.clusters
     res = compare(a, b, method=args.method, cluster=clusters, alternative=args.alternative,
                   confidence_level=args.confidence_level, alpha=args.alpha, power=args.power,
-                  n_resamples=args.n_resamples, design_effect=args.design_effect, rng=args.seed)
+                  n_resamples=args.n_resamples, design_effect=args.design_effect,
+                  cluster_method=args.cluster_method, rng=args.seed)
     if args.format == "json":
         dump_json({"model_a": names[0], "model_b": names[1], "verdict": verdict_sentence(res, names, args.cluster),
                    **res.to_dict()})

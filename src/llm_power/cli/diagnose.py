@@ -64,6 +64,20 @@ def add_declared_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = 
             p.add_argument(option.flag, dest=option.name, default=option.default, help=option.help, **extra)
 
 
+def add_declared_option(p: argparse.ArgumentParser, name: str) -> None:
+    """The flag of one option a regime of ``llm_power.resolution.REGIMES`` declares (``compare`` and
+    ``gate`` take the clustered test's choice from there: one declaration, one check).
+    """
+    from ..resolution import REGIMES
+
+    option = next(o for regime in REGIMES for o in regime.options if o.name == name and o.flag is not None)
+    assert option.flag is not None  # noqa: S101 -- chosen above
+    extra = dict(option.cli)
+    if "action" not in extra and "choices" not in extra:
+        extra["type"] = option.cli_type()
+    p.add_argument(option.flag, dest=option.name, default=option.default, help=option.help, **extra)
+
+
 def add_rank_options(p: argparse.ArgumentParser) -> None:
     """The options of the rankings section (``lp.rank_report``)."""
     p.add_argument("--ranks", choices=("auto", "on", "off"), default="auto",

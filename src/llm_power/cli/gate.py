@@ -21,6 +21,7 @@ from ..report.tables import gate_markdown, gate_tasks_markdown
 from ..report.terminal import dump_json, safe_text, say
 from ._reader import ReaderOptions, load_roles
 from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing
+from .diagnose import add_declared_option
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
 EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
@@ -55,6 +56,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="power of the items estimate when inconclusive (default 0.8)")
     p.add_argument("--cluster", metavar="FIELD",
                    help="cluster label field: cluster-robust test (default: none, items independent)")
+    add_declared_option(p, "cluster_method")
     p.add_argument("--anytime", action="store_true",
                    help="anytime-valid: a gate re-checked as items accumulate keeps its error at most alpha")
     p.add_argument("--horizon", type=int, metavar="N",
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_per_task(args, names, items, base, cand, clusters, inputs)
     res = gate(base, cand, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
                anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
-               score_range=args.score_range)
+               score_range=args.score_range, cluster_method=args.cluster_method)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                **res.to_dict()}
@@ -217,7 +219,7 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: Sequence[An
     tasks = [str(it).split(":", 1)[0] for it in items]
     res = gate_tasks(base, cand, tasks, margin=args.margin, alpha=args.alpha, power=args.power, cluster=clusters,
                      anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
-                     score_range=args.score_range)
+                     score_range=args.score_range, cluster_method=args.cluster_method)
     line = res.sentence(*names)
     payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
                "verdict": res.verdict, "margin": res.margin, "alpha": res.alpha,

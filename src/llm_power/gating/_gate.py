@@ -40,9 +40,18 @@ import numpy as np
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DegenerateDataWarning, warn
 from .._core.format import fmt_gap
+from .._core.options import CLUSTER_METHODS
 from .._core.params import public
 from .._core.results import ConfidenceInterval, Result, stored_interval
-from .._core.validation import check_int_at_least, check_open_unit, check_paired, check_run_pair, fail, is_binary
+from .._core.validation import (
+    check_int_at_least,
+    check_open_unit,
+    check_option,
+    check_paired,
+    check_run_pair,
+    fail,
+    is_binary,
+)
 from .._kernel.betting import bets, betting_bound, betting_pvalue
 from .._kernel.crossed import crossed_mean_squares, gap_run_variance
 from .._kernel.paired_intervals import tango_null_variance, tango_z
@@ -175,7 +184,8 @@ class GateResult(Result):
                                    "between them has level 1 - 2 alpha")})
 def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 0.05, power: float = 0.8,
          cluster: Any = None, anytime: bool = False, horizon: int | None = None,
-         higher_is_better: bool = True, score_range: Any = None, run_pairing: str = "independent") -> GateResult:
+         higher_is_better: bool = True, score_range: Any = None, run_pairing: str = "independent",
+         cluster_method: str = "cr2") -> GateResult:
     r"""Regression gate of a candidate against a baseline on the same items.
 
     Parameters
@@ -196,6 +206,11 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
         Power of the items estimate N* reported when the gate is inconclusive.
     cluster : array_like, optional
         One cluster label per item: the cluster-robust t test (CR2, Imbens-Kolesar df).
+    cluster_method : {"cr2", "cv3"}, default "cr2"
+        With ``cluster``: the variance of the clustered t test -- CR2 on Imbens-Kolesar df, or the
+        cluster jackknife (CV3) on G - 1 df (:func:`~llm_power.compare`'s ``cluster_method``). The
+        wild cluster bootstrap is two-sided, and each bound of the gate is a one-sided test, so it is
+        refused here.
     anytime : bool, default False
         Use confidence sequences instead of the fixed-n bounds, for a gate that is checked again
         as items accumulate (any number of looks; each error at most alpha overall): betting
@@ -262,6 +277,12 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
     n_clusters: int | None = None
     de: float | None = None
     codes, g = None, 0
+    cluster_method = check_option(cluster_method, "cluster_method", CLUSTER_METHODS)
+    if cluster_method != "cr2" and (cluster is None or anytime or cluster_method == "wild"):
+        msg = (f"cluster_method={cluster_method!r}: the gate's clustered test takes 'cr2' or 'cv3' (each bound is "
+               "a one-sided test; the wild cluster bootstrap is two-sided), with `cluster` labels and without "
+               "anytime")
+        raise ValueError(msg)
     if cluster is not None:
         codes, g = code_labels(cluster, n)
         require_clusters(g)
@@ -281,7 +302,7 @@ def gate(baseline: Any, candidate: Any, *, margin: float = 0.01, alpha: float = 
                                                       power=power, warn_degenerate=codes is None)
         if codes is not None:
             test, p_non, p_inf, lo, hi, df, de = _clustered(d, codes, g, binary=binary, margin=margin, alpha=alpha,
-                                                            iid=(p_non, p_inf, lo, hi))
+                                                            iid=(p_non, p_inf, lo, hi), method=cluster_method)
             z_a, z_b = critical_values(alpha, power, "greater", df)
         var_alt, var_null = _variances(d, b_arr, c_arr, binary=binary, margin=margin)
         if de is not None:
@@ -480,8 +501,8 @@ def _anytime_clustered(d: np.ndarray, b_arr: np.ndarray, c_arr: np.ndarray, code
             floor * var_alt, floor * var_null, de)
 
 
-def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin: float, alpha: float,
-               iid: tuple[float, float, float, float]) -> tuple[Any, ...]:
+def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin: float, alpha: float,  # noqa: PLR0913
+               iid: tuple[float, float, float, float], method: str = "cr2") -> tuple[Any, ...]:
     """The cluster-robust branch of :func:`gate`: the kernel's CR2 variance with Imbens-Kolesar df,
     combined with the IID test ``iid`` = (p_non, p_inf, low, high) as an intersection-union test: each
     verdict needs both tests to reject (its p-value is the larger one, its bound the more cautious one),
@@ -491,16 +512,24 @@ def _clustered(d: np.ndarray, codes: np.ndarray, g: int, *, binary: bool, margin
     cr = mean_variance(d, codes, g, kind="cr2", ddof=0 if binary else 1)
     df, de = float(cr.df[0]), float(cr.design_effect[0])
     variance = float(cr.variance[0])
+    test = "cluster_t"
+    if method == "cv3":  # the cluster jackknife on G - 1 df; its design effect against the same IID variance
+        from .._kernel.wild_cluster import cv3_variance
+
+        v_cv3 = float(np.asarray(cv3_variance(np.bincount(codes, weights=d, minlength=g),
+                                              np.bincount(codes, minlength=g))).reshape(-1)[0])
+        de = de * v_cv3 / variance if variance > 0 else de
+        variance, df, test = v_cv3, float(g - 1), "cluster_cv3"
     p_non_i, p_inf_i, lo_i, hi_i = iid
     if not (hi_i > lo_i):  # the IID test has no variance either (graded, every difference the same)
         warn("every paired difference is the same: the clustered gate has no variance to test with "
                       "(NaN bounds, INCONCLUSIVE)", DegenerateDataWarning)
-        return "cluster_t", 1.0, 1.0, math.nan, math.nan, df, de
+        return test, 1.0, 1.0, math.nan, math.nan, df, de
     se = math.sqrt(max(variance, 0.0))
     gap = delta + margin
     t = gap / se if se > 0 else (math.copysign(math.inf, gap) if gap else 0.0)
     half = float(interval_half_width(se, 1.0 - alpha, "greater", df))
-    return ("cluster_t", max(float(t_pvalue(t, df, "greater")), p_non_i), max(float(t_pvalue(t, df, "less")), p_inf_i),
+    return (test, max(float(t_pvalue(t, df, "greater")), p_non_i), max(float(t_pvalue(t, df, "less")), p_inf_i),
             min(delta - half, lo_i), max(delta + half, hi_i), df, de)
 
 
@@ -563,8 +592,10 @@ class TaskGateResult(Result):
 
 def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.01, alpha: float = 0.05,
                power: float = 0.8, cluster: Any = None, anytime: bool = False,
-               horizon: int | None = None, higher_is_better: bool = True, score_range: Any = None) -> TaskGateResult:
-    """:func:`gate` on each task (one label per item in ``tasks``), and one verdict over them.
+               horizon: int | None = None, higher_is_better: bool = True, score_range: Any = None,
+               cluster_method: str = "cr2") -> TaskGateResult:
+    """:func:`gate` on each task (one label per item in ``tasks``), and one verdict over them
+    (``cluster_method`` as :func:`gate`'s).
 
     Examples
     --------
@@ -593,7 +624,8 @@ def gate_tasks(baseline: Any, candidate: Any, tasks: Any, *, margin: float = 0.0
         results[name] = gate(b_arr[keep], c_arr[keep], margin=margin, alpha=alpha, power=power,
                              cluster=None if clusters is None else clusters[keep], anytime=anytime,
                              horizon=None if horizon is None else max(1, round(horizon * keep.mean())),
-                             higher_is_better=higher_is_better, score_range=score_range)
+                             higher_is_better=higher_is_better, score_range=score_range,
+                             cluster_method=cluster_method)
     adjusted = adjust_pvalues([results[t].pvalue_inferiority for t in names], method="holm")
     holm = {t: float(p) for t, p in zip(names, np.atleast_1d(adjusted), strict=True)}
     if all(r.verdict == "PASS" for r in results.values()):

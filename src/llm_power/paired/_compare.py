@@ -30,7 +30,9 @@ from .._kernel.sizes import ceil_items
 from .._kernel.sufficient import pair_sums
 from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import (
+    CLUSTER_METHODS,
     REASONS,
+    WILD_RESAMPLES,
     choose_iid_test,
     cluster_verdict,
     floor_pvalue,
@@ -39,6 +41,7 @@ from .._kernel.verdict import (
     spread,
     verdict_reason,
     warn_degenerate,
+    wild_seed,
 )
 from .._kernel.verdict import resolved as verdict_resolved
 from ._effects import effect_sizes, paired_counts
@@ -234,6 +237,7 @@ def compare(
     power: float = 0.8,
     n_resamples: int | None = None,
     design_effect: str = "robust",
+    cluster_method: str = "cr2",
     run_pairing: str = "independent",
     rng: SeedLike = None,
 ) -> Comparison:
@@ -267,6 +271,11 @@ def compare(
         Resamples of the bootstrap (default 10,000) and random sign patterns of the permutation
         test (default: exact enumeration when at most 20 items differ, else 10,000 random
         patterns; a number given here is used as is).
+    cluster_method : {"cr2", "cv3", "wild"}, default "cr2"
+        With clusters: the clustered test and interval -- the t test on the ``design_effect``
+        variance, the cluster jackknife (CV3) on G - 1 df, or the restricted wild cluster bootstrap
+        (two-sided; its interval inverts the test with the same draws). The same choice as
+        :func:`~llm_power.diagnose`'s, with the same numbers for the same pair (``docs/clusters.md``).
     design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
         With clusters: the measured design effect from the bias-reduced cluster-robust variance
         (CR2, equal to CR1 when clusters have equal sizes) with Imbens-Kolesar degrees of freedom;
@@ -335,8 +344,14 @@ def compare(
         check_option(method, "method", COMPARE_METHODS + (("cluster_t",) if cluster is not None else ())),
         check_alternative(alternative), check_confidence_level(confidence_level), check_alpha_power(alpha, power))
     design_effect = check_option(design_effect, "design_effect", DESIGN_EFFECTS)
+    cluster_method = check_option(cluster_method, "cluster_method", CLUSTER_METHODS)
+    if cluster_method != "cr2" and (cluster is None or method == "bootstrap"):
+        msg = (f"cluster_method={cluster_method!r} chooses the clustered test: it needs `cluster` labels and "
+               "cannot be combined with method='bootstrap' (the cluster bootstrap)")
+        raise ValueError(msg)
     a_arr, b_arr = check_paired(a, b)
     gen = as_rng(rng)
+    first = wild_seed(gen)  # before anything draws: the same weights as diagnose's and the gate's
     n = a_arr.size
     binary = is_binary(a_arr, b_arr)
     _check_method(method, binary, clustered=cluster is not None)
@@ -378,12 +393,12 @@ def compare(
     de = cluster_dof = se_cluster = None
     if cluster is not None:
         cv = cluster_verdict(sums, var, verdict.resolved, alpha=alpha, power=power, alternative=alternative,
-                             design_effect=design_effect)
+                             design_effect=design_effect, method=cluster_method, seed=first)
         de, cluster_dof = float(cv.design_effect[0]), float(cv.df[0])
         n_star, q, mde, regime = float(cv.n_star[0]), float(cv.q[0]), float(cv.mde[0]), "cluster"
         chosen, reason, statistic, pvalue, interval, ci_method = _cluster_test(
             method, cv, a_arr, b_arr, codes=codes, delta=delta, design_effect=design_effect, n_resamples=n_resamples,
-            confidence_level=confidence_level, alternative=alternative, gen=gen)
+            confidence_level=confidence_level, alternative=alternative, gen=gen, sums=sums)
         se_cluster = (float(interval[1].standard_error) if interval[0] == "bootstrap"
                       else math.sqrt(float(cv.variance[0])))
         # the reported clustered test (the cluster t, or the cluster bootstrap on request) decides, and the
@@ -463,8 +478,10 @@ def _check_method(method: str, binary: bool, *, clustered: bool) -> None:
 
 def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *, codes: Any, delta: float,
                   design_effect: str, n_resamples: int | None, confidence_level: float, alternative: str,
-                  gen: np.random.Generator) -> tuple[str, str, float, float, tuple[Any, ...], str]:
-    """The clustered test of compare: the cluster-robust t test, or the cluster bootstrap on request."""
+                  gen: np.random.Generator, sums: Any) -> tuple[str, str, float, float, tuple[Any, ...], str]:
+    """The clustered test of compare: the kernel's clustered test (``cv.method``: the cluster-robust t
+    test, the cluster jackknife, the wild cluster bootstrap), or the cluster bootstrap on request.
+    """
     if method == "bootstrap":
         b_count = DEFAULT_RESAMPLES if n_resamples is None else n_resamples
         boot = paired_bootstrap(a_arr, b_arr, n_resamples=b_count, cluster=codes, confidence_level=confidence_level,
@@ -472,6 +489,17 @@ def _cluster_test(method: str, cv: Any, a_arr: np.ndarray, b_arr: np.ndarray, *,
         return ("bootstrap", "requested: the cluster (block) bootstrap resamples whole clusters", boot.estimate,
                 float(floor_pvalue(boot.percentile_pvalue())), ("bootstrap", boot), "cluster bootstrap percentile")
     df = float(cv.df[0])
+    if cv.method == "wild":
+        sizes, resid, _ = sums.clusters()
+        reason = (f"items are clustered ({cv.n_clusters} clusters): restricted wild cluster bootstrap "
+                  "(CR1-studentised), requested")
+        spec = ("wild", (resid[:, 0] + sizes * delta, sizes, WILD_RESAMPLES, cv.seed))
+        return ("cluster_wild", reason, float(cv.statistic[0]), float(cv.pvalue[0]), spec,
+                "wild cluster bootstrap, inverted")
+    if cv.method == "cv3":
+        reason = f"items are clustered ({cv.n_clusters} clusters): cluster jackknife (CV3) t test, requested"
+        return ("cluster_cv3", reason, float(cv.statistic[0]), float(cv.pvalue[0]),
+                ("t", (delta, float(cv.variance[0]), df)), f"cluster jackknife t ({df:.3g} df)")
     reason = (f"items are clustered ({cv.n_clusters} clusters): cluster-robust t test "
               f"({DESIGN_EFFECTS[design_effect].label}, {df:.3g} df)" if method == "auto" else "requested")
     return ("cluster_t", reason, float(cv.statistic[0]), float(cv.pvalue[0]), ("t", (delta, float(cv.variance[0]), df)),

@@ -209,6 +209,13 @@ def interval_at(spec: tuple[Any, ...], level: float, alternative: str) -> Confid
         _, low, high = permutation_interval(a_arr, b_arr, confidence_level=level, alternative=alternative,
                                             n_resamples=n_resamples, rng=seed)
         return ConfidenceInterval(low, high)
+    if kind == "wild":  # the wild cluster bootstrap test inverted, with the reported test's own draws
+        from .._kernel.wild_cluster import wild_cluster_interval
+
+        cluster_sums, sizes, n_resamples, seed = data
+        ci = wild_cluster_interval(cluster_sums, sizes, confidence_level=level, n_resamples=n_resamples,
+                                   rng=np.random.default_rng(seed))
+        return ConfidenceInterval(float(np.asarray(ci.low).reshape(-1)[0]), float(np.asarray(ci.high).reshape(-1)[0]))
     delta, variance, df = data
     lo, hi = t_interval(delta, variance, df, level, alternative)
     return ConfidenceInterval(float(lo), float(hi))

@@ -18,6 +18,14 @@ from .view import ReportView, build_view, in_points
 
 __all__ = ["draw_plots", "render_html"]
 
+#: the clustered test (``settings["cluster_method"]``), as the report's explanation says it
+_CLUSTER_TESTS = {
+    "cr2": "the cluster-robust t test (Imbens–Kolesár degrees of freedom, G − 1 for equal clusters)",
+    "cv3": "the cluster jackknife (CV3) t test on G − 1 degrees of freedom",
+    "wild": ("the restricted wild cluster bootstrap (CR1-studentised; Webb's weights up to 11 clusters) "
+             "and its inverted interval"),
+}
+
 OK, BAD, GREY = "#0072B2", "#D55E00", "#57606a"  # Okabe-Ito blue / vermillion: colour-blind safe
 #: the name of the report's step in progress reports (its charts take most of its time)
 TASK = "HTML report: charts"
@@ -394,9 +402,9 @@ def _explanations(s: dict[str, Any], level: str) -> list[dict[str, Any]]:
         {"title": "Clustered items",
          "text": ("Items from the same subject or source are correlated, so N items carry less information than N "
                   "independent ones. The design effect DE is measured per pair: the cluster-robust variance of the "
-                  "gap (CR2, bias-reduced) over its IID variance. The clustered verdict uses the cluster-robust t "
-                  "test (Imbens–Kolesár degrees of freedom, G − 1 for equal clusters) and "
-                  "N*_cluster = max(DE, 1)·K·σ²/δ² with t quantiles.")},
+                  "gap (CR2, bias-reduced) over its IID variance. The clustered verdict uses "
+                  + _CLUSTER_TESTS.get(s.get("cluster_method", "cr2"), _CLUSTER_TESTS["cr2"])
+                  + " and N*_cluster = max(DE, 1)·K·σ²/δ² with t quantiles.")},
         {"title": "Anytime-valid",
          "text": ("A leaderboard updated continuously and re-tested at every update needs a time-uniform test. "
                   f"The critical value {k_any:.2f} (instead of {s.get('z_fixed', 1.96):.2f}, the fixed-n one at α = "

@@ -43,6 +43,7 @@ from .._kernel.verdict import (
     spread,
     t_interval,
     warn_degenerate,
+    wild_seed,
 )
 from ..intervals import proportion_ci
 from ..matrix import RunScores, ScoreMatrix, ScoreSource
@@ -228,8 +229,10 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
         source, names = source.select(keep), [names[k] for k in keep]
     opts.check_pairs(source.n_models)
     gen = as_rng(rng)
+    first = wild_seed(gen)  # before anything draws: the same weights as compare's and the gate's
     ctx = _context(source, names, opts.pairs, alpha=opts.alpha, power=opts.power,
                    confidence_level=opts.confidence_level, rng=gen)
+    ctx.wild_seed = first
     local_order = ctx.order
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns

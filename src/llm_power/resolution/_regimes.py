@@ -56,6 +56,7 @@ class Context:
     model_sd: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, SD of the item scores
     #: several runs per model: (crossed mean squares, what names a run, the runs' blocks when matched)
     runs: tuple[Any, str, Any, bool] | None = None  # (mean squares, runs_by, matched blocks, 0/1 scores)
+    wild_seed: int | None = None  # the wild cluster bootstrap's weights (verdict.wild_seed of the caller's rng)
 
 
 @dataclass
@@ -85,8 +86,9 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
     sums, n = ctx.sums, ctx.n
     design_effect = options.design_effect
     cv = cluster_verdict(sums, ctx.var, ctx.verdict.resolved, alpha=ctx.alpha, power=ctx.power,
-                         alternative="two-sided", design_effect=design_effect)
-    lo, hi = t_interval(sums.delta, cv.variance, cv.df, ctx.confidence_level, "two-sided")
+                         alternative="two-sided", design_effect=design_effect, method=options.cluster_method,
+                         confidence_level=ctx.confidence_level, seed=ctx.wild_seed)
+    lo, hi = cv.ci_low, cv.ci_high  # the clustered test's own interval
     columns = {"icc": cv.icc, "design_effect": cv.design_effect, "design_effect_robust": cv.design_effect_robust,
                "design_effect_cr1": cv.design_effect_cr1, "cluster_df": cv.df,
                "design_effect_anova": cv.design_effect_anova, "design_effect_paper": cv.design_effect_paper,
@@ -95,7 +97,8 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
     g = sums.clusters()[0].size
     settings = {"n_clusters": g, "mean_cluster_size": float(n / g),
                 "kish_cluster_size": float(np.sum(sums.clusters()[0] ** 2) / n),
-                "design_effect": design_effect, "cluster_df_min": float(np.min(cv.df))}
+                "design_effect": design_effect, "cluster_method": cv.method,
+                "cluster_df_min": float(np.min(cv.df))}
     robustness = None
     b_count = options.cluster_resamples
     if b_count:

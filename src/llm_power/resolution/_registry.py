@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.files import limit
-from .._core.options import CORRECTIONS, DESIGN_EFFECT_NAMES
+from .._core.options import CLUSTER_METHOD_LABELS, CLUSTER_METHODS, CORRECTIONS, DESIGN_EFFECT_NAMES
 
 __all__ = ["REGIMES", "DiagnoseOptions", "Option", "Regime", "headline_key"]
 
@@ -256,13 +256,20 @@ REGIMES = (
                    "the clustered regime's variance: robust = CR2 with Imbens-Kolesar df (default), cr1 = CR1 "
                    "with G - 1 df, anova = ANOVA ICC with Kish's size, paper = the paper's mean-size form "
                    "(reproduction only)", {"choices": DESIGN_EFFECT_NAMES, "metavar": "MODEL"}),
+            Option("cluster_method", "cr2", "str", choice("cluster_method", CLUSTER_METHODS), "--cluster-method",
+                   "the clustered test and interval: cr2 = t on the --design-effect variance (CR2 with "
+                   "Imbens-Kolesar df by default), cv3 = the cluster jackknife on G - 1 df, wild = the restricted "
+                   "wild cluster bootstrap and its inverted interval (nearer its level with few clusters; "
+                   "docs/clusters.md; default cr2)", {"choices": CLUSTER_METHODS}),
             Option("cluster_resamples", 1000, "int",
                    integer("cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES), "--cluster-resamples",
                    "resamples of the clusters for the robustness of the clustered unresolved count and each gap's "
                    "cluster-bootstrap interval (default 1000; 0: none)", {"metavar": "B"}),
         ),
         tail=lambda s, _m, _l, c: (f"once items are clustered{'' if c == 'cluster' else ' by ' + c} "
-                                   f"({s.get('n_clusters')} clusters).")),
+                                   f"({s.get('n_clusters')} clusters, "
+                                   f"{CLUSTER_METHOD_LABELS.get(s.get('cluster_method', 'cr2'), 'cluster-robust t')})."
+                                   )),
     Regime(
         "anytime", "anytime-valid", "q_anytime", "resolved_anytime", "n_star_anytime", None, "regime_anytime",
         lambda o, _g, _r: bool(o.anytime),

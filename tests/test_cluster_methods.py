@@ -1,0 +1,161 @@
+"""The clustered test chosen by ``cluster_method`` (issue 44): one kernel function decides, so the
+same pair gets the same p-value, interval and verdict from ``compare``, ``diagnose`` and the
+command line; the numbers come from elsewhere -- wildboottest (fully enumerated wild cluster
+bootstrap), a leave-one-cluster-out loop (CV3) and scipy's t distribution -- and a clustered verdict
+is never less strict than the IID one.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import llm_power as lp
+from _cli import run as run_cli
+
+
+def _pair(g: int, n: int = 1200, seed: int = 1, graded: bool = False) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, g, n)
+    eff = rng.normal(0, 0.4, g)
+    a = (rng.random(n) < 1 / (1 + np.exp(-(0.45 + eff[codes])))).astype(float)
+    b = (rng.random(n) < 1 / (1 + np.exp(-(0.25 + eff[codes])))).astype(float)
+    if graded:
+        a = np.clip(a + rng.normal(0, 0.2, n), 0, 1)
+    return a, b, codes
+
+
+def _wildboottest_pvalue(d: np.ndarray, codes: np.ndarray) -> float:
+    """wildboottest's WCR p-value (Rademacher, CR1, all 2^G sign vectors), the tied draws left out
+    (the constant sign vectors give |t*| = |t| exactly; the kernel never counts them)."""
+    from wildboottest.wildboottest import WildboottestCL
+
+    wb = WildboottestCL(X=np.ones((d.size, 1)), Y=d, cluster=codes, R=np.array([1.0]), B=9999, seed=0,
+                        parallel=False)
+    wb.get_scores(bootstrap_type="11", impose_null=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wb.get_weights(weights_type="rademacher")
+    wb.get_numer()
+    wb.get_denom()
+    wb.get_tboot()
+    wb.get_vcov()
+    wb.get_tstat()
+    t, t_boot = float(np.asarray(wb.t_stat).ravel()[0]), np.asarray(wb.t_boot).ravel()
+    tie = np.isclose(np.abs(t_boot), abs(t), rtol=1e-9, atol=0)
+    return float(np.sum(~tie & (np.abs(t_boot) > abs(t))) / t_boot.size)
+
+
+@pytest.mark.parametrize("method", ["cr2", "cv3", "wild"])
+@pytest.mark.parametrize(("g", "graded"), [(8, False), (12, False), (9, True)])
+def test_compare_and_diagnose_give_one_verdict(method: str, g: int, graded: bool) -> None:
+    a, b, codes = _pair(g, graded=graded)
+    res = lp.compare(a, b, cluster=codes, cluster_method=method, rng=7)
+    row = lp.diagnose(np.c_[a, b], models=["a", "b"], cluster=codes, cluster_method=method, rng=7).to_frame().iloc[0]
+    ci = res.confidence_interval()
+    sign = 1.0 if row["model_a"] == "a" else -1.0  # diagnose ranks the better model first
+    assert res.pvalue == pytest.approx(row["pvalue_cluster"], rel=1e-12)
+    low, high = sorted((sign * row["cluster_ci_low"], sign * row["cluster_ci_high"]))
+    assert (ci.low, ci.high) == pytest.approx((low, high), rel=1e-9, abs=1e-12)
+    assert res.resolved == bool(row["resolved_cluster"])
+    assert res.q == pytest.approx(row["q_cluster"], rel=1e-12)
+
+
+def test_the_wild_p_value_is_wildboottests_through_diagnose() -> None:
+    """12 clusters: 2^12 = 4,096 sign vectors <= 9,999 draws, so both enumerate them all: equal p."""
+    rng = np.random.default_rng(3)
+    n, m, g = 900, 5, 12
+    codes = rng.integers(0, g, n)
+    eff = rng.normal(0, 0.5, (g, 1))
+    x = (rng.random((n, m)) < 1 / (1 + np.exp(-(np.linspace(0.9, 0.1, m) + eff[codes])))).astype(float)
+    diag = lp.diagnose(x, cluster=codes, pairs="all", cluster_method="wild", rng=0)
+    frame = diag.to_frame()
+    col = {name: k for k, name in enumerate(diag.models)}
+    for _, row in frame.iterrows():
+        d = x[:, col[row["model_a"]]] - x[:, col[row["model_b"]]]
+        want = _wildboottest_pvalue(d, codes)
+        assert row["pvalue_cluster"] == pytest.approx(max(want, 1 / 4096), abs=1e-12)
+
+
+def test_the_cv3_test_is_the_leave_one_cluster_out_jackknife() -> None:
+    a, b, codes = _pair(10, seed=4)
+    d = a - b
+    g = codes.max() + 1
+    theta = np.array([d[codes != k].mean() for k in range(g)])
+    var = (g - 1) / g * np.sum((theta - d.mean()) ** 2)  # CV3 centred at the estimate
+    t = d.mean() / np.sqrt(var)
+    res = lp.compare(a, b, cluster=codes, cluster_method="cv3")
+    assert res.pvalue == pytest.approx(2 * stats.t.sf(abs(t), g - 1), rel=1e-10)
+    half = stats.t.ppf(0.975, g - 1) * np.sqrt(var)
+    ci = res.confidence_interval()
+    assert (ci.low, ci.high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-10)
+    gate = lp.gate(b, a, cluster=codes, cluster_method="cv3", margin=0.0)  # candidate a: d = a - b
+    iid = lp.gate(b, a, margin=0.0)
+    assert gate.test == "cluster_cv3"  # the larger of the CV3 t test's one-sided p and the IID test's
+    assert gate.pvalue_noninferiority == pytest.approx(max(stats.t.sf(t, g - 1), iid.pvalue_noninferiority),
+                                                       rel=1e-10)
+
+
+@pytest.mark.parametrize("method", ["cr2", "cv3", "wild"])
+def test_the_interval_excludes_zero_exactly_when_the_test_rejects(method: str) -> None:
+    rng = np.random.default_rng(11)
+    n, m, g = 700, 9, 7
+    codes = rng.integers(0, g, n)
+    eff = rng.normal(0, 0.3, (g, 1))
+    x = (rng.random((n, m)) < 1 / (1 + np.exp(-(np.linspace(0.6, 0.0, m) + eff[codes])))).astype(float)
+    frame = lp.diagnose(x, cluster=codes, pairs="all", cluster_method=method, rng=2).to_frame()
+    excludes = (frame["cluster_ci_low"] > 0) | (frame["cluster_ci_high"] < 0)
+    rejects = frame["pvalue_cluster"] <= 0.05
+    assert excludes.tolist() == rejects.tolist()
+    assert 0 < rejects.sum() < len(frame)  # the check sees both outcomes
+    # a cautious regime is never less strict than IID
+    assert not (frame["resolved_cluster"] & ~frame["resolved"]).any()
+
+
+def test_the_same_seed_gives_the_same_wild_numbers_whatever_else_is_drawn() -> None:
+    a, b, codes = _pair(8, n=25, seed=2, graded=True)  # 25 graded items: the IID test flips signs first
+    first = lp.compare(a, b, cluster=codes, cluster_method="wild", rng=np.random.default_rng(5))
+    again = lp.compare(a, b, cluster=codes, cluster_method="wild", rng=5)
+    row = lp.diagnose(np.c_[a, b], models=["a", "b"], cluster=codes, cluster_method="wild",
+                      rng=5).to_frame().iloc[0]
+    assert first.pvalue == again.pvalue == row["pvalue_cluster"]
+    other = lp.compare(a, b, cluster=codes, cluster_method="wild", rng=6)
+    assert other.pvalue != first.pvalue  # 8 clusters: Webb's weights are drawn, not enumerated
+
+
+def test_options_are_checked_at_the_edge() -> None:
+    a, b, codes = _pair(8)
+    with pytest.raises(ValueError, match="cluster_method"):
+        lp.compare(a, b, cluster=codes, cluster_method="cr3")
+    with pytest.raises(ValueError, match="needs `cluster` labels"):
+        lp.compare(a, b, cluster_method="wild")
+    with pytest.raises(ValueError, match="two-sided"):
+        lp.compare(a, b, cluster=codes, cluster_method="wild", alternative="greater")
+    with pytest.raises(ValueError, match="one-sided"):
+        lp.gate(a, b, cluster=codes, cluster_method="wild")
+    with pytest.raises(ValueError, match="cluster_method"):
+        lp.diagnose(np.c_[a, b], cluster=codes, cluster_method="jackknife")
+
+
+def test_the_command_line_gives_the_apis_numbers(tmp_path) -> None:
+    a, b, codes = _pair(9, seed=6)
+    lines = [f"{m},q{k},{v},s{codes[k]}\n" for m, col in (("a", a), ("b", b)) for k, v in enumerate(col)]
+    path = tmp_path / "scores.csv"
+    path.write_text("model,item,score,subject\n" + "".join(lines))
+    out = run_cli(["compare", str(path), "--cluster", "subject", "--cluster-method", "wild", "--seed", "3",
+                   "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    labels = np.array([f"s{c}" for c in codes])
+    want = lp.compare(a, b, cluster=labels, cluster_method="wild", rng=3)
+    assert got["pvalue"] == pytest.approx(want.pvalue, rel=1e-12)
+    assert got["method"] == "cluster_wild"
+    out = run_cli(["diagnose", str(path), "--cluster", "subject", "--cluster-method", "cv3", "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)["pairs"][0]
+    cv3 = lp.compare(a, b, cluster=labels, cluster_method="cv3")
+    assert row["pvalue_cluster"] == pytest.approx(cv3.pvalue, rel=1e-12)
