@@ -121,6 +121,10 @@ MOVABLE = {
     "LLM_POWER_MAX_CLUSTER_RESAMPLES": (
         "10", lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_resamples=11, rng=0),
         lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_resamples=10, rng=0)),
+    # the wild cluster bootstrap: 2 pairs x 2^12 = 4,096 enumerated sign vectors each
+    "LLM_POWER_MAX_WILD_DRAWS": (
+        "8191", lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_method="wild", rng=0),
+        lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_method="wild", top=2, rng=0)),
     "LLM_POWER_MAX_EXACT_POWER_ITEMS": ("1000", lambda: lp.power(1001, 0.6, 0.5, method="exact"),
                                         lambda: lp.power(1000, 0.6, 0.5, method="exact")),
     "LLM_POWER_MAX_EXACT_SEARCH_ITEMS": ("100", lambda: lp.mde(101, p=0.5, method="exact"),

@@ -51,6 +51,7 @@ from scipy import optimize
 
 from .._core.clusters import FEW_CLUSTERS, code_labels
 from .._core.errors import DegenerateDataWarning, warn
+from .._core.files import limit
 from .._core.options import CLUSTER_METHODS as _CLUSTER_METHODS
 from . import quantiles as _q
 from .sufficient import PairSums
@@ -495,7 +496,7 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
     """The wild cluster bootstrap's p-value (and interval) decide: the same draws for the test and
     the interval, so the interval at 1 - alpha excludes 0 exactly when the test rejects.
     """
-    from .wild_cluster import wild_cluster_interval, wild_cluster_test
+    from .wild_cluster import WEBB_MAX_CLUSTERS, wild_cluster_interval, wild_cluster_test
 
     if alternative != "two-sided":
         msg = "the wild cluster bootstrap is two-sided; use cluster_method='cr2' or 'cv3' for a one-sided test"
@@ -504,6 +505,13 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
         msg = "the wild cluster bootstrap needs a seed (wild_seed of the caller's generator)"
         raise ValueError(msg)
     sizes, resid, _ = sums.clusters()
+    draws = n_resamples if sizes.size <= WEBB_MAX_CLUSTERS else min(n_resamples, 2 ** sizes.size)  # as the kernel
+    cap = limit("LLM_POWER_MAX_WILD_DRAWS")
+    if resid.shape[1] * draws > cap:
+        msg = (f"the wild cluster bootstrap of {resid.shape[1]:,} pairs x {draws:,} draws is more than {cap:,} "
+               "(its inverted interval tests each pair about 50 times): show fewer pairs (--pairs adjacent, --top K), "
+               "or use cluster_method='cr2' (LLM_POWER_MAX_WILD_DRAWS raises the limit)")
+        raise ValueError(msg)
     cluster_sums = resid + sizes[:, None] * sums.delta
     test = wild_cluster_test(cluster_sums, sizes, 0.0, n_resamples=n_resamples, rng=np.random.default_rng(seed))
     b_count = int(test.n_resamples)
