@@ -30,7 +30,7 @@ REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "g
              "runs", "rankings", "subsets", "clustering", "sequential", "io", "errors"]
 PAGES = ["", "quickstart", "guide", "gallery", "intervals", "paired", "planning", "resolution", "inputs",
          "security", "architecture", "scale", "integrations", "preferences", "repeated-samples", "runs", "rankings",
-         "subsets",
+         "subsets", "clusters",
          "reference",
          *(f"reference/{name}" for name in REFERENCE)]
 #: attributes whose value is a URL (SVG plots in the report use xlink:href for their markers)
