@@ -72,9 +72,10 @@ def test_the_wild_p_value_is_wildboottests_through_diagnose() -> None:
     codes = rng.integers(0, g, n)
     eff = rng.normal(0, 0.5, (g, 1))
     x = (rng.random((n, m)) < 1 / (1 + np.exp(-(np.linspace(0.9, 0.1, m) + eff[codes])))).astype(float)
-    diag = lp.diagnose(x, cluster=codes, pairs="all", cluster_method="wild", rng=0)
+    names = [f"m{k}" for k in range(m)]
+    diag = lp.diagnose(x, models=names, cluster=codes, pairs="all", cluster_method="wild", rng=0)
     frame = diag.to_frame()
-    col = {name: k for k, name in enumerate(diag.models)}
+    col = {name: k for k, name in enumerate(names)}  # the columns of x, not the ranks
     for _, row in frame.iterrows():
         d = x[:, col[row["model_a"]]] - x[:, col[row["model_b"]]]
         want = _wildboottest_pvalue(d, codes)
@@ -159,3 +160,38 @@ def test_the_command_line_gives_the_apis_numbers(tmp_path) -> None:
     row = json.loads(out.stdout)["pairs"][0]
     cv3 = lp.compare(a, b, cluster=labels, cluster_method="cv3")
     assert row["pvalue_cluster"] == pytest.approx(cv3.pvalue, rel=1e-12)
+
+
+def test_the_level_test_and_leaving_one_cluster_out_beside_the_clustered_regime() -> None:
+    """diagnose's per-pair columns against the items themselves: the level test from the power sums of
+    the per-item differences (not the discordant counts the regime uses), and each cluster really
+    dropped -- the gap's sign, and the cluster t test's rejection, recomputed without it."""
+    from llm_power._kernel.cluster_level import item_level_test
+
+    rng = np.random.default_rng(8)
+    n, m, g = 800, 5, 9
+    codes = rng.integers(0, g, n)
+    eff = rng.normal(0, 0.35, (g, 1))
+    x = (rng.random((n, m)) < 1 / (1 + np.exp(-(np.linspace(0.5, 0.3, m) + eff[codes])))).astype(float)
+    names = [f"m{k}" for k in range(m)]
+    diag = lp.diagnose(x, models=names, cluster=codes, pairs="all", rng=0)
+    frame = diag.to_frame()
+    col = {name: k for k, name in enumerate(names)}  # the columns of x, not the ranks
+    for _, row in frame.iterrows():
+        d = x[:, col[row["model_a"]]] - x[:, col[row["model_b"]]]
+        sums = np.stack([np.bincount(codes, weights=d ** k, minlength=g) for k in (1, 2, 3, 4)])
+        want = float(item_level_test(sums, np.bincount(codes, minlength=g)).pvalue)
+        assert row["cluster_level_pvalue"] == pytest.approx(want, rel=1e-9, abs=1e-15)
+        full = lp.compare(x[:, col[row["model_a"]]], x[:, col[row["model_b"]]], cluster=codes)
+        signs = verdicts = 0
+        for k in range(g):
+            keep = codes != k
+            part = lp.compare(x[keep, col[row["model_a"]]], x[keep, col[row["model_b"]]], cluster=codes[keep])
+            signs += np.sign(part.delta) != np.sign(full.delta)
+            verdicts += ((part.pvalue <= 0.05) != (full.pvalue <= 0.05)
+                         or (part.pvalue <= 0.05 and np.sign(part.delta) != np.sign(full.delta)))
+        assert row["loco_sign_flips"] == signs
+        assert row["loco_verdict_flips"] == verdicts
+    assert frame["loco_sign_flips"].sum() > 0 or frame["loco_verdict_flips"].sum() > 0  # the check sees flips
+    level = diag.settings["cluster_level"]
+    assert level["computed"] and level["n_estimable"] == len(frame)

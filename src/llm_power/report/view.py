@@ -483,6 +483,31 @@ def in_points(settings: dict[str, Any]) -> bool:
     return bool(settings.get("points", settings.get("binary")))
 
 
+def _cluster_level_sentence(diag: Diagnosis, cluster_name: str) -> str:
+    """Whether clustering matters (the items-vs-clusters score-variance test over the shown gaps) and
+    how many gaps one cluster left out turns around (docs/clusters.md).
+    """
+    level = diag.settings.get("cluster_level") or {}
+    if not level.get("computed"):
+        return ""
+    by = "" if cluster_name == "cluster" else f" by {cluster_name}"
+    one = "cluster" if cluster_name == "cluster" else cluster_name
+    m = len(diag.columns["delta"])
+    out = []
+    if level.get("combined_pvalue") is not None and level.get("n_estimable"):
+        k = round(level["share_rejected"] * level["n_estimable"])
+        p = fmt_p(level["combined_pvalue"], 2)
+        out.append(f"Clustering{by} matters (items vs clusters: {k} of {level['n_estimable']} gaps, combined p {p})."
+                   if level["combined_pvalue"] <= float(diag.settings["alpha"]) else
+                   f"No evidence that clustering{by} matters (items vs clusters, combined p {p}).")
+    flips = np.asarray(diag.columns.get("loco_sign_flips", []), dtype=float)
+    if flips.size:
+        turned = int(np.sum(flips > 0))
+        out.append(f"{turned} of {m} gaps change sign when one {one} is left out." if turned else
+                   f"No gap changes sign when one {one} is left out.")
+    return " ".join(out)
+
+
 def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int | None = None,
                rankings: RankReport | None = None) -> ReportView:
     """The view of a Diagnosis: every number formatted in its units, every label from the result.
@@ -517,6 +542,9 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         cr = diag.cluster_robustness
         robustness = (f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): "
                       f"unresolved count median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
+    matters = _cluster_level_sentence(diag, cluster_name)
+    if matters:
+        robustness = f"{robustness} {matters}" if robustness else matters
     return ReportView(
         n=diag.n, n_models=len(diag.models), n_pairs=len(diag.columns["delta"]) if diag.columns else 0,
         pairs_kind=str(s["pairs"]), binary=binary, alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level,

@@ -8,11 +8,13 @@ columns, resolved flags and settings. Every regime only tightens the IID verdict
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._core.errors import DegenerateDataWarning
 from .._kernel.crossed import consistent_runs_needed, gap_run_variance, runs_needed
 from .._kernel.quantiles import upper_quantile, z_quantile
 from .._kernel.resampled import cluster_resample_counts
@@ -94,8 +96,10 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
                "design_effect_anova": cv.design_effect_anova, "design_effect_paper": cv.design_effect_paper,
                "pvalue_cluster": cv.pvalue, "cluster_ci_low": lo, "cluster_ci_high": hi,
                "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
+    level, loco = _cluster_level(sums, ctx.st.binary, alpha=ctx.alpha)
+    columns.update(loco)
     g = sums.clusters()[0].size
-    settings = {"n_clusters": g, "mean_cluster_size": float(n / g),
+    settings = {"n_clusters": g, "cluster_level": level, "mean_cluster_size": float(n / g),
                 "kish_cluster_size": float(np.sum(sums.clusters()[0] ** 2) / n),
                 "design_effect": design_effect, "cluster_method": cv.method,
                 "cluster_df_min": float(np.min(cv.df))}
@@ -111,6 +115,48 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
                       "q05": float(np.quantile(counts, 0.05)), "q95": float(np.quantile(counts, 0.95)),
                       "distribution": np.bincount(counts, minlength=ctx.pair_idx.shape[0] + 1).tolist()}
     return RegimeOutput(columns=columns, resolved=cv.resolved, settings=settings, robustness=robustness)
+
+
+#: the clustering-level test and leave-one-cluster-out are computed for at most this many pairs (G
+#: passes of the cluster-robust variance over the pairs each)
+MAX_LEVEL_PAIRS = 5_000
+
+
+def _cluster_level(sums: PairSums, binary: bool, *, alpha: float) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Does clustering matter, and does any one cluster carry a gap? Per pair: the score-variance test
+    of "items are independent" against "the clusters are" (MacKinnon, Nielsen & Webb 2023, Box's scaled
+    chi-square reference; 0/1 pairs, whose power sums follow from the per-cluster counts), summarised
+    over the family by the Cauchy combination; and how many clusters, dropped alone, flip the gap's
+    sign or its clustered verdict (the CR2 t test). Up to :data:`MAX_LEVEL_PAIRS` pairs.
+    """
+    from .._kernel.cluster_level import family_level, item_level_test, leave_one_cluster_out
+
+    sizes, resid, resid_sq = sums.clusters()
+    n_pairs = resid.shape[1]
+    nan = np.full(n_pairs, np.nan)
+    if n_pairs > MAX_LEVEL_PAIRS or sizes.size < 3:
+        why = (f"more than {MAX_LEVEL_PAIRS:,} pairs" if n_pairs > MAX_LEVEL_PAIRS else "fewer than 3 clusters")
+        return {"computed": False, "why": why}, {"cluster_level_pvalue": nan, "loco_sign_flips": nan,
+                                                 "loco_verdict_flips": nan}
+    s_g = resid + sizes[:, None] * sums.delta
+    q_g = np.maximum(resid_sq + 2.0 * sums.delta * s_g - sizes[:, None] * sums.delta ** 2, 0.0)  # sum D^2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)  # a zero gap: NaN, said by the regime's notes
+        loo = leave_one_cluster_out(s_g, q_g, sizes, alpha=alpha)
+        pvalue = nan
+        if binary:  # D in {-1, 0, 1}: D^3 = D, D^4 = D^2
+            pvalue = np.asarray(item_level_test(np.stack([s_g, q_g, s_g, q_g]), sizes).pvalue, dtype=float)
+            pvalue = pvalue.reshape(-1)
+    level: dict[str, Any] = {"computed": True, "test": "items vs clusters, score variance (Box chi-square)"}
+    if binary:
+        fam = family_level(pvalue, alpha=alpha)
+        level.update(share_rejected=fam.share_rejected, combined_pvalue=fam.combined_pvalue,
+                     n_estimable=fam.n_estimable)
+    else:
+        level.update(test=None, why="graded scores: the test needs third and fourth powers of the differences")
+    return level, {"cluster_level_pvalue": pvalue,
+                   "loco_sign_flips": np.asarray(loo.sign_flips, dtype=float).reshape(-1),
+                   "loco_verdict_flips": np.asarray(loo.verdict_flips, dtype=float).reshape(-1)}
 
 
 def regime_runs(ctx: Context, _options: Any) -> RegimeOutput:

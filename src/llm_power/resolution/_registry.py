@@ -250,7 +250,9 @@ REGIMES = (
                 ("cluster_ci_low", float | None, None), ("cluster_ci_high", float | None, None),
                 ("n_star_cluster", float | None, None), ("q_cluster", float | None, None),
                 ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
-                ("cluster_bootstrap_ci_low", float | None, None), ("cluster_bootstrap_ci_high", float | None, None)),
+                ("cluster_bootstrap_ci_low", float | None, None), ("cluster_bootstrap_ci_high", float | None, None),
+                ("cluster_level_pvalue", float | None, None), ("loco_sign_flips", float | None, None),
+                ("loco_verdict_flips", float | None, None)),
         options=(
             Option("design_effect", "robust", "str", choice("design_effect", DESIGN_EFFECT_NAMES), "--design-effect",
                    "the clustered regime's variance: robust = CR2 with Imbens-Kolesar df (default), cr1 = CR1 "
