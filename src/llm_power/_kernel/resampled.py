@@ -21,9 +21,11 @@ CACHE_ELEMENTS = 1 << 16
 
 def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen: np.random.Generator,
                             df: np.ndarray, *, alpha: float, power: float, design_effect: str,
-                            confidence_level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                            confidence_level: float,
+                            intervals: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Resamples of whole clusters (vectorised): the clustered unresolved count of each resample,
-    and each pair's percentile interval of its resampled gaps at ``confidence_level``.
+    and each pair's percentile interval of its resampled gaps at ``confidence_level`` (NaN when not
+    ``intervals``: the counts alone skip a sort per pair).
 
     A cluster drawn k times counts as k clusters; each resample keeps the observed degrees of
     freedom of each pair's cluster test. All resamples are drawn first (one (B x G) draw), then
@@ -57,7 +59,10 @@ def cluster_resample_counts(sums: PairSums, binary: bool, n_resamples: int, gen:
                                                    design_effect=design_effect)
             counts += unresolved
             at = slice(start + sub, start + sub + d_star.shape[1])
-            low[at], high[at] = np.quantile(np.ascontiguousarray(d_star.T), [tail, 1.0 - tail], axis=1)
+            if intervals:
+                low[at], high[at] = np.quantile(np.ascontiguousarray(d_star.T), [tail, 1.0 - tail], axis=1)
+            else:
+                low[at] = high[at] = np.nan
         advance("cluster resamples", min(start + step, n_pairs), n_pairs)
     return counts, low, high
 

@@ -540,8 +540,9 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
     robustness = None
     if diag.cluster_robustness:
         cr = diag.cluster_robustness
+        of = f" of the {cr['n_pairs']:,} adjacent gaps" if cr.get("pairs") == "adjacent" else ""
         robustness = (f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): "
-                      f"unresolved count median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
+                      f"unresolved count{of} median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
     matters = _cluster_level_sentence(diag, cluster_name)
     if matters:
         robustness = f"{robustness} {matters}" if robustness else matters

@@ -250,7 +250,6 @@ REGIMES = (
                 ("cluster_ci_low", float | None, None), ("cluster_ci_high", float | None, None),
                 ("n_star_cluster", float | None, None), ("q_cluster", float | None, None),
                 ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
-                ("cluster_bootstrap_ci_low", float | None, None), ("cluster_bootstrap_ci_high", float | None, None),
                 ("cluster_level_pvalue", float | None, None), ("loco_sign_flips", float | None, None),
                 ("loco_verdict_flips", float | None, None)),
         options=(
@@ -265,8 +264,8 @@ REGIMES = (
                    "docs/clusters.md; default cr2)", {"choices": CLUSTER_METHODS}),
             Option("cluster_resamples", 1000, "int",
                    integer("cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES), "--cluster-resamples",
-                   "resamples of the clusters for the robustness of the clustered unresolved count and each gap's "
-                   "cluster-bootstrap interval (default 1000; 0: none)", {"metavar": "B"}),
+                   "resamples of the clusters for the robustness of the clustered unresolved count of the shown "
+                   "gaps (the adjacent ones with --pairs all; default 1000; 0: none)", {"metavar": "B"}),
         ),
         tail=lambda s, _m, _l, c: (f"once items are clustered{'' if c == 'cluster' else ' by ' + c} "
                                    f"({s.get('n_clusters')} clusters, "
