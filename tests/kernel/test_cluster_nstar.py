@@ -260,7 +260,8 @@ def test_power_at_the_bootstrap_n_star_in_the_bootstrap_world() -> None:
 def test_power_at_the_bootstrap_n_star_slow(design: int) -> None:
     mod = _validity()
     (row,) = mod.run([mod.DESIGNS[design]], n_pilots=30, n_sims=1000, n_check=10000, n_population=2000, seed=2)
-    # the bootstrap world: the power at N* is 0.80 within 3 combined MC SE for (nearly) every pilot,
-    # and 0.80 on average (the grid's step adds at most about half a point)
+    # the bootstrap world: G'* is the smallest G' with power 0.80 up to 3 combined MC SE for (nearly)
+    # every pilot; on average the power at G'* is 0.80 plus half an integer step (one cluster more adds
+    # 1-2 points at G' near 30: 0.804-0.814 over 100 pilots in the full run)
     assert row["within_3se"] >= 0.9, row
-    assert abs(row["boot_world_mean"] - 0.8) <= 0.015, row
+    assert -0.01 <= row["boot_world_mean"] - 0.8 <= 0.02, row
