@@ -35,6 +35,7 @@ __all__ = [
     "Sandwich",
     "cluster_design_effects",
     "cluster_df",
+    "cluster_df_from_counts",
     "cluster_structure",
     "mean_variance",
     "mean_variance_from_sums",
@@ -94,11 +95,63 @@ def cluster_df(structure: ClusterStructure, rho: np.ndarray) -> np.ndarray:
     rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float), nan=0.0), 0.0, 1.0)
     if structure.traces is None or np.all(structure.sizes == structure.sizes[0]):  # equal sizes: exactly G - 1
         return np.full(rho.shape, float(g - 1))
-    tr_m, tr_v, tr_mm, tr_mv, tr_vv = structure.traces
+    return _ik_df(structure.traces, rho, g)
+
+
+def _ik_df(traces: Any, rho: np.ndarray, g: Any) -> np.ndarray:
+    """The Imbens-Kolesar df from the five traces and the working ICC, clipped to [1, G - 1]."""
+    tr_m, tr_v, tr_mm, tr_mv, tr_vv = traces
     a = 1.0 - rho
     with np.errstate(divide="ignore", invalid="ignore"):
         df = (a * tr_m + rho * tr_v) ** 2 / (a * a * tr_mm + 2.0 * a * rho * tr_mv + rho * rho * tr_vv)
-    return np.clip(np.where(np.isfinite(df), df, g - 1.0), 1.0, g - 1.0)
+    g = np.asarray(g, dtype=float)
+    return np.asarray(np.clip(np.where(np.isfinite(df), df, g - 1.0), 1.0, g - 1.0))
+
+
+def cluster_df_from_counts(counts: np.ndarray, sizes: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """:func:`cluster_df` of many designs at once, each made of ``counts[s, j]`` clusters of size
+    ``sizes[j]`` (clusters drawn with replacement from a few distinct sizes, as the cluster bootstrap
+    of :mod:`.cluster_nstar` draws them); ``rho`` (S,) or (S, P). O(S x J), never an (S, G, G) array.
+
+    M and V of :class:`ClusterStructure` are each a diagonal plus a low-rank matrix,
+    ``N^2 M = diag(h m) - u u' / N`` and ``N^2 V = diag(h m^2) + [x u] Q [x u]'`` with
+    u = sqrt(h) m, x = sqrt(h) m^2, Q = [[0, -1/N], [-1/N, sum m^2 / N^2]], so the traces of M, V
+    and the Frobenius products of M and V are sums over the clusters of the diagonals and the
+    2 x 2 Gram matrix of [x u]. The equal-size and > 2,000-cluster rules of :func:`cluster_df` apply.
+    """
+    c = np.asarray(counts, dtype=float)
+    m = np.asarray(sizes, dtype=float)
+    g = c.sum(axis=1)
+    n = c @ m
+    with np.errstate(divide="ignore"):
+        h = 1.0 / (1.0 - m[None, :] / n[:, None])  # (S, J)
+    h = np.where(c > 0, h, 0.0)  # a size never drawn contributes nothing (and may equal N)
+    ch = c * h
+    powers = m[:, None] ** np.arange(6)[None, :]  # m^0 .. m^5
+    h1 = ch @ powers  # h1[:, j] = sum over the drawn clusters of h m^j
+    h2 = (ch * h) @ powers  # h2[:, j] = sum of h^2 m^j
+    q = c @ (m * m)
+    uu, xu, xx = h1[:, 2], h1[:, 3], h1[:, 4]  # u'u, x'u, x'x
+    tr_m = (h1[:, 1] - h1[:, 2] / n) / n**2  # diag(h m) - u u' / N
+    tr_v = (h1[:, 2] - 2.0 * h1[:, 3] / n + q * h1[:, 2] / n**2) / n**2  # diag(h m^2) + diag of [x u] Q [x u]'
+    tr_mm = (h2[:, 2] - 2.0 * h2[:, 3] / n + (uu / n) ** 2) / n**4
+    a_wqw = -2.0 * h2[:, 4] / n + q * h2[:, 3] / n**2  # sum of (h m) (diag of [x u] Q [x u]')
+    b_wqw = -2.0 * h2[:, 5] / n + q * h2[:, 4] / n**2  # sum of (h m^2) (the same)
+    cross = -(2.0 * xu * uu * (-1.0 / n) + uu * uu * q / n**2) / n  # tr(-1/N (u'W) Q (W'u)), W = [x u]
+    tr_mv = (h2[:, 3] + a_wqw - h2[:, 4] / n + cross) / n**4
+    # tr(Q W'W Q W'W) with W'W = [[xx, xu], [xu, uu]] and Q = [[0, k], [k, l]]
+    k, ll = -1.0 / n, q / n**2
+    p00, p01 = k * xu, k * uu  # (Q W'W) row 0
+    p10, p11 = k * xx + ll * xu, k * xu + ll * uu  # row 1
+    tr_vv = (h2[:, 4] + 2.0 * b_wqw + p00 * p00 + 2.0 * p01 * p10 + p11 * p11) / n**4
+    rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float), nan=0.0), 0.0, 1.0)
+    extra = (slice(None),) + (None,) * (rho.ndim - 1)
+    traces = tuple(t[extra] for t in (tr_m, tr_v, tr_mm, tr_mv, tr_vv))
+    df = _ik_df(traces, rho, g[extra])
+    drawn = c > 0
+    equal = np.all(~drawn | (m[None, :] == np.max(np.where(drawn, m[None, :], -np.inf), axis=1)[:, None]), axis=1)
+    plain = (equal | (g > _MAX_DF_CLUSTERS))[extra]
+    return np.asarray(np.where(plain, np.broadcast_to(g[extra] - 1.0, df.shape), df))
 
 
 def cluster_design_effects(n: Any, g: int, var: np.ndarray, r2: np.ndarray, r2h: np.ndarray,  # noqa: PLR0917
