@@ -72,7 +72,7 @@ from .._core.validation import as_rng, check_alpha_power, check_alternative, che
 from . import quantiles as _q
 from .variance import cluster_design_effects, cluster_df_from_counts, mean_variance_from_sums
 from .verdict import cluster_verdict_from_variance, in_direction, plugin_verdict
-from .wild_cluster import wild_cluster_test
+from .wild_cluster import as_cluster_sums, wild_cluster_test
 
 __all__ = [
     "GRID_RATIO",
@@ -109,25 +109,16 @@ def cluster_grid(max_clusters: int) -> np.ndarray:
 def _inputs(cluster_sums: Any, cluster_sumsq: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                                         tuple[int, ...]]:
     """(S (G, P), sums of squares (G, P), sizes (G,), trailing shape) with the package's checks."""
+    s2, m, trailing = as_cluster_sums(cluster_sums, sizes, "cluster_sums")
     s = np.asarray(cluster_sums, dtype=float)
     q = np.asarray(cluster_sumsq, dtype=float)
-    m = np.asarray(sizes, dtype=float)
-    if m.ndim != 1 or m.size < 2:
-        msg = f"`sizes` must be one size per cluster, at least 2 clusters; got shape {m.shape}."
-        raise ValueError(msg)
-    if not np.all(np.isfinite(m) & (m > 0)):
-        msg = "`sizes` must be positive and finite (a cluster has at least one item)."
-        raise ValueError(msg)
-    if s.ndim == 0 or s.shape[0] != m.size:
-        msg = f"`cluster_sums` must have one row per cluster ({m.size}); got shape {s.shape}."
-        raise ValueError(msg)
     if q.shape != s.shape:
         msg = f"`cluster_sumsq` must have the shape of `cluster_sums` {s.shape}; got {q.shape}."
         raise ValueError(msg)
-    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(q)) and np.all(q >= 0)):
-        msg = "`cluster_sums` must be finite and `cluster_sumsq` finite and non-negative."
+    if not (np.all(np.isfinite(q)) and np.all(q >= 0)):
+        msg = "`cluster_sumsq` must be finite and non-negative."
         raise ValueError(msg)
-    return s.reshape(m.size, -1), q.reshape(m.size, -1), m, s.shape[1:]
+    return s2, q.reshape(m.size, -1), m, trailing
 
 
 @dataclass(frozen=True)

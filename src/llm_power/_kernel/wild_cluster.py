@@ -61,6 +61,7 @@ from .._core.validation import as_rng, check_confidence_level, check_int_at_leas
 from .variance import cluster_structure
 
 __all__ = [
+    "as_cluster_sums",
     "CV3_CENTERS",
     "TAILS",
     "VARIANCES",
@@ -101,8 +102,10 @@ WEBB_POINTS = np.concatenate([-np.sqrt(np.array([3.0, 2.0, 1.0]) / 2.0), np.sqrt
 # Variances from cluster sums
 # =================================================================================================
 
-def _as_sums(sums: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
-    """(S as (G, P), sizes as (G,), the trailing shape of the input) with the package's checks."""
+def _as_sums(sums: Any, sizes: Any, name: str = "sums") -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """(S as (G, P), sizes as (G,), the trailing shape of the input) with the package's checks
+    (``name``: what the caller calls ``sums``).
+    """
     s = np.asarray(sums, dtype=float)
     m = np.asarray(sizes, dtype=float)
     if m.ndim != 1 or m.size < 2:
@@ -112,10 +115,10 @@ def _as_sums(sums: Any, sizes: Any) -> tuple[np.ndarray, np.ndarray, tuple[int, 
         msg = "`sizes` must be positive and finite (a cluster has at least one item)."
         raise ValueError(msg)
     if s.ndim == 0 or s.shape[0] != m.size:
-        msg = f"`sums` must have one row per cluster ({m.size}); got shape {s.shape}."
+        msg = f"`{name}` must have one row per cluster ({m.size}); got shape {s.shape}."
         raise ValueError(msg)
     if not np.all(np.isfinite(s)):
-        msg = "`sums` must be finite."
+        msg = f"`{name}` must be finite."
         raise ValueError(msg)
     return s.reshape(m.size, -1), m, s.shape[1:]
 
@@ -543,3 +546,7 @@ def _bound(coef: _Coefficients, alpha: float, tails: str, side: float, xtol: flo
         rej = rejected(mid)
         hi, lo = np.where(rej, mid, hi), np.where(rej, lo, mid)
     return np.where(open_, np.inf, 0.5 * (lo + hi))
+
+
+#: the checks of per-cluster sums and sizes, shared with :mod:`.cluster_nstar`
+as_cluster_sums = _as_sums
