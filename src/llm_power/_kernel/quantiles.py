@@ -65,7 +65,9 @@ def _quantile(p: Any, df: Any) -> Any:
         return _out(np.broadcast_to(z, np.broadcast(z, dfa).shape))
     key = None
     if p.ndim == 0 and dfa.size >= _MEMO_MIN:
-        key = (float(p), dfa.size, hashlib.blake2b(np.ascontiguousarray(dfa).tobytes(), digest_size=20).digest())
+        # p to 15 digits: alpha / 2 and (1 - level) / 2 differ in the last bit for alpha = 1 - level
+        digest = hashlib.blake2b(np.ascontiguousarray(dfa).tobytes(), digest_size=20).digest()
+        key = (round(float(p), 15), dfa.size, digest)
         kept = _MEMO.get(key)
         if kept is not None and kept.shape == dfa.shape:
             return kept.copy()

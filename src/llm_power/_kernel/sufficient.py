@@ -264,23 +264,25 @@ def binary_cluster_both(x: np.ndarray, i: np.ndarray, j: np.ndarray, codes: np.n
     per-cluster Gram matrices add up to X'X, so that one is not formed a second time.
     """
     n = x.shape[0]
-    xt = np.ascontiguousarray(x.T)  # models as rows (no copy when x is already a transposed view)
     onehot = np.zeros((n, n_groups))
     onehot[np.arange(n), codes] = 1.0
-    col = (xt @ onehot).T  # (G, models): correct answers per cluster, one matrix product
     disc = np.empty((n_groups, i.size))
     total = np.zeros(i.size)
     m_models = x.shape[1]
     if _direct(i.size, m_models):  # few pairs of many models: per-pair products summed within clusters
+        xt = np.ascontiguousarray(x.T)  # models as rows (no copy when x is already a transposed view)
+        col = (xt @ onehot).T  # (G, models): correct answers per cluster, one matrix product
         step = max(1, BATCH_ELEMENTS // max(n, 1))
         for start in range(0, i.size, step):
             sl = slice(start, start + step)
             both = (xt[i[sl]] * xt[j[sl]]) @ onehot  # (batch, G)
             disc[:, sl] = col[:, i[sl]] + col[:, j[sl]] - 2.0 * both.T
             total[sl] = both.sum(axis=1)
-    else:  # many pairs: one Gram matrix per cluster (few), not a loop over items or pairs
+    else:  # many pairs: one Gram matrix per cluster (few), not a loop over items or pairs; the rows of
+        # each cluster are gathered from x as it is (no transposed copy of the matrix)
+        col = np.asarray(onehot.T @ x, dtype=float)  # (G, models): correct answers per cluster
         for g in range(n_groups):
-            both_g = np.asarray(gram_f32(xt[:, codes == g].T)[i, j], dtype=float)
+            both_g = np.asarray(gram_f32(x[codes == g])[i, j], dtype=float)
             disc[g] = col[g, i] + col[g, j] - 2.0 * both_g  # discordant items of the pair in cluster g
             total += both_g  # integers below 2**53: exact in any order
     return col, disc, total
