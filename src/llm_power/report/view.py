@@ -540,10 +540,13 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
     robustness = None
     if diag.cluster_robustness:
         cr = diag.cluster_robustness
-        of = f" of the {cr['n_pairs']:,} adjacent gaps" if cr.get("pairs") == "adjacent" else ""
+        of = f" of the {cr['n_pairs']:,} adjacent gaps" if cr.get("of_all_pairs") else ""
         robustness = (f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): "
                       f"unresolved count{of} median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
     matters = _cluster_level_sentence(diag, cluster_name)
+    caution = s.get("cluster_caution")
+    if caution:
+        matters = f"{matters} Caution: {caution}." if matters else f"Caution: {caution}."
     if matters:
         robustness = f"{robustness} {matters}" if robustness else matters
     return ReportView(
