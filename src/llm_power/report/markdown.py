@@ -72,6 +72,8 @@ def render_markdown(diag: Diagnosis, *, title: str = "Leaderboard resolution rep
     if shown < view.n_pairs:
         lines += ["", f"The first {shown:,} of {view.n_pairs:,} pairs; every pair is in the JSON (--json) and "
                       "Parquet (--parquet) reports."]
+    if view.robustness:  # the cluster resamples, whether clustering matters, the caution where no test held
+        lines += ["", md_prose(view.robustness)]
     if view.ties:
         ties_label = next((r.label for r in view.regimes if r.key == view.ties_regime), view.ties_regime)
         lines += ["", f"Statistical ties ({ties_label}): "
