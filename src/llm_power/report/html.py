@@ -341,6 +341,7 @@ def render_html(
                  if len(diag.models) > MAX_PLOT_MODELS else ""),
         version=__version__, cards=cards, sentences=view.sentences, next_steps=view.next_steps,
         ties=" ; ".join(" ≈ ".join(g) for g in view.ties), ties_regime=view.ties_regime, note=note,
+        robustness=view.robustness or "",
         models=view.models, plots=plots, pair_kind="adjacent" if s["pairs"] == "adjacent" else "all pairs of",
         level=level, interval_name=(view.interval_name if "n_clusters" in s or "runs_by" in s
                                     else ("Wilson" if binary else "Student t")),
