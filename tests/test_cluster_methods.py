@@ -216,3 +216,16 @@ def test_the_report_says_where_no_clustered_test_held_its_level() -> None:
             assert caution is None and "Caution" not in text
         else:
             assert caution.startswith(words) and f"Caution: {caution}." in text
+
+
+def test_every_view_says_whether_clustering_matters() -> None:
+    """The sentence beside the clustered regime in the terminal view, Markdown, HTML and notebook."""
+    from llm_power.report.view import build_view
+
+    a, b, codes = _pair(9, seed=12)
+    x = np.c_[a, b, (a + b > 0).astype(float)]
+    diag = lp.diagnose(x, cluster=codes, rng=0)
+    sentence = build_view(diag).robustness
+    assert sentence and "when one cluster is left out" in sentence
+    for text in (diag.to_markdown(), diag.to_html(), diag._repr_html_()):
+        assert "when one cluster is left out" in text

@@ -76,6 +76,8 @@ def _diagnosis_fragment(diag: Any) -> str:
     if len(view.pairs) < view.n_pairs:
         parts.append(f"<p>… {view.n_pairs - len(view.pairs):,} more pairs: <code>to_frame()</code> or "
                      "<code>to_json()</code> has them all.</p>")
+    if view.robustness:  # the cluster resamples, whether clustering matters, the caution
+        parts.append(f"<p>{_e(view.robustness)}</p>")
     parts.append(f"<p>{_e(view.verdict_note)}</p>")
     parts += [f"<p>next: {_e(line)}</p>" for line in view.next_steps]
     return "".join(parts)
