@@ -510,7 +510,7 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
     if resid.shape[1] * draws > cap:
         msg = (f"the wild cluster bootstrap of {resid.shape[1]:,} pairs x {draws:,} draws is more than {cap:,} "
                "(its inverted interval tests each pair about 50 times): show fewer pairs (--pairs adjacent, --top K), "
-               "or use cluster_method='cr2' (LLM_POWER_MAX_WILD_DRAWS raises the limit)")
+               "or use --cluster-method cr2 / cluster_method='cr2' (LLM_POWER_MAX_WILD_DRAWS raises the limit)")
         raise ValueError(msg)
     cluster_sums = resid + sizes[:, None] * sums.delta
     test = wild_cluster_test(cluster_sums, sizes, 0.0, n_resamples=n_resamples, rng=np.random.default_rng(seed))
