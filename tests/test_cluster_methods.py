@@ -63,6 +63,7 @@ def test_compare_and_diagnose_give_one_verdict(method: str, g: int, graded: bool
     assert (ci.low, ci.high) == pytest.approx((low, high), rel=1e-9, abs=1e-12)
     assert res.resolved == bool(row["resolved_cluster"])
     assert res.q == pytest.approx(row["q_cluster"], rel=1e-12)
+    assert res.statistic * res.se_cluster == pytest.approx(res.delta, rel=1e-9)  # the SE shown is the test's
 
 
 def test_the_wild_p_value_is_wildboottests_through_diagnose() -> None:

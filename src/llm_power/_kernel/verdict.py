@@ -425,6 +425,7 @@ class ClusterVerdict:
     ci_low: np.ndarray | None = None  # the test's own interval (cluster_verdict with confidence_level)
     ci_high: np.ndarray | None = None
     seed: int | None = None  # "wild": the seed of its draws (the same draws give the interval at any level)
+    se_test: np.ndarray | None = None  # "wild": the CR1 standard error that studentises its test
 
 
 #: the clustered test of a gap (or one model's mean): "cr2" the t test on the design-effect model's
@@ -522,7 +523,8 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
     statistic = np.asarray(test.statistic, dtype=float).reshape(-1)
     flags = resolved(out.q, out.n_star, pvalue=pvalue, alpha=alpha) & np.asarray(iid_resolved, dtype=bool)
     flags &= np.isfinite(np.asarray(out.variance, dtype=float)) & ~np.isnan(raw)
-    out = dataclasses.replace(out, statistic=statistic, pvalue=pvalue, resolved=flags, seed=seed)
+    out = dataclasses.replace(out, statistic=statistic, pvalue=pvalue, resolved=flags, seed=seed,
+                              se_test=np.asarray(test.standard_error, dtype=float).reshape(-1))
     if confidence_level is not None:
         ci = wild_cluster_interval(cluster_sums, sizes, confidence_level=confidence_level, n_resamples=n_resamples,
                                    rng=np.random.default_rng(seed))

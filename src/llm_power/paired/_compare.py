@@ -400,6 +400,7 @@ def compare(
             method, cv, a_arr, b_arr, codes=codes, delta=delta, design_effect=design_effect, n_resamples=n_resamples,
             confidence_level=confidence_level, alternative=alternative, gen=gen, sums=sums)
         se_cluster = (float(interval[1].standard_error) if interval[0] == "bootstrap"
+                      else float(cv.se_test[0]) if cv.se_test is not None
                       else math.sqrt(float(cv.variance[0])))
         # the reported clustered test (the cluster t, or the cluster bootstrap on request) decides, and the
         # IID verdict must hold too

@@ -356,9 +356,12 @@ def comparison_view(res: Any, names: Sequence[str]) -> TableView:
     if res.b is not None:
         rows.append(["discordant items", f"b = {res.b}, c = {res.c}", "A only right / B only right"])
     if res.n_clusters:
+        wild = res.method == "cluster_wild"
         rows.append(["clusters", f"{res.n_clusters}", f"design effect {res.design_effect:.3g} "
-                     f"({res.design_effect_method}), t with {res.cluster_df:.3g} df"])
+                     f"({res.design_effect_method}), t with {res.cluster_df:.3g} df"
+                     + (" for N*" if wild else "")])
         rows.append(["SE cluster-robust", f"{scale * float(res.se_cluster or math.nan):.4g} {unit}",
+                     "CR1: it studentises the bootstrap test above" if wild else
                      "the SE of the test and interval above"])
     rows += [
         ["SE paired / unpaired", f"{scale * res.se_paired:.4g} / {scale * res.se_unpaired:.4g} {unit}",
