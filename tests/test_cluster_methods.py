@@ -230,3 +230,15 @@ def test_every_view_says_whether_clustering_matters() -> None:
     assert sentence and "when one cluster is left out" in sentence
     for text in (diag.to_markdown(), diag.to_html(), diag._repr_html_()):
         assert "when one cluster is left out" in text
+
+
+def test_rank_demo_takes_the_options_given() -> None:
+    """`rank --demo` used to keep its own settings whatever was given (a silent ignore): the declared
+    options given on the command line now override the demo's, the rest stay the demo's."""
+    for extra, want in ((["--cluster-method", "cv3"], {"cluster_method": "cv3", "correction": "holm"}),
+                        (["--correction", "bh"], {"cluster_method": "cr2", "correction": "bh"}),
+                        ([], {"cluster_method": "cr2", "correction": "holm", "anytime": True})):
+        out = run_cli(["rank", "--demo", *extra, "--format", "json"])
+        assert out.returncode == 0, out.stderr
+        settings = json.loads(out.stdout)["settings"]
+        assert {key: settings[key] for key in want} == want

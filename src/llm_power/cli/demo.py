@@ -82,10 +82,12 @@ DEMO_NOTE = ("Data: MMLU-Pro per-question results published by the MMLU-Pro auth
              "data set MIT), strict correctness, 14 subject categories as clusters.")
 
 
-def demo_options(*, top: int | None = 10, confidence_level: float = 0.95) -> Any:
+def demo_options(*, top: int | None = 10, confidence_level: float = 0.95, **given: Any) -> Any:
     """The demo's options (also ``llm-power rank --demo``'s): the top models, adjacent pairs, Holm's
-    correction and the anytime regime beside the clusters, the rest at diagnose's defaults.
+    correction and the anytime regime beside the clusters, the rest at diagnose's defaults or as
+    ``given`` (``rank --demo --cluster-method wild``: the clustered test chosen).
     """
     from ..resolution import DiagnoseOptions
 
-    return DiagnoseOptions.create(top=top, correction="holm", anytime=True, confidence_level=confidence_level)
+    return DiagnoseOptions.create(**{"top": top, "correction": "holm", "anytime": True,
+                                     "confidence_level": confidence_level, **given})

@@ -48,6 +48,17 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(run=run, engine="local")
 
 
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The declared options given on the command line (not at their defaults), but ``top`` and the
+    level, which ``--demo`` sets itself: they override the demo's (``rank --demo --correction bh``).
+    """
+    from ..resolution import REGIMES
+
+    return {o.name: getattr(args, o.name) for regime in REGIMES for o in regime.options
+            if o.flag is not None and o.name not in ("top", "confidence_level")
+            and getattr(args, o.name, o.default) != o.default}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
     from .._core.progress import step
@@ -69,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
             diag = diagnose(data.scores, models=data.models, cluster=data.clusters, rng=args.seed,
                             options=demo_options(top=10 if args.top is None else args.top,
-                                                 confidence_level=args.confidence_level))
+                                                 confidence_level=args.confidence_level, **_given(args)))
         source, note = "the bundled MMLU-Pro results, as the demo", DEMO_NOTE
     else:
         if not args.results:
