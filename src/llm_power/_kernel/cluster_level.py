@@ -146,6 +146,15 @@ def _normal_upper(tau: np.ndarray) -> np.ndarray:
         return np.where(np.isnan(tau), np.nan, special.ndtr(-tau))
 
 
+def _cluster_sizes(sizes: Any, g: int, name: str = "sizes", what: str = "cluster") -> np.ndarray:
+    """``sizes`` as floats, one size >= 1 per cluster (``g`` of them), or the one message."""
+    m = np.asarray(sizes, dtype=float)
+    if m.shape != (g,) or not np.all(np.isfinite(m)) or np.any(m < 1):
+        msg = f"`{name}` must hold one size >= 1 per {what} ({g}); got {np.asarray(sizes)!r}."
+        raise ValueError(msg)
+    return m
+
+
 def clustering_level_test(fine_sums: Any, fine_sizes: Any, coarse_of_fine: Any, *, method: str = "bootstrap",
                           n_resamples: int = 999, rng: Any = None) -> LevelTest:
     r"""Score-variance test of the clustering level of a mean: H0 the fine clusters are independent
@@ -203,10 +212,7 @@ def clustering_level_test(fine_sums: Any, fine_sizes: Any, coarse_of_fine: Any, 
         msg = f"`fine_sums` must be 1-D (fine clusters) or 2-D (fine clusters x pairs); got shape {s_fine.shape}."
         raise ValueError(msg)
     n_fine = s_fine.shape[0]
-    sizes = np.asarray(fine_sizes, dtype=float)
-    if sizes.shape != (n_fine,) or not np.all(np.isfinite(sizes)) or np.any(sizes < 1):
-        msg = f"`fine_sizes` must hold one size >= 1 per fine cluster ({n_fine}); got {np.asarray(fine_sizes)!r}."
-        raise ValueError(msg)
+    sizes = _cluster_sizes(fine_sizes, n_fine, "fine_sizes", "fine cluster")
     if not np.all(np.isfinite(s_fine)):
         msg = "`fine_sums` must be finite."
         raise ValueError(msg)
@@ -341,11 +347,8 @@ def item_level_test(power_sums: Any, sizes: Any, *, method: str = "chi_square") 
     if ps.ndim not in {2, 3} or ps.shape[0] != 4:
         msg = f"`power_sums` must have shape (4, G) or (4, G, P); got {ps.shape}."
         raise ValueError(msg)
-    m = np.asarray(sizes, dtype=float)
     g = ps.shape[1]
-    if m.shape != (g,) or not np.all(np.isfinite(m)) or np.any(m < 1):
-        msg = f"`sizes` must hold one size >= 1 per cluster ({g}); got {np.asarray(sizes)!r}."
-        raise ValueError(msg)
+    m = _cluster_sizes(sizes, g)
     if g < 2:
         msg = f"`power_sums` must cover at least 2 clusters; got {g}."
         raise ValueError(msg)
@@ -479,10 +482,7 @@ def leave_one_cluster_out(sums: Any, sumsq: Any, sizes: Any, *, alpha: float = 0
         msg = f"`sums` and `sumsq` must have one shape, (G,) or (G, P); got {s_raw.shape} and {q_raw.shape}."
         raise ValueError(msg)
     g = s_raw.shape[0]
-    m = np.asarray(sizes, dtype=float)
-    if m.shape != (g,) or not np.all(np.isfinite(m)) or np.any(m < 1):
-        msg = f"`sizes` must hold one size >= 1 per cluster ({g}); got {np.asarray(sizes)!r}."
-        raise ValueError(msg)
+    m = _cluster_sizes(sizes, g)
     if g < 2:
         msg = f"`sums` must cover at least 2 clusters; got {g}."
         raise ValueError(msg)
