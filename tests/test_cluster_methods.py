@@ -243,3 +243,92 @@ def test_rank_demo_takes_the_options_given() -> None:
         assert out.returncode == 0, out.stderr
         settings = json.loads(out.stdout)["settings"]
         assert {key: settings[key] for key in want} == want
+
+
+def _nested(seed: int, coarse_sd: float, n: int = 900, m: int = 4, g: int = 8, per: int = 5) -> tuple[np.ndarray, ...]:
+    """0/1 scores of m models with a random effect per model and fine cluster (g x per of them, nested in
+    g coarse ones) and, with ``coarse_sd``, one per model and coarse cluster too (what differences keep)."""
+    rng = np.random.default_rng(seed)
+    fine = rng.integers(0, g * per, n)
+    coarse = fine // per
+    eff = rng.normal(0, 0.3, (g * per, m)) + rng.normal(0, coarse_sd, (g, m))[np.arange(g * per) // per]
+    x = (rng.random((n, m)) < 1 / (1 + np.exp(-(np.linspace(0.6, 0.3, m) + eff[fine])))).astype(float)
+    return x, coarse, fine
+
+
+def test_coarse_vs_fine_beside_the_clustered_regime() -> None:
+    """diagnose's coarse-vs-fine p-value of each pair is the kernel's test on that pair's fine-cluster
+    sums, formed here from the per-item differences (not the models' sums the regime differences),
+    with the draws of its own stream of the seed; the other columns do not change when it is asked for."""
+    from llm_power._kernel.cluster_level import clustering_level_test
+    from llm_power._kernel.verdict import wild_seed
+
+    x, coarse, fine = _nested(3, 0.5)
+    names = [f"m{k}" for k in range(x.shape[1])]
+    labels = np.array([f"src-{f}" for f in fine])
+    diag = lp.diagnose(x, models=names, cluster=coarse, cluster_fine=labels, pairs="all", rng=5)
+    plain = lp.diagnose(x, models=names, cluster=coarse, pairs="all", rng=5)
+    frame, before = diag.to_frame(), plain.to_frame()
+    assert "cluster_fine_pvalue" not in before or before["cluster_fine_pvalue"].isna().all()
+    same = [c for c in before.columns if c != "cluster_fine_pvalue"]
+    assert frame[same].equals(before[same])
+    col = {name: k for k, name in enumerate(names)}
+    parent = np.array([np.unique(coarse[fine == h])[0] for h in range(fine.max() + 1)])
+    seed = np.random.SeedSequence([wild_seed(np.random.default_rng(5)), 44])
+    d = np.stack([x[:, col[a]] - x[:, col[b]] for a, b in zip(frame["model_a"], frame["model_b"], strict=True)], 1)
+    sums = np.stack([np.bincount(fine, weights=d[:, k], minlength=fine.max() + 1) for k in range(d.shape[1])], 1)
+    want = clustering_level_test(sums, np.bincount(fine), parent, n_resamples=999, rng=np.random.default_rng(seed))
+    np.testing.assert_allclose(frame["cluster_fine_pvalue"], want.pvalue, rtol=1e-12)
+    level = diag.settings["cluster_level"]["coarse_vs_fine"]
+    assert level["fine_clusters"] == 40 and level["n_estimable"] == len(frame)
+    assert level["combined_pvalue"] < 0.05  # a coarse effect of SD 0.5 beyond the fine one: found
+    text = diag.to_markdown()
+    assert "is needed beyond its 40 finer clusters (coarse vs fine:" in text
+    assert "needed beyond its 40 finer clusters" in diag.to_html()
+    x0, coarse0, fine0 = _nested(4, 0.0)
+    null = lp.diagnose(x0, cluster=coarse0, cluster_fine=fine0, pairs="all", rng=1).settings["cluster_level"]
+    assert null["coarse_vs_fine"]["combined_pvalue"] > 0.05  # no coarse effect beyond the fine one
+
+
+def test_coarse_vs_fine_needs_a_nested_finer_clustering() -> None:
+    x, coarse, fine = _nested(3, 0.5)
+    with pytest.raises(lp.DataError, match="nested in `cluster`: fine cluster 'f2' has items in two coarse"):
+        lp.diagnose(x, cluster=coarse, cluster_fine=np.array([f"f{f % 10}" for f in fine]))
+    with pytest.raises(ValueError, match="must be finer than `cluster`: it has 8 clusters"):
+        lp.diagnose(x, cluster=coarse, cluster_fine=coarse + 100)
+    with pytest.raises(ValueError, match="give `cluster` too"):
+        lp.diagnose(x, cluster_fine=fine)
+
+
+def test_coarse_vs_fine_on_the_command_line_with_mmlu_pros_sources(tmp_path) -> None:
+    """MMLU-Pro's 14 categories against its 91 sources (docs/clusters.md): the command line reads the
+    second label field and reports what the API does with the same labels."""
+    import csv
+    from pathlib import Path
+
+    from llm_power.io.demo import load_mmlu_pro
+
+    items_csv = Path(__file__).resolve().parents[2] / "shared" / "data" / "mmlu_pro_tiger" / "items.csv"
+    with items_csv.open(newline="") as fh:
+        src = {row["question_id"]: row["src"] for row in csv.DictReader(fh)}
+    data = load_mmlu_pro()
+    top = np.argsort(-data.scores.mean(axis=0), kind="stable")[:4]
+    path = tmp_path / "mmlu.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item", "category", "src", *[data.models[k] for k in top]])
+        for r, item in enumerate(data.items):
+            w.writerow([item, data.clusters[r], src[item], *data.scores[r, top].astype(int).tolist()])
+    out = run_cli(["diagnose", str(path), "--cluster", "category", "--cluster-fine", "src", "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    fine = [src[i] for i in data.items]
+    want = lp.diagnose(data.scores[:, top], models=[data.models[k] for k in top], cluster=data.clusters,
+                       cluster_fine=fine, rng=0)
+    assert [row["cluster_fine_pvalue"] for row in got["pairs"]] == pytest.approx(
+        want.columns["cluster_fine_pvalue"].tolist(), rel=1e-12)
+    assert got["settings"]["cluster_level"]["coarse_vs_fine"]["fine_clusters"] == 91
+    text = run_cli(["diagnose", str(path), "--cluster", "category", "--cluster-fine", "src"]).stdout
+    assert "by category is needed beyond its 91 finer clusters" in " ".join(text.split())
+    bad = run_cli(["diagnose", str(path), "--cluster", "src", "--cluster-fine", "category"])
+    assert bad.returncode != 0 and "must be nested in --cluster" in bad.stderr

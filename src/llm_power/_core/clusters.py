@@ -15,7 +15,7 @@ import numpy as np
 from .errors import DataError, FewClustersWarning, warn
 from .labels import missing_label
 
-__all__ = ["FEW_CLUSTERS", "code_labels", "missing_label", "require_clusters"]
+__all__ = ["FEW_CLUSTERS", "code_labels", "coarse_of_fine", "missing_label", "require_clusters"]
 
 #: warn when a cluster analysis has fewer clusters than this
 FEW_CLUSTERS = 30
@@ -80,3 +80,31 @@ def require_clusters(n_groups: int, *, unit: str = "item") -> None:
         warn(f"only {n_groups} clusters: the cluster test, its interval and N* use Student-t quantiles "
                       f"with at most {n_groups - 1} degrees of freedom; with fewer than {FEW_CLUSTERS} clusters "
                       "cluster-robust inference is approximate.", FewClustersWarning)
+
+
+def coarse_of_fine(coarse: np.ndarray, fine: np.ndarray, n_fine: int, *, labels: Any = None,
+                   coarse_name: str = "cluster", fine_name: str = "cluster_fine") -> np.ndarray:
+    """The coarse cluster of each fine cluster, from per-item codes of a clustering nested in another
+    (MMLU-Pro's 91 sources in its 14 categories): shape (n_fine,). A fine cluster whose items lie in
+    two coarse ones is a :class:`~llm_power.DataError` naming it (``labels``: the per-item fine labels,
+    for the message) and the first two coarse codes' items.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power._core.clusters import coarse_of_fine
+    >>> coarse_of_fine(np.array([0, 0, 1, 1]), np.array([0, 1, 2, 2]), 3).tolist()
+    [0, 0, 1]
+    """
+    out = np.full(n_fine, -1, dtype=np.int64)
+    out[fine] = coarse  # the last item's coarse code per fine cluster; checked against every item below
+    bad = out[fine] != coarse
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        other = int(np.flatnonzero((fine == fine[row]) & (coarse != coarse[row]))[0])
+        shown = repr(labels[row]) if labels is not None else f"number {int(fine[row])}"
+        msg = (f"`{fine_name}` must be nested in `{coarse_name}`: fine cluster {shown} has items in two coarse "
+               f"clusters (item rows {min(row, other)} and {max(row, other)}); every fine cluster must lie inside one "
+               "coarse cluster")
+        raise DataError(msg, field=fine_name)
+    return out

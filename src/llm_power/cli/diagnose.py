@@ -97,6 +97,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="FIELD",
                    help="cluster label: a column, inspect metadata or lm-eval doc field (default: none, items "
                         "independent)")
+    p.add_argument("--cluster-fine", metavar="FIELD",
+                   help="a finer clustering nested in --cluster (e.g. src inside category): test whether the "
+                        "--cluster level matters beyond it (coarse vs fine; the inputs are read once more; "
+                        "default: none)")
     add_declared_options(p)
     add_rank_options(p)
     p.add_argument("--seed", type=nonnegative_int, default=0,
@@ -253,6 +257,13 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
 
     source = ", ".join(str(p) for p in args.results)
     outputs = [getattr(args, k, None) for k in ("json_out", "markdown_out", "html_out", "parquet_out")]
+    fine_field = getattr(args, "cluster_fine", None)
+    if fine_field and not args.cluster:
+        msg = "--cluster-fine is a finer clustering nested in --cluster: give --cluster too"
+        raise UsageError(msg)
+    if fine_field and (args.run_field or getattr(args, "engine", "local") == "dask"):
+        msg = "--cluster-fine is not available with --run or --engine dask (its sums are formed in memory)"
+        raise UsageError(msg)
     if getattr(args, "engine", "local") == "dask":
         if args.run_field:
             msg = "--run is not available with --engine dask (the runs are read on this machine)"
@@ -269,11 +280,12 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     tasks = {str(item).rsplit(":", 1)[0] for item in aligned.items if ":" in str(item)}
     args.shared_task = next(iter(tasks)) if len(tasks) == 1 and len(aligned.items) else None
     check_outputs(outputs, inputs)
+    fine = _fine_labels(paths, args, aligned.items) if fine_field else None
     with step(DIAGNOSE_STEP):
         from ..resolution import diagnose
 
         diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters,
-                        options=diagnose_options(args), rng=args.seed)
+                        options=diagnose_options(args), rng=args.seed, cluster_fine=fine)
     return Loaded(diag, aligned.scores, aligned.models, aligned.clusters, source, inputs, aligned.note)
 
 
@@ -313,6 +325,27 @@ def _load_dask(args: argparse.Namespace, source: str, outputs: list[Any]) -> Loa
               "filter": args.filter, "item_column": args.id_column},
         on_missing=args.on_missing, options=diagnose_options(args), rng=args.seed, rankings=rank_options(args))
     return Loaded(diag, None, None, None, source, inputs, note, rankings)
+
+
+def _fine_labels(paths: list[Any], args: argparse.Namespace, items: Any) -> list[Any]:
+    """The --cluster-fine label of each aligned item: the inputs read once more by the same reader with
+    that field as the cluster label (the readers carry one label field), matched by item id.
+    """
+    import dataclasses
+    import warnings
+
+    from ._reader import ReaderOptions, load_matrix
+
+    with warnings.catch_warnings():  # the first read said what there is to say about these files
+        warnings.simplefilter("ignore")
+        again = load_matrix(dataclasses.replace(ReaderOptions.from_args(args), cluster=args.cluster_fine), paths)
+    label = dict(zip(again.items, again.clusters or [], strict=True))
+    missing = [it for it in items if it not in label]
+    if missing or again.clusters is None:
+        msg = (f"--cluster-fine {args.cluster_fine!r}: no label for {len(missing) or len(items):,} item(s) "
+               f"(first: {(missing or list(items))[0]!r})")
+        raise UsageError(msg)
+    return [label[it] for it in items]
 
 
 def load_aligned(paths: list[Any], args: argparse.Namespace) -> Any:

@@ -500,6 +500,14 @@ def _cluster_level_sentence(diag: Diagnosis, cluster_name: str) -> str:
         out.append(f"Clustering{by} matters (items vs clusters: {k} of {level['n_estimable']} gaps, combined p {p})."
                    if level["combined_pvalue"] <= float(diag.settings["alpha"]) else
                    f"No evidence that clustering{by} matters (items vs clusters, combined p {p}).")
+    fine = level.get("coarse_vs_fine") or {}
+    if fine.get("computed") and fine.get("n_estimable"):
+        k = round(fine["share_rejected"] * fine["n_estimable"])
+        p = fmt_p(fine["combined_pvalue"], 2)
+        what = f"clustering{by} is needed beyond its {fine['fine_clusters']:,} finer clusters"
+        out.append(f"{what[0].upper()}{what[1:]} (coarse vs fine: {k} of {fine['n_estimable']} gaps, combined p {p})."
+                   if fine["combined_pvalue"] <= float(diag.settings["alpha"]) else
+                   f"No evidence that {what} (coarse vs fine, combined p {p}).")
     flips = np.asarray(diag.columns.get("loco_sign_flips", []), dtype=float)
     if flips.size:
         turned = int(np.sum(flips > 0))

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.clusters import code_labels, require_clusters
+from .._core.clusters import coarse_of_fine, code_labels, require_clusters
 from .._core.options import CORRECTIONS  # one list, shared with the command line
 from .._core.params import public
 from .._core.typing import SeedLike
@@ -50,7 +50,7 @@ from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
 from ..planning import calibrate  # re-exported: it lived here before 0.1
 from ._columns import PairColumns, pair_indices
-from ._regimes import Context, RegimeOutput, tie_groups_and_rank_intervals
+from ._regimes import Context, FineClusters, RegimeOutput, tie_groups_and_rank_intervals
 from ._registry import REGIMES, DiagnoseOptions, headline_key
 from ._results import Diagnosis, Held
 
@@ -63,8 +63,8 @@ __all__ = ["CORRECTIONS", "DESIGN_EFFECTS", "calibrate", "diagnose",
 # =================================================================================================
 
 @public
-def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, runs: Any = None, options: Any = None,
-             rng: SeedLike = None, **settings: Any) -> Diagnosis:
+def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, runs: Any = None, options: Any = None,  # noqa: PLR0913
+             rng: SeedLike = None, cluster_fine: Any = None, **settings: Any) -> Diagnosis:
     r"""Leaderboard resolution report for an items x models score matrix.
 
     Parameters
@@ -80,6 +80,13 @@ def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, run
         cluster-robust p-value, interval, design effect and N*/q/MDE per pair. NaN/None/empty
         labels are a :class:`~llm_power.DataError`; fewer than 2 clusters a ValueError; fewer
         than 30 a :class:`FewClustersWarning`.
+    cluster_fine : array_like, optional
+        A finer clustering nested in ``cluster`` (MMLU-Pro's 91 sources inside its 14 categories),
+        one label per item: beside the clustered regime, the coarse-vs-fine score-variance test
+        (MacKinnon, Nielsen & Webb 2023, wild bootstrap reference) of each shown gap -- does the
+        coarse level matter beyond the fine one? (``cluster_fine_pvalue``; ``settings["cluster_level"]
+        ["coarse_vs_fine"]``; docs/clusters.md). A fine cluster with items in two coarse ones is a
+        :class:`~llm_power.DataError`.
     runs : RunScores, DataFrame or array_like of shape (n_items, n_runs, n_models), optional
         Several runs per model (seeds, prompt templates, engines; at least 2 each). Every other
         regime sees each item's mean over the model's runs; the **run regime** adds the run-to-run
@@ -214,11 +221,35 @@ def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, run
     if cluster is not None:
         codes, n_groups = code_labels(cluster, x.shape[0])
         require_clusters(n_groups)
-    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, opts, runs=run_stats, rng=rng)
+    fine = None
+    if cluster_fine is not None:
+        if codes is None:
+            msg = "`cluster_fine` is a finer clustering nested in `cluster`: give `cluster` too"
+            raise ValueError(msg)
+        fine = fine_clusters(x, codes, n_groups, cluster_fine)
+    return diagnose_source(ScoreMatrix.coded(x, names, codes, n_groups), names, opts, runs=run_stats, rng=rng,
+                           fine=fine)
+
+
+def fine_clusters(x: np.ndarray, codes: np.ndarray, n_groups: int, labels: Any) -> FineClusters:
+    """The fine clusters of a clustering nested in the coarse one (``codes``): per fine cluster its size,
+    its coarse cluster and each model's sum of scores (one sparse product, no copy of ``x``).
+    """
+    from scipy import sparse
+
+    fine_codes, h = code_labels(labels, x.shape[0], name="cluster_fine")
+    parent = coarse_of_fine(codes, fine_codes, h, labels=np.asarray(labels, dtype=object))
+    if h <= n_groups:
+        msg = (f"`cluster_fine` must be finer than `cluster`: it has {h} clusters and `cluster` {n_groups} (with "
+               "every fine cluster inside one coarse one, as many means the same clustering)")
+        raise ValueError(msg)
+    onehot = sparse.csr_matrix((np.ones(x.shape[0]), (fine_codes, np.arange(x.shape[0]))), shape=(h, x.shape[0]))
+    return FineClusters(sizes=np.bincount(fine_codes, minlength=h).astype(float), parent=parent,
+                        sums=np.asarray(onehot @ x, dtype=float))
 
 
 def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng: Any = None,
-                    runs: tuple[Any, str, Any, bool] | None = None) -> Diagnosis:
+                    runs: tuple[Any, str, Any, bool] | None = None, fine: FineClusters | None = None) -> Diagnosis:
     """:func:`diagnose` on checked options and a source of sufficient statistics (a matrix in
     memory, or item shards on a cluster: :func:`llm_power.engines.dask.diagnose_files`).
     """
@@ -233,6 +264,7 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
     ctx = _context(source, names, opts.pairs, alpha=opts.alpha, power=opts.power,
                    confidence_level=opts.confidence_level, rng=gen)
     ctx.wild_seed = first
+    ctx.fine = fine  # its sums are in the caller's columns, as ctx.order is below
     local_order = ctx.order
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns

@@ -28,6 +28,17 @@ __all__ = ["REGIMES", "Context", "Regime", "RegimeOutput", "regime_anytime", "re
            "regime_runs", "tie_groups_and_rank_intervals"]
 
 
+@dataclass(frozen=True)
+class FineClusters:
+    """A clustering nested in the coarse one: per fine cluster its size, its coarse cluster's code and
+    each model's sum of scores, shape (H, models in the caller's order).
+    """
+
+    sizes: np.ndarray
+    parent: np.ndarray
+    sums: np.ndarray
+
+
 @dataclass
 class Context:
     """Everything the regimes need: the number of items, the ranking (``order``: the source's columns
@@ -59,6 +70,7 @@ class Context:
     #: several runs per model: (crossed mean squares, what names a run, the runs' blocks when matched)
     runs: tuple[Any, str, Any, bool] | None = None  # (mean squares, runs_by, matched blocks, 0/1 scores)
     wild_seed: int | None = None  # the wild cluster bootstrap's weights (verdict.wild_seed of the caller's rng)
+    fine: FineClusters | None = None  # a finer clustering nested in the coarse one (diagnose's cluster_fine)
 
 
 @dataclass
@@ -98,6 +110,8 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
                "n_star_cluster": cv.n_star, "q_cluster": cv.q, "mde_cluster": cv.mde, "resolved_cluster": cv.resolved}
     level, loco = _cluster_level(sums, ctx.st.binary, alpha=ctx.alpha)
     columns.update(loco)
+    if ctx.fine is not None:
+        level["coarse_vs_fine"], columns["cluster_fine_pvalue"] = _coarse_vs_fine(ctx, ctx.fine, alpha=ctx.alpha)
     g = sums.clusters()[0].size
     settings = {"n_clusters": g, "cluster_level": level, "cluster_caution": cluster_caution(g, ctx.st.binary),
                 "mean_cluster_size": float(n / g),
@@ -180,6 +194,39 @@ def _cluster_level(sums: PairSums, binary: bool, *, alpha: float) -> tuple[dict[
     return level, {"cluster_level_pvalue": pvalue,
                    "loco_sign_flips": np.asarray(loo.sign_flips, dtype=float).reshape(-1),
                    "loco_verdict_flips": np.asarray(loo.verdict_flips, dtype=float).reshape(-1)}
+
+
+#: wild bootstrap draws of the coarse-vs-fine test (its p-value is at least 1/1,000)
+FINE_RESAMPLES = 999
+
+
+def _coarse_vs_fine(ctx: Context, fine: FineClusters, *, alpha: float) -> tuple[dict[str, Any], np.ndarray]:
+    """Does the coarse clustering matter beyond the fine one nested in it? Per pair the score-variance
+    test of MacKinnon, Nielsen & Webb (2023) with its wild bootstrap reference (the normal one
+    over-rejects with few clusters: docs/clusters.md), from the fine clusters' sums of each model
+    (the pair's are their difference), combined over the family; up to :data:`MAX_LEVEL_PAIRS` pairs.
+    Its draws come from their own stream of the caller's seed: the other regimes' numbers do not
+    change when it is asked for.
+    """
+    from .._kernel.cluster_level import clustering_level_test, family_level
+
+    n_pairs = ctx.pair_idx.shape[0]
+    summary: dict[str, Any] = {"fine_clusters": int(fine.sizes.size), "n_resamples": FINE_RESAMPLES,
+                               "test": "coarse vs fine clusters, score variance (wild bootstrap)"}
+    if n_pairs > MAX_LEVEL_PAIRS:
+        summary.update(computed=False, why=f"more than {MAX_LEVEL_PAIRS:,} pairs")
+        return summary, np.full(n_pairs, np.nan)
+    i, j = ctx.order[ctx.pair_idx[:, 0]], ctx.order[ctx.pair_idx[:, 1]]  # the pairs' columns of the caller
+    diff = fine.sums[:, i] - fine.sums[:, j]
+    seed = np.random.SeedSequence([0 if ctx.wild_seed is None else int(ctx.wild_seed), 44])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)  # a pair without variation: NaN, not a finding
+        pvalue = np.asarray(clustering_level_test(diff, fine.sizes, fine.parent, n_resamples=FINE_RESAMPLES,
+                                                  rng=np.random.default_rng(seed)).pvalue, dtype=float).reshape(-1)
+    fam = family_level(pvalue, alpha=alpha)
+    summary.update(computed=True, share_rejected=fam.share_rejected, combined_pvalue=fam.combined_pvalue,
+                   n_estimable=fam.n_estimable)
+    return summary, pvalue
 
 
 def regime_runs(ctx: Context, _options: Any) -> RegimeOutput:

@@ -251,7 +251,7 @@ REGIMES = (
                 ("n_star_cluster", float | None, None), ("q_cluster", float | None, None),
                 ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
                 ("cluster_level_pvalue", float | None, None), ("loco_sign_flips", float | None, None),
-                ("loco_verdict_flips", float | None, None)),
+                ("loco_verdict_flips", float | None, None), ("cluster_fine_pvalue", float | None, None)),
         options=(
             Option("design_effect", "robust", "str", choice("design_effect", DESIGN_EFFECT_NAMES), "--design-effect",
                    "the clustered regime's variance: robust = CR2 with Imbens-Kolesar df (default), cr1 = CR1 "
