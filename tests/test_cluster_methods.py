@@ -332,3 +332,32 @@ def test_coarse_vs_fine_on_the_command_line_with_mmlu_pros_sources(tmp_path) -> 
     assert "by category is needed beyond its 91 finer clusters" in " ".join(text.split())
     bad = run_cli(["diagnose", str(path), "--cluster", "src", "--cluster-fine", "category"])
     assert bad.returncode != 0 and "must be nested in --cluster" in bad.stderr
+
+
+def test_each_models_interval_follows_the_cluster_method() -> None:
+    """A model's score gets the pairs' clustered method (issue 44: "the same for a model's score"):
+    CV3 is a leave-one-cluster-out loop written here; the wild interval's bounds are where
+    wildboottest's p-value (all 2^12 sign vectors) crosses 5%; the one-model path gives the same."""
+    from llm_power.intervals import one_model_summary
+
+    a, b, codes = _pair(12, seed=21)
+    x = np.c_[a, b]
+    for method in ("cv3", "wild"):
+        diag = lp.diagnose(x, models=["a", "b"], cluster=codes, cluster_method=method, rng=4)
+        k = diag.models.index("a")
+        lo, hi = diag.model_ci_low[k], diag.model_ci_high[k]
+        one = one_model_summary(a, codes, confidence_level=0.95, cluster_method=method, rng=4)
+        assert (one["low"], one["high"]) == pytest.approx((lo, hi), rel=1e-12)
+        if method == "cv3":
+            loo = np.array([a[codes != g].mean() for g in range(12)])
+            se = np.sqrt(11 / 12 * np.sum((loo - a.mean()) ** 2))
+            half = stats.t.ppf(0.975, 11) * se
+            assert (lo, hi) == pytest.approx((a.mean() - half, a.mean() + half), rel=1e-10)
+        else:
+            step = 1e-4 * (hi - lo)
+            assert _wildboottest_pvalue(a - (lo + step), codes) > 0.05 >= _wildboottest_pvalue(a - (lo - step), codes)
+            assert _wildboottest_pvalue(a - (hi - step), codes) > 0.05 >= _wildboottest_pvalue(a - (hi + step), codes)
+        assert diag.settings["model_ci_method"].startswith({"cv3": "cluster jackknife", "wild": "wild cluster"}[method])
+        from llm_power.report.view import build_view
+
+        assert build_view(diag).interval_name == {"cv3": "cluster jackknife t", "wild": "wild cluster bootstrap"}[method]

@@ -30,6 +30,7 @@ from ._core.params import public
 from ._core.results import ConfidenceInterval
 from ._core.validation import (
     MAX_COUNT,
+    as_rng,
     check_alternative,
     check_confidence_level,
     check_counts,
@@ -451,10 +452,17 @@ def _int_out(arr: np.ndarray) -> Any:
     return int(arr) if arr.ndim == 0 else arr
 
 
-def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) -> dict[str, Any]:
+def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float, cluster_method: str = "cr2",
+                      rng: Any = None) -> dict[str, Any]:
     """Score and interval of one model's per-item scores: Wilson for 0/1 scores, Student t for
-    graded ones; with clusters a cluster-robust t interval (CR2 design effect, Imbens-Kolesar df).
+    graded ones; with clusters the ``cluster_method``'s interval, as :func:`~llm_power.diagnose` gives
+    each model: a cluster-robust t interval (CR2 design effect, Imbens-Kolesar df), the CV3 jackknife's
+    t on G - 1 df, or the inverted restricted wild cluster bootstrap (drawn from the first draw of
+    ``rng``, as diagnose's).
     """
+    from ._core.options import CLUSTER_METHODS
+
+    cluster_method = check_option(cluster_method, "cluster_method", CLUSTER_METHODS)
     x = np.asarray(scores, dtype=float)
     n = int(x.size)
     binary = bool(np.isin(x, (0.0, 1.0)).all())
@@ -465,9 +473,26 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float) ->
         v = mean_variance(x, codes, g, kind="cr2", ddof=0 if binary else 1)
         half = float(interval_half_width(math.sqrt(float(v.variance[0])), confidence_level, "two-sided",
                                          float(v.df[0])))
-        low, high = (max(mean - half, 0.0), min(mean + half, 1.0)) if binary else (mean - half, mean + half)
-        out.update(method="cluster-robust t (CR2)", low=low, high=high, n_clusters=g,
-                   design_effect=float(v.design_effect[0]), df=float(v.df[0]))
+        low, high = mean - half, mean + half
+        method, df = "cluster-robust t (CR2)", float(v.df[0])
+        if cluster_method != "cr2":
+            from ._kernel.verdict import WILD_RESAMPLES, wild_seed
+            from ._kernel.wild_cluster import cv3_variance, wild_cluster_interval
+
+            sizes = np.bincount(codes, minlength=g).astype(float)
+            sums = np.bincount(codes, weights=x, minlength=g)
+            if cluster_method == "cv3":
+                df = g - 1.0
+                half = float(interval_half_width(math.sqrt(float(cv3_variance(sums, sizes))), confidence_level,
+                                                 "two-sided", df))
+                low, high, method = mean - half, mean + half, "cluster jackknife t (CV3)"
+            else:
+                wci = wild_cluster_interval(sums, sizes, confidence_level=confidence_level, n_resamples=WILD_RESAMPLES,
+                                            rng=np.random.default_rng(wild_seed(as_rng(rng))))
+                low, high, method, df = float(wci.low), float(wci.high), "wild cluster bootstrap (restricted)", math.nan
+        if binary:
+            low, high = max(low, 0.0), min(high, 1.0)
+        out.update(method=method, low=low, high=high, n_clusters=g, design_effect=float(v.design_effect[0]), df=df)
     elif binary:
         ci = proportion_ci(int(x.sum()), n, method="wilson", confidence_level=confidence_level)
         out.update(method="Wilson", low=float(ci.low), high=float(ci.high))

@@ -491,13 +491,28 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     return out
 
 
+def check_wild_work(n_columns: int, n_clusters: int, what: str, n_resamples: int = WILD_RESAMPLES) -> None:
+    """The wild cluster bootstrap's work bound: ``n_columns`` (pairs, models) x its draws at most
+    ``LLM_POWER_MAX_WILD_DRAWS`` (its inverted interval tests each column about 50 times).
+    """
+    from .wild_cluster import WEBB_MAX_CLUSTERS
+
+    draws = n_resamples if n_clusters <= WEBB_MAX_CLUSTERS else min(n_resamples, 2 ** n_clusters)  # as the kernel
+    cap = limit("LLM_POWER_MAX_WILD_DRAWS")
+    if n_columns * draws > cap:
+        msg = (f"the wild cluster bootstrap of {n_columns:,} {what} x {draws:,} draws is more than {cap:,} "
+               "(its inverted interval tests each one about 50 times): show fewer pairs (--pairs adjacent, --top K), "
+               "or use --cluster-method cr2 / cluster_method='cr2' (LLM_POWER_MAX_WILD_DRAWS raises the limit)")
+        raise ValueError(msg)
+
+
 def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray, *, alpha: float,  # noqa: PLR0913
                   alternative: str, confidence_level: float | None, seed: int | None,
                   n_resamples: int) -> ClusterVerdict:
     """The wild cluster bootstrap's p-value (and interval) decide: the same draws for the test and
     the interval, so the interval at 1 - alpha excludes 0 exactly when the test rejects.
     """
-    from .wild_cluster import WEBB_MAX_CLUSTERS, wild_cluster_interval, wild_cluster_test
+    from .wild_cluster import wild_cluster_interval, wild_cluster_test
 
     if alternative != "two-sided":
         msg = "the wild cluster bootstrap is two-sided; use cluster_method='cr2' or 'cv3' for a one-sided test"
@@ -506,13 +521,7 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
         msg = "the wild cluster bootstrap needs a seed (wild_seed of the caller's generator)"
         raise ValueError(msg)
     sizes, resid, _ = sums.clusters()
-    draws = n_resamples if sizes.size <= WEBB_MAX_CLUSTERS else min(n_resamples, 2 ** sizes.size)  # as the kernel
-    cap = limit("LLM_POWER_MAX_WILD_DRAWS")
-    if resid.shape[1] * draws > cap:
-        msg = (f"the wild cluster bootstrap of {resid.shape[1]:,} pairs x {draws:,} draws is more than {cap:,} "
-               "(its inverted interval tests each pair about 50 times): show fewer pairs (--pairs adjacent, --top K), "
-               "or use --cluster-method cr2 / cluster_method='cr2' (LLM_POWER_MAX_WILD_DRAWS raises the limit)")
-        raise ValueError(msg)
+    check_wild_work(resid.shape[1], sizes.size, "pairs", n_resamples)
     cluster_sums = resid + sizes[:, None] * sums.delta
     test = wild_cluster_test(cluster_sums, sizes, 0.0, n_resamples=n_resamples, rng=np.random.default_rng(seed))
     b_count = int(test.n_resamples)

@@ -44,7 +44,9 @@ def print_one_model(args: argparse.Namespace, model: str, scores: Any, clusters:
     level = getattr(args, "confidence_level", 0.95)
     from ..intervals import one_model_summary
 
-    summary = {"model": model, **one_model_summary(scores, clusters, confidence_level=level)}
+    summary = {"model": model, **one_model_summary(scores, clusters, confidence_level=level,
+                                                   cluster_method=getattr(args, "cluster_method", "cr2"),
+                                                   rng=getattr(args, "seed", 0))}
     _write_files(args, summary)
     if args.format == "json":
         dump_json(summary)

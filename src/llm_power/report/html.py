@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._core.format import fmt_gap, fmt_score, unique_short_names
+from .._core.options import CLUSTER_METHOD_LABELS
 from .._core.progress import step
 from .._version import __version__
 from ..rankings import RankIntervalsResult, RankReport
@@ -152,7 +153,8 @@ def _pair_plots(diag: Diagnosis, pairs: list[Any], binary: bool, level: str) -> 
     prefix = "cluster_" if clustered else "run_" if over_runs else ""
     low = np.asarray(cols[f"{prefix}ci_low"], dtype=float)[:len(pairs)]
     high = np.asarray(cols[f"{prefix}ci_high"], dtype=float)[:len(pairs)]
-    kind = "cluster-robust t" if clustered else "items-and-runs t" if over_runs else "paired"
+    kind = (CLUSTER_METHOD_LABELS.get(diag.settings.get("cluster_method", "cr2"), "cluster-robust t") if clustered
+            else "items-and-runs t" if over_runs else "paired")
     height = max(2.0, 0.3 * len(pairs) + 0.8)
     # forest plot
     fig, ax = subplots(FIG_WIDTH, height)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._core.format import fmt_gap, fmt_margins, fmt_n_star, fmt_p, fmt_score, table_decimals
+from .._core.options import CLUSTER_METHOD_LABELS
 from ..rankings import FragilityResult, RankReport
 from ..resolution import Diagnosis
 
@@ -552,6 +553,7 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         robustness = (f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): "
                       f"unresolved count{of} median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
     matters = _cluster_level_sentence(diag, cluster_name)
+    cluster_interval = CLUSTER_METHOD_LABELS.get(s.get("cluster_method", "cr2"), "cluster-robust t")
     caution = s.get("cluster_caution")
     if caution:
         matters = f"{matters} Caution: {caution}." if matters else f"Caution: {caution}."
@@ -561,7 +563,7 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         n=diag.n, n_models=len(diag.models), n_pairs=len(diag.columns["delta"]) if diag.columns else 0,
         pairs_kind=str(s["pairs"]), binary=binary, alpha=f"{s['alpha']:g}", power=f"{s['power']:g}", level=level,
         unit="pts" if binary else "score", unit_long="points" if binary else "score units",
-        interval_name=(("cluster-robust t and items-and-runs t, the wider," if "runs_by" in s else "cluster-robust t")
+        interval_name=((f"{cluster_interval} and items-and-runs t, the wider," if "runs_by" in s else cluster_interval)
                        if "n_clusters" in s else "items-and-runs t" if "runs_by" in s else "Wilson" if binary else "t"),
         score_word="score" if binary else "mean score", models=models,
         regimes=regimes, strictest=strictest,

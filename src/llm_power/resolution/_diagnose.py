@@ -34,7 +34,9 @@ from .._kernel.variance import DESIGN_EFFECTS, mean_variance_from_sums
 from .._kernel.verdict import (
     CLT_MIN_ITEMS,
     REGIME_NAMES,
+    WILD_RESAMPLES,
     Verdict,
+    check_wild_work,
     choose_iid_test,
     floor_pvalue,
     iid_verdict,
@@ -262,7 +264,7 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
     gen = as_rng(rng)
     first = wild_seed(gen)  # before anything draws: the same weights as compare's and the gate's
     ctx = _context(source, names, opts.pairs, alpha=opts.alpha, power=opts.power,
-                   confidence_level=opts.confidence_level, rng=gen)
+                   confidence_level=opts.confidence_level, rng=gen, cluster_method=opts.cluster_method, seed=first)
     ctx.wild_seed = first
     ctx.fine = fine  # its sums are in the caller's columns, as ctx.order is below
     local_order = ctx.order
@@ -305,8 +307,9 @@ def _every_pair(held: Held) -> Diagnosis:
 # The pieces of diagnose: context (sufficient statistics + the IID verdict), regimes, result
 # =================================================================================================
 
-def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float, power: float,
-             confidence_level: float, rng: np.random.Generator) -> Context:
+def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float, power: float,  # noqa: PLR0913
+             confidence_level: float, rng: np.random.Generator, cluster_method: str = "cr2",
+             seed: int | None = None) -> Context:
     """Rank the models, form the pairs, their sufficient statistics, tests, intervals and IID verdict."""
     n, m_models = source.n, source.n_models
     means, m2 = source.moments()
@@ -343,9 +346,10 @@ def _context(source: ScoreSource, names: list[Any], pairs: str, *, alpha: float,
         model_sd = np.sqrt(m2 / (n - 1)) if n > 1 else np.full(len(means), np.nan)
     model_se = model_sd / math.sqrt(n)  # the sample SD (ddof 1) over sqrt(n), as lm-eval's and EEE's
     se_method, ci_method = "analytic: sample SD (ddof 1) / sqrt(n)", "wilson" if st.binary else "student-t"
-    if source.n_groups:  # clustered items: every model's interval is cluster-robust too (CR2, IK df)
-        model_lo, model_hi, model_se = _cluster_model_intervals(source, means, m2, st.binary, confidence_level)
-        se_method = ci_method = "cluster-robust CR2, Student t with Imbens-Kolesar df"
+    if source.n_groups:  # clustered items: every model's interval by the clustered method of the pairs
+        model_lo, model_hi, model_se = _cluster_model_intervals(source, means, m2, st.binary, confidence_level,
+                                                                method=cluster_method, seed=seed)
+        se_method = ci_method = MODEL_CLUSTER_METHODS[cluster_method]
     settings: dict[str, Any] = {"alpha": alpha, "power": power, "confidence_level": confidence_level,
                                 "pairs": pairs, "binary": st.binary, "units": "points" if st.binary else "score",
                                 "test": " / ".join(sorted(_test_names(tests))),
@@ -510,18 +514,46 @@ def _model_intervals(n: int, means: np.ndarray, m2: np.ndarray, binary: bool,
     return means - half, means + half
 
 
-def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndarray, binary: bool,
-                             level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-model cluster-robust t intervals (the kernel's CR2 with Imbens-Kolesar df, as the one-model
-    path and ``compare`` use), clipped to [0, 1] for accuracies, and the standard errors.
+#: how each ``cluster_method`` makes a model's interval (``settings["model_ci_method"]``)
+MODEL_CLUSTER_METHODS = {
+    "cr2": "cluster-robust CR2, Student t with Imbens-Kolesar df",
+    "cv3": "cluster jackknife CV3, Student t with G - 1 df",
+    "wild": "wild cluster bootstrap (restricted, inverted; CR1 standard error)",
+}
+
+
+def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndarray, binary: bool,  # noqa: PLR0913
+                             level: float, *, method: str = "cr2",
+                             seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-model clustered intervals by the pairs' ``method`` (the kernel's: CR2 with Imbens-Kolesar df
+    as the one-model path and ``compare`` use, the CV3 jackknife on G - 1 df, or the inverted
+    restricted wild cluster bootstrap drawn from ``seed``), clipped to [0, 1] for accuracies, and the
+    standard errors (the wild bootstrap's: CR1, which studentises it).
     """
     sizes, resid, resid_sq = source.model_cluster_sums(means)
     keep = sizes > 0
-    v = mean_variance_from_sums(source.n, means, m2, sizes[keep], resid[keep], resid_sq[keep], kind="cr2",
-                                ddof=0 if binary else 1)
-    se = np.sqrt(v.variance)
-    half = np.asarray(level_quantile(level, "two-sided", v.df)) * se
-    lo, hi = means - half, means + half
+    if method == "cr2":
+        v = mean_variance_from_sums(source.n, means, m2, sizes[keep], resid[keep], resid_sq[keep], kind="cr2",
+                                    ddof=0 if binary else 1)
+        se = np.sqrt(v.variance)
+        half = np.asarray(level_quantile(level, "two-sided", v.df)) * se
+        lo, hi = means - half, means + half
+    else:
+        from .._kernel.wild_cluster import cv3_variance, wild_cluster_interval
+
+        g = int(np.sum(keep))
+        cluster_sums = resid[keep] + sizes[keep, None] * means
+        if method == "cv3":
+            se = np.sqrt(np.asarray(cv3_variance(cluster_sums, sizes[keep]), dtype=float).reshape(-1))
+            half = np.asarray(level_quantile(level, "two-sided", g - 1.0)) * se
+            lo, hi = means - half, means + half
+        else:
+            check_wild_work(cluster_sums.shape[1], g, "models")
+            ci = wild_cluster_interval(cluster_sums, sizes[keep], confidence_level=level, n_resamples=WILD_RESAMPLES,
+                                       rng=np.random.default_rng(seed))
+            lo, hi = np.asarray(ci.low, dtype=float).reshape(-1), np.asarray(ci.high, dtype=float).reshape(-1)
+            r = cluster_sums - sizes[keep, None] * means
+            se = np.sqrt(g / (g - 1.0) * np.sum(r * r, axis=0)) / source.n
     if binary:
         lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
     return lo, hi, np.asarray(se, dtype=float)
