@@ -6,7 +6,8 @@ all-pairs diagnosis at leaderboard scale, and each ``cluster_method`` on MMLU-Pr
   1,000 cluster resamples (of the adjacent gaps), and without resamples. CPU seconds
   (``time.process_time``), best of ``--repeat``, interleaved in one process.
 - MMLU-Pro's top 10 (the demo's data, 14 categories, 9 adjacent pairs): ``diagnose`` with each
-  ``cluster_method`` (``wild``: 9,999 Rademacher draws, its p-values and inverted intervals).
+  ``cluster_method`` (``wild``: 9,999 Rademacher draws, its p-values and inverted intervals), and the
+  coarse-vs-fine test against MMLU-Pro's 91 sources (``cluster_fine``).
 
 Run: ``python benchmarks/cluster_methods.py [--repeat 3]``.
 """
@@ -62,7 +63,24 @@ def mmlu_pro(repeat: int) -> list[list[str]]:
         diag = lp.diagnose(data.scores, models=data.models, cluster=data.clusters, top=10, cluster_method=method,
                            cluster_resamples=0, rng=0)
         rows.append([method, f"{t:.2f}", str(diag.n_unresolved["cluster"])])
+    src = sources(data.items)
+    def fine() -> lp.Diagnosis:
+        return lp.diagnose(data.scores, models=data.models, cluster=data.clusters, cluster_fine=src, top=10,
+                           cluster_resamples=0, rng=0)
+
+    t = min(cpu(fine) for _ in range(repeat))
+    rows.append(["cr2 + coarse vs fine (91 sources, 999 draws)", f"{t:.2f}", str(fine().n_unresolved["cluster"])])
     return rows
+
+
+def sources(items: list[str]) -> list[str]:
+    """MMLU-Pro's `src` of each question (../shared/data/mmlu_pro_tiger/items.csv)."""
+    import csv
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "mmlu_pro_tiger", "items.csv")
+    with open(path, newline="", encoding="utf-8") as fh:
+        src = {row["question_id"]: row["src"] for row in csv.DictReader(fh)}
+    return [src[i] for i in items]
 
 
 def main() -> None:
