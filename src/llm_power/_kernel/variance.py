@@ -243,8 +243,7 @@ def mean_variance(values: Any, codes: np.ndarray, n_groups: int, *, kind: str = 
     """Cluster-robust variance of the mean of each column of ``values`` (n,) or (n, P).
 
     ``kind="cr2"`` (the default everywhere): Bell-McCaffrey CR2 with Imbens-Kolesar degrees of
-    freedom; ``"cr1"``: G/(G-1) sandwich with G - 1; ``"cv3"``: the cluster jackknife
-    (:func:`.wild_cluster.cv3_variance`) with G - 1. ``ddof`` sets the IID variance the design
+    freedom; ``"cr1"``: G/(G-1) sandwich with G - 1. ``ddof`` sets the IID variance the design
     effect is relative to (0 for 0/1 scores' plug-in variance, 1 for graded).
 
     Examples
@@ -286,13 +285,6 @@ def mean_variance_from_sums(n: int, mean: np.ndarray, ss: np.ndarray, sizes: np.
         np.sum(resid_sq, axis=0) - r2m)
     if kind == "cr2":
         return MeanVariance(mean, v_cr2, cluster_df(structure, icc), de_r, g, kind)
-    if kind == "cv3":  # the cluster jackknife (the clustered tests' "cv3"), on G - 1 df
-        from .wild_cluster import cv3_variance
-
-        v_cv3 = np.asarray(cv3_variance(resid + sizes[:, None] * mean, sizes), dtype=float).reshape(np.shape(mean))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            de_3 = np.where(var > 0, v_cv3 * n / var, np.nan)
-        return MeanVariance(mean, v_cv3, np.full(v_cv3.shape, g - 1.0), de_3, g, kind)
     return MeanVariance(mean, v_cr1, np.full(v_cr1.shape, g - 1.0), de_1, g, kind)
 
 

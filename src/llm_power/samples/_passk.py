@@ -416,7 +416,14 @@ def mean_and_se(values: np.ndarray, codes: np.ndarray | None,
     if codes is None:
         return mean, values.std(axis=0, ddof=1) / math.sqrt(n), float(n - 1), None
     g = int(codes.max()) + 1
-    v = mean_variance(values, codes, g, kind="cr1" if cluster_method == "wild" else cluster_method)
+    if cluster_method == "cv3":  # the kernel's cluster jackknife of the per-cluster sums, on G - 1 df
+        from .._kernel.sufficient import pair_sums
+        from .._kernel.wild_cluster import cv3_variance
+
+        sizes, resid, _ = pair_sums(values, codes, g).clusters()
+        cv3 = np.asarray(cv3_variance(resid + sizes[:, None] * mean, sizes), dtype=float).reshape(mean.shape)
+        return mean, np.sqrt(cv3), float(g - 1), g
+    v = mean_variance(values, codes, g, kind="cr1" if cluster_method == "wild" else "cr2")
     return mean, np.sqrt(v.variance), float(np.min(v.df)), g
 
 
