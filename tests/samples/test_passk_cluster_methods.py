@@ -176,6 +176,13 @@ def test_the_command_line_gives_the_apis_numbers(tmp_path) -> None:
     table = run_cli(["passk", str(path), "--k", "1", "--cluster", "subject", "--cluster-method", "cv3"])
     assert table.returncode == 0, table.stderr
     assert "9 clusters of questions, cluster jackknife t" in " ".join(table.stdout.split())
+    ranked = run_cli(["passk", str(path), "--cluster", "subject", "--cluster-method", "cv3", "--diagnose", "2",
+                      "--format", "json"])  # --diagnose clusters too (it used to drop --cluster)
+    assert ranked.returncode == 0, ranked.stderr
+    pa = lp.pass_at_k(np.full(a.shape[0], 4), a[order].sum(axis=1), 2)
+    pb = lp.pass_at_k(np.full(a.shape[0], 4), b[order].sum(axis=1), 2)
+    assert json.loads(ranked.stdout)["diagnosis"]["pvalue_cluster"][0] == pytest.approx(
+        lp.compare(pa, pb, cluster=labels, cluster_method="cv3").pvalue, rel=1e-10)
     bad = run_cli(["passk", str(path), "--cluster", "subject", "--cluster-method", "cr3"])
     assert bad.returncode == 2 and "invalid choice: 'cr3'" in bad.stderr
     alone = run_cli(["passk", str(path), "--cluster-method", "wild"])
