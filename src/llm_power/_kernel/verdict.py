@@ -512,8 +512,6 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
     """The wild cluster bootstrap's p-value (and interval) decide: the same draws for the test and
     the interval, so the interval at 1 - alpha excludes 0 exactly when the test rejects.
     """
-    from .wild_cluster import wild_cluster_interval, wild_cluster_test
-
     if alternative != "two-sided":
         msg = "the wild cluster bootstrap is two-sided; use cluster_method='cr2' or 'cv3' for a one-sided test"
         raise ValueError(msg)
@@ -522,6 +520,51 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
         raise ValueError(msg)
     sizes, resid, _ = sums.clusters()
     check_wild_work(resid.shape[1], sizes.size, "pairs", n_resamples)
+    wild = wild_decision(sums, seed=seed, n_resamples=n_resamples, confidence_level=confidence_level)
+    flags = resolved(out.q, out.n_star, pvalue=wild.pvalue, alpha=alpha) & np.asarray(iid_resolved, dtype=bool)
+    flags &= np.isfinite(np.asarray(out.variance, dtype=float)) & wild.estimable
+    out = dataclasses.replace(out, statistic=wild.statistic, pvalue=wild.pvalue, resolved=flags, seed=seed,
+                              se_test=wild.standard_error)
+    if confidence_level is not None:
+        out = dataclasses.replace(out, ci_low=wild.ci_low, ci_high=wild.ci_high)
+    return out
+
+
+@dataclass(frozen=True)
+class WildDecision:
+    """The wild cluster bootstrap's test of a zero mean and its inverted interval, per column (shape (P,)).
+
+    ``pvalue`` never below 1 / ``n_resamples`` and 1 where not ``estimable`` (no variation between
+    clusters: no evidence, as the t tests' NaN variance); ``standard_error`` the CR1 SE that
+    studentises the test (``statistic`` = estimate / SE); ``ci_low``/``ci_high`` the interval at
+    ``confidence_level`` from the same draws (None without a level), so that it excludes 0 exactly
+    when the test rejects at 1 - level; ``cluster_sums`` (G, P) and ``sizes`` what the draws act on
+    (the interval at another level is ``wild_cluster_interval`` of them with the same ``seed``).
+    """
+
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    estimable: np.ndarray
+    standard_error: np.ndarray
+    n_resamples: int
+    ci_low: np.ndarray | None
+    ci_high: np.ndarray | None
+    cluster_sums: np.ndarray
+    sizes: np.ndarray
+    seed: int
+
+
+def wild_decision(sums: PairSums, *, seed: int, n_resamples: int = WILD_RESAMPLES,
+                  confidence_level: float | None = None) -> WildDecision:
+    """The restricted wild cluster bootstrap's two-sided test of a zero mean of each column of ``sums``
+    (paired gaps, or per-question differences at several k) and, with ``confidence_level``, its
+    inverted interval -- the one place where its p-value is floored at 1/B and its draws seeded
+    (``seed`` from :func:`wild_seed` of the caller's generator: the same seed, the same weights in
+    every entry point).
+    """
+    from .wild_cluster import wild_cluster_interval, wild_cluster_test
+
+    sizes, resid, _ = sums.clusters()
     cluster_sums = resid + sizes[:, None] * sums.delta
     test = wild_cluster_test(cluster_sums, sizes, 0.0, n_resamples=n_resamples, rng=np.random.default_rng(seed))
     b_count = int(test.n_resamples)
@@ -529,17 +572,16 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
     # the p-value's resolution is 1 / B: never below it; not estimable (no between-cluster variation) is
     # no evidence (p = 1), as the t tests' NaN variance
     pvalue = np.where(np.isnan(raw), 1.0, np.maximum(raw, 1.0 / b_count))
-    statistic = np.asarray(test.statistic, dtype=float).reshape(-1)
-    flags = resolved(out.q, out.n_star, pvalue=pvalue, alpha=alpha) & np.asarray(iid_resolved, dtype=bool)
-    flags &= np.isfinite(np.asarray(out.variance, dtype=float)) & ~np.isnan(raw)
-    out = dataclasses.replace(out, statistic=statistic, pvalue=pvalue, resolved=flags, seed=seed,
-                              se_test=np.asarray(test.standard_error, dtype=float).reshape(-1))
+    low = high = None
     if confidence_level is not None:
         ci = wild_cluster_interval(cluster_sums, sizes, confidence_level=confidence_level, n_resamples=n_resamples,
                                    rng=np.random.default_rng(seed))
-        out = dataclasses.replace(out, ci_low=np.asarray(ci.low, dtype=float).reshape(-1),
-                                  ci_high=np.asarray(ci.high, dtype=float).reshape(-1))
-    return out
+        low, high = np.asarray(ci.low, dtype=float).reshape(-1), np.asarray(ci.high, dtype=float).reshape(-1)
+    se = np.asarray(test.standard_error, dtype=float).reshape(-1)
+    return WildDecision(statistic=np.asarray(test.statistic, dtype=float).reshape(-1), pvalue=pvalue,
+                        estimable=~np.isnan(raw), standard_error=se,
+                        n_resamples=b_count, ci_low=low, ci_high=high, cluster_sums=cluster_sums, sizes=sizes,
+                        seed=seed)
 
 
 def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray,  # noqa: PLR0917

@@ -7,7 +7,8 @@ from typing import Any
 
 from .._core.suggest import hint
 from ..io.safe import parse_once
-from ._types import HelpFormatter
+from ._types import HelpFormatter, UsageError
+from .diagnose import add_declared_option
 
 HELP = "pass@k / pass^k from several samples per question, with intervals that name their population"
 
@@ -34,6 +35,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         "EvalPlus 'base' / 'plus' (default: the first scorer; lm-eval's smallest pass@k; "
                         "EvalPlus plus)")
     p.add_argument("--cluster", metavar="KEY", help="inspect metadata key grouping questions (default: none)")
+    add_declared_option(p, "cluster_method")
     p.add_argument("--instances", metavar="FILE",
                    help="SWE-bench instance ids, one per line: the denominator (default: the ids in the reports)")
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L",
@@ -75,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
     from ..report.terminal import dump_json, say
 
     check_outputs([args.json_out], args.files)
+    if args.cluster_method != "cr2" and not args.cluster:
+        msg = f"--cluster-method {args.cluster_method} chooses the clustered test: it needs --cluster KEY"
+        raise UsageError(msg)
     frame, matrices = _read(args)
     ks = sorted(set(args.k))
     payload: dict[str, Any] = {"metric": args.kind, "k": ks, "models": {}, "comparison": None}
@@ -84,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         say("New questions: what generalises beyond these questions (between-question spread and sampling noise). "
             "These questions: only what re-running them would change. Ratio: of the two standard errors.")
     if len(matrices) == 2:
-        _comparison(args, matrices, ks, payload)
+        _comparison(args, frame, matrices, ks, payload)
     elif len(matrices) > 2 and args.format != "json" and args.diagnose is None:
         say(f"{len(matrices)} models: give two to compare them at each k, or rank them all at one k with --diagnose K.")
     if args.diagnose is not None:
@@ -93,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
 
         values, names = pass_at_k_matrix({m: w.to_numpy(dtype=float) for m, w in matrices.items()}, args.diagnose,
                                          metric=args.kind)
-        diag = diagnose(values, models=names, rng=args.seed)
+        first = next(iter(matrices))
+        diag = diagnose(values, models=names, cluster=_clusters(args, frame, first, matrices[first]),
+                        cluster_method=args.cluster_method, rng=args.seed)
         payload["diagnosis"] = diag.to_frame().to_dict("list")
         if args.format != "json":
             from ..report.terminal_report import print_report
@@ -123,11 +130,9 @@ def _one_model(args: argparse.Namespace, model: str, wide: Any, frame: Any, ks: 
         item = wide.index[np.isnan(x).all(axis=1)][0]
         msg = f"model {model!r} has no sample of question {item!r} (the models must answer the same questions)"
         raise DataError(msg)
-    clusters = None
-    if args.cluster:
-        labels = frame[frame["model"] == model].groupby("item")["cluster"].first()
-        clusters = labels.reindex(wide.index).to_numpy()
-    new = pass_at_k_ci(x, ks, metric=args.kind, cluster=clusters, confidence_level=args.confidence_level)
+    clusters = _clusters(args, frame, model, wide)
+    new = pass_at_k_ci(x, ks, metric=args.kind, cluster=clusters, confidence_level=args.confidence_level,
+                       cluster_method=args.cluster_method, rng=args.seed)
     fixed = pass_at_k_ci(x, ks, metric=args.kind, population="fixed_questions",
                          confidence_level=args.confidence_level)
     lo_n, hi_n = new.confidence_interval()
@@ -136,14 +141,34 @@ def _one_model(args: argparse.Namespace, model: str, wide: Any, frame: Any, ks: 
     payload["models"][model] = {"questions": int(x.shape[0]), "samples_min": int(n_samples.min()),
                                 "samples_max": int(n_samples.max()), "estimate": new.estimate,
                                 "se_questions": new.standard_error, "ci_questions": [lo_n, hi_n],
-                                "se_fixed_questions": fixed.standard_error, "ci_fixed_questions": [lo_f, hi_f]}
+                                "se_fixed_questions": fixed.standard_error, "ci_fixed_questions": [lo_f, hi_f],
+                                **_cluster_fields(new)}
     if args.format != "json":
         print_view(passk_model_view(model, ks, new, fixed, kind=args.kind, n_questions=int(x.shape[0]),
                                     samples=(int(n_samples.min()), int(n_samples.max())),
                                     confidence_level=args.confidence_level))
 
 
-def _comparison(args: argparse.Namespace, matrices: dict[str, Any], ks: list[int], payload: dict[str, Any]) -> None:
+def _clusters(args: argparse.Namespace, frame: Any, model: str, wide: Any) -> Any:
+    """The --cluster label of each question (row of ``wide``) as ``model``'s samples carry it; None without."""
+    if not args.cluster:
+        return None
+    labels = frame[frame["model"] == model].groupby("item")["cluster"].first()
+    return labels.reindex(wide.index).to_numpy()
+
+
+def _cluster_fields(res: Any) -> dict[str, Any]:
+    """What the JSON says of the clustered test: the cluster count and the method, by name and label."""
+    from .._core.options import CLUSTER_METHOD_LABELS
+
+    if res.n_clusters is None:
+        return {}
+    return {"n_clusters": res.n_clusters, "cluster_method": res.cluster_method,
+            "cluster_test": CLUSTER_METHOD_LABELS[res.cluster_method]}
+
+
+def _comparison(args: argparse.Namespace, frame: Any, matrices: dict[str, Any], ks: list[int],
+                payload: dict[str, Any]) -> None:
     """The two models' paired difference at each k (A is not the --baseline)."""
     from ..report.tables import passk_comparison_view, print_view
     from ..samples import compare_pass_at_k
@@ -152,8 +177,9 @@ def _comparison(args: argparse.Namespace, matrices: dict[str, Any], ks: list[int
     if args.baseline == name_a:
         (name_a, a), (name_b, b) = (name_b, b), (name_a, a)
     cmp = compare_pass_at_k(a.to_numpy(dtype=float), b.to_numpy(dtype=float), ks, metric=args.kind,
-                            confidence_level=args.confidence_level, rng=args.seed)
+                            cluster=_clusters(args, frame, name_a, a), confidence_level=args.confidence_level,
+                            rng=args.seed, cluster_method=args.cluster_method)
     payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),
-                             "critical_value": cmp.critical_value}
+                             "critical_value": cmp.critical_value, **_cluster_fields(cmp)}
     if args.format != "json":
         print_view(passk_comparison_view(cmp, ks, name_a, name_b))

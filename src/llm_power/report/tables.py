@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .._core.format import fmt_gap, fmt_margins, fmt_n_star, fmt_p, fmt_score, items_text
+from .._core.options import CLUSTER_METHOD_LABELS
 
 __all__ = [
     "TableView",
@@ -311,7 +312,15 @@ def passk_model_view(model: str, ks: Sequence[int], new: Any, fixed: Any, *, kin
               else f"{least}–{most} samples per question")
     return TableView(f"{model}: {kind} on {n_questions:,} questions, {spread}",
                      ["k", kind, f"{level} CI, new questions", f"{level} CI, these questions", "ratio"], rows,
-                     right_align=(0, 1, 2, 3, 4))
+                     caption=_passk_clusters(new, "New questions"), right_align=(0, 1, 2, 3, 4))
+
+
+def _passk_clusters(res: Any, what: str) -> str | None:
+    """The clusters and the clustered test behind a pass@k interval (None without clusters)."""
+    if not getattr(res, "n_clusters", None):
+        return None
+    return (f"{what}: {res.n_clusters} clusters of questions, "
+            f"{CLUSTER_METHOD_LABELS.get(res.cluster_method or 'cr2', 'cluster-robust t')}.")
 
 
 def passk_comparison_view(cmp: Any, ks: Sequence[int], name_a: str, name_b: str) -> TableView:
@@ -319,9 +328,11 @@ def passk_comparison_view(cmp: Any, ks: Sequence[int], name_a: str, name_b: str)
     rows = [[str(k), f"{100 * d:+.1f}", _fmt_ci(lo, hi), _fmt_ci(bl, bh), f"{p:.2g}", "✓" if r else "✗"]
             for k, d, lo, hi, bl, bh, p, r in zip(ks, cmp.difference, cmp.ci_low, cmp.ci_high, cmp.band_ci_low,
                                                   cmp.band_ci_high, cmp.pvalue, cmp.band_excludes_zero, strict=True)]
+    clusters = _passk_clusters(cmp, "Interval and p")
     return TableView(f"{name_a} − {name_b}, same questions",
                      ["k", "difference", "interval", "band (all k)", "p", "band ≠ 0"], rows,
-                     caption="Paired over questions (new questions). Band: holds for every k shown at once "
+                     caption="Paired over questions (new questions). " + (clusters + " " if clusters else "")
+                             + "Band: holds for every k shown at once "
                              "(max-t bootstrap); band ≠ 0: the band excludes 0, a difference at this k that "
                              "holds jointly over every k shown.", right_align=(0, 1, 2, 3, 4))
 

@@ -12,8 +12,9 @@ from scipy import special
 
 from .._core.errors import DataError
 from .._core.params import public
-from .._core.validation import check_confidence_level, check_int_at_least
-from ._passk import PassAtKResult, mean_and_se, question_cluster_codes
+from .._core.typing import SeedLike
+from .._core.validation import as_rng, check_confidence_level, check_int_at_least
+from ._passk import PassAtKResult, check_cluster_method, question_cluster_codes, question_summary
 
 __all__ = ["maj_at_k", "maj_at_k_ci"]
 
@@ -99,8 +100,8 @@ def _maj_probability(n: int, n_right: int, others: list[int], k: int) -> float:
 
 
 @public
-def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
-                confidence_level: float = 0.95) -> PassAtKResult:
+def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None, confidence_level: float = 0.95,
+                cluster_method: str = "cr2", rng: SeedLike = None) -> PassAtKResult:
     """maj@k of a benchmark (the mean over questions of :func:`maj_at_k`) with its interval for new
     questions: the standard error over questions (cluster-robust with ``cluster``), t interval.
 
@@ -115,16 +116,26 @@ def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
         One or several k (each at least 1 and at most the samples of every question).
     cluster : array_like, optional
         A group per question (task, subject): cluster-robust standard error (CR2, Imbens-Kolesar
-        degrees of freedom), at least 2 clusters. Default None: independent questions.
+        degrees of freedom, unless ``cluster_method`` says otherwise), at least 2 clusters. Default
+        None: independent questions.
     confidence_level : float, default 0.95
         In (0, 1): the default level of the result's ``confidence_interval()``.
+    cluster_method : {"cr2", "cv3", "wild"}, default "cr2"
+        With ``cluster``, the clustered interval (as :func:`~llm_power.compare`'s ``cluster_method``):
+        t on the CR2 variance, t on the cluster jackknife's (CV3, G - 1 df), or the restricted wild
+        cluster bootstrap's test inverted (``standard_error`` then its CR1 SE, ``df`` NaN). A method
+        other than "cr2" needs ``cluster`` (else a ValueError).
+    rng : seed or Generator, optional
+        For ``cluster_method="wild"``: its weights are drawn from ``wild_seed`` of this generator
+        (the same seed, the same interval).
 
     Returns
     -------
     PassAtKResult
         ``metric="maj@k"``, ``population="questions"``, ``method="t"``; ``k``, ``estimate`` and
-        ``standard_error`` of shape (len(k),), ``n_questions``, ``n_clusters`` and ``df``
-        (questions - 1, or the cluster df); ``confidence_interval()`` gives the t interval per k.
+        ``standard_error`` of shape (len(k),), ``n_questions``, ``n_clusters``, ``df``
+        (questions - 1, or the cluster df) and ``cluster_method``; ``confidence_interval()`` gives the
+        interval per k.
 
     Examples
     --------
@@ -135,12 +146,15 @@ def maj_at_k_ci(answers: Any, correct: Any, k: Any, *, cluster: Any = None,
     array([0.562, 0.667])
     """
     level = check_confidence_level(confidence_level)
+    cluster_method = check_cluster_method(cluster_method, cluster)
+    gen = as_rng(rng)
     ks = np.atleast_1d(np.asarray(k)).astype(np.int64)
     values = np.column_stack([maj_at_k(answers, correct, int(kk)) for kk in ks])
     if values.shape[0] < 2:
         msg = f"an interval over questions needs at least 2 questions; got {values.shape[0]}"
         raise DataError(msg)
     codes = question_cluster_codes(cluster, values.shape[0])
-    mean, se, df, g = mean_and_se(values, codes)
+    mean, se, df, g, wild = question_summary(values, codes, cluster_method, gen, level)
     return PassAtKResult(metric="maj@k", k=ks, estimate=mean, standard_error=se, population="questions",
-                         n_questions=int(values.shape[0]), n_clusters=g, df=df, method="t", confidence_level=level)
+                         n_questions=int(values.shape[0]), n_clusters=g, df=df, method="t", confidence_level=level,
+                         cluster_method=None if codes is None else cluster_method, _wild=wild)

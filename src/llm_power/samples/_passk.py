@@ -25,7 +25,7 @@ questions. Two populations, two intervals:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,6 +38,7 @@ from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import upper_quantile
 from .._kernel.variance import mean_variance
+from .._kernel.verdict import wild_seed
 from ._resampling import bayesian_bootstrap_means
 
 __all__ = ["PassAtKResult", "pass_at_k", "pass_at_k_ci", "pass_at_k_matrix", "pass_hat_k"]
@@ -189,13 +190,17 @@ class PassAtKResult(Result):
     n_questions : int
     n_clusters : int or None
     df : float
-        Degrees of freedom of the t interval (questions - 1, or the cluster-robust (CR2) Imbens-Kolesar df; inf for
-        ``fixed_questions``, a normal interval).
+        Degrees of freedom of the t interval (questions - 1, or with clusters the CR2 Imbens-Kolesar df, G - 1 for
+        ``cluster_method="cv3"``; inf for ``fixed_questions``, a normal interval; NaN for the wild cluster
+        bootstrap, whose interval is the bootstrap's).
     method : str
         ``"t"``, ``"normal"`` (``fixed_questions``) or ``"bayesian_bootstrap"`` (Dirichlet weights
         on the questions, or on whole clusters).
     replicates : ndarray or None
         The Bayesian-bootstrap means (resamples x k) with ``method="bayesian_bootstrap"``.
+    cluster_method : str or None
+        With clusters, the clustered test whose interval is reported (``"cr2"``, ``"cv3"``, ``"wild"``:
+        :data:`llm_power._core.options.CLUSTER_METHOD_LABELS`); None without.
     """
 
     metric: str
@@ -209,15 +214,22 @@ class PassAtKResult(Result):
     method: str
     confidence_level: float
     replicates: np.ndarray | None = None
+    cluster_method: str | None = None
+    #: "wild": (cluster sums (G, k), sizes, seed, low, high at ``confidence_level``): the interval at any level
+    _wild: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("metric", "k", "estimate", "standard_error", "population")
+
+    def _fields(self) -> tuple[str, ...]:
+        return tuple(name for name in Result._fields(self) if not name.startswith("_"))
 
     @public
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """Per-k interval, clipped to [0, 1] (arrays, one entry per k).
 
         t (or normal) from the standard error; percentile of the replicates with the Bayesian
-        bootstrap. When every question's estimate is the same (all 0, all 1) there is no spread to
+        bootstrap; with ``cluster_method="wild"`` the wild cluster bootstrap's test inverted, with the
+        same draws at every level. When every question's estimate is the same (all 0, all 1) there is no spread to
         measure: Wilson's score interval on the number of questions (the widest a [0, 1] mean
         allows) replaces the empty t or percentile interval.
         """
@@ -225,6 +237,15 @@ class PassAtKResult(Result):
         tail = (1.0 - level) / 2.0
         if self.replicates is not None:
             lo, hi = np.quantile(self.replicates, [tail, 1.0 - tail], axis=0)
+        elif self._wild is not None:
+            sums, sizes, seed, lo, hi = self._wild
+            if not math.isclose(level, self.confidence_level, rel_tol=0.0, abs_tol=1e-12):
+                from .._kernel.verdict import WILD_RESAMPLES
+                from .._kernel.wild_cluster import wild_cluster_interval
+
+                ci = wild_cluster_interval(sums, sizes, confidence_level=level, n_resamples=WILD_RESAMPLES,
+                                           rng=np.random.default_rng(seed))
+                lo, hi = np.asarray(ci.low, dtype=float).reshape(-1), np.asarray(ci.high, dtype=float).reshape(-1)
         else:
             q = float(upper_quantile(tail, self.df))
             lo, hi = self.estimate - q * self.standard_error, self.estimate + q * self.standard_error
@@ -380,23 +401,73 @@ def question_cluster_codes(cluster: Any, n_questions: int) -> np.ndarray | None:
     return codes
 
 
-def mean_and_se(values: np.ndarray, codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, int | None]:
-    """Column means, their SE over questions (the kernel's cluster-robust CR2 with clusters), the df of
-    their t quantiles (questions - 1, or the smallest Imbens-Kolesar df of the columns) and the cluster count.
+def mean_and_se(values: np.ndarray, codes: np.ndarray | None,
+                cluster_method: str = "cr2") -> tuple[np.ndarray, np.ndarray, float, int | None]:
+    """Column means, their SE over questions, the df of their t quantiles and the cluster count.
+
+    Without clusters: the SE over questions, questions - 1 df. With clusters, the kernel's variance of
+    the chosen clustered test (:data:`llm_power._core.options.CLUSTER_METHODS`): ``"cr2"`` CR2 with the
+    smallest Imbens-Kolesar df of the columns; ``"cv3"`` the cluster jackknife on G - 1 df; ``"wild"``
+    the CR1 SE that studentises the wild cluster bootstrap's test (G - 1 df: its t reference, which
+    only the band's floor uses -- the wild test and interval are the bootstrap's, :func:`wild_test`).
     """
     n = values.shape[0]
     mean = values.mean(axis=0)
     if codes is None:
         return mean, values.std(axis=0, ddof=1) / math.sqrt(n), float(n - 1), None
     g = int(codes.max()) + 1
-    v = mean_variance(values, codes, g, kind="cr2")
+    if cluster_method == "cv3":  # the kernel's cluster jackknife of the per-cluster sums, on G - 1 df
+        from .._kernel.sufficient import pair_sums
+        from .._kernel.wild_cluster import cv3_variance
+
+        sizes, resid, _ = pair_sums(values, codes, g).clusters()
+        cv3 = np.asarray(cv3_variance(resid + sizes[:, None] * mean, sizes), dtype=float).reshape(mean.shape)
+        return mean, np.sqrt(cv3), float(g - 1), g
+    v = mean_variance(values, codes, g, kind="cr1" if cluster_method == "wild" else "cr2")
     return mean, np.sqrt(v.variance), float(np.min(v.df)), g
+
+
+def wild_test(values: np.ndarray, codes: np.ndarray, *, seed: int, confidence_level: float) -> Any:
+    """The kernel's wild cluster bootstrap (:func:`llm_power._kernel.verdict.wild_decision`) of a zero
+    mean of each column of ``values`` (questions x k: every k with the same draws) and its inverted
+    interval at ``confidence_level``.
+    """
+    from .._kernel.sufficient import pair_sums
+    from .._kernel.verdict import wild_decision
+
+    return wild_decision(pair_sums(values, codes, int(codes.max()) + 1), seed=seed, confidence_level=confidence_level)
+
+
+def question_summary(values: np.ndarray, codes: np.ndarray | None, cluster_method: str, gen: np.random.Generator,
+                     level: float) -> tuple[np.ndarray, np.ndarray, float, int | None, tuple[Any, ...] | None]:
+    """:func:`mean_and_se` and, for ``cluster_method="wild"``, the wild test's CR1 SE, df NaN and what
+    :class:`PassAtKResult` keeps of it (cluster sums, sizes, seed and the interval at ``level``).
+    """
+    mean, se, df, g = mean_and_se(values, codes, cluster_method)
+    wild = None
+    if codes is not None and cluster_method == "wild":
+        test = wild_test(values, codes, seed=wild_seed(gen), confidence_level=level)
+        se, df = test.standard_error, math.nan
+        wild = (test.cluster_sums, test.sizes, test.seed, test.ci_low, test.ci_high)
+    return mean, se, df, g, wild
+
+
+def check_cluster_method(cluster_method: str, cluster: Any) -> str:
+    """``cluster_method`` checked against the declared choices; a method other than "cr2" needs ``cluster``."""
+    from .._core.options import CLUSTER_METHODS
+
+    cluster_method = check_option(cluster_method, "cluster_method", CLUSTER_METHODS)
+    if cluster_method != "cr2" and cluster is None:
+        msg = (f"cluster_method={cluster_method!r} chooses the clustered test: it needs `cluster` labels "
+               "(one group per question)")
+        raise ValueError(msg)
+    return cluster_method
 
 
 @public
 def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: str = "questions",  # noqa: PLR0913
                  cluster: Any = None, method: str = "t", confidence_level: float = 0.95, n_resamples: int = 2000,
-                 rng: SeedLike = None) -> PassAtKResult:
+                 rng: SeedLike = None, cluster_method: str = "cr2") -> PassAtKResult:
     """pass@k (or pass^k, avg@k) of a benchmark with an interval for the population you name.
 
     Parameters
@@ -431,7 +502,15 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
     n_resamples : int, default 2000
         Resamples of ``method="bayesian_bootstrap"`` (at least 2).
     rng : seed or Generator, optional
-        For the Bayesian bootstrap: the same seed gives the same interval.
+        For the Bayesian bootstrap and the wild cluster bootstrap: the same seed gives the same
+        interval (the wild weights are drawn from ``wild_seed`` of this generator, as
+        :func:`~llm_power.compare` draws them).
+    cluster_method : {"cr2", "cv3", "wild"}, default "cr2"
+        With ``cluster`` and ``method="t"``, the clustered interval (as :func:`~llm_power.compare`'s
+        ``cluster_method``): the t interval on the CR2 variance (Imbens-Kolesar df), on the cluster
+        jackknife's (CV3, G - 1 df), or the restricted wild cluster bootstrap's test of each value
+        inverted (``standard_error`` then the CR1 SE that studentises it). A method other than "cr2"
+        needs ``cluster`` (else a ValueError).
 
     Returns
     -------
@@ -482,6 +561,11 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
              "distribution); the old name will be removed in the next release.", DeprecationWarning)
         method = "bayesian_bootstrap"
     check_option(method, "method", PASSK_INTERVAL_METHODS)
+    cluster_method = check_cluster_method(cluster_method, cluster)
+    if cluster_method != "cr2" and (method != "t" or population != "questions"):
+        msg = (f"cluster_method={cluster_method!r} chooses the clustered t or wild interval over new questions: "
+               "it takes method='t' and population='questions'")
+        raise ValueError(msg)
     level = check_confidence_level(confidence_level)
     graded = _graded(results) if metric == "avg@k" else None
     if graded is not None:  # avg@k of graded scores: the mean per question, its within-question variance
@@ -526,14 +610,14 @@ def pass_at_k_ci(results: Any, k: Any, *, metric: str = "pass@k", population: st
                              population=population, n_questions=int(n.size), n_clusters=None, df=math.inf,
                              method="normal", confidence_level=level)
     codes = question_cluster_codes(cluster, n.size)
-    mean, se, df, g = mean_and_se(values, codes)
+    gen = as_rng(rng)
+    mean, se, df, g, wild = question_summary(values, codes, cluster_method, gen, level)
     reps = None
     if method == "bayesian_bootstrap":
-        reps = bayesian_bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2),
-                                        as_rng(rng))
+        reps = bayesian_bootstrap_means(values, codes, check_int_at_least(n_resamples, "n_resamples", 2), gen)
     return PassAtKResult(metric=metric, k=ks, estimate=mean, standard_error=se, population=population,
                          n_questions=int(n.size), n_clusters=g, df=df, method=method, confidence_level=level,
-                         replicates=reps)
+                         replicates=reps, cluster_method=None if codes is None else cluster_method, _wild=wild)
 
 
 def pass_at_k_matrix(results: Any, k: int, *, metric: str = "pass@k") -> tuple[np.ndarray, list[str]]:
