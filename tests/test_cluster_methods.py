@@ -261,7 +261,7 @@ def test_coarse_vs_fine_beside_the_clustered_regime() -> None:
     sums, formed here from the per-item differences (not the models' sums the regime differences),
     with the draws of its own stream of the seed; the other columns do not change when it is asked for."""
     from llm_power._kernel.cluster_level import clustering_level_test
-    from llm_power._kernel.verdict import wild_seed
+    from llm_power._kernel.wild_decision import wild_seed
 
     x, coarse, fine = _nested(3, 0.5)
     names = [f"m{k}" for k in range(x.shape[1])]

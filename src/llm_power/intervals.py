@@ -476,8 +476,8 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float, cl
         low, high = mean - half, mean + half
         method, df = "cluster-robust t (CR2)", float(v.df[0])
         if cluster_method != "cr2":
-            from ._kernel.verdict import WILD_RESAMPLES, wild_seed
             from ._kernel.wild_cluster import cv3_variance, wild_cluster_interval
+            from ._kernel.wild_decision import WILD_RESAMPLES, wild_seed
 
             sizes = np.bincount(codes, minlength=g).astype(float)
             sums = np.bincount(codes, weights=x, minlength=g)

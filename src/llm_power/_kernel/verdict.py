@@ -39,7 +39,6 @@ How N* is computed
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections.abc import Callable
@@ -51,11 +50,11 @@ from scipy import optimize
 
 from .._core.clusters import FEW_CLUSTERS, code_labels
 from .._core.errors import DegenerateDataWarning, warn
-from .._core.files import limit
 from .._core.options import CLUSTER_METHODS as _CLUSTER_METHODS
 from . import quantiles as _q
 from .sufficient import PairSums
 from .variance import DESIGN_EFFECTS, cluster_design_effects, cluster_df, cluster_structure
+from .wild_decision import WILD_RESAMPLES, check_wild_work, wild_decision
 
 __all__ = [
     "CLUSTER_METHODS",
@@ -433,18 +432,6 @@ class ClusterVerdict:
 #: df, "wild" the restricted wild cluster bootstrap (CR1-studentised, Webb weights up to 11 clusters)
 #: and its inverted interval (:mod:`llm_power._kernel.wild_cluster`)
 CLUSTER_METHODS = _CLUSTER_METHODS
-#: bootstrap draws of the wild cluster test (all 2^G sign vectors when fewer)
-WILD_RESAMPLES = 9999
-
-
-def wild_seed(gen: np.random.Generator) -> int:
-    """The seed of the wild cluster bootstrap's weights: the first draw of the caller's generator,
-    taken from a copy (the generator itself is not advanced), so that ``compare``, ``diagnose`` and
-    the gate draw the same weights for the same ``rng`` whatever else they draw first.
-    """
-    return int(copy.deepcopy(gen).integers(2**63))
-
-
 def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *, alpha: float, power: float,  # noqa: PLR0913
                     alternative: str, design_effect: str, method: str = "cr2", confidence_level: float | None = None,
                     seed: int | None = None, n_resamples: int = WILD_RESAMPLES) -> ClusterVerdict:
@@ -456,7 +443,7 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     df); "cv3" the jackknife's (its DE = V_CV3 / (sigma^2 / N), G - 1 df); "wild" the bootstrap's p-value
     and its inverted interval, with N*, q and the MDE of the design-effect model (the analytic
     approximation of the test's power; the wild test is two-sided only and needs ``seed``, from
-    :func:`wild_seed` of the caller's generator, so that every entry point draws the same weights).
+    :func:`.wild_decision.wild_seed` of the caller's generator, so that every entry point draws the same weights).
     """
     sizes, resid, resid_sq = sums.clusters()
     g = int(sizes.size)
@@ -491,21 +478,6 @@ def cluster_verdict(sums: PairSums, var: np.ndarray, iid_resolved: np.ndarray, *
     return out
 
 
-def check_wild_work(n_columns: int, n_clusters: int, what: str, n_resamples: int = WILD_RESAMPLES) -> None:
-    """The wild cluster bootstrap's work bound: ``n_columns`` (pairs, models) x its draws at most
-    ``LLM_POWER_MAX_WILD_DRAWS`` (its inverted interval tests each column about 50 times).
-    """
-    from .wild_cluster import WEBB_MAX_CLUSTERS
-
-    draws = n_resamples if n_clusters <= WEBB_MAX_CLUSTERS else min(n_resamples, 2 ** n_clusters)  # as the kernel
-    cap = limit("LLM_POWER_MAX_WILD_DRAWS")
-    if n_columns * draws > cap:
-        msg = (f"the wild cluster bootstrap of {n_columns:,} {what} x {draws:,} draws is more than {cap:,} "
-               "(its inverted interval tests each one about 50 times): show fewer pairs (--pairs adjacent, --top K), "
-               "or use --cluster-method cr2 / cluster_method='cr2' (LLM_POWER_MAX_WILD_DRAWS raises the limit)")
-        raise ValueError(msg)
-
-
 def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray, *, alpha: float,  # noqa: PLR0913
                   alternative: str, confidence_level: float | None, seed: int | None,
                   n_resamples: int) -> ClusterVerdict:
@@ -528,60 +500,6 @@ def _wild_verdict(out: ClusterVerdict, sums: PairSums, iid_resolved: np.ndarray,
     if confidence_level is not None:
         out = dataclasses.replace(out, ci_low=wild.ci_low, ci_high=wild.ci_high)
     return out
-
-
-@dataclass(frozen=True)
-class WildDecision:
-    """The wild cluster bootstrap's test of a zero mean and its inverted interval, per column (shape (P,)).
-
-    ``pvalue`` never below 1 / ``n_resamples`` and 1 where not ``estimable`` (no variation between
-    clusters: no evidence, as the t tests' NaN variance); ``standard_error`` the CR1 SE that
-    studentises the test (``statistic`` = estimate / SE); ``ci_low``/``ci_high`` the interval at
-    ``confidence_level`` from the same draws (None without a level), so that it excludes 0 exactly
-    when the test rejects at 1 - level; ``cluster_sums`` (G, P) and ``sizes`` what the draws act on
-    (the interval at another level is ``wild_cluster_interval`` of them with the same ``seed``).
-    """
-
-    statistic: np.ndarray
-    pvalue: np.ndarray
-    estimable: np.ndarray
-    standard_error: np.ndarray
-    n_resamples: int
-    ci_low: np.ndarray | None
-    ci_high: np.ndarray | None
-    cluster_sums: np.ndarray
-    sizes: np.ndarray
-    seed: int
-
-
-def wild_decision(sums: PairSums, *, seed: int, n_resamples: int = WILD_RESAMPLES,
-                  confidence_level: float | None = None) -> WildDecision:
-    """The restricted wild cluster bootstrap's two-sided test of a zero mean of each column of ``sums``
-    (paired gaps, or per-question differences at several k) and, with ``confidence_level``, its
-    inverted interval -- the one place where its p-value is floored at 1/B and its draws seeded
-    (``seed`` from :func:`wild_seed` of the caller's generator: the same seed, the same weights in
-    every entry point).
-    """
-    from .wild_cluster import wild_cluster_interval, wild_cluster_test
-
-    sizes, resid, _ = sums.clusters()
-    cluster_sums = resid + sizes[:, None] * sums.delta
-    test = wild_cluster_test(cluster_sums, sizes, 0.0, n_resamples=n_resamples, rng=np.random.default_rng(seed))
-    b_count = int(test.n_resamples)
-    raw = np.asarray(test.pvalue, dtype=float).reshape(-1)
-    # the p-value's resolution is 1 / B: never below it; not estimable (no between-cluster variation) is
-    # no evidence (p = 1), as the t tests' NaN variance
-    pvalue = np.where(np.isnan(raw), 1.0, np.maximum(raw, 1.0 / b_count))
-    low = high = None
-    if confidence_level is not None:
-        ci = wild_cluster_interval(cluster_sums, sizes, confidence_level=confidence_level, n_resamples=n_resamples,
-                                   rng=np.random.default_rng(seed))
-        low, high = np.asarray(ci.low, dtype=float).reshape(-1), np.asarray(ci.high, dtype=float).reshape(-1)
-    se = np.asarray(test.standard_error, dtype=float).reshape(-1)
-    return WildDecision(statistic=np.asarray(test.statistic, dtype=float).reshape(-1), pvalue=pvalue,
-                        estimable=~np.isnan(raw), standard_error=se,
-                        n_resamples=b_count, ci_low=low, ci_high=high, cluster_sums=cluster_sums, sizes=sizes,
-                        seed=seed)
 
 
 def cluster_verdict_from_variance(delta: np.ndarray, var: np.ndarray, n: Any, variance: np.ndarray,  # noqa: PLR0917

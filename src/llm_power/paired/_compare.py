@@ -32,7 +32,6 @@ from .._kernel.variance import DESIGN_EFFECTS
 from .._kernel.verdict import (
     CLUSTER_METHODS,
     REASONS,
-    WILD_RESAMPLES,
     choose_iid_test,
     cluster_verdict,
     floor_pvalue,
@@ -41,9 +40,9 @@ from .._kernel.verdict import (
     spread,
     verdict_reason,
     warn_degenerate,
-    wild_seed,
 )
 from .._kernel.verdict import resolved as verdict_resolved
+from .._kernel.wild_decision import WILD_RESAMPLES, wild_seed
 from ._effects import effect_sizes, paired_counts
 from ._registry import COMPARE_METHODS, DEFAULT_RESAMPLES, TESTS, PairData, interval_at
 from ._resampling import paired_bootstrap

@@ -34,9 +34,7 @@ from .._kernel.variance import DESIGN_EFFECTS, mean_variance_from_sums
 from .._kernel.verdict import (
     CLT_MIN_ITEMS,
     REGIME_NAMES,
-    WILD_RESAMPLES,
     Verdict,
-    check_wild_work,
     choose_iid_test,
     floor_pvalue,
     iid_verdict,
@@ -45,8 +43,8 @@ from .._kernel.verdict import (
     spread,
     t_interval,
     warn_degenerate,
-    wild_seed,
 )
+from .._kernel.wild_decision import WILD_RESAMPLES, check_wild_work, wild_seed
 from ..intervals import proportion_ci
 from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval

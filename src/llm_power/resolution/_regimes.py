@@ -69,7 +69,7 @@ class Context:
     model_sd: np.ndarray = field(default_factory=lambda: np.empty(0))  # per ranked model, SD of the item scores
     #: several runs per model: (crossed mean squares, what names a run, the runs' blocks when matched)
     runs: tuple[Any, str, Any, bool] | None = None  # (mean squares, runs_by, matched blocks, 0/1 scores)
-    wild_seed: int | None = None  # the wild cluster bootstrap's weights (verdict.wild_seed of the caller's rng)
+    wild_seed: int | None = None  # the wild cluster bootstrap's weights (wild_decision.wild_seed of the caller's rng)
     fine: FineClusters | None = None  # a finer clustering nested in the coarse one (diagnose's cluster_fine)
 
 

@@ -14,7 +14,7 @@ from .._core.results import ConfidenceInterval, Result, renamed_field, stored_in
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import level_quantile, t_pvalue
-from .._kernel.verdict import wild_seed
+from .._kernel.wild_decision import wild_seed
 from ._passk import (
     METRICS,
     check_cluster_method,

@@ -38,7 +38,7 @@ from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_confidence_level, check_int_at_least, check_option
 from .._kernel.quantiles import upper_quantile
 from .._kernel.variance import mean_variance
-from .._kernel.verdict import wild_seed
+from .._kernel.wild_decision import wild_seed
 from ._resampling import bayesian_bootstrap_means
 
 __all__ = ["PassAtKResult", "pass_at_k", "pass_at_k_ci", "pass_at_k_matrix", "pass_hat_k"]
@@ -240,8 +240,8 @@ class PassAtKResult(Result):
         elif self._wild is not None:
             sums, sizes, seed, lo, hi = self._wild
             if not math.isclose(level, self.confidence_level, rel_tol=0.0, abs_tol=1e-12):
-                from .._kernel.verdict import WILD_RESAMPLES
                 from .._kernel.wild_cluster import wild_cluster_interval
+                from .._kernel.wild_decision import WILD_RESAMPLES
 
                 ci = wild_cluster_interval(sums, sizes, confidence_level=level, n_resamples=WILD_RESAMPLES,
                                            rng=np.random.default_rng(seed))
@@ -428,12 +428,12 @@ def mean_and_se(values: np.ndarray, codes: np.ndarray | None,
 
 
 def wild_test(values: np.ndarray, codes: np.ndarray, *, seed: int, confidence_level: float) -> Any:
-    """The kernel's wild cluster bootstrap (:func:`llm_power._kernel.verdict.wild_decision`) of a zero
+    """The kernel's wild cluster bootstrap (:func:`llm_power._kernel.wild_decision.wild_decision`) of a zero
     mean of each column of ``values`` (questions x k: every k with the same draws) and its inverted
     interval at ``confidence_level``.
     """
     from .._kernel.sufficient import pair_sums
-    from .._kernel.verdict import wild_decision
+    from .._kernel.wild_decision import wild_decision
 
     return wild_decision(pair_sums(values, codes, int(codes.max()) + 1), seed=seed, confidence_level=confidence_level)
 
