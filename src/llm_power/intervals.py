@@ -476,8 +476,9 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float, cl
         low, high = mean - half, mean + half
         method, df = "cluster-robust t (CR2)", float(v.df[0])
         if cluster_method != "cr2":
-            from ._kernel.wild_cluster import cv3_variance, wild_cluster_interval
-            from ._kernel.wild_decision import WILD_RESAMPLES, wild_seed
+            from ._kernel.sufficient import PairSums
+            from ._kernel.wild_cluster import cv3_variance
+            from ._kernel.wild_decision import wild_decision, wild_seed
 
             sizes = np.bincount(codes, minlength=g).astype(float)
             sums = np.bincount(codes, weights=x, minlength=g)
@@ -487,9 +488,11 @@ def one_model_summary(scores: Any, clusters: Any, *, confidence_level: float, cl
                                                  "two-sided", df))
                 low, high, method = mean - half, mean + half, "cluster jackknife t (CV3)"
             else:
-                wci = wild_cluster_interval(sums, sizes, confidence_level=confidence_level, n_resamples=WILD_RESAMPLES,
-                                            rng=np.random.default_rng(wild_seed(as_rng(rng))))
-                low, high, method, df = float(wci.low), float(wci.high), "wild cluster bootstrap (restricted)", math.nan
+                wild = wild_decision(PairSums(n=n, delta=np.array([mean]), ss=np.array([np.nan]), sizes=sizes,
+                                              resid=(sums - sizes * mean)[:, None], resid_sq=np.full((g, 1), np.nan)),
+                                     seed=wild_seed(as_rng(rng)), confidence_level=confidence_level)
+                low, high = float(np.asarray(wild.ci_low)[0]), float(np.asarray(wild.ci_high)[0])
+                method, df = "wild cluster bootstrap (restricted)", math.nan
         if binary:
             low, high = max(low, 0.0), min(high, 1.0)
         out.update(method=method, low=low, high=high, n_clusters=g, design_effect=float(v.design_effect[0]), df=df)

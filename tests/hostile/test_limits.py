@@ -121,9 +121,10 @@ MOVABLE = {
     "LLM_POWER_MAX_CLUSTER_RESAMPLES": (
         "10", lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_resamples=11, rng=0),
         lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_resamples=10, rng=0)),
-    # the wild cluster bootstrap: 2 pairs x 2^12 = 4,096 enumerated sign vectors each
+    # the wild cluster bootstrap: 3 models (2 pairs) x 2^12 = 4,096 enumerated sign vectors each; top=2 is
+    # 2 models (1 pair)
     "LLM_POWER_MAX_WILD_DRAWS": (
-        "8191", lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_method="wild", rng=0),
+        "12287", lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_method="wild", rng=0),
         lambda: lp.diagnose(_X, cluster=np.arange(120) % 12, cluster_method="wild", top=2, rng=0)),
     "LLM_POWER_MAX_EXACT_POWER_ITEMS": ("1000", lambda: lp.power(1001, 0.6, 0.5, method="exact"),
                                         lambda: lp.power(1000, 0.6, 0.5, method="exact")),

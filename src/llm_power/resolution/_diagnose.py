@@ -44,7 +44,7 @@ from .._kernel.verdict import (
     t_interval,
     warn_degenerate,
 )
-from .._kernel.wild_decision import WILD_RESAMPLES, check_wild_work, wild_seed
+from .._kernel.wild_decision import check_wild_work, wild_decision, wild_seed
 from ..intervals import proportion_ci
 from ..matrix import RunScores, ScoreMatrix, ScoreSource
 from ..paired import permutation_interval
@@ -537,7 +537,7 @@ def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndar
         half = np.asarray(level_quantile(level, "two-sided", v.df)) * se
         lo, hi = means - half, means + half
     else:
-        from .._kernel.wild_cluster import cv3_variance, wild_cluster_interval
+        from .._kernel.wild_cluster import cv3_variance
 
         g = int(np.sum(keep))
         cluster_sums = resid[keep] + sizes[keep, None] * means
@@ -547,11 +547,11 @@ def _cluster_model_intervals(source: ScoreSource, means: np.ndarray, m2: np.ndar
             lo, hi = means - half, means + half
         else:
             check_wild_work(cluster_sums.shape[1], g, "models")
-            ci = wild_cluster_interval(cluster_sums, sizes[keep], confidence_level=level, n_resamples=WILD_RESAMPLES,
-                                       rng=np.random.default_rng(seed))
-            lo, hi = np.asarray(ci.low, dtype=float).reshape(-1), np.asarray(ci.high, dtype=float).reshape(-1)
-            r = cluster_sums - sizes[keep, None] * means
-            se = np.sqrt(g / (g - 1.0) * np.sum(r * r, axis=0)) / source.n
+            wild = wild_decision(PairSums(n=source.n, delta=means, ss=m2, sizes=sizes[keep], resid=resid[keep],
+                                          resid_sq=resid_sq[keep]), seed=0 if seed is None else seed,
+                                 confidence_level=level)
+            lo, hi = np.asarray(wild.ci_low, dtype=float), np.asarray(wild.ci_high, dtype=float)
+            se = wild.standard_error
     if binary:
         lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
     return lo, hi, np.asarray(se, dtype=float)
