@@ -410,6 +410,8 @@ def test_power_at_the_bootstrap_n_star_in_the_bootstrap_world() -> None:
                    seed=1)
     for row in rows:
         assert row["within_3se"] >= 0.75, row  # 4 pilots: at most one outside 3 SE
+        # the expected-power N*'s own check (fresh draws of w and clusters): 0.80 up to 3 SE of 4 x 1000 sims
+        assert abs(row["expected_world_mean"] - 0.8) <= 3 * math.sqrt(0.16 / 4000) + 0.01, row
 
 
 @pytest.mark.slow
@@ -422,3 +424,8 @@ def test_power_at_the_bootstrap_n_star_slow(design: int) -> None:
     # 1-2 points at G' near 30: 0.804-0.814 over 100 pilots in the full run)
     assert row["within_3se"] >= 0.9, row
     assert -0.01 <= row["boot_world_mean"] - 0.8 <= 0.02, row
+    # the population with the pilot re-centred on the true gap: the expected-power N* reaches 0.80 on
+    # average over pilots (up to 3 SE of the mean over 30 pilots); the plug-in falls short of it
+    x, plug = row["pop_expected_true_gap"], row["pop_boot_true_gap"]
+    assert abs(x["mean"] - 0.8) <= 3 * x["sd"] / math.sqrt(30), row
+    assert x["mean"] > plug["mean"], row

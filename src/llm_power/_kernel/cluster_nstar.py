@@ -455,7 +455,8 @@ class ClusterNStar:
     the benchmark's Imbens-Kolesar df); ``achieved_power`` the power at G'* re-estimated on
     ``n_sims`` fresh simulations and ``achieved_power_se`` its Monte-Carlo SE; ``search_power`` the
     search's own estimate at G'* (>= the target) and ``below_power`` at the grid point below,
-    ``n_clusters_below`` (< the target; NaN when G'* = 2).
+    ``n_clusters_below`` (< the target; NaN when G'* = 2); with ``pilot="expected"`` these powers are
+    averages over the pilot variance's posterior as well as over the cluster draws.
     """
 
     n_clusters: Any
