@@ -8,15 +8,20 @@ of about 4 sd^2 / 0.24; each cluster's (n10, n01, rest) is one multinomial draw.
 
 1. a pilot benchmark of G = 14 clusters is drawn from the population (without replacement) and
    its bootstrap N* (:func:`llm_power._kernel.cluster_nstar.bootstrap_n_star`, CR2 test, 1,000
-   simulations) and today's formula N* = max(DE, 1) K_df sigma^2 / delta^2 are computed;
-2. **the bootstrap world** (where N* is right by construction when the code is right): the power
-   at G'* clusters drawn from the pilot's clusters, re-estimated on ``n_check`` fresh simulations,
+   simulations) with ``pilot="plug_in"`` (the observed clusters as the truth) and with
+   ``pilot="expected"`` (the expected power over the pilot variance's posterior), the plug-in G'*
+   times the Julious-Owen (2006) factor (:func:`julious_owen`), and today's formula
+   N* = max(DE, 1) K_df sigma^2 / delta^2 are computed;
+2. **the bootstrap world** (where the plug-in N* is right by construction when the code is right):
+   the power at the plug-in G'* clusters drawn from the pilot's clusters, re-estimated on
+   ``n_check`` fresh simulations,
    and at the grid point below; "within 3 SE" means power(G'*) >= 0.80 - 3 SE and
    power(below) <= 0.80 + 3 SE, SE combining the search's and the check's Monte-Carlo error (the
-   answer is the smallest G' reaching 0.80 up to that noise);
+   answer is the smallest G' reaching 0.80 up to that noise); the expected-power variant's own
+   check (``achieved_power``, its world averaged over w) is reported beside it;
 3. **the population**: the power of the CR2 test on G'* clusters drawn from the population, for
-   the bootstrap N* and for today's formula N* (in clusters: ceil(N* / mean pilot size)), over the
-   pilots -- mean, SD and 10/50/90% quantiles. Both inherit the pilot's noise in delta-hat (a
+   each planner (today's formula in clusters: ceil(N* / mean pilot size)), over the
+   pilots -- mean, SD, 10/50/90% quantiles and the Monte-Carlo SE of the mean over pilots. Both inherit the pilot's noise in delta-hat (a
    14-cluster pilot of a gap that needs ~100 clusters barely sees it), so they are also reported
    with the pilot's clusters re-centred on the true gap (S_g + m_g (delta - delta_hat)): what is
    left is the noise of the between-cluster variance alone. ``oracle`` is the population's own
@@ -35,8 +40,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from llm_power._core.errors import DegenerateDataWarning, InfeasibleDesignWarning
+from llm_power._kernel import cluster_nstar
 from llm_power._kernel.cluster_nstar import bootstrap_n_star, cluster_bootstrap_power
 from llm_power._kernel.variance import cluster_design_effects
 
@@ -99,6 +106,40 @@ def _quiet() -> Any:
     return ctx
 
 
+def julious_owen(g_star: float, s: np.ndarray, sq: np.ndarray, m: np.ndarray) -> float:
+    """The plug-in G'* times the Julious-Owen (2006) factor: ``kappa (t'_{nu, power}(z) / (z + z_power))^2``,
+    t' the noncentral t quantile on the pilot's Imbens-Kolesar df nu with noncentrality z = z_{1-alpha/2}
+    (the normal-test approximation of the expected power over the posterior of the variance), kappa the
+    CR2 correction of the bootstrap world's between-cluster variance (:func:`cluster_nstar._pilot_uncertainty`).
+    """
+    if not math.isfinite(g_star):
+        return g_star
+    nu, kappa = cluster_nstar._pilot_uncertainty(s[:, None], sq[:, None], m)  # noqa: SLF001
+    z, z_p = stats.norm.ppf(0.975), stats.norm.ppf(TARGET)
+    factor = float(kappa[0]) * (float(stats.nct.ppf(TARGET, float(nu[0]), z)) / (z + z_p)) ** 2
+    return float(math.ceil(g_star * factor))
+
+
+def _variants(s: np.ndarray, sq: np.ndarray, m: np.ndarray, n_sims: int, rng: np.random.Generator,
+              world: dict[str, list[float]]) -> dict[str, float]:
+    """G' of every planner on this pilot (clusters); records the pilot's own checks in ``world``."""
+    plug = bootstrap_n_star(s, sq, m, n_sims=n_sims, pilot="plug_in", rng=rng)
+    expected = bootstrap_n_star(s, sq, m, n_sims=n_sims, pilot="expected", rng=rng)
+    world["expected"].append(float(expected.achieved_power))
+    g_f = float(plug.n_star_formula) / m.mean()
+    out = {"boot": float(plug.n_clusters), "expected": float(expected.n_clusters),
+           "julious_owen": julious_owen(float(plug.n_clusters), s, sq, m),
+           "formula": float(math.ceil(g_f)) if math.isfinite(g_f) else math.inf}
+    for name, planner in EXTRA.items():
+        out[name] = planner(s, sq, m, n_sims, rng)
+    world["_plug"] = [float(plug.n_clusters), float(plug.n_clusters_below)]
+    return out
+
+
+#: more planners to measure: name -> f(s, sq, m, n_sims, rng) -> G' (for experiments)
+EXTRA: dict[str, Any] = {}
+
+
 def run(designs: Any = DESIGNS, *, n_pilots: int = 100, n_sims: int = 1000, n_check: int = 10000,  # noqa: PLR0914
         n_population: int = 2000, oracle_sims: int = 4000, seed: int = 0) -> list[dict[str, Any]]:
     """One row of results per design (see the module docstring)."""
@@ -108,7 +149,7 @@ def run(designs: Any = DESIGNS, *, n_pilots: int = 100, n_sims: int = 1000, n_ch
         ps, psq, pm = population(design, rng)
         true_gap = ps.sum() / pm.sum()
         ctx = _quiet()
-        oracle = bootstrap_n_star(ps, psq, pm, n_sims=oracle_sims, rng=rng)
+        oracle = bootstrap_n_star(ps, psq, pm, n_sims=oracle_sims, pilot="plug_in", rng=rng)
         memo: dict[int, float] = {}
 
         def pop_power(g: float, memo: dict[int, float] = memo, ps: np.ndarray = ps, psq: np.ndarray = psq,
@@ -117,36 +158,37 @@ def run(designs: Any = DESIGNS, *, n_pilots: int = 100, n_sims: int = 1000, n_ch
                 return math.nan
             key = max(int(g), 2)
             if key not in memo:
-                memo[key] = float(cluster_bootstrap_power(ps, psq, pm, key, n_sims=n_population, rng=rng)[0])
+                memo[key] = float(cluster_bootstrap_power(ps, psq, pm, key, n_sims=n_population, pilot="plug_in",
+                                                          rng=rng)[0])
             return memo[key]
 
-        world, inside, g_boot, g_form = [], [], [], []
-        pw: dict[str, list[float]] = {"boot": [], "formula": [], "boot_true_gap": [], "formula_true_gap": []}
+        world: dict[str, list[float]] = {"plug_in": [], "expected": []}
+        inside: list[bool] = []
+        g_all: dict[str, list[float]] = {}
+        pw: dict[str, list[float]] = {}
         for _ in range(n_pilots):
             pick = rng.choice(G_POP, G_PILOT, replace=False)
             s, sq, m = ps[pick], psq[pick], pm[pick]
-            res = bootstrap_n_star(s, sq, m, n_sims=n_sims, rng=rng)
             centred = s + m * (true_gap - s.sum() / m.sum())
-            res_c = bootstrap_n_star(centred, sq, m, n_sims=n_sims, rng=rng)
-            g_star = float(res.n_clusters)
-            g_boot.append(g_star)
-            g_f = math.ceil(float(res.n_star_formula) / m.mean()) if math.isfinite(res.n_star_formula) else math.inf
-            g_form.append(g_f)
-            pw["boot"].append(pop_power(g_star))
-            pw["formula"].append(pop_power(g_f))
-            pw["boot_true_gap"].append(pop_power(float(res_c.n_clusters)))
-            g_fc = float(res_c.n_star_formula) / m.mean()
-            pw["formula_true_gap"].append(pop_power(math.ceil(g_fc) if math.isfinite(g_fc) else math.inf))
-            if math.isfinite(g_star):
-                at, se_at = cluster_bootstrap_power(s, sq, m, int(g_star), n_sims=n_check, rng=rng)
-                se = math.sqrt(TARGET * (1 - TARGET) * (1 / n_sims + 1 / n_check))
-                ok = float(at) >= TARGET - 3 * se
-                below = float(res.n_clusters_below)
-                if math.isfinite(below):
-                    at_below = float(cluster_bootstrap_power(s, sq, m, int(below), n_sims=n_check, rng=rng)[0])
-                    ok &= at_below <= TARGET + 3 * se
-                world.append(float(at))
-                inside.append(ok)
+            for suffix, sums in (("", s), ("_true_gap", centred)):
+                gs = _variants(sums, sq, m, n_sims, rng, world)
+                for name, g in gs.items():
+                    g_all.setdefault(name + suffix, []).append(g)
+                    pw.setdefault(name + suffix, []).append(pop_power(g))
+                if suffix:
+                    continue
+                g_star, below = world.pop("_plug")
+                if math.isfinite(g_star):  # the plug-in's bootstrap world
+                    at = cluster_bootstrap_power(s, sq, m, int(g_star), n_sims=n_check, pilot="plug_in", rng=rng)[0]
+                    se = math.sqrt(TARGET * (1 - TARGET) * (1 / n_sims + 1 / n_check))
+                    ok = float(at) >= TARGET - 3 * se
+                    if math.isfinite(below):
+                        at_below = float(cluster_bootstrap_power(s, sq, m, int(below), n_sims=n_check, pilot="plug_in",
+                                                                 rng=rng)[0])
+                        ok &= at_below <= TARGET + 3 * se
+                    world["plug_in"].append(float(at))
+                    inside.append(ok)
+            world.pop("_plug", None)
         ctx.__exit__(None, None, None)
 
         def summary(values: list[float]) -> dict[str, float]:
@@ -157,14 +199,17 @@ def run(designs: Any = DESIGNS, *, n_pilots: int = 100, n_sims: int = 1000, n_ch
                     "q10": float(np.quantile(v, 0.1)), "q50": float(np.quantile(v, 0.5)),
                     "q90": float(np.quantile(v, 0.9))}
 
-        gb = np.array(g_boot)
+        gb = np.array(g_all["boot"])
         rows.append({"design": design.name, "icc": icc(ps, psq, pm), "gap": true_gap, "mean_size": float(pm.mean()),
                      "oracle_g": float(oracle.n_clusters), "oracle_power": float(oracle.achieved_power),
                      "pilots": n_pilots, "boot_finite": float(np.mean(np.isfinite(gb))),
-                     "boot_g_median": float(np.median(gb)), "formula_g_median": float(np.median(g_form)),
-                     "boot_world_mean": float(np.mean(world)) if world else math.nan,
-                     "boot_world_sd": float(np.std(world)) if world else math.nan,
+                     "boot_g_median": float(np.median(gb)), "formula_g_median": float(np.median(g_all["formula"])),
+                     "g_median": {k: float(np.median(v)) for k, v in g_all.items()},
+                     "boot_world_mean": float(np.mean(world["plug_in"])) if world["plug_in"] else math.nan,
+                     "boot_world_sd": float(np.std(world["plug_in"])) if world["plug_in"] else math.nan,
+                     "expected_world_mean": float(np.nanmean(world["expected"])) if world["expected"] else math.nan,
                      "within_3se": float(np.mean(inside)) if inside else math.nan,
+                     "n_population": n_population,
                      **{f"pop_{k}": summary(v) for k, v in pw.items()}})
     return rows
 
@@ -176,6 +221,10 @@ def _fmt(x: dict[str, float]) -> str:
             f"finite {100 * x['finite']:.0f}%)")
 
 
+LABELS = {"boot": "bootstrap N*, plug-in", "expected": "bootstrap N*, expected power",
+          "julious_owen": "plug-in x Julious-Owen", "formula": "today's formula N*"}
+
+
 def main(argv: list[str]) -> None:
     pilots = int(argv[0]) if argv else 100
     sims = int(argv[1]) if len(argv) > 1 else 1000
@@ -185,14 +234,18 @@ def main(argv: list[str]) -> None:
     for r in rows:
         print(f"\n{r['design']}: population ICC {r['icc']:.3f}, gap {r['gap']:.4f}, mean size {r['mean_size']:.0f}; "
               f"population's own bootstrap N* {r['oracle_g']:.0f} clusters (power {r['oracle_power']:.3f})")
-        print(f"  pilots {r['pilots']} of {G_PILOT} clusters: bootstrap N* median {r['boot_g_median']:.0f} clusters "
-              f"(finite {100 * r['boot_finite']:.0f}%), today's formula median {r['formula_g_median']:.0f}")
-        print(f"  bootstrap world: power at N* {r['boot_world_mean']:.4f} mean (sd {r['boot_world_sd']:.4f}), "
-              f"within 3 SE {100 * r['within_3se']:.0f}% of pilots")
-        print(f"  population power, bootstrap N*           {_fmt(r['pop_boot'])}")
-        print(f"  population power, today's formula N*     {_fmt(r['pop_formula'])}")
-        print(f"  population power, bootstrap, true gap    {_fmt(r['pop_boot_true_gap'])}")
-        print(f"  population power, formula, true gap      {_fmt(r['pop_formula_true_gap'])}")
+        print(f"  pilots {r['pilots']} of {G_PILOT} clusters: median G' " + ", ".join(
+            f"{k} {v:.0f}" for k, v in r["g_median"].items() if not k.endswith("_true_gap")))
+        print(f"  plug-in bootstrap world: power at N* {r['boot_world_mean']:.4f} mean (sd {r['boot_world_sd']:.4f}), "
+              f"within 3 SE {100 * r['within_3se']:.0f}% of pilots; expected-power world {r['expected_world_mean']:.4f}")
+        for suffix, label in (("", "estimated gap"), ("_true_gap", "true gap")):
+            print(f"  population power with the {label} (mean (sd; q10/q50/q90); MC SE of the mean over pilots):")
+            for key in r["g_median"]:
+                if key.endswith("_true_gap") or key + suffix not in r["g_median"]:
+                    continue
+                x = r[f"pop_{key}{suffix}"]
+                se = x.get("sd", math.nan) / math.sqrt(max(x.get("finite", 0) * r["pilots"], 1))
+                print(f"    {LABELS.get(key, key):32s} {_fmt(x)}  SE {se:.3f}")
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from llm_power._core.errors import DegenerateDataWarning
 from llm_power._kernel import cluster_nstar as cn
@@ -131,7 +132,7 @@ def _loop_power(s: np.ndarray, sq: np.ndarray, m: np.ndarray, g_new: int, n_sims
 @pytest.mark.parametrize(("test", "g_new", "n_sims"), [("cr2", 12, 3000), ("cr2", 25, 3000), ("wild", 12, 400)])
 def test_power_at_a_given_g_equals_a_plain_loop_simulation(test: str, g_new: int, n_sims: int) -> None:
     s, sq, m = _binary_clusters(10, 7)
-    fast, se = cluster_bootstrap_power(s[:, 0], sq[:, 0], m, g_new, test=test, n_sims=n_sims, rng=1)
+    fast, se = cluster_bootstrap_power(s[:, 0], sq[:, 0], m, g_new, test=test, pilot="plug_in", n_sims=n_sims, rng=1)
     slow = _loop_power(s[:, 0], sq[:, 0], m, g_new, n_sims, 2, test)
     assert abs(fast - slow) <= 4.0 * math.sqrt(2.0) * max(se, 0.005), (fast, slow, se)
 
@@ -188,7 +189,7 @@ def test_monotone_in_the_target_power() -> None:
 
 def test_many_equal_clusters_with_icc_0_agree_with_the_analytic_n_star() -> None:
     s, sq, m = _binary_clusters(300, 9, icc_sd=0.0, gap=0.04, sizes=np.full(300, 40))
-    res = bootstrap_n_star(s[:, 0], sq[:, 0], m, rng=0, n_sims=2000)
+    res = bootstrap_n_star(s[:, 0], sq[:, 0], m, pilot="plug_in", rng=0, n_sims=2000)
     # the bootstrap world's analytic answer: Var(S* - m delta) per drawn cluster is mean(R_g^2), so the
     # t test on G' - 1 df needs G' = K_{G'-1} mean(R^2) / (m delta)^2 clusters (fixed point)
     delta = s.sum() / m.sum()
@@ -199,6 +200,156 @@ def test_many_equal_clusters_with_icc_0_agree_with_the_analytic_n_star() -> None
     assert float(res.n_clusters) == pytest.approx(g_an, rel=0.06)
     # and the IID plug-in (ICC 0: a design effect near 1, up to the t quantiles and the clusters' noise)
     assert float(res.design_effect) == pytest.approx(1.0, abs=0.2)
+
+
+# =================================================================================================
+# The pilot's uncertainty (pilot="expected")
+# =================================================================================================
+
+def _pilot_df_kappa(s: np.ndarray, sq: np.ndarray, m: np.ndarray) -> tuple[float, float]:
+    """nu, the kernel's Imbens-Kolesar df of the pilot's CR2 variance, and kappa = sum h R^2 / sum R^2."""
+    _, df = _kernel_cr2_t(s[:, None], sq[:, None], m)
+    r = s - m * s.sum() / m.sum()
+    return float(df[0]), float(np.sum(r**2 / (1.0 - m / m.sum())) / np.sum(r**2))
+
+
+def _scaled_benchmark(s: np.ndarray, sq: np.ndarray, m: np.ndarray, w: float,
+                      row: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The pilot with each cluster's deviation from the gap times w (its within-cluster sum of squares
+    kept: Q_g - S_g^2/m_g unchanged), written out cluster by cluster as drawn.
+    """
+    delta = s.sum() / m.sum()
+    s_w = m * delta + w * (s - m * delta)
+    sq_w = (sq - s * s / m) + s_w * s_w / m
+    return np.repeat(s_w, row), np.repeat(sq_w, row), np.repeat(m, row)
+
+
+@pytest.mark.parametrize("test", ["cr2", "cv3"])
+def test_scaled_t_statistics_equal_the_kernel_on_the_written_out_scaled_benchmark(test: str) -> None:
+    s, sq, m = _binary_clusters(9, 13, pairs=2)
+    rng = np.random.default_rng(6)
+    counts = rng.multinomial(15, np.full(9, 1 / 9), size=20)
+    w = rng.uniform(0.3, 3.0, size=(20, 2))
+    t, df = cn._t_statistics(counts, s, sq, m, test, w)
+    for i, row in enumerate(counts):
+        for p in range(2):
+            bs, bsq, bm = _scaled_benchmark(s[:, p], sq[:, p], m, float(w[i, p]), row)
+            if test == "cr2":
+                t_ref, df_ref = _kernel_cr2_t(bs[:, None], bsq[:, None], bm)
+            else:
+                t_ref, df_ref = bs.sum() / bm.sum() / np.sqrt(cv3_variance(bs[:, None], bm)), np.array([14.0])
+            assert t[i, p] == pytest.approx(float(np.ravel(t_ref)[0]), rel=1e-9)
+            assert df[i, p] == pytest.approx(float(df_ref[0]), rel=1e-9)
+
+
+def _loop_expected_power(s: np.ndarray, sq: np.ndarray, m: np.ndarray, g_new: int, n_sims: int, seed: int,  # noqa: PLR0913, PLR0917
+                         test: str) -> float:
+    """A plain loop over the same draws as the fast code (one uniform per simulation, then the clusters'
+    counts): w from scipy's chi-square, the scaled benchmark written out, the kernel's test run on it.
+    """
+    rng = np.random.default_rng(seed)
+    nu, kappa = _pilot_df_kappa(s, sq, m)
+    u = rng.random(n_sims)
+    counts = rng.multinomial(g_new, np.full(m.size, 1 / m.size), size=n_sims)
+    delta = s.sum() / m.sum()
+    hits = 0
+    for i in range(n_sims):
+        w = math.sqrt(kappa * nu / stats.chi2.isf(u[i], nu))
+        bs, bsq, bm = _scaled_benchmark(s, sq, m, w, counts[i])
+        if test == "wild":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateDataWarning)
+                res = wild_cluster_test(bs, bm, weights="auto", n_resamples=99, variance="cr1", rng=rng)
+            t, p = float(res.statistic), float(res.pvalue)
+        elif test == "cv3":
+            t = float(bs.sum() / bm.sum() / np.sqrt(cv3_variance(bs[:, None], bm))[0])
+            p = float(q.t_pvalue(t, g_new - 1.0, "two-sided"))
+        else:
+            t_arr, df = _kernel_cr2_t(bs[:, None], bsq[:, None], bm)
+            t = float(t_arr[0])
+            p = float(q.t_pvalue(t, df[0], "two-sided")) if np.isfinite(t) else 1.0
+        hits += bool(p <= 0.05 and np.sign(t) == np.sign(delta))
+    return hits / n_sims
+
+
+@pytest.mark.parametrize(("test", "n_sims"), [("cr2", 600), ("cv3", 600), ("wild", 60)])
+def test_expected_power_equals_a_plain_loop_on_the_same_draws(test: str, n_sims: int) -> None:
+    s, sq, m = _binary_clusters(11, 17, icc_sd=0.06, gap=0.12)
+    fast, _ = cluster_bootstrap_power(s[:, 0], sq[:, 0], m, 21, test=test, n_sims=n_sims, n_resamples=99, rng=8)
+    slow = _loop_expected_power(s[:, 0], sq[:, 0], m, 21, n_sims, 8, test)
+    assert fast == pytest.approx(slow, abs=1.5 / n_sims)  # the same draws: equal up to a p-value on the boundary
+    plug, _ = cluster_bootstrap_power(s[:, 0], sq[:, 0], m, 21, test=test, pilot="plug_in", n_sims=n_sims,
+                                      n_resamples=99, rng=8)
+    assert fast != plug
+
+
+def test_pilot_scales_are_the_scaled_inverse_chi_square() -> None:
+    u = np.random.default_rng(3).random(20_000)
+    nu, kappa = np.array([3.7, 13.0]), np.array([1.2, 14 / 13])
+    w = cn._pilot_scales(u, nu, kappa)
+    assert w.shape == (20_000, 2)
+    for p in range(2):  # kappa nu / w^2 is chi-square on nu df
+        assert stats.kstest(kappa[p] * nu[p] / w[:, p] ** 2, stats.chi2(nu[p]).cdf).pvalue > 1e-3
+    # one uniform per simulation, shared by the pairs: the scales are comonotone
+    assert stats.spearmanr(w[:, 0], w[:, 1]).statistic == pytest.approx(1.0)
+
+
+def test_pilot_uncertainty_is_the_pilots_ik_df_and_cr2_factor() -> None:
+    s, sq, m = _binary_clusters(14, 21, pairs=3)
+    nu, kappa = cn._pilot_uncertainty(s, sq, m)
+    for p in range(3):
+        assert (nu[p], kappa[p]) == pytest.approx(_pilot_df_kappa(s[:, p], sq[:, p], m), rel=1e-12)
+    s_eq, sq_eq, m_eq = _binary_clusters(14, 21, sizes=np.full(14, 40))
+    nu_eq, kappa_eq = cn._pilot_uncertainty(s_eq, sq_eq, m_eq)
+    assert nu_eq[0] == 13.0 and kappa_eq[0] == pytest.approx(14 / 13)  # equal sizes: G - 1 and G / (G - 1)
+
+
+def test_expected_is_deterministic_the_default_and_plans_more_clusters() -> None:
+    s, sq, m = _binary_clusters(14, 2, pairs=3)
+    a = bootstrap_n_star(s, sq, m, rng=4, n_sims=400)
+    b = bootstrap_n_star(s, sq, m, rng=4, n_sims=400, pilot="expected")
+    np.testing.assert_array_equal(a.n_clusters, b.n_clusters)
+    np.testing.assert_array_equal(a.achieved_power, b.achieved_power)
+    assert a.pilot == "expected" and np.all(a.search_power >= 0.8)
+    plug = bootstrap_n_star(s, sq, m, rng=4, n_sims=400, pilot="plug_in")
+    assert plug.pilot == "plug_in" and np.all(a.n_clusters > plug.n_clusters)  # 14 clusters: E w^2 > 1
+    one = bootstrap_n_star(s[:, 1], sq[:, 1], m, rng=4, n_sims=400)
+    assert math.isfinite(float(one.n_clusters))
+
+
+def test_many_clusters_expected_and_plug_in_agree() -> None:
+    # nu = G - 1 = 999: w is within a few percent of 1 (and kappa = G / (G - 1)), the two powers agree
+    # at the plug-in's N* (about 161 clusters)
+    s, sq, m = _binary_clusters(1000, 9, icc_sd=0.04, gap=0.03, sizes=np.full(1000, 30))
+    exp, se_e = cluster_bootstrap_power(s[:, 0], sq[:, 0], m, 161, n_sims=4000, rng=0)
+    plug, se_p = cluster_bootstrap_power(s[:, 0], sq[:, 0], m, 161, n_sims=4000, rng=1, pilot="plug_in")
+    assert 0.75 < plug < 0.85
+    assert abs(exp - plug) < 4.0 * math.hypot(se_e, se_p), (exp, plug)
+
+
+def test_expected_n_star_equals_the_analytic_expected_power_with_equal_sizes() -> None:
+    # Equal sizes, CV3 (t on G' - 1 df): in the world of the scaled draws the power at G' is about
+    # E_w P(t'_{G'-1}(ncp) > t_crit), ncp = sqrt(G') m delta / (w sigma_R), sigma_R^2 = mean(R_g^2),
+    # w^2 = (G / (G - 1)) (G - 1) / chi2_{G-1}: the Julious-Owen expected power, by quadrature over w
+    s, sq, m = _binary_clusters(14, 31, icc_sd=0.05, gap=0.02, sizes=np.full(14, 60))
+    s, sq = s[:, 0], sq[:, 0]
+    res = bootstrap_n_star(s, sq, m, test="cv3", rng=2, n_sims=4000)
+    delta = s.sum() / m.sum()
+    sigma_r = math.sqrt(np.mean((s - m * delta) ** 2))
+    u = (np.arange(4000) + 0.5) / 4000
+    w = np.sqrt(14.0 / stats.chi2.isf(u, 13.0))
+
+    def expected_power(g: int, w: np.ndarray) -> float:
+        ncp = math.sqrt(g) * 60 * delta / (w * sigma_r)
+        return float(np.mean(stats.nct.sf(stats.t.isf(0.025, g - 1), g - 1, ncp)))
+
+    g_an = next(g for g in range(2, 10_000) if expected_power(g, w) >= 0.8)
+    assert float(res.n_clusters) == pytest.approx(g_an, rel=0.08), (float(res.n_clusters), g_an)
+    # the plug-in (w = 1): its N* is smaller by the Julious-Owen allowance (here about 18%)
+    g_plug = next(g for g in range(2, 10_000) if expected_power(g, np.ones(1)) >= 0.8)
+    plug = bootstrap_n_star(s, sq, m, test="cv3", pilot="plug_in", rng=2, n_sims=4000)
+    assert float(plug.n_clusters) == pytest.approx(g_plug, rel=0.08), (float(plug.n_clusters), g_plug)
+    assert g_an > 1.1 * g_plug
 
 
 # =================================================================================================
@@ -241,6 +392,12 @@ def test_validation_messages() -> None:
         bootstrap_n_star(s, sq, m, alpha=0.5, power=0.4, rng=0)
     with pytest.raises(ValueError, match="`n_clusters` must be whole numbers >= 2"):
         cluster_bootstrap_power(s, sq, m, 1, rng=0)
+    with pytest.raises(ValueError, match="`pilot` must be one of 'expected', 'plug_in'; got 'plug-in'"):
+        bootstrap_n_star(s, sq, m, pilot="plug-in", rng=0)
+    with pytest.raises(ValueError, match="`pilot` must be one of 'expected', 'plug_in'; got 'posterior'"):
+        cluster_bootstrap_power(s, sq, m, 5, pilot="posterior", rng=0)
+    with pytest.raises(TypeError, match="`pilot` must be one of 'expected', 'plug_in'"):
+        bootstrap_n_star(s, sq, m, pilot=None, rng=0)
 
 
 # =================================================================================================
@@ -253,6 +410,8 @@ def test_power_at_the_bootstrap_n_star_in_the_bootstrap_world() -> None:
                    seed=1)
     for row in rows:
         assert row["within_3se"] >= 0.75, row  # 4 pilots: at most one outside 3 SE
+        # the expected-power N*'s own check (fresh draws of w and clusters): 0.80 up to 3 SE of 4 x 1000 sims
+        assert abs(row["expected_world_mean"] - 0.8) <= 3 * math.sqrt(0.16 / 4000) + 0.01, row
 
 
 @pytest.mark.slow
@@ -265,3 +424,8 @@ def test_power_at_the_bootstrap_n_star_slow(design: int) -> None:
     # 1-2 points at G' near 30: 0.804-0.814 over 100 pilots in the full run)
     assert row["within_3se"] >= 0.9, row
     assert -0.01 <= row["boot_world_mean"] - 0.8 <= 0.02, row
+    # the population with the pilot re-centred on the true gap: the expected-power N* reaches 0.80 on
+    # average over pilots (up to 3 SE of the mean over 30 pilots); the plug-in falls short of it
+    x, plug = row["pop_expected_true_gap"], row["pop_boot_true_gap"]
+    assert abs(x["mean"] - 0.8) <= 3 * x["sd"] / math.sqrt(30), row
+    assert x["mean"] > plug["mean"], row
