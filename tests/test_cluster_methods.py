@@ -361,3 +361,43 @@ def test_each_models_interval_follows_the_cluster_method() -> None:
         from llm_power.report.view import build_view
 
         assert build_view(diag).interval_name == {"cv3": "cluster jackknife t", "wild": "wild cluster bootstrap"}[method]
+
+
+def test_bootstrap_n_star_of_the_shown_gaps_beside_the_formula() -> None:
+    """diagnose's simulated N* of each shown gap is the kernel's bootstrap N* of that gap's cluster sums,
+    formed here from the per-item differences, drawn from its own stream of the seed (the other
+    columns do not change); with every pair only the adjacent gaps are simulated; the wild bootstrap's
+    is the CR2 test's; more than 100 shown gaps are not simulated and the report says so."""
+    from llm_power._kernel.cluster_nstar import bootstrap_n_star
+    from llm_power._kernel.wild_decision import wild_seed
+    from llm_power.report.view import build_view
+
+    x, coarse, _ = _nested(5, 0.4, n=1500, m=5)
+    names = [f"m{k}" for k in range(x.shape[1])]
+    col = {name: k for k, name in enumerate(names)}
+    for method in ("cr2", "wild"):
+        diag = lp.diagnose(x, models=names, cluster=coarse, pairs="all", cluster_method=method, cluster_nstar_sims=300,
+                           rng=2)
+        frame = diag.to_frame()
+        adjacent = (frame["rank_b"] == frame["rank_a"] + 1).to_numpy()
+        assert frame.loc[~adjacent, "n_star_cluster_bootstrap"].isna().all()
+        rows = frame[adjacent]
+        d = np.stack([x[:, col[a]] - x[:, col[b]] for a, b in zip(rows["model_a"], rows["model_b"], strict=True)], 1)
+        s = np.stack([np.bincount(coarse, weights=d[:, k]) for k in range(d.shape[1])], 1)
+        q = np.stack([np.bincount(coarse, weights=d[:, k] ** 2) for k in range(d.shape[1])], 1)
+        seed = np.random.SeedSequence([wild_seed(np.random.default_rng(2)), 45])
+        want = bootstrap_n_star(s, q, np.bincount(coarse).astype(float), test="cr2", n_sims=300,
+                                rng=np.random.default_rng(seed))
+        np.testing.assert_allclose(rows["n_star_cluster_bootstrap"], np.ceil(want.n_star), rtol=1e-12)
+        np.testing.assert_allclose(rows["design_effect_bootstrap"], want.design_effect, rtol=1e-9)
+        assert diag.settings["cluster_nstar"]["test"] == "cr2"
+        plain = lp.diagnose(x, models=names, cluster=coarse, pairs="all", cluster_method=method, cluster_nstar_sims=0,
+                            rng=2).to_frame()
+        same = [c for c in plain.columns if c not in {"n_star_cluster_bootstrap", "design_effect_bootstrap"}]
+        assert frame[same].equals(plain[same])
+    assert "Simulated N* (the cluster-robust t test on benchmarks of whole clusters" in (build_view(diag).robustness or "")
+    wide = (np.random.default_rng(0).random((1500, 102)) < np.linspace(0.3, 0.8, 102)).astype(float)
+    info = lp.diagnose(wide, cluster=coarse, cluster_resamples=0, rng=0).settings["cluster_nstar"]
+    assert not info["computed"] and "more than 100 shown gaps" in info["why"]
+    with pytest.raises(ValueError, match="cluster_nstar_sims"):
+        lp.diagnose(x, cluster=coarse, cluster_nstar_sims=-1)

@@ -484,6 +484,40 @@ def in_points(settings: dict[str, Any]) -> bool:
     return bool(settings.get("points", settings.get("binary")))
 
 
+def _cluster_nstar_sentence(diag: Diagnosis, cluster_name: str) -> str:
+    """N* by the cluster bootstrap beside the formula's: the closest unresolved shown gap's, and the
+    range of their ratio over the shown gaps (docs/clusters.md).
+    """
+    info = diag.settings.get("cluster_nstar") or {}
+    if not info:
+        return ""
+    if not info.get("computed"):
+        return f"Simulated N*: not computed ({info.get('why', '')})."
+    units = "clusters" if cluster_name == "cluster" else f"{cluster_name} clusters"
+    boot = np.asarray(diag.columns["n_star_cluster_bootstrap"], dtype=float)
+    formula = np.asarray(diag.columns["n_star_cluster"], dtype=float)
+    shown = np.flatnonzero(np.isfinite(boot) & np.isfinite(formula) & (formula > 0))
+    if not shown.size:
+        return ""
+    test = CLUSTER_METHOD_LABELS.get(info["test"], "cluster-robust t")
+    head = (f"Simulated N* (the {test} test on benchmarks of whole {units} drawn from these, "
+            f"{info['n_sims']:,} per size, over the uncertainty of their variance):")
+    unresolved = shown[~np.asarray(diag.columns["resolved_cluster"], dtype=bool)[shown]]
+    parts = []
+    if unresolved.size:
+        k = int(unresolved[np.argmin(formula[unresolved])])
+        needed = boot[k] / info["mean_cluster_size"]  # N* = G'* x the mean cluster size
+        parts.append(f"gap #{k + 1}, the closest unresolved, needs {fmt_n_star(boot[k])} items "
+                     f"(about {needed:,.0f} {units}) against the formula's {fmt_n_star(formula[k])}")
+    ratio = boot[shown] / formula[shown]
+    if shown.size > 1:
+        parts.append(f"over the {shown.size} shown gaps, {ratio.min():.2g}-{ratio.max():.2g}x the formula's "
+                     f"(median {np.median(ratio):.2g}x)")
+    elif not unresolved.size:
+        parts.append(f"gap #{int(shown[0]) + 1} needs {ratio[0]:.2g}x the formula's N*")
+    return f"{head} {'; '.join(parts)}."
+
+
 def _cluster_level_sentence(diag: Diagnosis, cluster_name: str) -> str:
     """Whether clustering matters (the items-vs-clusters score-variance test over the shown gaps) and
     how many gaps one cluster left out turns around (docs/clusters.md).
@@ -552,7 +586,8 @@ def build_view(diag: Diagnosis, *, cluster_name: str = "cluster", max_rows: int 
         of = f" of the {cr['n_pairs']:,} adjacent gaps" if cr.get("of_all_pairs") else ""
         robustness = (f"Cluster bootstrap ({cr['n_resamples']} resamples of the {s['n_clusters']} clusters): "
                       f"unresolved count{of} median {cr['median']:g}, 90% range [{cr['q05']:g}, {cr['q95']:g}].")
-    matters = _cluster_level_sentence(diag, cluster_name)
+    matters = " ".join(t for t in (_cluster_level_sentence(diag, cluster_name),
+                                    _cluster_nstar_sentence(diag, cluster_name)) if t)
     cluster_interval = CLUSTER_METHOD_LABELS.get(s.get("cluster_method", "cr2"), "cluster-robust t")
     caution = s.get("cluster_caution")
     if caution:

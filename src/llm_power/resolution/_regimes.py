@@ -120,11 +120,14 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
                 "cluster_df_min": float(np.min(cv.df))}
     robustness = None
     b_count = options.cluster_resamples
-    if b_count:
-        # the robustness of the count the report leads with: the shown gaps -- with every pair, the
-        # adjacent ones (resampling all M(M-1)/2 pairs cost 80x the IID diagnosis at 1,000 models)
-        keep = (np.flatnonzero(ctx.pair_idx[:, 1] == ctx.pair_idx[:, 0] + 1) if ctx.pairs == "all"
-                else np.arange(ctx.pair_idx.shape[0]))
+    # the shown gaps -- with every pair, the adjacent ones (resampling all M(M-1)/2 pairs cost 80x the
+    # IID diagnosis at 1,000 models)
+    keep = (np.flatnonzero(ctx.pair_idx[:, 1] == ctx.pair_idx[:, 0] + 1) if ctx.pairs == "all"
+            else np.arange(ctx.pair_idx.shape[0]))
+    if options.cluster_nstar_sims:
+        settings["cluster_nstar"], columns["n_star_cluster_bootstrap"], columns["design_effect_bootstrap"] = (
+            _bootstrap_n_star(ctx, keep, cv.method, options.cluster_nstar_sims))
+    if b_count:  # the robustness of the count the report leads with, over the shown gaps
         shown = PairSums(n=sums.n, delta=sums.delta[keep], ss=sums.ss[keep], sizes=sums.sizes,
                          resid=None if sums.resid is None else sums.resid[:, keep],
                          resid_sq=None if sums.resid_sq is None else sums.resid_sq[:, keep])
@@ -194,6 +197,47 @@ def _cluster_level(sums: PairSums, binary: bool, *, alpha: float) -> tuple[dict[
     return level, {"cluster_level_pvalue": pvalue,
                    "loco_sign_flips": np.asarray(loo.sign_flips, dtype=float).reshape(-1),
                    "loco_verdict_flips": np.asarray(loo.verdict_flips, dtype=float).reshape(-1)}
+
+
+#: N* by the cluster bootstrap is simulated for at most this many shown gaps (about 0.04 CPU-s each)
+MAX_NSTAR_PAIRS = 100
+
+
+def _bootstrap_n_star(ctx: Context, keep: np.ndarray, method: str,
+                      n_sims: int) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """N* of each shown gap by the cluster bootstrap (:func:`llm_power._kernel.cluster_nstar.bootstrap_n_star`):
+    the clustered test of ``method`` simulated on benchmarks of whole clusters drawn from the observed
+    ones, over the uncertainty of their between-cluster variance (``pilot="expected"``); the design
+    effect it implies beside the formula's. Draws from their own stream of the caller's seed. The wild
+    bootstrap's power is the CR2 test's, as its formula N* is (each simulated benchmark would need its
+    own bootstrap: minutes a gap).
+    """
+    from .._kernel.cluster_nstar import bootstrap_n_star
+
+    method = "cr2" if method == "wild" else method
+    n_pairs = ctx.pair_idx.shape[0]
+    n_star, de = np.full(n_pairs, np.nan), np.full(n_pairs, np.nan)
+    summary: dict[str, Any] = {"test": method, "n_sims": int(n_sims), "pilot": "expected", "n_pairs": int(keep.size),
+                               "pairs": "adjacent" if ctx.pairs == "all" else ctx.pairs}
+    if keep.size > MAX_NSTAR_PAIRS:
+        summary.update(computed=False, why=f"more than {MAX_NSTAR_PAIRS} shown gaps (--top K shows fewer)")
+        return summary, n_star, de
+    sums = ctx.sums
+    sizes, resid, resid_sq = sums.clusters()
+    delta = sums.delta[keep]
+    s_g = resid[:, keep] + sizes[:, None] * delta
+    q_g = np.maximum(resid_sq[:, keep] + 2.0 * delta * s_g - sizes[:, None] * delta ** 2, 0.0)  # sum D^2
+    seed = np.random.SeedSequence([0 if ctx.wild_seed is None else int(ctx.wild_seed), 45])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)  # no gap or no variation: inf / NaN, said below
+        res = bootstrap_n_star(s_g, q_g, sizes, alpha=ctx.alpha, power=ctx.power, test=method, n_sims=n_sims,
+                               ddof=0 if ctx.st.binary else 1, rng=np.random.default_rng(seed))
+    n_star[keep] = np.ceil(np.asarray(res.n_star, dtype=float).reshape(-1))
+    de[keep] = np.asarray(res.design_effect, dtype=float).reshape(-1)
+    summary.update(computed=True, mean_cluster_size=float(sizes.mean()),
+                   n_clusters_needed=np.asarray(res.n_clusters, dtype=float).reshape(-1).tolist(),
+                   achieved_power=np.asarray(res.achieved_power, dtype=float).reshape(-1).tolist())
+    return summary, n_star, de
 
 
 #: wild bootstrap draws of the coarse-vs-fine test (its p-value is at least 1/1,000)

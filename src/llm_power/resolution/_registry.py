@@ -251,7 +251,8 @@ REGIMES = (
                 ("n_star_cluster", float | None, None), ("q_cluster", float | None, None),
                 ("mde_cluster", float | None, None), ("resolved_cluster", bool | None, None),
                 ("cluster_level_pvalue", float | None, None), ("loco_sign_flips", float | None, None),
-                ("loco_verdict_flips", float | None, None), ("cluster_fine_pvalue", float | None, None)),
+                ("loco_verdict_flips", float | None, None), ("cluster_fine_pvalue", float | None, None),
+                ("n_star_cluster_bootstrap", float | None, None), ("design_effect_bootstrap", float | None, None)),
         options=(
             Option("design_effect", "robust", "str", choice("design_effect", DESIGN_EFFECT_NAMES), "--design-effect",
                    "the clustered regime's variance: robust = CR2 with Imbens-Kolesar df (default), cr1 = CR1 "
@@ -266,6 +267,11 @@ REGIMES = (
                    integer("cluster_resamples", 0, maximum=MAX_CLUSTER_RESAMPLES), "--cluster-resamples",
                    "resamples of the clusters for the robustness of the clustered unresolved count of the shown "
                    "gaps (the adjacent ones with --pairs all; default 1000; 0: none)", {"metavar": "B"}),
+            Option("cluster_nstar_sims", 1000, "int",
+                   integer("cluster_nstar_sims", 0, maximum=MAX_CLUSTER_RESAMPLES), "--cluster-nstar-sims",
+                   "simulated benchmarks per size for N* by the cluster bootstrap of the shown gaps (the clustered "
+                   "test -- CR2's for wild -- run on benchmarks of whole clusters drawn from these; up to 100 "
+                   "gaps; default 1000; 0: none)", {"metavar": "S"}),
         ),
         tail=lambda s, _m, _l, c: (f"once items are clustered{'' if c == 'cluster' else ' by ' + c} "
                                    f"({s.get('n_clusters')} clusters, "
