@@ -210,6 +210,11 @@ def test_the_report_says_where_no_clustered_test_held_its_level() -> None:
     cases = [(graded, 12, "on graded scores with 12 clusters"), (graded, 40, "on graded scores with 40 clusters"),
              (graded, 42, None),
              (binary, 6, "with 6 clusters no clustered test"), (binary, 14, None)]
+    unequal = np.repeat(np.arange(10), np.round(20.0 * 50.0 ** np.linspace(0, 1, 10)).astype(int))  # 20 .. 1,000
+    x = (np.random.default_rng(1).random((unequal.size, 3)) < 0.5).astype(float)
+    caution = lp.diagnose(x, cluster=unequal, rng=0).settings["cluster_caution"]
+    assert caution.startswith("with 10 clusters of very unequal sizes (coefficient of variation 1.09)")
+    assert lp.diagnose(x[unequal < 8], cluster=unequal[unequal < 8], rng=0).settings["cluster_caution"] is None
     for x, g, words in cases:
         diag = lp.diagnose(x, cluster=np.arange(630) % g, rng=0)
         caution = diag.settings["cluster_caution"]
