@@ -8,7 +8,6 @@ is never less strict than the IID one.
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from scipy import stats
 
 import llm_power as lp
 from _cli import run as run_cli
+from _wild_oracle import wildboottest_pvalue
 
 
 def _pair(g: int, n: int = 1200, seed: int = 1, graded: bool = False) -> tuple[np.ndarray, ...]:
@@ -29,25 +29,6 @@ def _pair(g: int, n: int = 1200, seed: int = 1, graded: bool = False) -> tuple[n
     return a, b, codes
 
 
-def _wildboottest_pvalue(d: np.ndarray, codes: np.ndarray) -> float:
-    """wildboottest's WCR p-value (Rademacher, CR1, all 2^G sign vectors), the tied draws left out
-    (the constant sign vectors give |t*| = |t| exactly; the kernel never counts them)."""
-    from wildboottest.wildboottest import WildboottestCL
-
-    wb = WildboottestCL(X=np.ones((d.size, 1)), Y=d, cluster=codes, R=np.array([1.0]), B=9999, seed=0,
-                        parallel=False)
-    wb.get_scores(bootstrap_type="11", impose_null=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        wb.get_weights(weights_type="rademacher")
-    wb.get_numer()
-    wb.get_denom()
-    wb.get_tboot()
-    wb.get_vcov()
-    wb.get_tstat()
-    t, t_boot = float(np.asarray(wb.t_stat).ravel()[0]), np.asarray(wb.t_boot).ravel()
-    tie = np.isclose(np.abs(t_boot), abs(t), rtol=1e-9, atol=0)
-    return float(np.sum(~tie & (np.abs(t_boot) > abs(t))) / t_boot.size)
 
 
 @pytest.mark.parametrize("method", ["cr2", "cv3", "wild"])
@@ -79,7 +60,7 @@ def test_the_wild_p_value_is_wildboottests_through_diagnose() -> None:
     col = {name: k for k, name in enumerate(names)}  # the columns of x, not the ranks
     for _, row in frame.iterrows():
         d = x[:, col[row["model_a"]]] - x[:, col[row["model_b"]]]
-        want = _wildboottest_pvalue(d, codes)
+        want = wildboottest_pvalue(d, codes)
         assert row["pvalue_cluster"] == pytest.approx(max(want, 1 / 4096), abs=1e-12)
 
 
@@ -360,8 +341,8 @@ def test_each_models_interval_follows_the_cluster_method() -> None:
             assert (lo, hi) == pytest.approx((a.mean() - half, a.mean() + half), rel=1e-10)
         else:
             step = 1e-4 * (hi - lo)
-            assert _wildboottest_pvalue(a - (lo + step), codes) > 0.05 >= _wildboottest_pvalue(a - (lo - step), codes)
-            assert _wildboottest_pvalue(a - (hi - step), codes) > 0.05 >= _wildboottest_pvalue(a - (hi + step), codes)
+            assert wildboottest_pvalue(a - (lo + step), codes) > 0.05 >= wildboottest_pvalue(a - (lo - step), codes)
+            assert wildboottest_pvalue(a - (hi - step), codes) > 0.05 >= wildboottest_pvalue(a - (hi + step), codes)
         assert diag.settings["model_ci_method"].startswith({"cv3": "cluster jackknife", "wild": "wild cluster"}[method])
         from llm_power.report.view import build_view
 

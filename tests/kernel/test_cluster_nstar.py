@@ -107,6 +107,13 @@ def test_df_from_counts_equals_cluster_structure() -> None:
     assert same[0] == 2.0  # equal sizes: G' - 1
 
 
+def _cr2_test(bs: np.ndarray, bsq: np.ndarray, bm: np.ndarray) -> tuple[float, float]:
+    """The kernel's CR2 t test of one written-out benchmark: (t, two-sided p; 1 where t is not finite)."""
+    t_arr, df = _kernel_cr2_t(bs[:, None], bsq[:, None], bm)
+    t = float(t_arr[0])
+    return t, (float(q.t_pvalue(t, df[0], "two-sided")) if np.isfinite(t) else 1.0)
+
+
 def _loop_power(s: np.ndarray, sq: np.ndarray, m: np.ndarray, g_new: int, n_sims: int, seed: int,
                 test: str = "cr2") -> float:
     """A plain simulation: draw g_new cluster indices, write the benchmark out, run the kernel's test."""
@@ -122,9 +129,7 @@ def _loop_power(s: np.ndarray, sq: np.ndarray, m: np.ndarray, g_new: int, n_sims
                 res = wild_cluster_test(bs, bm, n_resamples=199, rng=rng)
             t, p = float(res.statistic), float(res.pvalue)
         else:
-            t_arr, df = _kernel_cr2_t(bs[:, None], bsq[:, None], bm)
-            t = float(t_arr[0])
-            p = float(q.t_pvalue(t, df[0], "two-sided")) if np.isfinite(t) else 1.0
+            t, p = _cr2_test(bs, bsq, bm)
         hits += bool(p <= 0.05 and np.sign(t) == np.sign(delta))
     return hits / n_sims
 
@@ -265,9 +270,7 @@ def _loop_expected_power(s: np.ndarray, sq: np.ndarray, m: np.ndarray, g_new: in
             t = float(bs.sum() / bm.sum() / np.sqrt(cv3_variance(bs[:, None], bm))[0])
             p = float(q.t_pvalue(t, g_new - 1.0, "two-sided"))
         else:
-            t_arr, df = _kernel_cr2_t(bs[:, None], bsq[:, None], bm)
-            t = float(t_arr[0])
-            p = float(q.t_pvalue(t, df[0], "two-sided")) if np.isfinite(t) else 1.0
+            t, p = _cr2_test(bs, bsq, bm)
         hits += bool(p <= 0.05 and np.sign(t) == np.sign(delta))
     return hits / n_sims
 

@@ -8,7 +8,6 @@ function, one seed convention).
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from scipy import stats
 
 import llm_power as lp
 from _cli import run as run_cli
+from _wild_oracle import wildboottest_pvalue
 
 pytestmark = pytest.mark.filterwarnings("ignore::llm_power.LLMPowerWarning")
 
@@ -37,25 +37,6 @@ def _jackknife_se(values: np.ndarray, codes: np.ndarray) -> float:
     return float(np.sqrt((g - 1) / g * np.sum((theta - values.mean()) ** 2)))
 
 
-def _wildboottest_pvalue(d: np.ndarray, codes: np.ndarray) -> float:
-    """wildboottest's WCR p-value of mean(d) = 0 (Rademacher, CR1, all 2^G sign vectors), the tied
-    draws left out (the constant sign vectors give |t*| = |t| exactly; the kernel never counts them)."""
-    from wildboottest.wildboottest import WildboottestCL
-
-    wb = WildboottestCL(X=np.ones((d.size, 1)), Y=d, cluster=codes, R=np.array([1.0]), B=9999, seed=0,
-                        parallel=False)
-    wb.get_scores(bootstrap_type="11", impose_null=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        wb.get_weights(weights_type="rademacher")
-    wb.get_numer()
-    wb.get_denom()
-    wb.get_tboot()
-    wb.get_vcov()
-    wb.get_tstat()
-    t, t_boot = float(np.asarray(wb.t_stat).ravel()[0]), np.asarray(wb.t_boot).ravel()
-    tie = np.isclose(np.abs(t_boot), abs(t), rtol=1e-9, atol=0)
-    return float(np.sum(~tie & (np.abs(t_boot) > abs(t))) / t_boot.size)
 
 
 def test_cv3_is_the_leave_one_cluster_out_jackknife_at_every_k() -> None:
@@ -93,7 +74,7 @@ def test_the_wild_p_value_is_wildboottests_at_each_k() -> None:
     na = np.full(a.shape[0], a.shape[1])
     for j, k in enumerate(ks):
         d = lp.pass_at_k(na, a.sum(axis=1), k) - lp.pass_at_k(na, b.sum(axis=1), k)
-        assert res.pvalue[j] == pytest.approx(max(_wildboottest_pvalue(d, codes), 1 / 4096), abs=1e-12)
+        assert res.pvalue[j] == pytest.approx(max(wildboottest_pvalue(d, codes), 1 / 4096), abs=1e-12)
         # the SE reported is the CR1 SE that studentises the test: G/(G-1) sum_g r_g^2 / N^2
         r = np.bincount(codes, weights=d - d.mean())
         assert res.standard_error[j] == pytest.approx(np.sqrt(12 / 11 * np.sum(r * r)) / d.size, rel=1e-10)
@@ -113,8 +94,8 @@ def test_the_wild_interval_of_one_model_bounds_where_wildboottest_starts_rejecti
     eps = 1e-3 * float(res.standard_error[0])
     for bound, inside in ((low, low + eps), (high, high - eps)):
         outside = 2 * bound - inside
-        assert _wildboottest_pvalue(values - inside, codes) > 0.05
-        assert _wildboottest_pvalue(values - outside, codes) <= 0.05
+        assert wildboottest_pvalue(values - inside, codes) > 0.05
+        assert wildboottest_pvalue(values - outside, codes) <= 0.05
     lo90, hi90 = (float(v[0]) for v in res.confidence_interval(0.9))  # another level: the same draws
     assert low < lo90 < hi90 < high
 
