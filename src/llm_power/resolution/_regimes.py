@@ -112,10 +112,11 @@ def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
     columns.update(loco)
     if ctx.fine is not None:
         level["coarse_vs_fine"], columns["cluster_fine_pvalue"] = _coarse_vs_fine(ctx, ctx.fine, alpha=ctx.alpha)
-    g = sums.clusters()[0].size
-    settings = {"n_clusters": g, "cluster_level": level, "cluster_caution": cluster_caution(g, ctx.st.binary, sums.clusters()[0]),
+    sizes = sums.clusters()[0]
+    g = sizes.size
+    settings = {"n_clusters": g, "cluster_level": level, "cluster_caution": cluster_caution(g, ctx.st.binary, sizes),
                 "mean_cluster_size": float(n / g),
-                "kish_cluster_size": float(np.sum(sums.clusters()[0] ** 2) / n),
+                "kish_cluster_size": float(np.sum(sizes ** 2) / n),
                 "design_effect": design_effect, "cluster_method": cv.method,
                 "cluster_df_min": float(np.min(cv.df))}
     robustness = None
