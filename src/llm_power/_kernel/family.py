@@ -321,6 +321,21 @@ def dunnett_critical_value(corr: Any, alpha: float = 0.05, alternative: str = "g
     r = _check_corr(corr)
     alpha = check_open_unit(alpha, "alpha")
     alternative = check_alternative(alternative)
+    key = (r.tobytes(), r.shape[0], alpha, alternative)
+    kept = _C_MEMO.get(key)
+    if kept is None:
+        if len(_C_MEMO) >= 64:
+            _C_MEMO.pop(next(iter(_C_MEMO)))
+        kept = _C_MEMO[key] = _critical_value(r, alpha, alternative)
+    return kept
+
+
+#: critical values kept for the next call with the same correlation, level and alternative (a search
+#: over N, or a power curve, asks for the same one many times)
+_C_MEMO: dict[tuple[bytes, int, float, str], float] = {}
+
+
+def _critical_value(r: np.ndarray, alpha: float, alternative: str) -> float:
     two = alternative == "two-sided"
     k = r.shape[0]
     zero = np.zeros(k)
