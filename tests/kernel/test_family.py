@@ -116,7 +116,7 @@ ONE_SIDED = [1.64, 1.92, 2.06, 2.16, 2.23, 2.29, 2.34, 2.38, 2.42]
 TWO_SIDED = [1.96, 2.21, 2.35, 2.44, 2.51, 2.57, 2.61, 2.65, 2.69]
 
 
-@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 9])
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, pytest.param(9, marks=pytest.mark.slow)])  # k = 9: ~15-30 s
 def test_critical_value_reproduces_dunnetts_table(k: int) -> None:
     assert dunnett_critical_value(equi(k, 0.5), 0.05, "greater") == pytest.approx(ONE_SIDED[k - 1], abs=0.006)
     assert dunnett_critical_value(equi(k, 0.5), 0.05, "two-sided") == pytest.approx(TWO_SIDED[k - 1], abs=0.006)
@@ -243,9 +243,9 @@ def test_power_messages() -> None:
 # ---- items needed --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("delta", "sd", "corr", "alternative"), [
-    ([0.08, 0.1, 0.12], [0.4, 0.45, 0.5], equi(3, 0.5), "greater"),
+    pytest.param([0.08, 0.1, 0.12], [0.4, 0.45, 0.5], equi(3, 0.5), "greater", marks=pytest.mark.slow),
     ([0.05, -0.06], [0.5, 0.45], np.array([[1.0, -0.3], [-0.3, 1.0]]), "two-sided"),
-    ([0.15, 0.15, 0.15, 0.15], [0.6] * 4, equi(4, 0.7), "greater"),
+    pytest.param([0.15, 0.15, 0.15, 0.15], [0.6] * 4, equi(4, 0.7), "greater", marks=pytest.mark.slow),
 ])
 def test_items_equal_brute_force(delta: list[float], sd: list[float], corr: np.ndarray, alternative: str) -> None:
     n = items_for_dunnett(delta, sd, corr, alpha=0.05, power=0.8, alternative=alternative)
