@@ -100,7 +100,7 @@ def test_adjacent_pairs_are_a_subset_of_all_pairs():
         assert allp[(p.model_a, p.model_b)].q == p.q
 
 
-@pytest.mark.parametrize("correction", ["bonferroni", "holm", "bh"])
+@pytest.mark.parametrize("correction", ["bonferroni", "holm", "bh", "by"])
 def test_multiplicity_alpha_prime_and_n_star(correction):
     rng = np.random.default_rng(73)
     x, _ = binary_matrix(rng, n=1200, skills=(0.72, 0.71, 0.69, 0.66, 0.65, 0.6))
@@ -122,10 +122,12 @@ def test_multiplicity_alpha_prime_and_n_star(correction):
     elif correction == "holm":
         expected_alpha = 0.05 / (m - rank + 1)
         expected = _holm_oracle(np.array([crit(pair, a) for pair, a in zip(res.pairs, expected_alpha)]), p)
-    else:  # BH step-up: the largest j passing at j alpha / m; pairs up to j judged at that level
-        passing = [j for j in range(1, m + 1) if crit(res.pairs[int(np.flatnonzero(rank == j)[0])], j * 0.05 / m)]
+    else:  # BH step-up: the largest j passing at j alpha / m; pairs up to j judged at that level; BY: BH at
+        # alpha / (1 + 1/2 + ... + 1/m) (Benjamini & Yekutieli 2001, Theorem 1.3)
+        level = 0.05 if correction == "bh" else 0.05 / sum(1.0 / k for k in range(1, m + 1))
+        passing = [j for j in range(1, m + 1) if crit(res.pairs[int(np.flatnonzero(rank == j)[0])], j * level / m)]
         j_star = max(passing, default=0)
-        expected_alpha = np.where(rank <= j_star, j_star * 0.05 / m, rank * 0.05 / m)
+        expected_alpha = np.where(rank <= j_star, j_star * level / m, rank * level / m)
         expected = np.array([rank[k] <= j_star and crit(pair, expected_alpha[k]) for k, pair in enumerate(res.pairs)])
     expected &= np.array([pair.resolved for pair in res.pairs])
     for pair, a_prime, ok in zip(res.pairs, expected_alpha, expected):
@@ -549,3 +551,29 @@ def test_the_same_mistake_raises_the_same_class_from_a_file_or_an_array(tmp_path
     (tmp_path / "dup.csv").write_text("item,m,m\nq1,1,0\nq2,0,1\n")
     with pytest.raises(DataError, match="appears twice"):
         read_results(tmp_path / "dup.csv")
+
+
+def test_the_dependence_of_the_family_beside_the_correction():
+    """settings["family_dependence"]: the correlations between the pairs' statistics, against numpy's
+    correlation of the per-item differences themselves; BH's note where one is negative (adjacent
+    gaps sharing a model), none for a family of positively dependent gaps."""
+    rng = np.random.default_rng(74)
+    x, _ = binary_matrix(rng, n=1500, skills=(0.8, 0.7, 0.6, 0.5, 0.4))
+    res = diagnose(x, correction="bh")
+    dep = res.settings["family_dependence"]
+    cols = {name: k for k, name in enumerate(res.models)}
+    order = [int(str(name).rsplit("_", 1)[1]) for name in res.models]  # the columns behind the ranks
+    d = np.stack([x[:, order[cols[p.model_a]]] - x[:, order[cols[p.model_b]]] for p in res.pairs], axis=1)
+    r = np.corrcoef(d, rowvar=False)[np.triu_indices(d.shape[1], 1)]
+    assert dep["computed"] and dep["n_correlations"] == r.size
+    assert dep["minimum"] == pytest.approx(r.min(), abs=1e-12) and dep["maximum"] == pytest.approx(r.max(), abs=1e-12)
+    assert dep["share_negative"] == pytest.approx(np.mean(r < 0))
+    assert dep["prds_plausible"] == bool(np.all(r >= 0)) and not dep["prds_plausible"]
+    text = res.to_markdown()
+    assert f"{round(np.mean(r < 0) * r.size)} of {r.size} correlations between these gaps' statistics are negative" in text
+    assert "--correction by holds under any dependence" in text
+    holm = diagnose(x, correction="holm").to_markdown()
+    assert "assumes positive dependence" not in holm  # Holm holds under any dependence: nothing to say
+    # a family of one pair has no dependence to measure
+    top = diagnose(x[:, [0, 2]], correction="bh").settings["family_dependence"]
+    assert not top["computed"] and top["why"] == "one pair"

@@ -16,7 +16,7 @@ INTERVAL_METHODS = ("wilson", "clopper_pearson", "jeffreys", "agresti_coull", "w
 #: p-value adjustments (``adjust_pvalues``)
 ADJUST_METHODS = ("bh", "bonferroni", "by", "hochberg", "holm")
 #: multiplicity corrections of a resolution report (``diagnose``)
-CORRECTIONS = ("bh", "bonferroni", "holm")
+CORRECTIONS = ("bh", "bonferroni", "by", "holm")
 #: the design-effect models of the cluster regime (``llm_power._kernel.variance.DESIGN_EFFECTS``: a test
 #: holds the two equal; kept here so that the command line's help loads no numpy)
 DESIGN_EFFECT_NAMES = ("anova", "cr1", "paper", "robust")

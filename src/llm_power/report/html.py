@@ -399,9 +399,10 @@ def _explanations(s: dict[str, Any], level: str) -> list[dict[str, Any]]:
                   "which does not mean the models are equal, and q is not 'observed power'. With few discordant "
                   "items N* comes from the exact McNemar test.")},
         {"title": "Multiplicity",
-         "text": ("A leaderboard makes many comparisons at once. Under a correction (Bonferroni, Holm step-down or "
-                  "Benjamini–Hochberg step-up) each pair must clear a stricter level α′, so N* grows and fewer gaps "
-                  "are resolved.")},
+         "text": ("A leaderboard makes many comparisons at once. Under a correction (Bonferroni, Holm step-down, "
+                  "Benjamini–Hochberg step-up, or Benjamini–Yekutieli, BH's false discovery rate under any "
+                  "dependence) each pair must clear a stricter level α′, so N* grows and fewer gaps are resolved. "
+                  "BH assumes the gaps' statistics are positively dependent; the report says where they are not.")},
         {"title": "Clustered items",
          "text": ("Items from the same subject or source are correlated, so N items carry less information than N "
                   "independent ones. The design effect DE is measured per pair: the cluster-robust variance of the "

@@ -120,12 +120,17 @@ def diagnose(scores: Any = None, *, models: Any = None, cluster: Any = None, run
         max_pairs : int, default 200,000
             Refuse (before allocating) a report with more pairs: ``pairs="all"`` grows with the
             square of the number of models (3,000 models: 4.5 million pairs).
-        correction : {"bonferroni", "holm", "bh"}, optional
+        correction : {"bonferroni", "holm", "bh", "by"}, optional
             Multiplicity stress test across the family of pairs, as the real procedures: Bonferroni
             at alpha/m; Holm step-down (the j-th smallest p-value at alpha/(m - j + 1), stopping at
             the first pair that fails); Benjamini-Hochberg step-up (every pair up to the largest j
-            whose p-value and q pass at j alpha/m, each judged at that level). N* at the per-pair
-            level alpha' grows by ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2.
+            whose p-value and q pass at j alpha/m, each judged at that level); Benjamini-Yekutieli,
+            BH at alpha / (1 + 1/2 + ... + 1/m), whose false discovery rate holds under any
+            dependence. N* at the per-pair level alpha' grows by
+            ((z_{1-alpha'/2} + z_{1-beta}) / (z_{1-alpha/2} + z_{1-beta}))^2. Beside it
+            ``settings["family_dependence"]``: the correlations between the pairs' statistics (up to
+            2,000 pairs of up to 1,000 models), and whether BH's positive-dependence (PRDS)
+            assumption can hold; the report says so where it cannot.
         design_effect : {"robust", "cr1", "anova", "paper"}, default "robust"
             The design effect of the clustering regime: measured from the bias-reduced
             cluster-robust variance CR2 (= CR1 for equal cluster sizes) with Imbens-Kolesar degrees
@@ -255,6 +260,7 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
     """
     opts = options
     keep = None
+    full_scores = source.scores if isinstance(source, ScoreMatrix) else None
     if opts.top is not None:
         keep = np.sort(rank_order(source.moments()[0])[:opts.top])
         source, names = source.select(keep), [names[k] for k in keep]
@@ -265,6 +271,7 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
                    confidence_level=opts.confidence_level, rng=gen, cluster_method=opts.cluster_method, seed=first)
     ctx.wild_seed = first
     ctx.fine = fine  # its sums are in the caller's columns, as ctx.order is below
+    ctx.scores = full_scores  # the caller's columns, as ctx.order is below
     local_order = ctx.order
     if keep is not None:
         ctx.order = keep[ctx.order]  # indices of the caller's columns

@@ -71,6 +71,7 @@ class Context:
     runs: tuple[Any, str, Any, bool] | None = None  # (mean squares, runs_by, matched blocks, 0/1 scores)
     wild_seed: int | None = None  # the wild cluster bootstrap's weights (wild_decision.wild_seed of the caller's rng)
     fine: FineClusters | None = None  # a finer clustering nested in the coarse one (diagnose's cluster_fine)
+    scores: np.ndarray | None = None  # the items x models matrix in memory (None: item shards)
 
 
 @dataclass
@@ -92,7 +93,45 @@ def regime_corrected(ctx: Context, options: Any) -> RegimeOutput:
     flags &= ctx.verdict.resolved
     columns = {"pvalue_adjusted": adjust_pvalues(ctx.pvalue, method=correction), "alpha_corrected": alpha_prime,
                "n_star_corrected": corr.n_star, "q_corrected": corr.q, "resolved_corrected": flags}
-    return RegimeOutput(columns=columns, resolved=flags, settings={"family_size": ctx.pair_idx.shape[0]})
+    return RegimeOutput(columns=columns, resolved=flags, settings={"family_size": ctx.pair_idx.shape[0],
+                                                                   "family_dependence": _family_dependence(ctx)})
+
+
+#: the correlations between the pairs' statistics are measured for at most this many pairs and models
+#: (a pairs x pairs matrix; one models x models product over the items)
+MAX_DEPENDENCE_PAIRS, MAX_DEPENDENCE_MODELS = 2_000, 1_000
+
+
+def _family_dependence(ctx: Context) -> dict[str, Any]:
+    """The correlations between the family's paired statistics (:func:`llm_power._kernel.family.
+    correlation_from_covariance`, over items) and whether BH's positive-dependence (PRDS) assumption
+    can hold: adjacent gaps that share a model correlate negatively (issue 45).
+    """
+    from .._kernel.family import correlation_from_covariance
+
+    n_pairs = ctx.pair_idx.shape[0]
+    x = ctx.scores
+    used = np.unique(ctx.pair_idx)
+    out: dict[str, Any] = {"n_pairs": int(n_pairs), "over": "items"}
+    if x is None:
+        return {**out, "computed": False, "why": "the scores are item shards (the Dask engine)"}
+    if n_pairs > MAX_DEPENDENCE_PAIRS or used.size > MAX_DEPENDENCE_MODELS:
+        return {**out, "computed": False,
+                "why": f"more than {MAX_DEPENDENCE_PAIRS:,} pairs or {MAX_DEPENDENCE_MODELS:,} models"}
+    if n_pairs < 2:
+        return {**out, "computed": False, "why": "one pair"}
+    cols = ctx.order[used]  # the caller's columns of the models the pairs use
+    block = np.asarray(x[:, cols], dtype=float)
+    block -= block.mean(axis=0)
+    cov = block.T @ block / max(ctx.n - 1, 1)
+    where = np.searchsorted(used, ctx.pair_idx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDataWarning)  # identical models: NaN, and PRDS not judged
+        fam = correlation_from_covariance(cov, where[:, 0], where[:, 1])
+    k = fam.corr.shape[0]
+    return {**out, "computed": True, "n_correlations": k * (k - 1) // 2, "minimum": fam.minimum,
+            "median": fam.median, "maximum": fam.maximum, "share_negative": fam.share_negative,
+            "prds_plausible": fam.prds_plausible}
 
 
 def regime_cluster(ctx: Context, options: Any) -> RegimeOutput:
@@ -346,7 +385,7 @@ def regime_anytime(ctx: Context, _options: Any) -> RegimeOutput:
 def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, alpha: float,  # noqa: PLR0917
                power: float, correction: str, b: np.ndarray | None,
                c: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, Verdict]:
-    """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH)."""
+    """Per-pair levels and resolved flags of the multiplicity procedure (Bonferroni, Holm, BH, BY)."""
     m = pvalue.size
     order = np.argsort(pvalue, kind="stable")
     rank = np.empty(m, dtype=np.int64)
@@ -363,7 +402,10 @@ def _corrected(delta: np.ndarray, var: np.ndarray, n: int, pvalue: np.ndarray, a
         resolved[order] = passed
         return alpha_prime, resolved, corr
     # Benjamini-Hochberg step-up: the largest j whose pair passes at j alpha / m; every pair up to j
-    # is then judged at that level (and must still have q >= 1 there)
+    # is then judged at that level (and must still have q >= 1 there); Benjamini-Yekutieli: the same
+    # at alpha / (1 + 1/2 + ... + 1/m)
+    if correction == "by":
+        alpha = alpha / float(np.sum(1.0 / np.arange(1, m + 1)))
     alpha_prime = rank * alpha / m
     corr = iid_verdict(delta, var, n, pvalue, alpha=alpha_prime, power=power, alternative="two-sided", b=b, c=c)
     passing = np.nonzero(corr.resolved[order])[0]

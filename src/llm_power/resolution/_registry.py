@@ -143,6 +143,19 @@ class Option:
 # Regimes
 # =================================================================================================
 
+def _dependence_note(settings: Mapping[str, Any], label: str) -> str:
+    """Where BH runs outside its guarantee (negative dependence between the gaps' statistics: PRDS
+    cannot hold), the words that say so beside the correction (issue 45).
+    """
+    dep = settings.get("family_dependence") or {}
+    if label != "BH" or not dep.get("computed") or dep.get("prds_plausible", True):
+        return ""
+    negative = round(dep["share_negative"] * dep["n_correlations"])
+    return (f" (BH's false-discovery guarantee assumes positive dependence: {negative:,} of "
+            f"{dep['n_correlations']:,} correlations between these gaps' statistics are negative, down to "
+            f"{dep['minimum']:.2f}; --correction by holds under any dependence)")
+
+
 def _plural(m: int, word: str) -> str:
     return f"{m:,} {word}{'' if m == 1 else 's'}"
 
@@ -196,7 +209,7 @@ class Regime:
 
 
 #: how the multiplicity corrections are named in user text
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "BH"}
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "BH", "by": "BY"}
 
 #: a field without a default (the IID fields up to ``resolved``)
 _REQUIRED = dataclasses.MISSING
@@ -236,10 +249,12 @@ REGIMES = (
                 ("n_star_corrected", float | None, None), ("q_corrected", float | None, None),
                 ("resolved_corrected", bool | None, None)),
         options=(Option("correction", None, "str | None", choice("correction", CORRECTIONS, none=True),
-                        "--correction", "multiplicity stress test across the pairs: bonferroni, holm (step-down) "
-                        "or bh (step-up); N* at each pair's corrected level (default: none)",
+                        "--correction", "multiplicity stress test across the pairs: bonferroni, holm (step-down), "
+                        "bh (step-up) or by (Benjamini-Yekutieli: BH's false discovery rate under any dependence); "
+                        "N* at each pair's corrected level (default: none)",
                         {"choices": CORRECTIONS}),),
-        tail=lambda _s, m, label, _c: f"with the {label} correction for {_plural(m, 'comparison')}."),
+        tail=lambda s, m, label, _c: (f"with the {label} correction for {_plural(m, 'comparison')}"
+                                      f"{_dependence_note(s, label)}.")),
     Regime(
         "cluster", "clustered items", "q_cluster", "resolved_cluster", "n_star_cluster", "pvalue_cluster",
         "regime_cluster", lambda _o, n_groups, _r: n_groups > 0,
