@@ -423,7 +423,7 @@ def test_bad_input():
         diagnose(x, cluster=cluster[:-1])
     with pytest.raises(ValueError, match=r"every item in one cluster"):
         diagnose(x, cluster=np.zeros(200))
-    with pytest.raises(ValueError, match=r"`correction` must be one of 'bh', 'bonferroni', 'holm' or None; got 'fdr'"):
+    with pytest.raises(ValueError, match=r"`correction` must be one of 'bh', 'bonferroni', 'by', 'holm' or None; got 'fdr'"):
         diagnose(x, correction="fdr")
     with pytest.raises(ValueError, match=r"`models` has 3 names for 5 model columns"):
         diagnose(x, models=["a", "b", "c"])
