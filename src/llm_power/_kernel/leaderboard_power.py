@@ -7,9 +7,10 @@ vector of z statistics tends to
 
     Z ~ N(mu, R),   mu_k = delta_k sqrt(N) / sigma_k,
 
-and this module judges Z **exactly as the package's verdict does** (:func:`.verdict.resolved`): pair k
-is resolved at level a when q = N / N* >= 1 and its test rejects at a, which for the plug-in verdict
-is :math:`Z_k^2 \ge K(a)` and :math:`|Z_k| \ge z_{1-a/2}`, i.e.
+and this module judges Z **through the package's verdict** (:func:`.verdict.plugin_verdict` for q and
+:func:`.verdict.resolved` for the rule): pair k is resolved at level a when q = N / N* >= 1 and its
+test rejects at a, which for the plug-in verdict of a z statistic is :math:`Z_k^2 \ge K(a)` and
+:math:`|Z_k| \ge z_{1-a/2}`, i.e.
 
     |Z_k| >= max(z_{1-a/2} + z_{power}, z_{1-a/2})      (K = k_constant(a, power, "two-sided")).
 
@@ -51,12 +52,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from .._core.errors import ApproximationWarning
 from .._core.validation import as_rng, check_alpha_power, check_int_at_least, check_open_unit, check_option, fail
 from . import quantiles as _q
 from .family import _check_corr
+from .verdict import floor_pvalue, plugin_verdict, resolved
 
 __all__ = ["LEADERBOARD_CORRECTIONS", "LeaderboardItems", "LeaderboardPower", "items_for_leaderboard",
            "leaderboard_power"]
@@ -185,20 +186,25 @@ def _short(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Family:
-    """Validated inputs: unit means (mu at N = 1), signs, the draws W ~ N(0, R) and rank thresholds."""
+    """Validated inputs: unit means (mu at N = 1), signs, the draws W ~ N(0, R) and per-rank levels."""
 
     unit: np.ndarray  # delta / sigma
     sign: np.ndarray  # sign of delta (0: a gap of 0 is never resolved the right way)
     draws: np.ndarray  # n_simulations x m
-    thresholds: np.ndarray  # |Z| a pair of rank r (1..m) needs; one value for "none" / "bonferroni"
+    levels: np.ndarray  # the level of the pair of rank r (1..m) in the correction's first pass
+    k: np.ndarray  # K at those levels
+    power: float
     correction: str
 
 
-def _threshold(level: Any, power: float) -> np.ndarray:
-    """|Z| at which the verdict resolves a pair at ``level``: z^2 >= K (q >= 1) and |z| >= z_{1-a/2} (p <= a)."""
-    k = np.asarray(_q.k_constant(np.asarray(level, dtype=float), power, "two-sided"), dtype=float)
-    z_alpha = -special.ndtri(np.asarray(level, dtype=float) / 2.0)
-    return np.asarray(np.maximum(np.sqrt(k), z_alpha), dtype=float)
+def _verdict(z: np.ndarray, level: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The package's verdict of z statistics at ``level``: the plug-in q of a gap Z with unit variance on
+    one item (q = Z^2 / K) and the two-sided p-value 2 Phi(-|Z|), judged by :func:`.verdict.resolved`
+    (q >= 1 and p <= level, i.e. |Z| >= max(z_{1-a/2} + z_{power}, z_{1-a/2})).
+    """
+    n_star, q, _ = plugin_verdict(z, np.ones_like(z), 1.0, k, "two-sided")
+    pvalue = floor_pvalue(_q.normal_pvalue(z, "two-sided"))
+    return resolved(q, n_star, pvalue=pvalue, alpha=level)
 
 
 def _rank_levels(alpha: float, m: int, correction: str) -> np.ndarray:
@@ -210,8 +216,12 @@ def _rank_levels(alpha: float, m: int, correction: str) -> np.ndarray:
         return np.full(m, alpha / m)
     if correction == "holm":
         return alpha / (m - ranks + 1)
-    level = alpha / float(np.sum(1.0 / ranks)) if correction == "by" else alpha
-    return ranks * level / m
+    return ranks * _step_up_alpha(alpha, m, correction) / m
+
+
+def _step_up_alpha(alpha: float, m: int, correction: str) -> float:
+    """BH's alpha, or BY's alpha / (1 + 1/2 + ... + 1/m)."""
+    return alpha / float(np.sum(1.0 / np.arange(1, m + 1))) if correction == "by" else alpha
 
 
 def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, correction: str,  # noqa: PLR0913
@@ -238,12 +248,18 @@ def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, corre
     vals, vecs = np.linalg.eigh(r)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # R = root root^T (positive semi-definite R allowed)
     draws = gen.standard_normal((n_simulations, d.size)) @ root.T
-    return _Family(unit=d / s, sign=np.sign(d), draws=draws,
-                   thresholds=_threshold(_rank_levels(alpha, d.size, correction), power), correction=correction)
+    levels = _rank_levels(alpha, d.size, correction)
+    k = np.asarray(_q.k_constant(levels, power, "two-sided"), dtype=float)
+    return _Family(unit=d / s, sign=np.sign(d), draws=draws, levels=levels, k=k, power=power, correction=correction)
 
 
 def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray]:
-    """(count of correct resolutions per draw, per-pair correct-resolution flags) at N = ``n``."""
+    """(count of correct resolutions per draw, per-pair correct-resolution flags) at N = ``n``.
+
+    As ``resolution._regimes._corrected``: the pairs ordered by p-value (|Z| descending, stable), each
+    judged by :func:`_verdict` at its rank's level; Holm keeps the passes up to the first failure; BH
+    and BY find the largest passing rank j* and judge every pair of rank <= j* at j*'s level.
+    """
     m = fam.unit.size
     out_count = np.empty(fam.draws.shape[0], dtype=np.int64)
     out_flags = np.empty(fam.draws.shape, dtype=bool)
@@ -252,19 +268,22 @@ def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray]:
     for start in range(0, fam.draws.shape[0], rows):
         sl = slice(start, start + rows)
         z = fam.draws[sl] + mu
-        a = np.abs(z)
         if fam.correction in {"none", "bonferroni"}:
-            flags = a >= fam.thresholds[0]
+            flags = _verdict(z, fam.levels, fam.k)
         else:
-            order = np.argsort(-a, axis=1, kind="stable")  # rank 1: the largest |Z|, the smallest p
-            passes = np.take_along_axis(a, order, axis=1) >= fam.thresholds
+            order = np.argsort(-np.abs(z), axis=1, kind="stable")  # rank 1: the largest |Z|, the smallest p
+            z_sorted = np.take_along_axis(z, order, axis=1)
+            passes = _verdict(z_sorted, fam.levels, fam.k)
             if fam.correction == "holm":  # step down: stop at the first failure
-                h = np.sum(np.logical_and.accumulate(passes, axis=1), axis=1)
-            else:  # step up: the largest passing rank j*; ranks <= j* pass at j* alpha / m
-                h = np.where(passes.any(axis=1), m - np.argmax(passes[:, ::-1], axis=1), 0)
-            flags = np.empty_like(passes)
-            np.put_along_axis(flags, order, np.arange(m) < h[:, None], axis=1)
-        flags &= np.sign(z) == fam.sign
+                flags_sorted = np.logical_and.accumulate(passes, axis=1)
+            else:  # step up: ranks <= j* are judged again at j*'s level
+                j_star = np.where(passes.any(axis=1), m - np.argmax(passes[:, ::-1], axis=1), 0)
+                level = fam.levels[np.maximum(j_star, 1) - 1][:, None]
+                k_star = fam.k[np.maximum(j_star, 1) - 1][:, None]
+                flags_sorted = _verdict(z_sorted, level, k_star) & (np.arange(m) < j_star[:, None])
+            flags = np.empty_like(flags_sorted)
+            np.put_along_axis(flags, order, flags_sorted, axis=1)
+        flags &= np.sign(z) == fam.sign  # a gap resolved the wrong way round is not power
         out_flags[sl] = flags
         out_count[sl] = flags.sum(axis=1)
     return out_count, out_flags
@@ -340,24 +359,25 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
     at_least = np.empty((flat.size, m + 1))
     each = np.empty((flat.size, m))
     for t, n in enumerate(flat):
-        count, flags = _judge(fam, float(n))
+        count, per_pair = _judge(fam, float(n))
         mean[t] = count.mean()
         se[t] = count.std(ddof=1) / math.sqrt(sims)
         lo[t], hi[t] = np.quantile(count, BAND, method="inverted_cdf")
         tail = np.cumsum(np.bincount(count, minlength=m + 1)[::-1])[::-1] / sims  # P(R >= k)
         at_least[t] = tail
         p_all[t] = tail[m]
-        each[t] = flags.mean(axis=0)
+        each[t] = per_pair.mean(axis=0)
     se_all = np.sqrt(p_all * (1.0 - p_all) / sims)
 
     def shape(v: np.ndarray) -> Any:
         return float(v[0]) if ns.ndim == 0 else v
 
+    each_out = each[0] if ns.ndim == 0 else each
     return LeaderboardPower(n_items=float(ns) if ns.ndim == 0 else ns, expected_resolved=shape(mean),
                             expected_resolved_se=shape(se), band_low=shape(lo), band_high=shape(hi),
                             all_resolved=shape(p_all), all_resolved_se=shape(se_all),
                             at_least=at_least[0] if ns.ndim == 0 else at_least,
-                            each_resolved=each[0] if ns.ndim == 0 else each, n_pairs=m, correction=fam.correction,
+                            each_resolved=each_out, n_pairs=m, correction=fam.correction,
                             alpha=float(alpha), power=float(power), n_simulations=sims)
 
 
