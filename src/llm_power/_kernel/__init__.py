@@ -19,6 +19,9 @@ the inspect extension) is a client of these modules and never re-derives what th
 - :mod:`.verdict` -- N*, q, MDE and "resolved" (plug-in, exact McNemar, clustered) and the test
   each pair gets; :mod:`.sizes` and :mod:`.exact` -- K/N*/MDE helpers and exact power;
   :mod:`.binary_pairs` -- every per-pair quantity of 0/1 pairs in one pass;
+- :mod:`.family` -- the correlation of a family of comparisons and many-to-one (Dunnett) power;
+  :mod:`.leaderboard_power` -- the power of a whole family under the verdict and a correction
+  (resolved count, P(all), items needed) in the joint normal limit;
 - :mod:`.betting` -- betting confidence sequences for bounded differences; :mod:`.survey` --
   design-based estimates of a mean from a random subset of the items (the difference estimator).
 """

@@ -58,6 +58,7 @@ __all__ = [
     "FAMILIES",
     "DunnettPower",
     "FamilyCorrelation",
+    "check_correlation",
     "correlation_from_covariance",
     "dunnett_critical_value",
     "dunnett_power",
@@ -275,7 +276,8 @@ def _check_pairs(i: Any, j: Any, n_models: int) -> tuple[np.ndarray, np.ndarray]
 # many-to-one (Dunnett) power
 
 
-def _check_corr(corr: Any) -> np.ndarray:
+def check_correlation(corr: Any) -> np.ndarray:
+    """A finite, symmetric, unit-diagonal, positive semi-definite correlation matrix (or a helpful error)."""
     r = np.atleast_2d(np.asarray(corr, dtype=float))
     if r.ndim != 2 or r.shape[0] != r.shape[1] or not np.all(np.isfinite(r)):
         msg = f"`corr` must be a finite square correlation matrix; got shape {r.shape}."
@@ -318,7 +320,7 @@ def dunnett_critical_value(corr: Any, alpha: float = 0.05, alternative: str = "g
     >>> round(dunnett_critical_value(r, 0.05, "greater"), 2)
     2.06
     """
-    r = _check_corr(corr)
+    r = check_correlation(corr)
     alpha = check_open_unit(alpha, "alpha")
     alternative = check_alternative(alternative)
     key = (r.tobytes(), r.shape[0], alpha, alternative)
@@ -439,7 +441,7 @@ def dunnett_power(delta: Any, se: Any, corr: Any, *, alpha: float = 0.05,
     >>> round(res.critical_value, 2), round(res.all_rejected, 2), round(res.expected_rejected, 2)
     (2.06, 0.43, 2.01)
     """
-    r = _check_corr(corr)
+    r = check_correlation(corr)
     alternative = check_alternative(alternative)
     k = r.shape[0]
     d = _check_vector(delta, "delta", k)
@@ -474,7 +476,7 @@ def items_for_dunnett(delta: Any, sd: Any, corr: Any, *, alpha: float = 0.05, po
     >>> items_for_dunnett([0.03] * 3, [0.4] * 3, r)
     2057.0
     """
-    r = _check_corr(corr)
+    r = check_correlation(corr)
     alpha, power = check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
     k = r.shape[0]

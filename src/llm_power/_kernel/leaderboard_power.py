@@ -56,7 +56,7 @@ import numpy as np
 from .._core.errors import ApproximationWarning
 from .._core.validation import as_rng, check_alpha_power, check_int_at_least, check_open_unit, check_option, fail
 from . import quantiles as _q
-from .family import _check_corr
+from .family import check_correlation
 from .verdict import floor_pvalue, plugin_verdict, resolved
 
 __all__ = ["LEADERBOARD_CORRECTIONS", "LeaderboardItems", "LeaderboardPower", "items_for_leaderboard",
@@ -240,7 +240,7 @@ def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, corre
     if not np.all(np.isfinite(s) & (s > 0)):
         name = "sd"
         raise fail(name, "positive and finite (the per-item SD of each pair's differences)", sd)
-    r = _check_corr(corr)
+    r = check_correlation(corr)
     if r.shape[0] != d.size:
         msg = f"`corr` must be {d.size} x {d.size} (one row per pair); got shape {r.shape}."
         raise ValueError(msg)
