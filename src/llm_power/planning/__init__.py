@@ -12,6 +12,7 @@ from .._core.lazy import lazy_names
 if TYPE_CHECKING:
     from ._aggregates import PairedBoundsResult, aggregate_interval, paired_bounds
     from ._designs import cells_from_margins, discordance_from_baseline, margins_from_cells, rho_bounds
+    from ._leaderboard import LeaderboardPlan, plan_leaderboard
     from ._mde import mde
     from ._retrodesign import TypeSMResult, type_s_m
     from ._shortcut import sample_size_shortcut, shortcut_constant, shortcut_prescreen, shortcut_raw
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 #: public name -> the module of this family that defines it
 _LAZY = {
     "CalibrationResult": "._simulation",
+    "LeaderboardPlan": "._leaderboard",
     "PAIRED_METHODS": "._sizes",
     "PairedBoundsResult": "._aggregates",
     "PowerSimulationResult": "._simulation",
@@ -56,6 +58,7 @@ _LAZY = {
     "mde_from_variance": "._sizes",
     "n_star_from_variance": "._sizes",
     "paired_bounds": "._aggregates",
+    "plan_leaderboard": "._leaderboard",
     "power": "._sizes",
     "power_curve": "._sizes",
     "rho_bounds": "._designs",
@@ -72,6 +75,7 @@ _LAZY = {
 
 __all__ = [
     "CalibrationResult",
+    "LeaderboardPlan",
     "PAIRED_METHODS",
     "PairedBoundsResult",
     "PowerSimulationResult",
@@ -89,6 +93,7 @@ __all__ = [
     "mde_from_variance",
     "n_star_from_variance",
     "paired_bounds",
+    "plan_leaderboard",
     "power",
     "power_curve",
     "rho_bounds",
