@@ -54,6 +54,7 @@ def commands(tmp: Path, shared: Path, *, write: bool = True) -> dict[str, list[s
         "plan power": ["plan", "power", "--pa", "0.8", "--pb", "0.75", "--n", "500", "1000"],
         "plan shortcut": ["plan", "shortcut", "--pa", "0.8", "--pb", "0.75", "--rho", "0.5"],
         "plan runs": ["plan", "runs", str(RERUNS), "--run", "run", "--delta", "0.05", "--on-missing", "intersect"],
+        "plan leaderboard": ["plan", "leaderboard", "--demo", "--top", "6", "--at-least", "4", "--simulations", "2000"],
         "adjust": ["adjust", "0.01", "0.02", "0.03", "0.2"],
         "diagnose": ["diagnose", str(MMLU)],
         "diagnose --cluster": ["diagnose", str(MMLU), "--cluster", "category"],

@@ -81,3 +81,26 @@ def test_options_are_checked() -> None:
         lp.plan_leaderboard(x, control="model_0")
     with pytest.raises(ValueError, match="`top`"):
         lp.plan_leaderboard(x, top=1)
+
+
+def test_the_command_line_gives_the_apis_plan(tmp_path) -> None:
+    from _cli import run as run_cli
+
+    x = _pilot(4, n=800)
+    path = tmp_path / "pilot.csv"
+    rows = ["item," + ",".join(f"model_{k}" for k in range(5))]
+    rows += [f"q{r}," + ",".join(str(v) for v in x[r]) for r in range(x.shape[0])]
+    path.write_text("\n".join(rows) + "\n")
+    out = run_cli(["plan", "leaderboard", str(path), "--at-least", "3", "--correction", "by", "--seed", "7",
+                   "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    import json
+
+    got = json.loads(out.stdout)
+    want = lp.plan_leaderboard(x, at_least=3, correction="by", rng=7)
+    assert got["items"]["n_items"] == want.items.n_items
+    assert got["power"]["expected_resolved"] == pytest.approx(np.asarray(want.power.expected_resolved).tolist())
+    text = run_cli(["plan", "leaderboard", str(path), "--at-least", "3", "--correction", "by", "--seed", "7"]).stdout
+    assert f"At least 3 of 4 resolved with probability 0.8: {want.items.n_items:,} items" in " ".join(text.split())
+    bad = run_cli(["plan", "leaderboard", str(path), "--family", "many-to-one"])
+    assert bad.returncode != 0 and "needs --control, one of the models" in bad.stderr

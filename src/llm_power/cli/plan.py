@@ -10,7 +10,7 @@ from .._core.options import DESIGNS
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json
-from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing
+from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing, nonnegative_int, positive_int
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
 
@@ -104,6 +104,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     sc.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     sc.set_defaults(run=run_shortcut)
 
+    _add_leaderboard(psub, parent)
+
     rn = psub.add_parser("runs", parents=[parent], help="runs (and items) a gap needs under run-to-run noise",
                          epilog="examples: llm-power plan runs pilot.csv --run seed --delta 0.01\n"
                                 "          llm-power plan runs out/ --run seed --cost-per-run 50 --max-items 5000",
@@ -124,6 +126,38 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     rn.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     rn.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
     rn.set_defaults(run=run_runs)
+
+
+def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
+    """``plan leaderboard``: its options."""
+    lb = psub.add_parser("leaderboard", parents=[parent],
+                         help="how many of a leaderboard's gaps N items resolve, and the items a goal needs",
+                         epilog="examples: llm-power plan leaderboard --demo --top 10 --at-least 8\n"
+                                "          llm-power plan leaderboard pilot.csv --family many-to-one "
+                                "--control new-model --at-least all\n"
+                                "          llm-power plan leaderboard out/ --expected 5 --correction bh --format json",
+                         formatter_class=HelpFormatter)
+    lb.add_argument("results", nargs="*", metavar="PILOT", help="the pilot's results (items x models)")
+    lb.add_argument("--demo", action="store_true", help="plan on the bundled MMLU-Pro data (26 models)")
+    lb.add_argument("--family", default="adjacent", choices=("adjacent", "all", "many-to-one"),
+                    help="the comparisons: adjacent pairs of the ranking (default), all pairs, or --control "
+                         "against each other model")
+    lb.add_argument("--control", metavar="MODEL", help="the model of --family many-to-one")
+    lb.add_argument("--top", type=positive_int, metavar="K", help="plan for the K best models only")
+    lb.add_argument("--correction", default="holm", choices=("none", "bonferroni", "holm", "bh", "by"),
+                    help="the verdicts' multiplicity procedure (default holm)")
+    lb.add_argument("--at-least", metavar="K", help="goal: at least K gaps (or 'all') resolved with --probability")
+    lb.add_argument("--probability", type=float, default=0.8, help="of the --at-least goal (default 0.8)")
+    lb.add_argument("--expected", type=float, metavar="R", help="goal: R gaps resolved on average")
+    lb.add_argument("--items", type=positive_int, nargs="+", metavar="N",
+                    help="numbers of items to show (default: the pilot's, and 2, 4 and 10 times it)")
+    lb.add_argument("--simulations", type=positive_int, default=10_000,
+                    help="draws of the joint normal limit (default 10000)")
+    lb.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
+    lb.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    lb.add_argument("--power", type=float, default=0.8, help="the power inside each verdict's q (default 0.8)")
+    add_reader_options(lb, missing="a model lacks")
+    lb.set_defaults(run=run_leaderboard)
 
 
 def _need(args: argparse.Namespace, *names: str) -> None:
@@ -255,6 +289,42 @@ def run_shortcut(args: argparse.Namespace) -> int:
         dump_json(payload)
         return 0
     print_view(tables.shortcut_view(payload, p_a=args.pa, p_b=args.pb, rho=args.rho))
+    return 0
+
+
+def run_leaderboard(args: argparse.Namespace) -> int:
+    """Run `plan leaderboard`; returns the exit code."""
+    from ..planning import plan_leaderboard
+    from ..report.terminal import say
+
+    if bool(args.demo) == bool(args.results):
+        msg = "give the pilot's results (PILOT ...) or --demo"
+        raise UsageError(msg)
+    if args.demo:
+        from ..io.demo import load_mmlu_pro
+
+        data = load_mmlu_pro()
+    else:
+        from ._reader import ReaderOptions, load_matrix
+
+        data = load_matrix(ReaderOptions.from_args(args), None)
+    at_least: Any = args.at_least
+    if at_least is not None and at_least != "all":
+        try:
+            at_least = int(at_least)
+        except ValueError:
+            msg = f"--at-least takes a number of gaps or 'all'; got {args.at_least!r}"
+            raise UsageError(msg) from None
+    plan = plan_leaderboard(data, family=args.family.replace("-", "_"), control=args.control, top=args.top,
+                            correction=args.correction, at_least=at_least, probability=args.probability,
+                            expected=args.expected, n_items=args.items, alpha=args.alpha, power=args.power,
+                            n_simulations=args.simulations, rng=args.seed)
+    if args.format == "json":
+        dump_json(plan.to_dict())
+        return 0
+    print_view(tables.leaderboard_plan_view(plan))
+    if plan.items is None:
+        say("next: add --at-least K (or all) or --expected R for the items a goal needs")
     return 0
 
 

@@ -215,6 +215,44 @@ def runs_plan_view(plan: Any) -> TableView:
                              f"{plan.cost_per_item:g} per item and run + {plan.cost_per_run:g} per run.")
 
 
+def leaderboard_plan_view(plan: Any) -> TableView:
+    """``llm-power plan leaderboard``: the family's resolved gaps at each number of items, and the goal's N."""
+    import numpy as np
+
+    pw, items = plan.power, plan.items
+    m = len(plan.pairs)
+    k = None if items is None or items.criterion != "at_least" else int(items.k)
+    head = ["items", "resolved (mean)", "90% band", "P(all)"] + ([f"P(>= {k})"] if k is not None else [])
+    rows = []
+    for t, n in enumerate(np.atleast_1d(pw.n_items).tolist()):
+        row = [f"{n:,.0f}" + (" (pilot)" if int(n) == plan.n_pilot else ""),
+               f"{np.atleast_1d(pw.expected_resolved)[t]:.2f}",
+               f"{np.atleast_1d(pw.band_low)[t]:.0f}-{np.atleast_1d(pw.band_high)[t]:.0f}",
+               f"{np.atleast_1d(pw.all_resolved)[t]:.3f}"]
+        if k is not None:
+            row.append(f"{np.atleast_1d(pw.probability_at_least(k))[t]:.3f}")
+        rows.append(row)
+    family = {"adjacent": "adjacent gaps", "all": "gaps between all pairs",
+              "many_to_one": f"gaps of {plan.pairs[0][0]} to each model" if plan.pairs else "gaps"}[plan.family]
+    correction = {"none": "no correction", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "BH",
+                  "by": "BY"}[pw.correction]
+    dep = plan.dependence
+    caption = ""
+    if items is not None:
+        goal = (f"at least {k} of {m} resolved with probability {items.target:g}" if k is not None
+                else f"{items.target:g} of {m} resolved on average")
+        caption = (f"{goal[0].upper()}{goal[1:]}: {items.n_items:,} items ({items.value:.4f} there, "
+                   f"{items.value_below:.4f} with one fewer). ")
+    if dep.get("minimum") is not None:
+        caption += (f"The gaps' statistics correlate from {dep['minimum']:+.2f} to {dep['maximum']:+.2f}"
+                    f"{'' if dep['prds_plausible'] else ' (some negatively: gaps that share a model)'}. ")
+    caption += (f"Each gap judged as diagnose judges it (q >= 1 and p <= α′, {correction}; α = {pw.alpha:g}, "
+                f"power {pw.power:g}) in the joint normal limit, {pw.n_simulations:,} draws; a gap counts only "
+                "when resolved in the pilot's direction.")
+    return TableView(f"Resolving the {m} {family} of {len(plan.models)} models ({correction}; pilot "
+                     f"{items_text(plan.n_pilot)})", head, rows, right_align=tuple(range(len(head))), caption=caption)
+
+
 # ---- aggregate -----------------------------------------------------------------------------------------------
 
 def _num(value: float | None, spec: str) -> str:
