@@ -104,3 +104,28 @@ def test_the_command_line_gives_the_apis_plan(tmp_path) -> None:
     assert f"At least 3 of 4 resolved with probability 0.8: {want.items.n_items:,} items" in " ".join(text.split())
     bad = run_cli(["plan", "leaderboard", str(path), "--family", "many-to-one"])
     assert bad.returncode != 0 and "needs --control, one of the models" in bad.stderr
+
+
+def test_selecting_the_best_from_the_pilot_and_in_the_indifference_zone() -> None:
+    """plan.selection: the kernel's P(correct selection) on the best's leads, SDs and correlations formed
+    here from the items; with an indifference zone every lead is delta*; Bechhofer's limit holds for
+    independent models (checked in tests/kernel/test_selection.py)."""
+    from llm_power._kernel.selection import items_for_selection, selection_probability
+
+    x = _pilot(6)
+    plan = lp.plan_leaderboard(x, n_items=[500, 1500], selection_probability=0.9, rng=0)
+    col = {f"model_{k}": k for k in range(5)}
+    best = col[plan.models[0]]
+    others = [col[m] for m in plan.models[1:]]
+    d = x[:, [best]] - x[:, others]
+    corr = np.corrcoef(d, rowvar=False)
+    sel = plan.selection
+    assert sel["best"] == plan.models[0] and sel["lead"] == "pilot"
+    want = selection_probability(d.mean(axis=0), d.std(axis=0), corr, np.array([500.0, 1500.0]))
+    np.testing.assert_allclose(sel["probability"], want, atol=1e-5)  # Genz's integration error
+    assert sel["items"] == items_for_selection(d.mean(axis=0), d.std(axis=0), corr, probability=0.9)
+    zone = lp.plan_leaderboard(x, n_items=[1500], selection_probability=0.9, indifference=0.02, rng=0).selection
+    assert zone["lead"] == "indifference"
+    assert zone["items"] == items_for_selection(np.full(4, 0.02), d.std(axis=0), corr, probability=0.9)
+    with pytest.raises(ValueError, match="`indifference` must be a gap > 0"):
+        lp.plan_leaderboard(x, indifference=-0.1, rng=0)

@@ -149,6 +149,11 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
     lb.add_argument("--at-least", metavar="K", help="goal: at least K gaps (or 'all') resolved with --probability")
     lb.add_argument("--probability", type=float, default=0.8, help="of the --at-least goal (default 0.8)")
     lb.add_argument("--expected", type=float, metavar="R", help="goal: R gaps resolved on average")
+    lb.add_argument("--select", type=float, metavar="P",
+                    help="also the items after which the pilot's best model is observed best with probability P")
+    lb.add_argument("--indifference", type=float, metavar="D",
+                    help="plan that selection as if every other model trailed the best by D (Bechhofer's "
+                         "indifference zone; a proportion for 0/1 scores)")
     lb.add_argument("--items", type=positive_int, nargs="+", metavar="N",
                     help="numbers of items to show (default: the pilot's, and 2, 4 and 10 times it)")
     lb.add_argument("--simulations", type=positive_int, default=10_000,
@@ -318,7 +323,8 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     plan = plan_leaderboard(data, family=args.family.replace("-", "_"), control=args.control, top=args.top,
                             correction=args.correction, at_least=at_least, probability=args.probability,
                             expected=args.expected, n_items=args.items, alpha=args.alpha, power=args.power,
-                            n_simulations=args.simulations, rng=args.seed)
+                            n_simulations=args.simulations, selection_probability=args.select,
+                            indifference=args.indifference, rng=args.seed)
     if args.format == "json":
         dump_json(plan.to_dict())
         return 0

@@ -25,6 +25,9 @@ PLAN_FAMILIES = ("adjacent", "all", "many_to_one")
 PLAN_CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by")
 #: the simulations hold a pairs x pairs correlation and draws x pairs normals: at most this many pairs
 MAX_PLAN_PAIRS = 2_000
+#: the probability of correct selection is an orthant probability in (models - 1) dimensions: computed
+#: by default up to this many models, and on request (``selection_probability``) up to 200
+MAX_SELECTION_MODELS, MAX_SELECTION_ASKED = 31, 201
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,9 @@ class LeaderboardPlan:
     and per-item ``sd`` of the differences; ``dependence`` the correlations between the pairs'
     statistics (:class:`llm_power._kernel.family.FamilyCorrelation` as a dict); ``power`` the family's
     power at ``power.n_items`` (the pilot's items, multiples of it, and the items needed);
-    ``items`` the items the goal needs (None without a goal).
+    ``items`` the items the goal needs (None without a goal); ``selection`` the probability that the
+    pilot's best model is observed best at each N of ``power.n_items`` (and the items ``selection_probability``
+    needs), None for more than :data:`MAX_SELECTION_MODELS` models unless asked for.
     """
 
     models: list[Any]
@@ -47,6 +52,7 @@ class LeaderboardPlan:
     dependence: dict[str, Any]
     power: Any
     items: Any
+    selection: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types."""
@@ -58,7 +64,7 @@ class LeaderboardPlan:
                 "pairs": [{"model_a": str(a), "model_b": str(b), "delta": num(d), "sd": num(s)}
                           for (a, b), d, s in zip(self.pairs, self.delta.tolist(), self.sd.tolist(), strict=True)],
                 "dependence": self.dependence, "power": power,
-                "items": None if self.items is None else self.items.to_dict()}
+                "items": None if self.items is None else self.items.to_dict(), "selection": self.selection}
 
 
 @public
@@ -66,7 +72,8 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
                      top: int | None = None, correction: str = "holm", at_least: Any = None,
                      probability: float = 0.8, expected: float | None = None, n_items: Any = None,
                      alpha: float = 0.05, power: float = 0.8, n_simulations: int = 10_000,
-                     max_items: int = 100_000_000, rng: SeedLike = None) -> LeaderboardPlan:
+                     max_items: int = 100_000_000, selection_probability: float | None = None,
+                     indifference: float | None = None, rng: SeedLike = None) -> LeaderboardPlan:
     r"""How many of a leaderboard's gaps the verdict will resolve at N items, and the items a goal needs.
 
     From a pilot items x models matrix: each pair of the family's gap and per-item SD of its
@@ -109,6 +116,13 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
         Draws of the joint normal limit (the same draws at every N: smooth curves, an exact integer N).
     max_items : int, default 100,000,000
         The largest N searched (a goal not reached by it is an error saying so).
+    selection_probability : float, optional
+        P*: also the items after which the pilot's best model is observed best with probability P*
+        (the probability of correct selection at each N is reported up to 31 models without it).
+    indifference : float, optional
+        Bechhofer's indifference zone delta*: plan the selection as if every other model trailed the
+        best by exactly delta* (the least favourable configuration), with the pilot's SDs and
+        correlations; default the pilot's own leads.
     rng : None, int or numpy.random.Generator
         The draws (the same seed gives the same plan).
 
@@ -191,6 +205,40 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
                               power=power, correction=correction, n_simulations=n_simulations, rng=seed)
     summary = dep.to_dict()
     summary.pop("corr")
+    selection = _selection(x, order, names, curve.n_items, selection_probability, indifference)
     return LeaderboardPlan(models=[names[k] for k in order], family=family,
                            pairs=[(names[p], names[q]) for p, q in zip(i.tolist(), j.tolist(), strict=True)],
-                           delta=delta, sd=sd, n_pilot=n, dependence=summary, power=curve, items=items)
+                           delta=delta, sd=sd, n_pilot=n, dependence=summary, power=curve, items=items,
+                           selection=selection)
+
+
+def _selection(x: np.ndarray, order: np.ndarray, names: list[Any], grid: np.ndarray, target: float | None,
+               indifference: float | None) -> dict[str, Any] | None:
+    """P(the pilot's best is observed best) at each N of ``grid`` and the items ``target`` needs
+    (:mod:`llm_power._kernel.selection`), from the many-to-one family with the best as control.
+    """
+    from .._kernel.family import family_correlation
+    from .._kernel.selection import items_for_selection, selection_probability
+
+    m = order.size
+    if m > (MAX_SELECTION_ASKED if target is not None or indifference is not None else MAX_SELECTION_MODELS):
+        return None
+    best, others = int(order[0]), order[1:]
+    d = x[:, [best]] - x[:, others]
+    lead, sd = d.mean(axis=0), d.std(axis=0)
+    if indifference is not None:
+        if not math.isfinite(indifference) or indifference <= 0:
+            msg = f"`indifference` must be a gap > 0; got {indifference!r}"
+            raise ValueError(msg)
+        lead = np.full(others.size, float(indifference))
+    if np.any(sd <= 0):
+        return None  # a model identical to the best: never told apart
+    corr = family_correlation(x, np.full(others.size, best), others).corr
+    out: dict[str, Any] = {"best": str(names[best]), "lead": "indifference" if indifference is not None else "pilot",
+                           "n_items": [float(v) for v in grid],
+                           "probability": np.atleast_1d(selection_probability(lead, sd, corr, grid)).tolist(),
+                           "target": target, "items": None}
+    if target is not None:
+        needed = items_for_selection(lead, sd, corr, probability=target)
+        out["items"] = needed if math.isfinite(needed) else None
+    return out

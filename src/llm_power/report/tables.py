@@ -222,7 +222,9 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     pw, items = plan.power, plan.items
     m = len(plan.pairs)
     k = None if items is None or items.criterion != "at_least" else int(items.k)
-    head = ["items", "resolved (mean)", "90% band", "P(all)"] + ([f"P(>= {k})"] if k is not None else [])
+    sel = plan.selection
+    head = (["items", "resolved (mean)", "90% band", "P(all)"] + ([f"P(>= {k})"] if k is not None else [])
+            + (["P(best)"] if sel is not None else []))
     rows = []
     for t, n in enumerate(np.atleast_1d(pw.n_items).tolist()):
         row = [f"{n:,.0f}" + (" (pilot)" if int(n) == plan.n_pilot else ""),
@@ -231,6 +233,8 @@ def leaderboard_plan_view(plan: Any) -> TableView:
                f"{np.atleast_1d(pw.all_resolved)[t]:.3f}"]
         if k is not None:
             row.append(f"{np.atleast_1d(pw.probability_at_least(k))[t]:.3f}")
+        if sel is not None:
+            row.append(f"{sel['probability'][t]:.3f}")
         rows.append(row)
     family = {"adjacent": "adjacent gaps", "all": "gaps between all pairs",
               "many_to_one": f"gaps of {plan.pairs[0][0]} to each model" if plan.pairs else "gaps"}[plan.family]
@@ -246,6 +250,12 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     if dep.get("minimum") is not None:
         caption += (f"The gaps' statistics correlate from {dep['minimum']:+.2f} to {dep['maximum']:+.2f}"
                     f"{'' if dep['prds_plausible'] else ' (some negatively: gaps that share a model)'}. ")
+    if sel is not None:
+        lead = ("every other model behind by the indifference zone" if sel["lead"] == "indifference"
+                else "the pilot's leads")
+        caption += f"P(best): {sel['best']} observed best ({lead})"
+        caption += (f"; with probability {sel['target']:g} after {sel['items']:,.0f} items. " if sel.get("items")
+                    else ". ")
     caption += (f"Each gap judged as diagnose judges it (q >= 1 and p <= α′, {correction}; α = {pw.alpha:g}, "
                 f"power {pw.power:g}) in the joint normal limit, {pw.n_simulations:,} draws; a gap counts only "
                 "when resolved in the pilot's direction.")
