@@ -59,13 +59,17 @@ __all__ = [
     "DunnettPower",
     "FamilyCorrelation",
     "check_correlation",
+    "check_gaps",
+    "check_vector",
     "correlation_from_covariance",
     "dunnett_critical_value",
     "dunnett_power",
     "family_correlation",
     "family_pairs",
     "items_for_dunnett",
+    "orthant_below",
     "pair_covariance",
+    "smallest_items",
 ]
 
 #: the families of comparisons a leaderboard plans for: adjacent pairs of a ranking, all pairs, and
@@ -291,7 +295,7 @@ def check_correlation(corr: Any) -> np.ndarray:
     return r
 
 
-def _orthant_below(upper: float, mean: np.ndarray, corr: np.ndarray, lower: float | None = None) -> float:
+def orthant_below(upper: float, mean: np.ndarray, corr: np.ndarray, lower: float | None = None) -> float:
     """P(lower < W_k <= upper for every k), W ~ N(mean, corr): Genz's integration, seeded."""
     k = mean.size
     if k == 1:
@@ -343,7 +347,7 @@ def _critical_value(r: np.ndarray, alpha: float, alternative: str) -> float:
     zero = np.zeros(k)
 
     def excess(c: float) -> float:
-        return _orthant_below(c, zero, r, -c if two else None) - (1.0 - alpha)
+        return orthant_below(c, zero, r, -c if two else None) - (1.0 - alpha)
 
     tail = alpha / 2 if two else alpha
     lo = float(-special.ndtri(tail))  # the unadjusted value: c is at least this
@@ -390,14 +394,14 @@ def _power_at(mu: np.ndarray, r: np.ndarray, c: float, s: np.ndarray) -> Dunnett
     rs = r * np.outer(s, s)
     each = np.asarray(special.ndtr(smu - c), dtype=float)
     # all rejected: P(s Z > c for all k) = P(-s Z < -c), -s Z ~ N(-s mu, S R S)
-    p_all = min(max(_orthant_below(-c, -smu, rs), 0.0), float(each.min()))
+    p_all = min(max(orthant_below(-c, -smu, rs), 0.0), float(each.min()))
     # none rejected in the tested direction: P(s Z <= c for all k)
-    p_none = min(max(_orthant_below(c, smu, rs), 0.0), 1.0 - float(each.max()))
+    p_none = min(max(orthant_below(c, smu, rs), 0.0), 1.0 - float(each.max()))
     return DunnettPower(critical_value=c, all_rejected=p_all, any_rejected=1.0 - p_none, each_rejected=each,
                         expected_rejected=float(each.sum()))
 
 
-def _check_vector(value: Any, name: str, k: int) -> np.ndarray:
+def check_vector(value: Any, name: str, k: int) -> np.ndarray:
     arr = np.broadcast_to(np.asarray(value, dtype=float), (k,)) if np.ndim(value) == 0 else \
         np.asarray(value, dtype=float).ravel()
     if arr.size != k or not np.all(np.isfinite(arr)):
@@ -441,14 +445,8 @@ def dunnett_power(delta: Any, se: Any, corr: Any, *, alpha: float = 0.05,
     >>> round(res.critical_value, 2), round(res.all_rejected, 2), round(res.expected_rejected, 2)
     (2.06, 0.43, 2.01)
     """
-    r = check_correlation(corr)
     alternative = check_alternative(alternative)
-    k = r.shape[0]
-    d = _check_vector(delta, "delta", k)
-    s_e = _check_vector(se, "se", k)
-    if np.any(s_e <= 0):
-        msg = f"`se` must be > 0; got {s_e.tolist()!r}."
-        raise ValueError(msg)
+    d, s_e, r = check_gaps(delta, se, corr, "se")
     c = dunnett_critical_value(r, alpha, alternative)
     return _power_at(d / s_e, r, c, _directions(d, alternative))
 
@@ -476,15 +474,10 @@ def items_for_dunnett(delta: Any, sd: Any, corr: Any, *, alpha: float = 0.05, po
     >>> items_for_dunnett([0.03] * 3, [0.4] * 3, r)
     2057.0
     """
-    r = check_correlation(corr)
     alpha, power = check_alpha_power(alpha, power)
     alternative = check_alternative(alternative)
+    d, sd_k, r = check_gaps(delta, sd, corr, "sd")
     k = r.shape[0]
-    d = _check_vector(delta, "delta", k)
-    sd_k = _check_vector(sd, "sd", k)
-    if np.any(sd_k <= 0):
-        msg = f"`sd` must be > 0; got {sd_k.tolist()!r}."
-        raise ValueError(msg)
     s = _directions(d, alternative)
     if np.any(s * d <= 0):
         return math.inf
@@ -496,14 +489,36 @@ def items_for_dunnett(delta: Any, sd: Any, corr: Any, *, alpha: float = 0.05, po
 
     lo_n = max(int(np.ceil(np.max(((c + special.ndtri(power)) / ratio) ** 2) - 1e-9)), 1)
     hi_n = max(int(np.ceil(np.max(((c + special.ndtri(1 - (1 - power) / k)) / ratio) ** 2))), lo_n)
-    while not ok(hi_n):  # guard against integration noise at the bound
+    return float(smallest_items(ok, lo_n, hi_n))
+
+
+def check_gaps(delta: Any, spread: Any, corr: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A family's gaps, their spreads (``name``: "sd" per item, "se" of the estimates; all > 0) and
+    correlation, checked together: (delta, spread, corr) as arrays, or a helpful error.
+    """
+    r = check_correlation(corr)
+    k = r.shape[0]
+    d = check_vector(delta, "delta", k)
+    s = check_vector(spread, name, k)
+    if np.any(s <= 0):
+        msg = f"`{name}` must be > 0; got {s.tolist()!r}."
+        raise ValueError(msg)
+    return d, s, r
+
+
+def smallest_items(ok: Any, lo_n: int, hi_n: int) -> int:
+    """The smallest integer N >= ``lo_n`` with ``ok(N)``, for a criterion that rises with N, from a
+    lower bound ``lo_n`` and an upper bound ``hi_n`` (doubled until ``ok``: integration noise at a
+    bound), by bisection over integers.
+    """
+    while not ok(hi_n):
         hi_n *= 2
     if ok(lo_n):
-        return float(lo_n)
+        return lo_n
     while hi_n - lo_n > 1:  # invariant: not ok(lo_n), ok(hi_n)
         mid = (lo_n + hi_n) // 2
         if ok(mid):
             hi_n = mid
         else:
             lo_n = mid
-    return float(hi_n)
+    return hi_n

@@ -36,20 +36,9 @@ import numpy as np
 from scipy import special
 
 from .._core.validation import check_open_unit
-from .family import _check_vector, _orthant_below, check_correlation
+from .family import check_gaps, orthant_below, smallest_items
 
 __all__ = ["items_for_selection", "selection_probability"]
-
-
-def _inputs(delta: Any, sd: Any, corr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r = check_correlation(corr)
-    k = r.shape[0]
-    d = _check_vector(delta, "delta", k)
-    s = _check_vector(sd, "sd", k)
-    if np.any(s <= 0):
-        msg = f"`sd` must be > 0; got {s.tolist()!r}."
-        raise ValueError(msg)
-    return d, s, r
 
 
 def selection_probability(delta: Any, sd: Any, corr: Any, n_items: Any) -> Any:
@@ -75,12 +64,12 @@ def selection_probability(delta: Any, sd: Any, corr: Any, n_items: Any) -> Any:
     >>> round(float(selection_probability([2.7101, 2.7101], [np.sqrt(2.0)] * 2, r, 1.0)), 4)
     0.95
     """
-    d, s, r = _inputs(delta, sd, corr)
+    d, s, r = check_gaps(delta, sd, corr, "sd")
     n = np.asarray(n_items, dtype=float)
     if np.any(~np.isfinite(n) | (n <= 0)):
         msg = f"`n_items` must be finite and > 0; got {n.tolist()!r}."
         raise ValueError(msg)
-    out = np.array([_orthant_below(0.0, -math.sqrt(float(v)) * d / s, r) for v in n.ravel()]).reshape(n.shape)
+    out = np.array([orthant_below(0.0, -math.sqrt(float(v)) * d / s, r) for v in n.ravel()]).reshape(n.shape)
     return out[()] if out.ndim == 0 else out
 
 
@@ -100,7 +89,7 @@ def items_for_selection(delta: Any, sd: Any, corr: Any, *, probability: float = 
     >>> items_for_selection([0.02, 0.03], [0.4, 0.45], r, probability=0.9)
     785.0
     """
-    d, s, r = _inputs(delta, sd, corr)
+    d, s, r = check_gaps(delta, sd, corr, "sd")
     p = check_open_unit(probability, "probability")
     if np.any(d <= 0):
         return math.inf
@@ -112,14 +101,4 @@ def items_for_selection(delta: Any, sd: Any, corr: Any, *, probability: float = 
 
     lo_n = max(int(np.ceil(np.max((special.ndtri(p) / ratio) ** 2) - 1e-9)), 1)
     hi_n = max(int(np.ceil(np.max((special.ndtri(1 - (1 - p) / k) / ratio) ** 2))), lo_n)
-    while not ok(hi_n):  # guard against integration noise at the bound
-        hi_n *= 2
-    if ok(lo_n):
-        return float(lo_n)
-    while hi_n - lo_n > 1:  # invariant: not ok(lo_n), ok(hi_n)
-        mid = (lo_n + hi_n) // 2
-        if ok(mid):
-            hi_n = mid
-        else:
-            lo_n = mid
-    return float(hi_n)
+    return float(smallest_items(ok, lo_n, hi_n))
