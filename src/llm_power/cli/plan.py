@@ -142,18 +142,20 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
     lb.add_argument("--family", default="adjacent", choices=("adjacent", "all", "many-to-one"),
                     help="the comparisons: adjacent pairs of the ranking (default), all pairs, or --control "
                          "against each other model")
-    lb.add_argument("--control", metavar="MODEL", help="the model of --family many-to-one")
-    lb.add_argument("--top", type=positive_int, metavar="K", help="plan for the K best models only")
+    lb.add_argument("--control", metavar="MODEL", help="the model of --family many-to-one (default: none)")
+    lb.add_argument("--top", type=positive_int, metavar="K", help="plan for the K best models only (default: all)")
     lb.add_argument("--correction", default="holm", choices=("none", "bonferroni", "holm", "bh", "by"),
                     help="the verdicts' multiplicity procedure (default holm)")
-    lb.add_argument("--at-least", metavar="K", help="goal: at least K gaps (or 'all') resolved with --probability")
+    lb.add_argument("--at-least", metavar="K",
+                    help="goal: at least K gaps (or 'all') resolved with --probability (default: none)")
     lb.add_argument("--probability", type=float, default=0.8, help="of the --at-least goal (default 0.8)")
-    lb.add_argument("--expected", type=float, metavar="R", help="goal: R gaps resolved on average")
+    lb.add_argument("--expected", type=float, metavar="R", help="goal: R gaps resolved on average (default: none)")
     lb.add_argument("--select", type=float, metavar="P",
-                    help="also the items after which the pilot's best model is observed best with probability P")
+                    help="also the items after which the pilot's best model is observed best with probability P "
+                         "(default: none)")
     lb.add_argument("--indifference", type=float, metavar="D",
                     help="plan that selection as if every other model trailed the best by D (Bechhofer's "
-                         "indifference zone; a proportion for 0/1 scores)")
+                         "indifference zone; a proportion for 0/1 scores; default: the pilot's leads)")
     lb.add_argument("--items", type=positive_int, nargs="+", metavar="N",
                     help="numbers of items to show (default: the pilot's, and 2, 4 and 10 times it)")
     lb.add_argument("--simulations", type=positive_int, default=10_000,
