@@ -50,6 +50,9 @@ def test_the_goal_is_the_smallest_n_that_reaches_it() -> None:
     assert n in plan.power.n_items.tolist()
     payload = plan.to_dict()
     assert payload["items"]["n_items"] == n and len(payload["pairs"]) == 4 and payload["n_pilot"] == 1500
+    html = plan._repr_html_()  # a notebook shows the command's table, not a paragraph of fields
+    assert "<table" in html and "Resolving the 4 adjacent gaps of 5 models" in html and f"{n:,}" in html
+    assert "\n" not in repr(plan) and repr(plan).startswith("LeaderboardPlan(family='adjacent', n_pilot=1500")
 
 
 def _corr(x: np.ndarray, plan: lp.LeaderboardPlan) -> np.ndarray:

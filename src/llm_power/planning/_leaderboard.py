@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._core.params import public
+from .._core.results import Result
 from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_option, check_score_matrix
 from ..matrix import ScoreMatrix
@@ -30,8 +31,8 @@ MAX_PLAN_PAIRS = 2_000
 MAX_SELECTION_MODELS, MAX_SELECTION_ASKED = 31, 201
 
 
-@dataclass(frozen=True)
-class LeaderboardPlan:
+@dataclass(frozen=True, repr=False)
+class LeaderboardPlan(Result):
     """The plan of a leaderboard's family of comparisons from a pilot.
 
     ``models`` best first; ``pairs`` the family's (model A, model B) with the pilot's ``delta`` (A - B)
@@ -53,6 +54,9 @@ class LeaderboardPlan:
     power: Any
     items: Any
     selection: dict[str, Any] | None = None
+
+    _repr_fields = ("family", "n_pilot", "delta", "items")
+    _title = "Leaderboard plan"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types."""

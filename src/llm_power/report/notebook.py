@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -187,12 +188,12 @@ def _own_views(result: Any) -> list[TableView]:
         return [tables.passk_comparison_view(result, [int(k) for k in result.k], "A", "B")]
     if kind == "NoiseReport":
         return tables.noise_views(result, runs_by=str(getattr(result, "runs_by", "run")))
-    if kind == "SubsetPlan":
-        return [tables.subset_plan_view(result)]
-    if kind == "RunPlanResult":
-        return [tables.runs_plan_view(result)]
-    if kind == "RankIntervalsResult":
-        return [tables.rank_intervals_view(result)]
+    one: dict[str, Callable[[Any], TableView]] = {"SubsetPlan": tables.subset_plan_view,
+                                                  "RunPlanResult": tables.runs_plan_view,
+                                                  "LeaderboardPlan": tables.leaderboard_plan_view,
+                                                  "RankIntervalsResult": tables.rank_intervals_view}
+    if kind in one:
+        return [one[kind](result)]
     if kind == "RankReport" and getattr(result, "ranks", None) is not None:
         return [tables.rank_intervals_view(result.ranks)]
     return []
