@@ -115,6 +115,8 @@ FACTORIES = {
     "RunVarianceResult": lambda: lp.run_variance(_runs()),
     "NoiseReport": lambda: lp.noise(_runs(), rng=0),
     "RunPlanResult": lambda: lp.plan_runs(_runs(), 0.05),
+    "LeaderboardPlan": lambda: lp.plan_leaderboard((RNG.random((400, 4)) < [0.8, 0.75, 0.7, 0.6]).astype(int),
+                                                   n_items=[400], n_simulations=500, rng=0),
     "PassAtKResult": lambda: lp.pass_at_k_ci((RNG.random((100, 8)) < 0.4).astype(int), k=[1, 4], rng=0),
     "PassAtKComparison": lambda: lp.compare_pass_at_k((RNG.random((80, 6)) < 0.6).astype(float),
                                                       (RNG.random((80, 6)) < 0.5).astype(float), [1, 3],
@@ -131,7 +133,7 @@ FACTORIES = {
 #: the results whose command prints a table of its own, shown as that table in a notebook
 OWN_TABLE = {"Comparison": "Paired comparison on", "RankIntervalsResult": "simultaneous coverage",
              "PassAtKComparison": "pass@", "NoiseReport": "", "SubsetPlan": "Plan:", "RunPlanResult": "",
-             "RankReport": "simultaneous coverage"}
+             "RankReport": "simultaneous coverage", "LeaderboardPlan": "Resolving the 3 adjacent gaps"}
 #: the results with a chart in the HTML report, drawn in the notebook too (their view is the report's)
 CHARTS = {"Diagnosis": 2, "ArenaDiagnosis": 1}
 REPORT_VIEW = {"Diagnosis": "Resolution of 3 adjacent pairs", "ArenaDiagnosis": "Arena: 3 models"}
