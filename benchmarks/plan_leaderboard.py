@@ -1,0 +1,90 @@
+"""``plan_leaderboard`` at 10, 100 and 1,000 models (issue 45), beside what a user would run without it:
+simulate benchmarks of N items drawn from the pilot's items and run ``diagnose`` on each, counting the
+resolved adjacent gaps (the exact tests, one N at a time).
+
+- Synthetic 0/1 pilots of 12,032 items (a Rasch-like model: item difficulty shared by every model, so
+  the adjacent gaps' statistics correlate negatively as on real boards), adjacent pairs, Holm.
+- ``plan_leaderboard``: the curve at the pilot's N and 2, 4, 10 times it, and the items for
+  ``at_least`` = k with probability 0.8, k the resolved gaps expected at 4 times the pilot's items
+  (a search over N: about 25 evaluations of the curve), 10,000 draws of the normal limit.
+- The user's way: 200 benchmarks at one N (the pilot's), each resampled from the pilot's items and
+  diagnosed: one point of one curve; the search over N
+  would repeat it about 25 times.
+
+CPU seconds (``time.process_time``), best of ``--repeat``. Run: ``python benchmarks/plan_leaderboard.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import md_table  # noqa: E402
+
+import llm_power as lp  # noqa: E402
+
+N_ITEMS = 12_032
+
+
+def pilot(m: int, seed: int = 0) -> np.ndarray:
+    gen = np.random.default_rng(seed)
+    ability, difficulty = np.sort(gen.normal(0, 0.6, m))[::-1], gen.normal(0, 1.5, N_ITEMS)
+    p = 1 / (1 + np.exp(-(ability[None, :] - difficulty[:, None])))
+    return (gen.random((N_ITEMS, m)) < p).astype(np.uint8)
+
+
+def cpu(fn: Callable[[], object]) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def by_diagnose(x: np.ndarray, reps: int, seed: int = 1) -> float:
+    """The mean resolved adjacent gaps (Holm) over ``reps`` benchmarks resampled from the pilot's items."""
+    gen = np.random.default_rng(seed)
+    resolved = []
+    for _ in range(reps):
+        rows = gen.integers(0, x.shape[0], x.shape[0])
+        diag = lp.diagnose(x[rows], correction="holm", rng=0)
+        resolved.append(len(diag.columns["delta"]) - diag.n_unresolved["corrected"])
+    return float(np.mean(resolved))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=200)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    rows = []
+    for m in (10, 100, 1000):
+        x = pilot(m)
+        curve = lp.plan_leaderboard(x, correction="holm", rng=0).power  # at the pilot's N and 2, 4, 10 times it
+        goal = int(np.floor(np.asarray(curve.expected_resolved)[2]))  # about what 4 times the items resolve
+
+        def plan(x: np.ndarray = x, goal: int = goal) -> lp.LeaderboardPlan:
+            return lp.plan_leaderboard(x, correction="holm", at_least=goal, probability=0.8, rng=0)
+
+        t_plan = min(cpu(plan) for _ in range(args.repeat))
+        result = plan()
+        reps = args.reps if m <= 100 else max(args.reps // 10, 5)
+        t_user = cpu(lambda x=x, reps=reps: by_diagnose(x, reps)) * args.reps / reps
+        expected = float(np.atleast_1d(result.power.expected_resolved)[0])
+        rows.append([f"{m:,}", f"{m - 1:,}", str(goal), f"{t_plan:.2f}", f"{result.items.n_items:,}", f"{expected:.2f}",
+                     f"{t_user:.1f}" + ("" if reps == args.reps else f" (from {reps})"),
+                     f"{by_diagnose(x, min(reps, 50)):.2f}"])
+    print(f"CPU seconds; pilot {N_ITEMS:,} items; at_least = k (see above), probability 0.8; Holm\n")
+    print(md_table(["models", "adjacent gaps", "k", "plan_leaderboard (curve + search)", "items needed",
+                    "E[resolved] at the pilot (normal limit)", f"{args.reps} diagnoses at one N",
+                    "E[resolved] by diagnoses (50)"], rows))
+
+
+if __name__ == "__main__":
+    main()
