@@ -59,7 +59,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from ._core.files import MB, check_size
 from ._core.params import public
@@ -151,16 +151,9 @@ def anytime_critical_value(alpha: float = 0.05) -> tuple[float, float]:
     >>> round(z, 3), round(r, 3)
     (3.035, 0.122)
     """
-    alpha = check_open_unit(alpha, "alpha")
+    from ._kernel.quantiles import mixture_tuning
 
-    log_alpha = math.log(alpha)
-
-    def z2(log_r: float) -> float:  # in logs: alpha * alpha underflows to 0 below 1e-162
-        r = math.exp(log_r)
-        return (1 + r) * (math.log1p(r) - log_r - 2.0 * log_alpha)
-
-    res = optimize.minimize_scalar(z2, bounds=(-12.0, 5.0), method="bounded", options={"xatol": 1e-10})
-    return math.sqrt(res.fun), math.exp(res.x)
+    return mixture_tuning(check_open_unit(alpha, "alpha"))
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -77,7 +77,7 @@ def test_counts_equal_a_plain_loop_on_the_same_draws(correction: str) -> None:
     r = 0.5 * r + 0.5 * adjacent_corr(6, -0.45)
     fam = _family(delta, sd, r, alpha=0.05, power=0.8, correction=correction, n_simulations=600, rng=3)
     for n in (800.0, 3000.0, 12000.0):
-        counts, flags = _judge(fam, n)
+        counts, flags, _ = _judge(fam, n)
         z = fam.draws + delta / sd * math.sqrt(n)
         expected = [oracle_count(z[s], delta, 0.05, 0.8, correction) for s in range(z.shape[0])]
         np.testing.assert_array_equal(counts, expected)
@@ -266,7 +266,8 @@ def test_deterministic_with_the_seed() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"correction": "hochberg"}, ValueError, "`correction` must be one of 'bh', 'bonferroni', 'by', 'holm', 'none'"),
+    ({"correction": "hochberg"}, ValueError,
+     "`correction` must be one of 'bh', 'bonferroni', 'by', 'dunnett', 'ebh', 'holm', 'none'"),
     ({"correction": None}, TypeError, "`correction` must be one of"),
     ({"alpha": 1.5}, ValueError, "`alpha` must be in"),
     ({"power": 0.01}, ValueError, "`power` must be greater than `alpha`"),
@@ -304,7 +305,12 @@ def test_items_validation(kwargs: dict[str, object], exc: type[Exception], match
 
 def test_a_zero_gap_cannot_be_required() -> None:
     with pytest.raises(ValueError, match="only 1 of the 2 gaps are non-zero"):
-        items_for_leaderboard([0.02, 0.0], [0.45, 0.5], adjacent_corr(2), rng=1, n_simulations=200)
+        items_for_leaderboard([0.02, 0.0], [0.45, 0.5], adjacent_corr(2), at_least=2, rng=1, n_simulations=200)
+    # "all" (the default goal) is every real gap: here the one non-zero gap, alone at its level
+    res = items_for_leaderboard([0.02, 0.0], [0.45, 0.5], adjacent_corr(2), correction="none", rng=1,
+                                n_simulations=4000)
+    alone = items_for_leaderboard([0.02], [0.45], [[1.0]], correction="none", rng=1, n_simulations=4000)
+    assert res.n_items == pytest.approx(alone.n_items, rel=0.03)
 
 
 @pytest.mark.parametrize("correction", ["none", "holm", "bh"])
@@ -312,7 +318,7 @@ def test_wrong_sign_rejections_are_not_counted(correction: str) -> None:
     # tiny gaps: nearly every rejection is a coin flip of direction; only the right way round counts
     delta, sd, r = np.array([0.001, -0.001, 0.0005, -0.002]), np.full(4, 0.5), adjacent_corr(4, -0.4)
     fam = _family(delta, sd, r, alpha=0.2, power=0.6, correction=correction, n_simulations=2000, rng=8)
-    counts, flags = _judge(fam, 100.0)
+    counts, flags, _ = _judge(fam, 100.0)
     z = fam.draws + delta / sd * 10.0
     expected = [oracle_count(z[s], delta, 0.2, 0.6, correction) for s in range(z.shape[0])]
     np.testing.assert_array_equal(counts, expected)

@@ -132,3 +132,74 @@ def test_selecting_the_best_from_the_pilot_and_in_the_indifference_zone() -> Non
     assert zone["items"] == items_for_selection(np.full(4, 0.02), d.std(axis=0), corr, probability=0.9)
     with pytest.raises(ValueError, match="`indifference` must be a gap > 0"):
         lp.plan_leaderboard(x, indifference=-0.1, rng=0)
+
+
+def test_fdr_planning_treats_small_gaps_as_nulls() -> None:
+    """``null_below``: the pilot's small gaps become true nulls (delta 0); the plan's curve is the kernel's on
+    those gaps (false resolutions and FDR with it), "all" means every real gap, and an FDR goal has Jung's
+    closed form beside the simulated items."""
+    x = _pilot(5, n=3000)
+    plan = lp.plan_leaderboard(x, family="all", correction="bh", null_below=0.03, expected=3, rng=3)
+    d = x[:, [a for a, _ in _pairs_idx(plan)]] - x[:, [b for _, b in _pairs_idx(plan)]]
+    raw = d.mean(axis=0)
+    np.testing.assert_allclose(plan.delta, np.where(np.abs(raw) < 0.03, 0.0, raw), rtol=1e-12, atol=1e-15)
+    nulls = int(np.sum(plan.delta == 0))
+    assert 0 < nulls < len(plan.pairs)
+    pw = plan.power
+    again = leaderboard_power(plan.delta, plan.sd, _corr(x, plan), pw.n_items, correction="bh", rng=_seed(3))
+    np.testing.assert_allclose(pw.fdr, again.fdr)
+    np.testing.assert_allclose(pw.all_resolved, again.all_resolved)
+    assert np.all(np.asarray(pw.false_resolved) >= 0) and np.all(np.asarray(pw.fdr) <= 0.05 + 3 * np.asarray(pw.fdr_se))
+    jung = plan.discoveries
+    assert jung is not None and jung["n_real"] == len(plan.pairs) - nulls and jung["n_nulls"] == nulls
+    assert jung["n_items"] == pytest.approx(plan.items.n_items, rel=0.1)
+    assert plan.to_dict()["null_below"] == 0.03 and plan.to_dict()["discoveries"]["n_items"] == jung["n_items"]
+    # every gap real: no closed form without an FDR goal, and P(all) over all of them
+    assert lp.plan_leaderboard(x, n_items=[3000], rng=0).discoveries is None
+
+
+def _pairs_idx(plan: lp.LeaderboardPlan) -> list[tuple[int, int]]:
+    return [(int(a.split("_")[1]), int(b.split("_")[1])) for a, b in plan.pairs]
+
+
+def _seed(rng: int) -> int:
+    return int(np.random.default_rng(rng).integers(2**63))
+
+
+def test_dunnett_plans_the_many_to_one_family() -> None:
+    """``correction="dunnett"``: the one-sided simultaneous test of the control's gains; its P(all) by the
+    multivariate normal CDF agrees with the simulated limit; only for the many-to-one family."""
+    x = _pilot(6, n=2000)
+    plan = lp.plan_leaderboard(x, family="many_to_one", control="model_0", correction="dunnett",
+                               n_items=[1000, 4000], n_simulations=40_000, rng=1)
+    pw = plan.power
+    assert pw.correction == "dunnett" and pw.all_resolved_exact is not None
+    assert np.all(np.abs(pw.all_resolved - pw.all_resolved_exact) <= 3 * np.maximum(pw.all_resolved_se, 1e-4))
+    with pytest.raises(ValueError, match="many-to-one test"):
+        lp.plan_leaderboard(x, correction="dunnett")
+    with pytest.raises(ValueError, match="`null_below` must be a gap in"):
+        lp.plan_leaderboard(x, null_below=2.0)
+
+
+def test_the_command_line_plans_an_fdr(tmp_path) -> None:
+    from _cli import run as run_cli
+
+    x = _pilot(5, n=3000)
+    path = tmp_path / "pilot.csv"
+    rows = ["item," + ",".join(f"model_{k}" for k in range(5))]
+    rows += [f"q{r}," + ",".join(str(v) for v in x[r]) for r in range(x.shape[0])]
+    path.write_text("\n".join(rows) + "\n")
+    args = ["plan", "leaderboard", str(path), "--family", "all", "--correction", "ebh", "--null-below", "0.03",
+            "--expected", "3", "--seed", "2"]
+    import json
+
+    got = json.loads(run_cli([*args, "--format", "json"]).stdout)
+    want = lp.plan_leaderboard(x, family="all", correction="ebh", null_below=0.03, expected=3, rng=2)
+    assert got["items"]["n_items"] == want.items.n_items
+    assert got["discoveries"]["n_items"] == want.discoveries["n_items"]
+    assert got["power"]["fdr"] == pytest.approx(np.asarray(want.power.fdr).tolist())
+    text = " ".join(run_cli(args).stdout.split())
+    nulls = int(np.sum(want.delta == 0))
+    assert f"{nulls} of the 10 pilot gaps are below 3 points and planned as true nulls" in text
+    assert f"Jung's closed form (2005; independent statistics): {want.discoveries['n_items']:,} items" in text
+    assert "FDR" in text and "e-BH" in text

@@ -21,10 +21,29 @@ The per-pair levels a are those of the multiplicity correction (as in the resolu
 - ``"holm"``: the pair of rank r at alpha / (m - r + 1), stepping down until the first failure;
 - ``"bh"``: the largest rank j* whose pair passes at j* alpha / m; every pair of rank <= j* is then
   judged at j* alpha / m (and passes, its |Z| being at least the j*-th); ``"by"``: the same at
-  alpha / (1 + 1/2 + ... + 1/m).
+  alpha / (1 + 1/2 + ... + 1/m);
+- ``"ebh"``: e-BH (Wang & Ramdas 2022) on the normal-mixture e-values of the anytime regime
+  (:func:`llm_power.sequential.normal_mixture_log_evalue` with :math:`\rho = r v`, r from
+  :func:`llm_power.sequential.anytime_critical_value`): in the limit
+  :math:`\log E_k = \tfrac12\log(r/(1+r)) + Z_k^2/(2(1+r))`, so e-BH's step-up "the j largest e-values
+  are each >= m/(alpha j)" is a step-up on |Z| with critical values
+  :math:`c_j^2 = 2(1+r)[\log(m/(\alpha j)) + \tfrac12\log((1+r)/r)]`, judged as the level
+  :math:`a_j = 2\Phi(-c_j)` (valid under any dependence);
+- ``"dunnett"``: Dunnett's single-step many-to-one test, **one-sided** (pair k's first model better):
+  every pair at the level :math:`a = \Phi(-c)`, c the joint critical value of
+  :func:`.family.dunnett_critical_value` for R, with the one-sided q (K = (c + z_{power})^2), so a pair
+  is resolved when :math:`Z_k \ge c + z_{power}`.
 
 A resolution counts only when the sign of :math:`Z_k` is the sign of :math:`\delta_k` (a gap
 "resolved" the wrong way round is an error, not power). R(N) is the number of such resolutions.
+The others are **false resolutions** V(N): a pair with :math:`\delta_k = 0` (a true null) resolved
+either way, or a real gap resolved the wrong way round; the false discovery rate is
+:math:`E[V / \max(R + V, 1)]` (directional, so never smaller than the usual one).
+
+**Exact P(all).** For the single-step procedures (``"none"``, ``"bonferroni"``, ``"dunnett"``) pair k
+is resolved in its direction exactly when :math:`s_k Z_k \ge t` (t the procedure's threshold), so
+P(all real gaps resolved) is an orthant probability of N(mu, R), computed by the multivariate normal CDF
+(Genz) for families of up to :data:`MAX_EXACT_PAIRS` pairs (``all_resolved_exact``).
 
 **Common random numbers.** One set of standard normal draws W ~ N(0, R) (``n_simulations`` x m,
 from ``rng``) is reused for every N: Z(N) = mu(N) + W, so the curves over N are smooth and a search
@@ -42,6 +61,9 @@ References
 ----------
 Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J. Stat. 6, 65-70.
 Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate. JRSS B 57, 289-300.
+Dunnett, C. W. (1955). A multiple comparison procedure for comparing several treatments with a
+control. JASA 50, 1096-1121.
+Wang, R. and Ramdas, A. (2022). False discovery rate control with e-values. JRSS B 84, 822-852.
 """
 
 from __future__ import annotations
@@ -52,6 +74,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import optimize, special
 
 from .._core.errors import ApproximationWarning
 from .._core.validation import as_rng, check_alpha_power, check_int_at_least, check_open_unit, check_option, fail
@@ -59,11 +82,18 @@ from . import quantiles as _q
 from .family import check_correlation
 from .verdict import floor_pvalue, plugin_verdict, resolved
 
-__all__ = ["LEADERBOARD_CORRECTIONS", "LeaderboardItems", "LeaderboardPower", "items_for_leaderboard",
+__all__ = ["LEADERBOARD_CORRECTIONS", "DiscoveryItems", "LeaderboardItems", "LeaderboardPower", "ebh_critical_values",
+           "items_for_discoveries", "items_for_leaderboard",
            "leaderboard_power"]
 
 #: the multiplicity procedures a leaderboard is planned under (the package's corrections and "none")
-LEADERBOARD_CORRECTIONS = ("bh", "bonferroni", "by", "holm", "none")
+LEADERBOARD_CORRECTIONS = ("bh", "bonferroni", "by", "dunnett", "ebh", "holm", "none")
+#: the single-step procedures (every pair at one threshold): P(all) is an orthant probability
+SINGLE_STEP = ("bonferroni", "dunnett", "none")
+#: the step-up procedures (BH's shape)
+STEP_UP = ("bh", "by", "ebh")
+#: P(all) by the multivariate normal CDF up to this many pairs (Genz's integration grows with them)
+MAX_EXACT_PAIRS = 25
 #: lower and upper quantiles of the simulated count reported as its band
 BAND = (0.05, 0.95)
 #: draws x pairs elements judged at once (bounded memory)
@@ -81,6 +111,9 @@ class LeaderboardPower:
     Fields are scalars for a scalar ``n_items``, arrays over ``n_items`` otherwise; ``at_least`` has
     one more axis, k = 0..m (``at_least[..., k]`` = P(R >= k)), and ``each_resolved`` one axis over
     the m pairs. ``band_low``/``band_high``: the 5% / 95% quantiles of the simulated count R.
+    ``false_resolved``: E[V], the false resolutions (true nulls resolved, real gaps resolved the wrong
+    way); ``fdr`` (with ``fdr_se``): E[V / max(R + V, 1)]. ``all_resolved_exact``: P(all) by the
+    multivariate normal CDF for a single-step procedure of up to :data:`MAX_EXACT_PAIRS` pairs, else None.
     """
 
     n_items: Any
@@ -97,6 +130,10 @@ class LeaderboardPower:
     alpha: float
     power: float
     n_simulations: int
+    false_resolved: Any = None
+    fdr: Any = None
+    fdr_se: Any = None
+    all_resolved_exact: Any = None
 
     def __repr__(self) -> str:
         return (f"LeaderboardPower(n_pairs={self.n_pairs}, n_items={_short(self.n_items)}, "
@@ -129,7 +166,9 @@ class LeaderboardPower:
                 "all_resolved_se": _plain(self.all_resolved_se), "at_least": _plain(self.at_least),
                 "each_resolved": _plain(self.each_resolved), "n_pairs": self.n_pairs,
                 "correction": self.correction, "alpha": self.alpha, "power": self.power,
-                "n_simulations": self.n_simulations}
+                "n_simulations": self.n_simulations, "false_resolved": _plain(self.false_resolved),
+                "fdr": _plain(self.fdr), "fdr_se": _plain(self.fdr_se),
+                "all_resolved_exact": None if self.all_resolved_exact is None else _plain(self.all_resolved_exact)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,25 +228,37 @@ class _Family:
     """Validated inputs: unit means (mu at N = 1), signs, the draws W ~ N(0, R) and per-rank levels."""
 
     unit: np.ndarray  # delta / sigma
-    sign: np.ndarray  # sign of delta (0: a gap of 0 is never resolved the right way)
+    sign: np.ndarray  # sign of delta (0: a true null, never resolved the right way)
+    corr: np.ndarray  # R
     draws: np.ndarray  # n_simulations x m
     levels: np.ndarray  # the level of the pair of rank r (1..m) in the correction's first pass
     k: np.ndarray  # K at those levels
     power: float
     correction: str
+    alternative: str  # "two-sided", or "greater" for Dunnett's one-sided test
 
 
-def _verdict(z: np.ndarray, level: np.ndarray, k: np.ndarray) -> np.ndarray:
+def _verdict(z: np.ndarray, level: np.ndarray, k: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
     """The package's verdict of z statistics at ``level``: the plug-in q of a gap Z with unit variance on
-    one item (q = Z^2 / K) and the two-sided p-value 2 Phi(-|Z|), judged by :func:`.verdict.resolved`
-    (q >= 1 and p <= level, i.e. |Z| >= max(z_{1-a/2} + z_{power}, z_{1-a/2})).
+    one item (q = Z^2 / K) and the p-value (two-sided 2 Phi(-|Z|), or one-sided Phi(-Z)), judged by
+    :func:`.verdict.resolved` (q >= 1 and p <= level, i.e. |Z| >= z_{1-a/2} + z_{power} two-sided).
     """
-    n_star, q, _ = plugin_verdict(z, np.ones_like(z), 1.0, k, "two-sided")
-    pvalue = floor_pvalue(_q.normal_pvalue(z, "two-sided"))
+    n_star, q, _ = plugin_verdict(z, np.ones_like(z), 1.0, k, alternative)
+    pvalue = floor_pvalue(_q.normal_pvalue(z, alternative))
     return resolved(q, n_star, pvalue=pvalue, alpha=level)
 
 
-def _rank_levels(alpha: float, m: int, correction: str) -> np.ndarray:
+def ebh_critical_values(alpha: float, m: int) -> np.ndarray:
+    """|Z| thresholds c_j (j = 1..m) of e-BH on the anytime regime's normal-mixture e-values tuned as
+    :func:`llm_power.sequential.anytime_critical_value` tunes them (rho = r v): the j largest e-values
+    pass when each is >= m / (alpha j), i.e. |Z| >= c_j (module docstring).
+    """
+    _, r = _q.mixture_tuning(alpha)
+    j = np.arange(1, m + 1, dtype=float)
+    return np.sqrt(2.0 * (1.0 + r) * (np.log(m / (alpha * j)) + 0.5 * math.log((1.0 + r) / r)))
+
+
+def _rank_levels(alpha: float, m: int, correction: str, corr: np.ndarray | None = None) -> np.ndarray:
     """Per-rank levels (rank 1 = the smallest p-value) of the correction's first pass."""
     ranks = np.arange(1, m + 1, dtype=float)
     if correction == "none":
@@ -216,6 +267,13 @@ def _rank_levels(alpha: float, m: int, correction: str) -> np.ndarray:
         return np.full(m, alpha / m)
     if correction == "holm":
         return alpha / (m - ranks + 1)
+    if correction == "dunnett":
+        from .family import dunnett_critical_value
+
+        c = dunnett_critical_value(np.eye(m) if corr is None else corr, alpha, "greater")
+        return np.full(m, float(special.ndtr(-c)))
+    if correction == "ebh":
+        return np.asarray(2.0 * special.ndtr(-ebh_critical_values(alpha, m)), dtype=float)
     return ranks * _step_up_alpha(alpha, m, correction) / m
 
 
@@ -248,28 +306,33 @@ def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, corre
     vals, vecs = np.linalg.eigh(r)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # R = root root^T (positive semi-definite R allowed)
     draws = gen.standard_normal((n_simulations, d.size)) @ root.T
-    levels = _rank_levels(alpha, d.size, correction)
-    k = np.asarray(_q.k_constant(levels, power, "two-sided"), dtype=float)
-    return _Family(unit=d / s, sign=np.sign(d), draws=draws, levels=levels, k=k, power=power, correction=correction)
+    alternative = "greater" if correction == "dunnett" else "two-sided"
+    levels = _rank_levels(alpha, d.size, correction, r)
+    k = np.asarray(_q.k_constant(levels, power, alternative), dtype=float)
+    return _Family(unit=d / s, sign=np.sign(d), corr=r, draws=draws, levels=levels, k=k, power=power,
+                   correction=correction, alternative=alternative)
 
 
-def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray]:
-    """(count of correct resolutions per draw, per-pair correct-resolution flags) at N = ``n``.
+def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(count of correct resolutions per draw, per-pair correct-resolution flags, count of false
+    resolutions per draw) at N = ``n``.
 
     As ``resolution._regimes._corrected``: the pairs ordered by p-value (|Z| descending, stable), each
-    judged by :func:`_verdict` at its rank's level; Holm keeps the passes up to the first failure; BH
-    and BY find the largest passing rank j* and judge every pair of rank <= j* at j*'s level.
+    judged by :func:`_verdict` at its rank's level; Holm keeps the passes up to the first failure; BH,
+    BY and e-BH find the largest passing rank j* and judge every pair of rank <= j* at j*'s level; the
+    single-step procedures judge every pair at its one level.
     """
     m = fam.unit.size
     out_count = np.empty(fam.draws.shape[0], dtype=np.int64)
+    out_false = np.empty(fam.draws.shape[0], dtype=np.int64)
     out_flags = np.empty(fam.draws.shape, dtype=bool)
     rows = max(1, _BLOCK_ELEMENTS // m)
     mu = fam.unit * math.sqrt(n)
     for start in range(0, fam.draws.shape[0], rows):
         sl = slice(start, start + rows)
         z = fam.draws[sl] + mu
-        if fam.correction in {"none", "bonferroni"}:
-            flags = _verdict(z, fam.levels, fam.k)
+        if fam.correction in SINGLE_STEP:
+            flags = _verdict(z, fam.levels, fam.k, fam.alternative)
         else:
             order = np.argsort(-np.abs(z), axis=1, kind="stable")  # rank 1: the largest |Z|, the smallest p
             z_sorted = np.take_along_axis(z, order, axis=1)
@@ -283,10 +346,37 @@ def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray]:
                 flags_sorted = _verdict(z_sorted, level, k_star) & (np.arange(m) < j_star[:, None])
             flags = np.empty_like(flags_sorted)
             np.put_along_axis(flags, order, flags_sorted, axis=1)
-        flags &= np.sign(z) == fam.sign  # a gap resolved the wrong way round is not power
+        right = np.sign(z) == fam.sign  # a gap resolved the wrong way round (or a null resolved) is false
+        out_false[sl] = (flags & ~right).sum(axis=1)
+        flags &= right
         out_flags[sl] = flags
         out_count[sl] = flags.sum(axis=1)
-    return out_count, out_flags
+    return out_count, out_flags, out_false
+
+
+def _exact_all(fam: _Family, ns: np.ndarray) -> np.ndarray | None:
+    """P(all resolved in their directions) by the multivariate normal CDF, for a single-step procedure:
+    pair k is resolved exactly when s_k Z_k >= t_k, t_k = z_{1-a} + z_{power} (one-sided) or
+    z_{1-a/2} + z_{power} (two-sided) -- the square root of its K.
+    """
+    from .family import orthant_below
+
+    m = fam.unit.size
+    if fam.correction not in SINGLE_STEP or m > MAX_EXACT_PAIRS:
+        return None
+    real = fam.sign != 0  # "all": every real gap (a true null is never resolved in its direction)
+    if not real.any() or (fam.alternative == "greater" and np.any(fam.sign < 0)):
+        return np.full(ns.size, float(not real.any()))  # nothing to resolve, or a loss a one-sided test never is
+    t = np.sqrt(fam.k)[real]
+    s = fam.sign[real]
+    rs = fam.corr[np.ix_(real, real)] * np.outer(s, s)
+    out = np.empty(ns.size)
+    for idx, n in enumerate(ns.tolist()):
+        smu = np.abs(fam.unit[real]) * math.sqrt(n)
+        # P(s Z >= t for all k) = P(-s Z + t <= 0), -s Z + t ~ N(t - s mu, S R S)
+        out[idx] = min(max(orthant_below(0.0, t - smu, rs), 0.0), 1.0) if s.size > 1 else \
+            float(special.ndtr(smu[0] - t[0]))
+    return out
 
 
 def _check_n_items(n_items: Any) -> np.ndarray:
@@ -321,8 +411,9 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
         The verdict's level (the family's, before the correction).
     power : float
         The verdict's power, used inside q = N / N*.
-    correction : {"none", "bonferroni", "holm", "bh", "by"}
-        The multiplicity procedure over the family (as ``diagnose(..., correction=...)``).
+    correction : {"none", "bonferroni", "holm", "bh", "by", "ebh", "dunnett"}
+        The multiplicity procedure over the family (as ``diagnose(..., correction=...)``; "ebh" and
+        "dunnett" as the module docstring says).
     n_simulations : int
         Draws of :math:`Z \sim N(\mu, R)`, shared by every N (common random numbers).
     rng : int, numpy.random.Generator or SeedSequence
@@ -354,20 +445,24 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
                   rng=rng)
     ns = _check_n_items(n_items)
     m, sims = fam.unit.size, fam.draws.shape[0]
+    reachable = int(np.count_nonzero(fam.sign))  # "all": every real gap (a true null is never resolved rightly)
     flat = np.atleast_1d(ns)
-    mean, se, lo, hi, p_all = (np.empty(flat.size) for _ in range(5))
+    mean, se, lo, hi, p_all, false_mean, fdr, fdr_se = (np.empty(flat.size) for _ in range(8))
     at_least = np.empty((flat.size, m + 1))
     each = np.empty((flat.size, m))
     for t, n in enumerate(flat):
-        count, per_pair = _judge(fam, float(n))
+        count, per_pair, false = _judge(fam, float(n))
         mean[t] = count.mean()
         se[t] = count.std(ddof=1) / math.sqrt(sims)
         lo[t], hi[t] = np.quantile(count, BAND, method="inverted_cdf")
         tail = np.cumsum(np.bincount(count, minlength=m + 1)[::-1])[::-1] / sims  # P(R >= k)
         at_least[t] = tail
-        p_all[t] = tail[m]
+        p_all[t] = tail[reachable]
         each[t] = per_pair.mean(axis=0)
+        share = false / np.maximum(count + false, 1)  # V / max(R + V, 1) per draw
+        false_mean[t], fdr[t], fdr_se[t] = false.mean(), share.mean(), share.std(ddof=1) / math.sqrt(sims)
     se_all = np.sqrt(p_all * (1.0 - p_all) / sims)
+    exact = _exact_all(fam, flat)
 
     def shape(v: np.ndarray) -> Any:
         return float(v[0]) if ns.ndim == 0 else v
@@ -378,7 +473,9 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
                             all_resolved=shape(p_all), all_resolved_se=shape(se_all),
                             at_least=at_least[0] if ns.ndim == 0 else at_least,
                             each_resolved=each_out, n_pairs=m, correction=fam.correction,
-                            alpha=float(alpha), power=float(power), n_simulations=sims)
+                            alpha=float(alpha), power=float(power), n_simulations=sims,
+                            false_resolved=shape(false_mean), fdr=shape(fdr), fdr_se=shape(fdr_se),
+                            all_resolved_exact=None if exact is None else shape(exact))
 
 
 def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str | None = None,  # noqa: PLR0913
@@ -432,7 +529,8 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
         def value(n: int) -> float:
             return float(_judge(fam, float(n))[0].mean())
     else:
-        goal: int | str = m if at_least is None or (isinstance(at_least, str) and at_least == "all") else at_least
+        goal: int | str = (reachable if at_least is None or (isinstance(at_least, str) and at_least == "all")
+                           else at_least)
         if isinstance(goal, str):
             name = "at_least"
             raise fail(name, "an integer k or 'all'", at_least)
@@ -480,3 +578,146 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
                             value_below=float(below), evaluated=points, monotone=monotone, n_pairs=m,
                             correction=fam.correction, alpha=float(alpha), power=float(power),
                             n_simulations=fam.draws.shape[0])
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryItems:
+    """Jung's (2005) closed-form plan of a step-up procedure: the items after which ``discoveries`` of
+    the family's real gaps are expected to be resolved.
+
+    ``level`` is the per-pair level alpha* every resolved pair is judged at once ``discoveries`` true
+    and ``n_nulls`` * alpha* false resolutions are expected (the fixed point alpha* = a(r1 + m0 alpha*)
+    of the procedure's rank levels a(j)); ``expected`` the expected true resolutions at ``n_items``
+    (>= ``discoveries``) and ``expected_below`` at ``n_items - 1``; ``fdr`` the FDR the approximation
+    implies, m0 alpha* / (m0 alpha* + r1).
+    """
+
+    n_items: int
+    discoveries: float
+    level: float
+    expected: float
+    expected_below: float
+    fdr: float
+    n_real: int
+    n_nulls: int
+    correction: str
+    alpha: float
+    power: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types."""
+        return {"n_items": self.n_items, "discoveries": self.discoveries, "level": self.level,
+                "expected": self.expected, "expected_below": self.expected_below, "fdr": self.fdr,
+                "n_real": self.n_real, "n_nulls": self.n_nulls, "correction": self.correction,
+                "alpha": self.alpha, "power": self.power}
+
+
+def _rank_level_curve(alpha: float, m: int, correction: str) -> Any:
+    """The step-up procedure's level a(j) as a continuous function of the rank j (BH: j alpha / m)."""
+    if correction == "ebh":
+        _, r = _q.mixture_tuning(alpha)
+
+        def level(j: float) -> float:
+            c2 = 2.0 * (1.0 + r) * (math.log(m / (alpha * j)) + 0.5 * math.log((1.0 + r) / r))
+            return float(2.0 * special.ndtr(-math.sqrt(max(c2, 0.0))))
+        return level
+    step = _step_up_alpha(alpha, m, correction)
+    return lambda j: j * step / m
+
+
+def items_for_discoveries(delta: Any, sd: Any, *, discoveries: float, alpha: float = 0.05, power: float = 0.8,
+                          correction: str = "bh", max_items: int = 100_000_000) -> DiscoveryItems:
+    r"""The items after which a step-up procedure is expected to resolve ``discoveries`` real gaps: the
+    closed form of Jung (2005) for independent (or positively dependent) statistics.
+
+    A family of m pairs holds m1 real gaps (``delta`` != 0) and m0 true nulls (``delta`` == 0). A
+    step-up procedure that resolves R pairs judges each at the level a(R) of its rank (BH: R alpha / m;
+    BY: at alpha / (1 + ... + 1/m); e-BH: :func:`ebh_critical_values`), by the verdict: resolved when
+    :math:`|Z| \ge t(a) = z_{1-a/2} + z_{power}` (q >= 1 and the test rejects). When r1 real gaps are
+    resolved on average, :math:`m_0 \pi_0(\alpha^*)` nulls are too, :math:`\pi_0(a) = 2\Phi(-t(a))`, so
+    the level solves
+
+    .. math:: \alpha^* = a(r_1 + m_0 \pi_0(\alpha^*))
+
+    -- Jung's (2005) equation, whose test alone (:math:`\pi_0(a) = a`) gives for BH
+    :math:`\alpha^* = r_1 \alpha / (m - m_0 \alpha)`, his :math:`r_1 f / (m_0 (1 - f))` at the FDR
+    :math:`f = \alpha m_0 / m` BH attains. N is then the smallest integer with
+    :math:`\sum_k \Phi(\sqrt N |\delta_k| / \sigma_k - t(\alpha^*)) \ge r_1`.
+
+    An approximation for large families whose statistics are independent or positively dependent;
+    under negative dependence plan by simulation (:func:`items_for_leaderboard` with ``expected``),
+    which this is checked against (``tests/kernel/test_leaderboard_fdr.py``).
+
+    Parameters
+    ----------
+    delta, sd : arrays of m floats
+        The gaps (0 for a true null) and per-item SDs of the pairs.
+    discoveries : float
+        r1: the expected number of real gaps resolved, in (0, m1).
+    alpha : float
+        The FDR level of the procedure.
+    power : float
+        The power inside the verdict's q.
+    correction : {"bh", "by", "ebh"}
+        The step-up procedure.
+    max_items : int
+        The largest N searched.
+
+    Returns
+    -------
+    DiscoveryItems
+
+    Examples
+    --------
+    Ten real gaps of 2 points among 40 comparisons (per-item SD 0.4): items for 8 resolved on average,
+    FDR 5% by BH:
+
+    >>> res = items_for_discoveries([0.02] * 10 + [0.0] * 30, [0.4] * 40, discoveries=8)
+    >>> res.n_items, round(res.level, 4), round(res.fdr, 3)
+    (4991, 0.0105, 0.038)
+    """
+    alpha, power = check_alpha_power(alpha, power)
+    correction = check_option(correction, "correction", STEP_UP)
+    max_items = check_int_at_least(max_items, "max_items", 1)
+    d = np.atleast_1d(np.asarray(delta, dtype=float))
+    s = np.atleast_1d(np.asarray(sd, dtype=float))
+    if d.ndim != 1 or s.shape != d.shape or not np.all(np.isfinite(d)) or not np.all(np.isfinite(s) & (s > 0)):
+        msg = ("`delta` and `sd` must be 1-d arrays of one finite gap and one positive SD per pair; got shapes "
+               f"{d.shape}, {s.shape}.")
+        raise ValueError(msg)
+    real = d != 0
+    m, m1 = d.size, int(real.sum())
+    m0 = m - m1
+    r1 = float(discoveries)
+    if not (math.isfinite(r1) and 0 < r1 < m1):
+        name = "discoveries"
+        raise fail(name, f"in (0, {m1}) (the real gaps; all {m1} are reached only as N grows without bound)",
+                   discoveries)
+    level_at = _rank_level_curve(alpha, m, correction)
+    z_power = float(special.ndtri(power))
+
+    def threshold(a: float) -> float:  # the verdict's |Z| threshold at level a: q >= 1 and the test rejects
+        z = float(-special.ndtri(a / 2.0))
+        return max(z + z_power, z)
+
+    def null_rate(a: float) -> float:  # a true null resolved (either way) at level a
+        return float(2.0 * special.ndtr(-threshold(a)))
+
+    a_star = level_at(r1) if m0 == 0 else float(optimize.brentq(
+        lambda a: level_at(r1 + m0 * null_rate(a)) - a, 1e-300, level_at(float(m)), xtol=1e-300, rtol=1e-12))
+    t = threshold(a_star)
+    ratio = np.abs(d[real]) / s[real]
+
+    def expected(n: int) -> float:
+        return float(special.ndtr(math.sqrt(n) * ratio - t).sum())
+
+    if expected(max_items) < r1:
+        msg = f"{r1:g} discoveries are not expected by `max_items`={max_items:,} items; raise it or lower the goal."
+        raise ValueError(msg)
+    from .family import smallest_items
+
+    n = smallest_items(lambda k: expected(k) >= r1, 1, max_items)
+    false = m0 * null_rate(a_star)
+    return DiscoveryItems(n_items=int(n), discoveries=r1, level=a_star, expected=expected(n),
+                          expected_below=expected(n - 1) if n > 1 else 0.0, fdr=false / (false + r1), n_real=m1,
+                          n_nulls=m0, correction=correction, alpha=float(alpha), power=float(power))

@@ -12,6 +12,7 @@ is the constant of every sample-size formula (7.84888 at 0.05 / 0.8, two-sided, 
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import numpy as np
@@ -24,12 +25,32 @@ __all__ = [
     "interval_half_width",
     "k_constant",
     "level_quantile",
+    "mixture_tuning",
     "normal_pvalue",
     "t_pvalue",
     "tail_level",
     "upper_quantile",
     "z_quantile",
 ]
+
+
+def mixture_tuning(alpha: float) -> tuple[float, float]:
+    r"""The two-sided normal-mixture boundary in z units at the time it is tuned for, and the tuning.
+
+    With :math:`\rho = r v`, :math:`u(v)/\sqrt v = \sqrt{(1+r)\log((1+r)/(r\alpha^2))}` depends on r
+    only; it is minimised over r. Returns ``(z, r)`` (the public face is
+    :func:`llm_power.sequential.anytime_critical_value`, which validates ``alpha`` and caches).
+    """
+    from scipy import optimize
+
+    log_alpha = math.log(alpha)
+
+    def z2(log_r: float) -> float:  # in logs: alpha * alpha underflows to 0 below 1e-162
+        r = math.exp(log_r)
+        return (1 + r) * (math.log1p(r) - log_r - 2.0 * log_alpha)
+
+    res = optimize.minimize_scalar(z2, bounds=(-12.0, 5.0), method="bounded", options={"xatol": 1e-10})
+    return math.sqrt(res.fun), math.exp(res.x)
 
 
 def _out(value: Any) -> Any:

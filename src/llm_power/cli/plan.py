@@ -135,7 +135,9 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
                          epilog="examples: llm-power plan leaderboard --demo --top 10 --at-least 8\n"
                                 "          llm-power plan leaderboard pilot.csv --family many-to-one "
                                 "--control new-model --at-least all\n"
-                                "          llm-power plan leaderboard out/ --expected 5 --correction bh --format json",
+                                "          llm-power plan leaderboard out/ --expected 5 --correction bh --format json\n"
+                                "          llm-power plan leaderboard --demo --family all --top 10 --null-below 0.005 "
+                                "--correction by --expected 20",
                          formatter_class=HelpFormatter)
     lb.add_argument("results", nargs="*", metavar="PILOT", help="the pilot's results (items x models)")
     lb.add_argument("--demo", action="store_true", help="plan on the bundled MMLU-Pro data (26 models)")
@@ -144,8 +146,10 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
                          "against each other model")
     lb.add_argument("--control", metavar="MODEL", help="the model of --family many-to-one (default: none)")
     lb.add_argument("--top", type=positive_int, metavar="K", help="plan for the K best models only (default: all)")
-    lb.add_argument("--correction", default="holm", choices=("none", "bonferroni", "holm", "bh", "by"),
-                    help="the verdicts' multiplicity procedure (default holm)")
+    lb.add_argument("--correction", default="holm",
+                    choices=("none", "bonferroni", "holm", "bh", "by", "ebh", "dunnett"),
+                    help="the verdicts' multiplicity procedure (default holm; ebh: e-BH on anytime e-values; "
+                         "dunnett: one-sided, with --family many-to-one)")
     lb.add_argument("--at-least", metavar="K",
                     help="goal: at least K gaps (or 'all') resolved with --probability (default: none)")
     lb.add_argument("--probability", type=float, default=0.8, help="of the --at-least goal (default 0.8)")
@@ -156,6 +160,9 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
     lb.add_argument("--indifference", type=float, metavar="D",
                     help="plan that selection as if every other model trailed the best by D (Bechhofer's "
                          "indifference zone; a proportion for 0/1 scores; default: the pilot's leads)")
+    lb.add_argument("--null-below", type=float, metavar="D",
+                    help="FDR planning: plan pilot gaps below D as true nulls and show the false resolutions "
+                         "and the FDR (a proportion for 0/1 scores; default: every gap is real)")
     lb.add_argument("--items", type=positive_int, nargs="+", metavar="N",
                     help="numbers of items to show (default: the pilot's, and 2, 4 and 10 times it)")
     lb.add_argument("--simulations", type=positive_int, default=10_000,
@@ -326,7 +333,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
                             correction=args.correction, at_least=at_least, probability=args.probability,
                             expected=args.expected, n_items=args.items, alpha=args.alpha, power=args.power,
                             n_simulations=args.simulations, selection_probability=args.select,
-                            indifference=args.indifference, rng=args.seed)
+                            indifference=args.indifference, null_below=args.null_below, rng=args.seed)
     if args.format == "json":
         dump_json(plan.to_dict())
         return 0

@@ -23,7 +23,9 @@ __all__ = ["LeaderboardPlan", "plan_leaderboard"]
 #: the families a leaderboard plans for (``llm_power._kernel.family.FAMILIES`` by their public names)
 PLAN_FAMILIES = ("adjacent", "all", "many_to_one")
 #: the corrections the planner judges with (the verdict's, and none)
-PLAN_CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by")
+PLAN_CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by", "ebh", "dunnett")
+#: the step-up (FDR) corrections, planned in closed form too (Jung 2005)
+FDR_CORRECTIONS = ("bh", "by", "ebh")
 #: the simulations hold a pairs x pairs correlation and draws x pairs normals: at most this many pairs
 MAX_PLAN_PAIRS = 2_000
 #: the probability of correct selection is an orthant probability in (models - 1) dimensions: computed
@@ -41,7 +43,10 @@ class LeaderboardPlan(Result):
     power at ``power.n_items`` (the pilot's items, multiples of it, and the items needed);
     ``items`` the items the goal needs (None without a goal); ``selection`` the probability that the
     pilot's best model is observed best at each N of ``power.n_items`` (and the items ``selection_probability``
-    needs), None for more than :data:`MAX_SELECTION_MODELS` models unless asked for.
+    needs), None for more than :data:`MAX_SELECTION_MODELS` models unless asked for. ``null_below``:
+    the gap below which a pilot gap was planned as a true null (``delta`` 0 there); ``discoveries``:
+    Jung's closed-form items for an ``expected`` goal under an FDR correction (``DiscoveryItems`` as a
+    dict, with ``dependence_ok`` saying whether the family's statistics allow it), else None.
     """
 
     models: list[Any]
@@ -54,6 +59,8 @@ class LeaderboardPlan(Result):
     power: Any
     items: Any
     selection: dict[str, Any] | None = None
+    null_below: float | None = None
+    discoveries: dict[str, Any] | None = None
 
     _repr_fields = ("family", "n_pilot", "delta", "items")
     _title = "Leaderboard plan"
@@ -68,7 +75,8 @@ class LeaderboardPlan(Result):
                 "pairs": [{"model_a": str(a), "model_b": str(b), "delta": num(d), "sd": num(s)}
                           for (a, b), d, s in zip(self.pairs, self.delta.tolist(), self.sd.tolist(), strict=True)],
                 "dependence": self.dependence, "power": power,
-                "items": None if self.items is None else self.items.to_dict(), "selection": self.selection}
+                "items": None if self.items is None else self.items.to_dict(), "selection": self.selection,
+                "null_below": self.null_below, "discoveries": self.discoveries}
 
 
 @public
@@ -77,7 +85,8 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
                      probability: float = 0.8, expected: float | None = None, n_items: Any = None,
                      alpha: float = 0.05, power: float = 0.8, n_simulations: int = 10_000,
                      max_items: int = 100_000_000, selection_probability: float | None = None,
-                     indifference: float | None = None, rng: SeedLike = None) -> LeaderboardPlan:
+                     indifference: float | None = None, null_below: float | None = None,
+                     rng: SeedLike = None) -> LeaderboardPlan:
     r"""How many of a leaderboard's gaps the verdict will resolve at N items, and the items a goal needs.
 
     From a pilot items x models matrix: each pair of the family's gap and per-item SD of its
@@ -102,9 +111,11 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
         The model of ``family="many_to_one"`` (a new model compared with each model of the board).
     top : int, optional
         Plan for the ``top`` best models only.
-    correction : {"holm", "bonferroni", "bh", "by", "none"}, default "holm"
+    correction : {"holm", "bonferroni", "bh", "by", "ebh", "dunnett", "none"}, default "holm"
         The multiplicity procedure of the verdicts (as ``diagnose``'s ``correction``; "none": each
-        gap at alpha).
+        gap at alpha). "ebh": e-BH on the anytime regime's normal-mixture e-values (FDR under any
+        dependence). "dunnett" (``family="many_to_one"`` only): Dunnett's one-sided simultaneous test
+        of ``control``'s gains over each model, its P(all) also by the multivariate normal CDF.
     at_least : int or "all", optional
         The goal: at least this many gaps resolved with ``probability``.
     probability : float, default 0.8
@@ -127,6 +138,11 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
         Bechhofer's indifference zone delta*: plan the selection as if every other model trailed the
         best by exactly delta* (the least favourable configuration), with the pilot's SDs and
         correlations; default the pilot's own leads.
+    null_below : float, optional
+        FDR planning: pilot gaps smaller than this (a proportion, 0.005 = half a point) are planned as
+        true nulls (zero gaps); the plan then reports the false resolutions and the FDR at each N, the
+        goal counts real gaps only, and with ``expected`` and an FDR correction ("bh", "by", "ebh") Jung's
+        closed-form items are given beside the simulated ones.
     rng : None, int or numpy.random.Generator
         The draws (the same seed gives the same plan).
 
@@ -193,6 +209,7 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
     cov = block.T @ block / n  # the models' covariance over items (ddof 0, as the paired SD below)
     a, b = np.searchsorted(used, i), np.searchsorted(used, j)
     delta = means[i] - means[j]
+    delta = _nulls(delta, null_below, correction, family)
     sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0))
     dep = correlation_from_covariance(cov, a, b)
     gen = as_rng(rng)
@@ -209,11 +226,39 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
                               power=power, correction=correction, n_simulations=n_simulations, rng=seed)
     summary = dep.to_dict()
     summary.pop("corr")
+    discoveries = _discoveries(delta, sd, expected, alpha=alpha, power=power, correction=correction,
+                               max_items=max_items, prds=bool(summary["prds_plausible"]))
     selection = _selection(x, order, names, curve.n_items, selection_probability, indifference)
     return LeaderboardPlan(models=[names[k] for k in order], family=family,
                            pairs=[(names[p], names[q]) for p, q in zip(i.tolist(), j.tolist(), strict=True)],
                            delta=delta, sd=sd, n_pilot=n, dependence=summary, power=curve, items=items,
-                           selection=selection)
+                           selection=selection, null_below=null_below, discoveries=discoveries)
+
+
+def _nulls(delta: np.ndarray, null_below: float | None, correction: str, family: str) -> np.ndarray:
+    """The planned gaps: the pilot's, those below ``null_below`` set to 0 (true nulls); checks the FDR options."""
+    if correction == "dunnett" and family != "many_to_one":
+        msg = "`correction='dunnett'` is the many-to-one test: use it with family='many_to_one' and `control`"
+        raise ValueError(msg)
+    if null_below is None:
+        return delta
+    if not (isinstance(null_below, (int, float)) and math.isfinite(null_below) and 0 < null_below < 1):
+        msg = f"`null_below` must be a gap in (0, 1) (a proportion: 0.005 is half a point); got {null_below!r}"
+        raise ValueError(msg)
+    return np.where(np.abs(delta) < null_below, 0.0, delta)
+
+
+def _discoveries(delta: np.ndarray, sd: np.ndarray, expected: float | None, *, alpha: float, power: float,  # noqa: PLR0913
+                 correction: str, max_items: int, prds: bool) -> dict[str, Any] | None:
+    """Jung's closed-form items of an ``expected`` goal under an FDR correction (None otherwise)."""
+    if expected is None or correction not in FDR_CORRECTIONS or np.count_nonzero(delta) <= expected:
+        return None
+    from .._kernel.leaderboard_power import items_for_discoveries
+
+    out = items_for_discoveries(delta, sd, discoveries=expected, alpha=alpha, power=power, correction=correction,
+                                max_items=max_items).to_dict()
+    out["dependence_ok"] = prds
+    return out
 
 
 def _selection(x: np.ndarray, order: np.ndarray, names: list[Any], grid: np.ndarray, target: float | None,

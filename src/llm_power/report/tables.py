@@ -223,7 +223,10 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     m = len(plan.pairs)
     k = None if items is None or items.criterion != "at_least" else int(items.k)
     sel = plan.selection
-    head = (["items", "resolved (mean)", "90% band", "P(all)"] + ([f"P(>= {k})"] if k is not None else [])
+    fdr = plan.null_below is not None
+    exact = pw.all_resolved_exact is not None
+    head = (["items", "resolved (mean)", "90% band", "P(all)"] + (["P(all), exact"] if exact else [])
+            + ([f"P(>= {k})"] if k is not None else []) + (["false (mean)", "FDR"] if fdr else [])
             + (["P(best)"] if sel is not None else []))
     rows = []
     for t, n in enumerate(np.atleast_1d(pw.n_items).tolist()):
@@ -231,34 +234,52 @@ def leaderboard_plan_view(plan: Any) -> TableView:
                f"{np.atleast_1d(pw.expected_resolved)[t]:.2f}",
                f"{np.atleast_1d(pw.band_low)[t]:.0f}-{np.atleast_1d(pw.band_high)[t]:.0f}",
                f"{np.atleast_1d(pw.all_resolved)[t]:.3f}"]
+        if exact:
+            row.append(f"{np.atleast_1d(pw.all_resolved_exact)[t]:.3f}")
         if k is not None:
             row.append(f"{np.atleast_1d(pw.probability_at_least(k))[t]:.3f}")
+        if fdr:
+            row += [f"{np.atleast_1d(pw.false_resolved)[t]:.2f}", f"{np.atleast_1d(pw.fdr)[t]:.4f}"]
         if sel is not None:
             row.append(f"{sel['probability'][t]:.3f}")
         rows.append(row)
     family = {"adjacent": "adjacent gaps", "all": "gaps between all pairs",
               "many_to_one": f"gaps of {plan.pairs[0][0]} to each model" if plan.pairs else "gaps"}[plan.family]
     correction = {"none": "no correction", "bonferroni": "Bonferroni", "holm": "Holm", "bh": "BH",
-                  "by": "BY"}[pw.correction]
+                  "by": "BY", "ebh": "e-BH", "dunnett": "Dunnett, one-sided"}[pw.correction]
     dep = plan.dependence
+    real = int(np.count_nonzero(plan.delta))
     caption = ""
+    if fdr:
+        caption += (f"{m - real} of the {m} pilot gaps are below {100 * plan.null_below:g} points and planned as "
+                    f"true nulls; 'resolved' counts the {real} real gaps, 'false' the nulls resolved and real gaps "
+                    "resolved the wrong way, FDR = E[false / all resolved]. ")
     if items is not None:
         goal = (f"at least {k} of {m} resolved with probability {items.target:g}" if k is not None
-                else f"{items.target:g} of {m} resolved on average")
-        caption = (f"{goal[0].upper()}{goal[1:]}: {items.n_items:,} items ({items.value:.4f} there, "
-                   f"{items.value_below:.4f} with one fewer). ")
+                else f"{items.target:g} of {real} resolved on average")
+        caption += (f"{goal[0].upper()}{goal[1:]}: {items.n_items:,} items ({items.value:.4f} there, "
+                    f"{items.value_below:.4f} with one fewer). ")
+    jung = plan.discoveries
+    if jung is not None:
+        caption += (f"Jung's closed form (2005; independent statistics): {jung['n_items']:,} items, each gap "
+                    f"judged at α′ = {jung['level']:.2g}, FDR ≈ {jung['fdr']:.2g}; the plan is the simulated "
+                    f"number{'' if jung['dependence_ok'] else ', under the negative correlations below'}. ")
     if dep.get("minimum") is not None:
         caption += (f"The gaps' statistics correlate from {dep['minimum']:+.2f} to {dep['maximum']:+.2f}"
                     f"{'' if dep['prds_plausible'] else ' (some negatively: gaps that share a model)'}. ")
+    if exact:
+        caption += "P(all), exact: the multivariate normal CDF of the same limit. "
     if sel is not None:
         lead = ("every other model behind by the indifference zone" if sel["lead"] == "indifference"
                 else "the pilot's leads")
         caption += f"P(best): {sel['best']} observed best ({lead})"
         caption += (f"; with probability {sel['target']:g} after {sel['items']:,.0f} items. " if sel.get("items")
                     else ". ")
-    caption += (f"Each gap judged as diagnose judges it (q >= 1 and p <= α′, {correction}; α = {pw.alpha:g}, "
-                f"power {pw.power:g}) in the joint normal limit, {pw.n_simulations:,} draws; a gap counts only "
-                "when resolved in the pilot's direction.")
+    judged = {"dunnett": "by Dunnett's simultaneous one-sided test of the gains (q >= 1 and p <= α′",
+              "ebh": "by e-BH on the anytime regime's normal-mixture e-values (q >= 1 and e >= m/(α·rank)"}.get(
+        pw.correction, f"as diagnose judges it (q >= 1 and p <= α′, {correction}")
+    caption += (f"Each gap judged {judged}; α = {pw.alpha:g}, power {pw.power:g}) in the joint normal limit, "
+                f"{pw.n_simulations:,} draws; a gap counts only when resolved in the pilot's direction.")
     return TableView(f"Resolving the {m} {family} of {len(plan.models)} models ({correction}; pilot "
                      f"{items_text(plan.n_pilot)})", head, rows, right_align=tuple(range(len(head))), caption=caption)
 
