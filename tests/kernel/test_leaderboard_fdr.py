@@ -156,9 +156,20 @@ def test_exact_p_all_is_absent_for_step_procedures_and_large_families() -> None:
     assert big.all_resolved_exact is None
 
 
-def test_dunnett_exact_p_all_is_zero_with_a_loss() -> None:
-    res = leaderboard_power([0.02, -0.01], [0.4, 0.4], equicorrelated(2, 0.5), 50_000, correction="dunnett", rng=1)
-    assert res.all_resolved_exact == 0.0 and res.all_resolved == 0.0
+def test_dunnett_all_is_every_gain() -> None:
+    # a loss is never resolved by the one-sided test: "all" is the gains, exactly as for the gains alone
+    r = equicorrelated(3, 0.5)
+    res = leaderboard_power([0.02, -0.01, 0.015], [0.4] * 3, r, [5000, 20000], correction="dunnett",
+                            n_simulations=40_000, rng=1)
+    c = dunnett_critical_value(r, ALPHA, "greater")  # the critical value of all three comparisons
+    t = c + stats.norm.ppf(POWER)
+    mu = np.array([0.02, 0.015]) / 0.4
+    for idx, n in enumerate([5000, 20000]):
+        want = stats.multivariate_normal(mean=mu * math.sqrt(n) - t, cov=equicorrelated(2, 0.5)).cdf(
+            [1e9, 1e9], lower_limit=[0.0, 0.0])
+        assert res.all_resolved_exact[idx] == pytest.approx(want, abs=2e-4)
+        assert abs(res.all_resolved[idx] - want) <= 3 * max(res.all_resolved_se[idx], 1e-4)
+    assert np.all(res.each_resolved[:, 1] == 0)
 
 
 # ---- 3. against the exact tests on paired 0/1 items --------------------------------------------------

@@ -238,6 +238,11 @@ class _Family:
     alternative: str  # "two-sided", or "greater" for Dunnett's one-sided test
 
 
+def _reachable(fam: _Family) -> int:
+    """The gaps that can be resolved in their direction: the real ones (the gains, for a one-sided test)."""
+    return int(np.count_nonzero(fam.sign > 0 if fam.alternative == "greater" else fam.sign))
+
+
 def _verdict(z: np.ndarray, level: np.ndarray, k: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
     """The package's verdict of z statistics at ``level``: the plug-in q of a gap Z with unit variance on
     one item (q = Z^2 / K) and the p-value (two-sided 2 Phi(-|Z|), or one-sided Phi(-Z)), judged by
@@ -364,9 +369,10 @@ def _exact_all(fam: _Family, ns: np.ndarray) -> np.ndarray | None:
     m = fam.unit.size
     if fam.correction not in SINGLE_STEP or m > MAX_EXACT_PAIRS:
         return None
-    real = fam.sign != 0  # "all": every real gap (a true null is never resolved in its direction)
-    if not real.any() or (fam.alternative == "greater" and np.any(fam.sign < 0)):
-        return np.full(ns.size, float(not real.any()))  # nothing to resolve, or a loss a one-sided test never is
+    # "all": every real gap (a true null is never resolved in its direction; a one-sided test, every gain)
+    real = fam.sign > 0 if fam.alternative == "greater" else fam.sign != 0
+    if not real.any():
+        return np.ones(ns.size)  # nothing to resolve
     t = np.sqrt(fam.k)[real]
     s = fam.sign[real]
     rs = fam.corr[np.ix_(real, real)] * np.outer(s, s)
@@ -445,7 +451,7 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
                   rng=rng)
     ns = _check_n_items(n_items)
     m, sims = fam.unit.size, fam.draws.shape[0]
-    reachable = int(np.count_nonzero(fam.sign))  # "all": every real gap (a true null is never resolved rightly)
+    reachable = _reachable(fam)  # "all": every real gap (a true null is never resolved rightly)
     flat = np.atleast_1d(ns)
     mean, se, lo, hi, p_all, false_mean, fdr, fdr_se = (np.empty(flat.size) for _ in range(8))
     at_least = np.empty((flat.size, m + 1))
@@ -514,7 +520,7 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
     fam = _family(delta, sd, corr, alpha=alpha, power=power, correction=correction, n_simulations=n_simulations,
                   rng=rng)
     m = fam.unit.size
-    reachable = int(np.count_nonzero(fam.sign))
+    reachable = _reachable(fam)
     max_items = check_int_at_least(max_items, "max_items", 1)
     if at_least is not None and expected is not None:
         msg = "give one goal: `at_least` (with `probability`) or `expected`, not both."
@@ -536,8 +542,9 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
             raise fail(name, "an integer k or 'all'", at_least)
         k = check_int_at_least(goal, "at_least", 1, maximum=m)
         if k > reachable:
-            msg = (f"`at_least`={k} cannot be reached: only {reachable} of the {m} gaps are non-zero "
-                   "(a gap of 0 is never resolved in its direction).")
+            msg = (f"`at_least`={k} cannot be reached: only {reachable} of the {m} gaps are "
+                   + ("gains (Dunnett's one-sided test never resolves a loss)." if fam.alternative == "greater"
+                      else "non-zero (a gap of 0 is never resolved in its direction)."))
             raise ValueError(msg)
         target = check_open_unit(probability, "probability")
         criterion = "at_least"

@@ -267,6 +267,8 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     if dep.get("minimum") is not None:
         caption += (f"The gaps' statistics correlate from {dep['minimum']:+.2f} to {dep['maximum']:+.2f}"
                     f"{'' if dep['prds_plausible'] else ' (some negatively: gaps that share a model)'}. ")
+    if pw.correction == "dunnett":
+        caption += f"'All' is every gain of {plan.pairs[0][0]} (a one-sided test never resolves a loss). "
     if exact:
         caption += "P(all), exact: the multivariate normal CDF of the same limit. "
     if sel is not None:
