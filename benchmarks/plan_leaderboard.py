@@ -11,6 +11,11 @@ resolved adjacent gaps (the exact tests, one N at a time).
   diagnosed: one point of one curve; the search over N
   would repeat it about 25 times.
 
+- ``--fdr``: FDR planning at the same sizes: adjacent gaps below ``--null-below`` (default 0.25 points)
+  planned as ties, the items for E[resolved real gaps] = the count 4 times the pilot's items give, by
+  simulation under BH, BY and e-BH (``plan_leaderboard(..., null_below=, expected=)``), beside Jung's
+  closed form of the same goal (``items_for_discoveries``, no draws).
+
 CPU seconds (``time.process_time``), best of ``--repeat``. Run: ``python benchmarks/plan_leaderboard.py``.
 """
 
@@ -61,8 +66,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--fdr", action="store_true", help="the FDR planners instead")
+    parser.add_argument("--null-below", type=float, default=0.0025)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.fdr:
+        fdr(args)
+        return
     rows = []
     for m in (10, 100, 1000):
         x = pilot(m)
@@ -84,6 +94,35 @@ def main() -> None:
     print(md_table(["models", "adjacent gaps", "k", "plan_leaderboard (curve + search)", "items needed",
                     "E[resolved] at the pilot (normal limit)", f"{args.reps} diagnoses at one N",
                     "E[resolved] by diagnoses (50)"], rows))
+
+
+def fdr(args: argparse.Namespace) -> None:
+    """The FDR planners: simulated (BH, BY, e-BH) and Jung's closed form, at 10, 100 and 1,000 models."""
+    from llm_power._kernel.leaderboard_power import items_for_discoveries
+
+    rows = []
+    for m in (10, 100, 1000):
+        x = pilot(m)
+        base = lp.plan_leaderboard(x, correction="bh", null_below=args.null_below, n_items=[4 * N_ITEMS], rng=0)
+        real = int(np.count_nonzero(base.delta))
+        goal = float(np.floor(float(np.atleast_1d(base.power.expected_resolved)[0])))
+        for correction in ("bh", "by", "ebh"):
+            def plan(x: np.ndarray = x, goal: float = goal, correction: str = correction) -> lp.LeaderboardPlan:
+                return lp.plan_leaderboard(x, correction=correction, null_below=args.null_below, expected=goal,
+                                           rng=0)
+
+            t_plan = min(cpu(plan) for _ in range(args.repeat))
+            result = plan()
+            t_jung = min(cpu(lambda r=result, c=correction, g=goal: items_for_discoveries(
+                r.delta, r.sd, discoveries=g, correction=c)) for _ in range(args.repeat))
+            fdr_at = float(np.atleast_1d(result.power.fdr)[list(np.atleast_1d(result.power.n_items)).index(
+                result.items.n_items)])
+            rows.append([f"{m:,}", f"{m - 1 - real:,} of {m - 1:,}", f"{goal:g}", correction, f"{t_plan:.2f}",
+                         f"{result.items.n_items:,}", f"{fdr_at:.4f}", f"{t_jung:.4f}",
+                         f"{result.discoveries['n_items']:,}" if result.discoveries else "—"])
+    print(f"CPU seconds; pilot {N_ITEMS:,} items; adjacent gaps below {100 * args.null_below:g} points as ties\n")
+    print(md_table(["models", "ties", "expected real resolved", "correction", "plan_leaderboard (curve + search)",
+                    "items needed", "FDR there", "Jung's closed form", "its items"], rows))
 
 
 if __name__ == "__main__":
