@@ -15,7 +15,8 @@ the inspect extension) is a client of these modules and never re-derives what th
   :mod:`.wild_cluster` -- few-cluster inference on a mean: the wild cluster bootstrap (WCR test,
   its inversion, WCU bootstrap-t) and the CV3 jackknife variance, from cluster sums;
   :mod:`.cluster_nstar` -- N* of a clustered benchmark by the cluster bootstrap (the power of a
-  clustered test simulated on benchmarks grown from the observed clusters);
+  clustered test simulated on benchmarks grown from the observed clusters); :mod:`.cluster_family`
+  -- the CR2 covariance, design effects and per-item SDs of a family of gaps on clustered items;
 - :mod:`.verdict` -- N*, q, MDE and "resolved" (plug-in, exact McNemar, clustered) and the test
   each pair gets; :mod:`.sizes` and :mod:`.exact` -- K/N*/MDE helpers and exact power;
   :mod:`.binary_pairs` -- every per-pair quantity of 0/1 pairs in one pass;
