@@ -203,3 +203,46 @@ def test_the_command_line_plans_an_fdr(tmp_path) -> None:
     assert f"{nulls} of the 10 pilot gaps are below 3 points and planned as true nulls" in text
     assert f"Jung's closed form (2005; independent statistics): {want.discoveries['n_items']:,} items" in text
     assert "FDR" in text and "e-BH" in text
+
+
+def test_a_clustered_plan_is_the_kernels_on_the_cluster_family() -> None:
+    """``cluster=``: the gaps' SDs, correlation and df are the kernel's ``cluster_family`` (CR2, design effect
+    floored at 1, IK df), judged on t quantiles; one item per cluster is the IID plan (to the CR2 weight)."""
+    from llm_power._kernel.cluster_family import cluster_family
+    from llm_power._kernel.family import family_pairs
+
+    x = _pilot(7, n=2400)
+    labels = np.repeat(np.arange(120), 20)
+    plan = lp.plan_leaderboard(x, cluster=labels, at_least=3, n_items=[2400, 9600], rng=4)
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    i, j = family_pairs(order, "adjacent")
+    fam = cluster_family(x, labels, i, j, ddof=0)
+    np.testing.assert_allclose(plan.sd, fam.sd_effective)
+    want = leaderboard_power(fam.delta, fam.sd_effective, fam.corr, plan.power.n_items, correction="holm",
+                             rng=_seed(4), df_per_item=fam.df / 2400)
+    np.testing.assert_allclose(plan.power.expected_resolved, want.expected_resolved)
+    assert plan.clusters["n_clusters"] == 120 and len(plan.clusters["df"]) == 4
+    iid = lp.plan_leaderboard(x, at_least=3, rng=4)
+    assert plan.items.n_items >= iid.items.n_items  # clustering never makes a plan cheaper (DE floored at 1)
+    alone = lp.plan_leaderboard(x, cluster=np.arange(2400), at_least=3, rng=4)
+    assert alone.items.n_items == pytest.approx(iid.items.n_items, rel=0.01)
+
+
+def test_the_command_line_plans_clustered_items() -> None:
+    from _cli import run as run_cli
+
+    from llm_power.io.demo import load_mmlu_pro
+
+    import json
+
+    out = run_cli(["plan", "leaderboard", "--demo", "--top", "4", "--cluster", "category", "--simulations", "2000",
+                   "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    data = load_mmlu_pro()
+    want = lp.plan_leaderboard(data, top=4, cluster=data.clusters, n_simulations=2000, rng=0)
+    got = json.loads(out.stdout)
+    assert got["clusters"]["n_clusters"] == 14
+    assert got["power"]["expected_resolved"] == pytest.approx(np.asarray(want.power.expected_resolved).tolist())
+    assert got["pairs"][0]["sd"] == pytest.approx(float(want.sd[0]))
+    bad = run_cli(["plan", "leaderboard", "--demo", "--cluster", "src"])
+    assert bad.returncode != 0 and "clustered by category only" in bad.stderr

@@ -236,6 +236,7 @@ class _Family:
     power: float
     correction: str
     alternative: str  # "two-sided", or "greater" for Dunnett's one-sided test
+    df_per_item: np.ndarray | None = None  # clustered tests: each pair's t df per item (df = this x N)
 
 
 def _reachable(fam: _Family) -> int:
@@ -243,14 +244,16 @@ def _reachable(fam: _Family) -> int:
     return int(np.count_nonzero(fam.sign > 0 if fam.alternative == "greater" else fam.sign))
 
 
-def _verdict(z: np.ndarray, level: np.ndarray, k: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
+def _verdict(z: np.ndarray, level: np.ndarray, k: np.ndarray, alternative: str = "two-sided",
+             df: Any = None) -> np.ndarray:
     """The package's verdict of z statistics at ``level``: the plug-in q of a gap Z with unit variance on
-    one item (q = Z^2 / K) and the p-value (two-sided 2 Phi(-|Z|), or one-sided Phi(-Z)), judged by
-    :func:`.verdict.resolved` (q >= 1 and p <= level, i.e. |Z| >= z_{1-a/2} + z_{power} two-sided).
+    one item (q = Z^2 / K) and the p-value (two-sided 2 Phi(-|Z|), or one-sided Phi(-Z); Student t on
+    ``df`` when given, K then on the same df), judged by :func:`.verdict.resolved` (q >= 1 and
+    p <= level, i.e. |Z| >= z_{1-a/2} + z_{power} two-sided).
     """
     n_star, q, _ = plugin_verdict(z, np.ones_like(z), 1.0, k, alternative)
-    pvalue = floor_pvalue(_q.normal_pvalue(z, alternative))
-    return resolved(q, n_star, pvalue=pvalue, alpha=level)
+    pvalue = _q.normal_pvalue(z, alternative) if df is None else _q.t_pvalue(z, df, alternative)
+    return resolved(q, n_star, pvalue=floor_pvalue(pvalue), alpha=level)
 
 
 def ebh_critical_values(alpha: float, m: int) -> np.ndarray:
@@ -288,7 +291,7 @@ def _step_up_alpha(alpha: float, m: int, correction: str) -> float:
 
 
 def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, correction: str,  # noqa: PLR0913
-            n_simulations: int, rng: Any) -> _Family:
+            n_simulations: int, rng: Any, df_per_item: Any = None) -> _Family:
     alpha, power = check_alpha_power(alpha, power)
     correction = check_option(correction, "correction", LEADERBOARD_CORRECTIONS)
     n_simulations = check_int_at_least(n_simulations, "n_simulations", 2)
@@ -314,8 +317,14 @@ def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, corre
     alternative = "greater" if correction == "dunnett" else "two-sided"
     levels = _rank_levels(alpha, d.size, correction, r)
     k = np.asarray(_q.k_constant(levels, power, alternative), dtype=float)
+    per_item = None
+    if df_per_item is not None:
+        per_item = np.broadcast_to(np.asarray(df_per_item, dtype=float), d.shape).copy()
+        if not np.all(np.isfinite(per_item) & (per_item > 0)):
+            name = "df_per_item"
+            raise fail(name, "positive and finite (each pair's degrees of freedom per item)", df_per_item)
     return _Family(unit=d / s, sign=np.sign(d), corr=r, draws=draws, levels=levels, k=k, power=power,
-                   correction=correction, alternative=alternative)
+                   correction=correction, alternative=alternative, df_per_item=per_item)
 
 
 def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -333,22 +342,33 @@ def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     out_flags = np.empty(fam.draws.shape, dtype=bool)
     rows = max(1, _BLOCK_ELEMENTS // m)
     mu = fam.unit * math.sqrt(n)
+    df = None if fam.df_per_item is None else np.maximum(fam.df_per_item * n, 1.0)
+    k_table = None
+    if df is not None:  # K at (the level of rank r, the df of pair p): an m x m table (m x 1 single-step)
+        lv = fam.levels[:1] if fam.correction in SINGLE_STEP else fam.levels
+        k_table = np.asarray(_q.k_constant(lv[:, None], fam.power, fam.alternative, df[None, :]), dtype=float)
     for start in range(0, fam.draws.shape[0], rows):
         sl = slice(start, start + rows)
         z = fam.draws[sl] + mu
         if fam.correction in SINGLE_STEP:
-            flags = _verdict(z, fam.levels, fam.k, fam.alternative)
+            k_one = fam.k if k_table is None else k_table[0]
+            flags = _verdict(z, fam.levels, k_one, fam.alternative, df)
         else:
-            order = np.argsort(-np.abs(z), axis=1, kind="stable")  # rank 1: the largest |Z|, the smallest p
+            # rank 1: the smallest p-value (the largest |Z| when every pair has the same df)
+            key = np.abs(z) if df is None else -_q.t_pvalue(z, df)
+            order = np.argsort(-key, axis=1, kind="stable")
             z_sorted = np.take_along_axis(z, order, axis=1)
-            passes = _verdict(z_sorted, fam.levels, fam.k)
+            df_sorted = None if df is None else df[order]
+            k_sorted = fam.k if k_table is None else k_table[np.arange(m)[None, :], order]
+            passes = _verdict(z_sorted, fam.levels, k_sorted, df=df_sorted)
             if fam.correction == "holm":  # step down: stop at the first failure
                 flags_sorted = np.logical_and.accumulate(passes, axis=1)
             else:  # step up: ranks <= j* are judged again at j*'s level
                 j_star = np.where(passes.any(axis=1), m - np.argmax(passes[:, ::-1], axis=1), 0)
-                level = fam.levels[np.maximum(j_star, 1) - 1][:, None]
-                k_star = fam.k[np.maximum(j_star, 1) - 1][:, None]
-                flags_sorted = _verdict(z_sorted, level, k_star) & (np.arange(m) < j_star[:, None])
+                star = np.maximum(j_star, 1) - 1
+                level = fam.levels[star][:, None]
+                k_star = fam.k[star][:, None] if k_table is None else k_table[star[:, None], order]
+                flags_sorted = _verdict(z_sorted, level, k_star, df=df_sorted) & (np.arange(m) < j_star[:, None])
             flags = np.empty_like(flags_sorted)
             np.put_along_axis(flags, order, flags_sorted, axis=1)
         right = np.sign(z) == fam.sign  # a gap resolved the wrong way round (or a null resolved) is false
@@ -367,7 +387,7 @@ def _exact_all(fam: _Family, ns: np.ndarray) -> np.ndarray | None:
     from .family import orthant_below
 
     m = fam.unit.size
-    if fam.correction not in SINGLE_STEP or m > MAX_EXACT_PAIRS:
+    if fam.correction not in SINGLE_STEP or m > MAX_EXACT_PAIRS or fam.df_per_item is not None:
         return None
     # "all": every real gap (a true null is never resolved in its direction; a one-sided test, every gain)
     real = fam.sign > 0 if fam.alternative == "greater" else fam.sign != 0
@@ -399,7 +419,7 @@ def _check_n_items(n_items: Any) -> np.ndarray:
 
 def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: float = 0.05,  # noqa: PLR0913
                       power: float = 0.8, correction: str = "holm", n_simulations: int = 10_000,
-                      rng: Any) -> LeaderboardPower:
+                      rng: Any, df_per_item: Any = None) -> LeaderboardPower:
     r"""The power of a whole family of paired comparisons at N items: how many gaps the verdict resolves.
 
     Parameters
@@ -424,6 +444,13 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
         Draws of :math:`Z \sim N(\mu, R)`, shared by every N (common random numbers).
     rng : int, numpy.random.Generator or SeedSequence
         The source of the draws (required: the answer is a simulation).
+    df_per_item : array of m positive floats, optional
+        Clustered tests: each pair's degrees of freedom per item (the pilot's Imbens-Kolesar df over its
+        items: at N items the test has df = this x N, at least 1). Each statistic is then judged on t
+        quantiles (its p-value and K), as the clustered regime judges it; the statistics themselves stay
+        normal (the noise of the variance estimate is not drawn: drawn as independent chi-square per
+        pair it over-corrected on the designs of ``tests/kernel/test_cluster_family.py``). Default: the
+        normal limit.
 
     Returns
     -------
@@ -448,7 +475,7 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
     ([0.3, 2.6], [0.0, 0.65])
     """
     fam = _family(delta, sd, corr, alpha=alpha, power=power, correction=correction, n_simulations=n_simulations,
-                  rng=rng)
+                  rng=rng, df_per_item=df_per_item)
     ns = _check_n_items(n_items)
     m, sims = fam.unit.size, fam.draws.shape[0]
     reachable = _reachable(fam)  # "all": every real gap (a true null is never resolved rightly)
@@ -487,7 +514,7 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
 def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str | None = None,  # noqa: PLR0913
                           expected: float | None = None, probability: float = 0.8, alpha: float = 0.05,
                           power: float = 0.8, correction: str = "holm", n_simulations: int = 10_000,
-                          max_items: int = 100_000_000, rng: Any) -> LeaderboardItems:
+                          max_items: int = 100_000_000, rng: Any, df_per_item: Any = None) -> LeaderboardItems:
     r"""The smallest integer number of items N at which a family of comparisons reaches a goal.
 
     The goal is one of: ``at_least=k`` (P(at least k gaps resolved) >= ``probability``),
@@ -518,7 +545,7 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
     True
     """
     fam = _family(delta, sd, corr, alpha=alpha, power=power, correction=correction, n_simulations=n_simulations,
-                  rng=rng)
+                  rng=rng, df_per_item=df_per_item)
     m = fam.unit.size
     reachable = _reachable(fam)
     max_items = check_int_at_least(max_items, "max_items", 1)

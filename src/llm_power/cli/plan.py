@@ -163,6 +163,9 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
     lb.add_argument("--null-below", type=float, metavar="D",
                     help="FDR planning: plan pilot gaps below D as true nulls and show the false resolutions "
                          "and the FDR (a proportion for 0/1 scores; default: every gap is real)")
+    lb.add_argument("--cluster", metavar="FIELD",
+                    help="plan for items in clusters like the pilot's, judged by the clustered test: a column, "
+                         "inspect metadata or lm-eval doc field (--demo: category; default: none)")
     lb.add_argument("--items", type=positive_int, nargs="+", metavar="N",
                     help="numbers of items to show (default: the pilot's, and 2, 4 and 10 times it)")
     lb.add_argument("--simulations", type=positive_int, default=10_000,
@@ -318,10 +321,17 @@ def run_leaderboard(args: argparse.Namespace) -> int:
         from ..io.demo import load_mmlu_pro
 
         data = load_mmlu_pro()
+        if args.cluster not in {None, "category"}:
+            msg = f"the demo's items are clustered by category only; got --cluster {args.cluster}"
+            raise UsageError(msg)
     else:
         from ._reader import ReaderOptions, load_matrix
 
         data = load_matrix(ReaderOptions.from_args(args), None)
+    clusters = data.clusters if args.cluster else None
+    if args.cluster and clusters is None:
+        msg = f"--cluster {args.cluster}: the pilot's files carry no such field"
+        raise UsageError(msg)
     at_least: Any = args.at_least
     if at_least is not None and at_least != "all":
         try:
@@ -333,7 +343,8 @@ def run_leaderboard(args: argparse.Namespace) -> int:
                             correction=args.correction, at_least=at_least, probability=args.probability,
                             expected=args.expected, n_items=args.items, alpha=args.alpha, power=args.power,
                             n_simulations=args.simulations, selection_probability=args.select,
-                            indifference=args.indifference, null_below=args.null_below, rng=args.seed)
+                            indifference=args.indifference, null_below=args.null_below, cluster=clusters,
+                            rng=args.seed)
     if args.format == "json":
         dump_json(plan.to_dict())
         return 0

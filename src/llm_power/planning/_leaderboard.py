@@ -46,7 +46,8 @@ class LeaderboardPlan(Result):
     needs), None for more than :data:`MAX_SELECTION_MODELS` models unless asked for. ``null_below``:
     the gap below which a pilot gap was planned as a true null (``delta`` 0 there); ``discoveries``:
     Jung's closed-form items for an ``expected`` goal under an FDR correction (``DiscoveryItems`` as a
-    dict, with ``dependence_ok`` saying whether the family's statistics allow it), else None.
+    dict, with ``dependence_ok`` saying whether the family's statistics allow it), else None;
+    ``clusters``: for a clustered plan, the pilot's clusters and each pair's design effect and df.
     """
 
     models: list[Any]
@@ -61,6 +62,7 @@ class LeaderboardPlan(Result):
     selection: dict[str, Any] | None = None
     null_below: float | None = None
     discoveries: dict[str, Any] | None = None
+    clusters: dict[str, Any] | None = None
 
     _repr_fields = ("family", "n_pilot", "delta", "items")
     _title = "Leaderboard plan"
@@ -76,7 +78,7 @@ class LeaderboardPlan(Result):
                           for (a, b), d, s in zip(self.pairs, self.delta.tolist(), self.sd.tolist(), strict=True)],
                 "dependence": self.dependence, "power": power,
                 "items": None if self.items is None else self.items.to_dict(), "selection": self.selection,
-                "null_below": self.null_below, "discoveries": self.discoveries}
+                "null_below": self.null_below, "discoveries": self.discoveries, "clusters": self.clusters}
 
 
 @public
@@ -86,7 +88,7 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
                      alpha: float = 0.05, power: float = 0.8, n_simulations: int = 10_000,
                      max_items: int = 100_000_000, selection_probability: float | None = None,
                      indifference: float | None = None, null_below: float | None = None,
-                     rng: SeedLike = None) -> LeaderboardPlan:
+                     cluster: Any = None, rng: SeedLike = None) -> LeaderboardPlan:
     r"""How many of a leaderboard's gaps the verdict will resolve at N items, and the items a goal needs.
 
     From a pilot items x models matrix: each pair of the family's gap and per-item SD of its
@@ -143,6 +145,13 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
         true nulls (zero gaps); the plan then reports the false resolutions and the FDR at each N, the
         goal counts real gaps only, and with ``expected`` and an FDR correction ("bh", "by", "ebh") Jung's
         closed-form items are given beside the simulated ones.
+    cluster : sequence, optional
+        Each pilot item's cluster label (subject, source passage): plan for benchmarks whose items come
+        in clusters like the pilot's, judged by the clustered test (``diagnose(cluster=...)``): each
+        gap's per-item SD becomes its CR2 one (its design effect, floored at 1, as the verdict floors
+        it), the correlation the CR2 one, and the verdicts use t quantiles on the pilot's
+        Imbens-Kolesar df per item times N (:mod:`llm_power._kernel.cluster_family`). A ScoreMatrix's
+        own ``clusters`` are not used unless passed here. ``P(best)`` stays the IID one.
     rng : None, int or numpy.random.Generator
         The draws (the same seed gives the same plan).
 
@@ -170,7 +179,7 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
     At the pilot's 2,000 items 1.66 of the 3 gaps are resolved on average; 6,842 items resolve all
     three with probability 0.8 (2.8 on average).
     """
-    from .._kernel.family import correlation_from_covariance, family_pairs
+    from .._kernel.family import family_pairs
     from .._kernel.leaderboard_power import items_for_leaderboard, leaderboard_power
     from .._kernel.ranks import rank_order
 
@@ -204,26 +213,22 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
         msg = (f"the family has {i.size:,} pairs, more than {MAX_PLAN_PAIRS:,} (a pairs x pairs correlation): plan "
                "for the adjacent pairs, or `top` models")
         raise ValueError(msg)
-    used = np.unique(np.r_[i, j])
-    block = x[:, used] - means[used]
-    cov = block.T @ block / n  # the models' covariance over items (ddof 0, as the paired SD below)
-    a, b = np.searchsorted(used, i), np.searchsorted(used, j)
-    delta = means[i] - means[j]
+    delta, sd, dep, df_per_item, clustered = _family_stats(x, means, i, j, cluster)
     delta = _nulls(delta, null_below, correction, family)
-    sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0))
-    dep = correlation_from_covariance(cov, a, b)
     gen = as_rng(rng)
     seed = int(gen.integers(2**63))  # one seed: the same draws for the curve and the search
     items = None
     if at_least is not None or expected is not None:
         items = items_for_leaderboard(delta, sd, dep.corr, at_least=at_least, probability=probability,
                                       expected=expected, alpha=alpha, power=power, correction=correction,
-                                      n_simulations=n_simulations, max_items=max_items, rng=seed)
+                                      n_simulations=n_simulations, max_items=max_items, rng=seed,
+                                      df_per_item=df_per_item)
     grid = [n, 2 * n, 4 * n, 10 * n] if n_items is None else list(np.atleast_1d(np.asarray(n_items)).tolist())
     if items is not None and items.n_items not in grid:
         grid.append(items.n_items)
     curve = leaderboard_power(delta, sd, dep.corr, np.asarray(sorted({int(v) for v in grid})), alpha=alpha,
-                              power=power, correction=correction, n_simulations=n_simulations, rng=seed)
+                              power=power, correction=correction, n_simulations=n_simulations, rng=seed,
+                              df_per_item=df_per_item)
     summary = dep.to_dict()
     summary.pop("corr")
     discoveries = _discoveries(delta, sd, expected, alpha=alpha, power=power, correction=correction,
@@ -232,7 +237,33 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
     return LeaderboardPlan(models=[names[k] for k in order], family=family,
                            pairs=[(names[p], names[q]) for p, q in zip(i.tolist(), j.tolist(), strict=True)],
                            delta=delta, sd=sd, n_pilot=n, dependence=summary, power=curve, items=items,
-                           selection=selection, null_below=null_below, discoveries=discoveries)
+                           selection=selection, null_below=null_below, discoveries=discoveries, clusters=clustered)
+
+
+def _family_stats(x: np.ndarray, means: np.ndarray, i: np.ndarray, j: np.ndarray, cluster: Any) -> tuple[Any, ...]:
+    """Each pair's gap and per-item SD, their correlation (a ``FamilyCorrelation``), the df per item of a
+    clustered test (None: IID) and the clustered plan's summary (None: IID).
+    """
+    from .._kernel.family import correlation_from_covariance
+
+    n = x.shape[0]
+    if cluster is not None:
+        from .._kernel.cluster_family import cluster_family
+
+        fam = cluster_family(x, cluster, i, j, ddof=0)  # ddof 0, as the IID plan below
+        clustered = {"n_clusters": fam.n_clusters, "design_effect": [_num(v) for v in fam.design_effect.tolist()],
+                     "df": [_num(v) for v in fam.df.tolist()]}
+        return fam.delta, fam.sd_effective, fam.dependence, fam.df / n, clustered
+    used = np.unique(np.r_[i, j])
+    block = x[:, used] - means[used]
+    cov = block.T @ block / n  # the models' covariance over items (ddof 0, as the paired SD below)
+    a, b = np.searchsorted(used, i), np.searchsorted(used, j)
+    sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0))
+    return means[i] - means[j], sd, correlation_from_covariance(cov, a, b), None, None
+
+
+def _num(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
 
 
 def _nulls(delta: np.ndarray, null_below: float | None, correction: str, family: str) -> np.ndarray:

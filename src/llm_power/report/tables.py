@@ -267,6 +267,14 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     if dep.get("minimum") is not None:
         caption += (f"The gaps' statistics correlate from {dep['minimum']:+.2f} to {dep['maximum']:+.2f}"
                     f"{'' if dep['prds_plausible'] else ' (some negatively: gaps that share a model)'}. ")
+    if plan.clusters is not None:
+        de = [v for v in plan.clusters["design_effect"] if v is not None]
+        df = [v for v in plan.clusters["df"] if v is not None]
+        span = (f"{min(df):.0f}" if round(min(df)) == round(max(df)) else f"{min(df):.0f}-{max(df):.0f}") if df else "?"
+        caption += (f"Clustered: items drawn in clusters like the pilot's {plan.clusters['n_clusters']:,}, each gap "
+                    f"judged by the clustered test (design effects {min(de):.2f}-{max(de):.2f}, floored at 1; t on "
+                    f"{span} df at the pilot's items, in proportion at others; P(best) is the IID one). " if de else
+                    "Clustered: each gap judged by the clustered test. ")
     if pw.correction == "dunnett":
         caption += f"'All' is every gain of {plan.pairs[0][0]} (a one-sided test never resolves a loss). "
     if exact:
