@@ -168,7 +168,7 @@ class LeaderboardPower:
                 "correction": self.correction, "alpha": self.alpha, "power": self.power,
                 "n_simulations": self.n_simulations, "false_resolved": _plain(self.false_resolved),
                 "fdr": _plain(self.fdr), "fdr_se": _plain(self.fdr_se),
-                "all_resolved_exact": None if self.all_resolved_exact is None else _plain(self.all_resolved_exact)}
+                "all_resolved_exact": _optional(self.all_resolved_exact, _plain)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +212,11 @@ class LeaderboardItems:
 def _plain(value: Any) -> Any:
     arr = np.asarray(value)
     return arr.tolist() if arr.ndim else (int(arr) if np.issubdtype(arr.dtype, np.integer) else float(arr))
+
+
+def _optional(value: Any, convert: Any) -> Any:
+    """``convert(value)``, or None for None."""
+    return None if value is None else convert(value)
 
 
 def _short(value: Any) -> str:
@@ -508,7 +513,7 @@ def leaderboard_power(delta: Any, sd: Any, corr: Any, n_items: Any, *, alpha: fl
                             each_resolved=each_out, n_pairs=m, correction=fam.correction,
                             alpha=float(alpha), power=float(power), n_simulations=sims,
                             false_resolved=shape(false_mean), fdr=shape(fdr), fdr_se=shape(fdr_se),
-                            all_resolved_exact=None if exact is None else shape(exact))
+                            all_resolved_exact=_optional(exact, shape))
 
 
 def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str | None = None,  # noqa: PLR0913

@@ -146,10 +146,10 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
                          "against each other model")
     lb.add_argument("--control", metavar="MODEL", help="the model of --family many-to-one (default: none)")
     lb.add_argument("--top", type=positive_int, metavar="K", help="plan for the K best models only (default: all)")
-    lb.add_argument("--correction", default="holm",
+    lb.add_argument("--correction", default="holm", metavar="METHOD",
                     choices=("none", "bonferroni", "holm", "bh", "by", "ebh", "dunnett"),
-                    help="the verdicts' multiplicity procedure (default holm; ebh: e-BH on anytime e-values; "
-                         "dunnett: one-sided, with --family many-to-one)")
+                    help="the verdicts' multiplicity procedure: none, bonferroni, holm (default), bh, by, ebh "
+                         "(e-BH on anytime e-values) or dunnett (one-sided, with --family many-to-one)")
     lb.add_argument("--at-least", metavar="K",
                     help="goal: at least K gaps (or 'all') resolved with --probability (default: none)")
     lb.add_argument("--probability", type=float, default=0.8, help="of the --at-least goal (default 0.8)")
