@@ -96,6 +96,7 @@ FACTORIES = {
     "Comparison": lambda: lp.compare(X[:, 0], X[:, 1]),
     "PairedBoundsResult": lambda: paired_bounds(0.8, 0.7, 300),
     "TypeSMResult": lambda: lp.type_s_m(0.02, 0.015),
+    "ShortcutRatioResult": lambda: lp.shortcut_ratio(0.9, 0.7, rho=0.3),
     "PowerSimulationResult": lambda: lp.simulated_power(300, 0.8, 0.72, rho=0.4, n_sims=200, rng=0),
     "CalibrationResult": lambda: lp.calibrate(X[:, 0], X[:, 1], n_sims=100, rng=0),
     "BradleyTerryResult": lambda: lp.bradley_terry(_battles()),

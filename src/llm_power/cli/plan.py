@@ -294,14 +294,14 @@ def run_power(args: argparse.Namespace) -> int:
 def run_shortcut(args: argparse.Namespace) -> int:
     """Run `plan shortcut`; returns the exit code."""
     from .. import planning as pl
-    k = pl.k_factor(args.alpha, args.power)
     n_short = pl.sample_size_shortcut(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
-    short_raw = pl.shortcut_raw(args.pa, args.pb, args.rho, k)
     wald_raw = pl.unrounded_sample_size(args.pa, args.pb, rho=args.rho, alpha=args.alpha, power=args.power)
-    p_mid = (args.pa + args.pb) / 2
-    c = pl.shortcut_constant(p_mid, args.rho)
-    payload = {"shortcut": n_short, "n_star": max(1, int(pl.ceil_items(wald_raw))), "ratio": short_raw / wald_raw,
-               "error_constant": c, "prescreen_delta_at_0_05": pl.shortcut_prescreen(0.05, p_mid, args.rho)}
+    res = pl.shortcut_ratio(args.pa, args.pb, rho=args.rho)
+    c = pl.shortcut_constant(res.p_mid, args.rho)
+    payload = {"shortcut": n_short, "n_star": max(1, int(pl.ceil_items(wald_raw))), "ratio": res.ratio,
+               "second_order": res.second_order, "fourth_order": res.fourth_order,
+               "second_order_residual": res.second_order_residual,
+               "error_constant": c, "prescreen_delta_at_0_05": pl.shortcut_prescreen(0.05, res.p_mid, args.rho)}
     if args.format == "json":
         dump_json(payload)
         return 0

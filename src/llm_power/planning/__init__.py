@@ -15,7 +15,14 @@ if TYPE_CHECKING:
     from ._leaderboard import LeaderboardPlan, plan_leaderboard
     from ._mde import mde
     from ._retrodesign import TypeSMResult, type_s_m
-    from ._shortcut import sample_size_shortcut, shortcut_constant, shortcut_prescreen, shortcut_raw
+    from ._shortcut import (
+        ShortcutRatioResult,
+        sample_size_shortcut,
+        shortcut_constant,
+        shortcut_prescreen,
+        shortcut_ratio,
+        shortcut_raw,
+    )
     from ._simulation import (
         SIMULATION_TESTS,
         CalibrationResult,
@@ -67,6 +74,8 @@ _LAZY = {
     "shortcut_constant": "._shortcut",
     "shortcut_prescreen": "._shortcut",
     "shortcut_raw": "._shortcut",
+    "shortcut_ratio": "._shortcut",
+    "ShortcutRatioResult": "._shortcut",
     "simulate_pairs": "._simulation",
     "simulated_power": "._simulation",
     "type_s_m": "._retrodesign",
@@ -80,6 +89,7 @@ __all__ = [
     "PairedBoundsResult",
     "PowerSimulationResult",
     "SIMULATION_TESTS",
+    "ShortcutRatioResult",
     "TypeSMResult",
     "UNPAIRED_METHODS",
     "aggregate_interval",
@@ -101,6 +111,7 @@ __all__ = [
     "sample_size_shortcut",
     "shortcut_constant",
     "shortcut_prescreen",
+    "shortcut_ratio",
     "shortcut_raw",
     "simulate_pairs",
     "simulated_power",

@@ -6,8 +6,8 @@ same items) need far fewer items than unpaired ones when per-item correctness is
 
 - :func:`sample_size`, :func:`mde`, :func:`power`, :func:`power_curve` -- paired (``"wald"``,
   ``"connor"``, ``"exact"``) and unpaired designs;
-- :func:`sample_size_shortcut`, :func:`shortcut_constant`, :func:`shortcut_prescreen` -- the
-  widespread wrong recipe and how far off it is;
+- :func:`sample_size_shortcut`, :func:`shortcut_constant`, :func:`shortcut_prescreen`,
+  :func:`shortcut_ratio` -- the widespread wrong recipe and how far off it is;
 - conversions between (p_A, p_B, rho), cell probabilities and (p_d, delta);
 - :func:`bonferroni_factor` -- N* under multiplicity; :func:`type_s_m` -- Gelman & Carlin (2014).
 

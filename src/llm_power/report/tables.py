@@ -184,12 +184,17 @@ def _prescreen_text(delta: float, p_mid: float) -> str:
 def shortcut_view(payload: dict[str, Any], *, p_a: float, p_b: float, rho: float) -> TableView:
     """``llm-power plan shortcut``: the shortcut's size against the paired N*."""
     p_mid = (p_a + p_b) / 2
+    residual = payload["second_order_residual"]
     rows = [["shortcut n_h = (1 − ρ)·K/h²", f"{payload['shortcut']:,}"], ["paired N* (wald)", f"{payload['n_star']:,}"],
-            ["ratio n_h / N*", f"{payload['ratio']:.3f}"],
+            ["ratio n_h / N*", f"{payload['ratio']:.4f}"],
+            ["expansion to gap²: ½ + c₂·gap²", f"{payload['second_order']:.4f}"],
+            ["expansion to gap⁴: ½ + c₂·gap² + c₄·gap⁴", f"{payload['fourth_order']:.4f}"],
+            ["ratio − expansion to gap²", "0.0000" if abs(residual) < 5e-5 else f"{residual:+.4f}".replace("-", "−")],
             ["error constant C(p, ρ): ratio ≈ ½ ± C·gap²", f"{payload['error_constant']:.4f}"],
             ["gap below which ratio ≈ ½ ± 0.05", _prescreen_text(payload["prescreen_delta_at_0_05"], p_mid)]]
     return TableView(f"The shortcut vs the paired N*: A {p_a:g} vs B {p_b:g}, ρ = {rho:g}", ["", "value"], rows,
-                     right_align=(1,), caption="The recipe under-estimates the paired N* by about half for small gaps.")
+                     right_align=(1,), caption=f"The recipe asks for {100 * payload['ratio']:.1f}% of the paired N* "
+                                               "(→ 50% as the gap shrinks).")
 
 
 def runs_plan_view(plan: Any) -> TableView:
