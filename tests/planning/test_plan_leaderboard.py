@@ -246,3 +246,36 @@ def test_the_command_line_plans_clustered_items() -> None:
     assert got["pairs"][0]["sd"] == pytest.approx(float(want.sd[0]))
     bad = run_cli(["plan", "leaderboard", "--demo", "--cluster", "src"])
     assert bad.returncode != 0 and "clustered by category only" in bad.stderr
+
+
+def test_counting_as_a_report_counts() -> None:
+    """``count="report"``: the curve and items are the kernel's ``report_power`` on the pilot's models (their
+    means and ddof-0 covariance), one seed; the CLI gives the same; the options it cannot take are refused."""
+    from _cli import run as run_cli
+
+    from llm_power._kernel.report_power import report_power
+
+    import json
+
+    x = _pilot(8, n=2000)
+    plan = lp.plan_leaderboard(x, count="report", at_least=3, rng=6)
+    order = np.argsort(-x.mean(axis=0), kind="stable")
+    c = x[:, order] - x.mean(axis=0)[order]
+    want = report_power(x.mean(axis=0)[order], c.T @ c / 2000, plan.power.n_items, rng=_seed(6))
+    np.testing.assert_allclose(plan.power.expected_resolved, want.expected_resolved)
+    assert plan.count == "report" and plan.to_dict()["count"] == "report"
+    assert plan.items.value >= 0.8 > plan.items.value_below
+    for bad in ({"family": "all"}, {"null_below": 0.01}, {"cluster": np.arange(2000) // 10}):
+        with pytest.raises(ValueError, match="`count='report'` plans a report's own adjacent gaps"):
+            lp.plan_leaderboard(x, count="report", **bad)
+    with pytest.raises(ValueError, match="`count` must be one of"):
+        lp.plan_leaderboard(x, count="future")
+    out = run_cli(["plan", "leaderboard", "--demo", "--top", "6", "--count", "report", "--simulations", "2000",
+                   "--format", "json"])
+    assert out.returncode == 0, out.stderr
+    from llm_power.io.demo import load_mmlu_pro
+
+    got = json.loads(out.stdout)
+    ref = lp.plan_leaderboard(load_mmlu_pro(), top=6, count="report", n_simulations=2000, rng=0)
+    assert got["count"] == "report"
+    assert got["power"]["expected_resolved"] == pytest.approx(np.asarray(ref.power.expected_resolved).tolist())

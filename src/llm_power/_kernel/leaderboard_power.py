@@ -82,9 +82,9 @@ from . import quantiles as _q
 from .family import check_correlation
 from .verdict import floor_pvalue, plugin_verdict, resolved
 
-__all__ = ["LEADERBOARD_CORRECTIONS", "DiscoveryItems", "LeaderboardItems", "LeaderboardPower", "ebh_critical_values",
-           "items_for_discoveries", "items_for_leaderboard",
-           "leaderboard_power"]
+__all__ = ["LEADERBOARD_CORRECTIONS", "DiscoveryItems", "LeaderboardItems", "LeaderboardPower", "decide",
+           "ebh_critical_values", "items_for_discoveries", "items_for_leaderboard", "leaderboard_power", "rank_levels",
+           "search_items"]
 
 #: the multiplicity procedures a leaderboard is planned under (the package's corrections and "none")
 LEADERBOARD_CORRECTIONS = ("bh", "bonferroni", "by", "dunnett", "ebh", "holm", "none")
@@ -271,7 +271,7 @@ def ebh_critical_values(alpha: float, m: int) -> np.ndarray:
     return np.sqrt(2.0 * (1.0 + r) * (np.log(m / (alpha * j)) + 0.5 * math.log((1.0 + r) / r)))
 
 
-def _rank_levels(alpha: float, m: int, correction: str, corr: np.ndarray | None = None) -> np.ndarray:
+def rank_levels(alpha: float, m: int, correction: str, corr: np.ndarray | None = None) -> np.ndarray:
     """Per-rank levels (rank 1 = the smallest p-value) of the correction's first pass."""
     ranks = np.arange(1, m + 1, dtype=float)
     if correction == "none":
@@ -320,7 +320,7 @@ def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, corre
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # R = root root^T (positive semi-definite R allowed)
     draws = gen.standard_normal((n_simulations, d.size)) @ root.T
     alternative = "greater" if correction == "dunnett" else "two-sided"
-    levels = _rank_levels(alpha, d.size, correction, r)
+    levels = rank_levels(alpha, d.size, correction, r)
     k = np.asarray(_q.k_constant(levels, power, alternative), dtype=float)
     per_item = None
     if df_per_item is not None:
@@ -330,6 +330,35 @@ def _family(delta: Any, sd: Any, corr: Any, *, alpha: float, power: float, corre
             raise fail(name, "positive and finite (each pair's degrees of freedom per item)", df_per_item)
     return _Family(unit=d / s, sign=np.sign(d), corr=r, draws=draws, levels=levels, k=k, power=power,
                    correction=correction, alternative=alternative, df_per_item=per_item)
+
+
+def decide(z: np.ndarray, levels: np.ndarray, k: np.ndarray, correction: str, alternative: str = "two-sided",  # noqa: PLR0913
+           *, df: np.ndarray | None = None, k_table: np.ndarray | None = None) -> np.ndarray:
+    """The correction's verdicts of statistics ``z`` (draws x pairs): per-rank ``levels`` and ``k`` from
+    :func:`rank_levels` (single-step: every pair at ``levels``); with ``df`` (per pair) t quantiles, K from
+    ``k_table`` (rank x pair). Flags before any direction check.
+    """
+    m = z.shape[1]
+    if correction in SINGLE_STEP:
+        return _verdict(z, levels, k if k_table is None else k_table[0], alternative, df)
+    # rank 1: the smallest p-value (the largest |Z| when every pair has the same df)
+    key = np.abs(z) if df is None else -_q.t_pvalue(z, df)
+    order = np.argsort(-key, axis=1, kind="stable")
+    z_sorted = np.take_along_axis(z, order, axis=1)
+    df_sorted = None if df is None else df[order]
+    k_sorted = k if k_table is None else k_table[np.arange(m)[None, :], order]
+    passes = _verdict(z_sorted, levels, k_sorted, df=df_sorted)
+    if correction == "holm":  # step down: stop at the first failure
+        flags_sorted = np.logical_and.accumulate(passes, axis=1)
+    else:  # step up: ranks <= j* are judged again at j*'s level
+        j_star = np.where(passes.any(axis=1), m - np.argmax(passes[:, ::-1], axis=1), 0)
+        star = np.maximum(j_star, 1) - 1
+        level = levels[star][:, None]
+        k_star = k[star][:, None] if k_table is None else k_table[star[:, None], order]
+        flags_sorted = _verdict(z_sorted, level, k_star, df=df_sorted) & (np.arange(m) < j_star[:, None])
+    flags = np.empty_like(flags_sorted)
+    np.put_along_axis(flags, order, flags_sorted, axis=1)
+    return flags
 
 
 def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -355,27 +384,7 @@ def _judge(fam: _Family, n: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for start in range(0, fam.draws.shape[0], rows):
         sl = slice(start, start + rows)
         z = fam.draws[sl] + mu
-        if fam.correction in SINGLE_STEP:
-            k_one = fam.k if k_table is None else k_table[0]
-            flags = _verdict(z, fam.levels, k_one, fam.alternative, df)
-        else:
-            # rank 1: the smallest p-value (the largest |Z| when every pair has the same df)
-            key = np.abs(z) if df is None else -_q.t_pvalue(z, df)
-            order = np.argsort(-key, axis=1, kind="stable")
-            z_sorted = np.take_along_axis(z, order, axis=1)
-            df_sorted = None if df is None else df[order]
-            k_sorted = fam.k if k_table is None else k_table[np.arange(m)[None, :], order]
-            passes = _verdict(z_sorted, fam.levels, k_sorted, df=df_sorted)
-            if fam.correction == "holm":  # step down: stop at the first failure
-                flags_sorted = np.logical_and.accumulate(passes, axis=1)
-            else:  # step up: ranks <= j* are judged again at j*'s level
-                j_star = np.where(passes.any(axis=1), m - np.argmax(passes[:, ::-1], axis=1), 0)
-                star = np.maximum(j_star, 1) - 1
-                level = fam.levels[star][:, None]
-                k_star = fam.k[star][:, None] if k_table is None else k_table[star[:, None], order]
-                flags_sorted = _verdict(z_sorted, level, k_star, df=df_sorted) & (np.arange(m) < j_star[:, None])
-            flags = np.empty_like(flags_sorted)
-            np.put_along_axis(flags, order, flags_sorted, axis=1)
+        flags = decide(z, fam.levels, fam.k, fam.correction, fam.alternative, df=df, k_table=k_table)
         right = np.sign(z) == fam.sign  # a gap resolved the wrong way round (or a null resolved) is false
         out_false[sl] = (flags & ~right).sum(axis=1)
         flags &= right
@@ -408,6 +417,42 @@ def _exact_all(fam: _Family, ns: np.ndarray) -> np.ndarray | None:
         out[idx] = min(max(orthant_below(0.0, t - smu, rs), 0.0), 1.0) if s.size > 1 else \
             float(special.ndtr(smu[0] - t[0]))
     return out
+
+
+def search_items(value: Any, target: float, max_items: int) -> tuple[int, dict[int, float], bool, float]:
+    """The smallest integer N whose ``value(N)`` reaches ``target``: doubling from 1, then bisection over
+    integers (assuming ``value`` rises with N; checked on every evaluated N, with a warning). Returns
+    (N, the evaluated {N: value}, whether they were non-decreasing, value(N - 1)).
+    """
+    seen: dict[int, float] = {}
+
+    def reached(n: int) -> bool:
+        if n not in seen:
+            seen[n] = value(n)
+        return seen[n] >= target
+
+    lo, hi = 0, 1  # invariant: lo fails (N = 0 has no items), hi is being tested
+    while not reached(hi):
+        if hi >= max_items:
+            msg = (f"the goal is not reached by `max_items`={max_items:,} items (value {seen[hi]:.4g} < "
+                   f"{target:g}); raise `max_items` or lower the goal.")
+            raise ValueError(msg)
+        lo, hi = hi, min(2 * hi, max_items)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if reached(mid):
+            hi = mid
+        else:
+            lo = mid
+    values = np.array([v for _, v in sorted(seen.items())])
+    monotone = bool(np.all(np.diff(values) >= 0))
+    if not monotone:
+        warnings.warn("the criterion was not non-decreasing over the evaluated numbers of items (a wrong-sign "
+                      "statistic ended a step-down earlier at a larger N); the answer is the smallest N the "
+                      "bisection found, check it with leaderboard_power on a grid", ApproximationWarning,
+                      stacklevel=3)
+    below = seen.get(hi - 1, value(hi - 1) if hi > 1 else 0.0)
+    return hi, seen, monotone, float(below)
 
 
 def _check_n_items(n_items: Any) -> np.ndarray:
@@ -584,37 +629,10 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
         def value(n: int) -> float:
             return float(np.mean(_judge(fam, float(n))[0] >= k))
 
-    seen: dict[int, float] = {}
-
-    def reached(n: int) -> bool:
-        if n not in seen:
-            seen[n] = value(n)
-        return seen[n] >= target
-
-    lo, hi = 0, 1  # invariant: lo fails (N = 0 has no items), hi is being tested
-    while not reached(hi):
-        if hi >= max_items:
-            msg = (f"the goal is not reached by `max_items`={max_items:,} items (value {seen[hi]:.4g} < "
-                   f"{target:g}); raise `max_items` or lower the goal.")
-            raise ValueError(msg)
-        lo, hi = hi, min(2 * hi, max_items)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if reached(mid):
-            hi = mid
-        else:
-            lo = mid
+    hi, seen, monotone, below = search_items(value, target, max_items)
     points = tuple(sorted(seen.items()))
-    values = np.array([v for _, v in points])
-    monotone = bool(np.all(np.diff(values) >= 0))
-    if not monotone:
-        warnings.warn("the criterion was not non-decreasing over the evaluated numbers of items (a wrong-sign "
-                      "statistic ended a step-down earlier at a larger N); the answer is the smallest N the "
-                      "bisection found, check it with leaderboard_power on a grid", ApproximationWarning,
-                      stacklevel=2)
-    below = seen.get(hi - 1, value(hi - 1) if hi > 1 else 0.0)
     return LeaderboardItems(n_items=int(hi), criterion=criterion, k=k, target=target, value=seen[hi],
-                            value_below=float(below), evaluated=points, monotone=monotone, n_pairs=m,
+                            value_below=below, evaluated=points, monotone=monotone, n_pairs=m,
                             correction=fam.correction, alpha=float(alpha), power=float(power),
                             n_simulations=fam.draws.shape[0])
 

@@ -163,6 +163,9 @@ def _add_leaderboard(psub: Any, parent: argparse.ArgumentParser) -> None:
     lb.add_argument("--null-below", type=float, metavar="D",
                     help="FDR planning: plan pilot gaps below D as true nulls and show the false resolutions "
                          "and the FDR (a proportion for 0/1 scores; default: every gap is real)")
+    lb.add_argument("--count", default="pilot", choices=("pilot", "report"),
+                    help="count the pilot's adjacent gaps (default) or a future report's own, its ranking formed "
+                         "anew on each simulated benchmark (fewer where models are close)")
     lb.add_argument("--cluster", metavar="FIELD",
                     help="plan for items in clusters like the pilot's, judged by the clustered test: a column, "
                          "inspect metadata or lm-eval doc field (--demo: category; default: none)")
@@ -344,7 +347,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
                             expected=args.expected, n_items=args.items, alpha=args.alpha, power=args.power,
                             n_simulations=args.simulations, selection_probability=args.select,
                             indifference=args.indifference, null_below=args.null_below, cluster=clusters,
-                            rng=args.seed)
+                            count=args.count, rng=args.seed)
     if args.format == "json":
         dump_json(plan.to_dict())
         return 0

@@ -24,6 +24,8 @@ __all__ = ["LeaderboardPlan", "plan_leaderboard"]
 PLAN_FAMILIES = ("adjacent", "all", "many_to_one")
 #: the corrections the planner judges with (the verdict's, and none)
 PLAN_CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by", "ebh", "dunnett")
+#: what a plan counts: the pilot's adjacent gaps, or a future report's own (its ranking re-formed)
+PLAN_COUNTS = ("pilot", "report")
 #: the step-up (FDR) corrections, planned in closed form too (Jung 2005)
 FDR_CORRECTIONS = ("bh", "by", "ebh")
 #: the simulations hold a pairs x pairs correlation and draws x pairs normals: at most this many pairs
@@ -47,7 +49,9 @@ class LeaderboardPlan(Result):
     the gap below which a pilot gap was planned as a true null (``delta`` 0 there); ``discoveries``:
     Jung's closed-form items for an ``expected`` goal under an FDR correction (``DiscoveryItems`` as a
     dict, with ``dependence_ok`` saying whether the family's statistics allow it), else None;
-    ``clusters``: for a clustered plan, the pilot's clusters and each pair's design effect and df.
+    ``clusters``: for a clustered plan, the pilot's clusters and each pair's design effect and df;
+    ``count``: "pilot" (the pilot's pairs) or "report" (``power`` and ``items`` count the report's own
+    adjacent gaps; ``power.each_resolved`` is then per rank position).
     """
 
     models: list[Any]
@@ -63,6 +67,7 @@ class LeaderboardPlan(Result):
     null_below: float | None = None
     discoveries: dict[str, Any] | None = None
     clusters: dict[str, Any] | None = None
+    count: str = "pilot"
 
     _repr_fields = ("family", "n_pilot", "delta", "items")
     _title = "Leaderboard plan"
@@ -78,7 +83,8 @@ class LeaderboardPlan(Result):
                           for (a, b), d, s in zip(self.pairs, self.delta.tolist(), self.sd.tolist(), strict=True)],
                 "dependence": self.dependence, "power": power,
                 "items": None if self.items is None else self.items.to_dict(), "selection": self.selection,
-                "null_below": self.null_below, "discoveries": self.discoveries, "clusters": self.clusters}
+                "null_below": self.null_below, "discoveries": self.discoveries, "clusters": self.clusters,
+                "count": self.count}
 
 
 @public
@@ -88,7 +94,7 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
                      alpha: float = 0.05, power: float = 0.8, n_simulations: int = 10_000,
                      max_items: int = 100_000_000, selection_probability: float | None = None,
                      indifference: float | None = None, null_below: float | None = None,
-                     cluster: Any = None, rng: SeedLike = None) -> LeaderboardPlan:
+                     cluster: Any = None, count: str = "pilot", rng: SeedLike = None) -> LeaderboardPlan:
     r"""How many of a leaderboard's gaps the verdict will resolve at N items, and the items a goal needs.
 
     From a pilot items x models matrix: each pair of the family's gap and per-item SD of its
@@ -152,6 +158,11 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
         it), the correlation the CR2 one, and the verdicts use t quantiles on the pilot's
         Imbens-Kolesar df per item times N (:mod:`llm_power._kernel.cluster_family`). A ScoreMatrix's
         own ``clusters`` are not used unless passed here. ``P(best)`` stays the IID one.
+    count : {"pilot", "report"}, default "pilot"
+        What is counted: the pilot's adjacent gaps ("will these gaps be resolved?"), or a future
+        report's own -- each simulated benchmark ranked anew, its adjacent gaps judged, as ``diagnose``
+        counts them (:mod:`llm_power._kernel.report_power`); fewer where models are close, since a new
+        ranking reorders near-ties. "report": adjacent family only, unclustered, no ``null_below``.
     rng : None, int or numpy.random.Generator
         The draws (the same seed gives the same plan).
 
@@ -185,6 +196,7 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
 
     check_option(family, "family", PLAN_FAMILIES)
     check_option(correction, "correction", PLAN_CORRECTIONS)
+    check_option(count, "count", PLAN_COUNTS)
     if isinstance(scores, ScoreMatrix):
         models = scores.models if models is None else models
         scores = scores.scores
@@ -217,18 +229,24 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
     delta = _nulls(delta, null_below, correction, family)
     gen = as_rng(rng)
     seed = int(gen.integers(2**63))  # one seed: the same draws for the curve and the search
+    goal = {"at_least": at_least, "expected": expected, "probability": probability}
+    common = {"alpha": alpha, "power": power, "correction": correction, "n_simulations": n_simulations, "rng": seed}
+    if count == "report":
+        _check_report(family, cluster, null_below, correction)
+        block = x[:, order] - means[order]
+        args: tuple[Any, ...] = (means[order], block.T @ block / n)  # the report's models: means, covariance
+        plan_items, plan_curve = _report_planners()
+    else:
+        args, extra = (delta, sd, dep.corr), {"df_per_item": df_per_item}
+        common |= extra
+        plan_items, plan_curve = items_for_leaderboard, leaderboard_power
     items = None
     if at_least is not None or expected is not None:
-        items = items_for_leaderboard(delta, sd, dep.corr, at_least=at_least, probability=probability,
-                                      expected=expected, alpha=alpha, power=power, correction=correction,
-                                      n_simulations=n_simulations, max_items=max_items, rng=seed,
-                                      df_per_item=df_per_item)
+        items = plan_items(*args, **goal, **common, max_items=max_items)
     grid = [n, 2 * n, 4 * n, 10 * n] if n_items is None else list(np.atleast_1d(np.asarray(n_items)).tolist())
     if items is not None and items.n_items not in grid:
         grid.append(items.n_items)
-    curve = leaderboard_power(delta, sd, dep.corr, np.asarray(sorted({int(v) for v in grid})), alpha=alpha,
-                              power=power, correction=correction, n_simulations=n_simulations, rng=seed,
-                              df_per_item=df_per_item)
+    curve = plan_curve(*args, np.asarray(sorted({int(v) for v in grid})), **common)
     summary = dep.to_dict()
     summary.pop("corr")
     discoveries = _discoveries(delta, sd, expected, alpha=alpha, power=power, correction=correction,
@@ -237,7 +255,8 @@ def plan_leaderboard(scores: Any, *, models: Any = None, family: str = "adjacent
     return LeaderboardPlan(models=[names[k] for k in order], family=family,
                            pairs=[(names[p], names[q]) for p, q in zip(i.tolist(), j.tolist(), strict=True)],
                            delta=delta, sd=sd, n_pilot=n, dependence=summary, power=curve, items=items,
-                           selection=selection, null_below=null_below, discoveries=discoveries, clusters=clustered)
+                           selection=selection, null_below=null_below, discoveries=discoveries, clusters=clustered,
+                           count=count)
 
 
 def _family_stats(x: np.ndarray, means: np.ndarray, i: np.ndarray, j: np.ndarray, cluster: Any) -> tuple[Any, ...]:
@@ -260,6 +279,20 @@ def _family_stats(x: np.ndarray, means: np.ndarray, i: np.ndarray, j: np.ndarray
     a, b = np.searchsorted(used, i), np.searchsorted(used, j)
     sd = np.sqrt(np.maximum(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0))
     return means[i] - means[j], sd, correlation_from_covariance(cov, a, b), None, None
+
+
+def _check_report(family: str, cluster: Any, null_below: float | None, correction: str) -> None:
+    """``count="report"`` plans the adjacent gaps of the report's own ranking, unclustered, without ties."""
+    if family != "adjacent" or cluster is not None or null_below is not None or correction == "dunnett":
+        msg = ("`count='report'` plans a report's own adjacent gaps: with family='adjacent', without `cluster`, "
+               "`null_below` or Dunnett")
+        raise ValueError(msg)
+
+
+def _report_planners() -> tuple[Any, Any]:
+    from .._kernel.report_power import items_for_report, report_power
+
+    return items_for_report, report_power
 
 
 def _num(v: float) -> float | None:

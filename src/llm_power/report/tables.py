@@ -272,6 +272,9 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     if dep.get("minimum") is not None:
         caption += (f"The gaps' statistics correlate from {dep['minimum']:+.2f} to {dep['maximum']:+.2f}"
                     f"{'' if dep['prds_plausible'] else ' (some negatively: gaps that share a model)'}. ")
+    if plan.count == "report":
+        caption += ("Counted as a report counts: each simulated benchmark ranked anew and its own adjacent gaps "
+                    "judged (near-ties reorder, so fewer than the pilot's gaps where models are close). ")
     if plan.clusters is not None:
         de = [v for v in plan.clusters["design_effect"] if v is not None]
         df = [v for v in plan.clusters["df"] if v is not None]
@@ -293,8 +296,11 @@ def leaderboard_plan_view(plan: Any) -> TableView:
     judged = {"dunnett": "by Dunnett's simultaneous one-sided test of the gains (q >= 1 and p <= α′",
               "ebh": "by e-BH on the anytime regime's normal-mixture e-values (q >= 1 and e >= m/(α·rank)"}.get(
         pw.correction, f"as diagnose judges it (q >= 1 and p <= α′, {correction}")
+    counted = ("a gap counts only when resolved in the pilot's direction" if plan.count == "pilot" else
+               f"the report counts every gap it resolves ({np.atleast_1d(pw.false_resolved)[0]:.2f} on average at "
+               f"{np.atleast_1d(pw.n_items)[0]:,.0f} items between models the pilot orders the other way)")
     caption += (f"Each gap judged {judged}; α = {pw.alpha:g}, power {pw.power:g}) in the joint normal limit, "
-                f"{pw.n_simulations:,} draws; a gap counts only when resolved in the pilot's direction.")
+                f"{pw.n_simulations:,} draws; {counted}.")
     return TableView(f"Resolving the {m} {family} of {len(plan.models)} models ({correction}; pilot "
                      f"{items_text(plan.n_pilot)})", head, rows, right_align=tuple(range(len(head))), caption=caption)
 
