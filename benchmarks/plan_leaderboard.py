@@ -11,6 +11,9 @@ resolved adjacent gaps (the exact tests, one N at a time).
   diagnosed: one point of one curve; the search over N
   would repeat it about 25 times.
 
+- ``--report``: the report's own count (``count="report"``: each simulated benchmark ranked anew) beside
+  the pilot's count and resampled diagnoses, and its curve + search for ``at_least`` = k (k the gaps 4
+  times the pilot's items resolve).
 - ``--fdr``: FDR planning at the same sizes: adjacent gaps below ``--null-below`` (default 0.25 points)
   planned as ties, the items for E[resolved real gaps] = the count 4 times the pilot's items give, by
   simulation under BH, BY and e-BH (``plan_leaderboard(..., null_below=, expected=)``), beside Jung's
@@ -67,11 +70,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--fdr", action="store_true", help="the FDR planners instead")
+    parser.add_argument("--report", action="store_true", help="the report's own count beside the pilot's")
     parser.add_argument("--null-below", type=float, default=0.0025)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     if args.fdr:
         fdr(args)
+        return
+    if args.report:
+        report(args)
         return
     rows = []
     for m in (10, 100, 1000):
@@ -94,6 +101,30 @@ def main() -> None:
     print(md_table(["models", "adjacent gaps", "k", "plan_leaderboard (curve + search)", "items needed",
                     "E[resolved] at the pilot (normal limit)", f"{args.reps} diagnoses at one N",
                     "E[resolved] by diagnoses (50)"], rows))
+
+
+def report(args: argparse.Namespace) -> None:
+    """The pilot's count and the report's own (``count="report"``) beside resampled diagnoses."""
+    rows = []
+    for m in (10, 100, 1000):
+        x = pilot(m)
+        pilot_count = lp.plan_leaderboard(x, correction="holm", n_items=[N_ITEMS], rng=0).power
+        goal = int(np.floor(float(np.asarray(lp.plan_leaderboard(x, count="report", n_items=[4 * N_ITEMS], rng=0)
+                                             .power.expected_resolved)[0])))
+
+        def plan(x: np.ndarray = x, goal: int = goal) -> lp.LeaderboardPlan:
+            return lp.plan_leaderboard(x, count="report", correction="holm", at_least=goal, rng=0)
+
+        t_plan = min(cpu(plan) for _ in range(args.repeat))
+        result = plan()
+        reps = 50 if m <= 100 else 10
+        diag = by_diagnose(x, reps)
+        rows.append([f"{m:,}", f"{float(np.asarray(pilot_count.expected_resolved)[0]):.2f}",
+                     f"{float(np.asarray(result.power.expected_resolved)[0]):.2f}", f"{diag:.2f} ({reps})",
+                     str(goal), f"{t_plan:.2f}", f"{result.items.n_items:,}"])
+    print(f"CPU seconds; pilot {N_ITEMS:,} items; Holm; E[resolved] at the pilot's N\n")
+    print(md_table(["models", "pilot's gaps (count='pilot')", "report's own (count='report')",
+                    "resampled diagnoses (reps)", "k", "count='report' curve + search for k", "items needed"], rows))
 
 
 def fdr(args: argparse.Namespace) -> None:

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
-from .family import FamilyCorrelation, correlation_from_covariance, pair_covariance
+from .family import FamilyCorrelation, check_pairs, correlation_from_covariance, pair_covariance
 from .sufficient import model_cluster_sums
 from .variance import cluster_design_effects, cluster_df, cluster_structure
 
@@ -166,7 +166,7 @@ def cluster_family(x: Any, cluster: Any, i: Any, j: Any, *, ddof: int | None = N
         msg = "`x` must have no missing or infinite scores."
         raise ValueError(msg)
     n = arr.shape[0]
-    i_arr, j_arr = _pairs(i, j, arr.shape[1])
+    i_arr, j_arr = check_pairs(i, j, arr.shape[1])
     if ddof is None:
         ddof = 0 if bool(np.all((arr == 0) | (arr == 1))) else 1
     elif isinstance(ddof, bool) or ddof not in {0, 1}:
@@ -211,22 +211,4 @@ def _pair_ss(centred: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """sum_i (D_ik - delta_k)^2 of every pair from the models' centred scores (the items covariance)."""
     gram = centred.T @ centred
     return np.asarray(np.maximum(gram[a, a] + gram[b, b] - 2.0 * gram[a, b], 0.0), dtype=float)
-
-
-def _pairs(i: Any, j: Any, n_models: int) -> tuple[np.ndarray, np.ndarray]:
-    i_arr, j_arr = np.atleast_1d(np.asarray(i)), np.atleast_1d(np.asarray(j))
-    for name, v in (("i", i_arr), ("j", j_arr)):
-        if v.ndim != 1 or v.size == 0 or not np.issubdtype(v.dtype, np.integer):
-            msg = f"`{name}` must be a non-empty 1-d array of model indices; got {v!r}."
-            raise ValueError(msg)
-        if np.any((v < 0) | (v >= n_models)):
-            msg = f"`{name}` must hold model indices in [0, {n_models - 1}]; got {v.tolist()!r}."
-            raise ValueError(msg)
-    if i_arr.size != j_arr.size:
-        msg = f"`i` and `j` must have the same length; got {i_arr.size} and {j_arr.size}."
-        raise ValueError(msg)
-    if np.any(i_arr == j_arr):
-        msg = "`i` and `j` must differ in every pair (a model against itself has no gap)."
-        raise ValueError(msg)
-    return i_arr.astype(np.intp), j_arr.astype(np.intp)
 

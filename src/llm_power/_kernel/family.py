@@ -60,6 +60,7 @@ __all__ = [
     "FamilyCorrelation",
     "check_correlation",
     "check_gaps",
+    "check_pairs",
     "check_vector",
     "correlation_from_covariance",
     "dunnett_critical_value",
@@ -249,7 +250,7 @@ def family_correlation(x: Any, i: Any, j: Any) -> FamilyCorrelation:
     if not np.all(np.isfinite(arr)):
         msg = "`x` must have no missing or infinite scores."
         raise ValueError(msg)
-    i_arr, j_arr = _check_pairs(i, j, arr.shape[1])
+    i_arr, j_arr = check_pairs(i, j, arr.shape[1])
     used, inv = np.unique(np.concatenate([i_arr, j_arr]), return_inverse=True)
     sub = arr[:, used]
     xc = sub - sub.mean(axis=0)
@@ -257,7 +258,8 @@ def family_correlation(x: Any, i: Any, j: Any) -> FamilyCorrelation:
     return correlation_from_covariance(cov, inv[: i_arr.size], inv[i_arr.size:])
 
 
-def _check_pairs(i: Any, j: Any, n_models: int) -> tuple[np.ndarray, np.ndarray]:
+def check_pairs(i: Any, j: Any, n_models: int) -> tuple[np.ndarray, np.ndarray]:
+    """A family's pairs as model-index arrays (i, j), checked: non-empty, in range, equal lengths, i != j."""
     i_arr = np.atleast_1d(np.asarray(i))
     j_arr = np.atleast_1d(np.asarray(j))
     for name, a in (("i", i_arr), ("j", j_arr)):
