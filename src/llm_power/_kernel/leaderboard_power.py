@@ -731,7 +731,7 @@ def items_for_discoveries(delta: Any, sd: Any, *, discoveries: float, alpha: flo
 
     >>> res = items_for_discoveries([0.02] * 10 + [0.0] * 30, [0.4] * 40, discoveries=8)
     >>> res.n_items, round(res.level, 4), round(res.fdr, 3)
-    (4991, 0.0105, 0.038)
+    (7254, 0.01, 0.002)
     """
     alpha, power = check_alpha_power(alpha, power)
     correction = check_option(correction, "correction", STEP_UP)
