@@ -567,7 +567,7 @@ def test_normal_limit_matches_clustered_tests(label: str, data: str, ranks: Any,
                          ids=[d[0] for d in CLUSTER_DESIGNS])
 def test_normal_limit_matches_clustered_tests_large(label: str, data: str, ranks: Any, family: str,
                                                     correction: str, g: int) -> None:
-    _check(cluster_agreement(label, data, ranks, family, correction, g, reps=40_000, sims=200_000))
+    _check(cluster_agreement(label, data, ranks, family, correction, g, reps=12_000, sims=100_000))
 
 
 def test_the_planners_inputs_are_the_populations_up_to_the_cr2_weights() -> None:
