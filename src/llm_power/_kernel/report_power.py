@@ -160,11 +160,13 @@ def report_power(means: Any, cov: Any, n_items: Any, *, alpha: float = 0.05, pow
     def shape(v: np.ndarray) -> Any:
         return float(v[0]) if ns.ndim == 0 else v
 
+    each_out = each[0] if ns.ndim == 0 else each
+
     return LeaderboardPower(n_items=float(ns) if ns.ndim == 0 else ns, expected_resolved=shape(mean),
                             expected_resolved_se=shape(se), band_low=shape(lo), band_high=shape(hi),
                             all_resolved=shape(p_all), all_resolved_se=shape(np.sqrt(p_all * (1 - p_all) / sims)),
                             at_least=at_least[0] if ns.ndim == 0 else at_least,
-                            each_resolved=each[0] if ns.ndim == 0 else each, n_pairs=m, correction=rep.correction,
+                            each_resolved=each_out, n_pairs=m, correction=rep.correction,
                             alpha=rep.alpha, power=rep.power, n_simulations=sims, false_resolved=shape(false_mean),
                             fdr=shape(fdr), fdr_se=shape(fdr_se))
 
