@@ -92,7 +92,7 @@ def test_pruned_critical_value_covers_at_its_draw_count() -> None:
 
 
 def test_the_guard_counts_the_work_of_the_method_that_runs(monkeypatch) -> None:
-    x = _board(460, 60, 10)  # 105,570 pairs: the bootstrap would be 1e8+ values at 1,000 resamples
+    x = _board(460, 400, 10)  # 105,570 pairs: the bootstrap would be 1e8+ values at 1,000 resamples
     res = lp.rank_intervals(x, rng=0)
     assert res.method == "gaussian" and len(res.models) == 460
     with pytest.raises(ValueError, match=r"method='bootstrap' \(use method='gaussian'"):
