@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
-from .family import FamilyCorrelation, check_pairs, correlation_from_covariance, pair_covariance
+from .family import FamilyCorrelation, check_family_input, correlation_from_covariance, pair_covariance
 from .sufficient import model_cluster_sums
 from .variance import cluster_design_effects, cluster_df, cluster_structure
 
@@ -158,15 +158,8 @@ def cluster_family(x: Any, cluster: Any, i: Any, j: Any, *, ddof: int | None = N
     >>> bool(np.all(fam.sd_effective >= fam.sd))
     True
     """
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim != 2 or arr.shape[0] < 2:
-        msg = f"`x` must be an items x models matrix with at least 2 items; got shape {arr.shape}."
-        raise ValueError(msg)
-    if not np.all(np.isfinite(arr)):
-        msg = "`x` must have no missing or infinite scores."
-        raise ValueError(msg)
+    arr, i_arr, j_arr = check_family_input(x, i, j)
     n = arr.shape[0]
-    i_arr, j_arr = check_pairs(i, j, arr.shape[1])
     if ddof is None:
         ddof = 0 if bool(np.all((arr == 0) | (arr == 1))) else 1
     elif isinstance(ddof, bool) or ddof not in {0, 1}:

@@ -59,6 +59,7 @@ __all__ = [
     "DunnettPower",
     "FamilyCorrelation",
     "check_correlation",
+    "check_family_input",
     "check_gaps",
     "check_pairs",
     "check_vector",
@@ -243,6 +244,16 @@ def family_correlation(x: Any, i: Any, j: Any) -> FamilyCorrelation:
     >>> round(res.minimum, 1), res.prds_plausible
     (-0.5, False)
     """
+    arr, i_arr, j_arr = check_family_input(x, i, j)
+    used, inv = np.unique(np.concatenate([i_arr, j_arr]), return_inverse=True)
+    sub = arr[:, used]
+    xc = sub - sub.mean(axis=0)
+    cov = (xc.T @ xc) / (arr.shape[0] - 1)
+    return correlation_from_covariance(cov, inv[: i_arr.size], inv[i_arr.size:])
+
+
+def check_family_input(x: Any, i: Any, j: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An items x models matrix of finite scores (at least 2 items) and its family's pairs, checked."""
     arr = np.asarray(x, dtype=float)
     if arr.ndim != 2 or arr.shape[0] < 2:
         msg = f"`x` must be an items x models matrix with at least 2 items; got shape {arr.shape}."
@@ -251,11 +262,7 @@ def family_correlation(x: Any, i: Any, j: Any) -> FamilyCorrelation:
         msg = "`x` must have no missing or infinite scores."
         raise ValueError(msg)
     i_arr, j_arr = check_pairs(i, j, arr.shape[1])
-    used, inv = np.unique(np.concatenate([i_arr, j_arr]), return_inverse=True)
-    sub = arr[:, used]
-    xc = sub - sub.mean(axis=0)
-    cov = (xc.T @ xc) / (arr.shape[0] - 1)
-    return correlation_from_covariance(cov, inv[: i_arr.size], inv[i_arr.size:])
+    return arr, i_arr, j_arr
 
 
 def check_pairs(i: Any, j: Any, n_models: int) -> tuple[np.ndarray, np.ndarray]:
