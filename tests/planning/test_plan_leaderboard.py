@@ -200,7 +200,8 @@ def test_the_command_line_plans_an_fdr(tmp_path) -> None:
     assert got["power"]["fdr"] == pytest.approx(np.asarray(want.power.fdr).tolist())
     text = " ".join(run_cli(args).stdout.split())
     nulls = int(np.sum(want.delta == 0))
-    assert f"{nulls} of the 10 pilot gaps are below 3 points and planned as true nulls" in text
+    verb = "is below 3 points and planned as a true null" if nulls == 1 else "are below 3 points and planned as true nulls"
+    assert f"{nulls} of the 10 pilot gaps {verb}" in text
     assert f"Jung's closed form (2005; independent statistics): {want.discoveries['n_items']:,} items" in text
     assert "FDR" in text and "e-BH" in text
 

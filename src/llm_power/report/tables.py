@@ -254,14 +254,18 @@ def leaderboard_plan_view(plan: Any) -> TableView:
                   "by": "BY", "ebh": "e-BH", "dunnett": "Dunnett, one-sided"}[pw.correction]
     dep = plan.dependence
     real = int(np.count_nonzero(plan.delta))
+    gains = pw.correction == "dunnett"
+    countable = int(np.count_nonzero(plan.delta > 0)) if gains else real
     caption = ""
     if fdr:
-        caption += (f"{m - real} of the {m} pilot gaps are below {100 * plan.null_below:g} points and planned as "
-                    f"true nulls; 'resolved' counts the {real} real gaps, 'false' the nulls resolved and real gaps "
+        ties = m - real
+        caption += (f"{ties} of the {m} pilot gaps {'is' if ties == 1 else 'are'} below {100 * plan.null_below:g} "
+                    f"points and planned as {'a true null' if ties == 1 else 'true nulls'}; 'resolved' counts the "
+                    f"{countable} real {'gains' if gains else 'gaps'}, 'false' the nulls resolved and real gaps "
                     "resolved the wrong way, FDR = E[false / all resolved]. ")
     if items is not None:
         goal = (f"at least {k} of {m} resolved with probability {items.target:g}" if k is not None
-                else f"{items.target:g} of {real} resolved on average")
+                else f"{items.target:g} of {countable} resolved on average")
         caption += (f"{goal[0].upper()}{goal[1:]}: {items.n_items:,} items ({items.value:.4f} there, "
                     f"{items.value_below:.4f} with one fewer). ")
     jung = plan.discoveries
