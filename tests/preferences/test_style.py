@@ -9,6 +9,7 @@ own ``bradley_terry``.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import statsmodels.api as sm  # a test dependency (pyproject [test])
 
@@ -79,7 +80,7 @@ def test_sandwich_equals_statsmodels_robust_covariances() -> None:
     jac[m:, m - 1:] = np.eye(2)
     np.testing.assert_allclose(fit.covariance, jac @ hc0 @ jac.T, rtol=1e-6, atol=1e-12)
     fit_c = fit_style(b["ia"], b["ib"], b["y"], m, covariates=b["x"], groups=b["prompt"])
-    g = int(b["prompt"].max()) + 1
+    g = np.unique(b["prompt"]).size
     cl = res.fit(cov_type="cluster", cov_kwds={"groups": b["prompt"], "use_correction": False},
                  tol=1e-12).cov_params()
     np.testing.assert_allclose(fit_c.covariance, jac @ cl @ jac.T * g / (g - 1), rtol=1e-6, atol=1e-12)
@@ -107,3 +108,42 @@ def test_without_covariates_it_is_the_packages_bradley_terry() -> None:
     np.testing.assert_allclose(fit.ratings, np.asarray(ref.ratings)[order], atol=1e-8)
     np.testing.assert_allclose(fit.covariance, np.asarray(ref.covariance)[np.ix_(order, order)], rtol=1e-6,
                                atol=1e-12)
+
+
+def _frame(b: dict[str, np.ndarray], m: int) -> dict[str, object]:
+    names = [f"m{k}" for k in range(m)]
+    winner = np.where(b["y"] == 1, "model_a", np.where(b["y"] == 0, "model_b", "tie"))
+    return {"model_a": [names[k] for k in b["ia"]], "model_b": [names[k] for k in b["ib"]], "winner": winner,
+            "length": b["x"][:, 0], "marks": b["x"][:, 1], "w": b["w"], "prompt": b["prompt"]}
+
+
+def test_the_public_fit_equals_the_weighted_glm_by_column_names() -> None:
+    m = 5
+    b = battles(3000, m, 5)
+    res = lp.bradley_terry(_frame(b, m), covariates=["length", "marks"], weights="w", cluster="prompt")
+    ref = glm(b, m, weights=True).fit(tol=1e-12)
+    assert res.models == [f"m{k}" for k in range(m)] and res.covariates == ["length", "marks"]
+    np.testing.assert_allclose(res.ratings, centred(ref.params, m), atol=1e-6)
+    np.testing.assert_allclose(res.coefficients, ref.params[m - 1:], atol=1e-6)
+    direct = fit_style(b["ia"], b["ib"], b["y"], m, covariates=b["x"], weights=b["w"], groups=b["prompt"])
+    np.testing.assert_allclose(res.coefficient_covariance, direct.covariance[m:, m:], rtol=1e-10)
+    assert res.n_clusters == np.unique(b["prompt"]).size and res.df == res.n_clusters - 1
+    # an array works as a column does
+    arr = lp.bradley_terry(_frame(b, m), covariates=b["x"], weights=b["w"], cluster="prompt")
+    np.testing.assert_allclose(arr.coefficients, res.coefficients, rtol=1e-12)
+
+
+def test_the_public_fit_refuses_what_it_cannot_fit() -> None:
+    m = 4
+    b = battles(800, m, 6)
+    frame = _frame(b, m)
+    with pytest.raises(ValueError, match="ties='half' and method='sandwich'"):
+        lp.bradley_terry(frame, covariates=["length"], ties="davidson")
+    with pytest.raises(lp.DataError, match="no column 'words'"):
+        lp.bradley_terry(frame, covariates=["words"])
+    bad = dict(frame, w=np.where(np.arange(800) == 7, 0.0, b["w"]))
+    with pytest.raises(lp.DataError, match="battle 7: weights 'w' is 0, not a positive finite weight"):
+        lp.bradley_terry(bad, weights="w")
+    text = dict(frame, length=["long"] * 800)
+    with pytest.raises(lp.DataError, match="column 'length' is not numeric"):
+        lp.bradley_terry(text, covariates=["length"])

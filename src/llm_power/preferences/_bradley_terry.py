@@ -75,6 +75,10 @@ class BradleyTerryResult(Result):
     sandwich_parts : Sandwich or None
         The kernel's sandwich (bread, the directions the cluster meat does not see): what
         :meth:`contrast_se` checks a contrast against. Not part of ``to_dict()``.
+    covariates : list of str or None
+        With ``covariates``: their names; ``ratings`` are then the style-controlled ones.
+    coefficients, coefficient_covariance : ndarray or None
+        The covariates' coefficients (log-odds per unit) and their sandwich covariance.
     """
 
     models: list[str]
@@ -91,6 +95,9 @@ class BradleyTerryResult(Result):
     not_estimable: str | None = None
     separated: dict[str, str] = field(default_factory=dict)
     sandwich_parts: Any = field(default=None, compare=False)
+    covariates: list[str] | None = None
+    coefficients: np.ndarray | None = None
+    coefficient_covariance: np.ndarray | None = None
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles", "n_clusters", "ties", "method")
 
@@ -302,7 +309,7 @@ def rank_order(ratings: np.ndarray) -> np.ndarray:
 @public
 def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, method: str = "sandwich",  # noqa: PLR0913
                   confidence_level: float = 0.95, n_resamples: int = 1000, rng: SeedLike = None, tol: float = 1e-10,
-                  max_iter: int = 200) -> BradleyTerryResult:
+                  max_iter: int = 200, covariates: Any = None, weights: Any = None) -> BradleyTerryResult:
     r"""Bradley-Terry ratings with a sandwich (optionally cluster-robust) or bootstrap covariance.
 
     Parameters
@@ -332,6 +339,15 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
         the largest step in the log-strengths (and Davidson's log nu) is below ``tol``.
     max_iter : int, default 200
         Most Newton iterations of the full-data fit; not converging within them is a DataError.
+    covariates : list of str or array_like (n_battles, p), optional
+        Style control: numeric columns of ``battles`` (or an array), each battle's covariate as
+        model_a's minus model_b's (length difference, markdown counts, ...); the model is
+        logit P(a beats b) = theta_a - theta_b + x'beta, the ratings then the style-controlled ones and
+        ``coefficients`` the betas, with the same (clustered) sandwich. ``ties="half"``,
+        ``method="sandwich"`` only.
+    weights : str or array_like (n_battles,), optional
+        A column (or array) of positive battle weights, e.g. inverse sampling probabilities of
+        unevenly sampled pairs: the weighted likelihood, with a sandwich that accounts for them.
 
     Returns
     -------
@@ -358,8 +374,45 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 2)
     enc = encode_battles(battles)
     groups = battle_cluster_codes(cluster, battles, enc.n)
+    if covariates is not None or weights is not None:
+        return _styled(enc, groups, battles, covariates, weights, ties=ties, method=method,
+                       confidence_level=confidence_level, tol=tol, max_iter=max_iter)
     return fit_battles(enc, groups, ties=ties, method=method, confidence_level=confidence_level,
                        n_resamples=n_resamples, rng=rng, tol=tol, max_iter=max_iter)
+
+
+def _styled(enc: Battles, groups: np.ndarray | None, battles: Any, covariates: Any, weights: Any, *,  # noqa: PLR0913
+            ties: str, method: str, confidence_level: float, tol: float, max_iter: int) -> BradleyTerryResult:
+    """The fit with battle covariates and weights (:mod:`._style`)."""
+    from ._style import battle_columns, fit_style
+
+    if ties != "half" or method != "sandwich":
+        msg = "`covariates` and `weights` are fitted with ties='half' and method='sandwich'"
+        raise ValueError(msg)
+    x, names = battle_columns(battles, covariates, enc.n, "covariates")
+    w = None
+    if weights is not None:
+        w_cols, _ = battle_columns(battles, [weights] if isinstance(weights, str) else
+                                   np.asarray(weights, dtype=object).reshape(-1, 1), enc.n, "weights")
+        w = None if w_cols is None else w_cols[:, 0]
+    m = len(enc.models)
+    cells_at = count_cells(enc)
+    _, _, separated = _separation(Cells.from_cell_counts(m, cells_at[0], cells_at[1]), enc.models)
+    if separated:
+        shown = ", ".join(f"{k} ({v})" for k, v in list(separated.items())[:5])
+        msg = f"style control needs every model to win and to lose among the rest: {shown}"
+        raise DataError(msg)
+    y = np.array([1.0, 0.0, 0.5])[enc.outcome]
+    with one_blas_thread():
+        fit = fit_style(enc.ia, enc.ib, y, m, covariates=x, weights=w, groups=groups, tol=tol, max_iter=max_iter)
+    cov, coef_cov = fit.covariance[:m, :m], fit.covariance[m:, m:]
+    if fit.not_estimable is not None:
+        cov, coef_cov = np.full_like(cov, np.nan), np.full_like(coef_cov, np.nan)
+        warn(f"Bradley-Terry: {fit.not_estimable}; every interval and test is NaN", DegenerateDataWarning)
+    return BradleyTerryResult(models=enc.models, ratings=fit.ratings, covariance=cov, n_battles=enc.n,
+                              n_clusters=fit.n_clusters, confidence_level=confidence_level, df=fit.df,
+                              not_estimable=fit.not_estimable, covariates=names, coefficients=fit.coefficients,
+                              coefficient_covariance=coef_cov)
 
 
 def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", method: str = "sandwich",  # noqa: PLR0913

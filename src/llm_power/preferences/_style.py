@@ -28,7 +28,7 @@ from scipy import special
 from .._core.errors import DataError
 from .._kernel.variance import Sandwich, sandwich
 
-__all__ = ["StyleFit", "fit_style"]
+__all__ = ["StyleFit", "battle_columns", "fit_style"]
 
 
 @dataclass(frozen=True)
@@ -163,9 +163,54 @@ def _meat(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, r: np.ndarray,
         return _information(m, ia, ib, x, r * r), None
     from scipy import sparse
 
-    g = np.asarray(groups, dtype=np.intp)
-    rows = int(g.max()) + 1
+    uniq, g = np.unique(np.asarray(groups), return_inverse=True)  # compact codes: G = the clusters present
+    g = g.astype(np.intp)
+    rows = int(uniq.size)
     parts = [(g, ia, r), (g, ib, -r)] + [(g, np.full(g.size, m + k), r * x[:, k]) for k in range(p)]
     rr, cc, vv = (np.concatenate(v) for v in zip(*parts, strict=True))
     scores = sparse.csr_matrix((vv, (rr, cc)), shape=(rows, m + p))
     return np.asarray((scores.T @ scores).toarray()), rows
+
+
+def battle_columns(battles: Any, columns: Any, n: int, what: str) -> tuple[np.ndarray | None, list[str] | None]:
+    """Numeric per-battle columns: names of ``battles``' columns, or an array (n,) / (n, p); (values n x p,
+    names), (None, None) for None. Weights (``what="weights"``) must be positive.
+    """
+    if columns is None:
+        return None, None
+    if isinstance(columns, str):
+        columns = [columns]
+    arr = np.asarray(columns, dtype=object)
+    if arr.ndim == 1 and all(isinstance(c, str) for c in arr.tolist()):
+        names = [str(c) for c in arr.tolist()]
+        cols = []
+        for name in names:
+            try:
+                col = battles[name]
+            except (KeyError, TypeError, IndexError, ValueError):
+                msg = f"{what}: battles have no column {name!r}"
+                raise DataError(msg) from None
+            try:
+                values = np.asarray(col, dtype=float)
+            except (TypeError, ValueError):
+                msg = f"{what}: column {name!r} is not numeric"
+                raise DataError(msg) from None
+            cols.append(values)
+        values = np.column_stack(cols)
+    else:
+        try:
+            values = np.asarray(columns, dtype=float).reshape(n, -1)
+        except (TypeError, ValueError):
+            msg = f"{what}: an array of {n} numbers per column (one per battle) is needed"
+            raise DataError(msg) from None
+        names = [f"x{k}" for k in range(values.shape[1])]
+    if values.shape[0] != n:
+        msg = f"{what}: {values.shape[0]} values for {n} battles"
+        raise DataError(msg)
+    bad = ~np.isfinite(values) | ((values <= 0) if what == "weights" else False)
+    if bad.any():
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        need = "a positive finite weight" if what == "weights" else "a finite number"
+        msg = f"battle {row}: {what} {names[col]!r} is {float(values[row, col]):g}, not {need}"
+        raise DataError(msg)
+    return values, names
