@@ -83,8 +83,8 @@ from .family import check_correlation
 from .verdict import floor_pvalue, plugin_verdict, resolved
 
 __all__ = ["LEADERBOARD_CORRECTIONS", "DiscoveryItems", "LeaderboardItems", "LeaderboardPower", "decide",
-           "ebh_critical_values", "items_for_discoveries", "items_for_leaderboard", "leaderboard_power", "rank_levels",
-           "search_items"]
+           "ebh_critical_values", "items_for_discoveries", "items_for_leaderboard", "leaderboard_power", "parse_goal",
+           "rank_levels", "search_items"]
 
 #: the multiplicity procedures a leaderboard is planned under (the package's corrections and "none")
 LEADERBOARD_CORRECTIONS = ("bh", "bonferroni", "by", "dunnett", "ebh", "holm", "none")
@@ -419,6 +419,31 @@ def _exact_all(fam: _Family, ns: np.ndarray) -> np.ndarray | None:
     return out
 
 
+def parse_goal(at_least: Any, expected: Any, probability: float, m: int, reachable: int, *,  # noqa: PLR0913
+               expected_what: str, unreachable: str) -> tuple[str, int | None, float]:
+    """A planner's goal, checked: ("expected", None, r) for ``expected=r``, or ("at_least", k, probability)
+    for ``at_least=k`` ("all", the default: every one of the ``reachable`` gaps out of ``m``).
+    """
+    if at_least is not None and expected is not None:
+        msg = "give one goal: `at_least` (with `probability`) or `expected`, not both."
+        raise ValueError(msg)
+    if expected is not None:
+        target = float(expected)
+        if not (math.isfinite(target) and 0 < target <= reachable):
+            name = "expected"
+            raise fail(name, f"in (0, {reachable}] ({expected_what})", expected)
+        return "expected", None, target
+    goal: Any = reachable if at_least is None or (isinstance(at_least, str) and at_least == "all") else at_least
+    if isinstance(goal, str):
+        name = "at_least"
+        raise fail(name, "an integer k or 'all'", at_least)
+    k = check_int_at_least(goal, "at_least", 1, maximum=m)
+    if k > reachable:
+        msg = f"`at_least`={k} cannot be reached: only {reachable} of the {m} gaps are {unreachable}"
+        raise ValueError(msg)
+    return "at_least", k, check_open_unit(probability, "probability")
+
+
 def search_items(value: Any, target: float, max_items: int) -> tuple[int, dict[int, float], bool, float]:
     """The smallest integer N whose ``value(N)`` reaches ``target``: doubling from 1, then bisection over
     integers (assuming ``value`` rises with N; checked on every evaluated N, with a warning). Returns
@@ -599,35 +624,14 @@ def items_for_leaderboard(delta: Any, sd: Any, corr: Any, *, at_least: int | str
     m = fam.unit.size
     reachable = _reachable(fam)
     max_items = check_int_at_least(max_items, "max_items", 1)
-    if at_least is not None and expected is not None:
-        msg = "give one goal: `at_least` (with `probability`) or `expected`, not both."
-        raise ValueError(msg)
-    if expected is not None:
-        target = float(expected)
-        if not (math.isfinite(target) and 0 < target <= reachable):
-            name = "expected"
-            raise fail(name, f"in (0, {reachable}] (the pairs with a non-zero gap)", expected)
-        criterion, k = "expected", None
+    unreachable = ("gains (Dunnett's one-sided test never resolves a loss)." if fam.alternative == "greater"
+                   else "non-zero (a gap of 0 is never resolved in its direction).")
+    criterion, k, target = parse_goal(at_least, expected, probability, m, reachable,
+                                      expected_what="the pairs with a non-zero gap", unreachable=unreachable)
 
-        def value(n: int) -> float:
-            return float(_judge(fam, float(n))[0].mean())
-    else:
-        goal: int | str = (reachable if at_least is None or (isinstance(at_least, str) and at_least == "all")
-                           else at_least)
-        if isinstance(goal, str):
-            name = "at_least"
-            raise fail(name, "an integer k or 'all'", at_least)
-        k = check_int_at_least(goal, "at_least", 1, maximum=m)
-        if k > reachable:
-            msg = (f"`at_least`={k} cannot be reached: only {reachable} of the {m} gaps are "
-                   + ("gains (Dunnett's one-sided test never resolves a loss)." if fam.alternative == "greater"
-                      else "non-zero (a gap of 0 is never resolved in its direction)."))
-            raise ValueError(msg)
-        target = check_open_unit(probability, "probability")
-        criterion = "at_least"
-
-        def value(n: int) -> float:
-            return float(np.mean(_judge(fam, float(n))[0] >= k))
+    def value(n: int) -> float:
+        count = _judge(fam, float(n))[0]
+        return float(count.mean() if k is None else np.mean(count >= k))
 
     hi, seen, monotone, below = search_items(value, target, max_items)
     points = tuple(sorted(seen.items()))

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.validation import check_alpha_power, check_int_at_least, check_open_unit, check_option, fail
+from .._core.validation import check_alpha_power, check_int_at_least, check_option, fail
 from . import quantiles as _q
 from .leaderboard_power import (
     BAND,
@@ -35,6 +35,7 @@ from .leaderboard_power import (
     LeaderboardItems,
     LeaderboardPower,
     decide,
+    parse_goal,
     rank_levels,
     search_items,
 )
@@ -190,30 +191,12 @@ def items_for_report(means: Any, cov: Any, *, at_least: int | str | None = None,
     rep = _Report(means, cov, alpha=alpha, power=power, correction=correction, n_simulations=n_simulations, rng=rng)
     m = rep.mu.size - 1
     max_items = check_int_at_least(max_items, "max_items", 1)
-    if at_least is not None and expected is not None:
-        msg = "give one goal: `at_least` (with `probability`) or `expected`, not both."
-        raise ValueError(msg)
-    k: int | None
-    if expected is not None:
-        target = float(expected)
-        if not (math.isfinite(target) and 0 < target <= m):
-            name = "expected"
-            raise fail(name, f"in (0, {m}] (the report's adjacent gaps)", expected)
-        criterion, k = "expected", None
+    criterion, k, target = parse_goal(at_least, expected, probability, m, m,
+                                      expected_what="the report's adjacent gaps", unreachable="")
 
-        def value(n: int) -> float:
-            return float(rep.judge(float(n))[0].mean())
-    else:
-        if isinstance(at_least, str) and at_least != "all":
-            name = "at_least"
-            raise fail(name, "an integer k or 'all'", at_least)
-        k = m if at_least is None or isinstance(at_least, str) else check_int_at_least(at_least, "at_least", 1,
-                                                                                         maximum=m)
-        target = check_open_unit(probability, "probability")
-        criterion = "at_least"
-
-        def value(n: int) -> float:
-            return float(np.mean(rep.judge(float(n))[0] >= k))
+    def value(n: int) -> float:
+        count = rep.judge(float(n))[0]
+        return float(count.mean() if k is None else np.mean(count >= k))
 
     hi, seen, monotone, below = search_items(value, target, max_items)
     return LeaderboardItems(n_items=int(hi), criterion=criterion, k=k, target=target, value=seen[hi],
