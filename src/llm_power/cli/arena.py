@@ -14,6 +14,7 @@ HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles
 EPILOG = """examples:
   llm-power arena --demo
   llm-power arena battles.csv --cluster question_id --html arena.html
+  llm-power arena battles.csv --covariate length_diff --covariate markdown_diff --weights ipw
   llm-power arena model_judgment/gpt-4_pair.jsonl --pairs all --json arena.json
   llm-power arena results/*/weighted_alpaca_eval_gpt4_turbo/annotations.json --ties davidson
 """
@@ -36,6 +37,12 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", metavar="COLUMN",
                    help="battles sharing this column's value are correlated, e.g. question_id or judge "
                         "(adds the cluster regime; default: none)")
+    p.add_argument("--covariate", action="append", metavar="COLUMN",
+                   help="style control: a numeric column, model_a's minus model_b's (e.g. length difference); "
+                        "ratings and verdicts adjusted for it, its coefficient shown (repeatable; default: none)")
+    p.add_argument("--weights", metavar="COLUMN",
+                   help="a column of positive battle weights, e.g. inverse sampling probabilities of unevenly "
+                        "sampled pairs (default: every battle weighs 1)")
     p.add_argument("--pairs", choices=("adjacent", "all"), default="adjacent",
                    help="adjacent ranks or every pair (default adjacent)")
     p.add_argument("--ties", choices=("half", "davidson"), default="half",
@@ -112,10 +119,15 @@ def run(args: argparse.Namespace) -> int:
         frame = _filter(frame, args)
     if args.demo:
         source += "".join(f", {w}" for w in args.where or []) + ")"
-    if args.cluster and args.cluster not in frame.columns:
-        msg = f"--cluster {args.cluster!r}: the battles have no such column{hint(args.cluster, frame.columns)} " \
-              f"({', '.join(map(str, frame.columns))})"
-        raise DataError(msg)
+    for flag, column in [("--cluster", args.cluster), ("--weights", args.weights),
+                         *[("--covariate", c) for c in args.covariate or []]]:
+        if column and column not in frame.columns:
+            msg = f"{flag} {column!r}: the battles have no such column{hint(column, frame.columns)} " \
+                  f"({', '.join(map(str, frame.columns))})"
+            raise DataError(msg)
+    if (args.covariate or args.weights) and args.ties != "half":
+        msg = "--covariate and --weights fit ties as half a win (--ties half)"
+        raise UsageError(msg)
     with step("arena: ratings and pairs"):  # with the import of the statistics libraries
         from ..preferences import arena_diagnose
         from ..report.arena import (
@@ -123,15 +135,17 @@ def run(args: argparse.Namespace) -> int:
             arena_ranking_lines,
             arena_ranks_view,
             arena_sentences,
+            arena_style_view,
             print_arena_gaps,
             render_arena_html,
             render_arena_markdown,
+            style_sentences,
         )
 
         diag = arena_diagnose(frame, pairs=args.pairs, cluster=args.cluster, ties=args.ties, alpha=args.alpha,
                               power=args.power, correction=args.correction, confidence_level=args.confidence_level,
-                              rng=args.seed)
-    payload = {"models": diag.models, "ranks": diag.ranks,
+                              rng=args.seed, covariates=args.covariate, weights=args.weights)
+    payload = {"models": diag.models, "ranks": diag.ranks, "style": diag.style,
                "n_battles": diag.n_battles, "settings": diag.settings, "pairs": diag.to_frame().to_dict("list"),
                "unresolved": diag.unresolved()}
     if args.json_out:
@@ -148,10 +162,15 @@ def run(args: argparse.Namespace) -> int:
         dump_json(payload)
         return 0
     print_view(arena_ranks_view(diag, confidence_level=args.confidence_level))
+    style = arena_style_view(diag)
+    if style is not None:
+        print_view(style)
     print_arena_gaps(diag, args.pairs)
     say(arena_legend(diag))
     for line in arena_sentences(diag):
         say(line)
+    for line in style_sentences(diag):  # a model name: escaped for the terminal
+        say(safe_text(line))
     for line in arena_ranking_lines(diag):  # model names: escaped for the terminal
         say(safe_text(line))
     return 0

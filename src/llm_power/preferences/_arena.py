@@ -80,8 +80,15 @@ class ArenaDiagnosis(Result):
         McCloskey 2024; :func:`~llm_power.winners_curse`).
     settings : dict
         Including ``headline`` (the resolved column of the strictest estimable regime),
-        ``cluster_not_estimable`` (why the cluster regime has no number, or None) and
-        ``separated`` (models without a finite rating).
+        ``cluster_not_estimable`` (why the cluster regime has no number, or None),
+        ``separated`` (models without a finite rating) and, with style control, ``covariates``
+        and ``weights``.
+    style : dict or None
+        With ``covariates`` or ``weights``: per covariate (lists in order) ``covariate``,
+        ``coefficient`` (log-odds per unit), ``se``, ``ci_low`` / ``ci_high``, ``pvalue``,
+        ``coefficient_elo`` / ``elo_ci_low`` / ``elo_ci_high`` (Elo points per unit); ``df`` and
+        ``test`` (cluster-robust with ``cluster``). ``ranks["raw_elo"]`` then holds each model's
+        Elo without covariates or weights.
     """
 
     models: list[str]
@@ -90,6 +97,7 @@ class ArenaDiagnosis(Result):
     n_battles: int
     ranks: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    style: dict[str, Any] | None = None
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles",)
     view_kind: ClassVar[str] = "arena"
@@ -149,7 +157,8 @@ def _pair_index(m: int, pairs: str) -> np.ndarray:
 @public
 def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None, ties: str = "half",  # noqa: PLR0913
                    alpha: float = 0.05, power: float = 0.8, correction: str = "holm",
-                   confidence_level: float = 0.95, rng: SeedLike = None) -> ArenaDiagnosis:
+                   confidence_level: float = 0.95, rng: SeedLike = None, covariates: Any = None,
+                   weights: Any = None) -> ArenaDiagnosis:
     """Resolution report of an arena: per ranked pair the rating gap, its interval and test, the
     battles N* needed to separate it and q = N / N*, under multiplicity, clustering and
     anytime-valid monitoring.
@@ -191,6 +200,18 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     rng : seed or Generator, optional
         For the max-t critical value of the rank intervals (normal draws); the same seed gives
         the same numbers (the CLI's ``--seed``, default 0).
+    covariates : list of str or array_like (n_battles, p), optional
+        Style control (:func:`llm_power.bradley_terry`'s ``covariates``): numeric columns of
+        ``battles`` (or an array), each battle's model_a minus model_b (answer length, markdown
+        counts, ...). The ratings, gaps and every verdict are then the style-controlled ones;
+        ``ranks["raw_elo"]`` keeps the Elo without the covariates and ``style`` the covariates'
+        coefficients with their intervals (cluster-robust with ``cluster``). Needs
+        ``ties="half"``; the fragility of #1 (refits of the raw model) is not computed.
+        Default None: no covariates.
+    weights : str or array_like (n_battles,), optional
+        A column (or array) of positive battle weights, e.g. inverse sampling probabilities of
+        unevenly sampled pairs: the weighted fit, with a sandwich that accounts for the weights.
+        Default None: every battle weighs 1.
 
     Returns
     -------
@@ -234,12 +255,22 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
                f"is a row of the report; {MAX_PAIRS} raises the limit); use pairs='adjacent' (--pairs adjacent) or "
                "fewer models")
         raise DataError(msg)
-    iid = fit_battles(enc, None, ties=ties, confidence_level=level)
+    styled = covariates is not None or weights is not None
+    if styled:
+        from ._bradley_terry import fit_styled
+
+        def fit(g: np.ndarray | None) -> BradleyTerryResult:
+            return fit_styled(enc, g, battles, covariates, weights, ties=ties, method="sandwich",
+                              confidence_level=level, tol=1e-10, max_iter=200)
+    else:
+        def fit(g: np.ndarray | None) -> BradleyTerryResult:
+            return fit_battles(enc, g, ties=ties, confidence_level=level)
+    iid = fit(None)
     clustered = None
     if groups is not None:
         with warnings.catch_warnings():  # the IID fit warned about separation already
             warnings.simplefilter("ignore", SeparationWarning)
-            clustered = fit_battles(enc, groups, ties=ties, confidence_level=level)
+            clustered = fit(groups)
     order = rank_order(iid.ratings)
     idx = _pair_index(len(iid.models), pairs)
     names = [iid.models[k] for k in order]
@@ -272,9 +303,53 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
     settings["headline"] = _headline(cols, settings)
     regime_cols = ["resolved", "resolved_corrected", "resolved_anytime"] + (
         ["resolved_cluster"] if "resolved_cluster" in cols and np.any(cols["cluster_estimable"]) else [])
-    ranks = _ranks(clustered or iid, names, idx, cols, settings, regime_cols, level=level, rng=rng, enc=enc)
+    ranks = _ranks(clustered or iid, names, idx, cols, settings, regime_cols, level=level, rng=rng,
+                   enc=None if styled else enc)
+    style = None
+    if styled:
+        settings.update(covariates=iid.covariates, weights=weights if isinstance(weights, str) else
+                        (None if weights is None else "given"))
+        ranks["raw_elo"] = _raw_elo(enc, names)
+        style = _style_table(clustered if clustered is not None and clustered.not_estimable is None else iid,
+                             level=level)
     return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=RenamedKeys(cols, _RENAMED_COLUMNS),
-                          n_battles=iid.n_battles, ranks=RenamedKeys(ranks, _RENAMED_RANKS), settings=settings)
+                          n_battles=iid.n_battles, ranks=RenamedKeys(ranks, _RENAMED_RANKS), settings=settings,
+                          style=style)
+
+
+def _raw_elo(enc: Any, names: list[str]) -> list[float]:
+    """Each model's Elo (mean 1000) without the covariates or weights: the ratings style control moves."""
+    from ._bradley_terry import fit_battles
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeparationWarning)
+        raw = fit_battles(enc, None, ties="half")
+    elo = dict(zip(raw.models, raw.elo(), strict=True))
+    return [float(elo[x]) for x in names]
+
+
+def _style_table(fit: BradleyTerryResult, *, level: float) -> dict[str, Any]:
+    """The covariates' coefficients with their intervals and Wald tests (t on the clusters' df when the
+    fit is clustered), in log-odds and Elo points per unit of the covariate.
+    """
+    from .._kernel.quantiles import t_pvalue
+    from .._kernel.verdict import t_interval
+
+    beta = np.asarray(fit.coefficients, dtype=float)
+    cov = fit.coefficient_covariance
+    var = np.full(beta.shape, np.nan) if cov is None else np.diag(np.asarray(cov, dtype=float)).copy()
+    if fit.sandwich_parts is not None and beta.size:
+        m = len(fit.models)
+        _, ok = fit.sandwich_parts.contrast_variance(np.eye(m + beta.size)[m:])
+        var = np.where(ok, var, np.nan)
+    se = np.sqrt(np.maximum(var, 0.0))
+    lo, hi = t_interval(beta, var, fit.df, level, "two-sided")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, beta / se, np.nan)
+    p = np.where(np.isfinite(z), floor_pvalue(t_pvalue(z, fit.df)), np.nan)
+    return {"covariate": list(fit.covariates or []), "coefficient": beta, "se": se, "ci_low": lo, "ci_high": hi,
+            "pvalue": p, "coefficient_elo": ELO * beta, "elo_ci_low": ELO * lo, "elo_ci_high": ELO * hi,
+            "df": fit.df, "test": "cluster-robust (CR1)" if fit.n_clusters is not None else "Wald (sandwich)"}
 
 
 #: the interval columns' names before the one naming of intervals, read for one release

@@ -375,13 +375,13 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     enc = encode_battles(battles)
     groups = battle_cluster_codes(cluster, battles, enc.n)
     if covariates is not None or weights is not None:
-        return _styled(enc, groups, battles, covariates, weights, ties=ties, method=method,
+        return fit_styled(enc, groups, battles, covariates, weights, ties=ties, method=method,
                        confidence_level=confidence_level, tol=tol, max_iter=max_iter)
     return fit_battles(enc, groups, ties=ties, method=method, confidence_level=confidence_level,
                        n_resamples=n_resamples, rng=rng, tol=tol, max_iter=max_iter)
 
 
-def _styled(enc: Battles, groups: np.ndarray | None, battles: Any, covariates: Any, weights: Any, *,  # noqa: PLR0913
+def fit_styled(enc: Battles, groups: np.ndarray | None, battles: Any, covariates: Any, weights: Any, *,  # noqa: PLR0913
             ties: str, method: str, confidence_level: float, tol: float, max_iter: int) -> BradleyTerryResult:
     """The fit with battle covariates and weights (:mod:`._style`)."""
     from ._style import battle_columns, fit_style
@@ -411,8 +411,8 @@ def _styled(enc: Battles, groups: np.ndarray | None, battles: Any, covariates: A
         warn(f"Bradley-Terry: {fit.not_estimable}; every interval and test is NaN", DegenerateDataWarning)
     return BradleyTerryResult(models=enc.models, ratings=fit.ratings, covariance=cov, n_battles=enc.n,
                               n_clusters=fit.n_clusters, confidence_level=confidence_level, df=fit.df,
-                              not_estimable=fit.not_estimable, covariates=names, coefficients=fit.coefficients,
-                              coefficient_covariance=coef_cov)
+                              not_estimable=fit.not_estimable, sandwich_parts=fit.parts, covariates=names,
+                              coefficients=fit.coefficients, coefficient_covariance=coef_cov)
 
 
 def fit_battles(enc: Battles, groups: np.ndarray | None, *, ties: str = "half", method: str = "sandwich",  # noqa: PLR0913

@@ -45,6 +45,7 @@ class StyleFit:
     not_estimable: str | None
     iterations: int
     log_likelihood: float
+    parts: Sandwich | None = None  # the kernel's sandwich ((m + p) parameters): which contrasts it sees
 
 
 def _linear(theta: np.ndarray, beta: np.ndarray, ia: np.ndarray, ib: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -152,7 +153,8 @@ def fit_style(ia: Any, ib: Any, y: Any, m: int, *, covariates: Any = None, weigh
     sw: Sandwich = sandwich(info, meat, n_clusters=n_clusters, n_free=m - 1 + p, constraint=pin,
                             what="free ratings and coefficients")
     return StyleFit(ratings=theta - theta.mean(), coefficients=beta, covariance=sw.covariance, df=sw.df,
-                    n_clusters=n_clusters, not_estimable=sw.not_estimable, iterations=iterations, log_likelihood=ll)
+                    n_clusters=n_clusters, not_estimable=sw.not_estimable, iterations=iterations, log_likelihood=ll,
+                    parts=sw)
 
 
 def _meat(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, r: np.ndarray,

@@ -14,8 +14,9 @@ from .._version import __version__
 from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
 
-__all__ = ["arena_header", "arena_legend", "arena_ranking_lines", "arena_rows", "arena_sentences", "arena_test_label",
-           "forest_svg", "rank_rows", "render_arena_html", "render_arena_markdown"]
+__all__ = ["arena_header", "arena_legend", "arena_ranking_lines", "arena_rows", "arena_sentences", "arena_style_view",
+           "arena_test_label", "forest_svg", "rank_header", "rank_rows", "rank_table", "render_arena_html",
+           "render_arena_markdown", "style_caption", "style_header", "style_rows", "style_sentences"]
 
 MAX_TABLE_PAIRS = 40
 #: pairs listed in the terminal and Markdown reports (every pair is in the JSON)
@@ -76,6 +77,73 @@ def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
 
     return [[str(r["model"][k]), _fmt(r["elo"][k], ".1f"), str(r["rank"][k]), span(k), ties(k)]
             for k in range(len(r["model"]))]
+
+
+def rank_header(diag: ArenaDiagnosis) -> list[str]:
+    """Column names of the ranking table (every rendering): a raw Elo column with style control."""
+    raw = ["raw Elo"] if "raw_elo" in diag.ranks else []
+    return ["rank", "model", "Elo", *raw, "rank interval", "ties"]
+
+
+def rank_table(diag: ArenaDiagnosis) -> list[list[str]]:
+    """Rows of the ranking table in :func:`rank_header`'s order."""
+    raw = diag.ranks.get("raw_elo")
+    return [[r[2], r[0], r[1], *([_fmt(raw[k], ".1f")] if raw is not None else []), r[3], r[4]]
+            for k, r in enumerate(rank_rows(diag))]
+
+
+def style_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every renderer
+    """Column names of the style-control table."""
+    return ["covariate", "Elo per unit", "interval", "p"]
+
+
+def style_rows(diag: ArenaDiagnosis) -> list[list[str]]:
+    """One row per covariate: its coefficient in Elo points per unit, interval and p (empty without
+    style control).
+    """
+    st = diag.style
+    if not st:
+        return []
+    rows = []
+    for k, name in enumerate(st["covariate"]):
+        lo, hi = float(st["elo_ci_low"][k]), float(st["elo_ci_high"][k])
+        interval = _interval(lo, hi) if math.isfinite(lo) and math.isfinite(hi) else "—"
+        rows.append([str(name), _fmt(float(st["coefficient_elo"][k]), "+.1f"), interval,
+                     _fmt(float(st["pvalue"][k]), ".2g")])
+    return rows
+
+
+def style_caption(diag: ArenaDiagnosis) -> str:
+    """What the style-control table and the raw Elo column are (the same sentence everywhere)."""
+    s, st = diag.settings, diag.style or {}
+    level = f"{100 * s['confidence_level']:g}%"
+    weights = s.get("weights")
+    weighted = (f" Battles weighted by {weights!r} (e.g. inverse sampling probabilities); the sandwich "
+                "accounts for the weights." if weights else "")
+    if not st.get("covariate"):
+        return "Raw Elo: the fit with every battle weighing 1." + weighted
+    test = st["test"] + (f", t on {st['df']:g} df" if math.isfinite(st["df"]) else "")
+    raw = "without them" + (" and without the weights" if weights else "")
+    return ("Elo, gaps and verdicts are style-controlled: Bradley–Terry with the covariates (model_a minus "
+            f"model_b per battle); raw Elo: the fit {raw}. A coefficient: the Elo points one unit of its "
+            f"covariate adds to model_a's side of a battle; its {level} interval and p: {test}." + weighted)
+
+
+def style_sentences(diag: ArenaDiagnosis) -> list[str]:
+    """The largest moves from raw to style-controlled ratings, in words (none without style control)."""
+    raw = diag.ranks.get("raw_elo")
+    if raw is None:
+        return []
+    elo = np.asarray(diag.ranks["elo"], dtype=float)
+    shift = elo - np.asarray(raw, dtype=float)
+    if not np.any(np.isfinite(shift)):
+        return []
+    raw_rank = np.argsort(np.argsort(-np.asarray(raw, dtype=float), kind="stable"), kind="stable") + 1
+    k = int(np.nanargmax(np.abs(shift)))
+    moved = int(np.sum(raw_rank != np.arange(1, len(elo) + 1)))
+    what = ", ".join(map(str, (diag.style or {}).get("covariate") or [])) or "the weights"
+    return [f"Controlling for {what} moves {moved} of {len(elo)} models in the ranking; the largest change of "
+            f"rating is {diag.models[k]} ({float(raw[k]):.0f} → {float(elo[k]):.0f} Elo)."]
 
 
 def arena_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every renderer
@@ -222,7 +290,15 @@ def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolutio
               for row in arena_rows(diag, MAX_MARKDOWN_ROWS)]
     if diag.n_pairs > MAX_MARKDOWN_ROWS:
         lines += ["", f"The first {MAX_MARKDOWN_ROWS:,} of {diag.n_pairs:,} pairs; every pair is in the JSON report."]
-    return "\n".join([*lines, "", md_prose(arena_legend(diag))]) + "\n"
+    lines += ["", md_prose(arena_legend(diag))]
+    if "raw_elo" in diag.ranks:
+        lines += ["", "### Style control", ""] + [f"- {md_text(s)}" for s in style_sentences(diag)]
+        if style_rows(diag):
+            head = style_header(diag)
+            lines += ["", "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+            lines += ["| " + md_text(row[0]) + " | " + " | ".join(row[1:]) + " |" for row in style_rows(diag)]
+        lines += ["", md_prose(style_caption(diag))]
+    return "\n".join(lines) + "\n"
 
 
 def forest_svg(diag: ArenaDiagnosis, limit: int) -> str:
@@ -271,7 +347,6 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
 
     s = diag.settings
     level = f"{100 * s['confidence_level']:g}%"
-    models = [{"rank": r[2], "name": r[0], "elo": r[1], "ranks": r[3], "group": r[4]} for r in rank_rows(diag)]
     cards = [{"num": f"{diag.n_battles:,}", "label": f"battles × {len(diag.models)} models"}]
     cluster_none = "cluster_estimable" in diag.columns and not np.any(diag.columns["cluster_estimable"])
     cards += [{"num": "—" if label == "cluster" and cluster_none else f"{n} / {diag.n_pairs}",
@@ -309,8 +384,10 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
     return env.get_template("arena.html.j2").render(
         title=title, subtitle=f"{len(diag.models)} models, {diag.n_battles:,} battles; {diag.n_pairs} "
                               f"{'adjacent pairs' if s['pairs'] == 'adjacent' else 'pairs'}.",
-        version=__version__, cards=cards, sentences=arena_sentences(diag) + arena_ranking_lines(diag), note=note,
-        models=models, level=level,
+        version=__version__, cards=cards, note=note,
+        sentences=arena_sentences(diag) + style_sentences(diag) + arena_ranking_lines(diag),
+        rank_header=rank_header(diag), rank_rows=rank_table(diag), level=level, style_header=style_header(diag),
+        style_rows=style_rows(diag), style_caption=style_caption(diag) if "raw_elo" in diag.ranks else "",
         cov_note=", cluster-robust" if clustered else "", pair_kind="adjacent" if s["pairs"] == "adjacent" else "all",
         forest=forest_svg(diag, MAX_TABLE_PAIRS), forest_note=" (cluster-robust)" if _clustered(diag) else "",
         shown_pairs=len(rows), n_pairs=diag.n_pairs, pair_header=header, pair_rows=rows, legend=arena_legend(diag),
@@ -323,13 +400,23 @@ def arena_ranks_view(diag: ArenaDiagnosis, *, confidence_level: float) -> Any:
     """``llm-power arena``: the ranks table (rank, model, Elo, rank interval, ties)."""
     from .tables import TableView
 
-    return TableView(f"Arena: {len(diag.models)} models, {diag.n_battles:,} battles",
-                     ["rank", "model", "Elo", "rank interval", "ties"],
-                     [[r[2], r[0], r[1], r[3], r[4]] for r in rank_rows(diag)],
+    header = rank_header(diag)
+    raw = " Raw Elo: without style control (the style table below)." if "raw_elo" in diag.ranks else ""
+    return TableView(f"Arena: {len(diag.models)} models, {diag.n_battles:,} battles", header, rank_table(diag),
                      caption=f"Elo: 400/ln 10 × Bradley–Terry log-strength, mean 1000. Rank intervals: simultaneous "
                              f"{confidence_level:.0%} (max-t over all pairs). Ties: the statistical ties (numbered) a "
-                             "model is in, runs of ranks holding no resolved pair of the headline regime.",
-                     right_align=(0, 2))
+                             "model is in, runs of ranks holding no resolved pair of the headline regime." + raw,
+                     right_align=(0, 2, 3) if raw else (0, 2))
+
+
+def arena_style_view(diag: ArenaDiagnosis) -> Any:
+    """``llm-power arena --covariate``: the covariates' coefficients (None without style control)."""
+    from .tables import TableView
+
+    if not diag.style:
+        return None
+    return TableView("Style control", style_header(diag), style_rows(diag), caption=style_caption(diag),
+                     right_align=(1, 3))
 
 
 def print_arena_gaps(diag: ArenaDiagnosis, pairs: str, stream: Any = None) -> None:

@@ -111,12 +111,21 @@ def _arena_fragment(diag: Any) -> str:
         arena_ranking_lines,
         arena_rows,
         arena_sentences,
-        rank_rows,
+        rank_header,
+        rank_table,
+        style_caption,
+        style_header,
+        style_rows,
+        style_sentences,
     )
 
     parts = [f"<h3>Arena: {len(diag.models):,} models, {diag.n_battles:,} battles</h3>"]
-    parts.append(_table(["rank", "model", "Elo", "rank interval", "tie group"],
-                        [[r[2], r[0], r[1], r[3], r[4]] for r in rank_rows(diag)], left=(1,)))
+    parts.append(_table(rank_header(diag), rank_table(diag), left=(1,)))
+    if "raw_elo" in diag.ranks:
+        if style_rows(diag):
+            parts.append(_table(style_header(diag), style_rows(diag), left=(0,)))
+        parts.append(f"<p>{_e(style_caption(diag))}</p>")
+        parts += [f"<p>{_e(line)}</p>" for line in style_sentences(diag)]
     rows = arena_rows(diag, MAX_TERMINAL_ROWS)
     parts.append(_table(arena_header(diag), rows, left=(0, 1)))
     if len(rows) < diag.n_pairs:
