@@ -414,9 +414,9 @@ def agree_intervals(low: np.ndarray, high: np.ndarray, hit: np.ndarray, ahead: n
                     exact: bool) -> tuple[np.ndarray, np.ndarray]:
     """Intervals of gaps made to agree with the decisions ``hit`` (``ahead``: the side of each) -- the
     e-BY intervals of the leaderboard and arena monitors with e-BH -- where the two compare the
-    same evidence in other units (the e-value against K / (q k), the log capital against log(2K / (q k))) and differ in the
-    last bit: a discovery's interval leaves out 0 on its side (``exact``: betting, where the two
-    are the same test), and an interval that leaves out 0 for a pair e-BH does not discover is
+    same evidence in other units (the e-value against K / (q k), the log capital against
+    log(2K / (q k))) and differ in the last bit: a discovery's interval leaves out 0 on its side
+    (``exact``: where the two are the same test -- betting, or the arena's normal mixture), and an interval that leaves out 0 for a pair e-BH does not discover is
     widened to 0 (a superset: still valid).
     """
     out = (low > 0) | (high < 0)
