@@ -416,8 +416,8 @@ def agree_intervals(low: np.ndarray, high: np.ndarray, hit: np.ndarray, ahead: n
     e-BY intervals of the leaderboard and arena monitors with e-BH -- where the two compare the
     same evidence in other units (the e-value against K / (q k), the log capital against
     log(2K / (q k))) and differ in the last bit: a discovery's interval leaves out 0 on its side
-    (``exact``: where the two are the same test -- betting, or the arena's normal mixture), and an interval that leaves out 0 for a pair e-BH does not discover is
-    widened to 0 (a superset: still valid).
+    (``exact``: where the two are the same test -- betting, or the arena's normal mixture), and an
+    interval that leaves out 0 for a pair e-BH does not discover is widened to 0 (a superset: still valid).
     """
     out = (low > 0) | (high < 0)
     tiny = math.nextafter(0.0, math.inf)
