@@ -453,7 +453,7 @@ class ArenaMonitor:
         k, pairs = len(self.models), self._pi.size
         ratings, se = np.full(k, math.nan), np.full(pairs, math.nan)
         ia, ib, outcome, groups = self._battles()
-        graph = sparse.csr_matrix((np.ones(ia.size), (ia, ib)), shape=(k, k))
+        graph = sparse.csr_matrix(np.bincount(ia * k + ib, minlength=k * k).reshape(k, k))
         _, comp = csgraph.connected_components(graph, directed=False)
         sizes = np.bincount(comp[ia], minlength=k)
         main = comp == int(np.argmax(sizes))
@@ -463,7 +463,8 @@ class ArenaMonitor:
         g = None
         n_clusters = None
         if self.cluster is not None:
-            g = np.unique(groups[keep], return_inverse=True)[1]
+            # the codes are 0..G-1 in order of appearance: compacted only when some battles are left out
+            g = groups if keep.all() else np.unique(groups[keep], return_inverse=True)[1]
             n_clusters = int(g.max()) + 1 if g.size else 0
         t = float(n_clusters if n_clusters is not None else keep.sum())
         if len(names) < 2:
