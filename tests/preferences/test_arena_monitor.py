@@ -68,10 +68,11 @@ def _stream(theta, i, j, prob, rng, n, *, cluster_size=0, kappa=0.8):
 
 
 def _simulate(m=10, reps=60, looks=20, batch=500, *, correction="bonferroni", method="asymptotic",  # noqa: PLR0913
-              cluster_size=0, seed=1, alpha=0.05):
+              cluster_size=0, seed=1, alpha=0.05, late=0):
     """Per replicate: did any pair's sequence ever miss its true gap; did the Bonferroni Wald interval
     (z at alpha / 2K) of the same fit, read at every look, ever miss; e-BH's largest FDP over the looks
-    and its FDP at the last look.
+    and its FDP at the last look. ``late``: the last ``late`` models join at the fifth look (their
+    pairs are not sampled before; the monitor meets them in a batch, Bonferroni paid for ``m`` models).
     """
     rng = np.random.default_rng(seed)
     miss, wald = np.zeros(reps, bool), np.zeros(reps, bool)
@@ -81,9 +82,13 @@ def _simulate(m=10, reps=60, looks=20, batch=500, *, correction="bonferroni", me
     units = looks * batch // max(cluster_size, 1)
     for r in range(reps):
         theta, i, j, prob = _design(m, rng)
-        mon = ArenaMonitor(_names(m), alpha=alpha, correction=correction, method=method,
-                           cluster="prompt" if cluster_size else None, tuned_for=units)
+        mon = ArenaMonitor(_names(m - late), alpha=alpha, correction=correction, method=method,
+                           cluster="prompt" if cluster_size else None, tuned_for=units, max_models=m)
         data = _stream(theta, i, j, prob, rng, looks * batch, cluster_size=cluster_size)
+        if late:
+            early = _stream(theta, i, j, np.where(j < m - late, prob, 0.0) / prob[j < m - late].sum(), rng,
+                            4 * batch, cluster_size=cluster_size)
+            data = pd.concat([early, data.iloc[4 * batch:]], ignore_index=True)
         for look in range(looks):
             c = mon.update(data.iloc[look * batch:(look + 1) * batch]).columns
             gap = theta[[int(s[1:]) for s in c["model_a"]]] - theta[[int(s[1:]) for s in c["model_b"]]]
@@ -322,6 +327,11 @@ def test_bonferroni_never_misses_a_gap_while_the_peeked_wald_test_does():
     miss, wald, _, _ = _simulate(reps=80, correction="bonferroni")
     assert miss.mean() <= 0.05 + 3 * _se(miss) + 1e-12
     assert wald.mean() > 2 * 0.05
+
+
+def test_bonferroni_covers_when_models_join_later():
+    miss, _, _, _ = _simulate(reps=60, late=2, correction="bonferroni", seed=5)
+    assert miss.mean() <= 0.05 + 3 * _se(miss) + 1e-12
 
 
 def test_ebh_controls_the_fdr_at_every_look():
