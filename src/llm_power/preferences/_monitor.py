@@ -24,8 +24,8 @@ when its sequence leaves out 0. Two constructions (``method``):
   with :math:`\rho = 1/\rho'^2` (:func:`llm_power.sequential.normal_mixture_boundary` in time
   :math:`t`). :math:`\rho = r^*\,` ``tuned_for``, :math:`r^*` the ratio that makes the boundary
   tightest at ``tuned_for`` units at the pair's level (alpha; alpha / K_max with Bonferroni;
-  :func:`llm_power.anytime_critical_value`: 3.04 standard errors at 0.05 instead of 1.96). The pair's e-value is the normal mixture of the same
-  standardised sum :math:`S = \sqrt t\,\hat\delta_t / \widehat{se}_t`,
+  :func:`llm_power.anytime_critical_value`: 3.04 standard errors at 0.05 instead of 1.96). The
+  pair's e-value is the normal mixture of the same standardised sum :math:`S = \sqrt t\,\hat\delta_t / \widehat{se}_t`,
   :math:`E_t = \sqrt{\rho/(t+\rho)}\,\exp(S^2 / (2(t+\rho)))`, so :math:`E_t \ge 1/\alpha'`
   exactly when the interval at :math:`\alpha'` leaves out 0 (one verdict). Valid as battles
   grow (a CLT-type, time-uniform guarantee), for independent battles (or independent clusters)
