@@ -221,7 +221,10 @@ class ArenaMonitor:
 
     A look at which the battles do not connect every model fits the largest connected group; gaps
     with a model outside it (or a model that never wins or never loses: no finite rating) have an
-    e-value of 1 and an unbounded interval at that look.
+    e-value of 1 and an unbounded interval at that look. With ``cluster``, so do all gaps while the
+    clustered covariance is not estimable (no more clusters than models); the sequences are
+    asymptotic in the clusters, so read the first looks of a few dozen clusters as approximate
+    (the monitor does not warn at every look).
 
     Examples
     --------
