@@ -65,7 +65,7 @@ from ._core.files import MB, check_size
 from ._core.params import public
 from ._core.results import ConfidenceInterval, Result, stored_interval
 from ._core.validation import as_float_array, check_open_unit, fail
-from ._kernel.betting_pairs import BettingPairs, bytes_per_pair, pymax, pymin
+from ._kernel.betting_pairs import BettingPairs, agree_intervals, bytes_per_pair, pymax, pymin
 
 __all__ = [
     "LeaderboardMonitor",
@@ -904,7 +904,7 @@ class LeaderboardMonitor:
             if betting:  # the side of the larger capital at 0, once the pair's sequence has started
                 begun = slice(0, self._seqs.size)
                 ahead[begun] = self._seqs.null_up >= self._seqs.null_down
-            low, high = _agree(low, high, found, ahead, exact=betting)
+            low, high = agree_intervals(low, high, found, ahead, exact=betting)
             verdict = np.where(found, np.where(ahead, 1, -1), 0).astype(np.int8)
             decided_at = np.zeros(pairs, dtype=np.int64)
         else:
@@ -924,21 +924,3 @@ class LeaderboardMonitor:
                                         correction=self.correction,
                                         n_items=[int(self.counts[k]) for k in order],
                                         provisional=[names[k] for k in order if self.counts[k] < self.min_items])
-
-
-def _agree(low: np.ndarray, high: np.ndarray, hit: np.ndarray, ahead: np.ndarray, *,
-           exact: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The e-BY intervals made to agree with e-BH where the two compare the same capital in other
-    units (the e-value against K / (q k), the log capital against log(2K / (q k))) and differ in the
-    last bit: a discovery's interval leaves out 0 on its side (``exact``: betting, where the two
-    are the same test), and an interval that leaves out 0 for a pair e-BH does not discover is
-    widened to 0 (a superset: still valid).
-    """
-    out = (low > 0) | (high < 0)
-    tiny = math.nextafter(0.0, math.inf)
-    move = hit & ~out & exact
-    up, down = move & ahead, move & ~ahead
-    widen = ~hit & out
-    new_low = np.where(up, tiny, np.where(down, pymin(low, -tiny), np.where(widen, pymin(low, 0.0), low)))
-    new_high = np.where(up, pymax(high, tiny), np.where(down, -tiny, np.where(widen, pymax(high, 0.0), high)))
-    return new_low, new_high

@@ -102,6 +102,7 @@ FACTORIES = {
     "BradleyTerryResult": lambda: lp.bradley_terry(_battles()),
     "ArenaDiagnosis": lambda: lp.arena_diagnose(_battles()),
     "ArenaFragilityResult": lambda: lp.arena_fragility(_battles()),
+    "ArenaMonitorResult": lambda: lp.monitor_battles(_battles(), batch=200, tuned_for=600),
     "AgreementResult": lambda: lp.judge_agreement(X[:, 0], X[:, 1], n_resamples=100, rng=0),
     "LengthBiasResult": lambda: lp.length_bias(_battles()),
     "PPIResult": lambda: lp.ppi_mean(X[:50, 0], X[:50, 1], X[50:, 1]),

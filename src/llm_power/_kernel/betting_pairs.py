@@ -34,7 +34,7 @@ import numpy as np
 
 from .betting import BLOCK_ROWS, MAX_BET
 
-__all__ = ["BettingPairs", "bytes_per_pair", "pymax", "pymin"]
+__all__ = ["BettingPairs", "agree_intervals", "bytes_per_pair", "pymax", "pymin"]
 
 #: largest temporary (rows x candidates) formed at once: 8 MB of float64
 _ELEMENTS = 1 << 20
@@ -408,3 +408,22 @@ class BettingPairs:
         lo = np.where(up.any(axis=1), np.nextafter(low + scale * self.m[top], math.inf), low)
         hi = np.where(down.any(axis=1), np.nextafter(low + scale * self.m[bottom], -math.inf), -low)
         return lo, hi
+
+
+def agree_intervals(low: np.ndarray, high: np.ndarray, hit: np.ndarray, ahead: np.ndarray, *,
+                    exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals of gaps made to agree with the decisions ``hit`` (``ahead``: the side of each) -- the
+    e-BY intervals of the leaderboard and arena monitors with e-BH -- where the two compare the
+    same evidence in other units (the e-value against K / (q k), the log capital against
+    log(2K / (q k))) and differ in the last bit: a discovery's interval leaves out 0 on its side
+    (``exact``: where the two are the same test -- betting, or the arena's normal mixture), and an
+    interval that leaves out 0 for a pair e-BH does not discover is widened to 0 (a superset: still valid).
+    """
+    out = (low > 0) | (high < 0)
+    tiny = math.nextafter(0.0, math.inf)
+    move = hit & ~out & exact
+    up, down = move & ahead, move & ~ahead
+    widen = ~hit & out
+    new_low = np.where(up, tiny, np.where(down, pymin(low, -tiny), np.where(widen, pymin(low, 0.0), low)))
+    new_high = np.where(up, pymax(high, tiny), np.where(down, -tiny, np.where(widen, pymax(high, 0.0), high)))
+    return new_low, new_high

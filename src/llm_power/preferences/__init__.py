@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         majority_vote,
         swap_consistency,
     )
+    from ._monitor import ArenaMonitor, ArenaMonitorResult, monitor_battles
     from ._ppi import PPIResult, labels_only_interval, ppi_labels_needed, ppi_mean, ppi_mean_difference
     from ._winrates import WinRateComparison, WinRateResult, compare_win_rates, win_rate
 
@@ -32,6 +33,9 @@ _LAZY = {
     "AgreementResult": "._judges",
     "ArenaDiagnosis": "._arena",
     "ArenaFragilityResult": "._fragility",
+    "ArenaMonitor": "._monitor",
+    "ArenaMonitorResult": "._monitor",
+    "monitor_battles": "._monitor",
     "arena_fragility": "._fragility",
     "Battles": "._battles",
     "BradleyTerryResult": "._bradley_terry",
@@ -63,6 +67,8 @@ __all__ = [
     "AgreementResult",
     "ArenaDiagnosis",
     "ArenaFragilityResult",
+    "ArenaMonitor",
+    "ArenaMonitorResult",
     "Battles",
     "BradleyTerryResult",
     "Cells",
@@ -83,6 +89,7 @@ __all__ = [
     "labels_only_interval",
     "length_bias",
     "majority_vote",
+    "monitor_battles",
     "ppi_labels_needed",
     "ppi_mean",
     "ppi_mean_difference",
