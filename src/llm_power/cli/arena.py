@@ -7,7 +7,7 @@ from typing import Any
 
 from .._core.suggest import hint
 from ..io.safe import parse_once
-from ._types import HelpFormatter, UsageError, nonnegative_int
+from ._types import HelpFormatter, UsageError, nonnegative_int, positive_int
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
 
@@ -15,6 +15,7 @@ EPILOG = """examples:
   llm-power arena --demo
   llm-power arena battles.csv --cluster question_id --html arena.html
   llm-power arena battles.csv --covariate length_diff --covariate markdown_diff --weights ipw
+  llm-power arena votes.parquet --monitor 5000 --order timestamp --cluster prompt_id
   llm-power arena model_judgment/gpt-4_pair.jsonl --pairs all --json arena.json
   llm-power arena results/*/weighted_alpaca_eval_gpt4_turbo/annotations.json --ties davidson
 """
@@ -43,6 +44,11 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--weights", metavar="COLUMN",
                    help="a column of positive battle weights, e.g. inverse sampling probabilities of unevenly "
                         "sampled pairs (default: every battle weighs 1)")
+    p.add_argument("--monitor", type=positive_int, metavar="BATTLES",
+                   help="replay the battles as a live arena, a look every BATTLES battles, and show each pair's "
+                        "anytime-valid interval and decision (e-BH at --alpha; default: no monitor)")
+    p.add_argument("--order", metavar="COLUMN",
+                   help="with --monitor: the battles' arrival order, e.g. a timestamp column (default: file order)")
     p.add_argument("--pairs", choices=("adjacent", "all"), default="adjacent",
                    help="adjacent ranks or every pair (default adjacent)")
     p.add_argument("--ties", choices=("half", "davidson"), default="half",
@@ -104,9 +110,32 @@ def _filter(frame: Any, args: argparse.Namespace) -> Any:
     return frame
 
 
+def _check_columns(args: argparse.Namespace, frame: Any) -> None:
+    """The options that name columns exist, and the combinations the fit allows."""
+    from .._core.errors import DataError
+
+    if args.order and not args.monitor:
+        msg = "--order is the arrival order of --monitor's replay: give --monitor BATTLES too"
+        raise UsageError(msg)
+    if args.monitor and (args.covariate or args.weights):
+        msg = "--monitor fits Bradley-Terry without --covariate/--weights: run them separately"
+        raise UsageError(msg)
+    if args.monitor and args.ties != "half":
+        msg = "--monitor counts a tie as half a win (--ties half)"
+        raise UsageError(msg)
+    for flag, column in [("--cluster", args.cluster), ("--weights", args.weights), ("--order", args.order),
+                         *[("--covariate", c) for c in args.covariate or []]]:
+        if column and column not in frame.columns:
+            msg = f"{flag} {column!r}: the battles have no such column{hint(column, frame.columns)} " \
+                  f"({', '.join(map(str, frame.columns))})"
+            raise DataError(msg)
+    if (args.covariate or args.weights) and args.ties != "half":
+        msg = "--covariate and --weights fit ties as half a win (--ties half)"
+        raise UsageError(msg)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the exit code."""
-    from .._core.errors import DataError
     from .._core.progress import step
     from ..report.files import check_outputs, write_atomic
     from ..report.tables import print_view
@@ -119,15 +148,9 @@ def run(args: argparse.Namespace) -> int:
         frame = _filter(frame, args)
     if args.demo:
         source += "".join(f", {w}" for w in args.where or []) + ")"
-    for flag, column in [("--cluster", args.cluster), ("--weights", args.weights),
-                         *[("--covariate", c) for c in args.covariate or []]]:
-        if column and column not in frame.columns:
-            msg = f"{flag} {column!r}: the battles have no such column{hint(column, frame.columns)} " \
-                  f"({', '.join(map(str, frame.columns))})"
-            raise DataError(msg)
-    if (args.covariate or args.weights) and args.ties != "half":
-        msg = "--covariate and --weights fit ties as half a win (--ties half)"
-        raise UsageError(msg)
+    _check_columns(args, frame)
+    if args.order:
+        frame = frame.sort_values(args.order, kind="stable")
     with step("arena: ratings and pairs"):  # with the import of the statistics libraries
         from ..preferences import arena_diagnose
         from ..report.arena import (
@@ -136,7 +159,9 @@ def run(args: argparse.Namespace) -> int:
             arena_ranks_view,
             arena_sentences,
             arena_style_view,
+            monitor_sentences,
             print_arena_gaps,
+            print_arena_monitor,
             render_arena_html,
             render_arena_markdown,
             style_sentences,
@@ -144,8 +169,9 @@ def run(args: argparse.Namespace) -> int:
 
         diag = arena_diagnose(frame, pairs=args.pairs, cluster=args.cluster, ties=args.ties, alpha=args.alpha,
                               power=args.power, correction=args.correction, confidence_level=args.confidence_level,
-                              rng=args.seed, covariates=args.covariate, weights=args.weights)
+                              rng=args.seed, covariates=args.covariate, weights=args.weights, monitor=args.monitor)
     payload = {"models": diag.models, "ranks": diag.ranks, "style": diag.style,
+               "monitor": None if diag.monitor is None else diag.monitor.to_dict(),
                "n_battles": diag.n_battles, "settings": diag.settings, "pairs": diag.to_frame().to_dict("list"),
                "unresolved": diag.unresolved()}
     if args.json_out:
@@ -167,9 +193,10 @@ def run(args: argparse.Namespace) -> int:
         print_view(style)
     print_arena_gaps(diag, args.pairs)
     say(arena_legend(diag))
+    print_arena_monitor(diag)
     for line in arena_sentences(diag):
         say(line)
-    for line in style_sentences(diag):  # a model name: escaped for the terminal
+    for line in style_sentences(diag) + monitor_sentences(diag):  # model names: escaped for the terminal
         say(safe_text(line))
     for line in arena_ranking_lines(diag):  # model names: escaped for the terminal
         say(safe_text(line))

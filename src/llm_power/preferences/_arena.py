@@ -33,7 +33,7 @@ from .._core.params import public
 from .._core.progress import advance, step
 from .._core.results import ConfidenceInterval, RenamedKeys, Result, stored_interval
 from .._core.typing import SeedLike
-from .._core.validation import as_rng, check_option
+from .._core.validation import as_rng, check_int_at_least, check_option
 from .._kernel.quantiles import k_constant, normal_pvalue
 from .._kernel.verdict import floor_pvalue
 from ._bradley_terry import BradleyTerryResult
@@ -89,6 +89,8 @@ class ArenaDiagnosis(Result):
         ``coefficient_elo`` / ``elo_ci_low`` / ``elo_ci_high`` (Elo points per unit); ``df`` and
         ``test`` (cluster-robust with ``cluster``). ``ranks["raw_elo"]`` then holds each model's
         Elo without covariates or weights.
+    monitor : ArenaMonitorResult or None
+        With ``monitor``: the live monitor's state after its last look over these battles.
     """
 
     models: list[str]
@@ -98,6 +100,7 @@ class ArenaDiagnosis(Result):
     ranks: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     style: dict[str, Any] | None = None
+    monitor: Any = None
 
     _repr_fields: ClassVar[tuple[str, ...]] = ("n_battles",)
     view_kind: ClassVar[str] = "arena"
@@ -158,7 +161,7 @@ def _pair_index(m: int, pairs: str) -> np.ndarray:
 def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None, ties: str = "half",  # noqa: PLR0913
                    alpha: float = 0.05, power: float = 0.8, correction: str = "holm",
                    confidence_level: float = 0.95, rng: SeedLike = None, covariates: Any = None,
-                   weights: Any = None) -> ArenaDiagnosis:
+                   weights: Any = None, monitor: Any = None) -> ArenaDiagnosis:
     """Resolution report of an arena: per ranked pair the rating gap, its interval and test, the
     battles N* needed to separate it and q = N / N*, under multiplicity, clustering and
     anytime-valid monitoring.
@@ -212,6 +215,15 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
         A column (or array) of positive battle weights, e.g. inverse sampling probabilities of
         unevenly sampled pairs: the weighted fit, with a sandwich that accounts for the weights.
         Default None: every battle weighs 1.
+    monitor : int or ArenaMonitorResult, optional
+        The live view of the same battles (:class:`llm_power.ArenaMonitor`): an int replays the
+        battles in their row order through an ArenaMonitor, a look after every ``monitor``
+        battles (asymptotic confidence sequences, e-BH at ``alpha``, per ``cluster`` when given,
+        tightest at the log's size: ``tuned_for`` its battles, or clusters);
+        or the state of a monitor that saw these battles (``monitor_battles(...)``; its battle
+        count must match). Stored as ``monitor``: the report shows each pair's anytime interval,
+        e-value and decision, and which models are provisional. Not with ``covariates`` or
+        ``weights`` (the monitor fits the raw model). Default None: no monitor.
 
     Returns
     -------
@@ -256,6 +268,9 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
                "fewer models")
         raise DataError(msg)
     styled = covariates is not None or weights is not None
+    if monitor is not None:
+        monitor = _monitor_state(monitor, battles, enc.n, groups, styled=styled, cluster=cluster, ties=ties,
+                                 alpha=alpha)
     if styled:
         from ._bradley_terry import fit_styled
 
@@ -314,7 +329,35 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
                              level=level)
     return ArenaDiagnosis(models=names, ratings=clustered or iid, columns=RenamedKeys(cols, _RENAMED_COLUMNS),
                           n_battles=iid.n_battles, ranks=RenamedKeys(ranks, _RENAMED_RANKS), settings=settings,
-                          style=style)
+                          style=style, monitor=monitor)
+
+
+def _monitor_state(monitor: Any, battles: Any, n: int, groups: np.ndarray | None, *, styled: bool,  # noqa: PLR0913
+                   cluster: Any, ties: str, alpha: float) -> Any:
+    """The live monitor of the battles: replayed a look every ``monitor`` battles (tuned for the log's
+    size: its battles, or clusters), or a given state checked against them.
+    """
+    from ._monitor import ArenaMonitorResult, monitor_battles
+
+    if styled:
+        msg = "`monitor` with `covariates` or `weights`: the monitor fits Bradley-Terry without them"
+        raise ValueError(msg)
+    if isinstance(monitor, ArenaMonitorResult):
+        if monitor.n_battles != n:
+            msg = f"`monitor` saw {monitor.n_battles:,} battles, the report has {n:,}: give the state of these battles"
+            raise DataError(msg)
+        return monitor
+    batch = check_int_at_least(monitor, "monitor", 1)
+    if not isinstance(cluster, (str, type(None))):
+        msg = "`monitor` replays the battles with `cluster` as a column name (not labels)"
+        raise ValueError(msg)
+    if ties != "half":
+        msg = "`monitor` counts a tie as half a win (ties='half')"
+        raise ValueError(msg)
+    units = n if groups is None else int(np.unique(groups).size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SeparationWarning)
+        return monitor_battles(battles, batch=batch, alpha=alpha, cluster=cluster, tuned_for=max(units, 1))
 
 
 def _raw_elo(enc: Any, names: list[str]) -> list[float]:

@@ -15,7 +15,8 @@ from ..preferences import ArenaDiagnosis
 from .terminal import safe_text
 
 __all__ = ["arena_header", "arena_legend", "arena_ranking_lines", "arena_rows", "arena_sentences", "arena_style_view",
-           "arena_test_label", "forest_svg", "rank_header", "rank_rows", "rank_table", "render_arena_html",
+           "arena_test_label", "forest_svg", "monitor_caption", "monitor_header", "monitor_rows", "monitor_sentences",
+           "print_arena_monitor", "rank_header", "rank_rows", "rank_table", "render_arena_html",
            "render_arena_markdown", "style_caption", "style_header", "style_rows", "style_sentences"]
 
 MAX_TABLE_PAIRS = 40
@@ -80,16 +81,141 @@ def rank_rows(diag: ArenaDiagnosis) -> list[list[str]]:
 
 
 def rank_header(diag: ArenaDiagnosis) -> list[str]:
-    """Column names of the ranking table (every rendering): a raw Elo column with style control."""
+    """Column names of the ranking table (every rendering): a raw Elo column with style control, the
+    monitor's status of each model with a monitor.
+    """
     raw = ["raw Elo"] if "raw_elo" in diag.ranks else []
-    return ["rank", "model", "Elo", *raw, "rank interval", "ties"]
+    status = ["monitor"] if diag.monitor is not None else []
+    return ["rank", "model", "Elo", *raw, "rank interval", "ties", *status]
 
 
 def rank_table(diag: ArenaDiagnosis) -> list[list[str]]:
     """Rows of the ranking table in :func:`rank_header`'s order."""
     raw = diag.ranks.get("raw_elo")
-    return [[r[2], r[0], r[1], *([_fmt(raw[k], ".1f")] if raw is not None else []), r[3], r[4]]
+    status: dict[str, str] = {}
+    if diag.monitor is not None:
+        status = dict(zip(diag.monitor.models, diag.monitor.status, strict=True))
+    return [[r[2], r[0], r[1], *([_fmt(raw[k], ".1f")] if raw is not None else []), r[3], r[4],
+             *([status.get(r[0], "—")] if diag.monitor is not None else [])]
             for k, r in enumerate(rank_rows(diag))]
+
+
+def monitor_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every renderer
+    """Column names of the live monitor's table."""
+    return ["A", "B", "gap (Elo)", "anytime interval", "e-value", "verdict", "since"]
+
+
+def _monitor_pairs(diag: ArenaDiagnosis) -> list[tuple[int, float]]:
+    """For each pair of the report's table, the monitor's row and the sign that turns its gap into A − B."""
+    mon = diag.monitor
+    c = mon.columns
+    where = {(str(a), str(b)): k for k, (a, b) in enumerate(zip(c["model_a"], c["model_b"], strict=True))}
+    out = []
+    for a, b in zip(diag.columns["model_a"], diag.columns["model_b"], strict=True):
+        if (str(a), str(b)) in where:
+            out.append((where[str(a), str(b)], 1.0))
+        elif (str(b), str(a)) in where:
+            out.append((where[str(b), str(a)], -1.0))
+        else:  # a model the monitor never saw (cannot happen for the battles it replayed)
+            out.append((-1, 1.0))
+    return out
+
+
+def monitor_rows(diag: ArenaDiagnosis, limit: int | None = None, *, name_width: int | None = None) -> list[list[str]]:
+    """Per pair of the report's table (A ranked above B), the monitor's gap, anytime interval (the one
+    its decision is read from: it leaves out 0 exactly for a decided pair), e-value, verdict and the
+    battles at which it was reached.
+    """
+    mon = diag.monitor
+    if mon is None:
+        return []
+    from .._core.format import unique_short_names
+
+    c = mon.columns
+    short = dict(zip(diag.models, unique_short_names(diag.models, name_width) if name_width else diag.models,
+                     strict=True))
+    rows = []
+    for (k, sign), a, b in list(zip(_monitor_pairs(diag), diag.columns["model_a"], diag.columns["model_b"],
+                                    strict=True))[:limit]:
+        if k < 0:
+            rows.append([str(short[a]), str(short[b]), "—", "—", "—", "undecided", "—"])
+            continue
+        lo, hi = float(c["elo_ci_low"][k]), float(c["elo_ci_high"][k])
+        lo, hi = (lo, hi) if sign > 0 else (-hi, -lo)
+        interval = _interval(lo, hi) if math.isfinite(lo) and math.isfinite(hi) else "[−∞, ∞]"
+        verdict = str(c["verdict"][k])
+        if sign < 0 and verdict in ("A better", "B better"):
+            verdict = "B better" if verdict == "A better" else "A better"
+        since = f"{int(c['decided_at'][k]):,}" if bool(c["decided"][k]) else "—"
+        rows.append([str(short[a]), str(short[b]), _fmt(sign * float(c["estimate_elo"][k]), "+.1f"), interval,
+                     _fmt(float(c["e_value"][k]), ".3g"), verdict, since])
+    return rows
+
+
+def _monitor_words(diag: ArenaDiagnosis) -> str:
+    mon = diag.monitor
+    how = {"asymptotic": "asymptotic confidence sequences of the Bradley–Terry fit",
+           "betting": "betting confidence sequences of each pair's direct battles"}[mon.method]
+    corr = {"e-bh": f"e-BH at FDR {mon.alpha:g}", "bonferroni": f"Bonferroni, family-wise {mon.alpha:g}",
+            None: f"each pair at {mon.alpha:g}"}[mon.correction]
+    unit = f", time in {mon.n_clusters:,} clusters" if mon.n_clusters is not None else ""
+    return f"{how}, {corr}{unit}; {mon.looks:,} looks over {mon.n_battles:,} battles"
+
+
+def monitor_caption(diag: ArenaDiagnosis) -> str:
+    """What the monitor's table is (the same sentence in every rendering)."""
+    mon = diag.monitor
+    shared = ("the anytime interval (Elo) holds at every look at once, whenever one stops; a pair is decided "
+              "while it leaves out 0 (e-value ≥ 1/level)")
+    sticky = "; a decision is kept" if mon.correction != "e-bh" else "; e-BH decisions are the current ones"
+    return (f"Live monitor ({_monitor_words(diag)}): {shared}{sticky}; since: battles when first decided. "
+            "Decided is not resolved: resolved asks for q ≥ 1 at a planned power, decided only that the "
+            "sequence leaves out 0.")
+
+
+def monitor_sentences(diag: ArenaDiagnosis) -> list[str]:
+    """The monitor in words: decided pairs of the table, and the provisional models (names raw)."""
+    mon = diag.monitor
+    if mon is None:
+        return []
+    rows = monitor_rows(diag)
+    decided = sum(r[5] != "undecided" for r in rows)
+    words = "adjacent pairs" if diag.settings["pairs"] == "adjacent" else "pairs"
+    out = [f"Live monitor: {decided} of {len(rows)} {words} decided after {mon.looks:,} looks "
+           f"({len(mon.decided)} of {mon.columns['estimate'].size} pairs in all)."]
+    provisional = [m for m, st in zip(mon.models, mon.status, strict=True) if st == "provisional"]
+    if provisional:
+        out.append(f"Provisional ({len(provisional)}): " + ", ".join(provisional)
+                   + " — too few battles, or joined late with a neighbouring gap still undecided.")
+    return out
+
+
+def print_arena_monitor(diag: ArenaDiagnosis, stream: Any = None) -> None:
+    """``llm-power arena --monitor``: the live monitor's table on the terminal -- whole names, shorter
+    unique names, then the models by rank; one paragraph per pair when no layout fits.
+    """
+    import sys
+
+    from .terminal import say
+    from .terminal_report import print_fitted_table
+
+    if diag.monitor is None:
+        return
+    out = sys.stdout if stream is None else stream
+    header = monitor_header(diag)
+    position = {name: str(k + 1) for k, name in enumerate(diag.ranks["model"])}
+    rows = monitor_rows(diag, MAX_TERMINAL_ROWS)
+    by_rank = [[position[a], position[b], *rest] for (a, b, *rest) in rows]
+    variants: list[tuple[list[str], list[list[str]], tuple[int, ...]]] = [
+        (header, monitor_rows(diag, MAX_TERMINAL_ROWS, name_width=w), (0, 1)) for w in (None, 24, MIN_NAME)]
+    variants.append((header, by_rank, ()))
+    title = "Live monitor" + (f" (the first {len(rows)} of {diag.n_pairs:,} pairs)" if len(rows) < diag.n_pairs else "")
+    if not print_fitted_table(title, variants, caption=monitor_caption(diag), stream=out):
+        say(title, out)
+        for row in rows:
+            say(f"{row[0]} − {row[1]}: " + ", ".join(f"{name} {cell}" for name, cell in zip(header[2:], row[2:],
+                                                                                         strict=True)), out)
+        say(monitor_caption(diag), out)
 
 
 def style_header(diag: ArenaDiagnosis) -> list[str]:  # noqa: ARG001 - one signature for every renderer
@@ -291,6 +417,13 @@ def render_arena_markdown(diag: ArenaDiagnosis, *, title: str = "Arena resolutio
     if diag.n_pairs > MAX_MARKDOWN_ROWS:
         lines += ["", f"The first {MAX_MARKDOWN_ROWS:,} of {diag.n_pairs:,} pairs; every pair is in the JSON report."]
     lines += ["", md_prose(arena_legend(diag))]
+    if diag.monitor is not None:
+        head = monitor_header(diag)
+        lines += ["", "### Live monitor", ""] + [f"- {md_text(s)}" for s in monitor_sentences(diag)]
+        lines += ["", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+        lines += ["| " + " | ".join(md_text(cell) if i < 2 else cell for i, cell in enumerate(row)) + " |"
+                  for row in monitor_rows(diag, MAX_MARKDOWN_ROWS)]
+        lines += ["", md_prose(monitor_caption(diag))]
     if "raw_elo" in diag.ranks:
         lines += ["", "### Style control", ""] + [f"- {md_text(s)}" for s in style_sentences(diag)]
         if style_rows(diag):
@@ -385,7 +518,9 @@ def render_arena_html(diag: ArenaDiagnosis, *, title: str = "Arena resolution re
         title=title, subtitle=f"{len(diag.models)} models, {diag.n_battles:,} battles; {diag.n_pairs} "
                               f"{'adjacent pairs' if s['pairs'] == 'adjacent' else 'pairs'}.",
         version=__version__, cards=cards, note=note,
-        sentences=arena_sentences(diag) + style_sentences(diag) + arena_ranking_lines(diag),
+        sentences=arena_sentences(diag) + style_sentences(diag) + monitor_sentences(diag) + arena_ranking_lines(diag),
+        monitor_header=monitor_header(diag), monitor_rows=monitor_rows(diag, MAX_TABLE_PAIRS),
+        monitor_caption=monitor_caption(diag) if diag.monitor is not None else "",
         rank_header=rank_header(diag), rank_rows=rank_table(diag), level=level, style_header=style_header(diag),
         style_rows=style_rows(diag), style_caption=style_caption(diag) if "raw_elo" in diag.ranks else "",
         cov_note=", cluster-robust" if clustered else "", pair_kind="adjacent" if s["pairs"] == "adjacent" else "all",

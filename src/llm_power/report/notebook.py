@@ -111,6 +111,10 @@ def _arena_fragment(diag: Any) -> str:
         arena_ranking_lines,
         arena_rows,
         arena_sentences,
+        monitor_caption,
+        monitor_header,
+        monitor_rows,
+        monitor_sentences,
         rank_header,
         rank_table,
         style_caption,
@@ -126,6 +130,10 @@ def _arena_fragment(diag: Any) -> str:
             parts.append(_table(style_header(diag), style_rows(diag), left=(0,)))
         parts.append(f"<p>{_e(style_caption(diag))}</p>")
         parts += [f"<p>{_e(line)}</p>" for line in style_sentences(diag)]
+    if diag.monitor is not None:
+        parts.append(_table(monitor_header(diag), monitor_rows(diag, MAX_TERMINAL_ROWS), left=(0, 1)))
+        parts.append(f"<p>{_e(monitor_caption(diag))}</p>")
+        parts += [f"<p>{_e(line)}</p>" for line in monitor_sentences(diag)]
     rows = arena_rows(diag, MAX_TERMINAL_ROWS)
     parts.append(_table(arena_header(diag), rows, left=(0, 1)))
     if len(rows) < diag.n_pairs:
