@@ -16,9 +16,17 @@ battles file, and does its own encoding.
 - FastChat's ``compute_elo_mle_with_tie`` method (a scikit-learn logistic regression on a dense
   design), written as a user would, point only, at 100 k battles (its dense design is 2.4 GB at 1 M).
 
-Run: ``python benchmarks/arena.py [--load K] [--sizes 100000,1000000] [--big]`` from the bench
-environment (``make bench`` builds it). ``--big`` adds the 10 M battles x 300 models row (llm-power
-alone: time and peak RSS).
+Style control (``--style-sizes``, default 100 k and 1 M battles, 100 models, 2 covariates: length and
+markdown-count differences that move the outcome): ``lp.bradley_terry(df, covariates=[...])`` (damped
+Newton, fit + sandwich) against arena-rank's ``ContextualPairDataset.from_pandas`` (raw features, no
+reweighting) + ``ContextualBradleyTerry(reg=0)`` (its unpenalised MLE) ``.compute_ratings_and_cis``
+(sandwich), with its default L-BFGS tolerances (ftol = gtol = 1e-9: it stops at a gradient of ~1e-6,
+ratings ~3e-3 off) and with ftol = 0, gtol = 1e-12 (the MLE to ~1e-9); the largest rating and
+coefficient differences on the log-odds scale (ratings centred). Loaded: the sizes up to 200 k, one run.
+
+Run: ``python benchmarks/arena.py [--load K] [--sizes 100000,1000000] [--style-sizes 100000,1000000]
+[--big]`` from the bench environment (``make bench`` builds it). ``--big`` adds the 10 M battles x 300
+models row (llm-power alone: time and peak RSS).
 """
 
 from __future__ import annotations
@@ -152,6 +160,68 @@ def point_rows(sizes: list[int], load: int | None) -> list[list[str]]:
     return rows
 
 
+def style_battles(n: int, m: int = 100, seed: int = 0):  # noqa: ANN201
+    """Arena-like battles whose outcome also depends on two style covariates (a - b differences)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1, m)
+    w = rng.dirichlet(np.full(m, 2.0))
+    a = rng.choice(m, n, p=w)
+    b = rng.choice(m, n, p=w)
+    same = a == b
+    b[same] = (a[same] + 1 + rng.integers(0, m - 1, int(same.sum()))) % m
+    length = rng.normal(0.2, 1.0, n)  # standardised length difference
+    markdown = (rng.poisson(3, n) - rng.poisson(3, n)).astype(float)
+    p = 1 / (1 + np.exp(-(theta[a] - theta[b] + 0.3 * length + 0.05 * markdown)))
+    outcome = np.where(rng.random(n) < 0.1, 2, np.where(rng.random(n) < p, 0, 1))
+    names = pd.Series([f"model-{k:03d}" for k in range(m)], dtype="str")
+    winners = pd.Series(["model_a", "model_b", "tie"], dtype="str")
+    return pd.DataFrame({"model_a": names.iloc[a].reset_index(drop=True), "model_b": names.iloc[b].reset_index(drop=True),
+                         "winner": winners.iloc[outcome].reset_index(drop=True), "length": length,
+                         "markdown": markdown})
+
+
+STYLE = ["length", "markdown"]
+
+
+def arena_rank_style_fit(df, **tolerances):  # noqa: ANN001, ANN003, ANN201
+    from arena_rank.models.contextual_bradley_terry import ContextualBradleyTerry
+    from arena_rank.utils.data_utils import ContextualPairDataset
+
+    ds = ContextualPairDataset.from_pandas(df, STYLE, reweighted=False, normalize_features=False)
+    model = ContextualBradleyTerry(n_competitors=len(ds.competitors), n_features=len(STYLE), reg=0.0, **tolerances)
+    return ds, model.compute_ratings_and_cis(ds, ci_method="sandwich")
+
+
+#: arena-rank's L-BFGS stopping rules: its defaults, and tight enough to agree with the MLE to ~1e-9
+STYLE_PEERS = {"arena-rank (defaults)": {},
+               "arena-rank (ftol=0, gtol=1e-12)": {"ftol": 0.0, "gtol": 1e-12, "max_iter": 10_000}}
+
+
+def style_rows(sizes: list[int], load: int | None) -> list[list[str]]:
+    rows = []
+    alpha = 400 / math.log(10)
+    for n in sizes:
+        df = style_battles(n)
+        ours(df.head(5_000), covariates=STYLE)  # imports
+        arena_rank_style_fit(df.head(5_000))  # JAX's import; its L-BFGS is jitted anew by every fit (timed)
+        jobs = {"llm-power": lambda df=df: ours(df, covariates=STYLE)}
+        jobs.update({name: lambda df=df, kw=kw: arena_rank_style_fit(df, **kw) for name, kw in STYLE_PEERS.items()})
+        with loaded(load):
+            times, results = interleaved(jobs, repeat=1 if load else 3)
+        res = results["llm-power"]
+        cond = "loaded" if load else "idle"
+        for name in STYLE_PEERS:
+            ds, ar = results[name]
+            index = [ds.competitors.index(x) for x in res.models]
+            diff_r = np.max(np.abs(centred(res.ratings) - centred(np.asarray(ar["ratings"])[index] / alpha)))
+            diff_c = np.max(np.abs(np.asarray(res.coefficients) - np.asarray(ar["coeffs"])))
+            rows.append([f"{n:,}", cond, fmt_s(times["llm-power"]), name, fmt_s(times[name]),
+                         f"{times['llm-power'] / times[name]:.2f}x", f"{diff_r:.1e}", f"{diff_c:.1e}"])
+    return rows
+
+
 def bootstrap_rows(n: int, b: int, load: int | None) -> list[list[str]]:
     df = battles(n)
     jobs = {"llm-power": lambda: ours(df, method="bootstrap", n_resamples=b, rng=0),
@@ -181,6 +251,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--load", type=int, default=16)
     parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--style-sizes", default="100000,1000000")
     parser.add_argument("--boot", type=int, default=1_000_000)
     parser.add_argument("--big", action="store_true")
     args = parser.parse_args()
@@ -189,6 +260,12 @@ def main() -> None:
     print("### Point fit (+ sandwich for llm-power and arena-rank), 150 models\n")
     rows = point_rows(sizes, None) + point_rows(sizes, args.load)
     print(md_table(["battles", "machine", "llm-power", "peer", "peer time", "llm-power / peer"], rows))
+    print(f"\nLoaded: {args.load} busy processes on the 2 cores.\n")
+    style = [int(x) for x in args.style_sizes.split(",")]
+    print("### Style control: Bradley-Terry with 2 covariates (+ sandwich), 100 models\n")
+    print(md_table(["battles", "machine", "llm-power", "ContextualBradleyTerry (reg=0)", "its time", "llm-power / it",
+                    "max rating difference", "max coefficient difference"],
+                   style_rows(style, None) + style_rows([n for n in style if n <= 200_000], args.load)))
     print(f"\nLoaded: {args.load} busy processes on the 2 cores.\n")
     print(f"### Bootstrap, {args.boot:,} battles, 150 models\n")
     print(md_table(["battles", "machine", "resamples", "llm-power", "arena-rank", "llm-power / arena-rank"],
