@@ -61,19 +61,27 @@ def _information(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, v: np.nd
     """Z' diag(v) Z for Z = [e_a - e_b, x], without forming Z."""
     p = x.shape[1]
     info = np.zeros((m + p, m + p))
-    lap = np.zeros((m, m))
-    np.add.at(lap, (ia, ib), -v)
+    if m * m <= _GRID_CELLS:  # one bincount over the m x m grid of ordered pairs
+        lap = -np.bincount(ia * m + ib, weights=v, minlength=m * m).reshape(m, m)
+    else:  # a sort over the pairs that occur (memory O(battles), not m^2 cells)
+        codes, inv = np.unique(ia.astype(np.int64) * m + ib, return_inverse=True)
+        lap = np.zeros((m, m))
+        lap[codes // m, codes % m] = -np.bincount(inv, weights=v, minlength=codes.size)
     lap = lap + lap.T
     lap[np.diag_indices(m)] = -lap.sum(axis=1)
     info[:m, :m] = lap
     if p:
         vx = v[:, None] * x
-        cross = np.zeros((m, p))
-        np.add.at(cross, ia, vx)
-        np.add.at(cross, ib, -vx)
-        info[:m, m:], info[m:, :m] = cross, cross.T
+        for k in range(p):
+            info[:m, m + k] = np.bincount(ia, weights=vx[:, k], minlength=m) - np.bincount(ib, weights=vx[:, k],
+                                                                                          minlength=m)
+        info[m:, :m] = info[:m, m:].T
         info[m:, m:] = x.T @ vx
     return info
+
+
+#: the information's ratings block is summed on the m x m grid up to this many cells (2,000 models)
+_GRID_CELLS = 4_000_000
 
 
 def _gradient(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, r: np.ndarray) -> np.ndarray:
