@@ -36,6 +36,7 @@ from .._core.typing import SeedLike
 from .._core.validation import as_rng, check_int_at_least, check_option
 from .._kernel.quantiles import k_constant, normal_pvalue
 from .._kernel.verdict import floor_pvalue
+from ._battles import ELO as _ELO
 from ._bradley_terry import BradleyTerryResult
 
 #: all-pairs reports with more pairs are refused before allocating (as diagnose's max_pairs)
@@ -43,7 +44,7 @@ MAX_PAIRS = "LLM_POWER_MAX_ARENA_PAIRS"  # 200,000 by default
 
 __all__ = ["ArenaDiagnosis", "arena_diagnose"]
 
-ELO = 400.0 / math.log(10.0)  # Elo points per unit of log-strength
+ELO = _ELO  # Elo points per unit of log-strength (defined with the battles, read here by the reports)
 
 
 @dataclass(frozen=True, repr=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +10,9 @@ import numpy as np
 
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
+
+#: Elo points per unit of Bradley-Terry log-strength (400 / ln 10)
+ELO = 400.0 / math.log(10.0)
 
 _OUTCOMES = ("model_a", "model_b", "tie")  # outcome codes 0, 1, 2
 

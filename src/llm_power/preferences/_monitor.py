@@ -80,8 +80,7 @@ from .._core.results import ConfidenceInterval, Result, stored_interval
 from .._core.validation import check_int_at_least, check_open_unit, check_option
 from .._kernel.betting_pairs import agree_intervals
 from .._kernel.quantiles import mixture_tuning
-from ._arena import ELO
-from ._battles import Battles, check_model_count, encode_battles
+from ._battles import ELO, Battles, check_model_count, encode_battles
 
 __all__ = ["ArenaMonitor", "ArenaMonitorResult", "monitor_battles"]
 
