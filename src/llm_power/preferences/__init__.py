@@ -34,7 +34,7 @@ _LAZY = {
     "ArenaFragilityResult": "._fragility",
     "arena_fragility": "._fragility",
     "Battles": "._battles",
-    "BradleyTerryResult": "._bradley_terry",
+    "BradleyTerryResult": "._ratings",
     "Cells": "._fit",
     "LengthBiasResult": "._judges",
     "MAX_MODELS": "._battles",

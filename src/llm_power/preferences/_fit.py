@@ -222,8 +222,8 @@ def cluster_meat(m: int, groups: np.ndarray, n_groups: int, ia: np.ndarray, ib: 
     if st is not None:
         parts.append((groups, np.full(groups.size, m), st))
     r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
-    scores = sparse.csr_matrix((v, (r, c)), shape=(n_groups, m + (st is not None)))  # duplicates are summed
-    return np.asarray((scores.T @ scores).toarray())
+    by_cluster = sparse.csr_matrix((v, (r, c)), shape=(n_groups, m + (st is not None)))  # duplicates are summed
+    return np.asarray((by_cluster.T @ by_cluster).toarray())
 
 
 def ratings_sandwich(cells: Cells, theta: np.ndarray, tau: float | None, meat: np.ndarray,
