@@ -36,7 +36,8 @@ __all__ = ["BradleyTerryResult", "bradley_terry"]
 @public
 def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, method: str = "sandwich",  # noqa: PLR0913
                   confidence_level: float = 0.95, n_resamples: int = 1000, rng: SeedLike = None, tol: float = 1e-10,
-                  max_iter: int = 200, covariates: Any = None, weights: Any = None) -> BradleyTerryResult:
+                  max_iter: int = 200, covariates: Any = None, weights: Any = None,
+                  count: str | None = None) -> BradleyTerryResult:
     r"""Bradley-Terry ratings with a sandwich (optionally cluster-robust) or bootstrap covariance.
 
     Parameters
@@ -75,6 +76,14 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     weights : str or array_like (n_battles,), optional
         A column (or array) of positive battle weights, e.g. inverse sampling probabilities of
         unevenly sampled pairs: the weighted likelihood, with a sandwich that accounts for them.
+    count : str, optional
+        A column of battle counts: each row stands for that many identical battles (whole numbers
+        >= 0), e.g. (model_a, model_b, winner[, covariate buckets]) -> count. The fit, the
+        coefficients and the sandwich equal those of the battles written out one per row (frequency
+        weights: a row of count n enters the per-battle meat as n battles). With ``cluster`` each row
+        must be within one cluster; counts pooled over prompts carry no cluster information, so fit
+        them without ``cluster`` (the per-battle sandwich). ``method="sandwich"`` only. For battles
+        too many for memory see :func:`bradley_terry_shards`.
 
     Returns
     -------
@@ -99,6 +108,9 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
     check_option(method, "method", ("sandwich", "bootstrap"))
     confidence_level = check_confidence_level(confidence_level)
     n_resamples = check_int_at_least(n_resamples, "n_resamples", 2)
+    if count is not None:
+        return _counted(battles, count, cluster=cluster, covariates=covariates, weights=weights, ties=ties,
+                        method=method, confidence_level=confidence_level, tol=tol, max_iter=max_iter)
     enc = encode_battles(battles)
     groups = battle_cluster_codes(cluster, battles, enc.n)
     if covariates is not None or weights is not None:
@@ -108,8 +120,54 @@ def bradley_terry(battles: Any, *, ties: str = "half", cluster: Any = None, meth
                        n_resamples=n_resamples, rng=rng, tol=tol, max_iter=max_iter)
 
 
+def _counted(battles: Any, count: str, *, cluster: Any, covariates: Any, weights: Any, ties: str,  # noqa: PLR0913
+             method: str, confidence_level: float, tol: float, max_iter: int) -> BradleyTerryResult:
+    """The fit of a table of battle counts: through the counted cells (:mod:`._sharded`, one shard), or
+    with covariates or weights the style fit with frequency weights.
+    """
+    import pandas as pd
+
+    from ._sharded import count_column, fit_counted, run_local
+
+    if not isinstance(count, str):
+        msg = f"`count` must be a column name of the battles; got {type(count).__name__}."
+        raise TypeError(msg)
+    if method != "sandwich":
+        msg = "`count` is fitted with method='sandwich' (a bootstrap resamples battles: write the counts out for it)"
+        raise ValueError(msg)
+    try:
+        frame = battles if isinstance(battles, pd.DataFrame) else pd.DataFrame(dict(battles))
+    except (TypeError, ValueError):
+        msg = "battles: model_a, model_b, winner and the count must be 1-D columns of one length"
+        raise DataError(msg) from None
+    freq, keep = count_column(frame, count)
+
+    def rows(values: Any) -> Any:  # an array given per row, without the rows of count 0
+        if values is None or isinstance(values, str) or (
+                isinstance(values, (list, tuple)) and all(isinstance(v, str) for v in values)):
+            return values
+        arr = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+        if arr.shape[0] != len(frame):
+            msg = f"{arr.shape[0]} values for {len(frame)} rows of battles"
+            raise ValueError(msg)
+        return arr if keep is None else arr[keep]
+
+    cluster, covariates, weights = rows(cluster), rows(covariates), rows(weights)
+    if keep is not None:
+        frame = frame.loc[keep].reset_index(drop=True)
+    if covariates is None and weights is None:
+        if cluster is not None and not isinstance(cluster, str):
+            frame, cluster = frame.assign(**{"cluster label": cluster}), "cluster label"
+        return fit_counted([frame], run_local, cluster=cluster, count=count, davidson=ties == "davidson",
+                           confidence_level=confidence_level, tol=tol, max_iter=max_iter)
+    enc = encode_battles(frame)
+    return _styled(enc, battle_cluster_codes(cluster, frame, enc.n), frame, covariates, weights, ties=ties,
+                   method=method, confidence_level=confidence_level, tol=tol, max_iter=max_iter, frequency=freq)
+
+
 def _styled(enc: Battles, groups: np.ndarray | None, battles: Any, covariates: Any, weights: Any, *,  # noqa: PLR0913
-            ties: str, method: str, confidence_level: float, tol: float, max_iter: int) -> BradleyTerryResult:
+            ties: str, method: str, confidence_level: float, tol: float, max_iter: int,
+            frequency: np.ndarray | None = None) -> BradleyTerryResult:
     """The fit with battle covariates and weights (:mod:`._style`)."""
     from ._style import battle_columns, fit_style
 
@@ -131,12 +189,14 @@ def _styled(enc: Battles, groups: np.ndarray | None, battles: Any, covariates: A
         raise DataError(msg)
     y = np.array([1.0, 0.0, 0.5])[enc.outcome]
     with one_blas_thread():
-        fit = fit_style(enc.ia, enc.ib, y, m, covariates=x, weights=w, groups=groups, tol=tol, max_iter=max_iter)
+        fit = fit_style(enc.ia, enc.ib, y, m, covariates=x, weights=w, frequency=frequency, groups=groups, tol=tol,
+                        max_iter=max_iter)
     cov, coef_cov = fit.covariance[:m, :m], fit.covariance[m:, m:]
     if fit.not_estimable is not None:
         cov, coef_cov = np.full_like(cov, np.nan), np.full_like(coef_cov, np.nan)
         warn(f"Bradley-Terry: {fit.not_estimable}; every interval and test is NaN", DegenerateDataWarning)
-    return BradleyTerryResult(models=enc.models, ratings=fit.ratings, covariance=cov, n_battles=enc.n,
+    n_battles = enc.n if frequency is None else int(round(float(np.sum(frequency))))
+    return BradleyTerryResult(models=enc.models, ratings=fit.ratings, covariance=cov, n_battles=n_battles,
                               n_clusters=fit.n_clusters, confidence_level=confidence_level, df=fit.df,
                               not_estimable=fit.not_estimable, covariates=names, coefficients=fit.coefficients,
                               coefficient_covariance=coef_cov)

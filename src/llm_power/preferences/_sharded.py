@@ -38,7 +38,7 @@ from ._battles import Battles, check_model_count, cluster_labels, encode_battles
 from ._fit import Cells, battle_meat, battle_scores, cluster_meat, fit_cells, ratings_sandwich
 from ._ratings import BradleyTerryResult, sandwich_result, separation, with_separated
 
-__all__ = ["bradley_terry_shards", "fit_counted"]
+__all__ = ["bradley_terry_shards", "count_column", "fit_counted", "run_local"]
 
 ENGINES = ("local", "dask")
 #: the running code space of model pairs while shards are merged (models are re-coded in name order at the end)
@@ -266,7 +266,9 @@ def _read_shard(k: int, shard: Any, cluster: str | None,
         table = _load(shard, cluster, count)
         freq = None
         if count is not None:
-            freq, table = _counts(table, count)
+            freq, keep = count_column(table, count)
+            if keep is not None:
+                table = table.loc[keep].reset_index(drop=True)
         enc = encode_battles(table)
         labels = None
         if cluster is not None:
@@ -278,8 +280,10 @@ def _read_shard(k: int, shard: Any, cluster: str | None,
     return enc, labels, freq
 
 
-def _counts(table: Any, count: str) -> tuple[np.ndarray, Any]:
-    """The count column (whole numbers >= 0) and the table without its rows of count 0."""
+def count_column(table: Any, count: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The count column's positive values (whole numbers >= 0 checked) and which rows they are (None:
+    all; rows of count 0 stand for no battle and are dropped).
+    """
     try:
         values = np.asarray(table[count], dtype=float)
     except (KeyError, TypeError, ValueError):
@@ -292,8 +296,8 @@ def _counts(table: Any, count: str) -> tuple[np.ndarray, Any]:
         raise DataError(msg, field=count)
     if (values == 0).any():
         keep = values > 0
-        return values[keep], table.loc[keep].reset_index(drop=True)
-    return values, table
+        return values[keep], keep
+    return values, None
 
 
 def _load(shard: Any, cluster: str | None, count: str | None) -> Any:
@@ -405,18 +409,20 @@ def _labels_with_hash(k: int, shard: Any, cluster: str, count: str | None, value
 # Engines: the shards one after the other, or as tasks on a Dask cluster
 # =================================================================================================
 
+def run_local(fn: Callable[..., Any], shards: list[Any], *args: Any) -> Iterator[tuple[int, Any]]:
+    """(k, fn(k, shards[k], *args)) for every shard, one after the other in this process."""
+    task = _TASKS[fn.__name__]
+    advance(task, 0, len(shards))
+    for k, shard in enumerate(shards):
+        yield k, fn(k, shard, *args)
+        advance(task, k + 1, len(shards))
+
+
 @contextlib.contextmanager
 def _mapper(engine: str, scheduler: Any, n_workers: int | None) -> Iterator[Callable[..., Iterator[tuple[int, Any]]]]:
     """``run(fn, shards, *args)``: (k, fn(k, shards[k], *args)) for every shard, here or on Dask workers."""
     if engine == "local":
-        def run_here(fn: Callable[..., Any], shards: list[Any], *args: Any) -> Iterator[tuple[int, Any]]:
-            task = _TASKS[fn.__name__]
-            advance(task, 0, len(shards))
-            for k, shard in enumerate(shards):
-                yield k, fn(k, shard, *args)
-                advance(task, k + 1, len(shards))
-
-        yield run_here
+        yield run_local
         return
     from .._core.dask import dask_client
 
