@@ -202,7 +202,13 @@ def battle_scores(cells: Cells, theta: np.ndarray, tau: float | None, ia: np.nda
     m = cells.m
     d = theta[cells.pi] - theta[cells.pj]
     s_d, s_t, _ = _score_terms(d, tau)
-    row = np.searchsorted(cells.pi * m + cells.pj, ia * m + ib)
+    key = cells.pi * m + cells.pj
+    if m * m <= 1 << 24:  # a table of the M^2 pairs: one gather per battle
+        row_of = np.zeros(m * m, dtype=np.intp)
+        row_of[key] = np.arange(key.size)
+        row = row_of[ia * m + ib]
+    else:
+        row = np.searchsorted(key, ia * m + ib)
     return s_d[row, outcome], None if s_t is None else s_t[row, outcome]
 
 

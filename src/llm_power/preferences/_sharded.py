@@ -228,7 +228,7 @@ def _count_shard(k: int, shard: Any, cluster: str | None, count: str | None) -> 
         tally = np.rint(np.bincount(inv.reshape(-1), weights=freq, minlength=uniq.size)).astype(np.int64)
     hashes, g = None, 0
     if labels is not None:
-        hashes, g = _label_hashes(labels, enc.n)
+        hashes, g = _label_hashes(*labels), labels[2]
     return _Shard(models=enc.models, cells=uniq.astype(np.int64), counts=tally, n=int(tally.sum()), hashes=hashes,
                   n_clusters=g)
 
@@ -244,22 +244,26 @@ def _score_shard(k: int, shard: Any, cluster: str, count: str | None,
     ia, ib = to_fit[enc.ia], to_fit[enc.ib]
     keep = (ia >= 0) & (ib >= 0)
     size = cells.m + (tau is not None)
-    if not keep.any():
+    if labels is None or not keep.any():
         return np.zeros((size, size)), 0
-    groups, _ = code_labels(labels, enc.n, unit="battle")
-    _, groups = np.unique(groups[keep], return_inverse=True)  # the clusters among the kept battles
-    groups = groups.reshape(-1)
-    ia, ib, outcome = ia[keep], ib[keep], enc.outcome[keep]
+    _, groups, g = labels
+    if not keep.all():  # the clusters among the kept battles, renumbered
+        groups = groups[keep]
+        present = np.bincount(groups, minlength=g) > 0
+        groups = (np.cumsum(present) - 1)[groups]
+        ia, ib, outcome = ia[keep], ib[keep], enc.outcome[keep]
+        freq = None if freq is None else freq[keep]
+    else:
+        outcome = enc.outcome
     scores = battle_scores(cells, theta, tau, ia, ib, outcome)
     g = int(groups.max()) + 1
-    meat = cluster_meat(cells.m, groups, g, ia, ib, scores, count=None if freq is None else freq[keep])
-    return meat, g
+    return cluster_meat(cells.m, groups, g, ia, ib, scores, count=freq), g
 
 
 def _read_shard(k: int, shard: Any, cluster: str | None,
-                count: str | None) -> tuple[Battles, Any, np.ndarray | None]:
-    """A shard loaded and encoded: battles, cluster labels (or None), counts (or None); a problem is a
-    DataError naming the shard.
+                count: str | None) -> tuple[Battles, tuple[np.ndarray, np.ndarray, int] | None, np.ndarray | None]:
+    """A shard loaded and encoded: battles, cluster labels (their values, codes and number; None without
+    ``cluster``), counts (or None); a problem is a DataError naming the shard.
     """
     name = _shard_name(k, shard)
     try:
@@ -272,9 +276,10 @@ def _read_shard(k: int, shard: Any, cluster: str | None,
         enc = encode_battles(table)
         labels = None
         if cluster is not None:
-            labels = cluster_labels(cluster, table)
-            labels = labels.to_numpy() if hasattr(labels, "to_numpy") else np.asarray(labels)
-            code_labels(labels, enc.n, unit="battle")  # a missing label is an error here, with its row
+            values = cluster_labels(cluster, table)
+            values = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+            codes, g = code_labels(values, enc.n, unit="battle")  # a missing label is an error here, with its row
+            labels = (values, codes, g)
     except DataError as exc:
         raise DataError(exc.message, file=name, record=exc.record, field=exc.field) from None
     return enc, labels, freq
@@ -356,15 +361,18 @@ def _label_keys(labels: np.ndarray) -> np.ndarray:
                     dtype=object)
 
 
-def _label_hashes(labels: Any, n: int) -> tuple[np.ndarray, int]:
-    """Sorted 64-bit hashes of the distinct cluster labels, and their number."""
+def _label_hashes(values: np.ndarray, codes: np.ndarray, g: int) -> np.ndarray:
+    """Sorted 64-bit hashes of the distinct cluster labels (``codes``: the label coder's, 0..g-1)."""
     import pandas as pd
 
-    codes, g = code_labels(labels, n, unit="battle")
-    first = np.full(g, n, dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(n))
-    hashes = np.sort(pd.util.hash_array(_label_keys(np.asarray(labels)[first])))
-    return hashes, g
+    return np.sort(pd.util.hash_array(_label_keys(_distinct(values, codes, g))))
+
+
+def _distinct(values: np.ndarray, codes: np.ndarray, g: int) -> np.ndarray:
+    """One value per label code (its first battle's)."""
+    first = np.empty(g, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
+    return np.asarray(values)[first]
 
 
 def _check_partition(hashes: list[tuple[int, Any]], shards: list[Any], cluster: str, count: str | None) -> None:
@@ -396,11 +404,10 @@ def _labels_with_hash(k: int, shard: Any, cluster: str, count: str | None, value
     """The labels (as keys) of one shard whose hash is ``value``."""
     import pandas as pd
 
-    enc, labels, _ = _read_shard(k, shard, cluster, count)
-    codes, g = code_labels(labels, enc.n, unit="battle")
-    first = np.full(g, enc.n, dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(enc.n))
-    keys = _label_keys(np.asarray(labels)[first])
+    _, labels, _ = _read_shard(k, shard, cluster, count)
+    if labels is None:  # pragma: no cover - only called with a cluster column
+        return set()
+    keys = _label_keys(_distinct(*labels))
     hit = pd.util.hash_array(keys) == value
     return {v if not isinstance(v, np.integer) else int(v) for v in keys[hit].tolist()}
 
