@@ -119,14 +119,17 @@ def bradley_terry_shards(shards: Sequence[Any], *, cluster: str | None = None, c
 
     Examples
     --------
+    Six battles in two shards (each prompt's battles in one of them) give the ratings of the six in
+    one table (the example of :func:`bradley_terry`):
+
     >>> from llm_power import bradley_terry_shards
-    >>> one = {"model_a": ["x", "x", "y"], "model_b": ["y", "z", "z"], "winner": ["model_a", "tie", "model_b"],
-    ...        "prompt": ["p1", "p1", "p2"]}
-    >>> two = {"model_a": ["x", "z", "y"], "model_b": ["y", "x", "z"], "winner": ["model_b", "model_b", "model_a"],
-    ...        "prompt": ["p3", "p4", "p4"]}
+    >>> one = {"model_a": ["x", "x", "y", "x"], "model_b": ["y", "z", "z", "y"],
+    ...        "winner": ["model_a", "model_a", "tie", "model_b"], "prompt": ["p1", "p1", "p2", "p2"]}
+    >>> two = {"model_a": ["z", "y"], "model_b": ["x", "z"], "winner": ["model_b", "model_a"],
+    ...        "prompt": ["p3", "p3"]}
     >>> res = bradley_terry_shards([one, two])
-    >>> res.models, [round(float(r), 3) for r in res.ratings]
-    (['x', 'y', 'z'], [0.862, 0.446, -1.308])
+    >>> res.models, [round(float(r), 3) for r in res.ratings], res.n_battles
+    (['x', 'y', 'z'], [0.862, 0.446, -1.308], 6)
     """
     check_option(ties, "ties", ("half", "davidson"))
     engine = check_option(engine, "engine", ENGINES)
