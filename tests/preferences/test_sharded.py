@@ -140,6 +140,7 @@ def test_every_kind_of_shard_gives_the_same_fit(tmp_path):
     kinds = [str(tmp_path / "s0.parquet"), tmp_path / "s1.csv", pa.Table.from_pandas(parts[2]),
              functools.partial(lambda d: {c: d[c].tolist() for c in d.columns}, parts[3])]
     same(bradley_terry_shards(kinds, cluster="prompt"), bradley_terry(df, cluster="prompt"))
+    same(bradley_terry_shards([df.iloc[:0], df, df.iloc[:0]], cluster="prompt"), bradley_terry(df, cluster="prompt"))
 
 
 def test_integer_prompts_and_the_question_id_column():
@@ -317,3 +318,10 @@ def test_the_dask_engine_gives_the_local_result(dask_client, tmp_path):
     with pytest.raises(DataError, match="has battles in shard 0 and shard 1"):
         bradley_terry_shards([df.iloc[:1001], df.iloc[1000:]], cluster="prompt", engine="dask",
                              scheduler=dask_client)
+
+
+@pytest.mark.slow
+def test_a_million_battles_in_forty_shards_equal_the_in_memory_fit():
+    df = battles(n=1_000_000, m=60, prompts=200_000, seed=15)
+    ref = bradley_terry(df, cluster="prompt", ties="davidson")
+    same(bradley_terry_shards(split(df, list(np.linspace(0.025, 0.975, 39))), cluster="prompt", ties="davidson"), ref)

@@ -276,7 +276,8 @@ def _read_shard(k: int, shard: Any, cluster: str | None,
             freq, keep = count_column(table, count)
             if keep is not None:
                 table = table.loc[keep].reset_index(drop=True)
-        enc = encode_battles(table)
+        enc = encode_battles(table) if len(table) else Battles(  # an empty shard adds nothing
+            models=[], ia=np.zeros(0, dtype=np.intp), ib=np.zeros(0, dtype=np.intp), outcome=np.zeros(0, dtype=np.int8))
         labels = None
         if cluster is not None:
             values = cluster_labels(cluster, table)
