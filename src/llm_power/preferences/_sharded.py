@@ -32,6 +32,7 @@ import numpy as np
 from .._core.blas import one_blas_thread
 from .._core.clusters import code_labels, require_clusters
 from .._core.errors import DataError
+from .._core.params import public
 from .._core.progress import advance
 from .._core.validation import check_confidence_level, check_option
 from ._battles import Battles, check_model_count, cluster_labels, encode_battles
@@ -57,6 +58,7 @@ class _Shard:
     n_clusters: int
 
 
+@public
 def bradley_terry_shards(shards: Sequence[Any], *, cluster: str | None = None, count: str | None = None,  # noqa: PLR0913
                          ties: str = "half", engine: str = "local", scheduler: Any = None,
                          n_workers: int | None = None, confidence_level: float = 0.95, tol: float = 1e-10,
