@@ -388,6 +388,7 @@ def _check_partition(hashes: list[tuple[int, Any]], shards: list[Any], cluster: 
     """
     if len(hashes) < 2:
         return
+    hashes.sort(key=lambda item: item[0])  # in shard order, whatever order the shards finished in
     every = np.concatenate([h for _, h in hashes])
     every.sort()
     repeated = np.unique(every[1:][every[1:] == every[:-1]])
