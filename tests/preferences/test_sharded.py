@@ -18,6 +18,8 @@ import pytest
 
 from llm_power import DataError, bradley_terry, bradley_terry_shards
 from llm_power.preferences import _sharded
+from llm_power.preferences._battles import battle_cluster_codes, encode_battles
+from llm_power.preferences._fit import battle_scores, cluster_meat
 from llm_power.preferences._style import fit_style
 
 OUTCOMES = np.array(["model_a", "model_b", "tie"])
@@ -113,6 +115,11 @@ def test_the_sharded_meat_is_the_sum_of_the_prompts_outer_products(sharding):
     brute = _brute_meat(df, res)
     assert g == df["prompt"].nunique() == res.n_clusters
     np.testing.assert_allclose(meat, brute, rtol=0, atol=1e-10 * np.abs(brute).max())
+    enc = encode_battles(df)  # the in-memory meat: every battle's score, summed per prompt in one matrix
+    groups = battle_cluster_codes("prompt", df, enc.n)
+    whole = cluster_meat(len(codes), groups, int(groups.max()) + 1, enc.ia, enc.ib,
+                         battle_scores(cells, res.ratings, None, enc.ia, enc.ib, enc.outcome))
+    np.testing.assert_allclose(meat, whole, rtol=0, atol=1e-10 * np.abs(whole).max())
 
 
 def test_models_that_never_lose_or_win_are_placed_as_in_memory():
@@ -124,8 +131,7 @@ def test_models_that_never_lose_or_win_are_placed_as_in_memory():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = bradley_terry(full, cluster="prompt")
-        res = bradley_terry_shards([df.iloc[:3000], df.iloc[3000:], extra], cluster="prompt") if \
-            df["prompt"].iloc[2999] != df["prompt"].iloc[3000] else bradley_terry_shards([df, extra], cluster="prompt")
+        res = bradley_terry_shards([*split(df, [0.5]), extra], cluster="prompt")
     assert ref.separated == {"alpha": "never wins against the rest", "zeta": "never loses to the rest"}
     same(res, ref)
     assert res.n_clusters == df["prompt"].nunique()  # the prompts of separated models only are not counted
@@ -146,9 +152,7 @@ def test_every_kind_of_shard_gives_the_same_fit(tmp_path):
 def test_integer_prompts_and_the_question_id_column():
     df = battles(n=3000, seed=5)
     df["question_id"] = df.pop("prompt").str[1:].astype(np.int64)
-    shards = [df.iloc[:1500], df.iloc[1500:]]
-    if df["question_id"].iloc[1499] == df["question_id"].iloc[1500]:
-        shards = [df]
+    shards = split(df.assign(prompt=df["question_id"]), [0.5])
     same(bradley_terry_shards(shards, cluster="question"), bradley_terry(df, cluster="question"))
 
 
