@@ -10,7 +10,10 @@ from typing import Any
 
 from .errors import LLMPowerError
 
-__all__ = ["dask_client"]
+__all__ = ["ENGINES", "dask_client"]
+
+#: the engines of the functions that take ``engine=``: this process, or a Dask cluster
+ENGINES = ("local", "dask")
 
 
 def dask_client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], None]]:

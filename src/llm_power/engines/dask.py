@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core.dask import dask_client
+from .._core.dask import ENGINES, dask_client
 from .._core.errors import DataError
 from .._core.validation import check_option
 from .._kernel.sufficient import (
@@ -46,7 +46,6 @@ from .._kernel.sufficient import (
 
 __all__ = ["ENGINES", "diagnose_files"]
 
-ENGINES = ("local", "dask")
 #: read options passed to the readers (the keyword arguments of read_results)
 READ_OPTIONS = ("format", "metric", "cluster", "split", "filter", "item_column")
 

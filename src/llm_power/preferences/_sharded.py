@@ -31,6 +31,7 @@ import numpy as np
 
 from .._core.blas import one_blas_thread
 from .._core.clusters import code_labels, require_clusters
+from .._core.dask import ENGINES, dask_client
 from .._core.errors import DataError
 from .._core.params import public
 from .._core.progress import advance
@@ -41,7 +42,6 @@ from ._ratings import BradleyTerryResult, sandwich_result, separation, with_sepa
 
 __all__ = ["bradley_terry_shards", "count_column", "fit_counted", "run_local"]
 
-ENGINES = ("local", "dask")
 #: the running code space of model pairs while shards are merged (models are re-coded in name order at the end)
 _CODE_SPACE = 1 << 21
 
@@ -438,8 +438,6 @@ def _mapper(engine: str, scheduler: Any, n_workers: int | None) -> Iterator[Call
     if engine == "local":
         yield run_local
         return
-    from .._core.dask import dask_client
-
     client, close = dask_client(scheduler, n_workers)
 
     def run_dask(fn: Callable[..., Any], shards: list[Any], *args: Any) -> Iterator[tuple[int, Any]]:
