@@ -84,6 +84,16 @@ def test_shards_equal_the_in_memory_fit(sharding, ties):
     same(bradley_terry_shards(shards, ties=ties), bradley_terry(df, ties=ties))
 
 
+def test_the_order_of_the_shards_does_not_matter():
+    df = battles(seed=16)
+    shards = split(df, SHARDINGS["uneven"])
+    forward = bradley_terry_shards(shards, cluster="prompt", ties="davidson")
+    backward = bradley_terry_shards(shards[::-1], cluster="prompt", ties="davidson")
+    np.testing.assert_array_equal(backward.ratings, forward.ratings)  # the counts are integers: exactly
+    same(backward, forward, rtol=1e-13)
+    same(bradley_terry_shards(df, cluster="prompt"), bradley_terry(df, cluster="prompt"))  # one table: one shard
+
+
 def _brute_meat(df: pd.DataFrame, res) -> np.ndarray:
     """sum over prompts of s_g s_g', each battle's score (y - p)(e_a - e_b) written out densely (ties half)."""
     m = len(res.models)
