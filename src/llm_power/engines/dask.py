@@ -24,7 +24,6 @@ Without ``scheduler`` a ``distributed.LocalCluster`` is started for the call. In
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core.errors import DataError, LLMPowerError
+from .._core.dask import ENGINES, dask_client
+from .._core.errors import DataError
 from .._core.validation import check_option
 from .._kernel.sufficient import (
     PairSums,
@@ -46,7 +46,6 @@ from .._kernel.sufficient import (
 
 __all__ = ["ENGINES", "diagnose_files"]
 
-ENGINES = ("local", "dask")
 #: read options passed to the readers (the keyword arguments of read_results)
 READ_OPTIONS = ("format", "metric", "cluster", "split", "filter", "item_column")
 
@@ -143,47 +142,13 @@ def load_and_diagnose(paths: Any, *, engine: str, scheduler: Any, n_workers: int
 # The driver
 # =================================================================================================
 
-def _client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], None]]:
-    """A connected client and how to release it (a local cluster is closed, a given client kept)."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as exc:
-        msg = "engine='dask' (--engine dask) needs the dask extra: pip install 'llm-power[dask]'"
-        raise LLMPowerError(msg) from exc
-    if scheduler is not None and not isinstance(scheduler, str):
-        return scheduler, lambda: None
-    import logging
-
-    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker",
-                 "distributed.core", "distributed.comm"):  # the cluster's chatter is not the user's news
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    try:
-        if scheduler is not None:
-            client = Client(scheduler, timeout=30)
-            return client, client.close
-        # the loopback, always: finding a routable address needs a network the machine may not have
-        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None, host="127.0.0.1")
-        client = Client(cluster)
-    except (OSError, TimeoutError, RuntimeError, ValueError) as exc:
-        where = f"the scheduler {scheduler}" if scheduler is not None else "a local Dask cluster"
-        msg = f"engine='dask' (--engine dask): cannot start or reach {where} ({type(exc).__name__}: {exc})"
-        raise LLMPowerError(" ".join(msg.split())[:400]) from None
-
-    def close() -> None:
-        client.close()
-        cluster.close()
-
-    return client, close
-
-
 def _diagnose_dask(paths: list[Any], *, scheduler: Any, n_workers: int | None, read: dict[str, Any],
                    on_missing: str, options: Any, rng: Any, rankings: dict[str, Any] | None) -> tuple[Any, Any, str]:
     from ..rankings import rank_report
     from ..resolution import diagnose_source
 
     files = expand(paths)  # the options are checked already (a DiagnoseOptions), before a cluster is started
-    client, close = _client(scheduler, n_workers)
+    client, close = dask_client(scheduler, n_workers)
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})) or (n_workers or 1))
         n_shards = max(1, workers)

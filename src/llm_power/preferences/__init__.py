@@ -12,7 +12,7 @@ from .._core.lazy import lazy_names
 if TYPE_CHECKING:
     from ._arena import ArenaDiagnosis, arena_diagnose
     from ._battles import MAX_MODELS, Battles, check_model_count, encode_battles
-    from ._bradley_terry import BradleyTerryResult, bradley_terry
+    from ._bradley_terry import bradley_terry
     from ._fit import Cells, fit_cells
     from ._fragility import ArenaFragilityResult, arena_fragility
     from ._judges import (
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     )
     from ._monitor import ArenaMonitor, ArenaMonitorResult, monitor_battles
     from ._ppi import PPIResult, labels_only_interval, ppi_labels_needed, ppi_mean, ppi_mean_difference
+    from ._ratings import BradleyTerryResult
+    from ._sharded import bradley_terry_shards
     from ._winrates import WinRateComparison, WinRateResult, compare_win_rates, win_rate
 
 #: public name -> the module of this family that defines it
@@ -38,7 +40,7 @@ _LAZY = {
     "monitor_battles": "._monitor",
     "arena_fragility": "._fragility",
     "Battles": "._battles",
-    "BradleyTerryResult": "._bradley_terry",
+    "BradleyTerryResult": "._ratings",
     "Cells": "._fit",
     "LengthBiasResult": "._judges",
     "MAX_MODELS": "._battles",
@@ -47,6 +49,7 @@ _LAZY = {
     "WinRateResult": "._winrates",
     "arena_diagnose": "._arena",
     "bradley_terry": "._bradley_terry",
+    "bradley_terry_shards": "._sharded",
     "check_model_count": "._battles",
     "compare_win_rates": "._winrates",
     "encode_battles": "._battles",
@@ -80,6 +83,7 @@ __all__ = [
     "arena_diagnose",
     "arena_fragility",
     "bradley_terry",
+    "bradley_terry_shards",
     "check_model_count",
     "compare_win_rates",
     "encode_battles",

@@ -257,7 +257,8 @@ def arena_diagnose(battles: Any, *, pairs: str = "adjacent", cluster: Any = None
                                   confidence_level=confidence_level)
     alpha, power, level = opts.alpha, opts.power, opts.confidence_level
     from ._battles import battle_cluster_codes, encode_battles
-    from ._bradley_terry import fit_battles, rank_order
+    from ._bradley_terry import fit_battles
+    from ._ratings import rank_order
 
     enc = encode_battles(battles)
     groups = battle_cluster_codes(cluster, battles, enc.n)

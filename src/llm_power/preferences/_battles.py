@@ -16,7 +16,7 @@ ELO = 400.0 / math.log(10.0)
 
 _OUTCOMES = ("model_a", "model_b", "tie")  # outcome codes 0, 1, 2
 
-__all__ = ["Battles", "MAX_MODELS", "check_model_count", "encode_battles"]
+__all__ = ["Battles", "MAX_MODELS", "battle_cluster_codes", "check_model_count", "cluster_labels", "encode_battles"]
 
 
 #: models a Bradley-Terry fit takes by default (``LLM_POWER_MAX_MODELS``): it holds about ten dense
@@ -132,15 +132,22 @@ def battle_cluster_codes(cluster: Any, battles: Any, n: int) -> np.ndarray | Non
     """
     if cluster is None:
         return None
-    if isinstance(cluster, str):
-        name = cluster
-        if name not in getattr(battles, "columns", battles) and f"{name}_id" in getattr(battles, "columns", battles):
-            name = f"{name}_id"
-        try:
-            cluster = battles[name]
-        except (KeyError, TypeError, IndexError):
-            msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
-            raise DataError(msg) from None
-    codes, g = code_labels(cluster, n, unit="battle")
+    codes, g = code_labels(cluster_labels(cluster, battles), n, unit="battle")
     require_clusters(g, unit="battle")
     return np.asarray(codes, dtype=np.intp)
+
+
+def cluster_labels(cluster: Any, battles: Any) -> Any:
+    """The battles' cluster labels: the column ``cluster`` names (``"question"`` finds ``question_id``)
+    or ``cluster`` itself (one label per battle).
+    """
+    if not isinstance(cluster, str):
+        return cluster
+    name = cluster
+    if name not in getattr(battles, "columns", battles) and f"{name}_id" in getattr(battles, "columns", battles):
+        name = f"{name}_id"
+    try:
+        return battles[name]
+    except (KeyError, TypeError, IndexError):
+        msg = f"cluster={cluster!r}: the battles have no column {cluster!r}"
+        raise DataError(msg) from None

@@ -14,7 +14,8 @@ from .._core.errors import DataError
 from .._kernel.variance import Sandwich, sandwich
 from ._battles import Battles
 
-__all__ = ["Cells", "bootstrap_cells", "cells_sandwich", "count_cells", "fit_cells"]
+__all__ = ["Cells", "battle_meat", "battle_scores", "bootstrap_cells", "cells_sandwich", "cluster_meat", "count_cells",
+           "fit_cells", "ratings_sandwich"]
 
 
 @dataclass
@@ -161,42 +162,88 @@ def cells_sandwich(enc: Battles, cells: Cells, theta: np.ndarray, tau: float | N
     cluster (CR1, G/(G-1), t on G - 1 df, not estimable with no more clusters than free parameters).
     """
     m = cells.m
+    if groups is None:  # one cluster per battle: sum over cells of count x s s' (a Laplacian in theta)
+        return ratings_sandwich(cells, theta, tau, battle_meat(cells, theta, tau), None)
+    n_rows = int(groups.max()) + 1
+    if cells_at is None:
+        sd, st = battle_scores(cells, theta, tau, enc.ia, enc.ib, enc.outcome)
+    else:  # each battle's cell is known: look the scores up per cell, then per battle
+        uniq, _, inv = cells_at
+        sd, st = battle_scores(cells, theta, tau, uniq // 3 // m, uniq // 3 % m, uniq % 3)
+        sd, st = sd[inv], None if st is None else st[inv]
+    meat = cluster_meat(m, groups, n_rows, enc.ia, enc.ib, (sd, st))
+    return ratings_sandwich(cells, theta, tau, meat, n_rows)
+
+
+def battle_meat(cells: Cells, theta: np.ndarray, tau: float | None) -> np.ndarray:
+    """The meat with one unit per battle: the sum over cells of count x s s' (a Laplacian in theta,
+    with Davidson's tau row).
+    """
+    m = cells.m
     size = m + (tau is not None)
     d = theta[cells.pi] - theta[cells.pj]
     s_d, s_t, _ = _score_terms(d, tau)
-    if groups is None:  # one cluster per battle: sum over cells of count x s s' (a Laplacian in theta)
-        meat = np.zeros((size, size))
-        meat[:m, :m] = _laplacian(m, cells.pi, cells.pj, np.sum(cells.counts * s_d * s_d, axis=1))
-        if s_t is not None:
-            cross = np.sum(cells.counts * s_d * s_t, axis=1)
-            meat[m, :m] = np.bincount(cells.pi, weights=cross, minlength=m) - np.bincount(cells.pj, weights=cross,
-                                                                                          minlength=m)
-            meat[:m, m] = meat[m, :m]
-            meat[m, m] = float(np.sum(cells.counts * s_t * s_t))
-        n_rows = 0
-    else:  # per cluster: the sum of its battles' scores (sparse: a cluster touches few models)
-        from scipy import sparse
+    meat = np.zeros((size, size))
+    meat[:m, :m] = _laplacian(m, cells.pi, cells.pj, np.sum(cells.counts * s_d * s_d, axis=1))
+    if s_t is not None:
+        cross = np.sum(cells.counts * s_d * s_t, axis=1)
+        meat[m, :m] = np.bincount(cells.pi, weights=cross, minlength=m) - np.bincount(cells.pj, weights=cross,
+                                                                                      minlength=m)
+        meat[:m, m] = meat[m, :m]
+        meat[m, m] = float(np.sum(cells.counts * s_t * s_t))
+    return meat
 
-        n_rows = int(groups.max()) + 1
-        if cells_at is None:
-            pair_row = np.searchsorted(cells.pi * m + cells.pj, enc.ia * m + enc.ib)  # cells are sorted by pair
-            sd = s_d[pair_row, enc.outcome]
-            st = None if s_t is None else s_t[pair_row, enc.outcome]
-        else:  # each battle's cell is known: look the scores up per cell, then per battle
-            uniq, _, inv = cells_at
-            cell_row = np.searchsorted(cells.pi * m + cells.pj, uniq // 3)
-            sd = s_d[cell_row, uniq % 3][inv]
-            st = None if s_t is None else s_t[cell_row, uniq % 3][inv]
-        parts = [(groups, enc.ia, sd), (groups, enc.ib, -sd)]
-        if st is not None:
-            parts.append((groups, np.full(groups.size, m), st))
-        r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
-        scores = sparse.csr_matrix((v, (r, c)), shape=(n_rows, size))  # duplicates are summed
-        meat = np.asarray((scores.T @ scores).toarray())
+
+def battle_scores(cells: Cells, theta: np.ndarray, tau: float | None, ia: np.ndarray, ib: np.ndarray,  # noqa: PLR0913
+                  outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each battle's score in theta_a (minus it in theta_b) and in Davidson's tau (or None), looked up
+    in its cell (every battle's pair must be among the cells, which are sorted by pair).
+    """
+    m = cells.m
+    d = theta[cells.pi] - theta[cells.pj]
+    s_d, s_t, _ = _score_terms(d, tau)
+    key = cells.pi * m + cells.pj
+    if m * m <= 1 << 24:  # a table of the M^2 pairs: one gather per battle
+        row_of = np.zeros(m * m, dtype=np.intp)
+        row_of[key] = np.arange(key.size)
+        row = row_of[ia * m + ib]
+    else:
+        row = np.searchsorted(key, ia * m + ib)
+    return s_d[row, outcome], None if s_t is None else s_t[row, outcome]
+
+
+def cluster_meat(m: int, groups: np.ndarray, n_groups: int, ia: np.ndarray, ib: np.ndarray,  # noqa: PLR0913
+                 scores: tuple[np.ndarray, np.ndarray | None], *, count: np.ndarray | None = None) -> np.ndarray:
+    """The meat summed per cluster: sum over clusters g of s_g s_g', s_g the sum of its battles' scores
+    (times ``count`` when a row stands for that many identical battles). Sparse: a cluster touches few
+    models, so the clusters x parameters score matrix is never dense; the result is dense (p x p).
+    """
+    from scipy import sparse
+
+    sd, st = scores
+    if count is not None:
+        sd = sd * count
+        st = None if st is None else st * count
+    parts = [(groups, ia, sd), (groups, ib, -sd)]
+    if st is not None:
+        parts.append((groups, np.full(groups.size, m), st))
+    r, c, v = (np.concatenate(x) for x in zip(*parts, strict=True))
+    by_cluster = sparse.csr_matrix((v, (r, c)), shape=(n_groups, m + (st is not None)))  # duplicates are summed
+    return np.asarray((by_cluster.T @ by_cluster).toarray())
+
+
+def ratings_sandwich(cells: Cells, theta: np.ndarray, tau: float | None, meat: np.ndarray,
+                     n_clusters: int | None) -> Sandwich:
+    """The kernel's sandwich of the ratings (and tau) at the fit, given the meat (per battle, or summed
+    over ``n_clusters`` clusters: CR1 and G - 1 df).
+    """
+    m = cells.m
+    size = m + (tau is not None)
+    d = theta[cells.pi] - theta[cells.pj]
     pin = np.zeros((size, size))
     pin[:m, :m] = 1.0 / m  # the projection onto the constant the ratings are free of
-    return sandwich(_information(cells, d, tau), meat, n_clusters=None if groups is None else n_rows,
-                    n_free=size - 1, constraint=pin, what="free ratings")
+    return sandwich(_information(cells, d, tau), meat, n_clusters=n_clusters, n_free=size - 1, constraint=pin,
+                    what="free ratings")
 
 
 def count_cells(enc: Battles) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -203,7 +203,8 @@ def arena_fragility(battles: Any, *, pairs: str = "adjacent", fragile_share: flo
     ('x', 'y', True)
     """
     from ._battles import encode_battles
-    from ._bradley_terry import fit_battles, rank_order
+    from ._bradley_terry import fit_battles
+    from ._ratings import rank_order
 
     pairs = check_option(pairs, "pairs", ("adjacent", "all"))
     share = check_open_unit(fragile_share, "fragile_share")

@@ -61,6 +61,7 @@ def _information(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, v: np.nd
     """Z' diag(v) Z for Z = [e_a - e_b, x], without forming Z."""
     p = x.shape[1]
     info = np.zeros((m + p, m + p))
+    lap: np.ndarray
     if m * m <= _GRID_CELLS:  # one bincount over the m x m grid of ordered pairs
         lap = -np.bincount(ia * m + ib, weights=v, minlength=m * m).reshape(m, m)
     else:  # a sort over the pairs that occur (memory O(battles), not m^2 cells)
@@ -90,7 +91,7 @@ def _gradient(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, r: np.ndarr
 
 
 def fit_style(ia: Any, ib: Any, y: Any, m: int, *, covariates: Any = None, weights: Any = None,  # noqa: PLR0913
-              groups: Any = None, tol: float = 1e-10, max_iter: int = 200) -> StyleFit:
+              frequency: Any = None, groups: Any = None, tol: float = 1e-10, max_iter: int = 200) -> StyleFit:
     """Bradley-Terry with battle covariates and weights (module docstring).
 
     Parameters
@@ -105,6 +106,11 @@ def fit_style(ia: Any, ib: Any, y: Any, m: int, *, covariates: Any = None, weigh
         Per battle, the covariates (differences first minus second model).
     weights : float array (n,), optional
         Per battle, a positive weight (an inverse sampling probability).
+    frequency : float array (n,), optional
+        Per row, how many identical battles it stands for (a count, > 0): the row enters the
+        likelihood and the information ``frequency`` times, and the meat per battle as ``frequency``
+        battles, f (w (y - p))^2 -- not as one battle of weight f, (f w (y - p))^2. Per cluster, the
+        row adds f w (y - p) to its cluster's score. Equal to the fit of the expanded battles.
     groups : int array (n,), optional
         Cluster codes (prompts) for the cluster-robust sandwich; default one unit per battle.
     tol, max_iter
@@ -119,9 +125,12 @@ def fit_style(ia: Any, ib: Any, y: Any, m: int, *, covariates: Any = None, weigh
     n = y.size
     x = np.zeros((n, 0)) if covariates is None else np.asarray(covariates, dtype=float).reshape(n, -1)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w)) and np.all(w > 0)):
-        msg = "covariates must be finite and weights finite and positive"
+    f = np.ones(n) if frequency is None else np.asarray(frequency, dtype=float)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w)) and np.all(w > 0) and np.all(np.isfinite(f))
+            and np.all(f > 0)):
+        msg = "covariates must be finite, and weights and frequencies finite and positive"
         raise DataError(msg)
+    w_sample, w = w, w * f  # the likelihood's weight of a row: its battles' weight times their number
     p = x.shape[1]
     theta, beta = np.zeros(m), np.zeros(p)
     pin = np.zeros((m + p, m + p))
@@ -155,9 +164,9 @@ def fit_style(ia: Any, ib: Any, y: Any, m: int, *, covariates: Any = None, weigh
                "all connect through battles")
         raise DataError(msg)
     prob = special.expit(eta)
-    r = w * (y - prob)
+    r = w_sample * (y - prob)  # one battle's score factor
     info = _information(m, ia, ib, x, w * prob * (1.0 - prob))
-    meat, n_clusters = _meat(m, ia, ib, x, r, groups)
+    meat, n_clusters = _meat(m, ia, ib, x, r, groups, f=f)
     sw: Sandwich = sandwich(info, meat, n_clusters=n_clusters, n_free=m - 1 + p, constraint=pin,
                             what="free ratings and coefficients")
     return StyleFit(ratings=theta - theta.mean(), coefficients=beta, covariance=sw.covariance, df=sw.df,
@@ -165,12 +174,15 @@ def fit_style(ia: Any, ib: Any, y: Any, m: int, *, covariates: Any = None, weigh
                     parts=sw)
 
 
-def _meat(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, r: np.ndarray,
-          groups: Any) -> tuple[np.ndarray, int | None]:
-    """Sum over units (battles, or clusters) of the outer product of their score sums."""
+def _meat(m: int, ia: np.ndarray, ib: np.ndarray, x: np.ndarray, r: np.ndarray,  # noqa: PLR0913
+          groups: Any, *, f: np.ndarray) -> tuple[np.ndarray, int | None]:
+    """Sum over units (battles, or clusters) of the outer product of their score sums (a row of
+    frequency f is f battles: f r^2 per battle, f r into its cluster's sum).
+    """
     p = x.shape[1]
     if groups is None:
-        return _information(m, ia, ib, x, r * r), None
+        return _information(m, ia, ib, x, f * r * r), None
+    r = f * r
     from scipy import sparse
 
     uniq, g = np.unique(np.asarray(groups), return_inverse=True)  # compact codes: G = the clusters present
