@@ -43,16 +43,22 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import fmt_s, interleaved, loaded, md_table, peak_rss_mb  # noqa: E402
 
 
-def battles(n: int, m: int = 150, seed: int = 0):  # noqa: ANN201
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
+def _pairs(rng: np.random.Generator, n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Log-strengths and the two models of each battle: uneven exposure (Dirichlet weights), no self-play."""
     theta = rng.normal(0, 1, m)
     w = rng.dirichlet(np.full(m, 2.0))
     a = rng.choice(m, n, p=w)
     b = rng.choice(m, n, p=w)
     same = a == b
     b[same] = (a[same] + 1 + rng.integers(0, m - 1, int(same.sum()))) % m
+    return theta, a, b
+
+
+def battles(n: int, m: int = 150, seed: int = 0):  # noqa: ANN201
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    theta, a, b = _pairs(rng, n, m)
     p = 1 / (1 + np.exp(-(theta[a] - theta[b])))
     outcome = np.where(rng.random(n) < 0.1, 2, np.where(rng.random(n) < p, 0, 1))
     names = pd.Series([f"model-{k:03d}" for k in range(m)], dtype="str")
@@ -165,12 +171,7 @@ def style_battles(n: int, m: int = 100, seed: int = 0):  # noqa: ANN201
     import pandas as pd
 
     rng = np.random.default_rng(seed)
-    theta = rng.normal(0, 1, m)
-    w = rng.dirichlet(np.full(m, 2.0))
-    a = rng.choice(m, n, p=w)
-    b = rng.choice(m, n, p=w)
-    same = a == b
-    b[same] = (a[same] + 1 + rng.integers(0, m - 1, int(same.sum()))) % m
+    theta, a, b = _pairs(rng, n, m)
     length = rng.normal(0.2, 1.0, n)  # standardised length difference
     markdown = (rng.poisson(3, n) - rng.poisson(3, n)).astype(float)
     p = 1 / (1 + np.exp(-(theta[a] - theta[b] + 0.3 * length + 0.05 * markdown)))
