@@ -9,6 +9,7 @@ from typing import Any
 from .._core.options import ADJUST_METHODS
 from ..report.tables import adjust_view, print_view
 from ..report.terminal import dump_json
+from ._json import document
 from ._types import HelpFormatter, UsageError
 
 HELP = "adjust p-values for many comparisons (Holm by default; Bonferroni, Hochberg, BH, BY)"
@@ -48,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     adjusted = adjust_pvalues(args.pvalues, method=args.method)
     rejected = [bool(a <= args.alpha) for a in adjusted]
     if args.format == "json":
-        dump_json({"method": args.method, "alpha": args.alpha, "pvalues": list(args.pvalues),
-                   "adjusted": adjusted, "rejected": rejected})
+        dump_json(document(args, {"method": args.method, "alpha": args.alpha, "pvalues": list(args.pvalues),
+                                   "adjusted": adjusted, "rejected": rejected}))
         return 0
     print_view(adjust_view(args.pvalues, adjusted, rejected, method=args.method, alpha=args.alpha))
     return 0

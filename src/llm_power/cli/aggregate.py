@@ -9,6 +9,7 @@ from typing import Any
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json, say
+from ._json import document
 from ._types import HelpFormatter, UsageError
 
 HELP = ("aggregate scores (lm-eval results_*.json without --log_samples, Every Eval Ever records, Hugging Face "
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             res = paired_bounds(a.value, b.value, a.n, alpha=args.alpha, power=args.power)
             payload["pairs"].append({"task": task, "metric": metric, "filter": filt, **res.to_dict()})
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
         return 0
     for view in tables.aggregate_scores_views(payload["scores"], short, confidence_level=args.confidence_level,
                                               alpha=args.alpha, power=args.power):

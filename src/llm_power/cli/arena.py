@@ -7,6 +7,8 @@ from typing import Any
 
 from .._core.suggest import hint
 from ..io.safe import parse_once
+from ..report.schema import arena_inference
+from ._json import document
 from ._types import HelpFormatter, UsageError, nonnegative_int, positive_int
 
 HELP = "Bradley-Terry ratings of pairwise battles: which rating gaps the battles can separate, and N* battles"
@@ -174,18 +176,19 @@ def run(args: argparse.Namespace) -> int:
                "monitor": None if diag.monitor is None else diag.monitor.to_dict(),
                "n_battles": diag.n_battles, "settings": diag.settings, "pairs": diag.to_frame().to_dict("list"),
                "unresolved": diag.unresolved()}
+    payload["pairs"]["inference"] = arena_inference(payload["pairs"], diag.settings)
     if args.json_out:
         import io
 
         buf = io.StringIO()
-        dump_json(payload, buf)
+        dump_json(document(args, payload), buf)
         write_atomic(args.json_out, buf.getvalue(), inputs=tuple(inputs))
     if args.markdown_out:
         write_atomic(args.markdown_out, render_arena_markdown(diag), inputs=tuple(inputs))
     if args.html_out:
         write_atomic(args.html_out, render_arena_html(diag, source=source), inputs=tuple(inputs))
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
         return 0
     print_view(arena_ranks_view(diag, confidence_level=args.confidence_level))
     style = arena_style_view(diag)

@@ -9,6 +9,7 @@ from typing import Any
 from .._core.options import INTERVAL_METHODS
 from ..report.tables import interval_view, print_view
 from ..report.terminal import dump_json
+from ._json import document
 
 HELP = "confidence interval for one score: K correct out of N items"
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     methods = INTERVAL_METHODS if args.method == "all" else (args.method,)
     payload = compute(args.k, args.n, methods, args.confidence_level, args.alternative)
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
         return 0
     print_view(interval_view(payload, k=args.k, n=args.n, confidence_level=args.confidence_level,
                              alternative=args.alternative))

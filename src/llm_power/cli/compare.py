@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from .._core.errors import warn
 from .._core.suggest import hint
 from ..io.safe import parse_once
+from ..report.schema import comparison_inference
+from ._json import document
 
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
@@ -142,8 +144,9 @@ def run(args: argparse.Namespace) -> int:
                   n_resamples=args.n_resamples, design_effect=args.design_effect,
                   cluster_method=args.cluster_method, rng=args.seed)
     if args.format == "json":
-        dump_json({"model_a": names[0], "model_b": names[1], "verdict": verdict_sentence(res, names, args.cluster),
-                   **res.to_dict()})
+        payload = {"model_a": names[0], "model_b": names[1], "verdict": verdict_sentence(res, names, args.cluster),
+                   **res.to_dict()}
+        dump_json(document(args, {**payload, "inference": comparison_inference(payload)}))
         return 0
     say(verdict_sentence(res, names, args.cluster))
     print()

@@ -8,6 +8,7 @@ from typing import Any
 from .._core.options import INTERVAL_METHODS
 from ..report.tables import coverage_view, print_view
 from ..report.terminal import dump_json
+from ._json import document
 
 HELP = "exact coverage probability of interval methods at true accuracy P on N items"
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             cov = {m: coverage(n, p, method=m, confidence_level=args.confidence_level) for m in methods}
             records.append({"n": n, "p": p, "coverage": cov})
     if args.format == "json":
-        dump_json({"confidence_level": args.confidence_level, "results": records})
+        dump_json(document(args, {"confidence_level": args.confidence_level, "results": records}))
         return 0
     print_view(coverage_view(records, methods, args.confidence_level))
     return 0

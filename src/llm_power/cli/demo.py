@@ -7,6 +7,7 @@ from typing import Any
 
 from ..report.tables import error_bars_view, print_view
 from ..report.terminal import dump_json
+from ._json import document
 from ._types import positive_int
 from .diagnose import run_diagnosis
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.error_bars:
         payload = error_bars(args.confidence_level)
         if args.format == "json":
-            dump_json(payload)
+            dump_json(document(args, payload))
             return 0
         print_view(error_bars_view(payload, confidence_level=args.confidence_level))
         return 0

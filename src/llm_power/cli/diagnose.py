@@ -10,7 +10,9 @@ from typing import Any
 from .._core.progress import step
 from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
+from ..report.schema import with_pair_inference
 from ..report.terminal import dump_json, safe_text, say
+from ._json import document
 from ._types import HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 
 HELP = "leaderboard resolution: which gaps between models can the benchmark resolve?"
@@ -176,8 +178,9 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
         check_eee_paths(diag, eee_out, others)
     outputs = []
     if args.json_out or args.format == "json":  # every pair as an object: built only when asked for
-        payload = {"source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
-                   "labels": view.labels(), **diag.to_dict(), "rankings": rankings.to_dict()}
+        payload = document(args, with_pair_inference({
+            "source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
+            "labels": view.labels(), **diag.to_dict(), "rankings": rankings.to_dict()}))
     if args.json_out:
         import json
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.suggest import hint
 from ..io.safe import parse_once
+from ..report.schema import gate_inference
+from ._json import document
 
 if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
@@ -105,8 +107,9 @@ def run(args: argparse.Namespace) -> int:
                anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
                score_range=args.score_range, cluster_method=args.cluster_method)
     line = res.sentence(*names)
-    payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
-               **res.to_dict()}
+    result = res.to_dict()
+    payload = document(args, {"baseline": names[0], "candidate": names[1], "verdict_line": line,
+                              "exit_code": res.exit_code, **result, "inference": gate_inference(result)})
     _write(args, payload, gate_markdown(res, names), inputs)
     if args.format == "json":
         dump_json(payload)
@@ -176,8 +179,9 @@ def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
     res = gate(blocks["baseline"], blocks["candidate"], margin=args.margin, alpha=args.alpha, power=args.power,
                higher_is_better=not args.lower_is_better, run_pairing=pairing)
     line = res.sentence(*names)
-    payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
-               **res.to_dict()}
+    result = res.to_dict()
+    payload = document(args, {"baseline": names[0], "candidate": names[1], "verdict_line": line,
+                              "exit_code": res.exit_code, **result, "inference": gate_inference(result)})
     _write(args, payload, gate_markdown(res, names), inputs)
     if args.format == "json":
         dump_json(payload)
@@ -221,10 +225,11 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: Sequence[An
                      anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
                      score_range=args.score_range, cluster_method=args.cluster_method)
     line = res.sentence(*names)
-    payload = {"baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
-               "verdict": res.verdict, "margin": res.margin, "alpha": res.alpha,
-               "tasks": {t: {**r.to_dict(), "pvalue_inferiority_holm": res.pvalue_inferiority_holm[t]}
-                         for t, r in res.tasks.items()}}
+    payload = document(args, {
+        "baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
+        "verdict": res.verdict, "margin": res.margin, "alpha": res.alpha,
+        "tasks": {t: {**r.to_dict(), "pvalue_inferiority_holm": res.pvalue_inferiority_holm[t],
+                      "inference": gate_inference(r.to_dict())} for t, r in res.tasks.items()}})
     markdown = gate_tasks_markdown(res, line)
     _write(args, payload, markdown, inputs)
     if args.format == "json":

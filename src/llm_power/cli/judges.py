@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._core.suggest import hint
+from ._json import document
 from ._types import HelpFormatter
 
 HELP = "LLM judges audited: agreement (kappa, alpha) with each other and the human majority, position and length bias"
@@ -198,9 +199,10 @@ def run(args: argparse.Namespace) -> int:
     frame = _filtered(read_battles(args.files), args.where)
     out = audit(frame, item=args.item, humans=args.humans, judges=args.judge, max_judges=args.max_judges,
                 confidence_level=args.confidence_level, resamples=args.resamples, seed=args.seed)
-    write_reports(args, out, lambda: judges_markdown(out), tuple(args.files))
+    doc = document(args, out)
+    write_reports(args, doc, lambda: judges_markdown(out), tuple(args.files))
     if args.format == "json":
-        dump_json(out)
+        dump_json(doc)
         return 0
     for k, view in enumerate(judges_views(out)):
         if k:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..report.tables import noise_units, noise_views, print_view
 from ..report.terminal import dump_json, say
+from ._json import document
 from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing, positive_int
 
 HELP = "run-to-run noise: item, run and item x run variance, flaky items, signal-to-noise, templates"
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     rep = noise(runs, templates=True if args.templates else None, top=args.top,
                 confidence_level=args.confidence_level, run_pairing=args.run_pairing, rng=args.seed)
     if args.format == "json":
-        dump_json({"source": ", ".join(str(p) for p in args.results), "note": runs.note, **rep.to_dict()})
+        source = ", ".join(str(p) for p in args.results)
+        dump_json(document(args, {"source": source, "note": runs.note, **rep.to_dict()}))
         return 0
     for view in noise_views(rep, runs_by=runs.runs_by):
         print_view(view)

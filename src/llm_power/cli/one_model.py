@@ -8,6 +8,7 @@ from typing import Any
 
 from ..report.tables import one_model_html, one_model_markdown, one_model_view, print_view
 from ..report.terminal import dump_json, say
+from ._json import document
 
 __all__ = ["print_one_model"]
 
@@ -29,7 +30,7 @@ def _write_files(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     inputs = tuple(command_paths(args)[1])
     writers: list[tuple[Any, Callable[[], str]]] = [
         (getattr(args, "json_out", None),
-         lambda: json.dumps(to_plain(summary), indent=2, sort_keys=True, allow_nan=False) + "\n"),
+         lambda: json.dumps(to_plain(document(args, summary)), indent=2, sort_keys=True, allow_nan=False) + "\n"),
         (getattr(args, "markdown_out", None), lambda: one_model_markdown(summary)),
         (getattr(args, "html_out", None), lambda: one_model_html(summary))]
     for path, text in writers:
@@ -49,7 +50,7 @@ def print_one_model(args: argparse.Namespace, model: str, scores: Any, clusters:
                                                    rng=getattr(args, "seed", 0))}
     _write_files(args, summary)
     if args.format == "json":
-        dump_json(summary)
+        dump_json(document(args, summary))
         return 0
     binary, n = summary["binary"], summary["n"]
     say(f"One model ({model}): nothing to compare; its score and {100 * level:g}% interval.")

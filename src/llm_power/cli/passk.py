@@ -7,6 +7,8 @@ from typing import Any
 
 from .._core.suggest import hint
 from ..io.safe import parse_once
+from ..report.schema import passk_inference
+from ._json import document
 from ._types import HelpFormatter, UsageError
 from .diagnose import add_declared_option
 
@@ -109,10 +111,10 @@ def run(args: argparse.Namespace) -> int:
                                     "questions (new questions).")
     if args.json_out:
         buf = io.StringIO()
-        dump_json(payload, buf)
+        dump_json(document(args, payload), buf)
         write_atomic(args.json_out, buf.getvalue(), inputs=tuple(args.files))
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
     return 0
 
 
@@ -181,5 +183,8 @@ def _comparison(args: argparse.Namespace, frame: Any, matrices: dict[str, Any], 
                             rng=args.seed, cluster_method=args.cluster_method)
     payload["comparison"] = {"a": name_a, "b": name_b, **cmp.to_frame().to_dict("list"),
                              "critical_value": cmp.critical_value, **_cluster_fields(cmp)}
+    payload["comparison"]["inference"] = passk_inference(
+        payload["comparison"], confidence_level=args.confidence_level,
+        cluster_method=args.cluster_method if args.cluster else None)
     if args.format != "json":
         print_view(passk_comparison_view(cmp, ks, name_a, name_b))

@@ -10,6 +10,7 @@ from .._core.options import DESIGNS
 from ..report import tables
 from ..report.tables import print_view
 from ..report.terminal import dump_json
+from ._json import document
 from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairing, nonnegative_int, positive_int
 
 HELP = "plan an eval: items needed (N*), minimum detectable effect, power, the shortcut's error"
@@ -219,7 +220,7 @@ def run_sample_size(args: argparse.Namespace) -> int:
                "power": args.power, "alternative": args.alternative, "design_effect": args.design_effect,
                "results": rows, **extra, **({"skipped": skipped} if skipped else {})}
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
         return 0
     print_view(tables.sample_size_view(rows, extra, skipped, p_a=args.pa, p_b=args.pb, rho=args.rho,
                                        design=args.design, alpha=args.alpha, power=args.power,
@@ -239,8 +240,9 @@ def _sample_size_table(args: argparse.Namespace) -> int:
         rows.append({"rho": rho, "discordance": pd, "n": max(1, int(pl.ceil_items(raw))), "raw": raw})
     unpaired_raw = pl.unrounded_sample_size(p_a, p_b, design="unpaired", **_kw(args))
     if args.format == "json":
-        dump_json({"p": p, "delta": delta, "method": method, "rows": rows,
-                   "unpaired_per_group": max(1, int(pl.ceil_items(unpaired_raw))), "unpaired_raw": unpaired_raw})
+        dump_json(document(args, {"p": p, "delta": delta, "method": method, "rows": rows,
+                                  "unpaired_per_group": max(1, int(pl.ceil_items(unpaired_raw))),
+                                  "unpaired_raw": unpaired_raw}))
         return 0
     print_view(tables.sample_size_grid_view(rows, max(1, int(pl.ceil_items(unpaired_raw))), unpaired_raw, p=p,
                                             delta=delta, method=method, alpha=args.alpha, power=args.power))
@@ -264,7 +266,7 @@ def run_mde(args: argparse.Namespace) -> int:
                 row[f"paired_rho_{rho:g}"] = pl.mde(n, p=args.p, rho=rho, method=method, **common)
             rows.append(row)
         if args.format == "json":
-            dump_json({"p": args.p, "method": method, "rows": rows})
+            dump_json(document(args, {"p": args.p, "method": method, "rows": rows}))
             return 0
         print_view(tables.mde_grid_view(rows, args.rhos, p=args.p, method=method, alpha=args.alpha,
                                         power=args.power))
@@ -272,7 +274,8 @@ def run_mde(args: argparse.Namespace) -> int:
     rows = [{"n": n, "mde": pl.mde(n, p=args.p, rho=args.rho, design=args.design, method=args.method,
                                    discordance=args.discordance, **common)} for n in ns]
     if args.format == "json":
-        dump_json({"p": args.p, "rho": args.rho, "design": args.design, "method": args.method, "rows": rows})
+        dump_json(document(args, {"p": args.p, "rho": args.rho, "design": args.design, "method": args.method,
+                                  "rows": rows}))
         return 0
     print_view(tables.mde_view(rows, p=args.p, rho=args.rho, design=args.design, method=args.method))
     return 0
@@ -286,8 +289,8 @@ def run_power(args: argparse.Namespace) -> int:
                             discordance=args.discordance)
     rows = [{"n": n, "power": float(v)} for n, v in zip(args.n, values, strict=False)]
     if args.format == "json":
-        dump_json({"p_a": args.pa, "p_b": args.pb, "rho": args.rho, "method": args.method, "design": args.design,
-                   "alpha": args.alpha, "rows": rows})
+        dump_json(document(args, {"p_a": args.pa, "p_b": args.pb, "rho": args.rho, "method": args.method,
+                                  "design": args.design, "alpha": args.alpha, "rows": rows}))
         return 0
     print_view(tables.power_view(rows, p_a=args.pa, p_b=args.pb, rho=args.rho, design=args.design,
                                  method=args.method))
@@ -306,7 +309,7 @@ def run_shortcut(args: argparse.Namespace) -> int:
                "second_order_residual": res.second_order_residual,
                "error_constant": c, "prescreen_delta_at_0_05": pl.shortcut_prescreen(0.05, res.p_mid, args.rho)}
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
         return 0
     print_view(tables.shortcut_view(payload, p_a=args.pa, p_b=args.pb, rho=args.rho))
     return 0
@@ -349,7 +352,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
                             indifference=args.indifference, null_below=args.null_below, cluster=clusters,
                             count=args.count, rng=args.seed)
     if args.format == "json":
-        dump_json(plan.to_dict())
+        dump_json(document(args, plan.to_dict()))
         return 0
     print_view(tables.leaderboard_plan_view(plan))
     if plan.items is None:
@@ -370,7 +373,7 @@ def run_runs(args: argparse.Namespace) -> int:
                      cost_per_item=args.cost_per_item, cost_per_run=args.cost_per_run, max_items=args.max_items,
                      max_runs=args.max_runs, run_pairing=args.run_pairing)
     if args.format == "json":
-        dump_json(plan.to_dict())
+        dump_json(document(args, plan.to_dict()))
         return 0
 
     print_view(tables.runs_plan_view(plan))

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from .._core.suggest import hint
+from ._json import document
 from ._types import HelpFormatter
 
 HELP = ("prediction-powered inference: the human score from a judge on every item and humans on a few, and "
@@ -156,9 +157,10 @@ def run(args: argparse.Namespace) -> int:
     out = estimate(_read(args.labeled), _read(args.unlabeled), label_column=args.label_column,
                    judge_column=args.judge_column, lam=args.lam, confidence_level=args.confidence_level, plan=args.plan,
                    sources=(args.labeled, args.unlabeled))
-    write_reports(args, out, lambda: ppi_markdown(out), (args.labeled, args.unlabeled))
+    doc = document(args, out)
+    write_reports(args, doc, lambda: ppi_markdown(out), (args.labeled, args.unlabeled))
     if args.format == "json":
-        dump_json(out)
+        dump_json(doc)
         return 0
     print_view(ppi_view(out))
     say(ppi_caption(out))

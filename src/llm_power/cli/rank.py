@@ -7,6 +7,7 @@ from typing import Any
 
 from ..report.tables import print_view, ranks_view
 from ..report.terminal import dump_json, safe_text, say
+from ._json import document
 from ._types import HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 from .diagnose import add_declared_options
 
@@ -98,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
         msg = f"no rank intervals: {report.skipped}"
         raise ValueError(msg)
     if args.format == "json":  # the numbers of lp.rank_intervals, lp.winners_curse and lp.fragility
-        dump_json({"source": source, "note": note, "models": list(diag.models), "means": diag.means,
-                   "n_items": diag.n, "settings": diag.settings, **report.to_dict()})
+        dump_json(document(args, {"source": source, "note": note, "models": list(diag.models), "means": diag.means,
+                                  "n_items": diag.n, "settings": diag.settings, **report.to_dict()}))
         return 0
     view = build_view(diag, max_rows=0, rankings=report)
     print_view(ranks_view(view, ranks, n_items=diag.n))

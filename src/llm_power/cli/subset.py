@@ -11,8 +11,10 @@ from typing import Any
 from .._core.suggest import hint
 from ..io.safe import parse_once
 from ..report import tables
+from ..report.schema import subset_gap_inference
 from ..report.tables import print_view
 from ..report.terminal import dump_json, safe_text, say
+from ._json import document
 from ._types import HelpFormatter, UsageError, add_reader_options, nonnegative_int, positive_int
 
 HELP = "fewer items: plan a random subset of a benchmark, and estimate full-benchmark scores and gaps from it"
@@ -149,12 +151,12 @@ def run_plan(args: argparse.Namespace) -> int:
         from ..report.files import write_atomic
 
         buf = io.StringIO()
-        dump_json(payload, buf)
+        dump_json(document(args, payload), buf)
         write_atomic(args.json_out, buf.getvalue(), inputs=inputs)
     if args.plan_out == "-":
         return 0
     if args.format == "json":
-        dump_json(payload)
+        dump_json(document(args, payload))
         return 0
     level = f"{100 * plan.confidence_level:g}%"
     print_view(tables.subset_plan_view(plan))
@@ -279,6 +281,8 @@ def estimate(args: argparse.Namespace) -> dict[str, Any]:
                                  n_items=plan.n_items, names=(name, target), alpha=alpha, target=args.target)
             out["gaps"].append({"model": name, "against": target, **gap.to_dict()})
     out["correction"] = args.correction
+    for row in out["gaps"]:
+        row["inference"] = subset_gap_inference(row, args.correction)
     return out
 
 
@@ -296,10 +300,10 @@ def run_estimate(args: argparse.Namespace) -> int:
         import io
 
         buf = io.StringIO()
-        dump_json(out, buf)
+        dump_json(document(args, out), buf)
         write_atomic(args.json_out, buf.getvalue(), inputs=(*inputs, *paths))
     if args.format == "json":
-        dump_json(out)
+        dump_json(document(args, out))
         return 0
     print_view(tables.subset_estimate_view(out, confidence_level=args.confidence_level))
     if out["gaps"]:
