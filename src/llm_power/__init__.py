@@ -155,6 +155,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         winners_curse,
     )
     from .report.eee import to_eee, write_eee
+    from .report.schema import json_schema
     from .resolution import DiagnoseOptions, Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
@@ -216,6 +217,7 @@ _LAZY = {
     "fragility": ".rankings",
     "winners_curse": ".rankings",
     "to_eee": ".report.eee",
+    "json_schema": ".report.schema",
     "SubsetCompareResult": ".subsets",
     "SubsetEstimateResult": ".subsets",
     "SubsetPlan": ".subsets",
@@ -458,6 +460,7 @@ __all__ = [
     "gate",
     "half_width",
     "icc_anova",
+    "json_schema",
     "judge_agreement",
     "judge_vs_majority",
     "length_bias",
