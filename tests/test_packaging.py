@@ -120,8 +120,9 @@ def test_wheel_ships_license_marker_data_and_templates(built: Built) -> None:
     expected = {f"{built.dist_info}/licenses/LICENSE", "llm_power/py.typed", "llm_power/data/README.md"}
     data = sorted(pkg.glob("data/*.csv.gz"))
     templates = sorted(pkg.glob("report/templates/*"))
-    assert data and templates, "the source tree has no bundled data or no report templates"
-    expected |= {p.relative_to(pkg.parent).as_posix() for p in [*data, *templates]}
+    schemas = sorted(pkg.glob("schemas/*.json"))  # every command's JSON Schema and their version registry
+    assert data and templates and schemas, "the source tree has no bundled data, report templates or JSON schemas"
+    expected |= {p.relative_to(pkg.parent).as_posix() for p in [*data, *templates, *schemas]}
     assert not expected - names, f"missing from {built.wheel.name}: {sorted(expected - names)}"
     assert _wheel_text(built, f"{built.dist_info}/licenses/LICENSE") == (ROOT / "LICENSE").read_text(encoding="utf-8")
 
@@ -219,3 +220,5 @@ def test_wheel_installs_and_demo_runs(built: Built, tmp_path: Path) -> None:
     report = workdir / "report.html"
     assert report.is_file(), sorted(p.name for p in workdir.iterdir())
     assert "MMLU-Pro" in report.read_text(encoding="utf-8")
+    res = _run([python, "-c", "import llm_power; print(llm_power.json_schema('demo')['version'])"], cwd=workdir)
+    assert res.returncode == 0 and res.stdout.strip(), _output(res)  # the schemas are read from the installed wheel
