@@ -10,6 +10,7 @@ same runs and checked beside stdout.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -107,6 +108,11 @@ def _cases(tmp: Path, data: Path) -> list[tuple[str, str, list[Any]]]:
         ("subset-estimate", "subset estimate", ["subset", "estimate", "NEW", "--plan", tmp / "plan.csv",
                                                 "--reference", f["board"], "--cluster", "category",
                                                 "--json", tmp / "subset-estimate.json"]),
+        ("subset-estimate-benchmark", "subset estimate", ["subset", "estimate", "NEW", "--plan", tmp / "plan.csv",
+                                                          "--reference", f["board"], "--cluster", "category", "--target", "benchmark"]),
+        ("diagnose-runs", "diagnose", ["diagnose", data / "reruns" / "llm_stability_long.csv.gz", "--run", "run",
+                                       "--on-missing", "intersect", "--cluster-resamples", "0",
+                                       "--cluster-nstar-sims", "0"]),
     ]
 
 
@@ -116,7 +122,7 @@ def documents(tmp_path_factory, shared_data_dir) -> dict[str, tuple[str, dict[st
     tmp = tmp_path_factory.mktemp("json_schema")
     out = {}
     for case, command, argv in _cases(tmp, shared_data_dir):
-        if case == "subset-estimate":
+        if case.startswith("subset-estimate"):
             argv = [_new_model(tmp, tmp / "board.csv", tmp / "plan.csv") if a == "NEW" else a for a in argv]
         res = run([*map(str, argv), "--format", "json", "--quiet"])
         assert res.returncode == 0, (case, res.stderr)
@@ -125,6 +131,7 @@ def documents(tmp_path_factory, shared_data_dir) -> dict[str, tuple[str, dict[st
     return out
 
 
+@functools.cache
 def _validator(command: str) -> jsonschema.Draft202012Validator:
     schema = lp.json_schema(command)
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -181,11 +188,11 @@ def _bases(doc: dict[str, Any], case: str) -> list[list[dict[str, Any]]]:
     """The ``inference`` lists of a document's pairs (or of its one pair)."""
     if case in {"compare", "compare-iid", "gate", "gate-cluster-anytime"}:
         return [doc["inference"]]
-    if case in {"diagnose", "demo"}:
+    if case in {"diagnose", "demo", "diagnose-runs"}:
         return [p["inference"] for p in doc["pairs"]]
     if case == "arena":
         return doc["pairs"]["inference"]
-    if case == "subset-estimate":
+    if case.startswith("subset-estimate"):
         return [g["inference"] for g in doc["gaps"]]
     if case == "passk":
         return [doc["comparison"]["inference"]]
@@ -217,6 +224,12 @@ def test_each_verdict_says_its_estimand_method_level_and_regime(documents):
     gaps = documents["subset-estimate"][1]["gaps"]  # the default target: new items, Bonferroni across the gaps
     assert all(g["inference"][0]["level"] == g["alpha"] < 0.05 for g in gaps)
     assert {"iid", "corrected", "anytime"} <= {r for c, r in seen if c == "arena"}
+    # a setting that conditions on the items run: the estimand is these items
+    assert {b["estimand"] for g in documents["subset-estimate-benchmark"][1]["gaps"] for b in g["inference"]} == {
+        ESTIMANDS["items"]}
+    assert {b["estimand"] for g in gaps for b in g["inference"]} == {ESTIMANDS["population"]}
+    runs = [{b["regime"]: b for b in p["inference"]} for p in documents["diagnose-runs"][1]["pairs"]]
+    assert runs and all({"iid", "runs"} <= set(r) and r["runs"]["method"] == "run_t" for r in runs)
 
 
 def test_the_schemas_are_not_vacuous(documents):
