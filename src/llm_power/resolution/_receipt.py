@@ -1,0 +1,827 @@
+"""Receipts: the sufficient statistics behind every verdict of a resolution report, and their check.
+
+A receipt (:func:`receipt`, ``llm-power diagnose --receipt FILE``) is a JSON document that holds what
+:func:`~llm_power.diagnose` asked of the scores -- per model its correct answers (0/1) or mean and
+centred sum of squares (graded); per pair n, b and c (0/1) or n, the mean difference and the centred
+sum of squared differences (graded); the same per cluster -- with the options and seed, the SHA-256 of
+every input file, the report's numbers and verdicts per pair and regime, and a SHA-256 digest of its
+own canonical content. :func:`verify_receipt` (``llm-power verify FILE``) runs the same code path as
+``diagnose`` (:func:`~llm_power.resolution.diagnose_source`, the kernel's tests and verdicts) on a
+source of statistics read from the receipt alone -- no items -- and compares every recorded number
+bit for bit. The format is documented in docs/integrations.md ("Receipts"); ``receipt_version``
+numbers it.
+
+The statistics are recorded as diagnose computed them: integers for 0/1 scores (exact), floats for
+graded scores written as the shortest decimal that reads back to the same double (JSON's floats
+round-trip), so the recomputation gets the same bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._core.errors import DataError
+from .._core.files import MB, limit, read_regular_bytes
+from .._core.params import public
+from ._registry import REGIMES, DiagnoseOptions
+
+__all__ = ["RECEIPT_VERSION", "ReceiptCheck", "receipt", "verify_receipt", "write_receipt"]
+
+#: the version of the receipt format this package writes and reads
+RECEIPT_VERSION = 1
+#: what a receipt says it is
+RECEIPT_KIND = "llm-power diagnose receipt"
+#: a receipt larger than ``LLM_POWER_MAX_RECEIPT_MB`` is refused before it is read
+RECEIPT_LIMIT = "LLM_POWER_MAX_RECEIPT_MB"
+#: receipts hold at most this many statistics (pairs x clusters): a report of millions of pairs is
+#: checked from its items, not from a receipt of gigabytes
+MAX_RECEIPT_CELLS = 5_000_000
+#: graded scores on fewer items than this choose their test from the differences themselves (Shapiro-Wilk,
+#: permutation): the receipt carries the scores
+SMALL_GRADED = 30
+#: settings of a report that depend on the items themselves, not on the statistics: recorded, not re-checked
+UNCHECKED_SETTINGS = ("family_dependence",)
+
+
+# =================================================================================================
+# Writing: record what diagnose asks of the scores
+# =================================================================================================
+
+class _Recorder:
+    """A :class:`~llm_power.matrix.ScoreSource` that answers from a score matrix and notes every pair
+    (and, for graded scores, the sums) diagnose asks for.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.pairs: dict[tuple[int, int], None] = {}
+        self.graded: dict[tuple[int, int], tuple[float, float, Any, Any]] = {}
+        self.model_sums: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.matrix_used = False
+
+    @property
+    def n(self) -> int:
+        return int(self.inner.n)
+
+    @property
+    def n_models(self) -> int:
+        return int(self.inner.n_models)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.inner.n_groups)
+
+    @property
+    def binary(self) -> bool:
+        return bool(self.inner.binary)
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        out: tuple[np.ndarray, np.ndarray] = self.inner.moments()
+        return out
+
+    def select(self, keep: np.ndarray) -> Any:
+        msg = "a receipt is recorded on the models the report shows"
+        raise ValueError(msg)
+
+    def _note(self, i: np.ndarray, j: np.ndarray) -> None:
+        for pair in zip(np.asarray(i).tolist(), np.asarray(j).tolist(), strict=True):
+            self.pairs.setdefault(pair, None)
+
+    def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        self._note(i, j)
+        out: np.ndarray = self.inner.both_counts(i, j)
+        return out
+
+    def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> Any:
+        self._note(i, j)
+        return self.inner.pair_sums_binary(i, j, b, c)
+
+    def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> Any:
+        self._note(i, j)
+        out = self.inner.pair_sums_graded(i, j)
+        for k, pair in enumerate(zip(np.asarray(i).tolist(), np.asarray(j).tolist(), strict=True)):
+            if pair not in self.graded:
+                self.graded[pair] = (float(out.delta[k]), float(out.ss[k]),
+                                     None if out.resid is None else np.array(out.resid[:, k]),
+                                     None if out.resid_sq is None else np.array(out.resid_sq[:, k]))
+        return out
+
+    def matrix(self) -> np.ndarray:
+        self.matrix_used = True
+        out: np.ndarray = self.inner.matrix()
+        return out
+
+    def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out: tuple[np.ndarray, np.ndarray, np.ndarray] = self.inner.model_cluster_sums(means)
+        if self.model_sums is None:
+            self.model_sums = out
+        return out
+
+
+@public
+def receipt(diagnosis: Any, *, inputs: Sequence[str | os.PathLike[str]] = (), cluster_field: str | None = None,
+            command: str | None = None) -> dict[str, Any]:
+    """The receipt of a diagnosis: the sufficient statistics behind every verdict, as a JSON-ready dict.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+        A result of :func:`~llm_power.diagnose` made from scores in memory with an integer ``rng``
+        seed (its cluster resamples and wild bootstrap are replayed from it).
+    inputs : sequence of path, optional
+        The files the scores were read from: each regular file's SHA-256 and size are recorded
+        (folders are skipped; give the files inside them).
+    cluster_field : str, optional
+        The name of the cluster field, recorded in the settings (``--cluster``).
+    command : str, optional
+        The command line that made the report, recorded as given.
+
+    Returns
+    -------
+    dict
+        ``receipt_version``, ``kind``, ``llm_power_version``, ``inputs``, ``settings``, ``statistics``,
+        ``report`` and ``digest`` (docs/integrations.md, "Receipts").
+
+    Notes
+    -----
+    The diagnosis is run a second time from its held scores through a recorder that notes every
+    pair (and graded sum) diagnose asks for -- including the pairs behind the tie groups -- and the
+    second run must give the same report, field for field, or the receipt is refused (a diagnosis
+    whose ``rng`` was a Generator cannot be replayed). Not supported: several runs per model (the run
+    regime's mean squares), ``cluster_fine`` (the fine clusters' sums) and item shards (``engine="dask"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from llm_power import diagnose, receipt, verify_receipt
+    >>> rng = np.random.default_rng(1)
+    >>> scores = (rng.random((500, 3)) < [0.7, 0.6, 0.5]).astype(int)
+    >>> r = receipt(diagnose(scores, models=["a", "b", "c"], rng=0))
+    >>> r["statistics"]["pairs"][0]["model_a"], r["receipt_version"]
+    ('a', 1)
+    >>> verify_receipt(r).ok
+    True
+    """
+    from .._version import __version__
+    from ..matrix import ScoreMatrix
+    from ._diagnose import diagnose_source
+
+    held = getattr(diagnosis, "held", None)
+    if held is None:
+        msg = "`diagnosis` must be a Diagnosis made by diagnose (it holds no scores)"
+        raise TypeError(msg)
+    if held.runs is not None:
+        msg = "receipts do not cover the run regime (several runs per model): diagnose the run means instead"
+        raise ValueError(msg)
+    if (diagnosis.settings.get("cluster_level") or {}).get("coarse_vs_fine") is not None:
+        msg = "receipts do not cover `cluster_fine` (the coarse-vs-fine test needs the fine clusters' sums)"
+        raise ValueError(msg)
+    if not isinstance(held.source, ScoreMatrix):
+        msg = "receipts are written from scores in memory (not from item shards: engine='dask')"
+        raise ValueError(msg)
+    names = [str(m) for m in held.names]
+    if len(set(names)) != len(names):
+        msg = "receipts need distinct model names"
+        raise ValueError(msg)
+    options = held.options.replace(top=None)
+    recorder = _Recorder(held.source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the first run said what there is to say
+        again = diagnose_source(recorder, list(held.names), options, rng=held.seed)
+    report = _report(diagnosis)
+    problems = _differences(report, _report(again))
+    if problems:
+        msg = (f"this diagnosis cannot be replayed from its statistics ({problems[0]}); make it with an "
+               "integer `rng` seed")
+        raise ValueError(msg)
+    statistics = _statistics(recorder, names)
+    settings = {"options": _plain(held.options.to_dict()), "seed": held.seed, "cluster_field": cluster_field,
+                "regimes": [r.key for r in diagnosis.regimes]}
+    body = {"receipt_version": RECEIPT_VERSION, "kind": RECEIPT_KIND, "llm_power_version": __version__,
+            "command": command, "inputs": input_hashes(inputs), "settings": settings, "statistics": statistics,
+            "report": report}
+    return {**body, "digest": {"algorithm": "sha256", "value": content_digest(body)}}
+
+
+@public
+def write_receipt(diagnosis: Any, path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
+                  cluster_field: str | None = None, command: str | None = None) -> dict[str, Any]:
+    """Write the :func:`receipt` of a diagnosis to ``path`` (JSON, UTF-8; atomically) and return it.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from llm_power import diagnose, verify_receipt, write_receipt
+    >>> scores = (np.random.default_rng(2).random((400, 3)) < [0.8, 0.6, 0.5]).astype(int)
+    >>> path = os.path.join(tempfile.mkdtemp(), "receipt.json")
+    >>> _ = write_receipt(diagnose(scores, rng=0), path)
+    >>> verify_receipt(path).ok
+    True
+    """
+    from ..report.files import write_atomic
+
+    doc = receipt(diagnosis, inputs=inputs, cluster_field=cluster_field, command=command)
+    write_atomic(path, dumps(doc), inputs=tuple(inputs))
+    return doc
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    """The receipt as the text written to a file: sorted keys, one level of indentation per object."""
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def content_digest(body: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of a receipt without its ``digest``: sorted keys, no
+    whitespace, ASCII -- independent of how the file is indented.
+    """
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:  # noqa: PTH123 - a plain binary read
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def input_hashes(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """Path (as given), size and SHA-256 of each regular file among ``inputs`` (once each)."""
+    out, seen = [], set()
+    for p in inputs:
+        path = Path(p)
+        if not path.is_file():
+            continue
+        key = path.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"path": str(p), "bytes": path.stat().st_size, "sha256": file_sha256(path)})
+    return out
+
+
+def _statistics(rec: _Recorder, names: list[str]) -> dict[str, Any]:
+    """The sufficient statistics diagnose asked for, by model name."""
+    from .._kernel.sufficient import binary_cluster_counts, both_counts
+
+    src = rec.inner
+    n, binary = int(src.n), bool(src.binary)
+    pairs = list(rec.pairs)
+    groups = int(src.n_groups)
+    if len(pairs) * max(groups, 1) > MAX_RECEIPT_CELLS:
+        msg = (f"a receipt of {len(pairs):,} pairs x {max(groups, 1):,} clusters is more than {MAX_RECEIPT_CELLS:,} "
+               "statistics: show fewer models (`top`) or adjacent pairs")
+        raise ValueError(msg)
+    out: dict[str, Any] = {"n": n, "binary": binary, "models": names, "clusters": None, "scores": None}
+    means, m2 = src.moments()
+    i = np.array([p[0] for p in pairs], dtype=np.int64)
+    j = np.array([p[1] for p in pairs], dtype=np.int64)
+    codes, _ = src.coding
+    rows: list[dict[str, Any]] = []
+    if binary:
+        k = np.rint(means * n).astype(np.int64)
+        out["model_correct"] = k.tolist()
+        both = np.rint(both_counts(np.asarray(src.scores, dtype=float), i, j)).astype(np.int64) if pairs else i
+        b, c = k[i] - both, k[j] - both
+        bg = cg = None
+        if groups:
+            col, disc = binary_cluster_counts(np.asarray(src.scores, dtype=float), i, j, codes, groups)
+            s = col[:, i] - col[:, j]
+            bg, cg = np.rint((disc + s) / 2).astype(np.int64), np.rint((disc - s) / 2).astype(np.int64)
+        for p in range(len(pairs)):
+            row: dict[str, Any] = {"model_a": names[i[p]], "model_b": names[j[p]], "n": n, "b": int(b[p]),
+                                   "c": int(c[p])}
+            if bg is not None and cg is not None:
+                row["cluster_b"], row["cluster_c"] = bg[:, p].tolist(), cg[:, p].tolist()
+            rows.append(row)
+    else:
+        out["model_mean"], out["model_ss"] = _plain(means), _plain(m2)
+        for a, bb in pairs:
+            delta, ss, resid, resid_sq = rec.graded[(a, bb)]
+            row = {"model_a": names[a], "model_b": names[bb], "n": n, "mean_d": _plain(delta), "ss_d": _plain(ss)}
+            if groups and resid is not None:
+                row["cluster_resid"], row["cluster_resid_sq"] = _plain(resid), _plain(resid_sq)
+            rows.append(row)
+        if rec.matrix_used:
+            out["scores"] = _plain(np.asarray(src.matrix(), dtype=float))
+    out["pairs"] = rows
+    if groups:
+        sizes = np.bincount(codes, minlength=groups)
+        clusters: dict[str, Any] = {"count": groups, "sizes": sizes.tolist()}
+        if rec.model_sums is not None:
+            _, r, q = rec.model_sums
+            clusters["model_resid"], clusters["model_resid_sq"] = _plain(r.T), _plain(q.T)
+        out["clusters"] = clusters
+    return out
+
+
+# =================================================================================================
+# The report: every number and verdict the diagnosis prints, as plain JSON
+# =================================================================================================
+
+def _report(diag: Any) -> dict[str, Any]:
+    settings = {k: v for k, v in diag.settings.items() if k not in UNCHECKED_SETTINGS}
+    return _plain({
+        "models": list(diag.models), "means": diag.means, "model_ci_low": diag.model_ci_low,
+        "model_ci_high": diag.model_ci_high, "model_se": diag.model_se,
+        "pairs": {key: diag.columns[key] for key in diag.columns}, "n_unresolved": diag.n_unresolved,
+        "tie_groups": diag.tie_groups, "rank_intervals": diag.rank_intervals,
+        "cluster_robustness": diag.cluster_robustness, "settings": settings})
+
+
+def _plain(value: Any) -> Any:
+    """Plain JSON values, exactly: floats as floats (their shortest repr reads back to the same
+    double), non-finite ones as the strings "nan", "inf", "-inf"; tuples as lists; keys as text.
+    """
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ("nan" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+    if isinstance(value, (bool, int, str)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Bit for bit: the same type and value (floats by their bits)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a.hex() == b.hex()
+    return bool(a == b)
+
+
+def _differences(recorded: Any, fresh: Any, path: str = "") -> list[str]:
+    """One line per value that differs between two plain reports (``path``: where)."""
+    if isinstance(recorded, dict) and isinstance(fresh, dict):
+        out = []
+        for key in sorted(set(recorded) | set(fresh)):
+            where = f"{path}.{key}" if path else key
+            if key not in fresh:
+                out.append(f"{where}: recorded, not recomputed")
+            elif key not in recorded:
+                out.append(f"{where}: recomputed, not recorded")
+            else:
+                out += _differences(recorded[key], fresh[key], where)
+        return out
+    if isinstance(recorded, list) and isinstance(fresh, list):
+        if len(recorded) != len(fresh):
+            return [f"{path}: {len(recorded)} values recorded, {len(fresh)} recomputed"]
+        out = []
+        for k, (a, b) in enumerate(zip(recorded, fresh, strict=True)):
+            out += _differences(a, b, f"{path}[{k}]")
+        return out
+    if _same(recorded, fresh):
+        return []
+    return [f"{path}: recorded {_show(recorded)}, recomputed {_show(fresh)}"]
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, float) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+#: the regime each pair field belongs to (the IID regime's and the names' otherwise)
+_FIELD_REGIME = {name: r.key for r in REGIMES for name, _, _ in r.fields}
+
+
+def _pair_lines(problems: list[str], report: Mapping[str, Any]) -> list[str]:
+    """The mismatches in the report's words: "pair 3 (A > B), regime cluster, field q_cluster: ..."."""
+    pairs = report.get("pairs") if isinstance(report.get("pairs"), dict) else {}
+    a, b = (pairs or {}).get("model_a") or [], (pairs or {}).get("model_b") or []
+    out = []
+    for line in problems:
+        head, _, rest = line.partition(": ")
+        if head.startswith("pairs.") and "[" in head:
+            key, _, idx = head[len("pairs."):].partition("[")
+            p = int(idx.rstrip("]").split("]")[0]) if idx.rstrip("]").split("]")[0].isdigit() else -1
+            who = f" ({a[p]} > {b[p]})" if 0 <= p < min(len(a), len(b)) else ""
+            out.append(f"pair {p + 1}{who}, regime {_FIELD_REGIME.get(key, 'iid')}, field {key}: {rest}")
+        else:
+            out.append(line)
+    return out
+
+
+# =================================================================================================
+# Reading and verifying
+# =================================================================================================
+
+def _field(file: str, where: str, requirement: str, value: Any) -> DataError:
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (str, int, float, bool, type(None))) else (
+        type(value).__name__)
+    return DataError(f"must be {requirement}; got {text[:60]}", file=file, field=where)
+
+
+def _get(obj: Any, key: str, where: str, file: str, kind: type | tuple[type, ...], requirement: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise DataError("missing", file=file, field=f"{where}{key}")
+    value = obj[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
+                                                                                 else (kind,))):
+        raise _field(file, f"{where}{key}", requirement, value)
+    return value
+
+
+def _ints(value: Any, where: str, file: str, size: int | None = None, *, minimum: int = 0) -> np.ndarray:
+    if not isinstance(value, list) or (size is not None and len(value) != size) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in value):
+        count = "" if size is None else f"{size} "
+        raise _field(file, where, f"a list of {count}integers >= {minimum}", value)
+    return np.array(value, dtype=np.int64)
+
+
+def _float(value: Any, where: str, file: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise _field(file, where, "a number", value)
+    if isinstance(value, str):
+        if value not in ("nan", "inf", "-inf"):
+            raise _field(file, where, 'a number (or "nan", "inf", "-inf")', value)
+        return float(value)
+    return float(value)
+
+
+def _floats(value: Any, where: str, file: str, size: int | None = None) -> np.ndarray:
+    if not isinstance(value, list) or (size is not None and len(value) != size):
+        raise _field(file, where, f"a list of {'' if size is None else f'{size} '}numbers", value)
+    return np.array([_float(v, f"{where}[{k}]", file) for k, v in enumerate(value)], dtype=float)
+
+
+class ReceiptSource:
+    """The :class:`~llm_power.matrix.ScoreSource` of a receipt: diagnose's questions answered from the
+    recorded statistics alone (each field checked as it is read: a DataError names it).
+    """
+
+    def __init__(self, stats: Any, file: str) -> None:  # noqa: PLR0912, PLR0915 - one check per field
+        w = "statistics."
+        self.file = file
+        self._n = _get(stats, "n", w, file, int, "a positive integer")
+        if self._n < 1:
+            raise _field(file, f"{w}n", "a positive integer", self._n)
+        self._binary = _get(stats, "binary", w, file, bool, "true or false")
+        models = _get(stats, "models", w, file, list, "a list of model names")
+        if len(models) < 2 or not all(isinstance(m, str) for m in models) or len(set(models)) != len(models):
+            raise _field(file, f"{w}models", "a list of at least 2 distinct names", models)
+        self.models = models
+        m = len(models)
+        index = {name: k for k, name in enumerate(models)}
+        clusters = stats.get("clusters")
+        self.inconsistent: list[str] = []
+        self._g = 0
+        self._sizes = None
+        self._model_sums = None
+        if clusters is not None:
+            g = _get(clusters, "count", f"{w}clusters.", file, int, "an integer >= 2")
+            if g < 2:
+                raise _field(file, f"{w}clusters.count", "an integer >= 2", g)
+            sizes = _ints(clusters.get("sizes"), f"{w}clusters.sizes", file, g, minimum=1)
+            if int(sizes.sum()) != self._n:
+                self.inconsistent.append(f"{w}clusters.sizes: sum to {int(sizes.sum())}, n is {self._n}")
+            self._g, self._sizes = g, sizes.astype(float)
+            if "model_resid" in clusters:
+                r = np.array([_floats(row, f"{w}clusters.model_resid[{k}]", file, g) for k, row in
+                              enumerate(_list(clusters.get("model_resid"), f"{w}clusters.model_resid", file, m))])
+                q = np.array([_floats(row, f"{w}clusters.model_resid_sq[{k}]", file, g) for k, row in
+                              enumerate(_list(clusters.get("model_resid_sq"), f"{w}clusters.model_resid_sq", file,
+                                              m))])
+                self._model_sums = (np.ascontiguousarray(r.T), np.ascontiguousarray(q.T))
+        if self._binary:
+            self._k = _ints(stats.get("model_correct"), f"{w}model_correct", file, m)
+            if np.any(self._k > self._n):
+                self.inconsistent.append(f"{w}model_correct: a count above n = {self._n}")
+        else:
+            self._mean = _floats(stats.get("model_mean"), f"{w}model_mean", file, m)
+            self._ss = _floats(stats.get("model_ss"), f"{w}model_ss", file, m)
+        rows = _list(stats.get("pairs"), f"{w}pairs", file)
+        self._at: dict[tuple[int, int], int] = {}
+        cols: dict[str, list[Any]] = {}
+        for p, row in enumerate(rows):
+            where = f"{w}pairs[{p}]."
+            a = _get(row, "model_a", where, file, str, "a model name")
+            b = _get(row, "model_b", where, file, str, "a model name")
+            if a not in index or b not in index or a == b:
+                raise _field(file, f"{where}model_b" if a in index else f"{where}model_a",
+                             "one of statistics.models (two different ones)", b if a in index else a)
+            if _get(row, "n", where, file, int, "an integer") != self._n:
+                self.inconsistent.append(f"{where}n: {row['n']}, statistics.n is {self._n}")
+            self._at[(index[a], index[b])] = p
+            if self._binary:
+                counts = [_get(row, key, where, file, int, "an integer >= 0") for key in ("b", "c")]
+                if min(counts) < 0:
+                    raise _field(file, f"{where}{'b' if counts[0] < 0 else 'c'}", "an integer >= 0", min(counts))
+                cols.setdefault("b", []).append(counts[0])
+                cols.setdefault("c", []).append(counts[1])
+                if self._g:
+                    bg = _ints(row.get("cluster_b"), f"{where}cluster_b", file, self._g)
+                    cg = _ints(row.get("cluster_c"), f"{where}cluster_c", file, self._g)
+                    for key, per, total in (("b", bg, counts[0]), ("c", cg, counts[1])):
+                        if int(per.sum()) != total:
+                            self.inconsistent.append(f"{where}cluster_{key}: sum to {int(per.sum())}, {key} is {total}")
+                    cols.setdefault("bg", []).append(bg)
+                    cols.setdefault("cg", []).append(cg)
+                ka, kb = self._k[index[a]], self._k[index[b]]
+                if counts[0] > ka or counts[1] > kb or ka - counts[0] != kb - counts[1] or sum(counts) > self._n:
+                    self.inconsistent.append(f"{where}b, c: b = {counts[0]}, c = {counts[1]} do not fit the models' "
+                                             f"correct answers ({ka}, {kb}) and n = {self._n}")
+            else:
+                cols.setdefault("delta", []).append(_float(row.get("mean_d"), f"{where}mean_d", file))
+                cols.setdefault("ss", []).append(_float(row.get("ss_d"), f"{where}ss_d", file))
+                if self._g:
+                    cols.setdefault("resid", []).append(_floats(row.get("cluster_resid"), f"{where}cluster_resid",
+                                                                file, self._g))
+                    cols.setdefault("resid_sq", []).append(_floats(row.get("cluster_resid_sq"),
+                                                                   f"{where}cluster_resid_sq", file, self._g))
+        self._cols = {k: np.array(v) for k, v in cols.items()}
+        self._scores = None
+        raw = stats.get("scores")
+        if raw is not None:
+            table = _list(raw, f"{w}scores", file, self._n)
+            self._scores = np.array([_floats(r, f"{w}scores[{k}]", file, m) for k, r in enumerate(table)])
+
+    # --- the source protocol -------------------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        return int(self._n)
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self._g)
+
+    @property
+    def binary(self) -> bool:
+        return bool(self._binary)
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._binary:  # as ScoreMatrix.moments: the mean of 0/1 scores is k / n, exactly
+            means = self._k.astype(float) / self._n
+            return means, self.n * means * (1.0 - means)
+        return self._mean.copy(), self._ss.copy()
+
+    def select(self, keep: np.ndarray) -> Any:
+        msg = "a receipt's models are the report's"
+        raise ValueError(msg)
+
+    def _lookup(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each asked pair's row of the receipt and whether it is recorded the other way round."""
+        rows, flipped = np.empty(i.size, dtype=np.int64), np.zeros(i.size, dtype=bool)
+        for k, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
+            if (a, b) in self._at:
+                rows[k] = self._at[(a, b)]
+            elif (b, a) in self._at:
+                rows[k], flipped[k] = self._at[(b, a)], True
+            else:
+                msg = f"the receipt has no statistics of the pair {self.models[a]!r}, {self.models[b]!r}"
+                raise DataError(msg, file=self.file, field="statistics.pairs")
+        return rows, flipped
+
+    def _bc(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows, flipped = self._lookup(i, j)
+        b, c = self._cols["b"][rows], self._cols["c"][rows]
+        return np.where(flipped, c, b), np.where(flipped, b, c), rows
+
+    def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        b, _, _ = self._bc(i, j)
+        return np.asarray(self._k[i] - b, dtype=float)
+
+    def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> Any:
+        from .._kernel.sufficient import binary_pair_sums
+
+        if not self._g:
+            return binary_pair_sums(self._n, b, c)
+        rows, flipped = self._lookup(i, j)
+        # (G, P) in C order, as the matrix's per-cluster counts: the layout decides the order of later sums
+        bg = np.ascontiguousarray(self._cols["bg"][rows].T)
+        cg = np.ascontiguousarray(self._cols["cg"][rows].T)
+        bg, cg = np.where(flipped, cg, bg), np.where(flipped, bg, cg)
+        return binary_pair_sums(self._n, b, c, sizes=self._sizes, s_g=np.ascontiguousarray(bg - cg, dtype=float),
+                                disc=np.ascontiguousarray(bg + cg, dtype=float))
+
+    def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> Any:
+        from .._kernel.sufficient import PairSums
+
+        rows, flipped = self._lookup(i, j)
+        sign = np.where(flipped, -1.0, 1.0)
+        delta, ss = self._cols["delta"][rows] * sign, self._cols["ss"][rows]
+        if not self._g:
+            return PairSums(n=self._n, delta=delta, ss=ss)
+        resid = np.ascontiguousarray(self._cols["resid"][rows].T * sign)  # C order, as pair_sums makes them
+        return PairSums(n=self._n, delta=delta, ss=ss, sizes=self._sizes, resid=resid,
+                        resid_sq=np.ascontiguousarray(self._cols["resid_sq"][rows].T))
+
+    def matrix(self) -> np.ndarray:
+        if self._scores is None:
+            msg = "the receipt carries no item scores (graded scores on fewer than 30 items need them)"
+            raise DataError(msg, file=self.file, field="statistics.scores")
+        return self._scores
+
+    def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._model_sums is None or self._sizes is None:
+            msg = "the receipt carries no per-cluster sums of the models"
+            raise DataError(msg, file=self.file, field="statistics.clusters.model_resid")
+        return self._sizes, self._model_sums[0], self._model_sums[1]
+
+
+def _list(value: Any, where: str, file: str, size: int | None = None) -> list[Any]:
+    if not isinstance(value, list) or (size is not None and len(value) != size):
+        raise _field(file, where, f"a list{'' if size is None else f' of {size} entries'}", value)
+    return value
+
+
+@dataclass(frozen=True)
+class ReceiptCheck:
+    """What :func:`verify_receipt` found.
+
+    ``ok`` is True when the receipt's own digest matches its content, every recomputed number and
+    verdict equals the recorded one bit for bit, its statistics are consistent, and (with ``items``)
+    every input file hashes as recorded. ``mismatches`` has one line per difference, naming the
+    pair, regime and field.
+    """
+
+    ok: bool
+    file: str
+    receipt_version: int
+    written_by: str
+    verified_by: str
+    digest_ok: bool
+    digest_recorded: str
+    digest_computed: str
+    n_pairs: int
+    regimes: tuple[str, ...]
+    values_checked: int
+    inputs_checked: int | None = None
+    mismatches: tuple[str, ...] = field(default=())
+
+    def summary(self, max_lines: int | None = 50) -> str:
+        """The report of the check: what was recomputed, and one line per mismatch."""
+        head = (f"receipt {self.file}: written by llm-power {self.written_by}, checked by llm-power "
+                f"{self.verified_by}")
+        what = (f"recomputed {self.n_pairs} pairs under {', '.join(self.regimes)} from the statistics alone: "
+                f"{self.values_checked:,} recorded values")
+        lines = [head, what,
+                 f"digest sha256 {self.digest_recorded[:16]}...: " + ("matches the content" if self.digest_ok else
+                                                                     f"does NOT match the content "
+                                                                     f"({self.digest_computed[:16]}...)")]
+        if self.inputs_checked is not None:
+            lines.append(f"inputs: {self.inputs_checked} file(s) re-hashed")
+        shown = list(self.mismatches if max_lines is None else self.mismatches[:max_lines])
+        lines += [f"MISMATCH {m}" for m in shown]
+        if len(shown) < len(self.mismatches):
+            lines.append(f"... and {len(self.mismatches) - len(shown):,} more mismatches")
+        lines.append("OK: every verdict reproduced bit for bit" if self.ok else
+                     f"REFUSED: {len(self.mismatches):,} mismatch(es)")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types."""
+        return {"ok": self.ok, "file": self.file, "receipt_version": self.receipt_version,
+                "written_by": self.written_by, "verified_by": self.verified_by, "digest_ok": self.digest_ok,
+                "digest_recorded": self.digest_recorded, "digest_computed": self.digest_computed,
+                "n_pairs": self.n_pairs, "regimes": list(self.regimes), "values_checked": self.values_checked,
+                "inputs_checked": self.inputs_checked, "mismatches": list(self.mismatches)}
+
+
+def read_receipt(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A receipt file parsed as JSON: its size bounded before it is read (``LLM_POWER_MAX_RECEIPT_MB``),
+    a key twice in one object refused; anything else is the caller's to check.
+    """
+    from ..io.safe import load_json_bytes
+
+    name = os.fspath(path)
+    data = read_regular_bytes(name, limit(RECEIPT_LIMIT) * MB, limit_name=RECEIPT_LIMIT)
+    doc = load_json_bytes(data, file=name)
+    if not isinstance(doc, dict):
+        raise DataError("a receipt is a JSON object", file=name)
+    return doc
+
+
+@public
+def verify_receipt(source: str | os.PathLike[str] | Mapping[str, Any], *,
+                   items: Sequence[str | os.PathLike[str]] | None = None) -> ReceiptCheck:
+    """Recompute every verdict of a receipt from its statistics alone and compare bit for bit.
+
+    Parameters
+    ----------
+    source : path or dict
+        A receipt file (JSON, written by :func:`write_receipt` or ``llm-power diagnose --receipt``)
+        or the dict of :func:`receipt`. Untrusted: its size is bounded before it is read, every field
+        is checked as it is used (a :class:`~llm_power.DataError` names it), nothing in it is run.
+    items : sequence of path, optional
+        The input files: each is re-hashed and must be one the receipt records, and every recorded
+        input must be among them.
+
+    Returns
+    -------
+    ReceiptCheck
+        ``ok``, the digest check, and one line per mismatch (pair, regime, field, recorded and
+        recomputed values).
+
+    Notes
+    -----
+    The statistics are handed to :func:`~llm_power.resolution.diagnose_source` -- the code path of
+    :func:`~llm_power.diagnose`, its kernel tests and verdicts -- with the recorded options and seed;
+    its report is compared with the recorded one value by value (floats by their bits). The receipt's
+    digest is recomputed over its canonical content, so an edit to any field is found even where it
+    changes no verdict (an input's hash). ``settings.family_dependence`` (a note on BH's assumption,
+    computed over the items) is recorded but not re-checked.
+    """
+    from .._version import __version__
+    from ._diagnose import diagnose_source
+
+    if isinstance(source, Mapping):
+        doc, file = json.loads(json.dumps(dict(source), allow_nan=False)), "<receipt>"
+    else:
+        file = os.fspath(source)
+        doc = read_receipt(file)
+    version = _get(doc, "receipt_version", "", file, int, "an integer")
+    if version != RECEIPT_VERSION:
+        msg = f"receipt_version {version} is not one this llm-power reads ({RECEIPT_VERSION})"
+        raise DataError(msg, file=file, field="receipt_version")
+    digest = _get(doc, "digest", "", file, dict, "an object")
+    recorded_digest = _get(digest, "value", "digest.", file, str, "a SHA-256 in hex")
+    if _get(digest, "algorithm", "digest.", file, str, '"sha256"') != "sha256":
+        raise _field(file, "digest.algorithm", '"sha256"', digest["algorithm"])
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    computed_digest = content_digest(body)
+    mismatches: list[str] = []
+    if computed_digest != recorded_digest:
+        mismatches.append(f"digest: recorded sha256 {recorded_digest[:16]}..., the content hashes to "
+                          f"{computed_digest[:16]}... (the receipt was edited)")
+    settings = _get(doc, "settings", "", file, dict, "an object")
+    raw = _get(settings, "options", "settings.", file, dict, "an object")
+    try:
+        options = DiagnoseOptions.create(**raw).replace(top=None)
+    except (TypeError, ValueError) as exc:
+        raise DataError(str(exc), file=file, field="settings.options") from None
+    seed = settings.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise _field(file, "settings.seed", "a non-negative integer or null", seed)
+    recorded = _get(doc, "report", "", file, dict, "an object")
+    src = ReceiptSource(_get(doc, "statistics", "", file, dict, "an object"), file)
+    mismatches += [f"statistics: {line}" for line in src.inconsistent]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the diagnosis said it when it was made
+        diag = diagnose_source(src, list(src.models), options, rng=seed)
+    fresh = _report(diag)
+    mismatches += _pair_lines(_differences(recorded, fresh), recorded)
+    inputs_checked = None
+    if items is not None:
+        inputs_checked, lines = _check_items(doc, items, file)
+        mismatches += lines
+    return ReceiptCheck(ok=not mismatches, file=file, receipt_version=version,
+                        written_by=str(doc.get("llm_power_version")), verified_by=__version__,
+                        digest_ok=computed_digest == recorded_digest, digest_recorded=recorded_digest,
+                        digest_computed=computed_digest, n_pairs=len(diag.columns["delta"]),
+                        regimes=tuple(r.key for r in diag.regimes), values_checked=_count(fresh),
+                        inputs_checked=inputs_checked, mismatches=tuple(mismatches))
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(_count(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count(v) for v in value)
+    return 1
+
+
+def _check_items(doc: Mapping[str, Any], items: Sequence[str | os.PathLike[str]], file: str) -> tuple[int, list[str]]:
+    """Re-hash the given files: each must be a recorded input, and every recorded input must be given."""
+    recorded = _list(doc.get("inputs"), "inputs", file)
+    hashes = {}
+    for k, entry in enumerate(recorded):
+        digest = _get(entry, "sha256", f"inputs[{k}].", file, str, "a SHA-256 in hex")
+        hashes[digest] = str(entry.get("path"))
+    lines, seen = [], set()
+    for path in items:
+        p = Path(path)
+        if not p.is_file():
+            raise DataError("not a file (--items takes the input files themselves)", file=os.fspath(path))
+        digest = file_sha256(p)
+        seen.add(digest)
+        if digest not in hashes:
+            lines.append(f"input {os.fspath(path)}: sha256 {digest[:16]}... is not one the receipt records")
+    for digest, path in hashes.items():
+        if digest not in seen:
+            lines.append(f"input {path} (sha256 {digest[:16]}...): recorded, not among the files given")
+    return len(items), lines
