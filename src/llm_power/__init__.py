@@ -155,7 +155,18 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         winners_curse,
     )
     from .report.eee import to_eee, write_eee
-    from .resolution import DiagnoseOptions, Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
+    from .resolution import (
+        DiagnoseOptions,
+        Diagnosis,
+        PairResolution,
+        ReceiptCheck,
+        calibrate,
+        diagnose,
+        pairwise_statistics,
+        receipt,
+        verify_receipt,
+        write_receipt,
+    )
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
         PassAtKComparison,
@@ -292,6 +303,10 @@ _LAZY = {
     "design_effects": ".clustering",
     "DesignEffectsResult": ".clustering",
     "diagnose": ".resolution",
+    "receipt": ".resolution",
+    "ReceiptCheck": ".resolution",
+    "verify_receipt": ".resolution",
+    "write_receipt": ".resolution",
     "diagnose_files": ".engines",
     "Diagnosis": ".resolution",
     "DiagnoseOptions": ".resolution",
@@ -409,6 +424,7 @@ __all__ = [
     "PowerSimulationResult",
     "RankIntervalsResult",
     "RankReport",
+    "ReceiptCheck",
     "RepeatedSamplingPlanResult",
     "RunPlanResult",
     "RunScores",
@@ -499,6 +515,7 @@ __all__ = [
     "read_results",
     "read_runs",
     "read_subset_plan",
+    "receipt",
     "repeated_sampling_plan",
     "rho_bounds",
     "rule_of_three",
@@ -521,10 +538,12 @@ __all__ = [
     "type_s_m",
     "unpaired_z",
     "variance_components",
+    "verify_receipt",
     "wilcoxon",
     "win_rate",
     "winners_curse",
     "write_eee",
+    "write_receipt",
 ]
 
 

@@ -12,6 +12,8 @@ from .._core.lazy import lazy_names
 if TYPE_CHECKING:
     from ._columns import PairColumns, pair_indices
     from ._diagnose import CORRECTIONS, DESIGN_EFFECTS, calibrate, diagnose, diagnose_source, pairwise_statistics
+    from ._receipt import ReceiptCheck, receipt, verify_receipt, write_receipt
+    from ._receipt_source import ReceiptSource
     from ._regimes import Context, RegimeOutput, tie_groups_and_rank_intervals
     from ._registry import REGIMES, DiagnoseOptions, Option, Regime, headline_key
     from ._results import Diagnosis, Held, PairResolution
@@ -29,6 +31,8 @@ _LAZY = {
     "PairResolution": "._results",
     "REGIMES": "._registry",
     "Regime": "._registry",
+    "ReceiptCheck": "._receipt",
+    "ReceiptSource": "._receipt_source",
     "RegimeOutput": "._regimes",
     "calibrate": "._diagnose",
     "diagnose": "._diagnose",
@@ -36,6 +40,9 @@ _LAZY = {
     "headline_key": "._registry",
     "pair_indices": "._columns",
     "pairwise_statistics": "._diagnose",
+    "receipt": "._receipt",
+    "verify_receipt": "._receipt",
+    "write_receipt": "._receipt",
     "tie_groups_and_rank_intervals": "._regimes",
 }
 
@@ -50,6 +57,8 @@ __all__ = [
     "PairColumns",
     "PairResolution",
     "REGIMES",
+    "ReceiptCheck",
+    "ReceiptSource",
     "Regime",
     "RegimeOutput",
     "calibrate",
@@ -58,7 +67,10 @@ __all__ = [
     "headline_key",
     "pair_indices",
     "pairwise_statistics",
+    "receipt",
     "tie_groups_and_rank_intervals",
+    "verify_receipt",
+    "write_receipt",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())

@@ -33,9 +33,10 @@ import numpy as np
 from .._core.errors import DataError
 from .._core.files import MB, limit, read_regular_bytes
 from .._core.params import public
+from ._receipt_source import ReceiptSource, field_error, get_field, list_field
 from ._registry import REGIMES, DiagnoseOptions
 
-__all__ = ["RECEIPT_VERSION", "ReceiptCheck", "receipt", "verify_receipt", "write_receipt"]
+__all__ = ["RECEIPT_VERSION", "ReceiptCheck", "ReceiptSource", "receipt", "verify_receipt", "write_receipt"]
 
 #: the version of the receipt format this package writes and reads
 RECEIPT_VERSION = 1
@@ -90,7 +91,7 @@ class _Recorder:
         return out
 
     def select(self, keep: np.ndarray) -> Any:
-        msg = "a receipt is recorded on the models the report shows"
+        msg = f"a receipt is recorded on the models the report shows ({len(keep)} asked for)"
         raise ValueError(msg)
 
     def _note(self, i: np.ndarray, j: np.ndarray) -> None:
@@ -231,7 +232,7 @@ def write_receipt(diagnosis: Any, path: str | os.PathLike[str], *, inputs: Seque
     from ..report.files import write_atomic
 
     doc = receipt(diagnosis, inputs=inputs, cluster_field=cluster_field, command=command)
-    write_atomic(path, dumps(doc), inputs=tuple(inputs))
+    write_atomic(os.fspath(path), dumps(doc), inputs=tuple(inputs))
     return doc
 
 
@@ -332,13 +333,17 @@ def _statistics(rec: _Recorder, names: list[str]) -> dict[str, Any]:
 # =================================================================================================
 
 def _report(diag: Any) -> dict[str, Any]:
+    """What the report prints: per pair and regime every column, the counts, ties, rank intervals, the
+    models' scores and intervals and the settings (but :data:`UNCHECKED_SETTINGS`).
+    """
     settings = {k: v for k, v in diag.settings.items() if k not in UNCHECKED_SETTINGS}
-    return _plain({
+    out: dict[str, Any] = _plain({
         "models": list(diag.models), "means": diag.means, "model_ci_low": diag.model_ci_low,
         "model_ci_high": diag.model_ci_high, "model_se": diag.model_se,
         "pairs": {key: diag.columns[key] for key in diag.columns}, "n_unresolved": diag.n_unresolved,
         "tie_groups": diag.tie_groups, "rank_intervals": diag.rank_intervals,
         "cluster_robustness": diag.cluster_robustness, "settings": settings})
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -365,7 +370,7 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, float):
-        return a.hex() == b.hex()
+        return bool(a.hex() == b.hex())
     return bool(a == b)
 
 
@@ -423,231 +428,6 @@ def _pair_lines(problems: list[str], report: Mapping[str, Any]) -> list[str]:
 # =================================================================================================
 # Reading and verifying
 # =================================================================================================
-
-def _field(file: str, where: str, requirement: str, value: Any) -> DataError:
-    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (str, int, float, bool, type(None))) else (
-        type(value).__name__)
-    return DataError(f"must be {requirement}; got {text[:60]}", file=file, field=where)
-
-
-def _get(obj: Any, key: str, where: str, file: str, kind: type | tuple[type, ...], requirement: str) -> Any:
-    if not isinstance(obj, dict) or key not in obj:
-        raise DataError("missing", file=file, field=f"{where}{key}")
-    value = obj[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple)
-                                                                                 else (kind,))):
-        raise _field(file, f"{where}{key}", requirement, value)
-    return value
-
-
-def _ints(value: Any, where: str, file: str, size: int | None = None, *, minimum: int = 0) -> np.ndarray:
-    if not isinstance(value, list) or (size is not None and len(value) != size) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in value):
-        count = "" if size is None else f"{size} "
-        raise _field(file, where, f"a list of {count}integers >= {minimum}", value)
-    return np.array(value, dtype=np.int64)
-
-
-def _float(value: Any, where: str, file: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise _field(file, where, "a number", value)
-    if isinstance(value, str):
-        if value not in ("nan", "inf", "-inf"):
-            raise _field(file, where, 'a number (or "nan", "inf", "-inf")', value)
-        return float(value)
-    return float(value)
-
-
-def _floats(value: Any, where: str, file: str, size: int | None = None) -> np.ndarray:
-    if not isinstance(value, list) or (size is not None and len(value) != size):
-        raise _field(file, where, f"a list of {'' if size is None else f'{size} '}numbers", value)
-    return np.array([_float(v, f"{where}[{k}]", file) for k, v in enumerate(value)], dtype=float)
-
-
-class ReceiptSource:
-    """The :class:`~llm_power.matrix.ScoreSource` of a receipt: diagnose's questions answered from the
-    recorded statistics alone (each field checked as it is read: a DataError names it).
-    """
-
-    def __init__(self, stats: Any, file: str) -> None:  # noqa: PLR0912, PLR0915 - one check per field
-        w = "statistics."
-        self.file = file
-        self._n = _get(stats, "n", w, file, int, "a positive integer")
-        if self._n < 1:
-            raise _field(file, f"{w}n", "a positive integer", self._n)
-        self._binary = _get(stats, "binary", w, file, bool, "true or false")
-        models = _get(stats, "models", w, file, list, "a list of model names")
-        if len(models) < 2 or not all(isinstance(m, str) for m in models) or len(set(models)) != len(models):
-            raise _field(file, f"{w}models", "a list of at least 2 distinct names", models)
-        self.models = models
-        m = len(models)
-        index = {name: k for k, name in enumerate(models)}
-        clusters = stats.get("clusters")
-        self.inconsistent: list[str] = []
-        self._g = 0
-        self._sizes = None
-        self._model_sums = None
-        if clusters is not None:
-            g = _get(clusters, "count", f"{w}clusters.", file, int, "an integer >= 2")
-            if g < 2:
-                raise _field(file, f"{w}clusters.count", "an integer >= 2", g)
-            sizes = _ints(clusters.get("sizes"), f"{w}clusters.sizes", file, g, minimum=1)
-            if int(sizes.sum()) != self._n:
-                self.inconsistent.append(f"{w}clusters.sizes: sum to {int(sizes.sum())}, n is {self._n}")
-            self._g, self._sizes = g, sizes.astype(float)
-            if "model_resid" in clusters:
-                r = np.array([_floats(row, f"{w}clusters.model_resid[{k}]", file, g) for k, row in
-                              enumerate(_list(clusters.get("model_resid"), f"{w}clusters.model_resid", file, m))])
-                q = np.array([_floats(row, f"{w}clusters.model_resid_sq[{k}]", file, g) for k, row in
-                              enumerate(_list(clusters.get("model_resid_sq"), f"{w}clusters.model_resid_sq", file,
-                                              m))])
-                self._model_sums = (np.ascontiguousarray(r.T), np.ascontiguousarray(q.T))
-        if self._binary:
-            self._k = _ints(stats.get("model_correct"), f"{w}model_correct", file, m)
-            if np.any(self._k > self._n):
-                self.inconsistent.append(f"{w}model_correct: a count above n = {self._n}")
-        else:
-            self._mean = _floats(stats.get("model_mean"), f"{w}model_mean", file, m)
-            self._ss = _floats(stats.get("model_ss"), f"{w}model_ss", file, m)
-        rows = _list(stats.get("pairs"), f"{w}pairs", file)
-        self._at: dict[tuple[int, int], int] = {}
-        cols: dict[str, list[Any]] = {}
-        for p, row in enumerate(rows):
-            where = f"{w}pairs[{p}]."
-            a = _get(row, "model_a", where, file, str, "a model name")
-            b = _get(row, "model_b", where, file, str, "a model name")
-            if a not in index or b not in index or a == b:
-                raise _field(file, f"{where}model_b" if a in index else f"{where}model_a",
-                             "one of statistics.models (two different ones)", b if a in index else a)
-            if _get(row, "n", where, file, int, "an integer") != self._n:
-                self.inconsistent.append(f"{where}n: {row['n']}, statistics.n is {self._n}")
-            self._at[(index[a], index[b])] = p
-            if self._binary:
-                counts = [_get(row, key, where, file, int, "an integer >= 0") for key in ("b", "c")]
-                if min(counts) < 0:
-                    raise _field(file, f"{where}{'b' if counts[0] < 0 else 'c'}", "an integer >= 0", min(counts))
-                cols.setdefault("b", []).append(counts[0])
-                cols.setdefault("c", []).append(counts[1])
-                if self._g:
-                    bg = _ints(row.get("cluster_b"), f"{where}cluster_b", file, self._g)
-                    cg = _ints(row.get("cluster_c"), f"{where}cluster_c", file, self._g)
-                    for key, per, total in (("b", bg, counts[0]), ("c", cg, counts[1])):
-                        if int(per.sum()) != total:
-                            self.inconsistent.append(f"{where}cluster_{key}: sum to {int(per.sum())}, {key} is {total}")
-                    cols.setdefault("bg", []).append(bg)
-                    cols.setdefault("cg", []).append(cg)
-                ka, kb = self._k[index[a]], self._k[index[b]]
-                if counts[0] > ka or counts[1] > kb or ka - counts[0] != kb - counts[1] or sum(counts) > self._n:
-                    self.inconsistent.append(f"{where}b, c: b = {counts[0]}, c = {counts[1]} do not fit the models' "
-                                             f"correct answers ({ka}, {kb}) and n = {self._n}")
-            else:
-                cols.setdefault("delta", []).append(_float(row.get("mean_d"), f"{where}mean_d", file))
-                cols.setdefault("ss", []).append(_float(row.get("ss_d"), f"{where}ss_d", file))
-                if self._g:
-                    cols.setdefault("resid", []).append(_floats(row.get("cluster_resid"), f"{where}cluster_resid",
-                                                                file, self._g))
-                    cols.setdefault("resid_sq", []).append(_floats(row.get("cluster_resid_sq"),
-                                                                   f"{where}cluster_resid_sq", file, self._g))
-        self._cols = {k: np.array(v) for k, v in cols.items()}
-        self._scores = None
-        raw = stats.get("scores")
-        if raw is not None:
-            table = _list(raw, f"{w}scores", file, self._n)
-            self._scores = np.array([_floats(r, f"{w}scores[{k}]", file, m) for k, r in enumerate(table)])
-
-    # --- the source protocol -------------------------------------------------------------------------
-
-    @property
-    def n(self) -> int:
-        return int(self._n)
-
-    @property
-    def n_models(self) -> int:
-        return len(self.models)
-
-    @property
-    def n_groups(self) -> int:
-        return int(self._g)
-
-    @property
-    def binary(self) -> bool:
-        return bool(self._binary)
-
-    def moments(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._binary:  # as ScoreMatrix.moments: the mean of 0/1 scores is k / n, exactly
-            means = self._k.astype(float) / self._n
-            return means, self.n * means * (1.0 - means)
-        return self._mean.copy(), self._ss.copy()
-
-    def select(self, keep: np.ndarray) -> Any:
-        msg = "a receipt's models are the report's"
-        raise ValueError(msg)
-
-    def _lookup(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each asked pair's row of the receipt and whether it is recorded the other way round."""
-        rows, flipped = np.empty(i.size, dtype=np.int64), np.zeros(i.size, dtype=bool)
-        for k, (a, b) in enumerate(zip(i.tolist(), j.tolist(), strict=True)):
-            if (a, b) in self._at:
-                rows[k] = self._at[(a, b)]
-            elif (b, a) in self._at:
-                rows[k], flipped[k] = self._at[(b, a)], True
-            else:
-                msg = f"the receipt has no statistics of the pair {self.models[a]!r}, {self.models[b]!r}"
-                raise DataError(msg, file=self.file, field="statistics.pairs")
-        return rows, flipped
-
-    def _bc(self, i: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows, flipped = self._lookup(i, j)
-        b, c = self._cols["b"][rows], self._cols["c"][rows]
-        return np.where(flipped, c, b), np.where(flipped, b, c), rows
-
-    def both_counts(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        b, _, _ = self._bc(i, j)
-        return np.asarray(self._k[i] - b, dtype=float)
-
-    def pair_sums_binary(self, i: np.ndarray, j: np.ndarray, b: np.ndarray, c: np.ndarray) -> Any:
-        from .._kernel.sufficient import binary_pair_sums
-
-        if not self._g:
-            return binary_pair_sums(self._n, b, c)
-        rows, flipped = self._lookup(i, j)
-        # (G, P) in C order, as the matrix's per-cluster counts: the layout decides the order of later sums
-        bg = np.ascontiguousarray(self._cols["bg"][rows].T)
-        cg = np.ascontiguousarray(self._cols["cg"][rows].T)
-        bg, cg = np.where(flipped, cg, bg), np.where(flipped, bg, cg)
-        return binary_pair_sums(self._n, b, c, sizes=self._sizes, s_g=np.ascontiguousarray(bg - cg, dtype=float),
-                                disc=np.ascontiguousarray(bg + cg, dtype=float))
-
-    def pair_sums_graded(self, i: np.ndarray, j: np.ndarray) -> Any:
-        from .._kernel.sufficient import PairSums
-
-        rows, flipped = self._lookup(i, j)
-        sign = np.where(flipped, -1.0, 1.0)
-        delta, ss = self._cols["delta"][rows] * sign, self._cols["ss"][rows]
-        if not self._g:
-            return PairSums(n=self._n, delta=delta, ss=ss)
-        resid = np.ascontiguousarray(self._cols["resid"][rows].T * sign)  # C order, as pair_sums makes them
-        return PairSums(n=self._n, delta=delta, ss=ss, sizes=self._sizes, resid=resid,
-                        resid_sq=np.ascontiguousarray(self._cols["resid_sq"][rows].T))
-
-    def matrix(self) -> np.ndarray:
-        if self._scores is None:
-            msg = "the receipt carries no item scores (graded scores on fewer than 30 items need them)"
-            raise DataError(msg, file=self.file, field="statistics.scores")
-        return self._scores
-
-    def model_cluster_sums(self, means: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._model_sums is None or self._sizes is None:
-            msg = "the receipt carries no per-cluster sums of the models"
-            raise DataError(msg, file=self.file, field="statistics.clusters.model_resid")
-        return self._sizes, self._model_sums[0], self._model_sums[1]
-
-
-def _list(value: Any, where: str, file: str, size: int | None = None) -> list[Any]:
-    if not isinstance(value, list) or (size is not None and len(value) != size):
-        raise _field(file, where, f"a list{'' if size is None else f' of {size} entries'}", value)
-    return value
-
 
 @dataclass(frozen=True)
 class ReceiptCheck:
@@ -712,7 +492,8 @@ def read_receipt(path: str | os.PathLike[str]) -> dict[str, Any]:
     data = read_regular_bytes(name, limit(RECEIPT_LIMIT) * MB, limit_name=RECEIPT_LIMIT)
     doc = load_json_bytes(data, file=name)
     if not isinstance(doc, dict):
-        raise DataError("a receipt is a JSON object", file=name)
+        msg = "a receipt is a JSON object"
+        raise DataError(msg, file=name)
     return doc
 
 
@@ -754,31 +535,31 @@ def verify_receipt(source: str | os.PathLike[str] | Mapping[str, Any], *,
     else:
         file = os.fspath(source)
         doc = read_receipt(file)
-    version = _get(doc, "receipt_version", "", file, int, "an integer")
+    version = get_field(doc, "receipt_version", "", file, int, "an integer")
     if version != RECEIPT_VERSION:
         msg = f"receipt_version {version} is not one this llm-power reads ({RECEIPT_VERSION})"
         raise DataError(msg, file=file, field="receipt_version")
-    digest = _get(doc, "digest", "", file, dict, "an object")
-    recorded_digest = _get(digest, "value", "digest.", file, str, "a SHA-256 in hex")
-    if _get(digest, "algorithm", "digest.", file, str, '"sha256"') != "sha256":
-        raise _field(file, "digest.algorithm", '"sha256"', digest["algorithm"])
+    digest = get_field(doc, "digest", "", file, dict, "an object")
+    recorded_digest = get_field(digest, "value", "digest.", file, str, "a SHA-256 in hex")
+    if get_field(digest, "algorithm", "digest.", file, str, '"sha256"') != "sha256":
+        raise field_error(file, "digest.algorithm", '"sha256"', digest["algorithm"])
     body = {k: v for k, v in doc.items() if k != "digest"}
     computed_digest = content_digest(body)
     mismatches: list[str] = []
     if computed_digest != recorded_digest:
         mismatches.append(f"digest: recorded sha256 {recorded_digest[:16]}..., the content hashes to "
                           f"{computed_digest[:16]}... (the receipt was edited)")
-    settings = _get(doc, "settings", "", file, dict, "an object")
-    raw = _get(settings, "options", "settings.", file, dict, "an object")
+    settings = get_field(doc, "settings", "", file, dict, "an object")
+    raw = get_field(settings, "options", "settings.", file, dict, "an object")
     try:
         options = DiagnoseOptions.create(**raw).replace(top=None)
     except (TypeError, ValueError) as exc:
         raise DataError(str(exc), file=file, field="settings.options") from None
     seed = settings.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise _field(file, "settings.seed", "a non-negative integer or null", seed)
-    recorded = _get(doc, "report", "", file, dict, "an object")
-    src = ReceiptSource(_get(doc, "statistics", "", file, dict, "an object"), file)
+        raise field_error(file, "settings.seed", "a non-negative integer or null", seed)
+    recorded = get_field(doc, "report", "", file, dict, "an object")
+    src = ReceiptSource(get_field(doc, "statistics", "", file, dict, "an object"), file)
     mismatches += [f"statistics: {line}" for line in src.inconsistent]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the diagnosis said it when it was made
@@ -807,16 +588,17 @@ def _count(value: Any) -> int:
 
 def _check_items(doc: Mapping[str, Any], items: Sequence[str | os.PathLike[str]], file: str) -> tuple[int, list[str]]:
     """Re-hash the given files: each must be a recorded input, and every recorded input must be given."""
-    recorded = _list(doc.get("inputs"), "inputs", file)
+    recorded = list_field(doc.get("inputs"), "inputs", file)
     hashes = {}
     for k, entry in enumerate(recorded):
-        digest = _get(entry, "sha256", f"inputs[{k}].", file, str, "a SHA-256 in hex")
+        digest = get_field(entry, "sha256", f"inputs[{k}].", file, str, "a SHA-256 in hex")
         hashes[digest] = str(entry.get("path"))
     lines, seen = [], set()
     for path in items:
         p = Path(path)
         if not p.is_file():
-            raise DataError("not a file (--items takes the input files themselves)", file=os.fspath(path))
+            msg = "not a file (--items takes the input files themselves)"
+            raise DataError(msg, file=os.fspath(path))
         digest = file_sha256(p)
         seen.add(digest)
         if digest not in hashes:
