@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerWarning,
     )
     from .gating import GateResult, gate
+    from .integrations.receipts import ReceiptCheck, receipt, verify_receipt, write_receipt
     from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
     from .io import align_results, align_runs, read_battles, read_results, read_runs
     from .matrix import RunScores, ScoreMatrix
@@ -155,18 +156,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         winners_curse,
     )
     from .report.eee import to_eee, write_eee
-    from .resolution import (
-        DiagnoseOptions,
-        Diagnosis,
-        PairResolution,
-        ReceiptCheck,
-        calibrate,
-        diagnose,
-        pairwise_statistics,
-        receipt,
-        verify_receipt,
-        write_receipt,
-    )
+    from .resolution import DiagnoseOptions, Diagnosis, PairResolution, calibrate, diagnose, pairwise_statistics
     from .runs import NoiseReport, RunPlanResult, RunVarianceResult, noise, plan_runs, run_variance
     from .samples import (
         PassAtKComparison,
@@ -303,10 +293,10 @@ _LAZY = {
     "design_effects": ".clustering",
     "DesignEffectsResult": ".clustering",
     "diagnose": ".resolution",
-    "receipt": ".resolution",
-    "ReceiptCheck": ".resolution",
-    "verify_receipt": ".resolution",
-    "write_receipt": ".resolution",
+    "receipt": ".integrations.receipts",
+    "ReceiptCheck": ".integrations.receipts",
+    "verify_receipt": ".integrations.receipts",
+    "write_receipt": ".integrations.receipts",
     "diagnose_files": ".engines",
     "Diagnosis": ".resolution",
     "DiagnoseOptions": ".resolution",

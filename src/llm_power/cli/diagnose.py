@@ -185,7 +185,7 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
     outputs = []
     receipt_doc = None
     if getattr(args, "receipt_out", None):  # computed before anything is written: a refusal leaves no file
-        from ..resolution import receipt
+        from ..integrations.receipts import receipt
 
         receipt_doc = receipt(diag, inputs=inputs, cluster_field=args.cluster)
     if args.json_out or args.format == "json":  # every pair as an object: built only when asked for
@@ -199,9 +199,9 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
         outputs.append(write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True,
                                                                allow_nan=False) + "\n", inputs=inputs))
     if receipt_doc is not None:
-        from ..resolution._receipt import dumps
+        from ..resolution import dump_receipt
 
-        outputs.append(write_atomic(args.receipt_out, dumps(receipt_doc), inputs=inputs))
+        outputs.append(write_atomic(args.receipt_out, dump_receipt(receipt_doc), inputs=inputs))
     if parquet_out:
         from ..report.parquet import write_pairs
 

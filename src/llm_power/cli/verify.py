@@ -31,7 +31,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand: 0 when every value matches, 1 with one line per mismatch."""
-    from ..resolution import verify_receipt
+    from ..integrations.receipts import verify_receipt
 
     check = verify_receipt(args.receipt, items=args.items)
     if args.format == "json":

@@ -1,15 +1,16 @@
 """Receipts: the sufficient statistics behind every verdict of a resolution report, and their check.
 
-A receipt (:func:`receipt`, ``llm-power diagnose --receipt FILE``) is a JSON document that holds what
+A receipt (:func:`llm_power.receipt`, ``llm-power diagnose --receipt FILE``) is a JSON document that holds what
 :func:`~llm_power.diagnose` asked of the scores -- per model its correct answers (0/1) or mean and
 centred sum of squares (graded); per pair n, b and c (0/1) or n, the mean difference and the centred
 sum of squared differences (graded); the same per cluster -- with the options and seed, the SHA-256 of
 every input file, the report's numbers and verdicts per pair and regime, and a SHA-256 digest of its
-own canonical content. :func:`verify_receipt` (``llm-power verify FILE``) runs the same code path as
+own canonical content. :func:`llm_power.verify_receipt` (``llm-power verify FILE``) runs the same code path as
 ``diagnose`` (:func:`~llm_power.resolution.diagnose_source`, the kernel's tests and verdicts) on a
 source of statistics read from the receipt alone -- no items -- and compares every recorded number
 bit for bit. The format is documented in docs/integrations.md ("Receipts"); ``receipt_version``
-numbers it.
+numbers it. This module is the family's part (the statistics, the replay and the comparison);
+reading, writing and hashing files is :mod:`llm_power.integrations.receipts`'.
 
 The statistics are recorded as diagnose computed them: integers for 0/1 scores (exact), floats for
 graded scores written as the shortest decimal that reads back to the same double (JSON's floats
@@ -21,29 +22,24 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._core.errors import DataError
-from .._core.files import MB, limit, read_regular_bytes
-from .._core.params import public
-from ._receipt_source import ReceiptSource, field_error, get_field, list_field
+from ._receipt_source import ReceiptSource, field_error, get_field
 from ._registry import REGIMES, DiagnoseOptions
 
-__all__ = ["RECEIPT_VERSION", "ReceiptCheck", "ReceiptSource", "receipt", "verify_receipt", "write_receipt"]
+__all__ = ["RECEIPT_KIND", "RECEIPT_VERSION", "ReceiptCheck", "ReceiptSource", "dump_receipt", "receipt_content",
+           "receipt_digest", "recompute_receipt"]
 
 #: the version of the receipt format this package writes and reads
 RECEIPT_VERSION = 1
 #: what a receipt says it is
 RECEIPT_KIND = "llm-power diagnose receipt"
-#: a receipt larger than ``LLM_POWER_MAX_RECEIPT_MB`` is refused before it is read
-RECEIPT_LIMIT = "LLM_POWER_MAX_RECEIPT_MB"
 #: receipts hold at most this many statistics (pairs x clusters): a report of millions of pairs is
 #: checked from its items, not from a receipt of gigabytes
 MAX_RECEIPT_CELLS = 5_000_000
@@ -129,51 +125,16 @@ class _Recorder:
         return out
 
 
-@public
-def receipt(diagnosis: Any, *, inputs: Sequence[str | os.PathLike[str]] = (), cluster_field: str | None = None,
-            command: str | None = None) -> dict[str, Any]:
-    """The receipt of a diagnosis: the sufficient statistics behind every verdict, as a JSON-ready dict.
+def receipt_content(diagnosis: Any, *, cluster_field: str | None = None) -> dict[str, Any]:
+    """The parts of a receipt a diagnosis gives: ``settings``, ``statistics`` and ``report``
+    (:func:`llm_power.receipt` adds the version, the inputs' hashes and the digest).
 
-    Parameters
-    ----------
-    diagnosis : Diagnosis
-        A result of :func:`~llm_power.diagnose` made from scores in memory with an integer ``rng``
-        seed (its cluster resamples and wild bootstrap are replayed from it).
-    inputs : sequence of path, optional
-        The files the scores were read from: each regular file's SHA-256 and size are recorded
-        (folders are skipped; give the files inside them).
-    cluster_field : str, optional
-        The name of the cluster field, recorded in the settings (``--cluster``).
-    command : str, optional
-        The command line that made the report, recorded as given.
-
-    Returns
-    -------
-    dict
-        ``receipt_version``, ``kind``, ``llm_power_version``, ``inputs``, ``settings``, ``statistics``,
-        ``report`` and ``digest`` (docs/integrations.md, "Receipts").
-
-    Notes
-    -----
     The diagnosis is run a second time from its held scores through a recorder that notes every
     pair (and graded sum) diagnose asks for -- including the pairs behind the tie groups -- and the
     second run must give the same report, field for field, or the receipt is refused (a diagnosis
     whose ``rng`` was a Generator cannot be replayed). Not supported: several runs per model (the run
     regime's mean squares), ``cluster_fine`` (the fine clusters' sums) and item shards (``engine="dask"``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from llm_power import diagnose, receipt, verify_receipt
-    >>> rng = np.random.default_rng(1)
-    >>> scores = (rng.random((500, 3)) < [0.7, 0.6, 0.5]).astype(int)
-    >>> r = receipt(diagnose(scores, models=["a", "b", "c"], rng=0))
-    >>> r["statistics"]["pairs"][0]["model_a"], r["receipt_version"]
-    ('a', 1)
-    >>> verify_receipt(r).ok
-    True
     """
-    from .._version import __version__
     from ..matrix import ScoreMatrix
     from ._diagnose import diagnose_source
 
@@ -205,72 +166,22 @@ def receipt(diagnosis: Any, *, inputs: Sequence[str | os.PathLike[str]] = (), cl
         msg = (f"this diagnosis cannot be replayed from its statistics ({problems[0]}); make it with an "
                "integer `rng` seed")
         raise ValueError(msg)
-    statistics = _statistics(recorder, names)
     settings = {"options": _plain(held.options.to_dict()), "seed": held.seed, "cluster_field": cluster_field,
                 "regimes": [r.key for r in diagnosis.regimes]}
-    body = {"receipt_version": RECEIPT_VERSION, "kind": RECEIPT_KIND, "llm_power_version": __version__,
-            "command": command, "inputs": input_hashes(inputs), "settings": settings, "statistics": statistics,
-            "report": report}
-    return {**body, "digest": {"algorithm": "sha256", "value": content_digest(body)}}
+    return {"settings": settings, "statistics": _statistics(recorder, names), "report": report}
 
 
-@public
-def write_receipt(diagnosis: Any, path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (),
-                  cluster_field: str | None = None, command: str | None = None) -> dict[str, Any]:
-    """Write the :func:`receipt` of a diagnosis to ``path`` (JSON, UTF-8; atomically) and return it.
-
-    Examples
-    --------
-    >>> import numpy as np, tempfile, os
-    >>> from llm_power import diagnose, verify_receipt, write_receipt
-    >>> scores = (np.random.default_rng(2).random((400, 3)) < [0.8, 0.6, 0.5]).astype(int)
-    >>> path = os.path.join(tempfile.mkdtemp(), "receipt.json")
-    >>> _ = write_receipt(diagnose(scores, rng=0), path)
-    >>> verify_receipt(path).ok
-    True
-    """
-    from ..report.files import write_atomic
-
-    doc = receipt(diagnosis, inputs=inputs, cluster_field=cluster_field, command=command)
-    write_atomic(os.fspath(path), dumps(doc), inputs=tuple(inputs))
-    return doc
-
-
-def dumps(doc: Mapping[str, Any]) -> str:
+def dump_receipt(doc: Mapping[str, Any]) -> str:
     """The receipt as the text written to a file: sorted keys, one level of indentation per object."""
     return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def content_digest(body: Mapping[str, Any]) -> str:
+def receipt_digest(body: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of a receipt without its ``digest``: sorted keys, no
     whitespace, ASCII -- independent of how the file is indented.
     """
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """SHA-256 (hex) of a file's bytes, read in blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:  # noqa: PTH123 - a plain binary read
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def input_hashes(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any]]:
-    """Path (as given), size and SHA-256 of each regular file among ``inputs`` (once each)."""
-    out, seen = [], set()
-    for p in inputs:
-        path = Path(p)
-        if not path.is_file():
-            continue
-        key = path.resolve()
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append({"path": str(p), "bytes": path.stat().st_size, "sha256": file_sha256(path)})
-    return out
 
 
 def _statistics(rec: _Recorder, names: list[str]) -> dict[str, Any]:
@@ -431,7 +342,7 @@ def _pair_lines(problems: list[str], report: Mapping[str, Any]) -> list[str]:
 
 @dataclass(frozen=True)
 class ReceiptCheck:
-    """What :func:`verify_receipt` found.
+    """What :func:`~llm_power.verify_receipt` found.
 
     ``ok`` is True when the receipt's own digest matches its content, every recomputed number and
     verdict equals the recorded one bit for bit, its statistics are consistent, and (with ``items``)
@@ -482,73 +393,15 @@ class ReceiptCheck:
                 "inputs_checked": self.inputs_checked, "mismatches": list(self.mismatches)}
 
 
-def read_receipt(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A receipt file parsed as JSON: its size bounded before it is read (``LLM_POWER_MAX_RECEIPT_MB``),
-    a key twice in one object refused; anything else is the caller's to check.
+def recompute_receipt(doc: Mapping[str, Any], *, file: str = "<receipt>") -> tuple[Any, list[str], int]:
+    """Every verdict of a parsed receipt recomputed from its ``statistics`` with its ``settings``
+    through :func:`~llm_power.resolution.diagnose_source` and compared with its ``report``, value by
+    value (floats by their bits): the recomputed diagnosis, one line per mismatch (pair, regime, field;
+    statistics that contradict each other) and the number of values compared. The digest and the
+    inputs are the caller's (:func:`llm_power.verify_receipt`).
     """
-    from ..io.safe import load_json_bytes
-
-    name = os.fspath(path)
-    data = read_regular_bytes(name, limit(RECEIPT_LIMIT) * MB, limit_name=RECEIPT_LIMIT)
-    doc = load_json_bytes(data, file=name)
-    if not isinstance(doc, dict):
-        msg = "a receipt is a JSON object"
-        raise DataError(msg, file=name)
-    return doc
-
-
-@public
-def verify_receipt(source: str | os.PathLike[str] | Mapping[str, Any], *,
-                   items: Sequence[str | os.PathLike[str]] | None = None) -> ReceiptCheck:
-    """Recompute every verdict of a receipt from its statistics alone and compare bit for bit.
-
-    Parameters
-    ----------
-    source : path or dict
-        A receipt file (JSON, written by :func:`write_receipt` or ``llm-power diagnose --receipt``)
-        or the dict of :func:`receipt`. Untrusted: its size is bounded before it is read, every field
-        is checked as it is used (a :class:`~llm_power.DataError` names it), nothing in it is run.
-    items : sequence of path, optional
-        The input files: each is re-hashed and must be one the receipt records, and every recorded
-        input must be among them.
-
-    Returns
-    -------
-    ReceiptCheck
-        ``ok``, the digest check, and one line per mismatch (pair, regime, field, recorded and
-        recomputed values).
-
-    Notes
-    -----
-    The statistics are handed to :func:`~llm_power.resolution.diagnose_source` -- the code path of
-    :func:`~llm_power.diagnose`, its kernel tests and verdicts -- with the recorded options and seed;
-    its report is compared with the recorded one value by value (floats by their bits). The receipt's
-    digest is recomputed over its canonical content, so an edit to any field is found even where it
-    changes no verdict (an input's hash). ``settings.family_dependence`` (a note on BH's assumption,
-    computed over the items) is recorded but not re-checked.
-    """
-    from .._version import __version__
     from ._diagnose import diagnose_source
 
-    if isinstance(source, Mapping):
-        doc, file = json.loads(json.dumps(dict(source), allow_nan=False)), "<receipt>"
-    else:
-        file = os.fspath(source)
-        doc = read_receipt(file)
-    version = get_field(doc, "receipt_version", "", file, int, "an integer")
-    if version != RECEIPT_VERSION:
-        msg = f"receipt_version {version} is not one this llm-power reads ({RECEIPT_VERSION})"
-        raise DataError(msg, file=file, field="receipt_version")
-    digest = get_field(doc, "digest", "", file, dict, "an object")
-    recorded_digest = get_field(digest, "value", "digest.", file, str, "a SHA-256 in hex")
-    if get_field(digest, "algorithm", "digest.", file, str, '"sha256"') != "sha256":
-        raise field_error(file, "digest.algorithm", '"sha256"', digest["algorithm"])
-    body = {k: v for k, v in doc.items() if k != "digest"}
-    computed_digest = content_digest(body)
-    mismatches: list[str] = []
-    if computed_digest != recorded_digest:
-        mismatches.append(f"digest: recorded sha256 {recorded_digest[:16]}..., the content hashes to "
-                          f"{computed_digest[:16]}... (the receipt was edited)")
     settings = get_field(doc, "settings", "", file, dict, "an object")
     raw = get_field(settings, "options", "settings.", file, dict, "an object")
     try:
@@ -560,22 +413,13 @@ def verify_receipt(source: str | os.PathLike[str] | Mapping[str, Any], *,
         raise field_error(file, "settings.seed", "a non-negative integer or null", seed)
     recorded = get_field(doc, "report", "", file, dict, "an object")
     src = ReceiptSource(get_field(doc, "statistics", "", file, dict, "an object"), file)
-    mismatches += [f"statistics: {line}" for line in src.inconsistent]
+    mismatches = [f"statistics: {line}" for line in src.inconsistent]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the diagnosis said it when it was made
         diag = diagnose_source(src, list(src.models), options, rng=seed)
     fresh = _report(diag)
     mismatches += _pair_lines(_differences(recorded, fresh), recorded)
-    inputs_checked = None
-    if items is not None:
-        inputs_checked, lines = _check_items(doc, items, file)
-        mismatches += lines
-    return ReceiptCheck(ok=not mismatches, file=file, receipt_version=version,
-                        written_by=str(doc.get("llm_power_version")), verified_by=__version__,
-                        digest_ok=computed_digest == recorded_digest, digest_recorded=recorded_digest,
-                        digest_computed=computed_digest, n_pairs=len(diag.columns["delta"]),
-                        regimes=tuple(r.key for r in diag.regimes), values_checked=_count(fresh),
-                        inputs_checked=inputs_checked, mismatches=tuple(mismatches))
+    return diag, mismatches, _count(fresh)
 
 
 def _count(value: Any) -> int:
@@ -584,26 +428,3 @@ def _count(value: Any) -> int:
     if isinstance(value, list):
         return sum(_count(v) for v in value)
     return 1
-
-
-def _check_items(doc: Mapping[str, Any], items: Sequence[str | os.PathLike[str]], file: str) -> tuple[int, list[str]]:
-    """Re-hash the given files: each must be a recorded input, and every recorded input must be given."""
-    recorded = list_field(doc.get("inputs"), "inputs", file)
-    hashes = {}
-    for k, entry in enumerate(recorded):
-        digest = get_field(entry, "sha256", f"inputs[{k}].", file, str, "a SHA-256 in hex")
-        hashes[digest] = str(entry.get("path"))
-    lines, seen = [], set()
-    for path in items:
-        p = Path(path)
-        if not p.is_file():
-            msg = "not a file (--items takes the input files themselves)"
-            raise DataError(msg, file=os.fspath(path))
-        digest = file_sha256(p)
-        seen.add(digest)
-        if digest not in hashes:
-            lines.append(f"input {os.fspath(path)}: sha256 {digest[:16]}... is not one the receipt records")
-    for digest, path in hashes.items():
-        if digest not in seen:
-            lines.append(f"input {path} (sha256 {digest[:16]}...): recorded, not among the files given")
-    return len(items), lines

@@ -197,15 +197,6 @@ class Diagnosis(Result):
         every: Diagnosis = self.held.every()
         return every
 
-    def receipt(self, *, inputs: Any = (), cluster_field: str | None = None) -> dict[str, Any]:
-        """The receipt of this diagnosis: the sufficient statistics behind every verdict, its settings and
-        numbers, the inputs' SHA-256 and a digest of its own content (:func:`~llm_power.receipt`;
-        :func:`~llm_power.verify_receipt` re-checks it without the items).
-        """
-        from ._receipt import receipt
-
-        return receipt(self, inputs=inputs, cluster_field=cluster_field)
-
     @property
     def headline(self) -> Any:
         """The report's headline regime (an entry of ``REGIMES``): the strictest one computed."""
