@@ -10,7 +10,7 @@ own canonical content. :func:`llm_power.verify_receipt` (``llm-power verify FILE
 source of statistics read from the receipt alone -- no items -- and compares every recorded number
 bit for bit. The format is documented in docs/integrations.md ("Receipts"); ``receipt_version``
 numbers it. This module is the family's part (the statistics, the replay and the comparison);
-reading, writing and hashing files is :mod:`llm_power.integrations.receipts`'.
+reading, writing and hashing files is :mod:`llm_power.integrations.receipts`.
 
 The statistics are recorded as diagnose computed them: integers for 0/1 scores (exact), floats for
 graded scores written as the shortest decimal that reads back to the same double (JSON's floats
