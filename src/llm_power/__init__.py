@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerWarning,
     )
     from .gating import GateResult, gate
+    from .integrations.receipts import ReceiptCheck, receipt, verify_receipt, write_receipt
     from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
     from .io import align_results, align_runs, read_battles, read_results, read_runs
     from .matrix import RunScores, ScoreMatrix
@@ -294,6 +295,10 @@ _LAZY = {
     "design_effects": ".clustering",
     "DesignEffectsResult": ".clustering",
     "diagnose": ".resolution",
+    "receipt": ".integrations.receipts",
+    "ReceiptCheck": ".integrations.receipts",
+    "verify_receipt": ".integrations.receipts",
+    "write_receipt": ".integrations.receipts",
     "diagnose_files": ".engines",
     "Diagnosis": ".resolution",
     "DiagnoseOptions": ".resolution",
@@ -411,6 +416,7 @@ __all__ = [
     "PowerSimulationResult",
     "RankIntervalsResult",
     "RankReport",
+    "ReceiptCheck",
     "RepeatedSamplingPlanResult",
     "RunPlanResult",
     "RunScores",
@@ -502,6 +508,7 @@ __all__ = [
     "read_results",
     "read_runs",
     "read_subset_plan",
+    "receipt",
     "repeated_sampling_plan",
     "rho_bounds",
     "rule_of_three",
@@ -524,10 +531,12 @@ __all__ = [
     "type_s_m",
     "unpaired_z",
     "variance_components",
+    "verify_receipt",
     "wilcoxon",
     "win_rate",
     "winners_curse",
     "write_eee",
+    "write_receipt",
 ]
 
 

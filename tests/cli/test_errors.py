@@ -124,7 +124,25 @@ SPECS: dict[str, Spec] = {
     "subset estimate": Spec(lambda d: ["subset", "estimate", str(d / "wide.csv"), "--plan", str(d / "plan.csv")], None,
                             lambda d, f: ["subset", "estimate", str(d / "wide.csv"), "--plan", f]),
     "demo": Spec(lambda d: ["demo", "--no-html"], None, None),
+    "verify": Spec(lambda d: ["verify", _receipt(d)], None, lambda d, f: ["verify", f]),
 }
+
+
+def _receipt(d: Path) -> str:
+    """A receipt of wide.csv's diagnosis (written once, through the Python API: no output to capture)."""
+    path = d / "receipt.json"
+    if not path.exists():
+        import csv
+
+        import numpy as np
+
+        import llm_power as lp
+
+        with (d / "wide.csv").open(encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        x = np.array([[int(r[m]) for m in ("m-a", "m-b", "m-c")] for r in rows])
+        lp.write_receipt(lp.diagnose(x, models=["m-a", "m-b", "m-c"], rng=0), path, inputs=[d / "wide.csv"])
+    return str(path)
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:

@@ -30,7 +30,8 @@ MB = 1 << 20
 
 #: the environment variables that raise a limit, and their defaults (docs/security.md)
 DEFAULTS = {"LLM_POWER_MAX_MEMBER_MB": 512, "LLM_POWER_MAX_ARCHIVE_MB": 4096, "LLM_POWER_MAX_RATIO": 200,
-            "LLM_POWER_MAX_JSON_MB": 2048, "LLM_POWER_MAX_PARQUET_MB": 4096, "LLM_POWER_MAX_TEXT_MB": 2048,
+            "LLM_POWER_MAX_JSON_MB": 2048,
+            "LLM_POWER_MAX_RECEIPT_MB": 256, "LLM_POWER_MAX_PARQUET_MB": 4096, "LLM_POWER_MAX_TEXT_MB": 2048,
             "LLM_POWER_MAX_YAML_ALIAS_NODES": 100_000,
             # sizes that scale work or memory with an argument (checked before allocating)
             "LLM_POWER_MAX_ITEMS": 100_000_000, "LLM_POWER_MAX_PLAN_RUNS": 1_000_000,

@@ -9,7 +9,7 @@ from ..report.tables import error_bars_view, print_view
 from ..report.terminal import dump_json
 from ._json import document
 from ._types import positive_int
-from .diagnose import run_diagnosis
+from .diagnose import add_receipt_option, run_diagnosis
 
 HELP = "resolution report on real MMLU-Pro results (26 models, 12,032 questions), writes report.html"
 
@@ -34,6 +34,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=positive_int, default=10, metavar="K", help="the K best models (default 10)")
     p.add_argument("--error-bars", action="store_true", help="instead: the error bars of common benchmark sizes")
     p.add_argument("--wide", action="store_true", help="every column of the pairs table at full width")
+    add_receipt_option(p)
     p.add_argument("--confidence-level", type=float, default=0.95, metavar="L", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
@@ -71,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
     args.cluster, args.seed = DEMO_CLUSTER, 0
     args.json_out = args.markdown_out = None
     args.wide = getattr(args, "wide", False)
+    from ..io.demo import mmlu_pro_path
+
     return run_diagnosis(args, models, x, category, source="bundled MMLU-Pro results (llm_power/data)",
-                         inputs=(), note=DEMO_NOTE, title=f"MMLU-Pro: which of the top {args.top} gaps are real?",
+                         inputs=(mmlu_pro_path(),),  # its SHA-256 in a --receipt
+                         note=DEMO_NOTE, title=f"MMLU-Pro: which of the top {args.top} gaps are real?",
                          next_line="llm-power diagnose YOUR_RESULTS --cluster FIELD --html report.html",
                          options=demo_options(top=args.top, confidence_level=args.confidence_level))
 

@@ -36,6 +36,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "
                         "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
     add_reader_options(p, missing="some model lacks")
+    add_receipt_option(p)
     p.add_argument("--run", dest="run_field", metavar="FIELD",
                    help="several runs per model (seeds, templates, engines): the column or harness field that names "
                         "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "
@@ -48,6 +49,13 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=positive_int, metavar="N",
                    help="worker processes of the local Dask cluster (default: the CPU count)")
     p.set_defaults(run=run)
+
+
+def add_receipt_option(p: argparse.ArgumentParser) -> None:
+    """``--receipt FILE``: the sufficient statistics behind every verdict (``llm-power verify`` re-checks it)."""
+    p.add_argument("--receipt", dest="receipt_out", metavar="FILE",
+                   help="also write a receipt: the statistics behind every verdict, the settings and the inputs' "
+                        "SHA-256, for llm-power verify FILE to re-check without the items (default: none)")
 
 
 def add_declared_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
@@ -177,6 +185,11 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
 
         check_eee_paths(diag, eee_out, others)
     outputs = []
+    receipt_doc = None
+    if getattr(args, "receipt_out", None):  # computed before anything is written: a refusal leaves no file
+        from ..integrations.receipts import receipt
+
+        receipt_doc = receipt(diag, inputs=inputs, cluster_field=args.cluster)
     if args.json_out or args.format == "json":  # every pair as an object: built only when asked for
         payload = document(args, with_pair_inference({
             "source": source, "note": note, "verdict": view.sentences, "next": view.next_steps,
@@ -188,6 +201,10 @@ def report_diagnosis(args: argparse.Namespace, diag: Any, x: Any, models: list[s
 
         outputs.append(write_atomic(args.json_out, json.dumps(to_plain(payload), indent=2, sort_keys=True,
                                                                allow_nan=False) + "\n", inputs=inputs))
+    if receipt_doc is not None:
+        from ..resolution import dump_receipt
+
+        outputs.append(write_atomic(args.receipt_out, dump_receipt(receipt_doc), inputs=inputs))
     if parquet_out:
         from ..report.parquet import write_pairs
 

@@ -38,10 +38,11 @@ from . import (
     ppi,
     rank,
     subset,
+    verify,
 )
 
 COMMANDS = (ci, coverage, compare, plan, adjust, diagnose, rank, noise, gate, aggregate, arena, judges, ppi, passk,
-            subset, demo)
+            subset, verify, demo)
 
 #: the exit codes of every command: one per kind of error (``gate`` adds 3 INCONCLUSIVE and 4 FAIL)
 EXIT_CODES = {

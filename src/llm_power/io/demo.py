@@ -12,7 +12,7 @@ import numpy as np
 
 from ..matrix import RunScores, ScoreMatrix
 
-__all__ = ["load_mmlu_pro", "load_reruns", "reruns_path"]
+__all__ = ["load_mmlu_pro", "load_reruns", "mmlu_pro_path", "reruns_path"]
 
 
 def load_mmlu_pro() -> ScoreMatrix:
@@ -37,6 +37,13 @@ def load_mmlu_pro() -> ScoreMatrix:
             rows.append(row[2:])
     return ScoreMatrix(items=items, models=header[2:], scores=np.asarray(rows, dtype=np.int8).astype(float),
                        clusters=category)
+
+
+def mmlu_pro_path() -> str:
+    """The path of the bundled MMLU-Pro correctness table (what ``llm-power demo`` reads; its receipts
+    record this file's SHA-256).
+    """
+    return str(resources.files("llm_power") / "data" / "mmlu_pro_correct.csv.gz")
 
 
 def reruns_path() -> str:

@@ -294,7 +294,9 @@ def diagnose_source(source: ScoreSource, names: list[Any], options: Any, *, rng:
         compute = regime.compute
         if compute is not None and regime.requested(opts, source.n_groups, runs is not None):
             outputs[regime.key] = compute(ctx, opts)
-    held = Held(source=source, names=names, local_order=local_order, options=opts, runs=runs, expand=_every_pair)
+    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
+    held = Held(source=source, names=names, local_order=local_order, options=opts, runs=runs, expand=_every_pair,
+                seed=seed)
     diag = _diagnosis(ctx, outputs, held)
     return _with_ties(diag)
 

@@ -62,12 +62,13 @@ class Held:
     diagnosis of every pair is formed by ``expand`` on first request and kept.
     """
 
-    __slots__ = ("_every", "expand", "local_order", "names", "options", "runs", "source")
+    __slots__ = ("_every", "expand", "local_order", "names", "options", "runs", "seed", "source")
 
-    def __init__(self, *, source: Any, names: list[Any], local_order: np.ndarray, options: Any, runs: Any,
-                 expand: Any) -> None:
+    def __init__(self, *, source: Any, names: list[Any], local_order: np.ndarray, options: Any, runs: Any,  # noqa: PLR0913
+                 expand: Any, seed: int | None = None) -> None:
         self.source, self.names, self.local_order, self.options, self.runs = source, names, local_order, options, runs
         self.expand = expand
+        self.seed = seed  # the caller's integer seed (None: a Generator or fresh entropy), for receipts
         self._every: Any = None
 
     def every(self) -> Any:
