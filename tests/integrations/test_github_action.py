@@ -36,7 +36,7 @@ def test_action_yml_is_a_composite_running_the_module():
         if name in ("python-version", "version"):
             continue
         assert f"INPUT_{name.upper().replace('-', '_')}" in gate_step["env"], name
-    assert set(action["outputs"]) == {"verdict", "exit-code"}
+    assert set(action["outputs"]) == {"verdict", "exit-code", "conclusion"}
 
 
 class FakeGitHub(BaseHTTPRequestHandler):
@@ -387,7 +387,7 @@ def test_missing_inputs_are_a_usage_error(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "out.txt"))
     assert github_action.main() == 2
     assert "required" in capsys.readouterr().err
-    assert (tmp_path / "out.txt").read_text() == "verdict=ERROR\nexit-code=2\n"
+    assert (tmp_path / "out.txt").read_text() == "verdict=ERROR\nexit-code=2\nconclusion=failure\n"
     assert os.environ.get("INPUT_BASELINE") is None
 
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 __all__ = [
     "ADJUST_METHODS", "CLUSTER_METHODS", "CLUSTER_METHOD_LABELS", "COMPARE_METHOD_NAMES", "CORRECTIONS",
-    "DESIGNS", "DESIGN_EFFECT_NAMES", "INTERVAL_METHODS", "VOCABULARY_FLAGS", "vocabulary_type",
+    "DESIGNS", "DESIGN_EFFECT_NAMES", "INCONCLUSIVE_POLICIES", "INTERVAL_METHODS", "MAX_FLIPS",
+    "VOCABULARY_FLAGS", "vocabulary_type",
 ]
 
 #: one-score interval methods (``proportion_ci``)
@@ -31,6 +32,11 @@ COMPARE_METHOD_NAMES = ("auto", "bootstrap", "mcnemar", "mcnemar_asymptotic", "m
                         "paired_t", "permutation", "sign", "wilcoxon")
 #: planning designs
 DESIGNS = ("paired", "unpaired")
+#: what an INCONCLUSIVE gate does to a CI run (the table: :func:`llm_power.gating.gate_outcome`)
+INCONCLUSIVE_POLICIES = ("block", "warn", "pass")
+#: the most ids per side of the items that flipped a gate's comment lists (``--max-flips``; a comment is at
+#: most 65,536 characters)
+MAX_FLIPS = 200
 
 #: the flags of the parameter vocabulary (``llm_power._core.params.VOCABULARY``) whose values the command
 #: line checks while parsing: a bad value is a usage error naming the flag

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..matrix import ScoreMatrix
 
 from .._core.errors import DataError
+from .._core.options import INCONCLUSIVE_POLICIES, MAX_FLIPS
 from ..report.files import check_outputs, write_atomic
 from ..report.tables import gate_markdown, gate_tasks_markdown
 from ..report.terminal import dump_json, safe_text, say
@@ -26,7 +27,8 @@ from ._types import HelpFormatter, UsageError, add_reader_options, add_run_pairi
 from .diagnose import add_declared_option
 
 HELP = "regression gate: is CANDIDATE not worse than BASELINE by more than a margin? (exit 0/3/4)"
-EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error.
+EPILOG = """exit codes: 0 PASS, 3 INCONCLUSIVE, 4 FAIL; 1 bad input, 2 usage error. With --inconclusive warn
+(a warning line) or pass, INCONCLUSIVE exits 0; a FAIL always exits 4.
 
 examples:
   llm-power gate runs/main/ runs/pr-123/ --margin 0.01           # two lm-eval output folders
@@ -81,7 +83,48 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--markdown", dest="markdown_out", metavar="FILE",
                    help="also write a pull-request comment (Markdown; '-': stdout; default: none)")
     p.add_argument("--json", dest="json_out", metavar="FILE", help="also write the result as JSON (default: none)")
+    p.add_argument("--inconclusive", choices=INCONCLUSIVE_POLICIES, default="block",
+                   help="what an INCONCLUSIVE verdict does: block (exit 3), warn (exit 0 with a warning line) or pass "
+                        "(exit 0); PASS and FAIL are never changed (default: block)")
+    p.add_argument("--max-flips", type=_flip_count, default=20, metavar="N",
+                   help="0/1 scores: list at most N ids of each side of the items that flipped in the --markdown "
+                        f"comment, counting the rest (0 to {MAX_FLIPS:,}; the JSON lists them all; default 20)")
     p.set_defaults(run=run)
+
+
+def _flip_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_FLIPS:
+        msg = f"must be a whole number from 0 to {MAX_FLIPS}; got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _finish(args: argparse.Namespace, verdict: str) -> tuple[int, Any]:
+    """The exit code and outcome of ``verdict`` under ``--inconclusive`` (a warning line for warn)."""
+    from ..gating import gate_outcome
+
+    outcome = gate_outcome(verdict, args.inconclusive)
+    if outcome.annotation == "warning":
+        print(f"llm-power gate: warning: the gate is INCONCLUSIVE; --inconclusive {outcome.inconclusive} lets the "
+              "run pass (exit 0)", file=sys.stderr)
+    return outcome.exit_code, outcome
+
+
+def _flips(items: Sequence[Any], base: Any, cand: Any, *, binary: bool, higher_is_better: bool) -> Any:
+    """The items that flipped (0/1 scores), or None for graded scores."""
+    from ..gating import flipped_items
+
+    return flipped_items(base, cand, items, higher_is_better=higher_is_better) if binary else None
+
+
+def _policy_fields(outcome: Any, flips: Any) -> dict[str, Any]:
+    """What the JSON adds to the result: the policy, the check's conclusion, the flipped items."""
+    return {"exit_code": outcome.exit_code, "inconclusive": outcome.inconclusive, "conclusion": outcome.conclusion,
+            "flips": None if flips is None else flips.to_dict()}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,10 +150,12 @@ def run(args: argparse.Namespace) -> int:
                anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
                score_range=args.score_range, cluster_method=args.cluster_method)
     line = res.sentence(*names)
+    flips = _flips(items, base, cand, binary=res.binary, higher_is_better=not args.lower_is_better)
+    code, outcome = _finish(args, res.verdict)
     result = res.to_dict()
-    payload = document(args, {"baseline": names[0], "candidate": names[1], "verdict_line": line,
-                              "exit_code": res.exit_code, **result, "inference": gate_inference(result)})
-    _write(args, payload, gate_markdown(res, names), inputs)
+    payload = document(args, {"baseline": names[0], "candidate": names[1], "verdict_line": line, **result,
+                              **_policy_fields(outcome, flips), "inference": gate_inference(result)})
+    _write(args, payload, gate_markdown(res, names, outcome=outcome, flips=flips, max_flips=args.max_flips), inputs)
     if args.format == "json":
         dump_json(payload)
     else:
@@ -126,7 +171,9 @@ def run(args: argparse.Namespace) -> int:
             "-margin, FAIL its upper bound below it."
             + ("" if res.binary or margin_given else
                " The scores are graded: the default margin 0.01 is in their units; set --margin on their scale."))
-    return res.exit_code
+        if flips is not None:
+            say(f"Flipped: {flips.summary()}.")
+    return code
 
 
 @parse_once()
@@ -179,13 +226,14 @@ def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
     res = gate(blocks["baseline"], blocks["candidate"], margin=args.margin, alpha=args.alpha, power=args.power,
                higher_is_better=not args.lower_is_better, run_pairing=pairing)
     line = res.sentence(*names)
+    code, outcome = _finish(args, res.verdict)
     result = res.to_dict()
-    payload = document(args, {"baseline": names[0], "candidate": names[1], "verdict_line": line,
-                              "exit_code": res.exit_code, **result, "inference": gate_inference(result)})
-    _write(args, payload, gate_markdown(res, names), inputs)
+    payload = document(args, {"baseline": names[0], "candidate": names[1], "verdict_line": line, **result,
+                              **_policy_fields(outcome, None), "inference": gate_inference(result)})
+    _write(args, payload, gate_markdown(res, names, outcome=outcome), inputs)
     if args.format == "json":
         dump_json(payload)
-        return res.exit_code
+        return code
     if sys.stdout.isatty():
         say(line)
     else:
@@ -195,7 +243,7 @@ def _run_runs(args: argparse.Namespace, inputs: list[Any]) -> int:
         f"{res.pvalue_noninferiority:.3g}, inferiority {res.pvalue_inferiority:.3g} (alpha = {res.alpha:g})")
     if runs.note:
         say(runs.note)
-    return res.exit_code
+    return code
 
 
 def _write(args: argparse.Namespace, payload: dict[str, Any], markdown: str, inputs: list[Any]) -> None:
@@ -225,12 +273,16 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: Sequence[An
                      anytime=args.anytime, horizon=args.horizon, higher_is_better=not args.lower_is_better,
                      score_range=args.score_range, cluster_method=args.cluster_method)
     line = res.sentence(*names)
+    binary = all(r.binary for r in res.tasks.values())
+    flips = _flips(items, base, cand, binary=binary, higher_is_better=not args.lower_is_better)
+    code, outcome = _finish(args, res.verdict)
     payload = document(args, {
-        "baseline": names[0], "candidate": names[1], "verdict_line": line, "exit_code": res.exit_code,
+        "baseline": names[0], "candidate": names[1], "verdict_line": line,
         "verdict": res.verdict, "margin": res.margin, "alpha": res.alpha,
         "tasks": {t: {**r.to_dict(), "pvalue_inferiority_holm": res.pvalue_inferiority_holm[t],
-                      "inference": gate_inference(r.to_dict())} for t, r in res.tasks.items()}})
-    markdown = gate_tasks_markdown(res, line)
+                      "inference": gate_inference(r.to_dict())} for t, r in res.tasks.items()},
+        **_policy_fields(outcome, flips)})
+    markdown = gate_tasks_markdown(res, line, outcome=outcome, flips=flips, max_flips=args.max_flips)
     _write(args, payload, markdown, inputs)
     if args.format == "json":
         dump_json(payload)
@@ -241,7 +293,7 @@ def _run_per_task(args: argparse.Namespace, names: list[str], items: Sequence[An
             print(safe_text(line))
         for task, r in res.tasks.items():
             say(f"  {task}: {r.sentence(*names)}")
-    return res.exit_code
+    return code
 
 
 @parse_once()

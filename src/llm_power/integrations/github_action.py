@@ -2,11 +2,13 @@
 
 ``python -m llm_power.integrations.github_action`` reads the action's inputs from ``INPUT_*`` environment
 variables (as the composite ``action.yml`` passes them), runs ``llm-power gate``, writes
-``verdict`` and ``exit-code`` to ``$GITHUB_OUTPUT`` and the comment to the job summary, and -- in a
-pull request, with a token -- creates the comment or updates the one it wrote before (found by a
-hidden marker *and* written by the token's own identity), through the GitHub REST API at
-``$GITHUB_API_URL``. It exits with the gate's code (0 PASS, 3 INCONCLUSIVE, 4 FAIL; 3 becomes 0 with
-``allow-inconclusive``); bad inputs are ``verdict=ERROR`` with exit 2 (usage) or 1 (the gate's input).
+``verdict``, ``exit-code`` and ``conclusion`` to ``$GITHUB_OUTPUT`` and the comment to the job summary,
+and -- in a pull request, with a token -- creates the comment or updates the one it wrote before (found
+by a hidden marker, one per ``comment-id``, *and* written by the token's own identity), through the
+GitHub REST API at ``$GITHUB_API_URL``; a body over GitHub's 65,536 characters is cut with a note.
+It exits as :func:`llm_power.gating.gate_outcome` says for the verdict under the ``inconclusive``
+policy (0 PASS; 4 FAIL; INCONCLUSIVE: 3 with "block", the default, 0 with a warning annotation with
+"warn", 0 with "pass"); bad inputs are ``verdict=ERROR`` with exit 2 (usage) or 1 (the gate's input).
 
 The threat model (docs/security.md): the step runs with a repository token on untrusted pull
 requests. So the token is only ever sent to the origin of ``$GITHUB_API_URL`` (a redirect elsewhere
@@ -34,10 +36,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MARKER", "main"]
+__all__ = ["MARKER", "MAX_COMMENT_CHARS", "bound_body", "main", "marker"]
 
-#: the hidden line that identifies the comment this action wrote (updated, not duplicated)
+#: the hidden line that identifies the comment this action wrote (updated, not duplicated); with a
+#: ``comment-id``, :func:`marker` gives one per id (several gates in one pull request)
 MARKER = "<!-- llm-power-gate -->"
+#: GitHub refuses a comment body longer than this (characters)
+MAX_COMMENT_CHARS = 65_536
+_COMMENT_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: at most this many pages of comments are read (100 each): an API that never ends stops here
 MAX_PAGES = 20
 #: seconds one API request may take (``LLM_POWER_API_TIMEOUT``)
@@ -164,9 +170,34 @@ class GitHubAPI:
         return login if isinstance(login, str) and login else ACTIONS_BOT
 
 
-def _own(comment: Any, login: str) -> bool:
-    """A comment this action may edit: it carries the marker and the token's identity wrote it."""
-    if not isinstance(comment, dict) or not isinstance(comment.get("body"), str) or MARKER not in comment["body"]:
+def marker(comment_id: str = "") -> str:
+    """The hidden first line of the comment of one gate: :data:`MARKER`, or one per ``comment-id``."""
+    if not comment_id:
+        return MARKER
+    if not _COMMENT_ID.fullmatch(comment_id):
+        msg = f"input 'comment-id' must be 1 to 64 letters, digits, '.', '_' or '-'; got {comment_id!r}"
+        raise _UsageError(msg)
+    return f"<!-- llm-power-gate:{comment_id} -->"
+
+
+def bound_body(text: str, limit: int = MAX_COMMENT_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters at a line break, with a note saying so (GitHub
+    refuses a longer comment; the job summary keeps the whole text).
+    """
+    if len(text) <= limit:
+        return text
+    note = (f"\n\n*The comment was cut at {limit:,} characters (GitHub's limit) from {len(text):,}: the job "
+            "summary and `--json` have it all.*\n")
+    room = max(limit - len(note), 0)
+    cut = text.rfind("\n", 0, room + 1)
+    head = text[:cut] if cut >= room // 2 else text[:room]
+    return head + note
+
+
+def _own(comment: Any, login: str, mark: str = MARKER) -> bool:
+    """A comment this action may edit: its first line is the marker and the token's identity wrote it."""
+    if not isinstance(comment, dict) or not isinstance(comment.get("body"), str) \
+            or comment["body"].split("\n", 1)[0].strip() != mark:
         return False
     user = comment.get("user")
     if not isinstance(user, dict) or user.get("login") != login:
@@ -174,16 +205,17 @@ def _own(comment: Any, login: str) -> bool:
     return login != ACTIONS_BOT or user.get("type") == "Bot"
 
 
-def post_comment(body: str, *, token: str, repo: str, number: int, api: str) -> str:
-    """Create the PR comment, or update the one this token wrote before (it carries :data:`MARKER`);
-    returns "created" or "updated". Raises :class:`ActionError` for anything the API does wrong.
+def post_comment(body: str, *, token: str, repo: str, number: int, api: str, mark: str = MARKER) -> str:  # noqa: PLR0913
+    """Create the PR comment, or update the one this token wrote before (its first line is ``mark``,
+    :data:`MARKER` by default); the body is cut to GitHub's limit. Returns "created" or "updated".
+    Raises :class:`ActionError` for anything the API does wrong.
     """
     if not _REPOSITORY.match(repo):
         msg = f"GITHUB_REPOSITORY {repo!r} is not OWNER/NAME"
         raise ActionError(msg)
     client = GitHubAPI(api, token)
     base = f"/repos/{repo}/issues"
-    text = f"{MARKER}\n{body}"
+    text = bound_body(f"{mark}\n{body}")
     login = client.login()
     for page in range(1, MAX_PAGES + 1):
         comments = client.call("GET", f"{base}/{number}/comments?per_page=100&page={page}")
@@ -191,8 +223,9 @@ def post_comment(body: str, *, token: str, repo: str, number: int, api: str) -> 
             msg = "the comments API did not answer a list"
             raise ActionError(msg)
         for comment in comments:
-            if _own(comment, login) and isinstance(comment.get("id"), int) and not isinstance(comment["id"], bool):
-                client.call("PATCH", f"{base}/comments/{comment['id']}", {"body": text})
+            cid = comment.get("id") if isinstance(comment, dict) else None
+            if _own(comment, login, mark) and isinstance(cid, int) and not isinstance(cid, bool):
+                client.call("PATCH", f"{base}/comments/{cid}", {"body": text})
                 return "updated"
         if len(comments) < 100:
             break
@@ -256,7 +289,40 @@ def _inputs(baseline: str, candidate: str, args: list[str]) -> list[str]:
 
 # ---- the step --------------------------------------------------------------------------------------------
 
-def _gate_args(baseline: str, candidate: str, md: Path) -> list[str]:
+def _policy() -> str:
+    """The INCONCLUSIVE policy: the input ``inconclusive`` (block, warn, pass), or -- when it is not
+    given -- the former input ``allow-inconclusive`` (true: pass; false, the default: block).
+    """
+    from .._core.options import INCONCLUSIVE_POLICIES
+
+    allow = _flag("allow-inconclusive", "false")
+    policy = _input("inconclusive").lower()
+    if not policy:
+        return "pass" if allow else "block"
+    if policy not in INCONCLUSIVE_POLICIES:
+        msg = f"input 'inconclusive' must be one of {', '.join(INCONCLUSIVE_POLICIES)}; got {policy!r}"
+        raise _UsageError(msg)
+    if allow and policy != "pass":
+        msg = f"inputs 'inconclusive: {policy}' and 'allow-inconclusive: true' contradict each other; give one"
+        raise _UsageError(msg)
+    return policy
+
+
+def _json_target(extra: list[str]) -> str | None:
+    """The file a ``--json`` in ``args`` names (the last one wins, as in the command line)."""
+    target = None
+    for k, arg in enumerate(extra):
+        if arg == "--json" and k + 1 < len(extra):
+            target = extra[k + 1]
+        elif arg.startswith("--json="):
+            target = arg.split("=", 1)[1]
+    return target
+
+
+def _gate_args(baseline: str, candidate: str, md: Path, js: Path, policy: str) -> tuple[list[str], Path]:
+    """The command line of the gate and the JSON file it writes (``args``' own ``--json`` if it has one)."""
+    from .._core.options import MAX_FLIPS
+
     margin_text = _input("margin", "0.01")
     try:
         margin = float(margin_text)
@@ -270,47 +336,96 @@ def _gate_args(baseline: str, candidate: str, md: Path) -> list[str]:
     except ValueError as exc:
         msg = f"input 'args' cannot be split into arguments ({exc})"
         raise _UsageError(msg) from None
-    return ["gate", baseline, candidate, "--margin", margin_text, "--markdown", str(md), *extra]
+    if any(a == "--inconclusive" or a.startswith("--inconclusive=") for a in extra):
+        msg = "input 'args' must not hold --inconclusive: set the input 'inconclusive'"
+        raise _UsageError(msg)
+    own = _json_target(extra)
+    if own == "-":
+        msg = "input 'args': --json needs a file here, not '-'"
+        raise _UsageError(msg)
+    flips = _input("max-flips", "20") or "20"
+    if not (re.fullmatch(r"[0-9]{1,4}", flips) and int(flips) <= MAX_FLIPS):
+        msg = f"input 'max-flips' must be a whole number from 0 to {MAX_FLIPS}; got {flips!r}"
+        raise _UsageError(msg)
+    args = ["gate", baseline, candidate, "--margin", margin_text, "--markdown", str(md), "--inconclusive", policy,
+            "--max-flips", flips, *extra, *([] if own else ["--json", str(js)])]
+    return args, Path(own) if own else js
+
+
+def _verdict(code: int, js: Path) -> tuple[str, str]:
+    """(verdict, verdict line) from the gate's JSON; ERROR when it exited with 1 or 2 or wrote none."""
+    if code not in (0, 3, 4):
+        return "ERROR", ""
+    try:
+        result = json.loads(js.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        result = None
+    verdict = result.get("verdict") if isinstance(result, dict) else None
+    if verdict not in ("PASS", "FAIL", "INCONCLUSIVE"):
+        _warn("the gate's JSON result cannot be read: verdict ERROR")
+        return "ERROR", ""
+    line = result.get("verdict_line") if isinstance(result, dict) else None
+    return verdict, line if isinstance(line, str) else verdict
+
+
+def _annotate(level: str, text: str) -> None:
+    """A workflow annotation (``::warning::`` / ``::error::``), its text escaped as the runner reads it."""
+    from ..report.terminal import safe_text
+
+    data = safe_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    print(f"::{level} title=llm-power gate::{data}", flush=True)
 
 
 def main() -> int:
     """Run the step; returns the exit code."""
+    from ..gating import EXIT_CODES, gate_outcome
+
     baseline, candidate = _input("baseline"), _input("candidate")
     try:
         if not baseline or not candidate:
             msg = "inputs 'baseline' and 'candidate' are required"
             raise _UsageError(msg)
         comment = _flag("comment", "true")
-        allow = _flag("allow-inconclusive", "false")
+        policy = _policy()
+        mark = marker(_input("comment-id"))
         with tempfile.TemporaryDirectory() as tmp:
             md = Path(tmp) / "comment.md"
-            args = _gate_args(baseline, candidate, md)
+            args, js = _gate_args(baseline, candidate, md, Path(tmp) / "gate.json", policy)
             # the gate runs as the command line does, in its own interpreter (the Action sits beside the
             # CLI, not on top of it: no import of cli/ from here)
             # the gate never needs the token: the child process does not get it
             env = {k: v for k, v in os.environ.items() if k not in ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")}
             code = subprocess.run([sys.executable, "-m", "llm_power", *args], check=False, env=env).returncode
             body = md.read_text(encoding="utf-8") if md.is_file() else ""
+            verdict, line = _verdict(code, js)
     except _UsageError as exc:
         print(f"{_PREFIX}: error: {exc}", file=sys.stderr)
-        _append_runner_file("GITHUB_OUTPUT", "verdict=ERROR\nexit-code=2\n", _inputs(baseline, candidate, []))
+        _append_runner_file("GITHUB_OUTPUT", "verdict=ERROR\nexit-code=2\nconclusion=failure\n",
+                            _inputs(baseline, candidate, []))
         return 2
-    verdict = {0: "PASS", 3: "INCONCLUSIVE", 4: "FAIL"}.get(code, "ERROR")
+    if verdict == "ERROR":
+        step = gate_code = code if code not in (0, 3, 4) else 1
+        conclusion = "failure"
+    else:
+        outcome = gate_outcome(verdict, policy)
+        step, gate_code, conclusion = outcome.exit_code, EXIT_CODES[verdict], outcome.conclusion
+        if outcome.annotation is not None:
+            _annotate(outcome.annotation, line + ("" if verdict != "INCONCLUSIVE" else
+                                                  f" (inconclusive: {policy})"))
     inputs = _inputs(baseline, candidate, args[1:])
-    _append_runner_file("GITHUB_OUTPUT", f"verdict={verdict}\nexit-code={code}\n", inputs)
+    _append_runner_file("GITHUB_OUTPUT", f"verdict={verdict}\nexit-code={gate_code}\nconclusion={conclusion}\n",
+                        inputs)
     if body:
         _append_runner_file("GITHUB_STEP_SUMMARY", body, inputs)
     token, number = _input("github-token"), _pull_number()
     if body and token and number is not None and comment:
         try:
             action = post_comment(body, token=token, repo=os.environ.get("GITHUB_REPOSITORY", ""), number=number,
-                                  api=_api_base())
+                                  api=_api_base(), mark=mark)
             print(f"{_PREFIX}: PR comment {action}")
         except ActionError as exc:
             _warn(f"the PR comment was not posted: {exc}")
-    if code == 3 and allow:
-        return 0
-    return code
+    return step
 
 
 if __name__ == "__main__":  # pragma: no cover
