@@ -56,6 +56,9 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerWarning,
     )
     from .gating import GateResult, gate
+    from .integrations.mlflow import log_mlflow, read_mlflow
+    from .integrations.otel import otel_events
+    from .integrations.wandb import log_wandb
     from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
     from .io import align_results, align_runs, read_battles, read_results, read_runs
     from .matrix import RunScores, ScoreMatrix
@@ -216,6 +219,10 @@ _LAZY = {
     "fragility": ".rankings",
     "winners_curse": ".rankings",
     "to_eee": ".report.eee",
+    "read_mlflow": ".integrations.mlflow",
+    "log_mlflow": ".integrations.mlflow",
+    "log_wandb": ".integrations.wandb",
+    "otel_events": ".integrations.otel",
     "SubsetCompareResult": ".subsets",
     "SubsetEstimateResult": ".subsets",
     "SubsetPlan": ".subsets",
@@ -461,6 +468,8 @@ __all__ = [
     "judge_agreement",
     "judge_vs_majority",
     "length_bias",
+    "log_mlflow",
+    "log_wandb",
     "maj_at_k",
     "maj_at_k_ci",
     "majority_vote",
@@ -471,6 +480,7 @@ __all__ = [
     "monitor_battles",
     "n_for_half_width",
     "noise",
+    "otel_events",
     "paired_bootstrap",
     "paired_difference_ci",
     "paired_difference_ci_from_counts",
@@ -496,6 +506,7 @@ __all__ = [
     "rank_intervals",
     "rank_report",
     "read_battles",
+    "read_mlflow",
     "read_results",
     "read_runs",
     "read_subset_plan",
