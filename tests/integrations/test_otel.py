@@ -50,10 +50,12 @@ def test_events_on_the_current_span(traced: tuple[TracerProvider, InMemorySpanEx
         assert event.name == "gen_ai.evaluation.result"
         assert a["gen_ai.evaluation.name"] == "llm_power.paired_gap"
         assert a["gen_ai.evaluation.score.value"] == row["delta"]
-        assert a["gen_ai.evaluation.score.ci.lower"] == row["ci_low"]
-        assert a["gen_ai.evaluation.score.ci.upper"] == row["ci_high"]
+        # with clusters, the cluster-robust interval (the one the clustered verdict rests on)
+        assert a["llm_power.ci.kind"] == "cluster"
+        assert a["gen_ai.evaluation.score.ci.lower"] == row["cluster_ci_low"]
+        assert a["gen_ai.evaluation.score.ci.upper"] == row["cluster_ci_high"]
         assert a["gen_ai.evaluation.score.ci.level"] == 0.9
-        assert row["ci_low"] < row["delta"] < row["ci_high"]
+        assert row["cluster_ci_low"] < row["delta"] < row["cluster_ci_high"]
         resolved = bool(row[headline.resolved_field])
         assert a["gen_ai.evaluation.score.label"] == ("resolved" if resolved else "unresolved")
         assert (a["llm_power.model_a"], a["llm_power.model_b"]) == (row["model_a"], row["model_b"])
@@ -75,6 +77,16 @@ def test_a_new_span_with_a_tracer(traced: tuple[TracerProvider, InMemorySpanExpo
     assert finished.attributes["llm_power.pairs"] == 2
     assert finished.attributes["llm_power.n_unresolved"] == diag.n_unresolved[diag.headline.key]
     assert [e.name for e in finished.events] == ["gen_ai.evaluation.result"] * 2
+
+
+def test_iid_interval_without_clusters(traced: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = traced
+    m = load_mmlu_pro()
+    diag = lp.diagnose(m.scores[::24, [m.models.index(n) for n in MODELS[:2]]], models=list(MODELS[:2]))
+    (event,) = lp.otel_events(diag, tracer=provider.get_tracer("t")).events
+    assert event.attributes["llm_power.ci.kind"] == "iid"
+    assert event.attributes["gen_ai.evaluation.score.ci.lower"] == diag.columns["ci_low"][0]
+    assert event.attributes["gen_ai.evaluation.score.ci.upper"] == diag.columns["ci_high"][0]
 
 
 def test_a_given_span(traced: tuple[TracerProvider, InMemorySpanExporter]) -> None:

@@ -11,6 +11,9 @@ from typing import Any
 
 __all__ = ["check_diagnosis", "flat_metrics", "metric_name", "pair_verdicts", "pairs_frame", "report_html"]
 
+#: the intervals of the gap a diagnosis may carry: regime key -> its (low, high) columns
+_INTERVALS = {"iid": ("ci_low", "ci_high"), "cluster": ("cluster_ci_low", "cluster_ci_high"),
+              "run": ("run_ci_low", "run_ci_high")}
 #: the characters MLflow accepts in a metric name (W&B accepts these too)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /:]")
 
@@ -31,8 +34,11 @@ def metric_name(*parts: str) -> str:
 
 
 def pair_verdicts(diag: Any) -> list[dict[str, Any]]:
-    """Per pair, in rank order: the models, the gap and its interval, the p-value, and per regime
+    """Per pair, in rank order: the models, the gap and its intervals, the p-value, and per regime
     computed its N*, q and verdict; ``verdict`` is the headline regime's ("resolved"/"unresolved").
+    ``intervals`` maps each interval the diagnosis carries (``iid``, ``cluster``, ``run``) to its bounds;
+    ``interval`` names the one to show: the clustered or the runs' one when computed (the IID interval is
+    too narrow then), else the IID one.
     """
     cols = diag.columns
     headline = diag.headline
@@ -42,6 +48,9 @@ def pair_verdicts(diag: Any) -> list[dict[str, Any]]:
                                "gap": float(cols["delta"][k]), "ci_low": float(cols["ci_low"][k]),
                                "ci_high": float(cols["ci_high"][k]), "pvalue": float(cols["pvalue"][k]),
                                "regimes": {}}
+        row["intervals"] = {key: (float(cols[lo][k]), float(cols[hi][k])) for key, (lo, hi) in _INTERVALS.items()
+                            if key in diag.n_unresolved and lo in cols and hi in cols}
+        row["interval"] = next((key for key in ("cluster", "run") if key in row["intervals"]), "iid")
         for regime in diag.regimes:
             row["regimes"][regime.key] = {"n_star": float(cols[regime.n_star_field][k]),
                                           "q": float(cols[regime.q_field][k]),
@@ -53,7 +62,8 @@ def pair_verdicts(diag: Any) -> list[dict[str, Any]]:
 
 
 def flat_metrics(diag: Any, prefix: str = "llm_power") -> dict[str, float]:
-    """Flat numbers for a tracker: per pair ``PREFIX/A_vs_B/gap``, ``ci_low``, ``ci_high``, ``pvalue``,
+    """Flat numbers for a tracker: per pair ``PREFIX/A_vs_B/gap``, ``ci_low``, ``ci_high`` (and
+    ``ci_low_cluster``, ``ci_high_cluster``, ``_run`` when computed), ``pvalue``,
     per regime ``n_star[_REGIME]``, ``q[_REGIME]``, ``resolved[_REGIME]`` (1/0) and ``verdict`` (1 when
     the headline regime resolves the pair); and ``PREFIX/n_unresolved[_REGIME]``, ``PREFIX/n_items``.
     Non-finite numbers (an N* of a zero gap) are left out: trackers store them unevenly.
@@ -65,6 +75,9 @@ def flat_metrics(diag: Any, prefix: str = "llm_power") -> dict[str, float]:
         pair = f"{row['model_a']}_vs_{row['model_b']}"
         values = {"gap": row["gap"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "pvalue": row["pvalue"],
                   "verdict": 1.0 if row["verdict"] == "resolved" else 0.0}
+        for key, (low, high) in row["intervals"].items():
+            if key != "iid":
+                values[f"ci_low_{key}"], values[f"ci_high_{key}"] = low, high
         for key, regime in row["regimes"].items():
             suffix = "" if key == "iid" else f"_{key}"
             values[f"n_star{suffix}"] = regime["n_star"]

@@ -168,7 +168,8 @@ def log_mlflow(result: Diagnosis, run_id: str | None = None, *, tracking_uri: st
 
     Notes
     -----
-    Metrics (step 0): ``PREFIX/A_vs_B/gap``, ``ci_low``, ``ci_high``, ``pvalue``, per regime computed
+    Metrics (step 0): ``PREFIX/A_vs_B/gap``, ``ci_low``, ``ci_high`` (and ``ci_low_cluster``,
+    ``ci_high_cluster``, ``_run`` when computed), ``pvalue``, per regime computed
     ``n_star[_REGIME]``, ``q[_REGIME]``, ``resolved[_REGIME]`` (1/0), ``verdict`` (1 when the report's
     headline regime resolves the pair); ``PREFIX/n_unresolved[_REGIME]`` and ``PREFIX/n_items``. Names
     keep letters, digits and ``_-. /:``; any other character becomes ``_``. Non-finite numbers are not

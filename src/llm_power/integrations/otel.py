@@ -30,22 +30,24 @@ _WHAT = "OpenTelemetry events (lp.otel_events)"
 def _attributes(diag: Any, row: dict[str, Any]) -> dict[str, Any]:
     level = float(diag.settings.get("confidence_level", 0.95))
     head = row["regimes"][row["headline"]]
+    low, high = row["intervals"][row["interval"]]
     attrs: dict[str, Any] = {
         "gen_ai.evaluation.name": EVALUATION_NAME,
         "gen_ai.evaluation.score.value": row["gap"],
         "gen_ai.evaluation.score.label": row["verdict"],
-        "gen_ai.evaluation.score.ci.lower": row["ci_low"],
-        "gen_ai.evaluation.score.ci.upper": row["ci_high"],
+        "gen_ai.evaluation.score.ci.lower": low,
+        "gen_ai.evaluation.score.ci.upper": high,
         "gen_ai.evaluation.score.ci.level": level,
         "gen_ai.evaluation.explanation": (
-            f"{row['model_a']} - {row['model_b']} = {row['gap']:+.4g} [{row['ci_low']:.4g}, {row['ci_high']:.4g}] "
-            f"({level:.0%} CI), p = {row['pvalue']:.3g}, q = {head['q']:.3g} (N* = {head['n_star']:.4g} of "
-            f"N = {diag.n}): {row['verdict']} ({row['headline']})"),
+            f"{row['model_a']} - {row['model_b']} = {row['gap']:+.4g} [{low:.4g}, {high:.4g}] "
+            f"({level:.0%} CI, {row['interval']}), p = {row['pvalue']:.3g}, q = {head['q']:.3g} "
+            f"(N* = {head['n_star']:.4g} of N = {diag.n}): {row['verdict']} ({row['headline']})"),
         "llm_power.model_a": row["model_a"],
         "llm_power.model_b": row["model_b"],
         "llm_power.n": int(diag.n),
         "llm_power.pvalue": row["pvalue"],
         "llm_power.regime": row["headline"],
+        "llm_power.ci.kind": row["interval"],
         "llm_power.n_star": head["n_star"],
         "llm_power.q": head["q"],
     }
@@ -79,7 +81,8 @@ def otel_events(result: Diagnosis, *, tracer: Any = None, span: Any = None) -> A
     ``gen_ai.evaluation.score.value`` the gap (score of A minus score of B),
     ``gen_ai.evaluation.score.label`` ``"resolved"`` or ``"unresolved"`` under the report's headline
     regime (the strictest computed), ``gen_ai.evaluation.score.ci.lower``/``.upper``/``.level`` the gap's
-    interval and its level, ``gen_ai.evaluation.explanation`` one sentence; ``llm_power.model_a``,
+    interval and its level (the cluster-robust one with ``cluster=``, the runs' one with runs, else the
+    IID one; ``llm_power.ci.kind`` says which), ``gen_ai.evaluation.explanation`` one sentence; ``llm_power.model_a``,
     ``.model_b``, ``.n``, ``.pvalue``, ``.regime``, ``.n_star`` and ``.q`` (headline regime) and, per
     regime computed, ``llm_power.resolved.REGIME`` and ``llm_power.q.REGIME``. Events are span events
     (the conventions' events may also be log records; a span event keeps them beside the work they
