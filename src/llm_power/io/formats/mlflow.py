@@ -54,7 +54,8 @@ def run_id_of(path: str | Path) -> str | None:
 
 
 def _claims(path: Path) -> bool:
-    return run_id_of(path) is not None
+    """``mlflow://RUN_ID`` -- unless a file of that name exists (a file is read as a file)."""
+    return run_id_of(path) is not None and not path.exists()
 
 
 def _client(tracking_uri: str | None) -> Any:
@@ -263,5 +264,5 @@ def read_mlflow_run(path: Path, options: ReadOptions) -> Iterator[Record]:
     return mlflow_records(run_id, metric=options.metric, item_column=options.item_column, cluster=options.cluster)
 
 
-FORMATS = (Format("mlflow", "MLflow evaluation runs mlflow://RUN_ID", read_mlflow_run, _claims, order=1,
+FORMATS = (Format("mlflow", "MLflow evaluation runs mlflow://RUN_ID", read_mlflow_run, _claims, order=95,
                   remote=True),)
