@@ -106,6 +106,9 @@ def read_mlflow(runs: str | Sequence[str] | None = None, *, experiment: str | No
     client = _client(tracking_uri)
     if experiment is not None:
         ids = _experiment_runs(client, experiment)
+        if len(ids) < 2:
+            msg = f"`experiment` {experiment!r} has {len(ids)} finished evaluation run(s); comparisons need two."
+            raise ValueError(msg)
     else:
         given = [runs] if isinstance(runs, str) else list(runs or ())
         ids = [run_id_of(r) or str(r) for r in given]
