@@ -27,7 +27,7 @@ import llm_power  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ["intervals", "paired", "planning", "multiplicity", "resolution", "gate", "preferences", "passk",
-             "runs", "rankings", "subsets", "clustering", "sequential", "io", "errors"]
+             "runs", "rankings", "subsets", "clustering", "sequential", "io", "integrations", "errors"]
 PAGES = ["", "quickstart", "guide", "gallery", "intervals", "paired", "planning", "resolution", "inputs",
          "security", "architecture", "scale", "integrations", "preferences", "repeated-samples", "runs", "rankings",
          "subsets", "clusters",

@@ -56,7 +56,10 @@ if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at ru
         LLMPowerWarning,
     )
     from .gating import GateResult, gate
+    from .integrations.mlflow import log_mlflow, read_mlflow
+    from .integrations.otel import otel_events
     from .integrations.receipts import ReceiptCheck, receipt, verify_receipt, write_receipt
+    from .integrations.wandb import log_wandb
     from .intervals import INTERVAL_METHODS, coverage, half_width, n_for_half_width, proportion_ci, rule_of_three
     from .io import align_results, align_runs, read_battles, read_results, read_runs
     from .matrix import RunScores, ScoreMatrix
@@ -219,6 +222,10 @@ _LAZY = {
     "winners_curse": ".rankings",
     "to_eee": ".report.eee",
     "json_schema": ".report.schema",
+    "read_mlflow": ".integrations.mlflow",
+    "log_mlflow": ".integrations.mlflow",
+    "log_wandb": ".integrations.wandb",
+    "otel_events": ".integrations.otel",
     "SubsetCompareResult": ".subsets",
     "SubsetEstimateResult": ".subsets",
     "SubsetPlan": ".subsets",
@@ -470,6 +477,8 @@ __all__ = [
     "judge_agreement",
     "judge_vs_majority",
     "length_bias",
+    "log_mlflow",
+    "log_wandb",
     "maj_at_k",
     "maj_at_k_ci",
     "majority_vote",
@@ -480,6 +489,7 @@ __all__ = [
     "monitor_battles",
     "n_for_half_width",
     "noise",
+    "otel_events",
     "paired_bootstrap",
     "paired_difference_ci",
     "paired_difference_ci_from_counts",
@@ -505,6 +515,7 @@ __all__ = [
     "rank_intervals",
     "rank_report",
     "read_battles",
+    "read_mlflow",
     "read_results",
     "read_runs",
     "read_subset_plan",

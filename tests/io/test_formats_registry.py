@@ -26,7 +26,7 @@ def test_every_list_of_formats_is_the_registry():
     assert tuple(FORMATS) == ("auto", *formats.FORMATS)
     assert tuple(INPUT_FORMATS) == tuple(FORMATS)
     assert set(formats.FORMATS) == {"csv", "deepeval", "every_eval_ever", "helm", "inspect", "lighteval", "lm_eval",
-                                    "opencompass", "parquet", "promptfoo"}
+                                    "mlflow", "opencompass", "parquet", "promptfoo"}
     assert all(isinstance(f, Format) and f.name == name for name, f in formats.FORMATS.items())
 
 
@@ -174,7 +174,7 @@ def test_discovery_finds_the_modules_of_the_folder():
     assert formats._discover("SAMPLES").keys() == formats.SAMPLE_READERS.keys()  # noqa: SLF001
     modules = sorted(p.stem for p in Path(formats.__file__).parent.glob("*.py") if p.stem != "__init__")
     assert modules == ["deepeval", "evalplus", "every_eval_ever", "helm", "hf_eval_results", "inspect", "lighteval",
-                       "lm_eval", "opencompass", "promptfoo", "swebench", "table"]
+                       "lm_eval", "mlflow", "opencompass", "promptfoo", "swebench", "table"]
     assert formats._discover("AGGREGATES").keys() == formats.AGGREGATE_READERS.keys()  # noqa: SLF001
     assert formats._discover("BATTLES").keys() == formats.BATTLE_READERS.keys() == {"opencompass", "table"}  # noqa: SLF001
     # every module declares readers of at least one kind: per-item scores, repeated samples, aggregates

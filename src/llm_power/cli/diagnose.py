@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ EPILOG = """examples:
   llm-power diagnose logs/*.eval --cluster subject     # inspect_ai logs (metadata.subject)
   llm-power diagnose benchmark_output/runs/v1/         # HELM run folders (test split)
   llm-power diagnose scores.csv --cluster category --correction holm --anytime --html report.html
+  llm-power diagnose mlflow://RUN_A mlflow://RUN_B --mlflow  # MLflow evaluation runs, logged back
 """
 
 
@@ -34,7 +36,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     add_options(p)
     p.add_argument("results", nargs="+", metavar="RESULTS",
                    help="result files or folders: lm-eval samples_*.jsonl, inspect .eval/.json, HELM run folders, "
-                        "lighteval details_*.parquet, or CSV/TSV/JSONL/Parquet (long: model,item,score; or wide)")
+                        "lighteval details_*.parquet, CSV/TSV/JSONL/Parquet (long: model,item,score; or wide), or "
+                        "MLflow evaluation runs mlflow://RUN_ID")
     add_reader_options(p, missing="some model lacks")
     add_receipt_option(p)
     p.add_argument("--run", dest="run_field", metavar="FIELD",
@@ -48,6 +51,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster for the run)")
     p.add_argument("--workers", type=positive_int, metavar="N",
                    help="worker processes of the local Dask cluster (default: the CPU count)")
+    add_tracker_options(p)
     p.set_defaults(run=run)
 
 
@@ -56,6 +60,37 @@ def add_receipt_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--receipt", dest="receipt_out", metavar="FILE",
                    help="also write a receipt: the statistics behind every verdict, the settings and the inputs' "
                         "SHA-256, for llm-power verify FILE to re-check without the items (default: none)")
+
+
+def add_tracker_options(p: argparse.ArgumentParser) -> None:
+    """The options that send the report to MLflow or Weights & Biases (and read MLflow runs)."""
+    p.add_argument("--mlflow", nargs="?", const="", metavar="RUN",
+                   help="also log the report to MLflow: per-pair metrics, the pairs table, the HTML report; "
+                        "to run RUN (default: a new run 'llm-power'; needs llm-power[mlflow])")
+    p.add_argument("--mlflow-tracking-uri", metavar="URI",
+                   help="the MLflow server of mlflow://RUN_ID inputs and --mlflow (default: "
+                        "MLFLOW_TRACKING_URI, else MLflow's own default)")
+    p.add_argument("--wandb", action="store_true",
+                   help="also log the report to a new Weights & Biases run: the pairs table, the HTML "
+                        "report, summary metrics (project: WANDB_PROJECT, else llm-power; default: off)")
+
+
+def log_trackers(args: argparse.Namespace, diag: Any) -> None:
+    """Send the diagnosis to the trackers the flags asked for (after the report is out)."""
+    import contextlib
+
+    stream = sys.stderr if args.format == "json" else sys.stdout
+    with contextlib.redirect_stdout(stream):  # the trackers' own lines never mix into the JSON
+        if getattr(args, "mlflow", None) is not None:
+            from ..integrations.mlflow import log_mlflow
+
+            run_id = log_mlflow(diag, args.mlflow or None, tracking_uri=getattr(args, "mlflow_tracking_uri", None))
+            say(f"logged to MLflow run {run_id}", stream)
+        if getattr(args, "wandb", False):
+            from ..integrations.wandb import log_wandb
+
+            run = log_wandb(diag)
+            say(f"logged to Weights & Biases run {run.id}", stream)
 
 
 def add_declared_options(p: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
@@ -260,11 +295,17 @@ def run(args: argparse.Namespace) -> int:
                   args.results)  # before reading anything
     check_output_folder(args.eee_dir_out, args.results,
                         [args.json_out, args.markdown_out, args.html_out, args.parquet_out])
+    if getattr(args, "mlflow_tracking_uri", None):  # the server of mlflow://RUN_ID inputs
+        from .._core.optional import require
+
+        require("mlflow", "mlflow", "--mlflow-tracking-uri").set_tracking_uri(args.mlflow_tracking_uri)
     loaded = load_diagnosis(args)
     if isinstance(loaded, int):
         return loaded
-    return report_diagnosis(args, loaded.diag, loaded.x, loaded.models, loaded.clusters, source=loaded.source,
+    code = report_diagnosis(args, loaded.diag, loaded.x, loaded.models, loaded.clusters, source=loaded.source,
                             inputs=loaded.inputs, note=loaded.note, rankings=loaded.rankings)
+    log_trackers(args, loaded.diag)
+    return code
 
 
 @parse_once()

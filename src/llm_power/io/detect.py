@@ -68,6 +68,9 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
+        if any(fmt.remote and fmt.claims(path) for fmt in by_order()):  # mlflow://RUN_ID
+            out.append(path)
+            continue
         if not path.exists():
             msg = "file or folder not found"
             raise DataError(msg, file=str(path))

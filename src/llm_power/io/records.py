@@ -76,6 +76,8 @@ class Format:
     patterns: tuple[str, ...] = ()
     #: a file whose folder is the unit read (HELM's per_instance_stats.json)
     folder_marker: str | None = None
+    #: read from a URI it ``claims`` (``mlflow://RUN_ID``), not from a file: taken as given, never searched
+    remote: bool = False
 
 
 @dataclass(frozen=True)
