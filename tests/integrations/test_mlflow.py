@@ -159,6 +159,8 @@ def test_mlflow_runs_in_reports_out(server: Server, tmp_path: Path) -> None:
     a, b = json.loads(from_csv.stdout), json.loads(from_mlflow.stdout)
     assert b.pop("source") == ", ".join(f"mlflow://{i}" for i in ids)
     a.pop("source")
+    assert b["options"].pop("results") == [f"mlflow://{i}" for i in ids]  # the inputs as typed
+    assert a["options"].pop("results") == [str(csv)]
     assert _same(a, b)
     assert len(b["pairs"]) == 2
 
@@ -173,7 +175,12 @@ def test_mlflow_runs_in_reports_out(server: Server, tmp_path: Path) -> None:
     # --mlflow: a fresh client reads back the metrics, the pairs table and the report
     logged = run(["diagnose", *(f"mlflow://{i}" for i in ids), *options, "--mlflow", "--mlflow-tracking-uri", uri])
     assert logged.returncode == 0, logged.stderr
-    assert _same(json.loads(logged.stdout), {**b, "source": json.loads(logged.stdout)["source"]})  # stdout: JSON only
+    out = json.loads(logged.stdout)  # stdout: JSON only
+    out.pop("source")
+    assert out["options"].pop("mlflow") == "" and out["options"].pop("mlflow_tracking_uri") == uri
+    out["options"].pop("results")
+    b["options"].pop("mlflow"), b["options"].pop("mlflow_tracking_uri")
+    assert _same(out, b)
     run_id = next(line.rsplit(" ", 1)[1] for line in logged.stderr.splitlines() if "logged to MLflow run" in line)
     diag = lp.diagnose(m, cluster=m.clusters, correction="holm")
     fresh = MlflowClient(uri)

@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
 
     check = verify_receipt(args.receipt, items=args.items)
     if args.format == "json":
-        dump_json(check.to_dict())
+        from ._json import document
+
+        dump_json(document(args, check.to_dict()))
     else:
         for line in check.summary(max_lines=args.max_lines).splitlines():
             print(safe_text(line))

@@ -37,7 +37,7 @@ __all__ = ["ESTIMANDS", "SCHEMA_COMMANDS", "SCHEMA_VERSION", "VERDICT_REGIMES", 
            "schema_file", "schema_id", "stamp", "verdict_basis"]
 
 #: the version of the JSON Schemas shipped in ``llm_power/schemas`` (bumped on any change of a schema)
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 #: what a verdict is about: the population a benchmark's items are drawn from (the default of every
 #: test: the gap on new items from the same population), or exactly the items that were run
@@ -54,7 +54,7 @@ VERDICT_REGIMES = ("iid", "corrected", "cluster", "anytime", "runs")
 SCHEMA_COMMANDS = (
     "adjust", "aggregate", "arena", "ci", "compare", "coverage", "demo", "diagnose", "gate", "judges", "noise",
     "passk", "plan leaderboard", "plan mde", "plan power", "plan runs", "plan sample-size", "plan shortcut", "ppi",
-    "rank", "subset estimate", "subset plan",
+    "rank", "subset estimate", "subset plan", "verify",
 )
 
 #: where the schemas are published (their ``$id``: the docs site)
