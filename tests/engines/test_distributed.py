@@ -177,6 +177,7 @@ def test_cli_engine_dask_writes_the_local_report(tmp_path):
     local, dask = (o.pop("rankings") for o in outs)
     assert "best_set" in local["ranks"] and local["ranks"]["method"] == "gaussian" and local["winner"] is not None
     _same_json(local, dask)  # the rankings from sums in another order: equal to rounding
+    assert outs[0]["options"] == outs[1]["options"]  # the engine is not a setting of the report
     assert outs[0] == outs[1]
 
 

@@ -18,6 +18,8 @@ import pytest
 import llm_power as lp
 from llm_power._core.results import Result
 from llm_power.gating import gate_tasks
+from llm_power.gating._flips import flipped_items
+from llm_power.gating._policy import gate_outcome
 from llm_power.planning import paired_bounds
 
 RNG = np.random.default_rng(42)
@@ -86,6 +88,8 @@ FACTORIES = {
     "MonitorResult": _monitor,
     "LeaderboardMonitorResult": _board,
     "GateResult": lambda: lp.gate(X[:, 1], X[:, 0]),
+    "GateOutcome": lambda: gate_outcome("INCONCLUSIVE", "warn"),
+    "FlipTable": lambda: flipped_items(X[:, 1], X[:, 0], [f"q{k}" for k in range(X.shape[0])]),
     "TaskGateResult": lambda: gate_tasks(X[:, 1], X[:, 0], CLUSTER % 3),
     "CountEffectsResult": lambda: lp.count_effects([0.001, 0.02, 0.3, 0.04]),
     "ErrorRatesResult": lambda: lp.simulate_error_rates(6, 2, n_sims=200, rng=0),

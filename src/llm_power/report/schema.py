@@ -60,9 +60,13 @@ SCHEMA_COMMANDS = (
 #: where the schemas are published (their ``$id``: the docs site)
 _BASE = "https://llm-power.github.io/llm-power/schemas"
 
-#: the options of the command line that are not settings of the computation (how it is shown)
+#: the options of the command line that are not settings of the computation: how it is shown, where the
+#: inputs are read and the outputs written (the same report from other paths, in another order or on another
+#: engine is the same document), where it is logged (every option whose name ends in ``_out`` is an output)
 _NOT_SETTINGS = frozenset({"run", "cli_flags", "command", "plan_command", "subset_command", "format", "traceback",
-                           "quiet"})
+                           "quiet", "wide", "max_lines", "results", "files", "data", "instances", "labeled",
+                           "unlabeled", "reference", "receipt", "engine", "scheduler", "workers", "mlflow",
+                           "mlflow_tracking_uri", "wandb", "shared_task"})
 
 
 def _command(command: str) -> str:
@@ -118,7 +122,7 @@ def json_schema(command: str) -> dict[str, Any]:
     >>> import llm_power as lp
     >>> schema = lp.json_schema("compare")
     >>> schema["version"], "inference" in schema["required"]
-    ('1.0', True)
+    ('1.1', True)
     """
     schema: dict[str, Any] = json.loads(_schema_text(schema_file(command)))
     return schema
@@ -193,7 +197,7 @@ def options_of(namespace: Any) -> dict[str, Any]:
 
     values = namespace if isinstance(namespace, Mapping) else vars(namespace)
     return {str(k): to_plain(v) for k, v in sorted(values.items())
-            if k not in _NOT_SETTINGS and not k.startswith("_") and not callable(v)}
+            if k not in _NOT_SETTINGS and not k.endswith("_out") and not k.startswith("_") and not callable(v)}
 
 
 def stamp(command: str, payload: Mapping[str, Any], options: Mapping[str, Any] | Any = None) -> dict[str, Any]:
