@@ -245,7 +245,19 @@ def test_genai_evaluate_traces(server: Server) -> None:
         with mlflow.start_run(run_name=name) as active:
             mlflow.genai.evaluate(data=data, scorers=[correct])
         ids.append(active.info.run_id)
-    m = lp.read_mlflow(ids, tracking_uri=uri, cluster="category")
+    # MLflow writes traces and their assessments in background threads: read once they are on the server
+    mlflow.flush_trace_async_logging()
+    mlflow.flush_async_logging()
+    for _ in range(40):  # and the server has stored every assessment (at most 20 s; the last read must succeed)
+        try:
+            m = lp.read_mlflow(ids, tracking_uri=uri, cluster="category")
+            break
+        except lp.DataError as exc:
+            if "no feedback" not in str(exc):
+                raise
+            time.sleep(0.5)
+    else:
+        m = lp.read_mlflow(ids, tracking_uri=uri, cluster="category")
     wide = rows.pivot(index="question_id", columns="model", values="correct").loc[list(m.items), list(m.models)]
     np.testing.assert_array_equal(m.scores, wide.to_numpy(dtype=float))
     assert m.clusters is not None and len(set(m.clusters)) > 1
