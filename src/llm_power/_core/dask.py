@@ -10,10 +10,13 @@ from typing import Any
 
 from .errors import LLMPowerError
 
-__all__ = ["ENGINES", "dask_client"]
+__all__ = ["ENGINES", "TABLE_ENGINES", "dask_client"]
 
-#: the engines of the functions that take ``engine=``: this process, or a Dask cluster
-ENGINES = ("local", "dask")
+#: the engines of ``diagnose_files`` and ``--engine``: this process, a Dask cluster, or the table engines
+#: (DuckDB in process, a Spark session, a Ray cluster) of :mod:`llm_power.engines.contract`
+ENGINES = ("local", "dask", "duckdb", "spark", "ray")
+#: the engines that read long tables where they live and hand the driver aligned item shards
+TABLE_ENGINES = ("duckdb", "spark", "ray")
 
 
 def dask_client(scheduler: Any, n_workers: int | None) -> tuple[Any, Callable[[], None]]:

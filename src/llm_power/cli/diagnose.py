@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._core.dask import ENGINES, TABLE_ENGINES
 from .._core.progress import step
 from ..io.safe import parse_once
 from ..report.files import check_output_folder, check_outputs, write_atomic
@@ -44,13 +45,20 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="several runs per model (seeds, templates, engines): the column or harness field that names "
                         "a run (seed, temperature, engine, template, a dotted path, file, folder); adds the run "
                         "regime (default: none)")
-    p.add_argument("--engine", default="local", choices=("local", "dask"),
-                   help="read and reduce on this machine (default) or on a Dask cluster (needs llm-power[dask]; "
-                        "RESULTS may then be fsspec URLs: s3://, gs://, hf://)")
+    p.add_argument("--engine", default="local", choices=ENGINES,
+                   help="where RESULTS are read and reduced: this machine (default); a Dask cluster (RESULTS may "
+                        "be fsspec URLs: s3://, gs://, hf://); or, for long tables (Parquet, CSV, JSONL), DuckDB "
+                        "out of core, a Spark session (RESULTS may name a table) or a Ray cluster. Each needs "
+                        "its extra: pip install 'llm-power[dask|duckdb|spark|ray]'")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster for the run)")
+                   help="Dask scheduler or Ray cluster address, e.g. tcp://10.0.0.5:8786, ray://10.0.0.5:10001 "
+                        "(default: a local cluster for the run)")
+    p.add_argument("--master", metavar="URL",
+                   help="Spark master, e.g. local[4], spark://10.0.0.5:7077 (default: the active session, "
+                        "else local[*])")
     p.add_argument("--workers", type=positive_int, metavar="N",
-                   help="worker processes of the local Dask cluster (default: the CPU count)")
+                   help="worker processes of a local Dask or Ray cluster, cores of local Spark (default: the "
+                        "CPU count)")
     add_tracker_options(p)
     p.set_defaults(run=run)
 
@@ -322,20 +330,25 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     if fine_field and not args.cluster:
         msg = "--cluster-fine is a finer clustering nested in --cluster: give --cluster too"
         raise UsageError(msg)
-    if fine_field and (args.run_field or getattr(args, "engine", "local") == "dask"):
-        msg = "--cluster-fine is not available with --run or --engine dask (its sums are formed in memory)"
+    engine = getattr(args, "engine", "local")
+    if fine_field and (args.run_field or engine != "local"):
+        msg = f"--cluster-fine is not available with --run or --engine {engine} (its sums are formed in memory)"
         raise UsageError(msg)
-    if getattr(args, "engine", "local") == "dask":
-        if args.run_field:
-            msg = "--run is not available with --engine dask (the runs are read on this machine)"
-            raise UsageError(msg)
+    if engine != "local" and args.run_field:
+        msg = f"--run is not available with --engine {engine} (the runs are read on this machine)"
+        raise UsageError(msg)
+    if engine == "dask":
         return _load_dask(args, source, outputs)
-    paths = expand_paths(args.results)
+    table = engine in TABLE_ENGINES
+    paths = [] if table else expand_paths(args.results)
+    if table:
+        local = [p for p in args.results if Path(p).exists()]  # a Spark table's name is not a file
+        paths = expand_paths(local) if local else []
     inputs = tuple(args.results) + tuple(paths) + tuple(companion_files(paths))
     if args.run_field:
         return _load_runs(args, paths, inputs, source, outputs)
     with step(READ_STEP):
-        aligned = load_aligned(paths, args)
+        aligned = _engine_matrix(args) if table else load_aligned(paths, args)
     if isinstance(aligned, int):
         return aligned
     tasks = {str(item).rsplit(":", 1)[0] for item in aligned.items if ":" in str(item)}
@@ -348,6 +361,15 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
         diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters,
                         options=diagnose_options(args), rng=args.seed, cluster_fine=fine)
     return Loaded(diag, aligned.scores, aligned.models, aligned.clusters, source, inputs, aligned.note)
+
+
+def _engine_matrix(args: argparse.Namespace) -> Any:
+    """The aligned matrix of long tables read by a table engine (DuckDB, Spark, Ray)."""
+    from ..engines.tables import read_matrix
+
+    return read_matrix(args.results, engine=args.engine, on_missing=args.on_missing, format=args.input_format,
+                       metric=args.metric, cluster=args.cluster, item_column=args.id_column, master=args.master,
+                       scheduler=args.scheduler, n_workers=args.workers)
 
 
 def _load_runs(args: argparse.Namespace, paths: list[Any], inputs: tuple[Any, ...], source: str,

@@ -51,10 +51,10 @@ READ_OPTIONS = ("format", "metric", "cluster", "split", "filter", "item_column")
 
 
 def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "local", scheduler: Any = None,
-                   n_workers: int | None = None, format: str = "auto", metric: str | None = None,  # noqa: A002
-                   cluster: str | None = None, split: str = "test", filter: str | None = None,  # noqa: A002
-                   item_column: str | None = None, on_missing: str = "error", options: Any = None, rng: Any = None,
-                   **settings: Any) -> Any:
+                   n_workers: int | None = None, master: str | None = None, format: str = "auto",  # noqa: A002
+                   metric: str | None = None, cluster: str | None = None, split: str = "test",
+                   filter: str | None = None, item_column: str | None = None,  # noqa: A002
+                   on_missing: str = "error", options: Any = None, rng: Any = None, **settings: Any) -> Any:
     r"""Leaderboard resolution straight from result files, on this machine or a Dask cluster.
 
     Parameters
@@ -63,16 +63,22 @@ def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "l
         What :func:`llm_power.read_results` reads (harness folders and logs, long or wide tables).
         With ``engine="dask"`` also fsspec URLs (``s3://bucket/runs/``, ``gs://...``,
         ``hf://datasets/...``): every worker opens its share of the files itself.
-    engine : {"local", "dask"}, default "local"
+    engine : {"local", "dask", "duckdb", "spark", "ray"}, default "local"
         ``"local"``: :func:`~llm_power.read_results`, :func:`~llm_power.io.align_results` and
         :func:`~llm_power.diagnose` in this process. ``"dask"``: the files are read, aligned and
-        reduced to sufficient statistics on the workers of a Dask cluster (see the module notes);
-        the result is the same.
+        reduced to sufficient statistics on the workers of a Dask cluster (see the module notes).
+        ``"duckdb"``, ``"spark"``, ``"ray"``: long tables (Parquet, CSV/TSV, JSONL; for Spark also a
+        table name) read, partitioned by item and aligned where the engine runs
+        (:mod:`llm_power.engines.contract`). The result is the local engine's.
     scheduler : str or distributed.Client, optional
         Dask scheduler address (``"tcp://10.0.0.5:8786"``) or a connected ``Client``. Default:
         a ``LocalCluster`` with ``n_workers`` single-threaded worker processes for this call.
+        With ``engine="ray"``: the Ray cluster's address (default: a local Ray for the call).
     n_workers : int, optional
         Workers of the local cluster (default: the CPU count).
+    master : str, optional
+        With ``engine="spark"``: the Spark master (``"local[4]"``, ``"spark://host:7077"``; default:
+        the active session, else ``local[*]``).
     format, metric, cluster, split, filter, item_column
         As in :func:`llm_power.read_results` (``cluster`` names the label field).
     on_missing : {"error", "intersect"}, default "error"
@@ -102,7 +108,7 @@ def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "l
     """
     from ..resolution import DiagnoseOptions
 
-    diag, _, note = load_and_diagnose(paths, engine=engine, scheduler=scheduler, n_workers=n_workers,
+    diag, _, note = load_and_diagnose(paths, engine=engine, scheduler=scheduler, n_workers=n_workers, master=master,
                                       read={"format": format, "metric": metric, "cluster": cluster, "split": split,
                                             "filter": filter, "item_column": item_column},
                                       on_missing=on_missing, options=DiagnoseOptions.create(options, **settings),
@@ -113,8 +119,8 @@ def diagnose_files(paths: str | Path | Sequence[str | Path], *, engine: str = "l
 
 
 def load_and_diagnose(paths: Any, *, engine: str, scheduler: Any, n_workers: int | None, read: dict[str, Any],
-                      on_missing: str, options: Any, rng: Any = None,
-                      rankings: dict[str, Any] | None = None) -> tuple[Any, Any, str]:
+                      on_missing: str, options: Any, rng: Any = None, rankings: dict[str, Any] | None = None,
+                      **engine_options: Any) -> tuple[Any, Any, str]:
     """The diagnosis, its rankings (``lp.rank_report`` with the keywords ``rankings``, computed while the
     source is reachable; None when not asked for) and the alignment note (what the command line prints
     above the report).
@@ -131,6 +137,14 @@ def load_and_diagnose(paths: Any, *, engine: str, scheduler: Any, n_workers: int
         from ..io.harness import read_frame
 
         aligned = align_results(read_frame(paths, **read), on_missing=on_missing)
+        diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, options=options, rng=rng)
+        report = None if rankings is None else rank_report(diag, **rankings)
+        return diag, report, aligned.note
+    if engine != "dask":
+        from .tables import read_matrix
+
+        aligned = read_matrix(paths, engine=engine, on_missing=on_missing, scheduler=scheduler, n_workers=n_workers,
+                              **read, **engine_options)
         diag = diagnose(aligned.scores, models=aligned.models, cluster=aligned.clusters, options=options, rng=rng)
         report = None if rankings is None else rank_report(diag, **rankings)
         return diag, report, aligned.note

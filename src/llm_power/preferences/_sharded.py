@@ -31,7 +31,7 @@ import numpy as np
 
 from .._core.blas import one_blas_thread
 from .._core.clusters import code_labels, require_clusters
-from .._core.dask import ENGINES, dask_client
+from .._core.dask import dask_client
 from .._core.errors import DataError
 from .._core.params import public
 from .._core.progress import advance
@@ -134,7 +134,7 @@ def bradley_terry_shards(shards: Sequence[Any], *, cluster: str | None = None, c
     (['x', 'y', 'z'], [0.862, 0.446, -1.308], 6)
     """
     check_option(ties, "ties", ("half", "davidson"))
-    engine = check_option(engine, "engine", ENGINES)
+    engine = check_option(engine, "engine", ("local", "dask"))
     confidence_level = check_confidence_level(confidence_level)
     shards = _shard_list(shards)
     if cluster is not None and not isinstance(cluster, str):

@@ -1,0 +1,80 @@
+"""What the table engines (DuckDB, Spark, Ray) share: which files they read, in which layout, and the
+local reader as the judge of a value they cannot take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .._core.dask import TABLE_ENGINES
+from .._core.errors import DataError
+from .._core.validation import check_option
+
+__all__ = ["TABLE_ENGINES", "TableFiles", "refuse", "table_files"]
+
+#: the table formats of the registry the engines read, by kind
+_KINDS = {"parquet": "parquet", "csv": "csv"}
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """The inputs of a table engine by kind: Parquet, CSV/TSV, JSONL (local paths as the local reader
+    names them, so a duplicate's message names the same files).
+    """
+
+    parquet: tuple[str, ...] = ()
+    csv: tuple[str, ...] = ()
+    jsonl: tuple[str, ...] = ()
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return self.parquet + self.csv + self.jsonl
+
+
+def _kind(path: Path, fmt: str) -> str:
+    from ..io.plain import plain_suffix
+
+    if fmt == "parquet":
+        return "parquet"
+    suffix = plain_suffix(path) if path.suffix.lower() == ".gz" else path.suffix.lower()
+    return "jsonl" if suffix in (".jsonl", ".ndjson", ".json") else "csv"
+
+
+def table_files(paths: Sequence[str | Path], *, engine: str, format: str = "auto") -> TableFiles:  # noqa: A002
+    """The long-table files of ``paths`` (files and folders, searched as the local reader searches
+    them); a file of another format is one error naming it and the engines that read it.
+    """
+    from ..io.detect import detect_format, expand_paths
+
+    format = check_option(format, "format", ("auto", "csv", "parquet"))  # noqa: A001
+    found: dict[str, list[str]] = {"parquet": [], "csv": [], "jsonl": []}
+    for path in expand_paths(paths):
+        fmt = format if format != "auto" else detect_format(path)
+        if fmt not in _KINDS:
+            msg = (f"is a {fmt} file: engine {engine!r} reads long tables (Parquet, CSV/TSV, JSONL with model, item "
+                   "and score columns); harness outputs are read by --engine local or dask")
+            raise DataError(msg, file=str(path))
+        found[_kind(path, fmt)].append(str(path))
+    return TableFiles(parquet=tuple(found["parquet"]), csv=tuple(found["csv"]), jsonl=tuple(found["jsonl"]))
+
+
+def refuse(read: dict[str, Any]) -> Any:
+    """``local_error(file, field)`` for :func:`~llm_power.engines.contract.align_block`: the local reader
+    reads that file and raises its one-line error (the first bad record, by file, record and field);
+    should it take the file, the error names the file and field.
+    """
+
+    def local_error(file: str, field: str) -> NoReturn:
+        from ..io.harness import read_part
+
+        options = {key: read.get(key) for key in ("format", "metric", "cluster", "split", "filter", "item_column")}
+        options["format"] = options["format"] or "auto"
+        options["split"] = options["split"] or "test"
+        read_part(Path(file), options)
+        msg = "a value the local reader refuses (null, empty or not a number)"
+        raise DataError(msg, file=file, field=field)
+
+    return local_error

@@ -1,0 +1,340 @@
+"""The engine contract: what an engine hands the driver, per item shard, and how the driver merges it.
+
+Evaluation results at scale are long tables — one row per (model, item) — in Parquet, CSV or JSONL
+files, a Spark table or a Ray dataset. Items are independent of each other, so the rows can be cut
+into **item shards** (every row of an item in the same shard, by a hash of the item id) and each
+shard aligned apart: an item's alignment — whether every model has it, its cluster label, whether a
+model has it twice — depends on its own rows only. Every engine is a *producer* of the same thing:
+
+1. **Read and partition** (the engine's own work, where the rows live): the long table's columns
+   (model, item, score[, cluster], source file) are read out of core and partitioned by
+   ``hash(item) mod K`` — DuckDB by SQL into spilled Parquet partitions, Spark by ``groupBy`` on its
+   executors, Ray by ``groupby`` of a Ray dataset, Dask by its workers.
+2. **Align one shard** (:func:`align_block`, the same Python wherever it runs — on the driver for
+   DuckDB, on the executors for Spark and Ray, on the workers for Dask): the rows are checked like
+   :func:`llm_power.io.align_results` checks them and become a :class:`Block` — the shard's aligned
+   items x models matrix (natural item order), its cluster labels and a summary: per model how many
+   items it has (and the first it lacks), how many items there are, conflicting targets. A block
+   travels as one Arrow table (:func:`block_to_arrow` / :func:`block_from_arrow`): an ``item`` and a
+   ``cluster`` column, the scores as a list column, the summary in the schema's metadata.
+3. **Merge** (:func:`merge_summaries`, exact: counts are integers): the shards' summaries give the
+   same errors and notes as the local path (models that lack items, disjoint item sets,
+   ``on_missing="intersect"``), and :func:`assemble` concatenates the blocks into the
+   :class:`~llm_power.ScoreMatrix` the local path builds — the same items in the same natural order,
+   the same models, the same float scores bit for bit. The statistics are then formed on the driver
+   (the pairs' 2x2 tables by one matrix product: faster than SQL for every pair, measured in
+   benchmarks/README.md), so every engine's report is the local report, byte for byte.
+
+The Dask engine keeps its blocks on the workers instead and asks them for the sufficient statistics
+(:mod:`llm_power.engines.dask`): integer counts merged exactly, graded sums by Chan's update.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._core.errors import DataError
+
+__all__ = [
+    "SHARD_ROWS",
+    "Block",
+    "LongColumns",
+    "align_block",
+    "assemble",
+    "block_from_arrow",
+    "block_to_arrow",
+    "merge_summaries",
+    "shard_count",
+]
+
+#: rows per item shard the engines aim at (a shard's rows are one pandas frame while it is aligned)
+SHARD_ROWS = 2_000_000
+
+#: the schema metadata key of a block's summary
+_META = b"llm_power.block"
+
+
+def shard_count(rows: int, *, shard_rows: int = SHARD_ROWS) -> int:
+    """How many item shards ``rows`` rows are cut into (at least one)."""
+    return max(1, math.ceil(rows / max(1, shard_rows)))
+
+
+@dataclass(frozen=True)
+class LongColumns:
+    """The columns of a long table an engine reads: model, item id, score, and optionally the cluster
+    label, resolved from the table's column names by the rules of the local reader (the ``model``,
+    item id and score names it knows, ``metric`` and ``item_column`` to choose).
+    """
+
+    model: str
+    item: str
+    score: str
+    cluster: str | None = None
+
+    @classmethod
+    def resolve(cls, columns: Sequence[str], *, source: str, metric: str | None = None,
+                cluster: str | None = None, item_column: str | None = None) -> LongColumns:
+        """The columns of a long table with these column names; DataError naming ``source`` otherwise."""
+        from .._core.suggest import no_column
+        from ..io.plain import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS
+
+        columns = [c for c in columns if c not in ("filename",)]
+        listed = ", ".join(map(repr, columns))
+        model = next((c for c in ("model", *MODEL_COLUMNS) if c in columns), None)
+        if model is None:
+            if {"model_a", "model_b"} <= set(columns):
+                msg = "looks like pairwise battles (model_a, model_b, winner), not per-item scores"
+            else:
+                msg = (f"not a long table (model, item, score): columns are {listed}; the engines read long tables "
+                       "(a wide table or a harness folder is read by --engine local or dask)")
+            raise DataError(msg, file=source)
+        if item_column is not None and item_column not in columns:
+            raise DataError(no_column("item id", item_column, columns), file=source)
+        item = item_column or next((c for c in ITEM_COLUMNS if c in columns), None)
+        if item is None:
+            msg = f"cannot tell which column is the item id; columns are {listed} (choose one with `item_column`)"
+            raise DataError(msg, file=source)
+        score = metric or next((c for c in SCORE_COLUMNS if c in columns), None)
+        if score is None or score not in columns:
+            msg = (no_column("score", metric, columns) if metric else
+                   f"cannot tell which column is the score; columns are {listed} (choose one with `metric`)")
+            raise DataError(msg, file=source)
+        if cluster is not None and cluster not in columns:
+            raise DataError(no_column("cluster", cluster, columns), file=source)
+        return cls(model=model, item=item, score=score, cluster=cluster)
+
+
+# =================================================================================================
+# One shard: rows -> an aligned block
+# =================================================================================================
+
+@dataclass
+class Block:
+    """One item shard, aligned: ``x`` (items x models, natural item order), the item ids, the cluster
+    labels (text, or None) and the summary :func:`merge_summaries` merges.
+    """
+
+    x: np.ndarray
+    items: list[Any]
+    labels: list[str] | None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _texts(values: Any, *, field_name: str, sources: Any, local_error: Any) -> Any:
+    """Ids as text by the local reader's rule (``str`` of text or a number), applied to the distinct
+    values; a null, an empty id or a structure is the local reader's one-line error for that file.
+    """
+    import pandas as pd
+
+    from ..io.plain import id_text
+
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    bad = codes < 0
+    texts = []
+    for k, value in enumerate(uniques):
+        try:
+            text = id_text(value, file="", record="", field=field_name)
+        except DataError:
+            bad |= codes == k
+            continue
+        if isinstance(value, float) and math.isnan(value) or text.strip() == "":
+            bad |= codes == k
+        texts.append(text)
+    if bad.any():
+        local_error(sources[int(np.argmax(bad))], field_name)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(texts).unique()) if len(set(texts)) == len(
+        texts) else pd.Categorical(np.asarray(texts, dtype=object)[codes])
+
+
+def _scores(values: Any, *, sources: Any, local_error: Any, field_name: str) -> np.ndarray:
+    """Scores as floats by :func:`llm_power.io.plain.parse_score` (numbers, booleans, numeric text),
+    parsed once per distinct text; a value it refuses is the local reader's error for that file.
+    """
+    import pandas as pd
+
+    from ..io.plain import parse_score
+
+    array = np.asarray(values)
+    if array.dtype.kind in "biuf":
+        out = array.astype(float)
+        bad = ~np.isfinite(out)
+        if bad.any():
+            local_error(sources[int(np.argmax(bad))], field_name)
+        return out
+    codes, uniques = pd.factorize(array, use_na_sentinel=True)
+    parsed = np.empty(len(uniques))
+    bad = codes < 0
+    for k, value in enumerate(uniques):
+        try:
+            parsed[k] = parse_score(value, file="", record="", field=field_name)
+        except DataError:
+            bad |= codes == k
+    if bad.any():
+        local_error(sources[int(np.argmax(bad))], field_name)
+    return parsed[codes]
+
+
+def align_block(rows: Any, models: Sequence[Any], *, columns: LongColumns, local_error: Any) -> Block:
+    """Align one item shard's rows (a pyarrow Table or pandas DataFrame with the table's columns and
+    ``source``, the file of each row) over ``models`` (every model of the table, sorted as text).
+
+    The checks are the local path's (:func:`llm_power.io.align_results`), on this shard's items: a
+    model with an item twice, conflicting cluster labels, an item without a label. A value the
+    local reader would refuse (a null id, an empty score, a list for an id) is reported by
+    ``local_error(file, field)``, which reads that file with the local reader to name the record.
+    """
+    import pandas as pd
+
+    from ..io.align import align_common, check_duplicates
+
+    frame = rows.to_pandas() if hasattr(rows, "to_pandas") and not isinstance(rows, pd.DataFrame) else rows
+    sources = frame["source"].to_numpy(dtype=object)
+    long = pd.DataFrame({
+        "model": _texts(frame[columns.model], field_name=columns.model, sources=sources, local_error=local_error),
+        "item": _texts(frame[columns.item], field_name=columns.item, sources=sources, local_error=local_error),
+        "score": _scores(frame[columns.score], sources=sources, local_error=local_error, field_name=columns.score),
+    })
+    if columns.cluster is not None:
+        from .._core.labels import missing_label
+
+        raw = frame[columns.cluster]
+        codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+        bad = codes < 0
+        for k, value in enumerate(uniques):
+            if missing_label(value):
+                bad |= codes == k
+        if bad.any():
+            local_error(sources[int(np.argmax(bad))], columns.cluster)
+        text = np.asarray([str(v) for v in uniques], dtype=object)
+        long["cluster"] = pd.Categorical.from_codes(codes, categories=pd.Index(text)) if len(set(text)) == len(
+            text) else pd.Categorical(text[codes])
+    long["source"] = pd.Categorical(sources)
+    unknown = set(long["model"].cat.categories) - set(models)
+    if unknown:  # pragma: no cover - the engines list the models from the same rows
+        msg = f"model {sorted(unknown)[0]!r} of an item shard is not among the table's models"
+        raise DataError(msg)
+    if not len(long):
+        return empty_block(models, with_clusters=columns.cluster is not None)
+    check_duplicates(long)
+    aligned, lacking, n_all = align_common(long, list(models))
+    per_model = np.bincount(pd.Categorical(long["model"], categories=list(models)).codes, minlength=len(models))
+    summary = {"models": list(models), "n": len(aligned.items), "n_all": n_all, "per_model": per_model.tolist(),
+               "lacking": {m: [count, item] for m, (count, item) in lacking.items()}}
+    labels = None if aligned.clusters is None else [str(v) for v in aligned.clusters]
+    return Block(x=np.ascontiguousarray(aligned.scores), items=list(aligned.items), labels=labels, summary=summary)
+
+
+def empty_block(models: Sequence[Any], *, with_clusters: bool) -> Block:
+    """A shard without rows (a hash bucket no item fell in)."""
+    return Block(x=np.zeros((0, len(models))), items=[], labels=[] if with_clusters else None,
+                 summary={"models": list(models), "n": 0, "n_all": 0, "per_model": [0] * len(models), "lacking": {}})
+
+
+# =================================================================================================
+# A block as one Arrow table (how Spark executors and Ray workers hand it back)
+# =================================================================================================
+
+def block_to_arrow(block: Block) -> Any:
+    """The block as a pyarrow Table: ``item`` (text), ``cluster`` (text or null), ``scores`` (a list of
+    one float per model); the summary as JSON in the schema's metadata under ``llm_power.block``.
+    """
+    import pyarrow as pa
+
+    m = block.x.shape[1]
+    flat = pa.array(np.ascontiguousarray(block.x, dtype=np.float64).reshape(-1), type=pa.float64())
+    scores = pa.FixedSizeListArray.from_arrays(flat, m) if m else pa.array([[]] * len(block.items),
+                                                                            type=pa.list_(pa.float64(), 0))
+    labels = pa.array(block.labels if block.labels is not None else [None] * len(block.items), type=pa.string())
+    table = pa.table({"item": pa.array([str(i) for i in block.items], type=pa.string()), "cluster": labels,
+                      "scores": scores})
+    summary = dict(block.summary, with_clusters=block.labels is not None)
+    return table.replace_schema_metadata({_META: json.dumps(summary).encode()})
+
+
+def block_from_arrow(table: Any) -> Block:
+    """The block of :func:`block_to_arrow` (a table of several record batches of one block too)."""
+    meta = (table.schema.metadata or {}).get(_META)
+    if meta is None:
+        msg = "an engine returned a table that is not an aligned block (no llm_power.block metadata)"
+        raise DataError(msg)
+    summary = json.loads(meta)
+    with_clusters = summary.pop("with_clusters")
+    m = len(summary["models"])
+    column = table.column("scores").combine_chunks()
+    values = column.flatten().to_numpy(zero_copy_only=False) if len(column) else np.zeros(0)
+    x = np.asarray(values, dtype=np.float64).reshape(len(table), m)
+    labels = table.column("cluster").to_pylist() if with_clusters else None
+    return Block(x=x, items=table.column("item").to_pylist(), labels=labels, summary=summary)
+
+
+# =================================================================================================
+# The driver: summaries merged, blocks assembled
+# =================================================================================================
+
+def merge_summaries(summaries: Sequence[dict[str, Any]], on_missing: str) -> tuple[int, dict[Any, int], str]:
+    """The shards' summaries checked as :func:`llm_power.io.align_results` checks a whole table: the
+    items kept, per model how many of its items were dropped, and the note (what
+    ``on_missing="intersect"`` dropped); the local path's errors otherwise.
+    """
+    from .._core.order import natural_key
+    from ..io.align import disjoint, intersection_note, not_aligned
+
+    models = summaries[0]["models"]
+    n_all = sum(s["n_all"] for s in summaries)
+    n = sum(s["n"] for s in summaries)
+    lacking: dict[Any, tuple[int, Any]] = {}
+    for s in summaries:
+        for model, (count, item) in s["lacking"].items():
+            if model in lacking:
+                total, first = lacking[model]
+                lacking[model] = (total + count, min(first, item, key=natural_key))
+            else:
+                lacking[model] = (count, item)
+    lacking = {m: lacking[m] for m in models if m in lacking}
+    per_model = np.sum([s["per_model"] for s in summaries], axis=0)
+    dropped = {m: int(per_model[k]) - n for k, m in enumerate(models)}
+    note = ""
+    if lacking:
+        if n == 0:  # not missing items: different tasks (--on-missing cannot help)
+            counts = {m: int(per_model[k]) for k, m in enumerate(models[:8])}
+            raise disjoint("; ".join(f"{m}: {c:,} item{'s' if c != 1 else ''}" for m, c in counts.items()))
+        if on_missing == "error":
+            raise not_aligned(lacking, n_all)
+        note = intersection_note(n, n_all, {m: k for m, (k, _) in lacking.items()})
+    return n, dropped, note
+
+
+def assemble(blocks: Iterable[Block], models: Sequence[Any], *, on_missing: str) -> Any:
+    """The :class:`~llm_power.ScoreMatrix` of the blocks: items in natural order (as the local path
+    orders them), models as given (sorted as text), the note and the dropped counts merged.
+    """
+    import dataclasses
+
+    from .._core.order import natural_order
+    from ..io.align import too_few_models
+    from ..matrix import ScoreMatrix
+
+    blocks = list(blocks)
+    if not blocks:
+        raise too_few_models(list(models))
+    if len(models) < 2:
+        raise too_few_models(list(models))
+    _, dropped, note = merge_summaries([b.summary for b in blocks], on_missing)
+    live = [b for b in blocks if b.items]
+    items = [it for b in live for it in b.items]
+    order = np.asarray(natural_order(items), dtype=np.intp)
+    x = np.concatenate([b.x for b in live], axis=0)[order] if live else np.zeros((0, len(models)))
+    with_clusters = blocks[0].labels is not None
+    clusters = None
+    if with_clusters:
+        labels = np.asarray([lab for b in live for lab in (b.labels or [])], dtype=object)
+        clusters = list(labels[order])
+    matrix = ScoreMatrix(items=[items[k] for k in order], models=list(models), scores=np.ascontiguousarray(x),
+                         clusters=clusters, dropped=dropped)
+    return dataclasses.replace(matrix, note=note)
