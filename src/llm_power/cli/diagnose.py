@@ -342,8 +342,10 @@ def load_diagnosis(args: argparse.Namespace) -> Loaded | int:
     table = engine in TABLE_ENGINES
     paths = [] if table else expand_paths(args.results)
     if table:
+        from ..engines._tables import input_files
+
         local = [p for p in args.results if Path(p).exists()]  # a Spark table's name is not a file
-        paths = expand_paths(local) if local else []
+        paths = input_files(local) if local else []
     inputs = tuple(args.results) + tuple(paths) + tuple(companion_files(paths))
     if args.run_field:
         return _load_runs(args, paths, inputs, source, outputs)

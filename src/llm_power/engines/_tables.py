@@ -47,11 +47,11 @@ def table_files(paths: Sequence[str | Path], *, engine: str, format: str = "auto
     """The long-table files of ``paths`` (files and folders, searched as the local reader searches
     them); a file of another format is one error naming it and the engines that read it.
     """
-    from ..io.detect import detect_format, expand_paths
+    from ..io.detect import detect_format
 
     format = check_option(format, "format", ("auto", "csv", "parquet"))  # noqa: A001
     found: dict[str, list[str]] = {"parquet": [], "csv": [], "jsonl": []}
-    for path in expand_paths(paths):
+    for path in input_files(paths):
         fmt = format if format != "auto" else detect_format(path)
         if fmt not in _KINDS:
             msg = (f"is a {fmt} file: engine {engine!r} reads long tables (Parquet, CSV/TSV, JSONL with model, item "
@@ -59,6 +59,40 @@ def table_files(paths: Sequence[str | Path], *, engine: str, format: str = "auto
             raise DataError(msg, file=str(path))
         found[_kind(path, fmt)].append(str(path))
     return TableFiles(parquet=tuple(found["parquet"]), csv=tuple(found["csv"]), jsonl=tuple(found["jsonl"]))
+
+
+#: the names of long-table files in a folder (a partitioned dataset: part-0.parquet, year=2026/x.parquet, ...)
+_TABLE_SUFFIXES = (".parquet", ".csv", ".tsv", ".jsonl", ".ndjson", ".csv.gz", ".tsv.gz", ".jsonl.gz", ".ndjson.gz")
+
+
+def _folder_tables(folder: Path) -> list[Path]:
+    """The long-table files under a folder, sorted (regular files only; hidden and ``_``-prefixed
+    entries such as ``_delta_log`` and ``_SUCCESS`` skipped, as Spark and DuckDB skip them).
+    """
+    from .._core.files import is_regular
+
+    out = []
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).parts
+        if any(part.startswith((".", "_")) for part in rel):
+            continue
+        if path.name.lower().endswith(_TABLE_SUFFIXES) and is_regular(path):
+            out.append(path)
+    return out
+
+
+def input_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files a table engine reads: a folder's long-table files (a partitioned dataset), else what
+    the local reader finds in it; files as given.
+    """
+    from ..io.detect import expand_paths
+
+    out: list[Path] = []
+    for raw in paths:
+        folder = Path(raw)
+        tables = _folder_tables(folder) if folder.is_dir() and not folder.is_symlink() else []
+        out += tables if tables else expand_paths([raw])
+    return out
 
 
 def refuse(read: dict[str, Any]) -> Any:

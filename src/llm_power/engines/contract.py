@@ -126,60 +126,6 @@ class Block:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def _texts(values: Any, *, field_name: str, sources: Any, local_error: Any) -> Any:
-    """Ids as text by the local reader's rule (``str`` of text or a number), applied to the distinct
-    values; a null, an empty id or a structure is the local reader's one-line error for that file.
-    """
-    import pandas as pd
-
-    from ..io.plain import id_text
-
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    bad = codes < 0
-    texts = []
-    for k, value in enumerate(uniques):
-        try:
-            text = id_text(value, file="", record="", field=field_name)
-        except DataError:
-            bad |= codes == k
-            continue
-        if isinstance(value, float) and math.isnan(value) or text.strip() == "":
-            bad |= codes == k
-        texts.append(text)
-    if bad.any():
-        local_error(sources[int(np.argmax(bad))], field_name)
-    return pd.Categorical.from_codes(codes, categories=pd.Index(texts).unique()) if len(set(texts)) == len(
-        texts) else pd.Categorical(np.asarray(texts, dtype=object)[codes])
-
-
-def _scores(values: Any, *, sources: Any, local_error: Any, field_name: str) -> np.ndarray:
-    """Scores as floats by :func:`llm_power.io.plain.parse_score` (numbers, booleans, numeric text),
-    parsed once per distinct text; a value it refuses is the local reader's error for that file.
-    """
-    import pandas as pd
-
-    from ..io.plain import parse_score
-
-    array = np.asarray(values)
-    if array.dtype.kind in "biuf":
-        out = array.astype(float)
-        bad = ~np.isfinite(out)
-        if bad.any():
-            local_error(sources[int(np.argmax(bad))], field_name)
-        return out
-    codes, uniques = pd.factorize(array, use_na_sentinel=True)
-    parsed = np.empty(len(uniques))
-    bad = codes < 0
-    for k, value in enumerate(uniques):
-        try:
-            parsed[k] = parse_score(value, file="", record="", field=field_name)
-        except DataError:
-            bad |= codes == k
-    if bad.any():
-        local_error(sources[int(np.argmax(bad))], field_name)
-    return parsed[codes]
-
-
 def align_block(rows: Any, models: Sequence[Any], *, columns: LongColumns, local_error: Any) -> Block:
     """Align one item shard's rows (a pyarrow Table or pandas DataFrame with the table's columns and
     ``source``, the file of each row) over ``models`` (every model of the table, sorted as text).
@@ -192,28 +138,22 @@ def align_block(rows: Any, models: Sequence[Any], *, columns: LongColumns, local
     import pandas as pd
 
     from ..io.align import align_common, check_duplicates
+    from ..io.long_columns import id_texts, label_texts, score_values
 
     frame = rows.to_pandas() if hasattr(rows, "to_pandas") and not isinstance(rows, pd.DataFrame) else rows
     sources = frame["source"].to_numpy(dtype=object)
-    long = pd.DataFrame({
-        "model": _texts(frame[columns.model], field_name=columns.model, sources=sources, local_error=local_error),
-        "item": _texts(frame[columns.item], field_name=columns.item, sources=sources, local_error=local_error),
-        "score": _scores(frame[columns.score], sources=sources, local_error=local_error, field_name=columns.score),
-    })
+    model, bad_model = id_texts(frame[columns.model], columns.model)
+    item, bad_item = id_texts(frame[columns.item], columns.item)
+    score, bad_score = score_values(frame[columns.score], columns.score)
+    for bad, name in ((bad_model, columns.model), (bad_item, columns.item), (bad_score, columns.score)):
+        if bad.any():
+            local_error(sources[int(np.argmax(bad))], name)
+    long = pd.DataFrame({"model": model, "item": item, "score": score})
     if columns.cluster is not None:
-        from .._core.labels import missing_label
-
-        raw = frame[columns.cluster]
-        codes, uniques = pd.factorize(raw, use_na_sentinel=True)
-        bad = codes < 0
-        for k, value in enumerate(uniques):
-            if missing_label(value):
-                bad |= codes == k
+        labels, bad = label_texts(frame[columns.cluster])
         if bad.any():
             local_error(sources[int(np.argmax(bad))], columns.cluster)
-        text = np.asarray([str(v) for v in uniques], dtype=object)
-        long["cluster"] = pd.Categorical.from_codes(codes, categories=pd.Index(text)) if len(set(text)) == len(
-            text) else pd.Categorical(text[codes])
+        long["cluster"] = labels
     long["source"] = pd.Categorical(sources)
     unknown = set(long["model"].cat.categories) - set(models)
     if unknown:  # pragma: no cover - the engines list the models from the same rows

@@ -141,6 +141,13 @@ def _read_part(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
     cluster = options["cluster"]
     columns = _columns_fast(path, format=options["format"], metric=options["metric"], cluster=cluster,
                             filter_name=options["filter"], engine=options.get("engine", "pyarrow"))
+    if columns is None and options["format"] in ("auto", "parquet") and path.suffix.lower() == ".parquet":
+        from .detect import detect_format
+        from .long_columns import long_parquet_columns
+
+        if options["format"] == "parquet" or detect_format(path) == "parquet":
+            columns = long_parquet_columns(path, metric=options["metric"], cluster=cluster,
+                                           item_column=options["item_column"])
     if columns is None:  # the line-by-line readers (and their exact error messages)
         rows = list(iter_records(path, format=options["format"], metric=options["metric"], cluster=cluster,
                                  split=options["split"], filter_name=options["filter"],

@@ -140,11 +140,12 @@ def parquet_columns(path: str | Path) -> list[str]:
             raise _parquet_error(exc, path) from None
 
 
-def read_parquet(path: str | Path) -> Any:
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> Any:
     """A Parquet file as a pandas DataFrame, after its footer is checked: a column named twice is a
     DataError (as in a CSV header), and so is an uncompressed size (from the row groups' metadata,
     before anything is decompressed) past ``LLM_POWER_MAX_PARQUET_MB``; any read failure is one line.
-    pyarrow reads the regular file this opened (:func:`open_regular`), never the path.
+    pyarrow reads the regular file this opened (:func:`open_regular`), never the path. ``columns``: only
+    these (the size limit then counts only theirs).
     """
     import pandas as pd
     import pyarrow.parquet as pq
@@ -154,8 +155,13 @@ def read_parquet(path: str | Path) -> Any:
         try:
             parquet = pq.ParquetFile(fh)
             meta = parquet.metadata
-            size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
             schema_names = parquet.schema_arrow.names
+            if columns is None:
+                size = sum(meta.row_group(k).total_byte_size for k in range(meta.num_row_groups))
+            else:
+                size = sum(meta.row_group(k).column(c).total_uncompressed_size for k in range(meta.num_row_groups)
+                           for c in range(meta.num_columns)
+                           if meta.row_group(k).column(c).path_in_schema.split(".")[0] in columns)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
             raise _parquet_error(exc, path) from None
         seen: set[str] = set()
@@ -171,7 +177,7 @@ def read_parquet(path: str | Path) -> Any:
             raise DataError(msg, file=str(path))
         try:
             fh.seek(0)
-            return pd.read_parquet(fh)
+            return pd.read_parquet(fh, columns=columns)
         except MemoryError:
             msg = "too large to read into memory"
             raise DataError(msg, file=str(path)) from None

@@ -1,0 +1,140 @@
+"""DuckDB engine: long tables read out of core, partitioned by item and aligned shard by shard give the
+local engine's report byte for byte, the same matrix, the same notes and the same one-line errors.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("duckdb")
+
+from llm_power._core.errors import DataError  # noqa: E402
+from llm_power.engines.tables import read_matrix  # noqa: E402
+from llm_power.io import align_results, read_results  # noqa: E402
+
+from .tables import generated_long, mmlu_long, report  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def mmlu(tmp_path_factory):
+    return mmlu_long(tmp_path_factory.mktemp("mmlu"))
+
+
+@pytest.fixture
+def small_shards(monkeypatch):
+    """Shards of at most 10,000 rows, so that a test table is cut into many item shards."""
+    monkeypatch.setenv("LLM_POWER_SHARD_ROWS", "10000")
+
+
+def _local(paths, **kwargs):
+    on_missing = kwargs.pop("on_missing", "error")
+    return align_results(read_results(paths, **kwargs), on_missing=on_missing)
+
+
+def _same_matrix(a, b):
+    assert a.items == b.items and a.models == b.models and a.clusters == b.clusters
+    assert a.note == b.note and a.dropped == b.dropped
+    assert a.scores.dtype == b.scores.dtype and np.array_equal(a.scores, b.scores)
+
+
+def test_mmlu_pro_report_is_the_local_report_byte_for_byte(mmlu, tmp_path, small_shards):
+    """312,832 rows in 32 item shards: the JSON report (IID, cluster by subject, every adjacent pair)
+    equals the local engine's, byte for byte."""
+    extra = ["--cluster", "category", "--seed", "3"]
+    local = report([str(mmlu)], "local", tmp_path / "local.json", *extra)
+    duck = report([str(mmlu)], "duckdb", tmp_path / "duckdb.json", *extra)
+    assert duck == local
+    assert b'"n_items": 12032' in local or b"12032" in local
+
+
+def test_generated_1000_model_board_in_three_files(tmp_path, small_shards):
+    """1,000 models x 300 items over three Parquet files, every pair of the top 12 and the anytime
+    regime: the same report."""
+    board = generated_long(tmp_path, models=1000, items=300)
+    extra = ["--cluster", "subject", "--top", "12", "--pairs", "all", "--anytime"]
+    files = sorted(str(p) for p in board.iterdir())  # the local reader takes the files, an engine a folder too
+    local = report(files, "local", tmp_path / "l.json", *extra)
+    assert report(files, "duckdb", tmp_path / "d.json", *extra) == local
+    folder = json.loads(report([str(board)], "duckdb", tmp_path / "f.json", *extra))
+    assert folder.pop("source") == str(board)
+    assert folder == {k: v for k, v in json.loads(local).items() if k != "source"}
+
+
+def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(tmp_path, small_shards):
+    """Files of three formats, numeric and text scores, models lacking items (intersect): the matrix,
+    its note and dropped counts equal the local path's."""
+    rng = np.random.default_rng(5)
+    rows = [(f"m{m}", f"q{i}", float(rng.integers(0, 3)) / 2, f"c{i % 4}") for m in range(4) for i in range(900)
+            if not (m == 2 and i % 11 == 0)]
+    frame = pd.DataFrame(rows, columns=["model", "item", "score", "topic"])
+    thirds = np.array_split(np.arange(len(frame)), 3)
+    frame.iloc[thirds[0]].to_parquet(tmp_path / "a.parquet")
+    frame.iloc[thirds[1]].to_csv(tmp_path / "b.csv", index=False)
+    frame.iloc[thirds[2]].to_json(tmp_path / "c.jsonl", orient="records", lines=True)
+    paths = [tmp_path / "a.parquet", tmp_path / "b.csv", tmp_path / "c.jsonl"]
+    got = read_matrix(paths, engine="duckdb", cluster="topic", on_missing="intersect")
+    _same_matrix(got, _local(paths, cluster="topic", on_missing="intersect"))
+    assert "intersection of items" in got.note and got.dropped["m2"] == 0 and got.dropped["m0"] == 82
+
+
+def _error(paths, engine, **kwargs):
+    with pytest.raises(DataError) as info:
+        if engine == "local":
+            _local(paths, **kwargs)
+        else:
+            read_matrix(paths, engine=engine, **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("case", ["duplicate", "lacking", "empty-id", "bad-score", "no-label", "two-labels"])
+def test_errors_are_the_local_errors(tmp_path, small_shards, case):
+    """Each hostile table gives the local reader's one-line error (file, record and field where it has them)."""
+    rows = [{"model": f"m{m}", "item": f"q{i}", "score": (i + m) % 2, "topic": f"t{i % 3}"}
+            for m in range(3) for i in range(50)]
+    if case == "duplicate":
+        rows.append({"model": "m1", "item": "q7", "score": 1, "topic": "t1"})
+    elif case == "lacking":
+        rows = [r for r in rows if not (r["model"] == "m2" and r["item"] in ("q3", "q30"))]
+    elif case == "empty-id":
+        rows[17]["item"] = " "
+    elif case == "bad-score":
+        rows[20]["score"] = "n/a"
+    elif case == "no-label":
+        rows[33]["topic"] = ""
+    else:
+        rows[40]["topic"] = "other"
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    kwargs = {"cluster": "topic"}
+    local = _error([path], "local", **kwargs)
+    assert _error([path], "duckdb", **kwargs) == local
+    assert str(path) in local or case in ("lacking", "two-labels", "no-label")
+
+
+def test_not_a_long_table_names_the_engines_that_read_it(tmp_path):
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame({"item": ["q1", "q2"], "a": [1, 0], "b": [0, 1]}).to_csv(wide, index=False)
+    with pytest.raises(DataError, match="not a long table"):
+        read_matrix([wide], engine="duckdb")
+    (tmp_path / "samples_x_2024.jsonl").write_text('{"doc_id": 0, "acc": 1, "resps": []}\n')
+
+
+def test_a_hostile_column_name_is_quoted(tmp_path):
+    """A score column whose name holds a quote and SQL is read as a name, not run."""
+    name = 'acc"; DROP TABLE x; --'
+    frame = pd.DataFrame({"model": ["a", "a", "b", "b"], "item": ["q1", "q2", "q1", "q2"], name: [1, 0, 0, 1]})
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    got = read_matrix([path], engine="duckdb", metric=name)
+    assert got.scores.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_the_engine_writes_nothing_beside_its_inputs(tmp_path, small_shards):
+    board = generated_long(tmp_path, models=20, items=800, files=2)
+    before = sorted(p.name for p in board.iterdir())
+    read_matrix([board], engine="duckdb", cluster="subject")
+    assert sorted(p.name for p in board.iterdir()) == before
