@@ -141,20 +141,20 @@ def align_block(rows: Any, models: Sequence[Any], *, columns: LongColumns, local
     from ..io.long_columns import id_texts, label_texts, score_values
 
     frame = rows.to_pandas() if hasattr(rows, "to_pandas") and not isinstance(rows, pd.DataFrame) else rows
-    sources = frame["source"].to_numpy(dtype=object)
+    sources = frame["source"]  # a row's file, looked up only for an error
     model, bad_model = id_texts(frame[columns.model], columns.model)
     item, bad_item = id_texts(frame[columns.item], columns.item)
     score, bad_score = score_values(frame[columns.score], columns.score)
     for bad, name in ((bad_model, columns.model), (bad_item, columns.item), (bad_score, columns.score)):
         if bad.any():
-            local_error(sources[int(np.argmax(bad))], name)
+            local_error(str(sources.iloc[int(np.argmax(bad))]), name)
     long = pd.DataFrame({"model": model, "item": item, "score": score})
     if columns.cluster is not None:
         labels, bad = label_texts(frame[columns.cluster])
         if bad.any():
-            local_error(sources[int(np.argmax(bad))], columns.cluster)
+            local_error(str(sources.iloc[int(np.argmax(bad))]), columns.cluster)
         long["cluster"] = labels
-    long["source"] = pd.Categorical(sources)
+    long["source"] = sources.array if isinstance(sources.dtype, pd.CategoricalDtype) else pd.Categorical(sources)
     unknown = set(long["model"].cat.categories) - set(models)
     if unknown:  # pragma: no cover - the engines list the models from the same rows
         msg = f"model {sorted(unknown)[0]!r} of an item shard is not among the table's models"

@@ -18,10 +18,9 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from .._core.errors import DataError, LLMPowerError
+from .._core.errors import DataError, LLMPowerError  # noqa: F401
 from ._tables import TableFiles, refuse
 from .contract import SHARD_ROWS, Block, LongColumns, align_block, shard_count
 
@@ -70,68 +69,136 @@ def _union_by_name(con: Any, a: Any, b: Any) -> Any:
 
 
 def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], Iterator[Block]]:
-    """The table's models (sorted as text) and its aligned item shards, one at a time."""
-    from ..io.plain import id_text
+    """The table's models (sorted as text) and its aligned item shards, one at a time.
+
+    One pass of SQL codes the rows: the distinct models, items, cluster labels, files (and text
+    scores) become small dictionaries checked here by the local reader's rules, and the rows a table
+    of integer codes (DuckDB spills it to disk past its memory limit). Each item shard is then one
+    query of integers, aligned by :func:`~llm_power.engines.contract.align_block`.
+    """
+    import numpy as np
 
     tmp = tempfile.mkdtemp(prefix="llm-power-duckdb-")
     con = _connect(tmp)
-    local_error = refuse(read)
-    rel = _relation(con, files)
-    columns = LongColumns.resolve(rel.columns, source=files.all[0], metric=read.get("metric"),
-                                  cluster=read.get("cluster"), item_column=read.get("item_column"))
-    picked = [f"{quote(columns.model)} AS model", f"{quote(columns.item)} AS item",
-              f"{quote(columns.score)} AS score", "filename AS source"]
-    if columns.cluster is not None:
-        picked.insert(3, f"{quote(columns.cluster)} AS cluster")
-    rel.create_view("_lp_rows", replace=True)
-    con.execute(f"CREATE VIEW _lp_long AS SELECT {', '.join(picked)} FROM _lp_rows")  # noqa: S608 - quoted names
-    found = con.sql("SELECT model, min(source) FROM _lp_long GROUP BY model").fetchall()
-    models_raw = [m for m, _ in found]
-    if any(m is None for m in models_raw):
-        local_error(next(s for m, s in found if m is None), columns.model)
-    texts = {}
-    for value, source in found:
-        try:
-            texts[value] = id_text(value, file=source, record="", field=columns.model)
-        except DataError:
-            local_error(source, columns.model)
-        if texts[value].strip() == "":
-            local_error(source, columns.model)
-    models = sorted(set(texts.values()), key=str)
-    ((rows,),) = con.sql("SELECT count(*) FROM _lp_long").fetchall()
+    try:
+        local_error = refuse(read)
+        rel = _relation(con, files)
+        columns = LongColumns.resolve(rel.columns, source=files.all[0], metric=read.get("metric"),
+                                      cluster=read.get("cluster"), item_column=read.get("item_column"))
+        picked = [f"{quote(columns.model)} AS model", f"{quote(columns.item)} AS item",
+                  f"{quote(columns.score)} AS score", "filename AS source"]
+        fields = {"model": columns.model, "item": columns.item, "score": columns.score}
+        if columns.cluster is not None:
+            picked.insert(3, f"{quote(columns.cluster)} AS cluster")
+            fields["cluster"] = columns.cluster
+        rel.create_view("_lp_rows", replace=True)
+        con.execute(f"CREATE VIEW _lp_long AS SELECT {', '.join(picked)} FROM _lp_rows")  # noqa: S608 - quoted
+        for name, field in fields.items():  # a null: the local reader names its file, row and field
+            hit = con.sql(f"SELECT source FROM _lp_long WHERE {name} IS NULL LIMIT 1").fetchall()  # noqa: S608
+            if hit:
+                local_error(hit[0][0], field)
+        text_scores = not _numeric(con.sql("SELECT score FROM _lp_long LIMIT 0").types[0])
+        coded = ["model", "item", "source"] + (["cluster"] if columns.cluster is not None else []) + (
+            ["score"] if text_scores else [])
+        values = {name: _dictionary(con, name) for name in coded}
+        texts = {name: _checked(con, name, values[name], fields.get(name, name), local_error)
+                 for name in coded if name != "source"}
+        models = sorted(set(texts["model"][1].tolist()), key=str)
+        joins = " ".join(f"JOIN _lp_d_{name} d_{name} ON l.{name} = d_{name}.raw" for name in coded)
+        score = "d_score.code AS s" if text_scores else "CAST(l.score AS DOUBLE) AS s"
+        cols = ", ".join([f"d_{name}.code AS {name}" for name in coded if name != "score"] + [score])
+        con.execute(f"CREATE TEMP TABLE _lp_coded AS SELECT {cols} FROM _lp_long l {joins}")  # noqa: S608
+        if not text_scores:
+            hit = con.sql("SELECT source FROM _lp_coded WHERE NOT isfinite(s) LIMIT 1").fetchall()
+            if hit:
+                local_error(values["source"][hit[0][0]], columns.score)
+        ((rows,),) = con.sql("SELECT count(*) FROM _lp_coded").fetchall()
+    except BaseException:
+        _close(con, tmp)
+        raise
     k = shard_count(int(rows), shard_rows=int(os.environ.get("LLM_POWER_SHARD_ROWS", SHARD_ROWS)))
     block_columns = LongColumns(model="model", item="item", score="score",
                                 cluster=None if columns.cluster is None else "cluster")
-    field_names = {"model": columns.model, "item": columns.item, "score": columns.score,
-                   "cluster": columns.cluster or "cluster"}
+    sources = np.asarray(values["source"], dtype=object)
 
     def named_error(file: str, name: str) -> Any:
-        return local_error(file, field_names.get(name, name))
+        return local_error(file, fields.get(name, name))
 
     def shards() -> Iterator[Block]:
-        import shutil
-
-        import pyarrow.parquet as pq
+        import pandas as pd
 
         try:
-            if k == 1:
-                yield align_block(con.sql("SELECT * FROM _lp_long").to_arrow_table(), models, columns=block_columns,
-                                  local_error=named_error)
-                return
-            out = Path(tmp) / "shards"
-            con.execute(f"COPY (SELECT *, hash(item) % {int(k)} AS shard FROM _lp_long) TO '{out}' "  # noqa: S608
-                        "(FORMAT parquet, PARTITION_BY (shard))")
             for part in range(k):
-                folder = out / f"shard={part}"
-                table = pq.read_table(folder, read_dictionary=["model", "item", "source"]) if folder.exists() else None
-                if table is None:
-                    continue
-                if "shard" in table.column_names:
-                    table = table.drop(["shard"])
-                yield align_block(table, models, columns=block_columns, local_error=named_error)
-                del table
+                got = con.sql(f"SELECT * FROM _lp_coded WHERE item % {int(k)} = {part}").fetchnumpy()  # noqa: S608
+                frame = pd.DataFrame({name: _categorical(got[name], *texts[name])
+                                      for name in ("model", "item", "cluster") if name in texts})
+                frame["score"] = texts["score"][2][got["s"]] if text_scores else got["s"]
+                frame["source"] = pd.Categorical.from_codes(np.asarray(got["source"], dtype=np.int64),
+                                                            categories=pd.Index(sources))
+                del got
+                yield align_block(frame, models, columns=block_columns, local_error=named_error)
         finally:
-            con.close()
-            shutil.rmtree(tmp, ignore_errors=True)
+            _close(con, tmp)
 
     return models, shards()
+
+
+def _close(con: Any, tmp: str) -> None:
+    import shutil
+
+    con.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _numeric(kind: Any) -> bool:
+    """Whether a DuckDB column type is read as a number by the local reader (integers, floats,
+    decimals, booleans), not parsed as text.
+    """
+    name = str(kind).upper()
+    return name == "BOOLEAN" or any(name.startswith(t) for t in (
+        "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+        "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL"))
+
+
+def _dictionary(con: Any, name: str) -> list[Any]:
+    """The distinct values of a column as a temporary table ``_lp_d_<name>(raw, code)``; the values by code."""
+    con.execute(f"CREATE TEMP TABLE _lp_d_{name} AS SELECT raw, (row_number() OVER ()) - 1 AS code "  # noqa: S608
+                f"FROM (SELECT DISTINCT {name} AS raw FROM _lp_long)")
+    return [v for (v,) in con.sql(f"SELECT raw FROM _lp_d_{name} ORDER BY code").fetchall()]  # noqa: S608
+
+
+def _checked(con: Any, name: str, values: list[Any], field: str, local_error: Any) -> tuple[Any, Any, Any]:
+    """A dictionary checked by the local reader's rules: ``(codes of its texts, the texts, scores)``; a
+    value the reader refuses is its one-line error for the first file that has it.
+    """
+    import numpy as np
+
+    from ..io.long_columns import id_texts, label_texts, score_values
+
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    scores = None
+    if name == "score":
+        scores, bad = score_values(array, field)
+        return np.arange(len(values)), np.asarray(values, dtype=object), scores if not bad.any() else _refused(
+            con, name, values, bad, field, local_error)
+    cat, bad = label_texts(array) if name == "cluster" else id_texts(array, field)
+    if bad.any():
+        _refused(con, name, values, bad, field, local_error)
+    return np.asarray(cat.codes, dtype=np.int64), np.asarray(cat.categories, dtype=object), None
+
+
+def _refused(con: Any, name: str, values: list[Any], bad: Any, field: str, local_error: Any) -> Any:
+    import numpy as np
+
+    value = values[int(np.argmax(bad))]
+    (file,) = con.execute(f"SELECT min(source) FROM _lp_long WHERE {name} = $1", [value]).fetchall()[0]  # noqa: S608
+    return local_error(file, field)
+
+
+def _categorical(codes: Any, text_codes: Any, texts: Any, _scores: Any = None) -> Any:
+    """Codes of a dictionary as a Categorical of its texts (two raw values with one text share a code)."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.Categorical.from_codes(text_codes[np.asarray(codes, dtype=np.int64)], categories=pd.Index(texts))

@@ -44,7 +44,9 @@ def id_texts(values: Any, field: str) -> tuple[Any, np.ndarray]:
     array = np.asarray(texts, dtype=object)
     if len(set(texts)) == len(texts):
         return pd.Categorical.from_codes(np.where(bad, -1, codes), categories=pd.Index(array)), bad
-    return pd.Categorical(np.where(bad, None, array[np.maximum(codes, 0)])), bad
+    texts_of_rows: Any = array[np.maximum(codes, 0)]
+    texts_of_rows[bad] = None
+    return pd.Categorical(texts_of_rows), bad
 
 
 def score_values(values: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +86,9 @@ def label_texts(values: Any) -> tuple[Any, np.ndarray]:
     text = np.asarray([str(v) for v in uniques], dtype=object)
     if len(set(text.tolist())) == len(text):
         return pd.Categorical.from_codes(np.where(bad, -1, codes), categories=pd.Index(text)), bad
-    return pd.Categorical(np.where(bad, None, text[np.maximum(codes, 0)])), bad
+    labels_of_rows: Any = text[np.maximum(codes, 0)]
+    labels_of_rows[bad] = None
+    return pd.Categorical(labels_of_rows), bad
 
 
 def long_parquet_columns(path: Path, *, metric: str | None, cluster: str | None,

@@ -65,7 +65,7 @@ _BASE = "https://llm-power.github.io/llm-power/schemas"
 #: engine is the same document), where it is logged (every option whose name ends in ``_out`` is an output)
 _NOT_SETTINGS = frozenset({"run", "cli_flags", "command", "plan_command", "subset_command", "format", "traceback",
                            "quiet", "wide", "max_lines", "results", "files", "data", "instances", "labeled",
-                           "unlabeled", "reference", "receipt", "engine", "scheduler", "workers", "mlflow",
+                           "unlabeled", "reference", "receipt", "engine", "scheduler", "master", "workers", "mlflow",
                            "mlflow_tracking_uri", "wandb", "shared_task"})
 
 
