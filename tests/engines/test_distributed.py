@@ -200,7 +200,7 @@ def _same_json(a: object, b: object) -> None:
 def test_unknown_engine_and_bad_option_fail_before_any_cluster_starts(tmp_path):
     paths = _csv_per_model(tmp_path, np.eye(3))
     with pytest.raises(ValueError, match="engine"):
-        diagnose_files(paths, engine="spark")
+        diagnose_files(paths, engine="hadoop")
     with pytest.raises(ValueError, match="alpha"):
         diagnose_files(paths, engine="dask", scheduler="tcp://127.0.0.1:1", alpha=2.0)
 

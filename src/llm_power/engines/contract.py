@@ -250,6 +250,14 @@ def merge_summaries(summaries: Sequence[dict[str, Any]], on_missing: str) -> tup
     return n, dropped, note
 
 
+def _compact(block: Block) -> Block:
+    """The block with 0/1 scores held as bytes (exact; 8x less memory until the matrix is filled)."""
+    x = block.x
+    if x.size and x.dtype != np.uint8 and np.all((x == 0) | (x == 1)):
+        block.x = x.astype(np.uint8)
+    return block
+
+
 def assemble(blocks: Iterable[Block], models: Sequence[Any], *, on_missing: str) -> Any:
     """The :class:`~llm_power.ScoreMatrix` of the blocks: items in natural order (as the local path
     orders them), models as given (sorted as text), the note and the dropped counts merged.
@@ -260,7 +268,7 @@ def assemble(blocks: Iterable[Block], models: Sequence[Any], *, on_missing: str)
     from ..io.align import too_few_models
     from ..matrix import ScoreMatrix
 
-    blocks = list(blocks)
+    blocks = [_compact(b) for b in blocks]  # 0/1 shards kept as bytes while the others arrive
     if not blocks:
         raise too_few_models(list(models))
     if len(models) < 2:
@@ -269,12 +277,19 @@ def assemble(blocks: Iterable[Block], models: Sequence[Any], *, on_missing: str)
     live = [b for b in blocks if b.items]
     items = [it for b in live for it in b.items]
     order = np.asarray(natural_order(items), dtype=np.intp)
-    x = np.concatenate([b.x for b in live], axis=0)[order] if live else np.zeros((0, len(models)))
+    where = np.empty(order.size, dtype=np.intp)
+    where[order] = np.arange(order.size)  # the row of the matrix of each block row, in block order
+    x = np.empty((order.size, len(models)))
+    start = 0
+    for b in live:  # filled block by block (never two copies of the whole matrix)
+        x[where[start:start + len(b.items)]] = b.x
+        start += len(b.items)
+        b.x = b.x[:0]
     with_clusters = blocks[0].labels is not None
     clusters = None
     if with_clusters:
         labels = np.asarray([lab for b in live for lab in (b.labels or [])], dtype=object)
         clusters = list(labels[order])
-    matrix = ScoreMatrix(items=[items[k] for k in order], models=list(models), scores=np.ascontiguousarray(x),
+    matrix = ScoreMatrix(items=[items[k] for k in order], models=list(models), scores=x,
                          clusters=clusters, dropped=dropped)
     return dataclasses.replace(matrix, note=note)

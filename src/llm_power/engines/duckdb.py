@@ -34,7 +34,10 @@ def _connect(tmp: str) -> Any:
         msg = "engine='duckdb' (--engine duckdb) needs the duckdb extra: pip install 'llm-power[duckdb]'"
         raise LLMPowerError(msg) from exc
     memory = os.environ.get("LLM_POWER_DUCKDB_MEMORY", "1GB")
-    return duckdb.connect(config={"memory_limit": memory, "temp_directory": tmp, "threads": os.cpu_count() or 1,
+    # a database file in the temporary folder, not an in-memory one: its tables are stored compressed and
+    # DuckDB's buffer pool keeps what is in memory within memory_limit
+    return duckdb.connect(os.path.join(tmp, "rows.duckdb"), config={
+                          "memory_limit": memory, "temp_directory": tmp, "threads": os.cpu_count() or 1,
                                   "preserve_insertion_order": False, "enable_external_access": True,
                                   "autoinstall_known_extensions": False, "autoload_known_extensions": False})
 
@@ -79,7 +82,11 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
     import numpy as np
 
     tmp = tempfile.mkdtemp(prefix="llm-power-duckdb-")
-    con = _connect(tmp)
+    try:
+        con = _connect(tmp)
+    except BaseException:
+        _close(None, tmp)
+        raise
     try:
         local_error = refuse(read)
         rel = _relation(con, files)
@@ -104,19 +111,21 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
         texts = {name: _checked(con, name, values[name], fields.get(name, name), local_error)
                  for name in coded if name != "source"}
         models = sorted(set(texts["model"][1].tolist()), key=str)
+        ((rows,),) = con.sql("SELECT count(*) FROM _lp_long").fetchall()  # Parquet: from the footers
+        k = shard_count(int(rows), shard_rows=int(os.environ.get("LLM_POWER_SHARD_ROWS", SHARD_ROWS)))
         joins = " ".join(f"JOIN _lp_d_{name} d_{name} ON l.{name} = d_{name}.raw" for name in coded)
         score = "d_score.code AS s" if text_scores else "CAST(l.score AS DOUBLE) AS s"
         cols = ", ".join([f"d_{name}.code AS {name}" for name in coded if name != "score"] + [score])
-        con.execute(f"CREATE TEMP TABLE _lp_coded AS SELECT {cols} FROM _lp_long l {joins}")  # noqa: S608
+        # the rows as integer codes, stored in shard order: a shard's query reads only its own row groups
+        con.execute(f"CREATE TABLE _lp_coded AS SELECT {cols}, CAST(d_item.code % {int(k)} AS INTEGER) AS shard "  # noqa: S608
+                    f"FROM _lp_long l {joins} ORDER BY shard")
         if not text_scores:
             hit = con.sql("SELECT source FROM _lp_coded WHERE NOT isfinite(s) LIMIT 1").fetchall()
             if hit:
                 local_error(values["source"][hit[0][0]], columns.score)
-        ((rows,),) = con.sql("SELECT count(*) FROM _lp_coded").fetchall()
     except BaseException:
         _close(con, tmp)
         raise
-    k = shard_count(int(rows), shard_rows=int(os.environ.get("LLM_POWER_SHARD_ROWS", SHARD_ROWS)))
     block_columns = LongColumns(model="model", item="item", score="score",
                                 cluster=None if columns.cluster is None else "cluster")
     sources = np.asarray(values["source"], dtype=object)
@@ -129,7 +138,7 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
 
         try:
             for part in range(k):
-                got = con.sql(f"SELECT * FROM _lp_coded WHERE item % {int(k)} = {part}").fetchnumpy()  # noqa: S608
+                got = con.sql(f"SELECT * EXCLUDE (shard) FROM _lp_coded WHERE shard = {part}").fetchnumpy()  # noqa: S608
                 frame = pd.DataFrame({name: _categorical(got[name], *texts[name])
                                       for name in ("model", "item", "cluster") if name in texts})
                 frame["score"] = texts["score"][2][got["s"]] if text_scores else got["s"]
@@ -146,7 +155,8 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
 def _close(con: Any, tmp: str) -> None:
     import shutil
 
-    con.close()
+    if con is not None:
+        con.close()
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -162,7 +172,7 @@ def _numeric(kind: Any) -> bool:
 
 def _dictionary(con: Any, name: str) -> list[Any]:
     """The distinct values of a column as a temporary table ``_lp_d_<name>(raw, code)``; the values by code."""
-    con.execute(f"CREATE TEMP TABLE _lp_d_{name} AS SELECT raw, (row_number() OVER ()) - 1 AS code "  # noqa: S608
+    con.execute(f"CREATE TABLE _lp_d_{name} AS SELECT raw, CAST(row_number() OVER () - 1 AS INTEGER) AS code "  # noqa: S608
                 f"FROM (SELECT DISTINCT {name} AS raw FROM _lp_long)")
     return [v for (v,) in con.sql(f"SELECT raw FROM _lp_d_{name} ORDER BY code").fetchall()]  # noqa: S608
 
