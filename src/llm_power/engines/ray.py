@@ -182,16 +182,22 @@ def _long_rows(batch: Any, *, columns: LongColumns, sources: dict[str, str]) -> 
     mark(bad, columns.item)
     score, bad = score_values(column(columns.score), columns.score)
     mark(bad, columns.score)
-    table = {"model": pa.array(np.asarray(model, dtype=object), type=pa.string()),
-             "item": pa.array(np.asarray(item, dtype=object), type=pa.string()),
+    table = {"model": _texts(model), "item": _texts(item),
              "score": pa.array(np.asarray(score, dtype=np.float64), type=pa.float64())}
     if columns.cluster is not None:
         labels, bad = label_texts(column(columns.cluster))
         mark(bad, columns.cluster)
-        table["cluster"] = pa.array(np.asarray(labels, dtype=object), type=pa.string())
+        table["cluster"] = _texts(labels)
     table["source"] = pa.array(source, type=pa.string())
     table["refused"] = pa.array(refused, type=pa.string())
     return pa.table(table)
+
+
+def _texts(values: Any) -> Any:
+    """A Categorical of texts as an Arrow string array (a refused value null)."""
+    import pyarrow as pa
+
+    return pa.array(values).cast(pa.string())
 
 
 def _model_counts(batch: Any) -> Any:
