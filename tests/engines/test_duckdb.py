@@ -81,6 +81,15 @@ def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(tmp_path, small_sha
     assert "intersection of items" in got.note and got.dropped["m2"] == 0 and got.dropped["m0"] == 82
 
 
+def test_csv_ids_stay_text_as_the_local_reader_reads_them(tmp_path):
+    """ "007" and "7" are two items, and a score "1.50" is 1.5, in a CSV read by DuckDB as by the local reader."""
+    path = tmp_path / "ids.csv"
+    path.write_text("model,item,score\na,007,1\na,7,0\nb,007,0\nb,7,1.50\n")
+    got = read_matrix([path], engine="duckdb")
+    _same_matrix(got, _local([path]))
+    assert got.items == ["007", "7"] and got.scores.tolist() == [[1.0, 0.0], [0.0, 1.5]]
+
+
 def _error(paths, engine, **kwargs):
     with pytest.raises(DataError) as info:
         if engine == "local":

@@ -54,7 +54,8 @@ def _relation(con: Any, files: TableFiles) -> Any:
         if files.parquet:
             parts.append(con.read_parquet(list(files.parquet), filename=True, union_by_name=True))
         if files.csv:
-            parts.append(con.read_csv(list(files.csv), filename=True, union_by_name=True, header=True))
+            parts.append(con.read_csv(list(files.csv), filename=True, union_by_name=True, header=True,
+                                      all_varchar=True))  # text, as the local reader reads a CSV ("007" stays "007")
         if files.jsonl:
             parts.append(con.read_json(list(files.jsonl), format="newline_delimited", filename=True))
     except Exception as exc:  # noqa: BLE001 - duckdb's errors name the file in their text
