@@ -74,6 +74,7 @@ def test_block_rows_round_trip_and_errors():
         blocks_from_rows(pa.concat_tables([table, failed]))
 
 
+@pytest.mark.slow  # about 25 s alone on 2 cores (minutes when the machine is shared)
 def test_mmlu_pro_report_is_the_local_report_byte_for_byte(spark, mmlu, tmp_path, small_shards):
     """312,832 rows in 32 item shards aligned on the executors: the CLI's JSON report (--engine spark
     --master local[2], the module's session) equals the local engine's, byte for byte."""

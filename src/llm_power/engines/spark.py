@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ def _parts(spark: Any, paths: Sequence[str | Path], read: dict[str, Any]) -> tup
     """Per input, a Spark DataFrame and its ``source`` column; the local files as given (by the local
     reader's names of them).
     """
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F  # noqa: N812
 
@@ -98,7 +100,7 @@ def _parts(spark: Any, paths: Sequence[str | Path], read: dict[str, Any]) -> tup
         if path.is_dir() and (path / "_delta_log").is_dir():
             try:
                 df = spark.read.format("delta").load(str(path))
-            except PySparkException:
+            except (PySparkException, Py4JJavaError):  # no "delta" data source in this session
                 msg = ("is a Delta table: engine 'spark' reads Delta with a session that has delta-spark configured "
                        "(spark.sql.extensions io.delta.sql.DeltaSparkSessionExtension); start one, or read the "
                        "table's Parquet files with --engine duckdb")
@@ -149,15 +151,14 @@ def _long(parts: list[tuple[Any, Any]], read: dict[str, Any], first: str) -> tup
         names += [c for c in df.columns if c not in names]
     columns = LongColumns.resolve(names, source=first, metric=read.get("metric"), cluster=read.get("cluster"),
                                   item_column=read.get("item_column"))
-    chosen = {"model": columns.model, "item": columns.item, "score": columns.score, "cluster": columns.cluster}
+    named = {"model": columns.model, "item": columns.item, "score": columns.score, "cluster": columns.cluster}
+    chosen = {k: name for k, name in named.items() if name is not None}
     picked = []
     for df, source in parts:
         cols = [(_escaped(chosen[k]) if chosen[k] in df.columns else F.lit(None)).alias(k)
-                for k in _NAMES if chosen[k] is not None]
+                for k in _NAMES if k in chosen]
         picked.append(df.select(*cols, source.alias("source")))
-    for k in _NAMES:
-        if chosen[k] is None:
-            continue
+    for k in chosen:
         types = {p.schema[k].dataType for p in picked} - {NullType()}
         if len(types) > 1:
             picked = [p.withColumn(f"{k}_value", F.lit(None) if isinstance(p.schema[k].dataType, StringType)
@@ -258,5 +259,7 @@ def _blocks(spark: Any, paths: Sequence[str | Path], read: dict[str, Any]) -> tu
         return shard_rows(table, models, shard=shard, columns=block_columns, local_error=named_error)
 
     sharded = df.withColumn("shard", F.pmod(F.hash(F.col("item")), F.lit(k)))
-    out = sharded.groupBy("shard").applyInArrow(align, BLOCK_ROWS_DDL)
-    return models, blocks_from_rows(out.toArrow())
+    with warnings.catch_warnings():  # pyspark's note on its pandas support is not the user's concern
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support", category=FutureWarning)
+        out = sharded.groupBy("shard").applyInArrow(align, BLOCK_ROWS_DDL)
+        return models, blocks_from_rows(out.toArrow())
