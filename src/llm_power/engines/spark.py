@@ -205,12 +205,14 @@ def _joined(table: Any) -> Any:
 def spark_blocks(paths: Sequence[str | Path], read: dict[str, Any], *, master: str | None = None,
                  n_workers: int | None = None) -> tuple[list[Any], Iterator[Block]]:
     """The table's models (sorted as text) and its aligned item shards, aligned on Spark's executors."""
-    spark, started = start_session(master, n_workers)
-    try:
-        models, blocks = _blocks(spark, paths, read)
-    finally:
-        if started:
-            spark.stop()
+    with warnings.catch_warnings():  # pyspark's note on its pandas support is not the user's concern
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support", category=FutureWarning)
+        spark, started = start_session(master, n_workers)
+        try:
+            models, blocks = _blocks(spark, paths, read)
+        finally:
+            if started:
+                spark.stop()
     return models, iter(blocks)
 
 
@@ -259,7 +261,5 @@ def _blocks(spark: Any, paths: Sequence[str | Path], read: dict[str, Any]) -> tu
         return shard_rows(table, models, shard=shard, columns=block_columns, local_error=named_error)
 
     sharded = df.withColumn("shard", F.pmod(F.hash(F.col("item")), F.lit(k)))
-    with warnings.catch_warnings():  # pyspark's note on its pandas support is not the user's concern
-        warnings.filterwarnings("ignore", message="PySpark does not yet fully support", category=FutureWarning)
-        out = sharded.groupBy("shard").applyInArrow(align, BLOCK_ROWS_DDL)
-        return models, blocks_from_rows(out.toArrow())
+    out = sharded.groupBy("shard").applyInArrow(align, BLOCK_ROWS_DDL)
+    return models, blocks_from_rows(out.toArrow())
