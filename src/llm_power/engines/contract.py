@@ -48,9 +48,12 @@ __all__ = [
     "align_block",
     "assemble",
     "block_from_arrow",
+    "block_rows",
     "block_to_arrow",
+    "blocks_from_rows",
     "merge_summaries",
     "shard_count",
+    "shard_rows",
 ]
 
 #: rows per item shard the engines aim at (a shard's rows are one pandas frame while it is aligned)
@@ -211,6 +214,81 @@ def block_from_arrow(table: Any) -> Block:
     x = np.asarray(values, dtype=np.float64).reshape(len(table), m)
     labels = table.column("cluster").to_pylist() if with_clusters else None
     return Block(x=x, items=table.column("item").to_pylist(), labels=labels, summary=summary)
+
+
+# =================================================================================================
+# Blocks as plain rows (for engines whose tables lose Arrow metadata: Spark's applyInArrow)
+# =================================================================================================
+
+#: the columns of :func:`block_rows`, as a Spark DDL schema (the Arrow types are the same)
+BLOCK_ROWS_DDL = "shard long, item string, cluster string, scores array<double>, summary string"
+
+
+def shard_rows(rows: Any, models: Sequence[Any], *, shard: int, columns: LongColumns, local_error: Any) -> Any:
+    """:func:`align_block` of one shard's rows, as :func:`block_rows`; a :class:`DataError` it raises is
+    returned as the shard's one row (so that it crosses an engine as data, not as a worker's traceback).
+    """
+    try:
+        block = align_block(rows, models, columns=columns, local_error=local_error)
+    except DataError as exc:
+        error = {"message": exc.message, "file": exc.file, "record": exc.record, "field": exc.field}
+        return _rows_table([shard], [None], [None], [None], [json.dumps({"error": error})])
+    return block_rows(block, shard)
+
+
+def _rows_table(shard: list[int], item: list[Any], cluster: list[Any], scores: Any, summary: list[Any]) -> Any:
+    import pyarrow as pa
+
+    if not isinstance(scores, pa.Array):
+        scores = pa.array(scores, type=pa.list_(pa.float64()))
+    return pa.table({"shard": pa.array(shard, type=pa.int64()), "item": pa.array(item, type=pa.string()),
+                     "cluster": pa.array(cluster, type=pa.string()), "scores": scores,
+                     "summary": pa.array(summary, type=pa.string())})
+
+
+def block_rows(block: Block, shard: int) -> Any:
+    """The block as a pyarrow Table of plain rows, no metadata: ``shard``, ``item``, ``cluster``, ``scores``
+    (a list of one float per model) and ``summary``; the first row is the header (the summary as JSON,
+    no item), the others the items (no summary). A shard without items is its header alone.
+    """
+    import pyarrow as pa
+
+    n, m = block.x.shape
+    flat = pa.array(np.ascontiguousarray(block.x, dtype=np.float64).reshape(-1), type=pa.float64())
+    offsets = pa.array(np.concatenate([[0], np.arange(n + 1) * m]), type=pa.int32())  # the header's list: null
+    scores = pa.ListArray.from_arrays(offsets, flat, mask=pa.array([True] + [False] * n))
+    header = json.dumps(dict(block.summary, with_clusters=block.labels is not None))
+    labels = block.labels if block.labels is not None else [None] * n
+    return _rows_table([shard] * (n + 1), [None, *(str(i) for i in block.items)], [None, *labels], scores,
+                       [header] + [None] * n)
+
+
+def blocks_from_rows(table: Any) -> list[Block]:
+    """The blocks of :func:`block_rows` tables (any row order, shards mixed), by shard; the first
+    shard's error, as the :class:`DataError` :func:`align_block` raised, if a shard failed.
+    """
+    import pyarrow.compute as pc
+
+    header = table.filter(pc.is_valid(table.column("summary")))
+    summaries = {int(k): json.loads(s) for k, s in zip(header.column("shard").to_pylist(),
+                                                       header.column("summary").to_pylist(), strict=True)}
+    items = table.filter(pc.is_null(table.column("summary")))
+    for k in sorted(summaries):
+        error = summaries[k].get("error")
+        if error is not None:
+            raise DataError(error["message"], file=error["file"], record=error["record"], field=error["field"])
+    out = []
+    for k in sorted(summaries):
+        summary = summaries[k]
+        with_clusters = summary.pop("with_clusters")
+        rows = items.filter(pc.equal(items.column("shard"), k))
+        m = len(summary["models"])
+        column = rows.column("scores").combine_chunks()
+        values = column.flatten().to_numpy(zero_copy_only=False) if len(column) else np.zeros(0)
+        x = np.asarray(values, dtype=np.float64).reshape(len(rows), m)
+        labels = rows.column("cluster").to_pylist() if with_clusters else None
+        out.append(Block(x=x, items=rows.column("item").to_pylist(), labels=labels, summary=summary))
+    return out
 
 
 # =================================================================================================
