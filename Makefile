@@ -24,15 +24,16 @@ venv: $(BIN)/.installed-run
 demo: $(BIN)/.installed-run
 	$(BIN)/llm-power demo
 
-# -n auto: pytest-xdist spreads the tests over the machine's cores. `make test` runs the fast tier
+# -n auto: pytest-xdist spreads the tests over the machine's cores; --dist loadgroup keeps the tests of one
+# Spark session or Ray cluster (marked xdist_group) on one worker, so each starts once. `make test` runs the fast tier
 # (about 6.5 minutes on the 2-core CI machine, -n 2; longer on a busy one); the long validity
 # simulations and exhaustive enumerations (marked slow, about 5 minutes) run in `make test-slow`,
 # which CI (.ci/run) runs after `make test`; `make test-all` runs both.
 test: $(BIN)/.installed-test
-	$(BIN)/python -m pytest -n auto -m "not slow"
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not slow"
 
 test-slow: $(BIN)/.installed-test
-	$(BIN)/python -m pytest -n auto -m slow
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m slow
 
 test-all: test test-slow
 

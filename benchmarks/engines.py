@@ -9,8 +9,8 @@ same on a local Spark session / Ray cluster of 2 cores. Every engine's JSON must
 byte for byte (checked). Measured: wall time, CPU time of the process and its children (Spark's JVM
 and Ray's workers are children), and peak resident memory of the largest process.
 
-``--rows 100000000`` adds the DuckDB-only row of the issue: a 10^8-row long Parquet (8,312 models x
-12,032 items) through DuckDB, whose peak RSS must stay below 2 GB.
+``--rows 100000000`` adds the DuckDB-only row of the issue: a 10^8-row long Parquet (1,000 models x
+100,000 items) through DuckDB, whose peak RSS must stay below 2 GB.
 
 Run: ``.venv/bin/python benchmarks/engines.py [--models 1000,4500] [--engines local,duckdb,spark,ray]
 [--rows 100000000] [--folder DIR]`` (DIR keeps the generated boards between runs).
@@ -137,10 +137,10 @@ def main() -> None:
             if not same:
                 raise SystemExit(f"{engine}'s report differs from {reference[0]}'s")
     if args.rows:
-        m = int(round(args.rows / ITEMS))
-        board = make_board(folder, m)
+        m, n = 1000, args.rows // 1000
+        board = make_board(folder, m, items=n)
         r = measure("duckdb", board, folder / "duckdb-big.json")
-        rows.append([f"{m:,} x {ITEMS:,}", f"{m * ITEMS / 1e6:.0f} M", "duckdb", fmt_s(r["wall"]), fmt_s(r["cpu"]),
+        rows.append([f"{m:,} x {n:,}", f"{m * n / 1e6:.0f} M", "duckdb", fmt_s(r["wall"]), fmt_s(r["cpu"]),
                      f"{r['rss']:,.0f} MB", "(no local run)"])
         print(rows[-1], flush=True)
     print()

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.xdist_group("ray")  # one session per test run (make test: --dist loadgroup)
+
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.xdist_group("spark")  # one session per test run (make test: --dist loadgroup)
+
 pytest.importorskip("pyspark")
 
 from llm_power._core.errors import DataError  # noqa: E402
@@ -84,6 +86,7 @@ def test_mmlu_pro_report_is_the_local_report_byte_for_byte(spark, mmlu, tmp_path
     assert not spark.sparkContext._jsc.sc().isStopped()  # reused, not started and stopped
 
 
+@pytest.mark.slow  # a minute on 2 cores: a Spark job per input (the DuckDB module runs this board in the fast tier)
 def test_generated_1000_model_board_in_three_files(spark, tmp_path, small_shards):
     board = generated_long(tmp_path, models=1000, items=300)
     extra = ["--cluster", "subject", "--top", "12", "--pairs", "all", "--anytime"]

@@ -58,7 +58,12 @@ def start_session(master: str | None = None, n_workers: int | None = None) -> tu
                f"master={master!r} cannot start another (leave --master out to use it)")
         raise LLMPowerError(msg)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the executors' Python: this one (local masters)
-    builder = (sql.SparkSession.builder.master(master or f"local[{n_workers or '*'}]").appName("llm-power")
+    url = master or f"local[{n_workers or '*'}]"
+    if url.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # the loopback, not the host's first interface
+    log4j = Path(__file__).with_name("log4j2-spark.properties")  # errors only: no start-up chatter on stderr
+    builder = (sql.SparkSession.builder.master(url).appName("llm-power")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j.as_uri()}")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.sql.shuffle.partitions", str(max(2, 2 * (n_workers or os.cpu_count() or 1))))
