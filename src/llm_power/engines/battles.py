@@ -262,7 +262,10 @@ def _local_error(path: str, message: str | None, *, cluster: str | None = None) 
     if cluster is not None:
         from ..preferences import bradley_terry
 
-        bradley_terry(frame, cluster=cluster)  # a missing label: its error, with the row
+        try:
+            bradley_terry(frame, cluster=cluster)  # a missing label: its error, with the file's row
+        except DataError as exc:
+            raise DataError(exc.message, file=exc.file or path, record=exc.record, field=exc.field) from None
     msg = message or "a value the local reader refuses (null, empty, or none of model_a, model_b, tie)"
     raise DataError(msg, file=path)
 
