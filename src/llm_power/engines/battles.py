@@ -110,7 +110,7 @@ def bradley_terry_table(paths: str | Path | Sequence[str | Path], *, cluster: st
                             max_iter=max_iter)
     with _Battles(paths, cluster) as rows:
         if cluster is None:
-            counts = rows.con.sql("SELECT model_a, model_b, winner, count(*) AS n FROM _lp_battles "
+            counts = rows.con.sql("SELECT model_a, model_b, winner, CAST(sum(n) AS BIGINT) AS n FROM _lp_tcoded "
                                   "GROUP BY ALL").to_arrow_table()
             return fit([counts], count="n")
         return fit(rows.cluster_shards(shard_rows), cluster="cluster", count="n")
@@ -199,8 +199,10 @@ def _read(con: Any, path: str) -> Any:
 
 
 def _define_view(con: Any, files: list[str], cluster: str | None) -> str | None:
-    """``_lp_battles``: every file's battles coded (a NULL winner: a row the local reader refuses), and
-    ``source`` (the file's position); the cluster column's name in the files (None without one).
+    """``_lp_raw`` (every file's rows as written: ``source``, the file's position, a0, b0, w0[, cluster]),
+    ``_lp_coded`` (coded as the local reader codes them; a NULL winner: a row it refuses), ``_lp_tcoded``
+    (the distinct rows coded, with their counts ``n``) and ``_lp_battles`` (model_a, model_b, winner[,
+    cluster] coded); the cluster column's name in the files (None without one).
     """
     from .duckdb import quote
 
@@ -225,17 +227,32 @@ def _define_view(con: Any, files: list[str], cluster: str | None) -> str | None:
         view = f"_lp_file{k}"
         rel.create_view(view, replace=True)
         label = f", {quote(column)} AS cluster" if column is not None else ""
-        parts.append(f"SELECT {k} AS source, trim(CAST(model_a AS VARCHAR), '{_SPACE}') AS model_a, "
-                     f"trim(CAST(model_b AS VARCHAR), '{_SPACE}') AS model_b, "
-                     f"trim(CAST(winner AS VARCHAR), '{_SPACE}') AS raw{label} FROM {view}")
-    keywords = " ".join(f"WHEN '{key}' THEN '{('model_a', 'model_b', 'tie')[code]}'" for key, code in _KEYWORDS.items())
+        parts.append(f"SELECT {k} AS source, CAST(model_a AS VARCHAR) AS a0, CAST(model_b AS VARCHAR) AS b0, "
+                     f"CAST(winner AS VARCHAR) AS w0{label} FROM {view}")
     cluster_col = ", cluster" if found is not None else ""
     con.execute(f"CREATE TEMP VIEW _lp_raw AS {' UNION ALL '.join(parts)}")  # noqa: S608 - quoted names
-    con.execute("CREATE TEMP VIEW _lp_coded AS SELECT source, model_a, model_b, raw, "  # noqa: S608
-                f"CASE lower(raw) {keywords} ELSE CASE WHEN raw = model_a THEN 'model_a' WHEN raw = model_b "
-                f"THEN 'model_b' END END AS winner{cluster_col} FROM _lp_raw")
-    con.execute(f"CREATE TEMP VIEW _lp_battles AS SELECT model_a, model_b, winner{cluster_col} FROM _lp_coded")
+    # the distinct (file, model_a, model_b, winner) as written, with their battles: coded once each
+    con.execute("CREATE TEMP TABLE _lp_triples AS SELECT source, a0, b0, w0, count(*) AS n FROM _lp_raw GROUP BY ALL")
+    con.execute(f"CREATE TEMP VIEW _lp_tcoded AS {_coded('_lp_triples', ', n')}")
+    con.execute(f"CREATE TEMP VIEW _lp_coded AS {_coded('_lp_raw', cluster_col)}")
+    canonical = con.sql("SELECT count(*) FROM _lp_tcoded WHERE model_a IS DISTINCT FROM a0 OR model_b IS DISTINCT "
+                        "FROM b0 OR winner IS DISTINCT FROM w0").fetchall() == [(0,)]
+    # the rows as they are when every one is written as the local reader codes it (a Parquet log's rule)
+    source = (f"SELECT a0 AS model_a, b0 AS model_b, w0 AS winner{cluster_col} FROM _lp_raw" if canonical else
+              f"SELECT model_a, model_b, winner{cluster_col} FROM _lp_coded")
+    con.execute(f"CREATE TEMP VIEW _lp_battles AS {source}")
     return found
+
+
+def _coded(table: str, extra: str) -> str:
+    """``table``'s rows (a0, b0, w0 as written) coded: names stripped, the winner model_a | model_b | tie
+    (NULL: none of them).
+    """
+    keywords = " ".join(f"WHEN '{key}' THEN '{('model_a', 'model_b', 'tie')[code]}'" for key, code in _KEYWORDS.items())
+    return (f"SELECT source, a0, b0, w0, model_a, model_b, raw, CASE lower(raw) {keywords} ELSE CASE WHEN raw = "  # noqa: S608
+            f"model_a THEN 'model_a' WHEN raw = model_b THEN 'model_b' END END AS winner{extra} FROM (SELECT *, "
+            f"trim(a0, '{_SPACE}') AS model_a, trim(b0, '{_SPACE}') AS model_b, trim(w0, '{_SPACE}') AS raw "
+            f"FROM {table})")
 
 
 def _check_rows(con: Any, files: list[str], cluster: str | None) -> None:
@@ -244,9 +261,9 @@ def _check_rows(con: Any, files: list[str], cluster: str | None) -> None:
     """
     bad = ("model_a IS NULL OR model_b IS NULL OR raw IS NULL OR model_a = '' OR model_b = '' OR raw = '' "
            "OR winner IS NULL OR model_a = model_b")
-    if cluster is not None:
-        bad += " OR cluster IS NULL"
-    ((first,),) = con.sql(f"SELECT min(source) FROM _lp_coded WHERE {bad}").fetchall()  # noqa: S608
+    ((first,),) = con.sql(f"SELECT min(source) FROM _lp_tcoded WHERE {bad}").fetchall()  # noqa: S608
+    if first is None and cluster is not None:
+        ((first,),) = con.sql("SELECT min(source) FROM _lp_raw WHERE cluster IS NULL").fetchall()
     if first is None:
         return
     _local_error(files[int(first)], None, cluster=cluster)
