@@ -128,6 +128,7 @@ class _Battles:
         self.files = battle_files(paths)
         self.tmp = tempfile.mkdtemp(prefix="llm-power-battles-")
         self.con = _connect(self.tmp)
+        self.con.execute("SET enable_progress_bar = false")
         try:
             self.cluster = _define_view(self.con, self.files, cluster)
             _check_rows(self.con, self.files, cluster)
@@ -231,8 +232,9 @@ def _define_view(con: Any, files: list[str], cluster: str | None) -> str | None:
                      f"CAST(winner AS VARCHAR) AS w0{label} FROM {view}")
     cluster_col = ", cluster" if found is not None else ""
     con.execute(f"CREATE TEMP VIEW _lp_raw AS {' UNION ALL '.join(parts)}")  # noqa: S608 - quoted names
-    # the distinct (file, model_a, model_b, winner) as written, with their battles: coded once each
-    con.execute("CREATE TEMP TABLE _lp_triples AS SELECT source, a0, b0, w0, count(*) AS n FROM _lp_raw GROUP BY ALL")
+    # the distinct (model_a, model_b, winner) as written, with their battles: coded once each
+    con.execute("CREATE TEMP TABLE _lp_triples AS SELECT -1 AS source, a0, b0, w0, count(*) AS n FROM _lp_raw "
+                "GROUP BY a0, b0, w0")
     con.execute(f"CREATE TEMP VIEW _lp_tcoded AS {_coded('_lp_triples', ', n')}")
     con.execute(f"CREATE TEMP VIEW _lp_coded AS {_coded('_lp_raw', cluster_col)}")
     canonical = con.sql("SELECT count(*) FROM _lp_tcoded WHERE model_a IS DISTINCT FROM a0 OR model_b IS DISTINCT "
@@ -261,7 +263,10 @@ def _check_rows(con: Any, files: list[str], cluster: str | None) -> None:
     """
     bad = ("model_a IS NULL OR model_b IS NULL OR raw IS NULL OR model_a = '' OR model_b = '' OR raw = '' "
            "OR winner IS NULL OR model_a = model_b")
-    ((first,),) = con.sql(f"SELECT min(source) FROM _lp_tcoded WHERE {bad}").fetchall()  # noqa: S608
+    ((found,),) = con.sql(f"SELECT count(*) FROM _lp_tcoded WHERE {bad}").fetchall()  # noqa: S608
+    first = None
+    if found:  # which file: the rows themselves
+        ((first,),) = con.sql(f"SELECT min(source) FROM _lp_coded WHERE {bad}").fetchall()  # noqa: S608
     if first is None and cluster is not None:
         ((first,),) = con.sql("SELECT min(source) FROM _lp_raw WHERE cluster IS NULL").fetchall()
     if first is None:
