@@ -10,9 +10,9 @@ error, raised by reading that file with it.
 
 1. **Counts.** ``GROUP BY model_a, model_b, outcome`` (integers: exact) is one small table, handed
    to :func:`~llm_power.bradley_terry_shards` with ``count=``: the fit of the merged cells.
-2. **Cluster scores** (``cluster`` only). ``GROUP BY model_a, model_b, outcome, cluster`` written by
-   DuckDB into ``hash(cluster) mod K`` Parquet partitions of a temporary folder (K from
-   ``LLM_POWER_SHARD_ROWS`` or ``shard_rows``); each partition is a shard of
+2. **Cluster scores** (``cluster`` only). The coded battles written by DuckDB into ``hash(cluster)
+   mod K`` Parquet partitions of a temporary folder (K from ``LLM_POWER_SHARD_ROWS`` or
+   ``shard_rows``: battles per shard); each partition is a shard of
    :func:`~llm_power.bradley_terry_shards` (every prompt's rows in one), read once per pass: memory
    is one shard plus the merged counts and meat.
 """
@@ -55,7 +55,7 @@ def bradley_terry_table(paths: str | Path | Sequence[str | Path], *, cluster: st
 
     The result of :func:`bradley_terry` on the battles the local reader reads from the same files
     (:func:`llm_power.read_battles`), from SQL counts: the outcome cells for the fit, and with
-    ``cluster`` per-prompt counts in shards partitioned by ``hash(prompt) mod K`` for the
+    ``cluster`` the battles in shards partitioned by ``hash(prompt) mod K`` for the
     cluster-robust sandwich (:func:`bradley_terry_shards` on them).
 
     Parameters
@@ -72,8 +72,8 @@ def bradley_terry_table(paths: str | Path | Sequence[str | Path], *, cluster: st
     engine : {"duckdb"}, default "duckdb"
         DuckDB in this process (``LLM_POWER_DUCKDB_MEMORY``: its memory limit, default 1GB).
     shard_rows : int, optional
-        With ``cluster``: per-prompt count rows per shard (default ``LLM_POWER_SHARD_ROWS``, else
-        2,000,000); memory is about one shard.
+        With ``cluster``: battles per shard (default ``LLM_POWER_SHARD_ROWS``, else 2,000,000);
+        memory is about one shard.
     confidence_level : float, default 0.95
         Default level of the intervals.
     tol, max_iter
@@ -113,7 +113,7 @@ def bradley_terry_table(paths: str | Path | Sequence[str | Path], *, cluster: st
             counts = rows.con.sql("SELECT model_a, model_b, winner, CAST(sum(n) AS BIGINT) AS n FROM _lp_tcoded "
                                   "GROUP BY ALL").to_arrow_table()
             return fit([counts], count="n")
-        return fit(rows.cluster_shards(shard_rows), cluster="cluster", count="n")
+        return fit(rows.cluster_shards(shard_rows), cluster="cluster")
 
 
 class _Battles:
@@ -147,20 +147,23 @@ class _Battles:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def cluster_shards(self, shard_rows: int | None) -> list[Any]:
-        """Per-prompt counts in ``hash(cluster) mod K`` Parquet partitions: one loader per shard."""
+        """The battles in ``hash(cluster) mod K`` Parquet partitions: one loader per shard.
+
+        The rows as they are, not grouped per (model_a, model_b, winner, cluster) first: with a few
+        battles per prompt the grouping hardly shrinks them and costs 2.5 times the partitioning
+        (10^7 battles of 2 x 10^6 prompts: 9.2 s of CPU against 3.7 s, benchmarks/arena_engines.py).
+        """
         import pyarrow.parquet as pq
 
-        grouped = "SELECT model_a, model_b, winner, cluster, count(*) AS n FROM _lp_battles GROUP BY ALL"
-        self.con.execute(f"CREATE TEMP TABLE _lp_cells AS {grouped}")
-        ((rows,),) = self.con.sql("SELECT count(*) FROM _lp_cells").fetchall()
+        ((rows,),) = self.con.sql("SELECT sum(n) FROM _lp_triples").fetchall()
         size = shard_rows or int(os.environ.get("LLM_POWER_SHARD_ROWS", SHARD_ROWS))
         k = shard_count(int(rows), shard_rows=size)
         out = Path(self.tmp) / "shards"
-        self.con.execute(f"COPY (SELECT *, hash(cluster) % {int(k)} AS shard FROM _lp_cells) TO '{out}' "  # noqa: S608
+        self.con.execute(f"COPY (SELECT *, hash(cluster) % {int(k)} AS shard FROM _lp_battles) TO '{out}' "  # noqa: S608
                          "(FORMAT parquet, PARTITION_BY (shard))")
-        self.con.execute("DROP TABLE _lp_cells")
         folders = [out / f"shard={part}" for part in range(k)]
-        return [functools.partial(pq.read_table, str(f), columns=["model_a", "model_b", "winner", "cluster", "n"])
+        return [functools.partial(pq.read_table, str(f), columns=["model_a", "model_b", "winner", "cluster"],
+                                  read_dictionary=["model_a", "model_b", "winner"])
                 for f in folders if f.exists()]
 
 
