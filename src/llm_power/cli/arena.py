@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._core.dask import ENGINES
 from .._core.suggest import hint
 from ..io.safe import parse_once
 from ..report.schema import arena_inference
@@ -51,6 +52,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         "anytime-valid interval and decision (e-BH at --alpha; default: no monitor)")
     p.add_argument("--order", metavar="COLUMN",
                    help="with --monitor: the battles' arrival order, e.g. a timestamp column (default: file order)")
+    p.add_argument("--engine", default="local", choices=ENGINES,
+                   help="read FILES here, or by DuckDB out of core (duckdb); default local")
     p.add_argument("--pairs", choices=("adjacent", "all"), default="adjacent",
                    help="adjacent ranks or every pair (default adjacent)")
     p.add_argument("--ties", choices=("half", "davidson"), default="half",
@@ -77,6 +80,11 @@ def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
     if args.demo == bool(args.files):
         msg = "give battle FILES or --demo (one of them)"
         raise UsageError(msg)
+    if args.engine != "local":
+        from ..engines.battles import battle_rows
+
+        frame = battle_rows(args.files, cluster=args.cluster)
+        return frame, ", ".join(str(f) for f in args.files), list(args.files)
     if args.demo:
         from importlib import resources
 
@@ -90,6 +98,25 @@ def _load(args: argparse.Namespace) -> tuple[Any, str, list[Any]]:
             "judge battles (", []
     frame = read_battles(args.files)
     return frame, ", ".join(str(f) for f in args.files), list(args.files)
+
+
+#: what --engine duckdb reads: the battles' model_a, model_b, winner and --cluster columns, nothing else
+_LOCAL_ONLY = (("--demo", "demo"), ("--where", "where"), ("--judge", "judge"), ("--covariate", "covariate"),
+               ("--weights", "weights"), ("--monitor", "monitor"), ("--order", "order"))
+
+
+def _check_engine(args: argparse.Namespace) -> None:
+    """--engine: duckdb reads the battles' four columns; spark, ray and dask are not there yet."""
+    if args.engine == "local":
+        return
+    if args.engine != "duckdb":
+        msg = f"--engine {args.engine} is not available for arena yet: use --engine local or duckdb"
+        raise UsageError(msg)
+    for flag, name in _LOCAL_ONLY:
+        if getattr(args, name):
+            msg = (f"{flag} is not available with --engine duckdb (it reads model_a, model_b, winner and "
+                   "--cluster only): use --engine local")
+            raise UsageError(msg)
 
 
 def _filter(frame: Any, args: argparse.Namespace) -> Any:
@@ -145,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = [args.html_out, args.markdown_out, args.json_out]
     check_outputs(outputs, args.files)
+    _check_engine(args)
     with step("reading battles"):
         frame, source, inputs = _load(args)
         frame = _filter(frame, args)
