@@ -45,7 +45,7 @@ use_renderer(_report_layer)
 if TYPE_CHECKING:  # the names, for type checkers and documentation tools; at run time see __getattr__
     from ._core.results import ConfidenceInterval
     from .clustering import DesignEffectsResult, ICCResult, cluster_robust_se, design_effect, design_effects, icc_anova
-    from .engines import diagnose_files
+    from .engines import bradley_terry_table, diagnose_files, read_matrix
     from .errors import (
         ApproximationWarning,
         DataError,
@@ -307,6 +307,8 @@ _LAZY = {
     "verify_receipt": ".integrations.receipts",
     "write_receipt": ".integrations.receipts",
     "diagnose_files": ".engines",
+    "read_matrix": ".engines",
+    "bradley_terry_table": ".engines",
     "Diagnosis": ".resolution",
     "DiagnoseOptions": ".resolution",
     "discordance_from_baseline": ".planning",
@@ -452,6 +454,7 @@ __all__ = [
     "bonferroni_factor",
     "bradley_terry",
     "bradley_terry_shards",
+    "bradley_terry_table",
     "calibrate",
     "cells_from_margins",
     "cluster_robust_se",
@@ -515,6 +518,7 @@ __all__ = [
     "rank_intervals",
     "rank_report",
     "read_battles",
+    "read_matrix",
     "read_mlflow",
     "read_results",
     "read_runs",

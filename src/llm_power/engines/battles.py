@@ -27,10 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._core.errors import DataError, LLMPowerError
+from .._core.errors import DataError
 from .._core.params import public
 from .._core.validation import check_option
 from .contract import SHARD_ROWS, shard_count
+from .duckdb import connect, quote
 
 if TYPE_CHECKING:
     from ..preferences import BradleyTerryResult
@@ -125,7 +126,7 @@ class _Battles:
     def __init__(self, paths: str | Path | Sequence[str | Path], cluster: str | None) -> None:
         self.files = battle_files(paths)
         self.tmp = tempfile.mkdtemp(prefix="llm-power-battles-")
-        self.con = _connect(self.tmp)
+        self.con = connect(self.tmp, stored=False)
         try:
             self.cluster = _define_view(self.con, self.files, cluster)
             _check_rows(self.con, self.files, cluster)
@@ -162,23 +163,6 @@ class _Battles:
         return [functools.partial(pq.read_table, str(f), columns=["model_a", "model_b", "winner", "cluster"],
                                   read_dictionary=["model_a", "model_b", "winner"])
                 for f in folders if f.exists()]
-
-
-def _connect(tmp: str) -> Any:
-    """A DuckDB connection with the settings of the table engine (engines.duckdb's: its memory limit
-    ``LLM_POWER_DUCKDB_MEMORY``, default 1GB, spilling to ``tmp``), without a progress bar.
-    """
-    try:
-        import duckdb
-    except ImportError as exc:
-        msg = "engine='duckdb' (--engine duckdb) needs the duckdb extra: pip install 'llm-power[duckdb]'"
-        raise LLMPowerError(msg) from exc
-    memory = os.environ.get("LLM_POWER_DUCKDB_MEMORY", "1GB")
-    con = duckdb.connect(config={"memory_limit": memory, "temp_directory": tmp, "threads": os.cpu_count() or 1,
-                                  "preserve_insertion_order": False, "enable_external_access": True,
-                                  "autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    con.execute("SET enable_progress_bar = false")
-    return con
 
 
 def battle_files(paths: str | Path | Sequence[str | Path]) -> list[str]:
@@ -222,8 +206,6 @@ def _define_view(con: Any, files: list[str], cluster: str | None) -> str | None:
     (the distinct rows coded, with their counts ``n``) and ``_lp_battles`` (model_a, model_b, winner[,
     cluster] coded); the cluster column's name in the files (None without one).
     """
-    from .duckdb import quote
-
     found = None
     parts = []
     for k, path in enumerate(files):

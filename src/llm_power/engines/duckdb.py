@@ -24,22 +24,27 @@ from .._core.errors import DataError, LLMPowerError  # noqa: F401
 from ._tables import TableFiles, refuse
 from .contract import SHARD_ROWS, Block, LongColumns, align_block, shard_count
 
-__all__ = ["duckdb_blocks"]
+__all__ = ["connect", "duckdb_blocks", "quote"]
 
 
-def _connect(tmp: str) -> Any:
+def connect(tmp: str, *, stored: bool = True) -> Any:
+    """A DuckDB connection with the table engines' settings: memory limit ``LLM_POWER_DUCKDB_MEMORY``
+    (default 1GB), spilling to ``tmp``, no extension downloads, no progress bar. ``stored``: a database
+    file in ``tmp`` (its tables are stored compressed, and DuckDB's buffer pool keeps what is in memory
+    within the limit), else an in-memory database.
+    """
     try:
         import duckdb
     except ImportError as exc:
         msg = "engine='duckdb' (--engine duckdb) needs the duckdb extra: pip install 'llm-power[duckdb]'"
         raise LLMPowerError(msg) from exc
     memory = os.environ.get("LLM_POWER_DUCKDB_MEMORY", "1GB")
-    # a database file in the temporary folder, not an in-memory one: its tables are stored compressed and
-    # DuckDB's buffer pool keeps what is in memory within memory_limit
-    return duckdb.connect(os.path.join(tmp, "rows.duckdb"), config={
-                          "memory_limit": memory, "temp_directory": tmp, "threads": os.cpu_count() or 1,
-                                  "preserve_insertion_order": False, "enable_external_access": True,
-                                  "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con = duckdb.connect(os.path.join(tmp, "rows.duckdb") if stored else ":memory:", config={
+        "memory_limit": memory, "temp_directory": tmp, "threads": os.cpu_count() or 1,
+        "preserve_insertion_order": False, "enable_external_access": True,
+        "autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def quote(name: str) -> str:
@@ -84,7 +89,7 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
 
     tmp = tempfile.mkdtemp(prefix="llm-power-duckdb-")
     try:
-        con = _connect(tmp)
+        con = connect(tmp)
     except BaseException:
         _close(None, tmp)
         raise
