@@ -1,6 +1,7 @@
 """Bradley-Terry with the prompt-clustered sandwich on battle Parquet files: DuckDB
-(``llm_power.engines.bradley_terry_table``: SQL counts, per-prompt count shards by ``hash(prompt) mod
-K``) against ``lp.bradley_terry_shards`` (engine local) on the same files, one file a shard.
+(``llm_power.engines.bradley_terry_table``: SQL counts of the outcome cells, then the battles in shards
+by ``hash(prompt) mod K`` for the clustered meat) against ``lp.bradley_terry_shards`` (engine local) on
+the same files, one file a shard.
 
 The battles are those of benchmarks/arena_shards.py (300 models, uneven exposure, 10% ties, prompts
 of 5 battles: the clusters), written once as Parquet files of 10^6 battles (dictionary-encoded model
