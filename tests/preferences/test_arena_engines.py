@@ -141,7 +141,7 @@ def test_cli_report_through_duckdb_is_the_local_report_byte_for_byte(tmp_path, c
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--engine", "spark"], "--engine spark is not available for arena yet"),
+    (["--engine", "spark"], "invalid choice: 'spark' (choose from 'local', 'duckdb')"),
     (["--engine", "duckdb", "--weights", "w"], "--weights is not available with --engine duckdb"),
     (["--engine", "duckdb", "--monitor", "100"], "--monitor is not available with --engine duckdb"),
 ])

@@ -48,8 +48,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", default="local", choices=ENGINES,
                    help="where RESULTS are read and reduced: this machine (default); a Dask cluster (RESULTS may "
                         "be fsspec URLs: s3://, gs://, hf://); or, for long tables (Parquet, CSV, JSONL), DuckDB "
-                        "out of core, a Spark session (RESULTS may name a table) or a Ray cluster. Each needs "
-                        "its extra: pip install 'llm-power[dask|duckdb|spark|ray]'")
+                        "out of core, a Spark session (RESULTS may name a table) or a Ray cluster. Each engine "
+                        "needs the extra of its name")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler or Ray cluster address, e.g. tcp://10.0.0.5:8786, ray://10.0.0.5:10001 "
                         "(default: a local cluster for the run)")
