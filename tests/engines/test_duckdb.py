@@ -148,3 +148,66 @@ def test_the_engine_writes_nothing_beside_its_inputs(tmp_path, small_shards):
     before = sorted(p.name for p in board.iterdir())
     read_matrix([board], engine="duckdb", cluster="subject")
     assert sorted(p.name for p in board.iterdir()) == before
+
+
+@pytest.mark.parametrize("json_text", [False, True], ids=["structs", "json-text"])
+def test_every_eval_ever_datastore_views(shared_data, tmp_path, json_text):
+    """The datastore's Parquet view of the real EEE records (nested fields as structs or JSON text,
+    epochs averaged): DuckDB's matrix is the local reader's, and its report the local report."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = shared_data / "formats" / "every_eval_ever" / "converted_v0.3.0"
+
+    def no_empty(value):  # Parquet cannot store a struct without fields: an empty object becomes null
+        if isinstance(value, dict):
+            return {k: no_empty(v) for k, v in value.items()} or None
+        return [no_empty(v) for v in value] if isinstance(value, list) else value
+
+    lines = [no_empty(json.loads(line)) for p in sorted(src.glob("arc_easy_*_samples.jsonl"))
+             for line in p.read_text().splitlines() if line.strip()]
+    assert len({r["model_id"] for r in lines}) == 2
+    if json_text:
+        lines = [{k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()} for r in lines]
+    view = tmp_path / "viewer_parquets" / "ai2_arc" / "dataset_samples.parquet"
+    view.parent.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(lines), view)
+    got = read_matrix([view], engine="duckdb", on_missing="intersect")
+    _same_matrix(got, _local([view], on_missing="intersect"))
+    assert got.n > 0 and len(got.models) == 2
+    extra = ["--on-missing", "intersect"]
+    assert report([str(view)], "duckdb", tmp_path / "d.json", *extra) == report(
+        [str(view)], "local", tmp_path / "l.json", *extra)
+
+
+def test_every_eval_ever_epochs_labels_metric_and_a_sample_twice(shared_data, tmp_path):
+    """Two epochs per sample (scores averaged, 0.5 where they differ), a metadata label as the cluster,
+    ``metric="is_correct"`` (booleans), and a sample twice in one epoch: DuckDB as the local reader."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = shared_data / "formats" / "every_eval_ever" / "converted_v0.3.0"
+    base = [json.loads(line) for p in sorted(src.glob("arc_easy_*_samples.jsonl"))
+            for line in p.read_text().splitlines() if line.strip()]
+    lines = []
+    for k, rec in enumerate(base):
+        for epoch in ("1", "2"):
+            r = json.loads(json.dumps(rec))
+            r["metadata"] = {"epoch": epoch, "grade": f"g{int(r['sample_id']) % 2}"}
+            if epoch == "2" and k % 2:
+                r["evaluation"]["score"] = 1.0 - r["evaluation"]["score"]
+                r["evaluation"]["is_correct"] = not r["evaluation"]["is_correct"]
+            r["answer_attribution"] = None
+            lines.append(r)
+    view = tmp_path / "a" / "dataset_samples.parquet"
+    view.parent.mkdir()
+    pq.write_table(pa.Table.from_pylist(lines), view)
+    for kwargs in ({"cluster": "grade"}, {"metric": "is_correct"}):
+        got = read_matrix([view], engine="duckdb", on_missing="intersect", **kwargs)
+        _same_matrix(got, _local([view], on_missing="intersect", **kwargs))
+        assert 0.5 in got.scores
+    twice = tmp_path / "b" / "dataset_samples.parquet"
+    twice.parent.mkdir()
+    pq.write_table(pa.Table.from_pylist([*lines, lines[3]]), twice)
+    local = _error([twice], "local")
+    assert "appears twice" in local and _error([twice], "duckdb") == local

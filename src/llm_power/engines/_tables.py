@@ -28,10 +28,12 @@ class TableFiles:
     parquet: tuple[str, ...] = ()
     csv: tuple[str, ...] = ()
     jsonl: tuple[str, ...] = ()
+    #: Every Eval Ever datastore views (``dataset_samples.parquet``; DuckDB only)
+    eee: tuple[str, ...] = ()
 
     @property
     def all(self) -> tuple[str, ...]:
-        return self.parquet + self.csv + self.jsonl
+        return self.parquet + self.csv + self.jsonl + self.eee
 
 
 def _kind(path: Path, fmt: str) -> str:
@@ -50,15 +52,19 @@ def table_files(paths: Sequence[str | Path], *, engine: str, format: str = "auto
     from ..io.detect import detect_format
 
     format = check_option(format, "format", ("auto", "csv", "parquet"))  # noqa: A001
-    found: dict[str, list[str]] = {"parquet": [], "csv": [], "jsonl": []}
+    found: dict[str, list[str]] = {"parquet": [], "csv": [], "jsonl": [], "eee": []}
     for path in input_files(paths):
         fmt = format if format != "auto" else detect_format(path)
+        if fmt == "every_eval_ever" and engine == "duckdb" and path.suffix.lower() == ".parquet":
+            found["eee"].append(str(path))  # the datastore's Parquet view of instance records
+            continue
         if fmt not in _KINDS:
             msg = (f"is a {fmt} file: engine {engine!r} reads long tables (Parquet, CSV/TSV, JSONL with model, item "
                    "and score columns); harness outputs are read by --engine local or dask")
             raise DataError(msg, file=str(path))
         found[_kind(path, fmt)].append(str(path))
-    return TableFiles(parquet=tuple(found["parquet"]), csv=tuple(found["csv"]), jsonl=tuple(found["jsonl"]))
+    return TableFiles(parquet=tuple(found["parquet"]), csv=tuple(found["csv"]), jsonl=tuple(found["jsonl"]),
+                      eee=tuple(found["eee"]))
 
 
 #: the names of long-table files in a folder (a partitioned dataset: part-0.parquet, year=2026/x.parquet, ...)

@@ -95,17 +95,19 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
         raise
     try:
         local_error = refuse(read)
-        rel = _relation(con, files)
-        columns = LongColumns.resolve(rel.columns, source=files.all[0], metric=read.get("metric"),
-                                      cluster=read.get("cluster"), item_column=read.get("item_column"))
-        picked = [f"{quote(columns.model)} AS model", f"{quote(columns.item)} AS item",
-                  f"{quote(columns.score)} AS score", "filename AS source"]
+        views = []
+        if files.parquet or files.csv or files.jsonl:
+            columns = _plain_view(con, files, read)
+            views.append("_lp_plain")
+        if files.eee:
+            eee = _eee_view(con, files.eee, metric=read.get("metric"), cluster=read.get("cluster"),
+                            local_error=local_error)
+            columns = columns if views else eee
+            views.append("_lp_eee")
         fields = {"model": columns.model, "item": columns.item, "score": columns.score}
         if columns.cluster is not None:
-            picked.insert(3, f"{quote(columns.cluster)} AS cluster")
             fields["cluster"] = columns.cluster
-        rel.create_view("_lp_rows", replace=True)
-        con.execute(f"CREATE VIEW _lp_long AS SELECT {', '.join(picked)} FROM _lp_rows")  # noqa: S608 - quoted
+        con.execute("CREATE VIEW _lp_long AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM {v}" for v in views))
         for name, field in fields.items():  # a null: the local reader names its file, row and field
             hit = con.sql(f"SELECT source FROM _lp_long WHERE {name} IS NULL LIMIT 1").fetchall()  # noqa: S608
             if hit:
@@ -156,6 +158,92 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
             _close(con, tmp)
 
     return models, shards()
+
+
+def _plain_view(con: Any, files: TableFiles, read: dict[str, Any]) -> LongColumns:
+    """The long tables as the view ``_lp_plain`` (model, item, score[, cluster], source), their columns
+    found by the local reader's rules.
+    """
+    rel = _relation(con, files)
+    columns = LongColumns.resolve(rel.columns, source=files.all[0], metric=read.get("metric"),
+                                  cluster=read.get("cluster"), item_column=read.get("item_column"))
+    picked = [f"{quote(columns.model)} AS model", f"{quote(columns.item)} AS item",
+              f"{quote(columns.score)} AS score", "filename AS source"]
+    if columns.cluster is not None:
+        picked.insert(3, f"{quote(columns.cluster)} AS cluster")
+    rel.create_view("_lp_rows", replace=True)
+    con.execute(f"CREATE VIEW _lp_plain AS SELECT {', '.join(picked)} FROM _lp_rows")  # noqa: S608 - quoted
+    return columns
+
+
+def _eee_view(con: Any, paths: tuple[str, ...], *, metric: str | None, cluster: str | None,
+              local_error: Any) -> LongColumns:
+    """The Every Eval Ever datastore's Parquet views as the view ``_lp_eee`` (model, item, score[, cluster],
+    source) by the local reader's rules: the model is ``model_id``, the item ``<evaluation_name>:<sample_id>``,
+    the score ``evaluation.<metric>`` (``score`` by default; a struct or JSON text), averaged over a sample's
+    epochs (``metadata.epoch``) within a file; a sample twice for one epoch, or a missing score or label, is
+    the local reader's error for that file. Items whose reference (``input.reference``) differs between
+    models are an error, as on the local path.
+    """
+    from ..io.align import targets_differ
+
+    rel = con.read_parquet(list(paths), filename=True, union_by_name=True)
+    rel.create_view("_lp_eee_raw", replace=True)
+    kinds = dict(zip(rel.columns, rel.types, strict=True))
+
+    def nested(column: str, key: str) -> str:
+        """``column.key`` of a struct, or the key of JSON text, as text (NULL when absent)."""
+        kind = kinds.get(column)
+        if kind is None:
+            return "NULL"
+        if kind.id == "struct":
+            if key not in [name for name, _ in kind.children]:
+                return "NULL"
+            return f"CAST(struct_extract({quote(column)}, {_literal(key)}) AS VARCHAR)"
+        return f"json_extract_string({quote(column)}, {_literal('$.' + _json_key(key))})"
+
+    text = nested("evaluation", metric or "score")  # booleans as 1 and 0, numbers as themselves
+    score = (f"CASE lower({text}) WHEN 'true' THEN 1.0 WHEN 'false' THEN 0.0 "
+             f"ELSE TRY_CAST({text} AS DOUBLE) END")
+    epoch = f"coalesce({nested('metadata', 'epoch')}, '1')"
+    label = f", {nested('metadata', cluster)} AS cluster" if cluster is not None else ""
+    reference = nested("input", "reference")
+    con.execute(f"CREATE VIEW _lp_eee_rows AS SELECT CAST(model_id AS VARCHAR) AS model, "  # noqa: S608
+                f"CAST(evaluation_name AS VARCHAR) || ':' || CAST(sample_id AS VARCHAR) AS item, {epoch} AS epoch, "
+                f"{score} AS score{label}, {reference} AS target, filename AS source FROM _lp_eee_raw")
+    bad = con.sql("SELECT source FROM _lp_eee_rows WHERE model IS NULL OR trim(model) IN ('', 'None') OR item IS NULL "
+                  "OR score IS NULL" + (" OR cluster IS NULL OR trim(cluster) = ''" if cluster else "")
+                  + " LIMIT 1").fetchall()
+    twice = con.sql("SELECT source FROM _lp_eee_rows GROUP BY source, model, item, epoch HAVING count(*) > 1 "
+                    "LIMIT 1").fetchall()
+    for hit in (bad, twice):
+        if hit:
+            local_error(hit[0][0], "sample_id")
+    conflict = con.sql("SELECT item, count(*) OVER () FROM _lp_eee_rows WHERE target IS NOT NULL GROUP BY item "
+                       "HAVING count(DISTINCT target) > 1 ORDER BY item LIMIT 1").fetchall()
+    if conflict:
+        item, count = conflict[0]
+        rows = con.execute("SELECT model, min(target) FROM _lp_eee_rows WHERE item = $1 AND target IS NOT NULL "
+                           "GROUP BY model ORDER BY model", [item]).fetchall()
+        seen: dict[str, str] = {}
+        for model, target in rows:
+            seen.setdefault(target, model)
+        raise targets_differ(int(count), item, "; ".join(f"{m}: {t[:30]!r}" for t, m in seen.items()))
+    con.execute("CREATE VIEW _lp_eee AS SELECT model, item, sum(score) / count(*) AS score"  # noqa: S608
+                + (", min(cluster) AS cluster" if cluster else "") + ", source FROM _lp_eee_rows "
+                "GROUP BY source, model, item")
+    return LongColumns(model="model_id", item="sample_id", score=f"evaluation.{metric or 'score'}",
+                       cluster=None if cluster is None else f"metadata.{cluster}")
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal of any text."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _json_key(key: str) -> str:
+    """A key of a JSON path, quoted."""
+    return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _close(con: Any, tmp: str) -> None:
