@@ -18,6 +18,11 @@ on the workers of a ``distributed`` cluster — local paths or any fsspec URL (`
 4. **Verdict.** The same code as :func:`llm_power.diagnose` runs on the combined statistics: the
    results equal the local engine's (0/1 scores exactly; graded to rounding, ~1e-15 relative).
 
+Dask is one producer of the engine contract (:mod:`llm_power.engines.contract`): item shards aligned
+apart, their summaries merged by :func:`~llm_power.engines.contract.merge_summaries` (the local path's
+errors and note); unlike the table engines it keeps the blocks on the workers and asks them for the
+sufficient statistics instead of filling the matrix on the driver.
+
 Without ``scheduler`` a ``distributed.LocalCluster`` is started for the call. Install the extra:
 ``pip install 'llm-power[dask]'``.
 """
@@ -199,31 +204,15 @@ def _follow(futures: list[Any], task: str) -> None:
 def _source(client: Any, shards: list[Any], summaries: list[dict[str, Any]], on_missing: str) -> tuple[Any, str]:
     """The combined shard summaries checked like :func:`align_results` does, as a source."""
     from .._core.order import natural_key
-    from ..io.align import disjoint, intersection_note, not_aligned, targets_differ, too_few_models
+    from ..io.align import targets_differ, too_few_models
+    from .contract import merge_summaries
 
     models = summaries[0]["models"]
     conflicts = [s["targets"] for s in summaries if s["targets"] is not None]
     if conflicts:
         first = min(conflicts, key=lambda t: natural_key(t[1]))
         raise targets_differ(sum(t[0] for t in conflicts), first[1], first[2])
-    n_all = sum(s["n_all"] for s in summaries)
-    lacking: dict[Any, tuple[int, Any]] = {}
-    for s in summaries:
-        for model, (count, item) in s["lacking"].items():
-            if model in lacking:
-                total, first = lacking[model]
-                lacking[model] = (total + count, min(first, item, key=natural_key))
-            else:
-                lacking[model] = (count, item)
-    lacking = {m: lacking[m] for m in models if m in lacking}
-    n = sum(s["n"] for s in summaries)
-    note = ""
-    if lacking:
-        if n == 0:  # not missing items: different tasks (--on-missing cannot help)
-            raise disjoint("; ".join(f"{m}: lacks {k:,} of {n_all:,} items" for m, (k, _) in list(lacking.items())[:8]))
-        if on_missing == "error":
-            raise not_aligned(lacking, n_all)
-        note = intersection_note(n, n_all, {m: k for m, (k, _) in lacking.items()})
+    n, _, note = merge_summaries(summaries, on_missing)  # the contract's merge: the local path's errors and note
     live = [s for s in summaries if s["n"] > 0]
     sums = np.sum([s["sum"] for s in live], axis=0)
     means = sums / n
@@ -386,6 +375,8 @@ class _Shard:
 
 def _align_shard(pieces: list[Any]) -> Any:
     """Align one item shard over all the files (rules of align_results, applied to its items)."""
+    import pandas as pd
+
     from ..io.align import align_common, check_duplicates, target_conflicts, too_few_models
     from ..io.harness import concat_parts
 
@@ -405,6 +396,7 @@ def _align_shard(pieces: list[Any]) -> Any:
         empty = np.empty(0, dtype=object) if with_clusters else None
         return _Shard(x=np.zeros((0, len(models))), items=[], labels=empty,
                       summary={"models": models, "n": 0, "n_all": 0, "lacking": {}, "targets": None,
+                               "per_model": [0] * len(models),
                                "labels": set() if with_clusters else None})
     frame = concat_parts(frames)
     check_duplicates(frame)
@@ -419,7 +411,9 @@ def _align_shard(pieces: list[Any]) -> Any:
     n = x.shape[0]
     sums = x.sum(axis=0)
     resid = x - (sums / n if n else 0.0)
+    per_model = np.bincount(pd.Categorical(frame["model"], categories=models).codes, minlength=len(models))
     summary = {"models": models, "n": n, "n_all": n_all, "lacking": lacking, "targets": conflict,
+               "per_model": per_model.tolist(),
                "sum": sums, "m2": np.einsum("ij,ij->j", resid, resid),
                "binary": bool(np.all((x == 0) | (x == 1))),
                "labels": None if labels is None else set(labels.tolist())}
