@@ -211,3 +211,21 @@ def test_every_eval_ever_epochs_labels_metric_and_a_sample_twice(shared_data, tm
     pq.write_table(pa.Table.from_pylist([*lines, lines[3]]), twice)
     local = _error([twice], "local")
     assert "appears twice" in local and _error([twice], "duckdb") == local
+
+
+def test_a_url_is_read_through_fsspec(tmp_path):
+    """A folder URL (fsspec's in-memory filesystem, the same path as s3:// or hf://: no DuckDB extension
+    is downloaded) gives the matrix of the same files on disk."""
+    fsspec = pytest.importorskip("fsspec")
+    board = generated_long(tmp_path, models=30, items=200, files=3)
+    fs = fsspec.filesystem("memory")
+    for path in sorted(board.iterdir()):
+        fs.pipe(f"/lp-test-board/data/{path.name}", path.read_bytes())
+    fs.pipe("/lp-test-board/data/_SUCCESS", b"")
+    try:
+        got = read_matrix(["memory://lp-test-board/data"], engine="duckdb", cluster="subject")
+        _same_matrix(got, _local(sorted(board.iterdir()), cluster="subject"))
+        with pytest.raises(DataError, match="not found"):
+            read_matrix(["memory://lp-test-board/nothing"], engine="duckdb")
+    finally:
+        fs.rm("/lp-test-board", recursive=True)

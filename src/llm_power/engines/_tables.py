@@ -53,7 +53,15 @@ def table_files(paths: Sequence[str | Path], *, engine: str, format: str = "auto
 
     format = check_option(format, "format", ("auto", "csv", "parquet"))  # noqa: A001
     found: dict[str, list[str]] = {"parquet": [], "csv": [], "jsonl": [], "eee": []}
-    for path in input_files(paths):
+    urls = [str(p) for p in paths if "://" in str(p)]
+    if urls and engine != "duckdb":
+        msg = f"engine {engine!r} reads local paths here (URLs are read by --engine duckdb or dask)"
+        raise DataError(msg, file=urls[0])
+    for url in urls:
+        for name in remote_tables(url):
+            eee = name.lower().endswith("/dataset_samples.parquet") and format == "auto"  # an EEE datastore view
+            found["eee" if eee else _suffix_kind(name, format)].append(name)
+    for path in input_files([p for p in paths if "://" not in str(p)]):
         fmt = format if format != "auto" else detect_format(path)
         if fmt == "every_eval_ever" and engine == "duckdb" and path.suffix.lower() == ".parquet":
             found["eee"].append(str(path))  # the datastore's Parquet view of instance records
@@ -65,6 +73,46 @@ def table_files(paths: Sequence[str | Path], *, engine: str, format: str = "auto
         found[_kind(path, fmt)].append(str(path))
     return TableFiles(parquet=tuple(found["parquet"]), csv=tuple(found["csv"]), jsonl=tuple(found["jsonl"]),
                       eee=tuple(found["eee"]))
+
+
+def _suffix_kind(name: str, format: str) -> str:  # noqa: A002
+    """The kind of a remote file by its name (``format`` when given)."""
+    low = name.lower().removesuffix(".gz")
+    if format == "parquet" or (format == "auto" and low.endswith(".parquet")):
+        return "parquet"
+    return "jsonl" if low.endswith((".jsonl", ".ndjson", ".json")) else "csv"
+
+
+def remote_tables(url: str) -> list[str]:
+    """The long-table files of a URL read through fsspec (``s3://``, ``gs://``, ``hf://``, ``https://``,
+    ``memory://``...): the file itself, or every table file under a folder (sorted; ``_``- and
+    ``.``-prefixed entries skipped).
+    """
+    try:
+        import fsspec
+    except ImportError as exc:
+        msg = "reading URLs needs fsspec: pip install 'llm-power[duckdb]'"
+        raise DataError(msg, file=url) from exc
+    try:
+        fs, root = fsspec.core.url_to_fs(url)
+        if not fs.exists(root):
+            msg = "file or folder not found"
+            raise DataError(msg, file=url)
+        if not fs.isdir(root):
+            return [url]
+        names = []
+        for path in sorted(fs.find(root)):
+            rel = path[len(root.rstrip("/")) + 1:].split("/")
+            if not any(part.startswith((".", "_")) for part in rel) and path.lower().endswith(_TABLE_SUFFIXES):
+                names.append(fs.unstrip_protocol(path))
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a filesystem's errors are many; one line names the URL
+        raise DataError(" ".join(f"cannot list: {type(exc).__name__}: {exc}".split())[:300], file=url) from None
+    if not names:
+        msg = "no Parquet, CSV or JSONL files under this URL"
+        raise DataError(msg, file=url)
+    return names
 
 
 #: the names of long-table files in a folder (a partitioned dataset: part-0.parquet, year=2026/x.parquet, ...)
@@ -109,6 +157,10 @@ def refuse(read: dict[str, Any]) -> Any:
 
     def local_error(file: str, field: str) -> NoReturn:
         from ..io.harness import read_part
+
+        if "://" in file:  # a remote file: the local reader cannot open it to name the record
+            msg = "a value the local reader refuses (null, empty or not a number)"
+            raise DataError(msg, file=file, field=field)
 
         options = {key: read.get(key) for key in ("format", "metric", "cluster", "split", "filter", "item_column")}
         options["format"] = options["format"] or "auto"

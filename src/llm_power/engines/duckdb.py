@@ -71,6 +71,20 @@ def _relation(con: Any, files: TableFiles) -> Any:
     return rel
 
 
+def _register_filesystems(con: Any, names: tuple[str, ...]) -> None:
+    """URLs are read through fsspec (its filesystem of each protocol registered with DuckDB): no DuckDB
+    extension is downloaded, and the credentials are fsspec's (``AWS_*``, ``HF_TOKEN``, ...).
+    """
+    protocols = sorted({name.split("://", 1)[0] for name in names if "://" in name})
+    if not protocols:
+        return
+    import fsspec
+
+    for protocol in protocols:
+        if not con.filesystem_is_registered(protocol):
+            con.register_filesystem(fsspec.filesystem(protocol))
+
+
 def _union_by_name(con: Any, a: Any, b: Any) -> Any:
     a.create_view("_lp_a", replace=True)
     b.create_view("_lp_b", replace=True)
@@ -95,6 +109,7 @@ def duckdb_blocks(files: TableFiles, read: dict[str, Any]) -> tuple[list[Any], I
         raise
     try:
         local_error = refuse(read)
+        _register_filesystems(con, files.all)
         views = []
         if files.parquet or files.csv or files.jsonl:
             columns = _plain_view(con, files, read)
