@@ -6,8 +6,8 @@ then runs ``llm-power diagnose BOARD --cluster subject --json OUT`` in a fresh p
 the files with the local reader (columns, since this issue) and aligns the whole long table in
 memory; "duckdb" reads them out of core with DuckDB and aligns item shards; "spark" and "ray" do the
 same on a local Spark session / Ray cluster of 2 cores. Every engine's JSON must be the local one,
-byte for byte (checked). Measured: wall time, CPU time of the process and its children (Spark's JVM
-and Ray's workers are children), and peak resident memory of the largest process.
+byte for byte (checked). Measured: wall time, and the CPU time and peak resident memory of the whole
+process tree (sampled: Spark's JVM and Python workers, Ray's raylet and workers included).
 
 ``--rows 100000000`` adds the DuckDB-only row of the issue: a 10^8-row long Parquet (1,000 models x
 100,000 items) through DuckDB, whose peak RSS must stay below 2 GB.
@@ -19,6 +19,7 @@ Run: ``.venv/bin/python benchmarks/engines.py [--models 1000,4500] [--engines lo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -101,13 +102,48 @@ print(json.dumps({"code": code, "wall": wall, "cpu": me.ru_utime + me.ru_stime +
 """
 
 
-def measure(engine: str, board: Path, out: Path) -> dict[str, float]:
+def measure(engine: str, board: Path, out: Path, timeout: float) -> dict[str, float] | None:
+    """Wall time, CPU time and peak memory of one run in a fresh process; None past ``timeout``.
+
+    Memory and CPU are those of the whole process tree, sampled every 0.2 s (psutil): Spark's JVM and
+    Python workers and Ray's raylet and workers count, not only the driver. Without psutil: the driver's
+    own ``ru_maxrss`` and CPU (and its reaped children's).
+    """
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", PYTHONWARNINGS="ignore")
-    run = subprocess.run([sys.executable, "-c", CHILD, engine, str(board), str(out)], capture_output=True,  # noqa: S603
-                         text=True, check=False, env=env, timeout=7200)
-    if run.returncode:
-        raise SystemExit(f"{engine} failed:\n{run.stderr[-3000:]}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, engine, str(board), str(out)],  # noqa: S603
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    peak, cpu, start = 0.0, {}, time.perf_counter()
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - the benchmark venv has it
+        psutil = None
+    while proc.poll() is None:
+        if time.perf_counter() - start > timeout:
+            for child in (psutil.Process(proc.pid).children(recursive=True) if psutil else []):
+                child.kill()
+            proc.kill()
+            proc.wait()
+            return None
+        if psutil is not None:
+            try:
+                tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+                total = 0.0
+                for p in tree:
+                    with contextlib.suppress(psutil.Error):
+                        total += p.memory_info().rss
+                        t = p.cpu_times()
+                        cpu[p.pid] = t.user + t.system
+                peak = max(peak, total / 2**20)
+            except psutil.Error:
+                pass
+        time.sleep(0.2)
+    stdout, stderr = proc.communicate()
+    if proc.returncode:
+        raise SystemExit(f"{engine} failed:\n{stderr[-3000:]}")
+    r = json.loads(stdout.strip().splitlines()[-1])
+    if psutil is not None and cpu:
+        r["cpu"], r["rss"] = max(r["cpu"], sum(cpu.values())), max(r["rss"], peak)
+    return r
 
 
 def main() -> None:
@@ -116,6 +152,7 @@ def main() -> None:
     parser.add_argument("--engines", default="local,duckdb,spark,ray")
     parser.add_argument("--rows", type=int, default=0, help="add the DuckDB row at this many rows (10^8)")
     parser.add_argument("--folder", default=None)
+    parser.add_argument("--timeout", type=float, default=1200, help="seconds per run before it is stopped")
     args = parser.parse_args()
     folder = Path(args.folder or tempfile.mkdtemp(prefix="llm-power-engines-"))
     engines = args.engines.split(",")
@@ -127,7 +164,12 @@ def main() -> None:
         reference = None
         for engine in engines:
             out = folder / f"{engine}-{m}.json"
-            r = measure(engine, board, out)
+            r = measure(engine, board, out, args.timeout)
+            if r is None:
+                rows.append([f"{m:,} x {ITEMS:,}", f"{m * ITEMS / 1e6:.0f} M", engine, f"> {args.timeout:.0f} s", "", "",
+                             "(stopped)"])
+                print(rows[-1], flush=True)
+                continue
             data = json.dumps({k: v for k, v in json.loads(out.read_bytes()).items() if k != "source"}).encode()
             reference = reference if reference is not None else (engine, data)
             same = data == reference[1] if engine != reference[0] else True
@@ -139,13 +181,15 @@ def main() -> None:
     if args.rows:
         m, n = 1000, args.rows // 1000
         board = make_board(folder, m, items=n)
-        r = measure("duckdb", board, folder / "duckdb-big.json")
+        r = measure("duckdb", board, folder / "duckdb-big.json", args.timeout)
+        assert r is not None, "the 10^8-row DuckDB run did not finish in time"
         rows.append([f"{m:,} x {n:,}", f"{m * n / 1e6:.0f} M", "duckdb", fmt_s(r["wall"]), fmt_s(r["cpu"]),
                      f"{r['rss']:,.0f} MB", "(no local run)"])
         print(rows[-1], flush=True)
     print()
     print(machine())
-    print(md_table(["board", "rows", "engine", "wall", "CPU", "peak RSS", "report = local's"], rows))
+    print(md_table(["board", "rows", "engine", "wall", "CPU (all processes)", "peak RSS (all processes)",
+                    "report = local's"], rows))
 
 
 if __name__ == "__main__":
