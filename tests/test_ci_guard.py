@@ -40,7 +40,8 @@ def test_a_local_run_is_not_ci(monkeypatch, value):
 def test_a_skip_fails_under_ci_true(tmp_path):
     """End to end with the value GitHub Actions sets: the skipped test fails the run."""
     (tmp_path / "test_skip.py").write_text("import pytest\n\ndef test_needs_data():\n    pytest.skip('no data')\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"), "CI": "true"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"), "CI": "true",
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # -p loads the plugin under test; the others cost ~5 s a start
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "_ci_plugin", "-p", "no:cacheprovider",
                           str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, out.stdout

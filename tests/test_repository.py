@@ -38,7 +38,8 @@ def test_a_skip_fails_under_ci(tmp_path):
         "def test_platform():\n    pytest.skip('RLIMIT_AS is enforced on Linux')\n\n"
         "def test_runs():\n    assert True\n")
     (tmp_path / "test_module_skip.py").write_text("import pytest\npytest.importorskip('no_such_package_xyz')\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    # the plugin under test is loaded by -p; the venv's other plugins (autoloaded, ~5 s a start) are not its subject
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     base = [sys.executable, "-m", "pytest", "-q", "-p", "_ci_plugin", "-p", "no:cacheprovider", str(tmp_path)]
     quiet = subprocess.run(base, cwd=tmp_path, env={k: v for k, v in env.items() if k != "CI"},
                            capture_output=True, text=True, timeout=120)

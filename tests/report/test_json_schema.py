@@ -80,7 +80,7 @@ def _cases(tmp: Path, data: Path) -> list[tuple[str, str, list[Any]]]:
         ("verify", "verify", ["verify", tmp / "receipt.json"]),
         ("diagnose-one-model", "diagnose", ["diagnose", f["one"], "--json", tmp / "diagnose-one-model.json"]),
         ("rank", "rank", ["rank", "--demo", "--seed", "3", "--n-resamples", "200"]),
-        ("demo", "demo", ["demo"]),
+        ("demo", "demo", ["demo", "--no-html"]),  # the same document; no report.html in the working folder
         ("demo-error-bars", "demo", ["demo", "--error-bars"]),
         ("noise", "noise", ["noise", "--demo"]),
         ("gate", "gate", ["gate", "Meta-Llama-3_1-70B", "Meta-Llama-3_1-70B-Instruct", "--demo",
