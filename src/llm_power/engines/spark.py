@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -68,6 +69,8 @@ def start_session(master: str | None = None, n_workers: int | None = None) -> tu
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.sql.shuffle.partitions", str(max(2, 2 * (n_workers or os.cpu_count() or 1))))
                .config("spark.sql.session.timeZone", "UTC")
+               # its own warehouse folder, never ./spark-warehouse beside the user's files
+               .config("spark.sql.warehouse.dir", Path(tempfile.mkdtemp(prefix="llm-power-spark-")).as_uri())
                )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
