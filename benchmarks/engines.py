@@ -6,7 +6,7 @@ then runs ``llm-power diagnose BOARD --cluster subject --json OUT`` in a fresh p
 the files with the local reader (columns, since this issue) and aligns the whole long table in
 memory; "duckdb" reads them out of core with DuckDB and aligns item shards; "spark" and "ray" do the
 same on a local Spark session / Ray cluster of 2 cores. Every engine's JSON must be the local one,
-byte for byte (checked). Measured: wall time, and the CPU time and peak resident memory of the whole
+byte for byte (checked). Measured: wall time, and the CPU time and peak memory (PSS) of the whole
 process tree (sampled: Spark's JVM and Python workers, Ray's raylet and workers included).
 
 ``--rows 100000000`` adds the DuckDB-only row of the issue: a 10^8-row long Parquet (1,000 models x
@@ -106,7 +106,9 @@ def measure(engine: str, board: Path, out: Path, timeout: float) -> dict[str, fl
     """Wall time, CPU time and peak memory of one run in a fresh process; None past ``timeout``.
 
     Memory and CPU are those of the whole process tree, sampled every 0.2 s (psutil): Spark's JVM and
-    Python workers and Ray's raylet and workers count, not only the driver. Without psutil: the driver's
+    Python workers and Ray's raylet and workers count, not only the driver. Memory is the sum of the
+    processes' proportional set sizes (PSS: a page shared by k processes counts 1/k in each, so Ray's
+    shared-memory object store counts once). Without psutil: the driver's
     own ``ru_maxrss`` and CPU (and its reaped children's).
     """
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", PYTHONWARNINGS="ignore")
@@ -130,7 +132,7 @@ def measure(engine: str, board: Path, out: Path, timeout: float) -> dict[str, fl
                 total = 0.0
                 for p in tree:
                     with contextlib.suppress(psutil.Error):
-                        total += p.memory_info().rss
+                        total += p.memory_full_info().pss  # shared pages (Ray's object store) counted once
                         t = p.cpu_times()
                         cpu[p.pid] = t.user + t.system
                 peak = max(peak, total / 2**20)
