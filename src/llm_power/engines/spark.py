@@ -12,7 +12,8 @@ assembles the blocks into the score matrix the local path builds (see :mod:`llm_
 
 Session: the active one (a notebook's, a job's) when there is one and ``master`` names no other, else a
 quiet loopback-only ``local[n_workers or *]`` session (or ``master``) started for the call and stopped after
-it. Setting: ``LLM_POWER_SHARD_ROWS`` (rows per item shard, default 2,000,000). Install: ``pip install
+it. Settings: ``LLM_POWER_SHARD_ROWS`` (rows per item shard, default 2,000,000), ``LLM_POWER_SPARK_DRIVER_MEMORY``
+(the driver memory of a session llm-power starts, default 4g: the blocks come back to it). Install: ``pip install
 'llm-power[spark]'`` (Java 17+).
 """
 
@@ -69,6 +70,9 @@ def start_session(master: str | None = None, n_workers: int | None = None) -> tu
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.sql.shuffle.partitions", str(max(2, 2 * (n_workers or os.cpu_count() or 1))))
                .config("spark.sql.session.timeZone", "UTC")
+               # the blocks come back to this driver: room for the score matrix (items x models x 8 bytes)
+               .config("spark.driver.memory", os.environ.get("LLM_POWER_SPARK_DRIVER_MEMORY", "4g"))
+               .config("spark.driver.maxResultSize", "0")
                # its own warehouse folder, never ./spark-warehouse beside the user's files
                .config("spark.sql.warehouse.dir", Path(tempfile.mkdtemp(prefix="llm-power-spark-")).as_uri())
                )
@@ -270,4 +274,18 @@ def _blocks(spark: Any, paths: Sequence[str | Path], read: dict[str, Any]) -> tu
 
     sharded = df.withColumn("shard", F.pmod(F.hash(F.col("item")), F.lit(k)))
     out = sharded.groupBy("shard").applyInArrow(align, BLOCK_ROWS_DDL)
-    return models, blocks_from_rows(out.toArrow())
+    return models, blocks_from_rows(_collect(out))
+
+
+def _collect(frame: Any) -> Any:
+    """The blocks' rows on the driver (an Arrow table); a failure of the Spark job is one line."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    try:
+        return frame.toArrow()
+    except (PySparkException, Py4JJavaError) as exc:
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        msg = (f"the Spark job failed: {first[:300]} (the session's spark.driver.memory and "
+               "spark.driver.maxResultSize must hold the score matrix: items x models x 8 bytes)")
+        raise LLMPowerError(msg) from None
