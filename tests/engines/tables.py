@@ -59,3 +59,67 @@ def report(paths: list[str], engine: str, out: Path, *extra: str) -> bytes:
     data = out.read_bytes()
     json.loads(data)
     return data
+
+
+def local_matrix(paths, **kwargs):
+    """The local path's matrix: ``read_results`` + ``align_results`` (the oracle of every engine)."""
+    from llm_power.io import align_results, read_results
+
+    on_missing = kwargs.pop("on_missing", "error")
+    return align_results(read_results(paths, **kwargs), on_missing=on_missing)
+
+
+def same_matrix(a, b) -> None:
+    """The same items, models, labels, note, dropped counts and scores bit for bit."""
+    assert a.items == b.items and a.models == b.models and a.clusters == b.clusters
+    assert a.note == b.note and a.dropped == b.dropped
+    assert a.scores.dtype == b.scores.dtype and np.array_equal(a.scores, b.scores)
+
+
+#: the hostile tables every engine must refuse with the local reader's message
+ERROR_CASES = ("duplicate", "lacking", "empty-id", "bad-score", "no-label", "two-labels")
+
+
+def error_table(folder: Path, case: str) -> Path:
+    """A 3-model CSV with one defect (``case`` of :data:`ERROR_CASES`) and a ``topic`` label column."""
+    rows = [{"model": f"m{m}", "item": f"q{i}", "score": (i + m) % 2, "topic": f"t{i % 3}"}
+            for m in range(3) for i in range(50)]
+    if case == "duplicate":
+        rows.append({"model": "m1", "item": "q7", "score": 1, "topic": "t1"})
+    elif case == "lacking":
+        rows = [r for r in rows if not (r["model"] == "m2" and r["item"] in ("q3", "q30"))]
+    elif case == "empty-id":
+        rows[17]["item"] = " "
+    elif case == "bad-score":
+        rows[20]["score"] = "n/a"
+    elif case == "no-label":
+        rows[33]["topic"] = ""
+    else:
+        rows[40]["topic"] = "other"
+    path = folder / "scores.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def engine_error(paths, engine: str, **kwargs) -> str:
+    """The DataError message of ``engine`` ("local": the local path) on ``paths``."""
+    import pytest
+
+    from llm_power._core.errors import DataError
+    from llm_power.engines.tables import read_matrix
+
+    with pytest.raises(DataError) as info:
+        if engine == "local":
+            local_matrix(paths, **kwargs)
+        else:
+            read_matrix(paths, engine=engine, **kwargs)
+    return str(info.value)
+
+
+def check_error_case(folder: Path, case: str, engine: str) -> None:
+    """``engine`` refuses the hostile table of ``case`` with the local reader's one-line message."""
+    path = error_table(folder, case)
+    local = engine_error([path], "local", cluster="topic")
+    got = engine_error([path], engine, cluster="topic")
+    assert got == local and "\n" not in got
+    assert str(path) in local or case in ("lacking", "two-labels", "no-label")

@@ -14,31 +14,16 @@ pytest.importorskip("duckdb")
 
 from llm_power._core.errors import DataError  # noqa: E402
 from llm_power.engines.tables import read_matrix  # noqa: E402
-from llm_power.io import align_results, read_results  # noqa: E402
 
-from .tables import generated_long, mmlu_long, report  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def mmlu(tmp_path_factory):
-    return mmlu_long(tmp_path_factory.mktemp("mmlu"))
-
-
-@pytest.fixture
-def small_shards(monkeypatch):
-    """Shards of at most 10,000 rows, so that a test table is cut into many item shards."""
-    monkeypatch.setenv("LLM_POWER_SHARD_ROWS", "10000")
-
-
-def _local(paths, **kwargs):
-    on_missing = kwargs.pop("on_missing", "error")
-    return align_results(read_results(paths, **kwargs), on_missing=on_missing)
-
-
-def _same_matrix(a, b):
-    assert a.items == b.items and a.models == b.models and a.clusters == b.clusters
-    assert a.note == b.note and a.dropped == b.dropped
-    assert a.scores.dtype == b.scores.dtype and np.array_equal(a.scores, b.scores)
+from .tables import (  # noqa: E402
+    ERROR_CASES,
+    check_error_case,
+    engine_error,
+    generated_long,
+    local_matrix,
+    report,
+    same_matrix,
+)
 
 
 def test_mmlu_pro_report_is_the_local_report_byte_for_byte(mmlu, tmp_path, small_shards):
@@ -77,7 +62,7 @@ def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(tmp_path, small_sha
     frame.iloc[thirds[2]].to_json(tmp_path / "c.jsonl", orient="records", lines=True)
     paths = [tmp_path / "a.parquet", tmp_path / "b.csv", tmp_path / "c.jsonl"]
     got = read_matrix(paths, engine="duckdb", cluster="topic", on_missing="intersect")
-    _same_matrix(got, _local(paths, cluster="topic", on_missing="intersect"))
+    same_matrix(got, local_matrix(paths, cluster="topic", on_missing="intersect"))
     assert "intersection of items" in got.note and got.dropped["m2"] == 0 and got.dropped["m0"] == 82
 
 
@@ -87,42 +72,14 @@ def test_csv_ids_stay_text_as_the_local_reader_reads_them(tmp_path):
     path = tmp_path / "ids.csv"
     path.write_text("model,item,score\na,1.0,1\na,1,0\nb,1.0,0\nb,1,1.50\na,2.5,1\nb,2.5,1\n")
     got = read_matrix([path], engine="duckdb")
-    _same_matrix(got, _local([path]))
+    same_matrix(got, local_matrix([path]))
     assert len(got.items) == 3 and "1.0" in got.items and "1" in got.items
 
 
-def _error(paths, engine, **kwargs):
-    with pytest.raises(DataError) as info:
-        if engine == "local":
-            _local(paths, **kwargs)
-        else:
-            read_matrix(paths, engine=engine, **kwargs)
-    return str(info.value)
-
-
-@pytest.mark.parametrize("case", ["duplicate", "lacking", "empty-id", "bad-score", "no-label", "two-labels"])
+@pytest.mark.parametrize("case", ERROR_CASES)
 def test_errors_are_the_local_errors(tmp_path, small_shards, case):
     """Each hostile table gives the local reader's one-line error (file, record and field where it has them)."""
-    rows = [{"model": f"m{m}", "item": f"q{i}", "score": (i + m) % 2, "topic": f"t{i % 3}"}
-            for m in range(3) for i in range(50)]
-    if case == "duplicate":
-        rows.append({"model": "m1", "item": "q7", "score": 1, "topic": "t1"})
-    elif case == "lacking":
-        rows = [r for r in rows if not (r["model"] == "m2" and r["item"] in ("q3", "q30"))]
-    elif case == "empty-id":
-        rows[17]["item"] = " "
-    elif case == "bad-score":
-        rows[20]["score"] = "n/a"
-    elif case == "no-label":
-        rows[33]["topic"] = ""
-    else:
-        rows[40]["topic"] = "other"
-    path = tmp_path / "scores.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    kwargs = {"cluster": "topic"}
-    local = _error([path], "local", **kwargs)
-    assert _error([path], "duckdb", **kwargs) == local
-    assert str(path) in local or case in ("lacking", "two-labels", "no-label")
+    check_error_case(tmp_path, case, "duckdb")
 
 
 def test_not_a_long_table_names_the_engines_that_read_it(tmp_path):
@@ -173,7 +130,7 @@ def test_every_eval_ever_datastore_views(shared_data, tmp_path, json_text):
     view.parent.mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(lines), view)
     got = read_matrix([view], engine="duckdb", on_missing="intersect")
-    _same_matrix(got, _local([view], on_missing="intersect"))
+    same_matrix(got, local_matrix([view], on_missing="intersect"))
     assert got.n > 0 and len(got.models) == 2
     extra = ["--on-missing", "intersect"]
     assert report([str(view)], "duckdb", tmp_path / "d.json", *extra) == report(
@@ -204,13 +161,13 @@ def test_every_eval_ever_epochs_labels_metric_and_a_sample_twice(shared_data, tm
     pq.write_table(pa.Table.from_pylist(lines), view)
     for kwargs in ({"cluster": "grade"}, {"metric": "is_correct"}):
         got = read_matrix([view], engine="duckdb", on_missing="intersect", **kwargs)
-        _same_matrix(got, _local([view], on_missing="intersect", **kwargs))
+        same_matrix(got, local_matrix([view], on_missing="intersect", **kwargs))
         assert 0.5 in got.scores
     twice = tmp_path / "b" / "dataset_samples.parquet"
     twice.parent.mkdir()
     pq.write_table(pa.Table.from_pylist([*lines, lines[3]]), twice)
-    local = _error([twice], "local")
-    assert "appears twice" in local and _error([twice], "duckdb") == local
+    local = engine_error([twice], "local")
+    assert "appears twice" in local and engine_error([twice], "duckdb") == local
 
 
 def test_a_url_is_read_through_fsspec(tmp_path):
@@ -224,7 +181,7 @@ def test_a_url_is_read_through_fsspec(tmp_path):
     fs.pipe("/lp-test-board/data/_SUCCESS", b"")
     try:
         got = read_matrix(["memory://lp-test-board/data"], engine="duckdb", cluster="subject")
-        _same_matrix(got, _local(sorted(board.iterdir()), cluster="subject"))
+        same_matrix(got, local_matrix(sorted(board.iterdir()), cluster="subject"))
         with pytest.raises(DataError, match="not found"):
             read_matrix(["memory://lp-test-board/nothing"], engine="duckdb")
     finally:

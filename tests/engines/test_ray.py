@@ -20,9 +20,15 @@ pytest.importorskip("ray.data")
 
 from llm_power._core.errors import DataError  # noqa: E402
 from llm_power.engines.tables import read_matrix  # noqa: E402
-from llm_power.io import align_results, read_results  # noqa: E402
 
-from .tables import generated_long, mmlu_long, report  # noqa: E402
+from .tables import (  # noqa: E402
+    ERROR_CASES,
+    check_error_case,
+    generated_long,
+    local_matrix,
+    report,
+    same_matrix,
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -36,28 +42,6 @@ def local_ray(tmp_path_factory):
     yield
     ray.shutdown()
     mp.undo()
-
-
-@pytest.fixture(scope="module")
-def mmlu(tmp_path_factory):
-    return mmlu_long(tmp_path_factory.mktemp("mmlu"))
-
-
-@pytest.fixture
-def small_shards(monkeypatch):
-    """Shards of at most 10,000 rows, so that a test table is cut into many item shards."""
-    monkeypatch.setenv("LLM_POWER_SHARD_ROWS", "10000")
-
-
-def _local(paths, **kwargs):
-    on_missing = kwargs.pop("on_missing", "error")
-    return align_results(read_results(paths, **kwargs), on_missing=on_missing)
-
-
-def _same_matrix(a, b):
-    assert a.items == b.items and a.models == b.models and a.clusters == b.clusters
-    assert a.note == b.note and a.dropped == b.dropped
-    assert a.scores.dtype == b.scores.dtype and np.array_equal(a.scores, b.scores)
 
 
 @pytest.mark.slow
@@ -99,44 +83,16 @@ def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(tmp_path, monkeypat
     frame.iloc[thirds[2]].to_json(tmp_path / "c.jsonl", orient="records", lines=True)
     paths = [tmp_path / "a.parquet", tmp_path / "b.csv", tmp_path / "c.jsonl"]
     got = read_matrix(paths, engine="ray", cluster="topic", on_missing="intersect")
-    _same_matrix(got, _local(paths, cluster="topic", on_missing="intersect"))
+    same_matrix(got, local_matrix(paths, cluster="topic", on_missing="intersect"))
     assert "intersection of items" in got.note and got.dropped["m2"] == 0 and got.dropped["m0"] == 82
     assert "007" in got.items and ray.is_initialized()
 
 
-def _error(paths, engine, **kwargs):
-    with pytest.raises(DataError) as info:
-        if engine == "local":
-            _local(paths, **kwargs)
-        else:
-            read_matrix(paths, engine=engine, **kwargs)
-    return str(info.value)
-
-
-@pytest.mark.parametrize("case", ["duplicate", "lacking", "empty-id", "bad-score", "no-label", "two-labels"])
+@pytest.mark.parametrize("case", ERROR_CASES)
 def test_errors_are_the_local_errors(tmp_path, case):
     """Each hostile table gives the local reader's one-line error (file, record and field where it has
     them), whether the worker's alignment or the driver's check of the values found it."""
-    rows = [{"model": f"m{m}", "item": f"q{i}", "score": (i + m) % 2, "topic": f"t{i % 3}"}
-            for m in range(3) for i in range(50)]
-    if case == "duplicate":
-        rows.append({"model": "m1", "item": "q7", "score": 1, "topic": "t1"})
-    elif case == "lacking":
-        rows = [r for r in rows if not (r["model"] == "m2" and r["item"] in ("q3", "q30"))]
-    elif case == "empty-id":
-        rows[17]["item"] = " "
-    elif case == "bad-score":
-        rows[20]["score"] = "n/a"
-    elif case == "no-label":
-        rows[33]["topic"] = ""
-    else:
-        rows[40]["topic"] = "other"
-    path = tmp_path / "scores.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    local = _error([path], "local", cluster="topic")
-    got = _error([path], "ray", cluster="topic")
-    assert got == local and "\n" not in got
-    assert str(path) in local or case in ("lacking", "two-labels", "no-label")
+    check_error_case(tmp_path, case, "ray")
 
 
 def test_not_a_long_table_and_a_hostile_column_name(tmp_path):

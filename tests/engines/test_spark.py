@@ -19,9 +19,15 @@ from llm_power._core.errors import DataError  # noqa: E402
 from llm_power.engines.contract import Block, block_rows, blocks_from_rows, shard_rows  # noqa: E402
 from llm_power.engines.contract import LongColumns  # noqa: E402
 from llm_power.engines.tables import read_matrix  # noqa: E402
-from llm_power.io import align_results, read_results  # noqa: E402
 
-from .tables import generated_long, mmlu_long, report  # noqa: E402
+from .tables import (  # noqa: E402
+    ERROR_CASES,
+    check_error_case,
+    generated_long,
+    local_matrix,
+    report,
+    same_matrix,
+)
 
 MASTER = "local[2]"
 
@@ -35,27 +41,6 @@ def spark():
     yield session
     if started:
         session.stop()
-
-
-@pytest.fixture(scope="module")
-def mmlu(tmp_path_factory):
-    return mmlu_long(tmp_path_factory.mktemp("mmlu"))
-
-
-@pytest.fixture
-def small_shards(monkeypatch):
-    monkeypatch.setenv("LLM_POWER_SHARD_ROWS", "10000")
-
-
-def _local(paths, **kwargs):
-    on_missing = kwargs.pop("on_missing", "error")
-    return align_results(read_results(paths, **kwargs), on_missing=on_missing)
-
-
-def _same_matrix(a, b):
-    assert a.items == b.items and a.models == b.models and a.clusters == b.clusters
-    assert a.note == b.note and a.dropped == b.dropped
-    assert a.scores.dtype == b.scores.dtype and np.array_equal(a.scores, b.scores)
 
 
 def test_block_rows_round_trip_and_errors():
@@ -101,10 +86,10 @@ def test_generated_1000_model_board_in_three_files(spark, tmp_path, small_shards
 def test_a_catalog_table_is_an_input(spark, tmp_path):
     board = generated_long(tmp_path, models=30, items=200, files=2)
     spark.read.parquet(str(board)).createOrReplaceTempView("lp_board")
-    _same_matrix(read_matrix(["lp_board"], engine="spark", cluster="subject"),
+    same_matrix(read_matrix(["lp_board"], engine="spark", cluster="subject"),
                  read_matrix([board], engine="spark", cluster="subject"))
-    _same_matrix(read_matrix(["lp_board"], engine="spark", cluster="subject"),
-                 _local(sorted(board.iterdir()), cluster="subject"))
+    same_matrix(read_matrix(["lp_board"], engine="spark", cluster="subject"),
+                 local_matrix(sorted(board.iterdir()), cluster="subject"))
 
 
 def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(spark, tmp_path, small_shards, monkeypatch):
@@ -121,40 +106,16 @@ def test_matrix_equals_align_results_csv_jsonl_parquet_mixed(spark, tmp_path, sm
     frame.iloc[thirds[2]].to_json(tmp_path / "c.jsonl", orient="records", lines=True, double_precision=15)
     paths = [tmp_path / "a.parquet", tmp_path / "b.csv", tmp_path / "c.jsonl"]
     got = read_matrix(paths, engine="spark", cluster="topic", on_missing="intersect")
-    _same_matrix(got, _local(paths, cluster="topic", on_missing="intersect"))
+    same_matrix(got, local_matrix(paths, cluster="topic", on_missing="intersect"))
     assert "intersection of items" in got.note and got.dropped["m2"] == 0 and got.dropped["m0"] == 82
 
 
-def _error(paths, engine, **kwargs):
-    with pytest.raises(DataError) as info:
-        if engine == "local":
-            _local(paths, **kwargs)
-        else:
-            read_matrix(paths, engine=engine, **kwargs)
-    return str(info.value)
 
 
-@pytest.mark.parametrize("case", ["duplicate", "lacking", "empty-id", "bad-score", "no-label", "two-labels"])
+@pytest.mark.parametrize("case", ERROR_CASES)
 def test_errors_are_the_local_errors(spark, tmp_path, case):
-    rows = [{"model": f"m{m}", "item": f"q{i}", "score": (i + m) % 2, "topic": f"t{i % 3}"}
-            for m in range(3) for i in range(50)]
-    if case == "duplicate":
-        rows.append({"model": "m1", "item": "q7", "score": 1, "topic": "t1"})
-    elif case == "lacking":
-        rows = [r for r in rows if not (r["model"] == "m2" and r["item"] in ("q3", "q30"))]
-    elif case == "empty-id":
-        rows[17]["item"] = " "
-    elif case == "bad-score":
-        rows[20]["score"] = "n/a"
-    elif case == "no-label":
-        rows[33]["topic"] = ""
-    else:
-        rows[40]["topic"] = "other"
-    path = tmp_path / "scores.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    local = _error([path], "local", cluster="topic")
-    assert _error([path], "spark", cluster="topic") == local
-    assert str(path) in local or case in ("lacking", "two-labels", "no-label")
+    """Each hostile table gives the local reader's one-line error (file, record and field where it has them)."""
+    check_error_case(tmp_path, case, "spark")
 
 
 def test_a_delta_folder_needs_a_delta_session(spark, tmp_path):

@@ -83,22 +83,32 @@ def _suffix_kind(name: str, format: str) -> str:  # noqa: A002
     return "jsonl" if low.endswith((".jsonl", ".ndjson", ".json")) else "csv"
 
 
+def url_folder(url: str) -> tuple[Any, str | None]:
+    """The fsspec filesystem of a URL and its folder path (None when the URL is a file); DataError
+    naming the URL when there is nothing there.
+    """
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    if not fs.exists(root):
+        msg = "file or folder not found"
+        raise DataError(msg, file=url)
+    return fs, (root if fs.isdir(root) else None)
+
+
 def remote_tables(url: str) -> list[str]:
     """The long-table files of a URL read through fsspec (``s3://``, ``gs://``, ``hf://``, ``https://``,
     ``memory://``...): the file itself, or every table file under a folder (sorted; ``_``- and
     ``.``-prefixed entries skipped).
     """
     try:
-        import fsspec
+        import fsspec  # noqa: F401 - the message names the extra before url_folder imports it
     except ImportError as exc:
         msg = "reading URLs needs fsspec: pip install 'llm-power[duckdb]'"
         raise DataError(msg, file=url) from exc
     try:
-        fs, root = fsspec.core.url_to_fs(url)
-        if not fs.exists(root):
-            msg = "file or folder not found"
-            raise DataError(msg, file=url)
-        if not fs.isdir(root):
+        fs, root = url_folder(url)
+        if root is None:
             return [url]
         names = []
         for path in sorted(fs.find(root)):

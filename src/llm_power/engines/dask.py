@@ -259,15 +259,11 @@ def _expand_url(url: str) -> list[str]:
     """
     from fnmatch import fnmatchcase
 
-    import fsspec
-
     from ..io.formats import by_order
+    from ._tables import url_folder
 
-    fs, root = fsspec.core.url_to_fs(url)
-    if not fs.exists(root):
-        msg = "file or folder not found"
-        raise DataError(msg, file=url)
-    if not fs.isdir(root):
+    fs, root = url_folder(url)
+    if root is None:
         return [url]
     formats = [f for f in by_order() if f.patterns or f.folder_marker]
     found = []
