@@ -56,20 +56,21 @@ def _start(ray: Any, address: str | None, n_workers: int | None) -> bool:
     """
     if ray.is_initialized():
         return False
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False,
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False,
                               "ignore_reinit_error": True}
     if address:
         kwargs["address"] = address
     else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         kwargs["num_cpus"] = n_workers or os.cpu_count() or 1
+    logging.getLogger("ray").setLevel(logging.ERROR)  # its start-up notes are not the user's news
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError, OSError) as exc:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
         msg = " ".join(f"cannot start {where}: {exc}".split())[:300]
         raise LLMPowerError(msg) from None
-    logging.getLogger("ray.data").setLevel(logging.WARNING)  # quiet, as the other engines are
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # quiet, as the other engines are
     return True
 
 
