@@ -64,6 +64,7 @@ def start_session(master: str | None = None, n_workers: int | None = None) -> tu
     if url.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # the loopback, not the host's first interface
     log4j = Path(__file__).with_name("log4j2-spark.properties")  # errors only: no start-up chatter on stderr
+    folder = Path(tempfile.mkdtemp(prefix="llm-power-spark-"))
     builder = (sql.SparkSession.builder.master(url).appName("llm-power")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j.as_uri()}")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -74,11 +75,32 @@ def start_session(master: str | None = None, n_workers: int | None = None) -> tu
                .config("spark.driver.memory", os.environ.get("LLM_POWER_SPARK_DRIVER_MEMORY", "4g"))
                .config("spark.driver.maxResultSize", "0")
                # its own warehouse folder, never ./spark-warehouse beside the user's files
-               .config("spark.sql.warehouse.dir", Path(tempfile.mkdtemp(prefix="llm-power-spark-")).as_uri())
+               .config("spark.sql.warehouse.dir", (folder / "warehouse").as_uri())
                )
-    spark = builder.getOrCreate()
+    # the JVM writes its start-up notes straight to the stderr it inherits: it inherits a log file instead
+    log = folder / "spark.log"
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as sink:  # noqa: PTH123 - a descriptor to hand down, not a text file
+            os.dup2(sink.fileno(), 2)
+            spark = builder.getOrCreate()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
     spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def _stop(spark: Any) -> None:
+    """Stop a session llm-power started and remove its temporary folder (warehouse, JVM log)."""
+    import shutil
+
+    warehouse = spark.conf.get("spark.sql.warehouse.dir", "")
+    spark.stop()
+    if warehouse.startswith("file:") and "llm-power-spark-" in warehouse:
+        from urllib.parse import unquote, urlparse
+
+        shutil.rmtree(Path(unquote(urlparse(warehouse).path)).parent, ignore_errors=True)
 
 
 def _escaped(name: str) -> Any:
@@ -224,7 +246,7 @@ def spark_blocks(paths: Sequence[str | Path], read: dict[str, Any], *, master: s
             models, blocks = _blocks(spark, paths, read)
         finally:
             if started:
-                spark.stop()
+                _stop(spark)
     return models, iter(blocks)
 
 
@@ -287,5 +309,6 @@ def _collect(frame: Any) -> Any:
     except (PySparkException, Py4JJavaError) as exc:
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         msg = (f"the Spark job failed: {first[:300]} (the session's spark.driver.memory and "
-               "spark.driver.maxResultSize must hold the score matrix: items x models x 8 bytes)")
+               "spark.driver.maxResultSize must hold the score matrix: items x models x 8 bytes; the JVM's "
+               "log of a session llm-power started is spark.log in its llm-power-spark-* temporary folder)")
         raise LLMPowerError(msg) from None
